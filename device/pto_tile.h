@@ -1,0 +1,2 @@
+// Tile primitives used by generated kernels (filled in by the codegen stage).
+#pragma once
