@@ -1,0 +1,17 @@
+# Turns the device headers into a C++ source defining pypto::codegen::device_headers(): the
+# list of {file name, text}. Texts are split into raw-string chunks to stay within literal limits.
+set(entries "")
+foreach(input ${INPUTS})
+  get_filename_component(name "${input}" NAME)
+  file(READ "${input}" content)
+  string(LENGTH "${content}" total)
+  set(body "")
+  set(pos 0)
+  while(pos LESS total)
+    string(SUBSTRING "${content}" ${pos} 8000 chunk)
+    string(APPEND body "      R\"pypto_hdr(${chunk})pypto_hdr\"\n")
+    math(EXPR pos "${pos} + 8000")
+  endwhile()
+  string(APPEND entries "    {\"${name}\",\n${body}      \"\"},\n")
+endforeach()
+file(WRITE "${OUTPUT}" "// Generated from device/*.h by cmake/EmbedDeviceHeaders.cmake; do not edit.\n#include \"pypto/codegen/device_headers.h\"\n\nnamespace pypto::codegen {\n\nconst std::vector<DeviceHeader>& device_headers() {\n  static const std::vector<DeviceHeader> kHeaders = {\n${entries}  };\n  return kHeaders;\n}\n\n}  // namespace pypto::codegen\n")

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace pypto::codegen {
+
+// A header from device/ that generated code includes, embedded into the library at build time.
+struct DeviceHeader {
+  std::string_view file_name;  // e.g. "pto_tile.h"
+  std::string_view text;
+};
+
+// All device headers, in a stable order (sorted by file name).
+const std::vector<DeviceHeader>& device_headers();
+
+}  // namespace pypto::codegen
