@@ -1,5 +1,7 @@
 # Turns the device headers into a C++ source defining pypto::codegen::device_headers(): the
 # list of {file name, text}. Texts are split into raw-string chunks to stay within literal limits.
+file(GLOB INPUTS "${INPUT_DIR}/*.h")
+list(SORT INPUTS)
 set(entries "")
 foreach(input ${INPUTS})
   get_filename_component(name "${input}" NAME)
