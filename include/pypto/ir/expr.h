@@ -1,0 +1,186 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "pypto/ir/span.h"
+#include "pypto/ir/types.h"
+
+namespace pypto::ir {
+
+enum class ExprKind : uint8_t {
+  IntImm,
+  FloatImm,
+  BoolImm,
+  Var,
+  Binary,
+  Unary,
+  Call,
+  MakeTuple,
+  TupleGetItem,
+};
+
+class Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+// Expression nodes are immutable and shared; every node carries its type and source position.
+class Expr {
+ public:
+  Expr(ExprKind kind, TypePtr type, Span span) : kind_(kind), type_(std::move(type)), span_(span) {}
+  virtual ~Expr() = default;
+  ExprKind kind() const { return kind_; }
+  const TypePtr& type() const { return type_; }
+  Span span() const { return span_; }
+
+  template <typename T>
+  const T* as() const {
+    return kind_ == T::kKind ? static_cast<const T*>(this) : nullptr;
+  }
+
+ private:
+  ExprKind kind_;
+  TypePtr type_;
+  Span span_;
+};
+
+class IntImm : public Expr {
+ public:
+  static constexpr ExprKind kKind = ExprKind::IntImm;
+  IntImm(int64_t value, DataType dtype = DataType::INT64, Span span = {})
+      : Expr(kKind, scalar_type(dtype), span), value(value) {}
+  int64_t value;
+};
+
+class FloatImm : public Expr {
+ public:
+  static constexpr ExprKind kKind = ExprKind::FloatImm;
+  FloatImm(double value, DataType dtype = DataType::FP32, Span span = {})
+      : Expr(kKind, scalar_type(dtype), span), value(value) {}
+  double value;
+};
+
+class BoolImm : public Expr {
+ public:
+  static constexpr ExprKind kKind = ExprKind::BoolImm;
+  explicit BoolImm(bool value, Span span = {})
+      : Expr(kKind, scalar_type(DataType::BOOL), span), value(value) {}
+  bool value;
+};
+
+// A variable. Identity is the node itself (pointer equality), not the name: after ConvertToSSA
+// several distinct variables may share a name, and the printer makes their names unique.
+class Var : public Expr {
+ public:
+  static constexpr ExprKind kKind = ExprKind::Var;
+  Var(std::string name, TypePtr type, Span span = {})
+      : Expr(kKind, std::move(type), span), name(std::move(name)) {}
+  std::string name;
+};
+using VarPtr = std::shared_ptr<const Var>;
+
+// Scalar arithmetic, comparison and logic on loop indices and scalar values.
+enum class BinaryOp : uint8_t {
+  Add,
+  Sub,
+  Mul,
+  Div /* true division */,
+  FloorDiv,
+  Mod,
+  Min,
+  Max,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
+};
+std::string_view binary_op_symbol(BinaryOp op);  // "+", "//", "==", "and", "min" ...
+bool is_comparison(BinaryOp op);
+
+class Binary : public Expr {
+ public:
+  static constexpr ExprKind kKind = ExprKind::Binary;
+  Binary(BinaryOp op, ExprPtr a, ExprPtr b, TypePtr type, Span span = {})
+      : Expr(kKind, std::move(type), span), op(op), a(std::move(a)), b(std::move(b)) {}
+  BinaryOp op;
+  ExprPtr a, b;
+};
+
+enum class UnaryOp : uint8_t { Neg, Not };
+
+class Unary : public Expr {
+ public:
+  static constexpr ExprKind kKind = ExprKind::Unary;
+  Unary(UnaryOp op, ExprPtr a, TypePtr type, Span span = {})
+      : Expr(kKind, std::move(type), span), op(op), a(std::move(a)) {}
+  UnaryOp op;
+  ExprPtr a;
+};
+
+// A keyword-argument value of an op call: `target_memory=pl.MemorySpace.Mat`, `dtype=pl.FP32`.
+using AttrValue =
+    std::variant<int64_t, double, bool, std::string, DataType, MemorySpace, std::vector<int64_t>>;
+using Attrs = std::vector<std::pair<std::string, AttrValue>>;  // in source order
+const AttrValue* find_attr(const Attrs& attrs, std::string_view key);
+
+enum class CallKind : uint8_t {
+  Op,        // a registered tile/tensor op (see op_registry.h): `pl.add(a, b)`
+  Function,  // a function of the same program: `self.kernel(a, b, c)`
+};
+
+class Call : public Expr {
+ public:
+  static constexpr ExprKind kKind = ExprKind::Call;
+  Call(CallKind call_kind, std::string callee, std::vector<ExprPtr> args, Attrs attrs, TypePtr type,
+       Span span = {})
+      : Expr(kKind, std::move(type), span),
+        call_kind(call_kind),
+        callee(std::move(callee)),
+        args(std::move(args)),
+        attrs(std::move(attrs)) {}
+  CallKind call_kind;
+  std::string callee;  // op name without the "pl." prefix ("add", "load"), or a function name
+  std::vector<ExprPtr> args;
+  Attrs attrs;
+};
+
+// A list of scalars, used for offsets and shapes: `[0, k * 64]`.
+class MakeTuple : public Expr {
+ public:
+  static constexpr ExprKind kKind = ExprKind::MakeTuple;
+  MakeTuple(std::vector<ExprPtr> elements, TypePtr type, Span span = {})
+      : Expr(kKind, std::move(type), span), elements(std::move(elements)) {}
+  std::vector<ExprPtr> elements;
+};
+
+// Element `index` of a tuple-typed value (a call returning several tensors).
+class TupleGetItem : public Expr {
+ public:
+  static constexpr ExprKind kKind = ExprKind::TupleGetItem;
+  TupleGetItem(ExprPtr tuple, int64_t index, TypePtr type, Span span = {})
+      : Expr(kKind, std::move(type), span), tuple(std::move(tuple)), index(index) {}
+  ExprPtr tuple;
+  int64_t index;
+};
+
+// Convenience constructors that infer the result type.
+ExprPtr make_int(int64_t v, Span span = {});
+ExprPtr make_float(double v, Span span = {});
+ExprPtr make_bool(bool v, Span span = {});
+VarPtr make_var(std::string name, TypePtr type, Span span = {});
+// Scalar binary op with the usual promotion (INT64 op FP32 -> FP32; comparisons -> BOOL).
+ExprPtr make_binary(BinaryOp op, ExprPtr a, ExprPtr b, Span span = {});
+ExprPtr make_tuple(std::vector<ExprPtr> elements, Span span = {});
+ExprPtr make_tuple_get_item(ExprPtr tuple, int64_t index, Span span = {});
+
+// The constant value of an integer expression, if it is an IntImm.
+std::optional<int64_t> as_const_int(const ExprPtr& e);
+
+}  // namespace pypto::ir

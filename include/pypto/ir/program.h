@@ -1,0 +1,60 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/stmt.h"
+
+namespace pypto::ir {
+
+struct Param {
+  VarPtr var;
+  ParamDirection direction = ParamDirection::In;
+};
+
+class Function {
+ public:
+  Function(std::string name, FunctionType type, std::vector<Param> params,
+           std::vector<TypePtr> return_types, StmtPtr body, Span span = {})
+      : name(std::move(name)),
+        type(type),
+        params(std::move(params)),
+        return_types(std::move(return_types)),
+        body(std::move(body)),
+        span(span) {}
+  std::string name;
+  FunctionType type;
+  std::vector<Param> params;
+  std::vector<TypePtr> return_types;
+  StmtPtr body;
+  Span span;
+};
+using FunctionPtr = std::shared_ptr<const Function>;
+
+// Where a program came from, for diagnostics: errors found by any stage are rendered against it.
+struct SourceInfo {
+  std::string file_name;    // e.g. "softmax.py", or "<string>"
+  std::string text;         // the text the spans refer to
+  int32_t line_offset = 0;  // added to span lines when printing (class source inside a file)
+};
+
+class Program {
+ public:
+  Program(std::string name, std::vector<FunctionPtr> functions,
+          std::shared_ptr<const SourceInfo> source = nullptr)
+      : name(std::move(name)), functions(std::move(functions)), source(std::move(source)) {}
+  std::string name;
+  std::vector<FunctionPtr> functions;  // in definition order
+  std::shared_ptr<const SourceInfo> source;
+
+  FunctionPtr find_function(std::string_view fname) const;  // null if absent
+  // The orchestration entry: the function named "main" if any, else the only Orchestration
+  // function; null when there is none.
+  FunctionPtr entry() const;
+  // A copy with `functions` replaced, keeping name and source.
+  std::shared_ptr<const Program> with_functions(std::vector<FunctionPtr> fns) const;
+};
+using ProgramPtr = std::shared_ptr<const Program>;
+
+}  // namespace pypto::ir

@@ -1,0 +1,139 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/expr.h"
+
+namespace pypto::ir {
+
+enum class StmtKind : uint8_t { Assign, Eval, Return, Seq, For, If, Yield, Scope };
+
+class Stmt;
+using StmtPtr = std::shared_ptr<const Stmt>;
+
+class Stmt {
+ public:
+  Stmt(StmtKind kind, Span span) : kind_(kind), span_(span) {}
+  virtual ~Stmt() = default;
+  StmtKind kind() const { return kind_; }
+  Span span() const { return span_; }
+
+  template <typename T>
+  const T* as() const {
+    return kind_ == T::kKind ? static_cast<const T*>(this) : nullptr;
+  }
+
+ private:
+  StmtKind kind_;
+  Span span_;
+};
+
+// `var = value`. Before ConvertToSSA a variable may be assigned several times (the frontend
+// reuses one Var per name and scope); after it, each Var is assigned exactly once.
+class AssignStmt : public Stmt {
+ public:
+  static constexpr StmtKind kKind = StmtKind::Assign;
+  AssignStmt(VarPtr var, ExprPtr value, Span span = {})
+      : Stmt(kKind, span), var(std::move(var)), value(std::move(value)) {}
+  VarPtr var;
+  ExprPtr value;
+};
+
+// An expression evaluated for its effect: `self.kernel(a, b, c)` without a result binding.
+class EvalStmt : public Stmt {
+ public:
+  static constexpr StmtKind kKind = StmtKind::Eval;
+  explicit EvalStmt(ExprPtr expr, Span span = {}) : Stmt(kKind, span), expr(std::move(expr)) {}
+  ExprPtr expr;
+};
+
+class ReturnStmt : public Stmt {
+ public:
+  static constexpr StmtKind kKind = StmtKind::Return;
+  explicit ReturnStmt(std::vector<ExprPtr> values, Span span = {})
+      : Stmt(kKind, span), values(std::move(values)) {}
+  std::vector<ExprPtr> values;
+};
+
+class SeqStmts : public Stmt {
+ public:
+  static constexpr StmtKind kKind = StmtKind::Seq;
+  explicit SeqStmts(std::vector<StmtPtr> stmts, Span span = {})
+      : Stmt(kKind, span), stmts(std::move(stmts)) {}
+  std::vector<StmtPtr> stmts;
+};
+
+enum class ForKind : uint8_t { Sequential, Unroll };
+
+// `for loop_var in pl.range(start, stop, step, init_values=(...))`.
+// Loop-carried values: `iter_args[i]` starts as `init_values[i]`; the body ends with a YieldStmt
+// giving the next values; after the loop `return_vars[i]` holds the final values.
+class ForStmt : public Stmt {
+ public:
+  static constexpr StmtKind kKind = StmtKind::For;
+  ForStmt(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, ForKind for_kind,
+          std::vector<VarPtr> iter_args, std::vector<ExprPtr> init_values, StmtPtr body,
+          std::vector<VarPtr> return_vars, Span span = {})
+      : Stmt(kKind, span),
+        loop_var(std::move(loop_var)),
+        start(std::move(start)),
+        stop(std::move(stop)),
+        step(std::move(step)),
+        for_kind(for_kind),
+        iter_args(std::move(iter_args)),
+        init_values(std::move(init_values)),
+        body(std::move(body)),
+        return_vars(std::move(return_vars)) {}
+  VarPtr loop_var;
+  ExprPtr start, stop, step;
+  ForKind for_kind;
+  std::vector<VarPtr> iter_args;
+  std::vector<ExprPtr> init_values;
+  StmtPtr body;
+  std::vector<VarPtr> return_vars;
+};
+
+// `if cond: ... else: ...`. With return_vars, each branch ends with a YieldStmt whose values
+// become return_vars after the if (the SSA form of variables assigned in the branches).
+class IfStmt : public Stmt {
+ public:
+  static constexpr StmtKind kKind = StmtKind::If;
+  IfStmt(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, std::vector<VarPtr> return_vars,
+         Span span = {})
+      : Stmt(kKind, span),
+        cond(std::move(cond)),
+        then_body(std::move(then_body)),
+        else_body(std::move(else_body)),
+        return_vars(std::move(return_vars)) {}
+  ExprPtr cond;
+  StmtPtr then_body;
+  StmtPtr else_body;  // may be null
+  std::vector<VarPtr> return_vars;
+};
+
+// `pl.yield_(v0, v1)`: the values a loop iteration or an if branch hands on.
+class YieldStmt : public Stmt {
+ public:
+  static constexpr StmtKind kKind = StmtKind::Yield;
+  explicit YieldStmt(std::vector<ExprPtr> values, Span span = {})
+      : Stmt(kKind, span), values(std::move(values)) {}
+  std::vector<ExprPtr> values;
+};
+
+// `with pl.at(level=pl.Level.CORE_GROUP):` — a block of orchestration code that runs on a core.
+// OutlineIncoreScopes turns each one into an InCore function and a call.
+class ScopeStmt : public Stmt {
+ public:
+  static constexpr StmtKind kKind = StmtKind::Scope;
+  ScopeStmt(std::string level, StmtPtr body, Span span = {})
+      : Stmt(kKind, span), level(std::move(level)), body(std::move(body)) {}
+  std::string level;  // "CORE_GROUP"
+  StmtPtr body;
+};
+
+// Flattens nested SeqStmts and returns a single statement when there is only one.
+StmtPtr make_seq(std::vector<StmtPtr> stmts, Span span = {});
+
+}  // namespace pypto::ir

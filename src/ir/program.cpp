@@ -1,0 +1,28 @@
+#include "pypto/ir/program.h"
+
+namespace pypto::ir {
+
+FunctionPtr Program::find_function(std::string_view fname) const {
+  for (const auto& f : functions) {
+    if (f->name == fname) return f;
+  }
+  return nullptr;
+}
+
+FunctionPtr Program::entry() const {
+  FunctionPtr only;
+  int count = 0;
+  for (const auto& f : functions) {
+    if (f->type != FunctionType::Orchestration) continue;
+    if (f->name == "main") return f;
+    only = f;
+    ++count;
+  }
+  return count == 1 ? only : nullptr;
+}
+
+std::shared_ptr<const Program> Program::with_functions(std::vector<FunctionPtr> fns) const {
+  return std::make_shared<Program>(name, std::move(fns), source);
+}
+
+}  // namespace pypto::ir
