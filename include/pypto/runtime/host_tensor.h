@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/types.h"
+
+namespace pypto::runtime {
+
+// A contiguous row-major tensor in host memory, owned by the caller (a numpy array, a test
+// buffer). Used to pass program arguments to the device and to the reference interpreter.
+struct HostTensor {
+  std::string name;  // parameter name, for messages
+  ir::DataType dtype = ir::DataType::FP32;
+  std::vector<int64_t> shape;
+  void* data = nullptr;
+
+  int64_t num_elements() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  int64_t size_bytes() const { return num_elements() * ir::dtype_bytes(dtype); }
+};
+
+}  // namespace pypto::runtime
