@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 1
+#define PTO_ABI_VERSION 2
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -46,9 +46,14 @@ typedef struct PtoArg {
 } PtoArg;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.
+// `fail` lets a kernel abort the run with a message (a runtime check in generated kernel code
+// failed); the kernel should return right after calling it. `core_id` is the simulated core.
 typedef struct PtoCoreMemory {
   uint8_t* space[PTO_NUM_SPACES];
   int64_t capacity[PTO_NUM_SPACES];
+  int32_t core_id;
+  void* ctx;
+  void (*fail)(void* ctx, const char* message);
 } PtoCoreMemory;
 
 // A kernel (one InCore function) runs on one simulated core.
