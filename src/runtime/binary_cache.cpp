@@ -1,0 +1,315 @@
+#include "pypto/runtime/binary_cache.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <system_error>
+#include <unordered_map>
+
+#include "pypto/codegen/device_headers.h"
+#include "pypto/runtime/process.h"
+
+namespace pypto::runtime {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Bump when the layout of the cache or the meaning of the key changes.
+constexpr std::string_view kKeyVersion = "pypto-binary-cache-v1";
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> words;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "" : " ") + w;
+  return s;
+}
+
+// Streams length-prefixed fields into XXH3-128, so that ("ab", "c") and ("a", "bc") differ.
+class KeyHasher {
+ public:
+  KeyHasher() : state_(XXH3_createState(), &XXH3_freeState) {
+    if (!state_) throw std::bad_alloc();
+    XXH3_128bits_reset(state_.get());
+  }
+  KeyHasher& field(std::string_view bytes) {
+    uint64_t n = bytes.size();
+    XXH3_128bits_update(state_.get(), &n, sizeof n);
+    XXH3_128bits_update(state_.get(), bytes.data(), bytes.size());
+    return *this;
+  }
+  std::string hex() const {
+    XXH128_hash_t h = XXH3_128bits_digest(state_.get());
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                  static_cast<unsigned long long>(h.low64));
+    return buf;
+  }
+
+ private:
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state_;
+};
+
+// The device headers never change while the process runs; hash them once.
+const std::string& device_headers_hash() {
+  static const std::string hash = [] {
+    KeyHasher h;
+    for (const auto& header : codegen::device_headers())
+      h.field(header.file_name).field(header.text);
+    return h.hex();
+  }();
+  return hash;
+}
+
+std::string compute_key(std::string_view source, const std::string& compiler,
+                        const std::vector<std::string>& flags) {
+  KeyHasher h;
+  h.field(kKeyVersion).field(source).field(device_headers_hash());
+  h.field(compiler).field(compiler_identity(compiler));
+  for (const auto& f : flags) h.field(f);
+  return h.hex();
+}
+
+[[noreturn]] void throw_cache_dir_error(const fs::path& dir, const std::string& reason) {
+  throw BuildError("cannot use the binary cache directory '" + dir.string() + "': " + reason +
+                   "; set PYPTO_CACHE_DIR to a writable directory");
+}
+
+void ensure_cache_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw_cache_dir_error(dir, ec.message());
+  if (!fs::is_directory(dir, ec)) throw_cache_dir_error(dir, "not a directory");
+}
+
+// A name no other thread or process uses, for build outputs that are renamed into place.
+fs::path unique_temp(const fs::path& final_path) {
+  static std::atomic<uint64_t> counter{0};
+  return final_path.string() + ".tmp." + std::to_string(::getpid()) + "." +
+         std::to_string(counter.fetch_add(1));
+}
+
+// Writes through a temporary and rename(), so readers (and concurrent writers of the same
+// content) never observe a partial file. Returns an error text, empty on success.
+std::string write_file_atomically(const fs::path& path, std::string_view text) {
+  fs::path tmp = unique_temp(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return std::strerror(errno);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) {
+      std::string err = std::strerror(errno);
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      return err;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return ec.message();
+  }
+  return {};
+}
+
+// The embedded device headers, materialized once per header version in the cache directory.
+fs::path ensure_device_headers(const fs::path& cache_dir) {
+  fs::path dir = cache_dir / ("include-" + device_headers_hash().substr(0, 16));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw_cache_dir_error(cache_dir, ec.message());
+  for (const auto& header : codegen::device_headers()) {
+    fs::path file = dir / std::string(header.file_name);
+    if (fs::exists(file, ec)) continue;
+    std::string err = write_file_atomically(file, header.text);
+    if (!err.empty()) throw_cache_dir_error(cache_dir, "writing " + file.string() + ": " + err);
+  }
+  return dir;
+}
+
+// An exclusive flock() on <key>.lock serializes builders of one key across threads (each opens
+// its own file description) and processes; the kernel drops it if the holder dies.
+class BuildLock {
+ public:
+  BuildLock(const fs::path& path, const fs::path& cache_dir) {
+    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw_cache_dir_error(cache_dir, std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        int err = errno;
+        ::close(fd_);
+        throw_cache_dir_error(cache_dir, std::string("locking: ") + std::strerror(err));
+      }
+    }
+  }
+  BuildLock(const BuildLock&) = delete;
+  BuildLock& operator=(const BuildLock&) = delete;
+  ~BuildLock() { ::close(fd_); }  // closing releases the lock
+
+ private:
+  int fd_ = -1;
+};
+
+std::string program_label(const BuildOptions& options) {
+  return options.program_name.empty() ? "program" : "program '" + options.program_name + "'";
+}
+
+std::string seconds_text(std::chrono::milliseconds d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", std::chrono::duration<double>(d).count());
+  return buf;
+}
+
+}  // namespace
+
+const std::vector<std::string>& default_build_flags() {
+  static const std::vector<std::string> flags = {"-O2", "-shared", "-fPIC", "-std=c++17"};
+  return flags;
+}
+
+fs::path default_cache_dir() {
+  if (const char* dir = std::getenv("PYPTO_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return fs::path(home) / ".cache" / "pypto";
+  }
+  return fs::temp_directory_path() / ("pypto-cache-" + std::to_string(::getuid()));
+}
+
+std::string resolve_compiler(const BuildOptions& options) {
+  if (!options.compiler.empty()) return options.compiler;
+  if (const char* cxx = std::getenv("CXX"); cxx && *cxx) return cxx;
+  return "c++";
+}
+
+const std::string& compiler_identity(const std::string& compiler) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string> cache;  // nodes are stable: we hand out refs
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(compiler); it != cache.end()) return it->second;
+
+  const std::string not_found = "C++ compiler '" + compiler +
+                                "' not found; set CXX to a C++17 compiler (e.g. CXX=g++ or "
+                                "CXX=clang++)";
+  std::vector<std::string> argv = split_words(compiler);
+  if (argv.empty()) throw BuildError(not_found);
+  argv.push_back("--version");
+  ProcessResult r;
+  try {
+    r = run_process(argv, std::chrono::seconds(60));
+  } catch (const std::system_error& e) {
+    if (e.code() == std::errc::no_such_file_or_directory ||
+        e.code() == std::errc::permission_denied || e.code() == std::errc::not_a_directory) {
+      throw BuildError(not_found);
+    }
+    throw BuildError("cannot run C++ compiler '" + compiler + "': " + e.what());
+  }
+  if (!r.succeeded()) {
+    throw BuildError("C++ compiler '" + compiler + "' did not report its version ('" + join(argv) +
+                     "' " +
+                     (r.timed_out ? std::string("timed out")
+                                  : "exited with code " + std::to_string(r.exit_code)) +
+                     "): " + r.output + "; set CXX to a C++17 compiler");
+  }
+  return cache.emplace(compiler, std::move(r.output)).first->second;
+}
+
+std::string build_cache_key(std::string_view source, const BuildOptions& options) {
+  return compute_key(source, resolve_compiler(options),
+                     options.flags.empty() ? default_build_flags() : options.flags);
+}
+
+BuildResult build_library(std::string_view source, const BuildOptions& options) {
+  const auto start = Clock::now();
+  const std::string compiler = resolve_compiler(options);
+  const auto& flags = options.flags.empty() ? default_build_flags() : options.flags;
+  const fs::path cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+
+  BuildResult result;
+  result.key = compute_key(source, compiler, flags);
+  result.library = cache_dir / (result.key + ".so");
+  result.source =
+      options.source_path.empty() ? cache_dir / (result.key + ".cpp") : options.source_path;
+  auto finish = [&](bool hit) {
+    result.cache_hit = hit;
+    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return result;
+  };
+
+  // The warm path: one stat().
+  std::error_code ec;
+  if (fs::exists(result.library, ec)) return finish(true);
+
+  ensure_cache_dir(cache_dir);
+  BuildLock lock(cache_dir / (result.key + ".lock"), cache_dir);
+  if (fs::exists(result.library, ec)) return finish(true);  // built while we waited
+
+  const fs::path include_dir = ensure_device_headers(cache_dir);
+  if (!options.source_path.empty() && result.source.has_parent_path()) {
+    fs::create_directories(result.source.parent_path(), ec);
+  }
+  if (std::string err = write_file_atomically(result.source, source); !err.empty()) {
+    if (options.source_path.empty()) throw_cache_dir_error(cache_dir, err);
+    throw BuildError("cannot write the generated source to '" + result.source.string() +
+                     "': " + err);
+  }
+
+  const fs::path tmp = unique_temp(result.library);
+  std::vector<std::string> argv = split_words(compiler);
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(),
+              {"-I" + include_dir.string(), result.source.string(), "-o", tmp.string()});
+
+  ProcessResult r;
+  try {
+    r = run_process(argv, options.timeout);
+  } catch (const std::system_error& e) {
+    throw BuildError("cannot run C++ compiler '" + compiler + "': " + e.what() +
+                     "; set CXX to a C++17 compiler");
+  }
+  if (!r.succeeded()) {
+    fs::remove(tmp, ec);
+    std::string what = "building " + program_label(options) + " failed: ";
+    if (r.timed_out) {
+      what +=
+          "the C++ compiler timed out after " + seconds_text(options.timeout) + " and was killed";
+    } else if (r.term_signal != 0) {
+      what += "the C++ compiler was killed by " + describe_signal(r.term_signal);
+    } else {
+      what += "the C++ compiler exited with code " + std::to_string(r.exit_code);
+    }
+    what += " compiling " + result.source.string() + "\n";
+    if (!r.output.empty()) what += r.output + (r.output.back() == '\n' ? "" : "\n");
+    what += "command: " + join(argv);
+    throw BuildError(what);
+  }
+  fs::rename(tmp, result.library, ec);
+  if (ec) {
+    std::string reason = "installing " + result.library.string() + ": " + ec.message();
+    fs::remove(tmp, ec);
+    throw_cache_dir_error(cache_dir, reason);
+  }
+  result.compiler_output = std::move(r.output);
+  return finish(false);
+}
+
+}  // namespace pypto::runtime
