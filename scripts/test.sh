@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test: the C++ suite (GoogleTest through ctest) and the Python suite (pytest against
+# the installed package). Run scripts/setup.sh once first.
+#   scripts/test.sh              C++ + Python tests
+#   scripts/test.sh sanitizers   C++ tests under ASan+UBSan and the threaded tests under TSan
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+run_ctest() {  # build dir, ctest name filter (regex, "" = all), extra cmake args...
+  local dir=$1 filter=$2
+  shift 2
+  cmake -S . -B "$dir" -G Ninja -DPYPTO_WERROR=ON -DPYPTO_BUILD_BENCH=OFF "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+  (cd "$dir" && ctest --output-on-failure -j"$jobs" ${filter:+-R "$filter"})
+}
+
+if [ "${1:-}" = "sanitizers" ]; then
+  echo "==> C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+  run_ctest build/asan "" -DCMAKE_BUILD_TYPE=Debug -DPYPTO_SANITIZE=address,undefined
+  echo "==> Threaded C++ tests (profiler, runtime, codegen) under ThreadSanitizer"
+  TSAN_OPTIONS="halt_on_error=1" run_ctest build/tsan "Profil|Runtime|Thread|Codegen" \
+    -DCMAKE_BUILD_TYPE=Debug -DPYPTO_SANITIZE=thread
+  exit 0
+fi
+
+echo "==> C++ tests"
+run_ctest build/test "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+echo "==> Python tests"
+python3 -m pytest -q tests/python
