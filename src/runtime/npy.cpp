@@ -1,0 +1,70 @@
+#include "pypto/runtime/npy.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace pypto::runtime {
+
+namespace {
+
+const char* npy_descr(ir::DataType t) {
+  switch (t) {
+    case ir::DataType::FP32:
+      return "<f4";
+    case ir::DataType::FP16:
+      return "<f2";
+    case ir::DataType::BF16:
+      return "<u2";
+    case ir::DataType::INT32:
+      return "<i4";
+    case ir::DataType::INT64:
+      return "<i8";
+    case ir::DataType::BOOL:
+      return "|b1";
+  }
+  return "<f4";
+}
+
+std::string npy_header(const HostTensor& t) {
+  std::string shape = "(";
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (i) shape += ", ";
+    shape += std::to_string(t.shape[i]);
+  }
+  if (t.shape.size() == 1) shape += ",";  // a 1-tuple in Python syntax
+  shape += ")";
+  std::string dict = std::string("{'descr': '") + npy_descr(t.dtype) +
+                     "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Magic (6) + version (2) + header length (2) + dict + padding + '\n' is a multiple of 64.
+  size_t total = 10 + dict.size() + 1;
+  dict.append((64 - total % 64) % 64, ' ');
+  dict += '\n';
+  std::string header("\x93NUMPY\x01\x00", 8);
+  header += static_cast<char>(dict.size() & 0xff);
+  header += static_cast<char>((dict.size() >> 8) & 0xff);
+  return header + dict;
+}
+
+}  // namespace
+
+void write_npy(const std::string& path, const HostTensor& tensor) {
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+  }
+  const std::string header = npy_header(tensor);
+  const size_t bytes = static_cast<size_t>(tensor.size_bytes());
+  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
+            (bytes == 0 || std::fwrite(tensor.data, 1, bytes, f) == bytes);
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write '" + path + "': " + std::strerror(err));
+  }
+}
+
+}  // namespace pypto::runtime
