@@ -1,0 +1,248 @@
+// Compile profiler: records how long each stage of the pipeline takes, as a tree of stages.
+//
+// Library code marks a stage with a scope object:
+//
+//   pypto::profiling::ScopedStage stage("passes");                       // literal name
+//   pypto::profiling::ScopedStage stage([&] { return "kernel_codegen:" + func.name(); });  // lazy
+//
+// With no profiler current on the thread a stage costs one thread-local load and a branch: no
+// clock read, no allocation, and the lazy name is never built. With a profiler current it costs
+// two steady-clock reads and an append to a flat record buffer.
+//
+// Entry points (ir.compile, run, pl.program) call get_active_profiler(), which also honours the
+// PYPTO_COMPILE_PROFILING environment variable; stage boundaries never read the environment.
+//
+// Threads: a profiler's records are appended without locks by the one thread that owns it (the
+// first thread that enters it, binds it or opens a stage in it). Stages opened on any other
+// thread while the profiler is current there, and records passed to add_stage_record(), take a
+// mutex and are attached under the stage the owner has open at that moment. Reports (to_dict,
+// summary, ...) read the owner's buffer: take them on the owner thread, or after the owner has
+// stopped recording (e.g. after joining it).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace pypto::profiling {
+
+struct Report;  // report.h
+
+// steady_clock is CLOCK_MONOTONIC on Linux, the clock behind Python's time.perf_counter(), so
+// records timed in Python line up with records timed here.
+using Clock = std::chrono::steady_clock;
+
+inline std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+// Seconds on the same time line as time.perf_counter().
+inline double now_seconds() noexcept { return static_cast<double>(now_ns()) / 1e9; }
+
+// A report could not be written. The message names the path, the OS reason and what to do.
+class ProfilerError : public std::runtime_error {
+ public:
+  ProfilerError(const std::string& message, std::filesystem::path path, int error_number);
+  const std::filesystem::path& path() const noexcept { return path_; }
+  // The errno value behind the failure, 0 when there is none.
+  int error_number() const noexcept { return error_number_; }
+
+ private:
+  std::filesystem::path path_;
+  int error_number_;
+};
+
+// A stage timed elsewhere (a worker thread, Python), handed to add_stage_record().
+struct StageRecord {
+  std::string name;
+  double start = 0.0;  // seconds on the now_seconds() clock
+  double end = 0.0;    // 0.0 while the stage is still running
+  std::vector<StageRecord> children;
+  bool failed = false;
+
+  // end - start; a record still running measures up to now.
+  double duration() const noexcept { return (end != 0.0 ? end : now_seconds()) - start; }
+};
+
+class CompileProfiler {
+ public:
+  CompileProfiler();
+  ~CompileProfiler();
+  CompileProfiler(const CompileProfiler&) = delete;
+  CompileProfiler& operator=(const CompileProfiler&) = delete;
+
+  // The profiler current on this thread, or nullptr.
+  static CompileProfiler* current() noexcept { return t_current_; }
+
+  // Makes this profiler current on the calling thread; exit() restores the one current before.
+  // Calls nest, also for the same profiler. exit() returns false (and does nothing) when this
+  // profiler was not entered on the calling thread.
+  void enter();
+  bool exit();
+
+  // Split form of ScopedStage for callbacks. The name is copied. end_stage() closes the innermost
+  // open stage (and is a no-op when none is open).
+  void begin_stage(std::string name);
+  void end_stage(bool failed = false);
+
+  // Inserts a record tree built elsewhere as a child of the stage open at this moment (at the
+  // root when none is). Safe to call from any thread, concurrently.
+  void add_stage_record(StageRecord record);
+
+  // Pre-sizes the record buffer so that the first `stages` stages never reallocate it.
+  void reserve(std::size_t stages);
+  // Drops every record. Scopes still open keep running but their end is ignored.
+  void clear();
+
+  // True for the one process-wide profiler made by get_active_profiler() from the environment.
+  bool is_process_wide() const noexcept { return process_wide_; }
+
+  // A snapshot of the tree; stages still open measure up to now. See report.h for the rules
+  // (sibling order, parallel siblings, total).
+  Report report() const;
+  // Sum of the root stages' durations; root stages that overlap in time count once (their span).
+  double total_seconds() const;
+  // {"total_seconds": s, "stages": [{"name", "seconds", "children", "start", ["failed"],
+  //  ["parallel"], ["open"]}, ...]}
+  nlohmann::json to_dict() const;
+  // Negative indent: one line.
+  std::string to_json(int indent = 2) const;
+  // Writes to_json() to `path`, creating parent folders; throws ProfilerError.
+  void to_json_file(const std::filesystem::path& path, int indent = 2) const;
+  std::string summary() const;
+  // Writes dir/pipeline_profile.txt and dir/pipeline_profile.json (creating dir) from one
+  // snapshot; each file appears complete or not at all. Throws ProfilerError.
+  void write_report(const std::filesystem::path& dir) const;
+
+ private:
+  friend class ScopedStage;
+  friend class ProfilerActivation;
+  friend CompileProfiler* get_active_profiler();
+
+  // Identifies an open stage for ScopedStage. The generation tells a stage opened before clear()
+  // from a later one that reuses its index.
+  struct Token {
+    std::int32_t index = -1;
+    std::uint32_t generation = 0;
+  };
+  struct Record {
+    std::string_view name;  // a literal, or an entry of the interned-name set
+    std::int64_t start_ns;
+    std::int64_t end_ns;  // kOpen while running
+    std::int32_t parent;  // -1 at the root
+    bool failed;
+  };
+  struct Shared;  // mutex-guarded state of the slow paths
+
+  static constexpr std::int64_t kOpen = INT64_MIN;
+  static constexpr std::int32_t kForeignStage = -2;
+
+  // `name` must outlive the profiler.
+  Token open_stage(std::string_view name);
+  Token open_owned_stage(std::string name);
+  void close_stage(Token token, bool failed) noexcept;
+  bool owned_by_this_thread() noexcept;
+  Token open_foreign_stage(std::string name);
+  void close_foreign_stage(bool failed) noexcept;
+  void bind_to_this_thread() noexcept;
+
+  std::vector<Record> records_;
+  std::atomic<std::int32_t> open_top_{-1};  // innermost open record; read by other threads
+  std::atomic<const void*> owner_{nullptr};
+  std::uint32_t generation_ = 0;
+  bool process_wide_ = false;
+  std::unique_ptr<Shared> shared_;
+
+  static inline thread_local CompileProfiler* t_current_ = nullptr;
+  // Its address identifies the calling thread more cheaply than std::this_thread::get_id().
+  static inline thread_local char t_thread_tag_ = 0;
+};
+
+// Times the enclosing scope as a stage of the current profiler (or of an explicit one).
+//
+//   ScopedStage s("passes");                  // literal: stored as a view, never copied
+//   ScopedStage s([&] { return "pass:" + n; }); // lazy: the callable runs only when profiling
+//   ScopedStage s(&profiler, "codegen");      // into a given profiler, current or not
+//
+// A std::string argument does not compile: a view of it could outlive it; use the lazy form.
+// A scope left by an exception is closed and marked failed.
+class ScopedStage {
+ public:
+  template <std::size_t N>
+  explicit ScopedStage(const char (&literal)[N]) noexcept
+      : ScopedStage(CompileProfiler::current(), std::string_view(literal, N - 1)) {}
+  // `static_name` must outlive the profiler.
+  explicit ScopedStage(std::string_view static_name) noexcept
+      : ScopedStage(CompileProfiler::current(), static_name) {}
+  ScopedStage(CompileProfiler* profiler, std::string_view static_name) noexcept {
+    if (__builtin_expect(profiler != nullptr, 0)) start(profiler, static_name);
+  }
+  template <typename MakeName,
+            std::enable_if_t<std::is_invocable_r_v<std::string, MakeName&>, int> = 0>
+  explicit ScopedStage(MakeName&& make_name)
+      : ScopedStage(CompileProfiler::current(), std::forward<MakeName>(make_name)) {}
+  template <typename MakeName,
+            std::enable_if_t<std::is_invocable_r_v<std::string, MakeName&>, int> = 0>
+  ScopedStage(CompileProfiler* profiler, MakeName&& make_name) {
+    if (__builtin_expect(profiler != nullptr, 0)) start_owned(profiler, make_name());
+  }
+  ScopedStage(const std::string&) = delete;
+  ScopedStage(std::string&&) = delete;
+  ScopedStage(const ScopedStage&) = delete;
+  ScopedStage& operator=(const ScopedStage&) = delete;
+
+  ~ScopedStage() {
+    if (__builtin_expect(profiler_ != nullptr, 0)) finish();
+  }
+
+  // Closes the stage before the scope ends; the destructor then does nothing.
+  void end(bool failed = false) noexcept;
+
+ private:
+  void start(CompileProfiler* profiler, std::string_view name) noexcept;
+  void start_owned(CompileProfiler* profiler, std::string name);
+  void finish() noexcept;
+
+  CompileProfiler* profiler_ = nullptr;
+  CompileProfiler::Token token_;
+  int uncaught_ = 0;
+};
+
+// Makes `profiler` current on this thread for the scope and restores the previous one after.
+// A null profiler leaves the current one in place, so entry points can write
+// `ProfilerActivation activation(get_active_profiler());` unconditionally.
+class ProfilerActivation {
+ public:
+  explicit ProfilerActivation(CompileProfiler* profiler) noexcept;
+  ~ProfilerActivation();
+  ProfilerActivation(const ProfilerActivation&) = delete;
+  ProfilerActivation& operator=(const ProfilerActivation&) = delete;
+
+ private:
+  CompileProfiler* previous_;
+  bool active_;
+};
+
+// True when PYPTO_COMPILE_PROFILING is 1, true or yes (any case, surrounding blanks ignored).
+// Read on every call.
+bool profiling_enabled_by_env() noexcept;
+
+// The profiler current on this thread. Otherwise, when profiling_enabled_by_env(), the one
+// process-wide profiler (created on first use), made current on the calling thread. Otherwise
+// nullptr. When the variable is switched off, a thread bound to the process-wide profiler is
+// unbound and gets nullptr.
+CompileProfiler* get_active_profiler();
+
+}  // namespace pypto::profiling

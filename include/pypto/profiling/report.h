@@ -1,0 +1,63 @@
+// A snapshot of a profile as a tree, and its two output forms: the JSON document and the text
+// summary of pipeline_profile.{json,txt}.
+//
+// Rules, applied by finalize_report():
+// - Siblings are listed by start time (ties keep recording order).
+// - Siblings whose time ranges overlap (stages that ran on several threads at once) are flagged
+//   `parallel`. Each keeps its own wall time, so parallel children may add up to more than their
+//   parent; the summary marks them `[parallel]` instead of pretending they were sequential.
+// - total_seconds is the time covered by the root stages: the sum of their durations when they
+//   ran one after the other, and a group of overlapping roots counts once, as its span.
+//   Percentages are of total_seconds.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "pypto/profiling/profiler.h"
+
+namespace pypto::profiling {
+
+struct ReportStage {
+  std::string name;
+  double start = 0.0;    // seconds on the now_seconds() clock
+  double seconds = 0.0;  // wall time of this stage
+  bool failed = false;   // left by an exception
+  bool parallel = false;
+  bool open = false;  // still running when the snapshot was taken
+  std::vector<ReportStage> children;
+
+  double end() const noexcept { return start + seconds; }
+};
+
+struct Report {
+  double total_seconds = 0.0;
+  std::vector<ReportStage> stages;
+};
+
+// Converts a record built elsewhere; an open record (end == 0.0) measures up to `now`.
+ReportStage to_report_stage(const StageRecord& record, double now);
+
+// Orders siblings, flags parallel ones and computes the total (see the rules above).
+Report finalize_report(std::vector<ReportStage> roots);
+
+// {"total_seconds", "stages": [{"name", "seconds", "start", "children", optional flags}]}.
+nlohmann::json report_to_json(const Report& report);
+// The same document with keys in reading order (name, seconds, ...), for files and Python.
+nlohmann::ordered_json report_to_ordered_json(const Report& report);
+// Serialises with `indent` spaces (negative: one line); invalid UTF-8 in names is replaced.
+std::string dump_json(const nlohmann::ordered_json& document, int indent);
+
+// The seed layout: header, rule, "Total:", then one aligned line per stage.
+std::string format_summary(const Report& report);
+// Three significant digits in the unit that fits: "812ns", "81.2µs", "12.3ms", "2.85s".
+std::string format_duration(double seconds);
+
+// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
+// reader never sees a partial file; creates parent folders. Throws ProfilerError.
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+
+}  // namespace pypto::profiling

@@ -1,0 +1,57 @@
+// The profiler entry points record into: the one entered on this thread, or the process-wide
+// one that PYPTO_COMPILE_PROFILING switches on.
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <string_view>
+
+#include "pypto/profiling/profiler.h"
+
+namespace pypto::profiling {
+
+namespace {
+
+// Set once the process-wide profiler exists; lets get_active_profiler() recognise it cheaply.
+std::atomic<CompileProfiler*> g_process_profiler{nullptr};
+
+bool equals_ignoring_case(std::string_view text, std::string_view lower) {
+  if (text.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != lower[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool profiling_enabled_by_env() noexcept {
+  const char* raw = std::getenv("PYPTO_COMPILE_PROFILING");
+  if (raw == nullptr) return false;
+  std::string_view value(raw);
+  constexpr std::string_view kBlanks = " \t\r\n\v\f";
+  const std::size_t first = value.find_first_not_of(kBlanks);
+  if (first == std::string_view::npos) return false;
+  value = value.substr(first, value.find_last_not_of(kBlanks) - first + 1);
+  return value == "1" || equals_ignoring_case(value, "true") || equals_ignoring_case(value, "yes");
+}
+
+CompileProfiler* get_active_profiler() {
+  CompileProfiler* current = CompileProfiler::current();
+  CompileProfiler* process = g_process_profiler.load(std::memory_order_acquire);
+  if (current != nullptr && current != process) return current;
+  if (profiling_enabled_by_env()) {
+    // Never destroyed: threads may still record into it while static destructors run.
+    static CompileProfiler* const instance = [] {
+      auto* profiler = new CompileProfiler();
+      profiler->process_wide_ = true;
+      g_process_profiler.store(profiler, std::memory_order_release);
+      return profiler;
+    }();
+    if (current != instance) instance->bind_to_this_thread();
+    return instance;
+  }
+  if (current != nullptr) CompileProfiler::t_current_ = nullptr;  // switched off: unbind
+  return nullptr;
+}
+
+}  // namespace pypto::profiling

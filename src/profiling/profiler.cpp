@@ -1,0 +1,279 @@
+// Recording side of the compile profiler: stages, scopes, activation and the snapshot tree.
+#include "pypto/profiling/profiler.h"
+
+#include <exception>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "pypto/profiling/report.h"
+
+namespace pypto::profiling {
+
+namespace {
+
+struct AttachedRecord {
+  std::int32_t parent;  // record index the owner had open when it was added; -1: root
+  StageRecord record;
+};
+
+}  // namespace
+
+struct CompileProfiler::Shared {
+  std::mutex mutex;
+  std::vector<AttachedRecord> attached;
+  // Stages open on threads other than the owner, innermost last, keyed by thread tag.
+  std::unordered_map<const void*, std::vector<StageRecord>> foreign_open;
+  // (thread tag, profiler current before enter()) for each enter() not yet exited.
+  std::vector<std::pair<const void*, CompileProfiler*>> saved;
+  // Dynamic names live here so records can hold views; repeated names are stored once. Only the
+  // owner thread touches it, so it needs no lock.
+  std::unordered_set<std::string> names;
+};
+
+ProfilerError::ProfilerError(const std::string& message, std::filesystem::path path,
+                             int error_number)
+    : std::runtime_error(message), path_(std::move(path)), error_number_(error_number) {}
+
+CompileProfiler::CompileProfiler() : shared_(std::make_unique<Shared>()) {}
+
+CompileProfiler::~CompileProfiler() {
+  // A profiler destroyed while current would leave a dangling thread-local pointer behind.
+  if (t_current_ == this) {
+    CompileProfiler* previous = nullptr;
+    for (const auto& [tag, saved] : shared_->saved) {
+      if (tag == &t_thread_tag_) {
+        previous = saved;  // the outermost enter() on this thread
+        break;
+      }
+    }
+    t_current_ = previous == this ? nullptr : previous;
+  }
+}
+
+void CompileProfiler::bind_to_this_thread() noexcept {
+  t_current_ = this;
+  const void* expected = nullptr;
+  owner_.compare_exchange_strong(expected, &t_thread_tag_, std::memory_order_relaxed);
+}
+
+void CompileProfiler::enter() {
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->saved.emplace_back(&t_thread_tag_, t_current_);
+  }
+  bind_to_this_thread();
+}
+
+bool CompileProfiler::exit() {
+  std::lock_guard lock(shared_->mutex);
+  auto& saved = shared_->saved;
+  for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+    if (it->first == &t_thread_tag_) {
+      t_current_ = it->second;
+      saved.erase(std::next(it).base());
+      return true;
+    }
+  }
+  return false;
+}
+
+bool CompileProfiler::owned_by_this_thread() noexcept {
+  const void* owner = owner_.load(std::memory_order_relaxed);
+  if (__builtin_expect(owner == &t_thread_tag_, 1)) return true;
+  // The first thread to record claims the lock-free buffer.
+  return owner == nullptr &&
+         owner_.compare_exchange_strong(owner, &t_thread_tag_, std::memory_order_relaxed);
+}
+
+CompileProfiler::Token CompileProfiler::open_stage(std::string_view name) {
+  if (!owned_by_this_thread()) return open_foreign_stage(std::string(name));
+  const auto index = static_cast<std::int32_t>(records_.size());
+  records_.push_back(Record{name, 0, kOpen, open_top_.load(std::memory_order_relaxed), false});
+  open_top_.store(index, std::memory_order_relaxed);
+  // Read the clock last so that a buffer reallocation is not billed to the stage.
+  records_.back().start_ns = now_ns();
+  return Token{index, generation_};
+}
+
+CompileProfiler::Token CompileProfiler::open_owned_stage(std::string name) {
+  if (!owned_by_this_thread()) return open_foreign_stage(std::move(name));
+  return open_stage(*shared_->names.insert(std::move(name)).first);
+}
+
+void CompileProfiler::close_stage(Token token, bool failed) noexcept {
+  const std::int64_t end = now_ns();
+  if (token.index == kForeignStage) {
+    close_foreign_stage(failed);
+    return;
+  }
+  if (token.generation != generation_ || token.index < 0 ||
+      static_cast<std::size_t>(token.index) >= records_.size()) {
+    return;  // cleared since it was opened
+  }
+  Record& record = records_[token.index];
+  if (record.end_ns != kOpen) return;  // already closed by end_stage() or an enclosing scope
+  // Open records always form the chain from open_top_ to the root, so everything above this one
+  // was opened inside it with begin_stage() and never ended: it ends here too.
+  for (std::int32_t i = open_top_.load(std::memory_order_relaxed); i != token.index;
+       i = records_[i].parent) {
+    records_[i].end_ns = end;
+  }
+  record.end_ns = end;
+  record.failed = record.failed || failed;
+  open_top_.store(record.parent, std::memory_order_relaxed);
+}
+
+CompileProfiler::Token CompileProfiler::open_foreign_stage(std::string name) {
+  StageRecord record;
+  record.name = std::move(name);
+  record.start = now_seconds();
+  std::lock_guard lock(shared_->mutex);
+  shared_->foreign_open[&t_thread_tag_].push_back(std::move(record));
+  return Token{kForeignStage, 0};
+}
+
+void CompileProfiler::close_foreign_stage(bool failed) noexcept {
+  const double end = now_seconds();
+  std::lock_guard lock(shared_->mutex);
+  auto it = shared_->foreign_open.find(&t_thread_tag_);
+  if (it == shared_->foreign_open.end()) return;
+  std::vector<StageRecord>& stack = it->second;
+  if (stack.empty()) return;
+  StageRecord record = std::move(stack.back());
+  stack.pop_back();
+  record.end = end;
+  record.failed = record.failed || failed;
+  if (!stack.empty()) {
+    stack.back().children.push_back(std::move(record));
+    return;
+  }
+  shared_->foreign_open.erase(it);
+  shared_->attached.push_back({open_top_.load(std::memory_order_relaxed), std::move(record)});
+}
+
+void CompileProfiler::begin_stage(std::string name) { open_owned_stage(std::move(name)); }
+
+void CompileProfiler::end_stage(bool failed) {
+  if (!owned_by_this_thread()) {
+    close_foreign_stage(failed);
+    return;
+  }
+  const std::int32_t top = open_top_.load(std::memory_order_relaxed);
+  if (top >= 0) close_stage(Token{top, generation_}, failed);
+}
+
+void CompileProfiler::add_stage_record(StageRecord record) {
+  std::lock_guard lock(shared_->mutex);
+  shared_->attached.push_back({open_top_.load(std::memory_order_relaxed), std::move(record)});
+}
+
+void CompileProfiler::reserve(std::size_t stages) { records_.reserve(stages); }
+
+void CompileProfiler::clear() {
+  records_.clear();
+  open_top_.store(-1, std::memory_order_relaxed);
+  ++generation_;
+  std::lock_guard lock(shared_->mutex);
+  shared_->attached.clear();
+  shared_->foreign_open.clear();
+  shared_->names.clear();
+}
+
+Report CompileProfiler::report() const {
+  const std::int64_t now = now_ns();
+  const double now_s = static_cast<double>(now) / 1e9;
+  std::vector<AttachedRecord> attached;
+  {
+    std::lock_guard lock(shared_->mutex);
+    attached = shared_->attached;
+  }
+
+  const std::size_t count = records_.size();
+  std::vector<std::vector<std::int32_t>> children(count);
+  std::vector<std::int32_t> roots;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::int32_t parent = records_[i].parent;
+    (parent < 0 ? roots : children[parent]).push_back(static_cast<std::int32_t>(i));
+  }
+  std::vector<std::vector<const StageRecord*>> attached_children(count);
+  std::vector<const StageRecord*> attached_roots;
+  for (const AttachedRecord& a : attached) {
+    const bool at_root = a.parent < 0 || static_cast<std::size_t>(a.parent) >= count;
+    (at_root ? attached_roots : attached_children[a.parent]).push_back(&a.record);
+  }
+
+  auto build = [&](auto& self, std::int32_t index) -> ReportStage {
+    const Record& record = records_[index];
+    ReportStage stage;
+    stage.name = std::string(record.name);
+    stage.open = record.end_ns == kOpen;
+    stage.start = static_cast<double>(record.start_ns) / 1e9;
+    // Dividing integral nanoseconds keeps durations exact to the nanosecond.
+    stage.seconds = static_cast<double>((stage.open ? now : record.end_ns) - record.start_ns) / 1e9;
+    stage.failed = record.failed;
+    for (std::int32_t child : children[index]) stage.children.push_back(self(self, child));
+    for (const StageRecord* child : attached_children[index]) {
+      stage.children.push_back(to_report_stage(*child, now_s));
+    }
+    return stage;
+  };
+  std::vector<ReportStage> stages;
+  stages.reserve(roots.size() + attached_roots.size());
+  for (std::int32_t root : roots) stages.push_back(build(build, root));
+  for (const StageRecord* root : attached_roots) stages.push_back(to_report_stage(*root, now_s));
+  return finalize_report(std::move(stages));
+}
+
+double CompileProfiler::total_seconds() const { return report().total_seconds; }
+
+nlohmann::json CompileProfiler::to_dict() const { return report_to_json(report()); }
+
+std::string CompileProfiler::to_json(int indent) const {
+  return dump_json(report_to_ordered_json(report()), indent);
+}
+
+std::string CompileProfiler::summary() const { return format_summary(report()); }
+
+void ScopedStage::start(CompileProfiler* profiler, std::string_view name) noexcept {
+  profiler_ = profiler;
+  uncaught_ = std::uncaught_exceptions();
+  try {
+    token_ = profiler->open_stage(name);
+  } catch (...) {
+    profiler_ = nullptr;  // out of memory: drop the stage rather than fail the compile
+  }
+}
+
+void ScopedStage::start_owned(CompileProfiler* profiler, std::string name) {
+  profiler_ = profiler;
+  uncaught_ = std::uncaught_exceptions();
+  try {
+    token_ = profiler->open_owned_stage(std::move(name));
+  } catch (...) {
+    profiler_ = nullptr;
+  }
+}
+
+void ScopedStage::finish() noexcept {
+  profiler_->close_stage(token_, std::uncaught_exceptions() > uncaught_);
+}
+
+void ScopedStage::end(bool failed) noexcept {
+  if (profiler_ == nullptr) return;
+  profiler_->close_stage(token_, failed);
+  profiler_ = nullptr;
+}
+
+ProfilerActivation::ProfilerActivation(CompileProfiler* profiler) noexcept
+    : previous_(CompileProfiler::t_current_), active_(profiler != nullptr) {
+  if (active_) profiler->bind_to_this_thread();
+}
+
+ProfilerActivation::~ProfilerActivation() {
+  if (active_) CompileProfiler::t_current_ = previous_;
+}
+
+}  // namespace pypto::profiling

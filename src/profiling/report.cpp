@@ -1,0 +1,185 @@
+// Shapes a profile snapshot (order, parallel flags, total) and renders it as JSON or as the text
+// summary.
+#include "pypto/profiling/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace pypto::profiling {
+
+namespace {
+
+// Sorts one sibling list, flags overlapping siblings and returns the time the list covers.
+double arrange_siblings(std::vector<ReportStage>& siblings) {
+  std::stable_sort(siblings.begin(), siblings.end(),
+                   [](const ReportStage& a, const ReportStage& b) { return a.start < b.start; });
+  double covered = 0.0;
+  for (std::size_t first = 0; first < siblings.size();) {
+    std::size_t last = first;
+    double group_end = siblings[first].end();
+    // Touching is not overlapping: a stage that starts as the previous one ends ran after it.
+    while (last + 1 < siblings.size() && siblings[last + 1].start < group_end) {
+      ++last;
+      group_end = std::max(group_end, siblings[last].end());
+    }
+    if (last == first) {
+      covered += siblings[first].seconds;  // exact sum when nothing overlaps
+    } else {
+      for (std::size_t i = first; i <= last; ++i) siblings[i].parallel = true;
+      covered += group_end - siblings[first].start;
+    }
+    first = last + 1;
+  }
+  for (ReportStage& stage : siblings) arrange_siblings(stage.children);
+  return covered;
+}
+
+template <typename Json>
+Json stage_to_json(const ReportStage& stage) {
+  Json node;
+  node["name"] = stage.name;
+  node["seconds"] = stage.seconds;
+  node["start"] = stage.start;
+  if (stage.failed) node["failed"] = true;
+  if (stage.parallel) node["parallel"] = true;
+  if (stage.open) node["open"] = true;
+  Json children = Json::array();
+  for (const ReportStage& child : stage.children) children.push_back(stage_to_json<Json>(child));
+  node["children"] = std::move(children);
+  return node;
+}
+
+template <typename Json>
+Json to_json_document(const Report& report) {
+  Json document;
+  document["total_seconds"] = report.total_seconds;
+  Json stages = Json::array();
+  for (const ReportStage& stage : report.stages) stages.push_back(stage_to_json<Json>(stage));
+  document["stages"] = std::move(stages);
+  return document;
+}
+
+// Terminal columns taken by UTF-8 text: one per code point ("µ" is two bytes, one column).
+std::size_t display_width(std::string_view text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+void pad_right(std::string& out, std::string_view text, std::size_t width) {
+  out += text;
+  for (std::size_t w = display_width(text); w < width; ++w) out += ' ';
+}
+
+void pad_left(std::string& out, std::string_view text, std::size_t width) {
+  for (std::size_t w = display_width(text); w < width; ++w) out += ' ';
+  out += text;
+}
+
+constexpr std::size_t kIndentPerDepth = 2;
+constexpr std::size_t kMinNameColumn = 34;  // the seed layout's column for short names
+constexpr std::size_t kDurationColumn = 7;
+
+std::size_t widest_label(const std::vector<ReportStage>& stages, std::size_t indent) {
+  std::size_t widest = 0;
+  for (const ReportStage& stage : stages) {
+    widest = std::max({widest, indent + display_width(stage.name),
+                       widest_label(stage.children, indent + kIndentPerDepth)});
+  }
+  return widest;
+}
+
+void append_lines(std::string& out, const std::vector<ReportStage>& stages, std::size_t indent,
+                  std::size_t name_column, double total) {
+  for (const ReportStage& stage : stages) {
+    pad_right(out, std::string(indent, ' ') + stage.name, name_column);
+    pad_left(out, format_duration(stage.seconds), kDurationColumn);
+    char percent[32];
+    std::snprintf(percent, sizeof percent, "  (%4.1f%%)",
+                  total > 0.0 ? 100.0 * stage.seconds / total : 0.0);
+    out += percent;
+    if (stage.parallel) out += "  [parallel]";
+    if (stage.failed) out += "  [failed]";
+    if (stage.open) out += "  [open]";
+    out += '\n';
+    append_lines(out, stage.children, indent + kIndentPerDepth, name_column, total);
+  }
+}
+
+}  // namespace
+
+ReportStage to_report_stage(const StageRecord& record, double now) {
+  ReportStage stage;
+  stage.name = record.name;
+  stage.start = record.start;
+  stage.open = record.end == 0.0;
+  stage.seconds = (stage.open ? now : record.end) - record.start;
+  stage.failed = record.failed;
+  stage.children.reserve(record.children.size());
+  for (const StageRecord& child : record.children) {
+    stage.children.push_back(to_report_stage(child, now));
+  }
+  return stage;
+}
+
+Report finalize_report(std::vector<ReportStage> roots) {
+  Report report;
+  report.stages = std::move(roots);
+  report.total_seconds = arrange_siblings(report.stages);
+  return report;
+}
+
+nlohmann::json report_to_json(const Report& report) {
+  return to_json_document<nlohmann::json>(report);
+}
+
+nlohmann::ordered_json report_to_ordered_json(const Report& report) {
+  return to_json_document<nlohmann::ordered_json>(report);
+}
+
+std::string dump_json(const nlohmann::ordered_json& document, int indent) {
+  return document.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string format_duration(double seconds) {
+  if (std::isnan(seconds)) return "nan";
+  if (seconds < 0.0) return "-" + format_duration(-seconds);
+  struct Unit {
+    double scale;
+    const char* suffix;
+  };
+  static constexpr Unit kUnits[] = {{1e-9, "ns"}, {1e-6, "\u00b5s"}, {1e-3, "ms"}, {1.0, "s"}};
+  constexpr std::size_t kLast = std::size(kUnits) - 1;
+  std::size_t unit = kLast;
+  while (unit > 0 && seconds < kUnits[unit].scale) --unit;
+  double value = seconds / kUnits[unit].scale;
+  // 999.7µs would print as "1000µs": move it up to "1.00ms".
+  if (value >= 999.5 && unit < kLast) value = seconds / kUnits[++unit].scale;
+
+  char text[48];
+  if (value < 0.9995) {
+    std::snprintf(text, sizeof text, "%.3g%s", value, kUnits[unit].suffix);  // below 1ns
+  } else {
+    const int decimals = value < 9.995 ? 2 : value < 99.95 ? 1 : 0;
+    std::snprintf(text, sizeof text, "%.*f%s", decimals, value, kUnits[unit].suffix);
+  }
+  return text;
+}
+
+std::string format_summary(const Report& report) {
+  std::string out = "PyPTO Compile Profile\n======================\nTotal: ";
+  out += format_duration(report.total_seconds);
+  out += "\n\n";
+  if (report.stages.empty()) {
+    out += "  (no stages recorded)\n";
+    return out;
+  }
+  const std::size_t name_column =
+      std::max(kMinNameColumn, widest_label(report.stages, kIndentPerDepth)) + 2;
+  append_lines(out, report.stages, kIndentPerDepth, name_column, report.total_seconds);
+  return out;
+}
+
+}  // namespace pypto::profiling
