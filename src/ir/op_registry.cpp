@@ -1,0 +1,525 @@
+#include "pypto/ir/op_registry.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+namespace pypto::ir {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Argument checking helpers. Every message names the op as the user wrote it ("pl.add") and the
+// argument by its 1-based position, and points at the argument when it has a source position.
+
+struct OpContext {
+  const std::string& op;
+  const std::vector<ExprPtr>& args;
+  const Attrs& attrs;
+  Span call_span;
+
+  std::string op_name() const { return "pl." + op; }
+
+  Span span_of(size_t i) const {
+    if (i < args.size() && args[i] && args[i]->span().valid()) return args[i]->span();
+    return call_span;
+  }
+
+  std::string where(size_t i) const {
+    return " in argument " + std::to_string(i + 1) + " of " + op_name();
+  }
+
+  [[noreturn]] void fail(size_t i, const std::string& message) const {
+    throw CompileError(span_of(i), message);
+  }
+  [[noreturn]] void fail_call(const std::string& message) const {
+    throw CompileError(call_span, message);
+  }
+};
+
+std::string kind_name(const TypePtr& t) {
+  if (!t) return "nothing";
+  switch (t->kind()) {
+    case TypeKind::Scalar:
+      return "Scalar";
+    case TypeKind::Tensor:
+      return "Tensor";
+    case TypeKind::Tile:
+      return "Tile";
+    case TypeKind::Tuple:
+      return "list";
+  }
+  return "?";
+}
+
+const TileType* expect_tile(const OpContext& c, size_t i) {
+  const TypePtr& t = c.args[i]->type();
+  if (const auto* tile = t ? t->as<TileType>() : nullptr) return tile;
+  c.fail(i, "expected Tile, got " + kind_name(t) + c.where(i));
+}
+
+const TensorType* expect_tensor(const OpContext& c, size_t i) {
+  const TypePtr& t = c.args[i]->type();
+  if (const auto* tensor = t ? t->as<TensorType>() : nullptr) return tensor;
+  c.fail(i, "expected Tensor, got " + kind_name(t) + c.where(i));
+}
+
+// A tile or a tensor: both have a shape and a dtype.
+struct ShapedInfo {
+  bool is_tile;
+  const std::vector<int64_t>* shape;
+  DataType dtype;
+  std::optional<MemorySpace> space;  // tiles only
+};
+
+std::optional<ShapedInfo> shaped_info(const TypePtr& t) {
+  if (!t) return std::nullopt;
+  if (const auto* tile = t->as<TileType>()) {
+    return ShapedInfo{true, &tile->shape, tile->dtype, tile->space};
+  }
+  if (const auto* tensor = t->as<TensorType>()) {
+    return ShapedInfo{false, &tensor->shape, tensor->dtype, std::nullopt};
+  }
+  return std::nullopt;
+}
+
+ShapedInfo expect_shaped(const OpContext& c, size_t i) {
+  const TypePtr& t = c.args[i]->type();
+  if (auto info = shaped_info(t)) return *info;
+  c.fail(i, "expected Tile or Tensor, got " + kind_name(t) + c.where(i));
+}
+
+// A list argument given as `[a, b]`: every element a constant integer.
+std::vector<int64_t> expect_const_shape(const OpContext& c, size_t i) {
+  const auto* tuple = c.args[i]->as<MakeTuple>();
+  if (!tuple) c.fail(i, "shape must be a constant list of integers" + c.where(i));
+  std::vector<int64_t> shape;
+  shape.reserve(tuple->elements.size());
+  for (const auto& e : tuple->elements) {
+    auto v = as_const_int(e);
+    if (!v) {
+      throw CompileError(e && e->span().valid() ? e->span() : c.span_of(i),
+                         "shape must be a constant list of integers" + c.where(i));
+    }
+    if (*v <= 0) {
+      throw CompileError(
+          e->span().valid() ? e->span() : c.span_of(i),
+          "shape dimensions must be positive, got " + std::to_string(*v) + c.where(i));
+    }
+    shape.push_back(*v);
+  }
+  if (shape.empty()) c.fail(i, "shape must not be empty" + c.where(i));
+  return shape;
+}
+
+bool is_integer_dtype(DataType d) { return d == DataType::INT32 || d == DataType::INT64; }
+
+// Offsets `[e0, e1]`: integer scalar expressions. Returns the constant values where known.
+std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i) {
+  const auto* tuple = c.args[i]->as<MakeTuple>();
+  if (!tuple) c.fail(i, "offsets must be a list of integer scalars" + c.where(i));
+  std::vector<std::optional<int64_t>> offsets;
+  offsets.reserve(tuple->elements.size());
+  for (const auto& e : tuple->elements) {
+    const auto* s = e && e->type() ? e->type()->as<ScalarType>() : nullptr;
+    if (!s || !is_integer_dtype(s->dtype)) {
+      throw CompileError(e && e->span().valid() ? e->span() : c.span_of(i),
+                         "offsets must be integer scalars, got " +
+                             (e ? type_to_string(e->type()) : std::string("nothing")) + c.where(i));
+    }
+    offsets.push_back(as_const_int(e));
+  }
+  return offsets;
+}
+
+void expect_rank(const OpContext& c, size_t i, const char* what, size_t got, size_t rank) {
+  if (got != rank) {
+    c.fail(i, "rank mismatch in " + c.op_name() + ": " + std::to_string(got) + " " + what +
+                  " for rank " + std::to_string(rank) + " (argument " + std::to_string(i + 1) +
+                  ")");
+  }
+}
+
+// With constant offsets, the region [offsets, offsets + extent) must lie inside `bounds`.
+void check_region(const OpContext& c, size_t offsets_arg,
+                  const std::vector<std::optional<int64_t>>& offsets,
+                  const std::vector<int64_t>& extent, const std::vector<int64_t>& bounds) {
+  for (size_t d = 0; d < offsets.size(); ++d) {
+    if (!offsets[d]) continue;
+    if (*offsets[d] < 0 || *offsets[d] + extent[d] > bounds[d]) {
+      std::string offs = "[";
+      for (size_t k = 0; k < offsets.size(); ++k) {
+        if (k) offs += ", ";
+        offs += offsets[k] ? std::to_string(*offsets[k]) : "?";
+      }
+      offs += "]";
+      c.fail(offsets_arg, "out of bounds in " + c.op_name() + ": region " +
+                              shape_to_string(extent) + " at offsets " + offs + " exceeds " +
+                              shape_to_string(bounds));
+    }
+  }
+}
+
+void expect_same_shape(const OpContext& c, size_t i, const std::vector<int64_t>& a,
+                       const std::vector<int64_t>& b) {
+  if (a != b) {
+    c.fail(i, "shape mismatch in " + c.op_name() + ": " + shape_to_string(a) + " vs " +
+                  shape_to_string(b));
+  }
+}
+
+void expect_same_dtype(const OpContext& c, size_t i, DataType a, DataType b) {
+  if (a != b) {
+    c.fail(i, "dtype mismatch in " + c.op_name() + ": " + std::string(dtype_name(a)) + " vs " +
+                  std::string(dtype_name(b)));
+  }
+}
+
+void expect_2d(const OpContext& c, size_t i, const std::vector<int64_t>& shape) {
+  if (shape.size() != 2) {
+    c.fail(i, "expected a 2-D tile, got shape " + shape_to_string(shape) + c.where(i));
+  }
+}
+
+// Attributes.
+std::optional<MemorySpace> memory_attr(const OpContext& c, const char* key) {
+  const AttrValue* v = find_attr(c.attrs, key);
+  if (!v) return std::nullopt;
+  if (const auto* m = std::get_if<MemorySpace>(v)) return *m;
+  c.fail_call(std::string(key) + " of " + c.op_name() + " must be a pl.MemorySpace");
+}
+
+std::optional<DataType> dtype_attr(const OpContext& c, const char* key) {
+  const AttrValue* v = find_attr(c.attrs, key);
+  if (!v) return std::nullopt;
+  if (const auto* d = std::get_if<DataType>(v)) return *d;
+  c.fail_call(std::string(key) + " of " + c.op_name() + " must be a dtype such as pl.FP32");
+}
+
+DataType required_dtype_attr(const OpContext& c, const char* key) {
+  auto d = dtype_attr(c, key);
+  if (!d) c.fail_call(c.op_name() + " requires " + key + "=");
+  return *d;
+}
+
+std::string legal_moves_text() {
+  std::string s;
+  const MemorySpace all[] = {MemorySpace::DDR,  MemorySpace::Vec,   MemorySpace::Mat,
+                             MemorySpace::Left, MemorySpace::Right, MemorySpace::Acc};
+  for (MemorySpace from : all) {
+    for (MemorySpace to : all) {
+      if (!is_legal_transfer(from, to)) continue;
+      if (!s.empty()) s += ", ";
+      s += std::string(memory_space_name(from)) + "->" + std::string(memory_space_name(to));
+    }
+  }
+  return s;
+}
+
+void expect_transfer(const OpContext& c, size_t i, MemorySpace from, MemorySpace to) {
+  if (!is_legal_transfer(from, to)) {
+    c.fail(i, "illegal data movement in " + c.op_name() + " from " +
+                  std::string(memory_space_name(from)) + " to " +
+                  std::string(memory_space_name(to)) + "; legal moves are " + legal_moves_text());
+  }
+}
+
+void expect_space(const OpContext& c, size_t i, const TileType* tile, MemorySpace want) {
+  if (tile->space && *tile->space != want) {
+    c.fail(i, "expected a tile in " + std::string(memory_space_name(want)) + ", got one in " +
+                  std::string(memory_space_name(*tile->space)) + c.where(i));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Type inference per op family.
+
+TypePtr infer_load(const OpContext& c) {
+  const auto* tensor = expect_tensor(c, 0);
+  auto offsets = expect_offsets(c, 1);
+  auto shape = expect_const_shape(c, 2);
+  expect_rank(c, 1, "offsets", offsets.size(), tensor->shape.size());
+  expect_rank(c, 2, "shape dimensions", shape.size(), tensor->shape.size());
+  MemorySpace target = memory_attr(c, "target_memory").value_or(MemorySpace::Vec);
+  expect_transfer(c, 0, MemorySpace::DDR, target);
+  check_region(c, 1, offsets, shape, tensor->shape);
+  return tile_type(std::move(shape), tensor->dtype, target);
+}
+
+TypePtr infer_store(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  auto offsets = expect_offsets(c, 1);
+  const auto* tensor = expect_tensor(c, 2);
+  expect_rank(c, 1, "offsets", offsets.size(), tensor->shape.size());
+  if (tile->shape.size() != tensor->shape.size()) {
+    c.fail(0, "rank mismatch in " + c.op_name() + ": tile " + shape_to_string(tile->shape) +
+                  " vs tensor " + shape_to_string(tensor->shape));
+  }
+  expect_same_dtype(c, 2, tile->dtype, tensor->dtype);
+  if (tile->space) expect_transfer(c, 0, *tile->space, MemorySpace::DDR);
+  check_region(c, 1, offsets, tile->shape, tensor->shape);
+  return c.args[2]->type();
+}
+
+TypePtr infer_move(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  auto target = memory_attr(c, "target_memory");
+  if (!target) c.fail_call(c.op_name() + " requires target_memory=");
+  if (tile->space) expect_transfer(c, 0, *tile->space, *target);
+  return tile_type(tile->shape, tile->dtype, *target);
+}
+
+TypePtr infer_create_tile(const OpContext& c) {
+  auto shape = expect_const_shape(c, 0);
+  DataType dtype = required_dtype_attr(c, "dtype");
+  return tile_type(std::move(shape), dtype, memory_attr(c, "target_memory"));
+}
+
+TypePtr infer_create_tensor(const OpContext& c) {
+  auto shape = expect_const_shape(c, 0);
+  DataType dtype = required_dtype_attr(c, "dtype");
+  return tensor_type(std::move(shape), dtype);
+}
+
+// tile∘tile, tile∘scalar, scalar∘tile, and the same with tensors (the tensor-level form used in
+// InCore code before ConvertTensorToTileOps).
+TypePtr infer_elementwise_binary(const OpContext& c) {
+  const TypePtr& ta = c.args[0]->type();
+  const TypePtr& tb = c.args[1]->type();
+  bool a_scalar = ta && ta->as<ScalarType>();
+  bool b_scalar = tb && tb->as<ScalarType>();
+  if (a_scalar && b_scalar) {
+    c.fail(0, "expected Tile or Tensor, got Scalar" + c.where(0));
+  }
+  size_t main_arg = a_scalar ? 1 : 0;
+  ShapedInfo x = expect_shaped(c, main_arg);
+  if (!a_scalar && !b_scalar) {
+    size_t other = 1;
+    auto y = shaped_info(tb);
+    const char* want = x.is_tile ? "Tile" : "Tensor";
+    if (!y || y->is_tile != x.is_tile) {
+      c.fail(other,
+             std::string("expected ") + want + " or Scalar, got " + kind_name(tb) + c.where(other));
+    }
+    expect_same_shape(c, other, *x.shape, *y->shape);
+    expect_same_dtype(c, other, x.dtype, y->dtype);
+  }
+  if (x.is_tile) return tile_type(*x.shape, x.dtype);
+  return tensor_type(*x.shape, x.dtype);
+}
+
+TypePtr infer_elementwise_unary(const OpContext& c) {
+  ShapedInfo x = expect_shaped(c, 0);
+  if (x.is_tile) return tile_type(*x.shape, x.dtype);
+  return tensor_type(*x.shape, x.dtype);
+}
+
+TypePtr infer_cast(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  DataType target = required_dtype_attr(c, "target_type");
+  return tile_type(tile->shape, target);
+}
+
+TypePtr infer_row_reduce(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  expect_2d(c, 0, tile->shape);
+  if (c.args.size() > 1) {
+    const auto* tmp = expect_tile(c, 1);
+    expect_same_dtype(c, 1, tile->dtype, tmp->dtype);
+  }
+  return tile_type({tile->shape[0], 1}, tile->dtype);
+}
+
+TypePtr infer_row_expand(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  const auto* row = expect_tile(c, 1);
+  expect_2d(c, 0, tile->shape);
+  std::vector<int64_t> want = {tile->shape[0], 1};
+  expect_same_shape(c, 1, want, row->shape);
+  expect_same_dtype(c, 1, tile->dtype, row->dtype);
+  return tile_type(tile->shape, tile->dtype);
+}
+
+// Checks left [M, K] @ right [K, N] starting at argument `first`; returns {M, N}.
+std::vector<int64_t> check_matmul_operands(const OpContext& c, size_t first) {
+  const auto* left = expect_tile(c, first);
+  const auto* right = expect_tile(c, first + 1);
+  expect_2d(c, first, left->shape);
+  expect_2d(c, first + 1, right->shape);
+  expect_space(c, first, left, MemorySpace::Left);
+  expect_space(c, first + 1, right, MemorySpace::Right);
+  if (left->shape[1] != right->shape[0]) {
+    c.fail(first + 1, "shape mismatch in " + c.op_name() + ": " + shape_to_string(left->shape) +
+                          " @ " + shape_to_string(right->shape) + " (inner dimensions differ)");
+  }
+  expect_same_dtype(c, first + 1, left->dtype, right->dtype);
+  return {left->shape[0], right->shape[1]};
+}
+
+TypePtr infer_matmul(const OpContext& c) {
+  auto shape = check_matmul_operands(c, 0);
+  return tile_type(std::move(shape), DataType::FP32, MemorySpace::Acc);
+}
+
+TypePtr infer_matmul_acc(const OpContext& c) {
+  const auto* acc = expect_tile(c, 0);
+  expect_space(c, 0, acc, MemorySpace::Acc);
+  auto shape = check_matmul_operands(c, 1);
+  expect_same_shape(c, 0, acc->shape, shape);
+  return tile_type(acc->shape, acc->dtype, MemorySpace::Acc);
+}
+
+TypePtr infer_slice(const OpContext& c) {
+  ShapedInfo x = expect_shaped(c, 0);
+  auto shape = expect_const_shape(c, 1);
+  auto offsets = expect_offsets(c, 2);
+  expect_rank(c, 1, "shape dimensions", shape.size(), x.shape->size());
+  expect_rank(c, 2, "offsets", offsets.size(), x.shape->size());
+  check_region(c, 2, offsets, shape, *x.shape);
+  if (x.is_tile) return tile_type(std::move(shape), x.dtype);
+  return tensor_type(std::move(shape), x.dtype);
+}
+
+TypePtr infer_assemble(const OpContext& c) {
+  ShapedInfo target = expect_shaped(c, 0);
+  ShapedInfo source = expect_shaped(c, 1);
+  if (target.is_tile && !source.is_tile) {
+    c.fail(1, "expected Tile, got Tensor" + c.where(1));
+  }
+  auto offsets = expect_offsets(c, 2);
+  expect_rank(c, 2, "offsets", offsets.size(), target.shape->size());
+  if (source.shape->size() != target.shape->size()) {
+    c.fail(1, "rank mismatch in " + c.op_name() + ": " + shape_to_string(*source.shape) + " into " +
+                  shape_to_string(*target.shape));
+  }
+  expect_same_dtype(c, 1, target.dtype, source.dtype);
+  check_region(c, 2, offsets, *source.shape, *target.shape);
+  if (target.is_tile) return tile_type(*target.shape, target.dtype, target.space);
+  return c.args[0]->type();
+}
+
+using Inference = TypePtr (*)(const OpContext&);
+
+struct OpSpec {
+  const char* name;
+  OpCategory category;
+  std::vector<std::string> arg_names;
+  size_t min_args;
+  std::vector<std::string> attr_names;
+  Inference infer;
+};
+
+std::vector<OpSpec> op_specs() {
+  using C = OpCategory;
+  std::vector<OpSpec> specs = {
+      {"load", C::Load, {"tensor", "offsets", "shapes"}, 3, {"target_memory"}, infer_load},
+      {"store", C::Store, {"tile", "offsets", "output_tensor"}, 3, {}, infer_store},
+      {"move", C::Move, {"tile"}, 1, {"target_memory"}, infer_move},
+      {"create_tile", C::CreateTile, {"shape"}, 1, {"dtype", "target_memory"}, infer_create_tile},
+      {"create_tensor", C::CreateTensor, {"shape"}, 1, {"dtype"}, infer_create_tensor},
+      {"cast", C::Cast, {"tile"}, 1, {"target_type"}, infer_cast},
+      {"matmul", C::Matmul, {"left", "right"}, 2, {}, infer_matmul},
+      {"matmul_acc", C::Matmul, {"acc", "left", "right"}, 3, {}, infer_matmul_acc},
+      {"slice", C::Slice, {"input", "shape", "offsets"}, 3, {}, infer_slice},
+      {"assemble", C::Assemble, {"target", "source", "offsets"}, 3, {}, infer_assemble},
+  };
+  for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum"}) {
+    specs.push_back({name, C::ElementwiseBinary, {"lhs", "rhs"}, 2, {}, infer_elementwise_binary});
+  }
+  for (const char* name : {"exp", "neg", "sqrt", "abs", "recip", "relu"}) {
+    specs.push_back({name, C::ElementwiseUnary, {"input"}, 1, {}, infer_elementwise_unary});
+  }
+  for (const char* name : {"row_max", "row_sum"}) {
+    specs.push_back({name, C::RowReduce, {"tile", "tmp_tile"}, 1, {}, infer_row_reduce});
+  }
+  for (const char* name :
+       {"row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div"}) {
+    specs.push_back({name, C::RowExpand, {"tile", "row"}, 2, {}, infer_row_expand});
+  }
+  return specs;
+}
+
+void check_arity(const OpDef& def, const std::vector<ExprPtr>& args, Span span) {
+  size_t max_args = def.arg_names.size();
+  if (args.size() >= def.min_args && args.size() <= max_args) return;
+  std::string expected = def.min_args == max_args
+                             ? std::to_string(max_args)
+                             : std::to_string(def.min_args) + " to " + std::to_string(max_args);
+  throw CompileError(span, "pl." + def.name + " takes " + expected + " argument" +
+                               (max_args == 1 && def.min_args == 1 ? "" : "s") + ", got " +
+                               std::to_string(args.size()));
+}
+
+void check_attr_names(const OpDef& def, const Attrs& attrs, Span span) {
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    const std::string& key = attrs[i].first;
+    if (std::find(def.attr_names.begin(), def.attr_names.end(), key) == def.attr_names.end()) {
+      std::string known;
+      for (const auto& n : def.attr_names) known += (known.empty() ? "" : ", ") + n;
+      throw CompileError(span, "pl." + def.name + " has no keyword argument '" + key + "'" +
+                                   (known.empty() ? "" : " (it takes " + known + ")"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (attrs[j].first == key) {
+        throw CompileError(span, "keyword argument '" + key + "' given twice to pl." + def.name);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+OpRegistry::OpRegistry() {
+  for (auto& spec : op_specs()) {
+    OpDef def;
+    def.name = spec.name;
+    def.category = spec.category;
+    def.arg_names = std::move(spec.arg_names);
+    def.min_args = spec.min_args;
+    def.attr_names = std::move(spec.attr_names);
+    Inference infer = spec.infer;
+    std::string op_name = def.name;
+    def.infer = [infer, op_name](const std::vector<ExprPtr>& args, const Attrs& attrs, Span span) {
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (!args[i])
+          throw CompileError(span,
+                             "missing argument " + std::to_string(i + 1) + " of pl." + op_name);
+      }
+      return infer(OpContext{op_name, args, attrs, span});
+    };
+    ops_.push_back(std::move(def));
+  }
+  std::sort(ops_.begin(), ops_.end(),
+            [](const OpDef& a, const OpDef& b) { return a.name < b.name; });
+}
+
+const OpRegistry& OpRegistry::global() {
+  static const OpRegistry registry;
+  return registry;
+}
+
+const OpDef* OpRegistry::find(std::string_view name) const {
+  auto it = std::lower_bound(ops_.begin(), ops_.end(), name,
+                             [](const OpDef& d, std::string_view n) { return d.name < n; });
+  if (it == ops_.end() || it->name != name) return nullptr;
+  return &*it;
+}
+
+std::vector<std::string> OpRegistry::names() const {
+  std::vector<std::string> out;
+  out.reserve(ops_.size());
+  for (const auto& d : ops_) out.push_back(d.name);
+  return out;
+}
+
+ExprPtr make_op_call(std::string_view op, std::vector<ExprPtr> args, Attrs attrs, Span span) {
+  const OpDef* def = OpRegistry::global().find(op);
+  if (!def) throw CompileError(span, "unknown op pl." + std::string(op));
+  check_arity(*def, args, span);
+  check_attr_names(*def, attrs, span);
+  TypePtr type = def->infer(args, attrs, span);
+  return std::make_shared<Call>(CallKind::Op, def->name, std::move(args), std::move(attrs),
+                                std::move(type), span);
+}
+
+}  // namespace pypto::ir
