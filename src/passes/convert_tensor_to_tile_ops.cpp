@@ -1,0 +1,230 @@
+// ConvertTensorToTileOps: inside InCore functions, elementwise ops written on whole tensors
+// (`out = pl.add(pl.mul(x, 2.0), y)`, after FlattenCallExpr one assignment per op) are lowered
+// to loads of row blocks, the same ops on tiles and a store into the Out parameter the result
+// is returned through. When the tiles of one block would not fit in half of Vec, the rows are
+// processed in blocks by a loop that carries the output tensor.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pass_utils.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+
+namespace {
+
+using namespace ir;
+
+// Share of Vec the tiles of one block may use together.
+constexpr int64_t kBlockBudgetBytes = 192 * 1024 / 2;
+
+bool is_tensor_elementwise(const ExprPtr& value) {
+  const auto* c = detail::as_op_call(value);
+  if (!c || !detail::is_tensor(c->type())) return false;
+  auto cat = detail::op_category(*c);
+  return cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary;
+}
+
+class TensorOpLowering : public IRMutator {
+ public:
+  explicit TensorOpLowering(const Function& f) : function_(f) {
+    Scan scan(this);
+    scan.visit(f.body);
+    std::vector<const Var*> outputs;
+    for (const auto& p : f.params)
+      if (p.direction != ParamDirection::In) outputs.push_back(p.var.get());
+    for (const ReturnStmt* r : scan.returns) {
+      for (size_t i = 0; i < r->values.size(); ++i) {
+        const auto* v = r->values[i]->as<Var>();
+        if (!v || !virtual_defs_.count(v)) continue;
+        if (i >= outputs.size()) {
+          throw CompileError(r->span(), "tensor op result '" + v->name +
+                                            "' is returned but has no Out parameter to be "
+                                            "written to");
+        }
+        destination_[v] = f.params[index_of_param(f, outputs[i])].var;
+      }
+    }
+    for (const auto& [var, span] : scan.other_uses) {
+      if (virtual_defs_.count(var)) {
+        throw CompileError(span, "tensor op result '" + var->name +
+                                     "' can only feed other tensor ops or be returned through an "
+                                     "Out parameter in an InCore function");
+      }
+    }
+  }
+
+ protected:
+  StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
+    auto it = virtual_defs_.find(s->var.get());
+    if (it == virtual_defs_.end()) return IRMutator::mutate_assign(s);
+    auto dst = destination_.find(s->var.get());
+    if (dst == destination_.end()) return make_seq({}, s->span());  // folded into its users
+    return materialize(*s, dst->second);
+  }
+
+ private:
+  static size_t index_of_param(const Function& f, const Var* v) {
+    for (size_t i = 0; i < f.params.size(); ++i)
+      if (f.params[i].var.get() == v) return i;
+    return 0;
+  }
+
+  struct Scan : IRVisitor {
+    explicit Scan(TensorOpLowering* self) : self(self) {}
+    TensorOpLowering* self;
+    std::vector<const ReturnStmt*> returns;
+    std::vector<std::pair<const Var*, Span>> other_uses;
+    void visit_assign(const AssignStmt& s) override {
+      if (is_tensor_elementwise(s.value)) {
+        self->virtual_defs_[s.var.get()] = s.value->as<Call>();
+        return;  // its operands are folded, not used
+      }
+      IRVisitor::visit_assign(s);
+    }
+    void visit_return(const ReturnStmt& s) override { returns.push_back(&s); }
+    void visit_var(const Var& v) override { other_uses.emplace_back(&v, v.span()); }
+  };
+
+  // Collects the distinct tensor leaves and op nodes of the tree rooted at `e`.
+  void collect(const ExprPtr& e, std::vector<const Var*>* leaves, std::vector<const Var*>* nodes) {
+    const auto* v = e->as<Var>();
+    if (!v) return;
+    if (virtual_defs_.count(v)) {
+      if (std::find(nodes->begin(), nodes->end(), v) != nodes->end()) return;
+      for (const auto& a : virtual_defs_.at(v)->args) collect(a, leaves, nodes);
+      nodes->push_back(v);
+    } else if (detail::is_tensor(v->type())) {
+      if (std::find(leaves->begin(), leaves->end(), v) == leaves->end()) leaves->push_back(v);
+    }
+  }
+
+  struct Block {
+    std::vector<int64_t> shape;
+    ExprPtr row_offset;
+    std::vector<StmtPtr>* out;
+    std::unordered_map<const Var*, ExprPtr> tiles;  // tensor var -> its tile in this block
+  };
+
+  ExprPtr offsets(const Block& b) const {
+    std::vector<ExprPtr> els{b.row_offset};
+    for (size_t i = 1; i < b.shape.size(); ++i) els.push_back(make_int(0));
+    return make_tuple(std::move(els));
+  }
+
+  ExprPtr block_value(const ExprPtr& e, Block* b) {
+    const auto* v = e->as<Var>();
+    if (!v || !detail::is_tensor(v->type())) return e;  // scalars pass through
+    auto known = b->tiles.find(v);
+    if (known != b->tiles.end()) return known->second;
+    ExprPtr value;
+    std::string name;
+    const auto* tensor = v->type()->as<TensorType>();
+    if (auto def = virtual_defs_.find(v); def != virtual_defs_.end()) {
+      const Call& c = *def->second;
+      std::vector<ExprPtr> args;
+      for (const auto& a : c.args) args.push_back(block_value(a, b));
+      const auto* result = c.type()->as<TensorType>();
+      value = detail::make_typed_op_call(c.callee, std::move(args), c.attrs,
+                                         tile_type(b->shape, result->dtype), c.span());
+      name = v->name;
+    } else {
+      if (tensor->shape != function_shape_) {
+        throw CompileError(v->span(), "tensor '" + v->name + "' of shape " +
+                                          shape_to_string(tensor->shape) +
+                                          " does not match the shape " +
+                                          shape_to_string(function_shape_) + " of the tensor op");
+      }
+      std::vector<ExprPtr> shape;
+      for (int64_t d : b->shape) shape.push_back(make_int(d));
+      value = detail::make_typed_op_call("load", {e, offsets(*b), make_tuple(std::move(shape))}, {},
+                                         tile_type(b->shape, tensor->dtype), v->span());
+      name = v->name + "_tile";
+    }
+    auto tile = make_var(name, value->type(), v->span());
+    b->out->push_back(std::make_shared<AssignStmt>(tile, value, v->span()));
+    b->tiles[v] = tile;
+    return tile;
+  }
+
+  StmtPtr materialize(const AssignStmt& s, const VarPtr& destination) {
+    const auto* result = s.var->type()->as<TensorType>();
+    function_shape_ = result->shape;
+    std::vector<const Var*> leaves, nodes;
+    collect(s.var, &leaves, &nodes);
+    int64_t rows = result->shape.empty() ? 1 : result->shape[0];
+    int64_t row_elems = 1;
+    for (size_t i = 1; i < result->shape.size(); ++i) row_elems *= result->shape[i];
+    int64_t elem_bytes = dtype_bytes(result->dtype);
+    for (const Var* l : leaves)
+      elem_bytes = std::max(elem_bytes, dtype_bytes(l->type()->as<TensorType>()->dtype));
+    int64_t tiles = static_cast<int64_t>(leaves.size() + nodes.size());
+    int64_t max_rows = kBlockBudgetBytes / std::max<int64_t>(1, row_elems * elem_bytes * tiles);
+    int64_t block_rows = 0;
+    for (int64_t d = std::min(rows, max_rows); d >= 1; --d) {
+      if (rows % d == 0) {
+        block_rows = d;
+        break;
+      }
+    }
+    if (block_rows == 0) {
+      throw CompileError(s.span(), "tensor op result '" + s.var->name + "' has rows of " +
+                                       std::to_string(row_elems * elem_bytes) +
+                                       " bytes, too wide to process in Vec");
+    }
+    std::vector<int64_t> block_shape = result->shape;
+    if (block_shape.empty()) block_shape.push_back(1);
+    block_shape[0] = block_rows;
+    int64_t blocks = rows / block_rows;
+
+    std::vector<StmtPtr> out;
+    if (blocks == 1) {
+      Block b{block_shape, make_int(0), &out, {}};
+      ExprPtr tile = block_value(s.var, &b);
+      auto stored = make_var(destination->name, destination->type(), s.span());
+      out.push_back(std::make_shared<AssignStmt>(
+          stored,
+          detail::make_typed_op_call("store", {tile, offsets(b), destination}, {},
+                                     destination->type(), s.span()),
+          s.span()));
+      var_map[s.var.get()] = stored;
+      return make_seq(std::move(out), s.span());
+    }
+    auto row_block = make_var("row_block", scalar_type(DataType::INT64), s.span());
+    auto carried = make_var(destination->name, destination->type(), s.span());
+    std::vector<StmtPtr> body;
+    Block b{block_shape, make_binary(BinaryOp::Mul, row_block, make_int(block_rows)), &body, {}};
+    ExprPtr tile = block_value(s.var, &b);
+    auto stored = make_var(destination->name, destination->type(), s.span());
+    body.push_back(std::make_shared<AssignStmt>(
+        stored,
+        detail::make_typed_op_call("store", {tile, offsets(b), carried}, {}, destination->type(),
+                                   s.span()),
+        s.span()));
+    body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{stored}, s.span()));
+    auto final_value = make_var(destination->name, destination->type(), s.span());
+    var_map[s.var.get()] = final_value;
+    return std::make_shared<ForStmt>(row_block, make_int(0), make_int(blocks), make_int(1),
+                                     ForKind::Sequential, std::vector<VarPtr>{carried},
+                                     std::vector<ExprPtr>{destination}, make_seq(body, s.span()),
+                                     std::vector<VarPtr>{final_value}, s.span());
+  }
+
+  const Function& function_;
+  std::unordered_map<const Var*, const Call*> virtual_defs_;
+  std::unordered_map<const Var*, VarPtr> destination_;
+  std::vector<int64_t> function_shape_;
+};
+
+}  // namespace
+
+ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
+  return detail::map_incore_functions(program, [](const FunctionPtr& f) {
+    TensorOpLowering lowering(*f);
+    return lowering.mutate_function(f);
+  });
+}
+
+}  // namespace pypto::passes

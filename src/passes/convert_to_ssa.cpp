@@ -1,0 +1,240 @@
+// ConvertToSSA: the frontend reuses one Var per name, so `x = f(x)` assigns the same Var again.
+// This pass gives every assignment its own Var, turns variables rebound inside a loop into
+// loop-carried values (iter_args / init_values / pl.yield_ / return_vars) and variables assigned
+// in the branches of an `if` into the if's return_vars.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pass_utils.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+
+namespace {
+
+using namespace ir;
+
+// Current SSA value of each frontend variable.
+using Env = std::unordered_map<const Var*, VarPtr>;
+
+class SsaConverter {
+ public:
+  FunctionPtr run(const FunctionPtr& f) {
+    Env env;
+    std::vector<Param> params = f->params;
+    for (auto& p : params) {
+      env[p.var.get()] = p.var;
+      defined_.insert(p.var.get());
+    }
+    StmtPtr body = convert(f->body, &env);
+    return std::make_shared<Function>(f->name, f->type, std::move(params), f->return_types,
+                                      std::move(body), f->span);
+  }
+
+ private:
+  // A new Var for each definition after the first, so the original stays the first version.
+  VarPtr define(const VarPtr& original, Env* env) {
+    VarPtr v = defined_.insert(original.get()).second
+                   ? original
+                   : make_var(original->name, original->type(), original->span());
+    (*env)[original.get()] = v;
+    return v;
+  }
+
+  ExprPtr rewrite(const ExprPtr& e, const Env& env) {
+    std::vector<const Var*> used;
+    detail::collect_used_vars(e, &used);
+    if (used.empty()) return e;
+    std::unordered_map<const Var*, ExprPtr> map;
+    for (const Var* v : used) {
+      auto it = env.find(v);
+      if (it == env.end()) {
+        throw CompileError(v->span(), "variable '" + v->name + "' is used before it is defined");
+      }
+      if (it->second.get() != v) map[v] = it->second;
+    }
+    return map.empty() ? e : substitute(e, map);
+  }
+
+  std::vector<ExprPtr> rewrite_all(const std::vector<ExprPtr>& es, const Env& env) {
+    std::vector<ExprPtr> out;
+    out.reserve(es.size());
+    for (const auto& e : es) out.push_back(rewrite(e, env));
+    return out;
+  }
+
+  StmtPtr convert(const StmtPtr& s, Env* env) {
+    if (!s) return s;
+    switch (s->kind()) {
+      case StmtKind::Assign: {
+        const auto* a = s->as<AssignStmt>();
+        ExprPtr value = rewrite(a->value, *env);
+        return std::make_shared<AssignStmt>(define(a->var, env), std::move(value), a->span());
+      }
+      case StmtKind::Eval: {
+        const auto* e = s->as<EvalStmt>();
+        return std::make_shared<EvalStmt>(rewrite(e->expr, *env), e->span());
+      }
+      case StmtKind::Return: {
+        const auto* r = s->as<ReturnStmt>();
+        return std::make_shared<ReturnStmt>(rewrite_all(r->values, *env), r->span());
+      }
+      case StmtKind::Yield: {
+        const auto* y = s->as<YieldStmt>();
+        return std::make_shared<YieldStmt>(rewrite_all(y->values, *env), y->span());
+      }
+      case StmtKind::Seq: {
+        std::vector<StmtPtr> out;
+        for (const auto& st : s->as<SeqStmts>()->stmts) out.push_back(convert(st, env));
+        return make_seq(std::move(out), s->span());
+      }
+      case StmtKind::Scope: {
+        // A scope is inline code: its definitions stay visible after it.
+        const auto* sc = s->as<ScopeStmt>();
+        return std::make_shared<ScopeStmt>(sc->level, convert(sc->body, env), sc->span());
+      }
+      case StmtKind::For:
+        return convert_for(*s->as<ForStmt>(), env);
+      case StmtKind::If:
+        return convert_if(*s->as<IfStmt>(), env);
+    }
+    return s;
+  }
+
+  // Frontend variables assigned somewhere in `body` that already hold a value in `env`, in order
+  // of first assignment.
+  static std::vector<const Var*> rebound_vars(const StmtPtr& body, const Env& env) {
+    std::vector<const Var*> out;
+    std::unordered_set<const Var*> seen;
+    for (const auto& v : detail::defined_vars(body)) {
+      if (env.count(v.get()) && seen.insert(v.get()).second) out.push_back(v.get());
+    }
+    return out;
+  }
+
+  // Splits a converted body into its statements and its trailing pl.yield_ values, if any.
+  static std::vector<StmtPtr> split_yield(const StmtPtr& body, std::vector<ExprPtr>* yielded) {
+    std::vector<StmtPtr> stmts = detail::stmt_list(body);
+    if (!stmts.empty()) {
+      if (const auto* y = stmts.back()->as<YieldStmt>()) {
+        *yielded = y->values;
+        stmts.pop_back();
+      }
+    }
+    return stmts;
+  }
+
+  StmtPtr convert_for(const ForStmt& s, Env* env) {
+    ExprPtr start = rewrite(s.start, *env), stop = rewrite(s.stop, *env),
+            step = rewrite(s.step, *env);
+    std::vector<ExprPtr> init_values = rewrite_all(s.init_values, *env);
+    std::vector<const Var*> carried = rebound_vars(s.body, *env);
+    // Explicit return_vars are assigned by the loop; a rebinding of them inside is not a carry.
+    carried.erase(std::remove_if(carried.begin(), carried.end(),
+                                 [&](const Var* v) {
+                                   for (const auto& r : s.return_vars)
+                                     if (r.get() == v) return true;
+                                   return false;
+                                 }),
+                  carried.end());
+
+    Env body_env = *env;
+    VarPtr loop_var = define(s.loop_var, &body_env);
+    std::vector<VarPtr> iter_args;
+    for (const auto& a : s.iter_args) iter_args.push_back(define(a, &body_env));
+    for (const Var* c : carried) {
+      const VarPtr& before = env->at(c);
+      init_values.push_back(before);
+      auto arg = make_var(before->name, before->type(), before->span());
+      iter_args.push_back(arg);
+      body_env[c] = arg;
+    }
+    std::vector<ExprPtr> yielded;
+    std::vector<StmtPtr> stmts = split_yield(convert(s.body, &body_env), &yielded);
+    if (yielded.size() != s.iter_args.size()) {
+      throw CompileError(s.span(), "loop body must end with pl.yield_ of " +
+                                       std::to_string(s.iter_args.size()) + " values, got " +
+                                       std::to_string(yielded.size()));
+    }
+    for (const Var* c : carried) yielded.push_back(body_env.at(c));
+    if (!iter_args.empty()) stmts.push_back(std::make_shared<YieldStmt>(yielded, s.span()));
+
+    std::vector<VarPtr> return_vars;
+    for (const auto& r : s.return_vars) return_vars.push_back(define(r, env));
+    for (size_t i = 0; i < carried.size(); ++i) {
+      const VarPtr& arg = iter_args[s.iter_args.size() + i];
+      auto result = make_var(arg->name, arg->type(), s.span());
+      return_vars.push_back(result);
+      (*env)[carried[i]] = result;
+    }
+    return std::make_shared<ForStmt>(loop_var, start, stop, step, s.for_kind, std::move(iter_args),
+                                     std::move(init_values), make_seq(std::move(stmts), s.span()),
+                                     std::move(return_vars), s.span());
+  }
+
+  StmtPtr convert_if(const IfStmt& s, Env* env) {
+    ExprPtr cond = rewrite(s.cond, *env);
+    Env then_env = *env, else_env = *env;
+    std::vector<ExprPtr> then_yield, else_yield;
+    std::vector<StmtPtr> then_stmts = split_yield(convert(s.then_body, &then_env), &then_yield);
+    std::vector<StmtPtr> else_stmts = split_yield(convert(s.else_body, &else_env), &else_yield);
+    if (then_yield.size() != s.return_vars.size() ||
+        (s.else_body && else_yield.size() != s.return_vars.size())) {
+      throw CompileError(s.span(), "each branch of an if with results must end with pl.yield_ of " +
+                                       std::to_string(s.return_vars.size()) + " values");
+    }
+    if (!s.else_body && !s.return_vars.empty()) {
+      throw CompileError(s.span(), "an if with results needs an else branch");
+    }
+    // Merged: variables that hold a value after the if on both paths and that a branch changed.
+    std::vector<const Var*> merged;
+    std::unordered_set<const Var*> seen;
+    auto consider = [&](const StmtPtr& body) {
+      if (!body) return;
+      for (const auto& v : detail::defined_vars(body)) {
+        const Var* key = v.get();
+        if (!seen.insert(key).second) continue;
+        auto t = then_env.find(key), e = else_env.find(key);
+        if (t == then_env.end() || e == else_env.end()) continue;
+        if (std::find_if(s.return_vars.begin(), s.return_vars.end(),
+                         [&](const VarPtr& r) { return r.get() == key; }) != s.return_vars.end())
+          continue;
+        merged.push_back(key);
+      }
+    };
+    consider(s.then_body);
+    consider(s.else_body);
+    for (const Var* m : merged) {
+      then_yield.push_back(then_env.at(m));
+      else_yield.push_back(else_env.at(m));
+    }
+    std::vector<VarPtr> return_vars;
+    for (const auto& r : s.return_vars) return_vars.push_back(define(r, env));
+    for (const Var* m : merged) {
+      const VarPtr& t = then_env.at(m);
+      auto result = make_var(t->name, t->type(), s.span());
+      return_vars.push_back(result);
+      (*env)[m] = result;
+    }
+    if (!return_vars.empty()) {
+      then_stmts.push_back(std::make_shared<YieldStmt>(then_yield, s.span()));
+      else_stmts.push_back(std::make_shared<YieldStmt>(else_yield, s.span()));
+    }
+    StmtPtr else_body =
+        else_stmts.empty() && !s.else_body ? nullptr : make_seq(std::move(else_stmts), s.span());
+    return std::make_shared<IfStmt>(cond, make_seq(std::move(then_stmts), s.span()), else_body,
+                                    std::move(return_vars), s.span());
+  }
+
+  std::unordered_set<const Var*> defined_;
+};
+
+}  // namespace
+
+ProgramPtr convert_to_ssa(const ProgramPtr& program) {
+  return detail::map_functions(program, [](const FunctionPtr& f) { return SsaConverter().run(f); });
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,284 @@
+// InferTileMemorySpace: decides the memory space of every tile of an InCore function.
+// Compute ops work in Vec, matmul writes Acc and reads Left/Right. A load without an explicit
+// target that only feeds matmuls is retargeted to Mat, and a Mat tile used as a matmul operand
+// gets a move to Left/Right inserted before the matmul. Uses that no legal move can fix (a Vec
+// tile as a matmul operand, an Acc tile in an elementwise op) are rejected.
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pass_utils.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+
+namespace {
+
+using namespace ir;
+
+std::string legal_moves_from(MemorySpace from) {
+  std::string out;
+  for (auto to : {MemorySpace::DDR, MemorySpace::Vec, MemorySpace::Mat, MemorySpace::Left,
+                  MemorySpace::Right, MemorySpace::Acc}) {
+    if (!is_legal_transfer(from, to)) continue;
+    if (!out.empty()) out += ", ";
+    out += memory_space_name(to);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The space each matmul operand position must be in (nullopt: not a matmul operand).
+std::optional<MemorySpace> matmul_operand_space(const Call& c, size_t arg) {
+  if (c.callee == "matmul") {
+    if (arg == 0) return MemorySpace::Left;
+    if (arg == 1) return MemorySpace::Right;
+  } else if (c.callee == "matmul_acc") {
+    if (arg == 0) return MemorySpace::Acc;
+    if (arg == 1) return MemorySpace::Left;
+    if (arg == 2) return MemorySpace::Right;
+  }
+  return std::nullopt;
+}
+
+// Loads whose tile is used only as a Left/Right matmul operand.
+class MatmulOnlyLoads : public IRVisitor {
+ public:
+  std::unordered_map<const Var*, bool> matmul_only;
+
+ protected:
+  void visit_assign(const AssignStmt& s) override {
+    if (const auto* load = detail::as_op_call(s.value, "load")) {
+      if (!find_attr(load->attrs, "target_memory")) matmul_only.emplace(s.var.get(), false);
+    }
+    if (const auto* c = detail::as_op_call(s.value)) {
+      for (size_t i = 0; i < c->args.size(); ++i) {
+        const auto* v = c->args[i]->as<Var>();
+        if (!v || !matmul_only.count(v)) {
+          visit(c->args[i]);
+          continue;
+        }
+        auto space = matmul_operand_space(*c, i);
+        bool operand = space && (*space == MemorySpace::Left || *space == MemorySpace::Right);
+        auto& flag = matmul_only[v];
+        flag = uses_.insert(v).second ? operand : (flag && operand);
+      }
+      return;
+    }
+    IRVisitor::visit_assign(s);
+  }
+  void visit_var(const Var& v) override {
+    if (matmul_only.count(&v)) {
+      matmul_only[&v] = false;
+      uses_.insert(&v);
+    }
+  }
+
+ private:
+  std::unordered_set<const Var*> uses_;
+};
+
+class SpaceInference : public IRMutator {
+ public:
+  explicit SpaceInference(const Function& f) {
+    MatmulOnlyLoads loads;
+    loads.visit(f.body);
+    for (const auto& [v, only] : loads.matmul_only)
+      if (only) to_mat_.insert(v);
+  }
+
+ protected:
+  StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
+    const auto* call = detail::as_op_call(s->value);
+    if (!call) {
+      ExprPtr value = mutate(s->value);
+      if (const auto* t = detail::as_tile(value)) {
+        if (t->space) define(s->var, *t->space);
+      }
+      return std::make_shared<AssignStmt>(remap(s->var), value, s->span());
+    }
+    std::vector<StmtPtr> out;
+    std::vector<ExprPtr> args;
+    for (size_t i = 0; i < call->args.size(); ++i) {
+      ExprPtr a = mutate(call->args[i]);
+      auto need = matmul_operand_space(*call, i);
+      if (need && (*need == MemorySpace::Left || *need == MemorySpace::Right) &&
+          space_of(a) == MemorySpace::Mat) {
+        const auto* source = a->as<Var>();
+        auto moved = make_var((source ? source->name : std::string("tile")) + "_" +
+                                  std::string(memory_space_name(*need)),
+                              detail::with_space(a->type(), *need), a->span());
+        out.push_back(std::make_shared<AssignStmt>(
+            moved,
+            detail::make_typed_op_call("move", {a}, {{"target_memory", *need}}, moved->type(),
+                                       a->span()),
+            s->span()));
+        a = moved;
+      }
+      args.push_back(a);
+    }
+    Attrs attrs = call->attrs;
+    std::optional<MemorySpace> space = result_space(*s, *call, args, &attrs);
+    TypePtr type = space ? detail::with_space(call->type(), *space) : call->type();
+    ExprPtr value = detail::rebuild_call(*call, args, attrs, type);
+    if (space) define(s->var, *space);
+    out.push_back(std::make_shared<AssignStmt>(remap(s->var), value, s->span()));
+    return make_seq(std::move(out), s->span());
+  }
+
+  StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
+    for (size_t i = 0; i < s->iter_args.size() && i < s->init_values.size(); ++i) {
+      auto space = space_of(mutate(s->init_values[i]));
+      if (!space) continue;
+      define(s->iter_args[i], *space);
+      if (i < s->return_vars.size()) define(s->return_vars[i], *space);
+    }
+    StmtPtr result = IRMutator::mutate_for(s);
+    const auto* loop = result->as<ForStmt>();
+    auto body = detail::stmt_list(loop->body);
+    const auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
+    for (size_t i = 0; y && i < y->values.size() && i < loop->iter_args.size(); ++i) {
+      auto carried = space_of(loop->iter_args[i]);
+      auto next = space_of(y->values[i]);
+      if (carried && next && carried != next) {
+        throw CompileError(
+            y->span(), "loop-carried tile '" + loop->iter_args[i]->name + "' enters the loop in " +
+                           std::string(memory_space_name(*carried)) + " but is yielded in " +
+                           std::string(memory_space_name(*next)));
+      }
+    }
+    return result;
+  }
+
+  StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
+    ExprPtr cond = mutate(s->cond);
+    StmtPtr then_body = mutate(s->then_body);
+    StmtPtr else_body = mutate(s->else_body);
+    auto stmts = detail::stmt_list(then_body);
+    const auto* y = stmts.empty() ? nullptr : stmts.back()->as<YieldStmt>();
+    for (size_t i = 0; y && i < y->values.size() && i < s->return_vars.size(); ++i) {
+      if (auto space = space_of(y->values[i])) define(s->return_vars[i], *space);
+    }
+    bool changed = false;
+    auto return_vars = remap_all(s->return_vars, &changed);
+    return std::make_shared<IfStmt>(cond, then_body, else_body, std::move(return_vars), s->span());
+  }
+
+ private:
+  static std::optional<MemorySpace> space_of(const ExprPtr& e) {
+    const auto* t = detail::as_tile(e);
+    return t ? t->space : std::nullopt;
+  }
+
+  void define(const VarPtr& v, MemorySpace space) {
+    if (!detail::as_tile(v->type())) return;
+    var_map[v.get()] = make_var(v->name, detail::with_space(v->type(), space), v->span());
+  }
+
+  static std::string describe(const ExprPtr& e) {
+    if (const auto* v = e->as<Var>()) return "'" + v->name + "'";
+    return "operand";
+  }
+
+  [[noreturn]] static void reject(const ExprPtr& operand, MemorySpace have, MemorySpace need,
+                                  const Call& c) {
+    throw CompileError(operand->span().valid() ? operand->span() : c.span(),
+                       "tile " + describe(operand) + " is in " +
+                           std::string(memory_space_name(have)) + " but pl." + c.callee +
+                           " needs it in " + std::string(memory_space_name(need)) +
+                           "; legal moves from " + std::string(memory_space_name(have)) + ": " +
+                           legal_moves_from(have));
+  }
+
+  std::optional<MemorySpace> result_space(const AssignStmt& s, const Call& c,
+                                          const std::vector<ExprPtr>& args, Attrs* attrs) {
+    auto category = detail::op_category(c);
+    if (!category) return std::nullopt;
+    auto attr_space = [&]() -> std::optional<MemorySpace> {
+      if (const auto* a = find_attr(c.attrs, "target_memory"))
+        if (const auto* m = std::get_if<MemorySpace>(a)) return *m;
+      return std::nullopt;
+    };
+    auto require = [&](size_t i, MemorySpace need) {
+      if (i >= args.size()) return;
+      auto have = space_of(args[i]);
+      if (have && *have != need) reject(args[i], *have, need, c);
+    };
+    switch (*category) {
+      case OpCategory::Load: {
+        std::optional<MemorySpace> space = attr_space();
+        if (!space && to_mat_.count(s.var.get())) {
+          space = MemorySpace::Mat;
+          attrs->emplace_back("target_memory", MemorySpace::Mat);
+        }
+        if (!space) space = MemorySpace::Vec;
+        if (!is_legal_transfer(MemorySpace::DDR, *space)) {
+          throw CompileError(c.span(),
+                             "pl.load cannot target " + std::string(memory_space_name(*space)) +
+                                 "; legal targets from DDR: " + legal_moves_from(MemorySpace::DDR));
+        }
+        return space;
+      }
+      case OpCategory::Move: {
+        auto target = attr_space();
+        auto from = args.empty() ? std::nullopt : space_of(args[0]);
+        if (!target) throw CompileError(c.span(), "pl.move needs target_memory");
+        if (from && !is_legal_transfer(*from, *target)) {
+          throw CompileError(
+              c.span(), "cannot move tile " + describe(args[0]) + " from " +
+                            std::string(memory_space_name(*from)) + " to " +
+                            std::string(memory_space_name(*target)) + "; legal moves from " +
+                            std::string(memory_space_name(*from)) + ": " + legal_moves_from(*from));
+        }
+        return target;
+      }
+      case OpCategory::CreateTile: {
+        auto space = attr_space();
+        return space ? *space : MemorySpace::Vec;
+      }
+      case OpCategory::Store: {
+        auto from = args.empty() ? std::nullopt : space_of(args[0]);
+        if (from && !is_legal_transfer(*from, MemorySpace::DDR)) {
+          throw CompileError(
+              c.span(), "cannot store tile " + describe(args[0]) + " from " +
+                            std::string(memory_space_name(*from)) + " to DDR; legal moves from " +
+                            std::string(memory_space_name(*from)) + ": " + legal_moves_from(*from));
+        }
+        return std::nullopt;
+      }
+      case OpCategory::Matmul: {
+        for (size_t i = 0; i < args.size(); ++i)
+          if (auto need = matmul_operand_space(c, i)) require(i, *need);
+        return MemorySpace::Acc;
+      }
+      case OpCategory::Slice:
+      case OpCategory::Assemble:
+        if (!detail::as_tile(c.type())) return std::nullopt;
+        return args.empty() ? std::nullopt : space_of(args[0]);
+      case OpCategory::ElementwiseBinary:
+      case OpCategory::ElementwiseUnary:
+      case OpCategory::Cast:
+      case OpCategory::RowReduce:
+      case OpCategory::RowExpand:
+        if (!detail::as_tile(c.type())) return std::nullopt;
+        for (size_t i = 0; i < args.size(); ++i)
+          if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);
+        return MemorySpace::Vec;
+      case OpCategory::CreateTensor:
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  std::unordered_set<const Var*> to_mat_;
+};
+
+}  // namespace
+
+ProgramPtr infer_tile_memory_space(const ProgramPtr& program) {
+  return detail::map_incore_functions(program, [](const FunctionPtr& f) {
+    SpaceInference inference(*f);
+    return inference.mutate_function(f);
+  });
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,143 @@
+#include "pypto/passes/liveness.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "pass_utils.h"
+
+namespace pypto::passes {
+
+namespace {
+
+using namespace ir;
+
+class LivenessBuilder : public IRVisitor {
+ public:
+  std::unordered_map<const Var*, LiveInterval> intervals;
+
+  void run(const Function& f) {
+    for (const auto& p : f.params) define(p.var.get());
+    visit(f.body);
+  }
+
+ protected:
+  void visit_var(const Var& v) override { use(&v); }
+  void visit_assign(const AssignStmt& s) override {
+    ++now_;
+    visit(s.value);
+    define(s.var.get());
+  }
+  void visit_eval(const EvalStmt& s) override {
+    ++now_;
+    visit(s.expr);
+  }
+  void visit_return(const ReturnStmt& s) override {
+    ++now_;
+    for (const auto& v : s.values) visit(v);
+  }
+  void visit_yield(const YieldStmt& s) override {
+    ++now_;
+    for (const auto& v : s.values) visit(v);
+  }
+  void visit_for(const ForStmt& s) override {
+    ++now_;
+    visit(s.start);
+    visit(s.stop);
+    visit(s.step);
+    for (const auto& v : s.init_values) visit(v);
+    loops_.push_back({now_, {}});
+    define(s.loop_var.get());
+    for (const auto& a : s.iter_args) define(a.get());
+    visit(s.body);
+    ++now_;
+    Loop loop = std::move(loops_.back());
+    loops_.pop_back();
+    for (const Var* v : loop.used_from_outside) extend(v, now_);
+    extend(s.loop_var.get(), now_);
+    for (const auto& a : s.iter_args) extend(a.get(), now_);
+    for (const auto& r : s.return_vars) define(r.get());
+  }
+  void visit_if(const IfStmt& s) override {
+    ++now_;
+    visit(s.cond);
+    visit(s.then_body);
+    visit(s.else_body);
+    ++now_;
+    for (const auto& r : s.return_vars) define(r.get());
+  }
+
+ private:
+  struct Loop {
+    int64_t header;
+    std::vector<const Var*> used_from_outside;
+  };
+
+  void define(const Var* v) {
+    auto& iv = intervals[v];
+    iv.start = now_;
+    iv.end = std::max(iv.end, now_);
+  }
+  void extend(const Var* v, int64_t at) {
+    auto& iv = intervals[v];
+    iv.end = std::max(iv.end, at);
+  }
+  void use(const Var* v) {
+    auto it = intervals.find(v);
+    int64_t def = it == intervals.end() ? 0 : it->second.start;
+    extend(v, now_);
+    // The outermost loop entered after the definition keeps the value live to its end.
+    for (auto& loop : loops_) {
+      if (loop.header >= def) {
+        loop.used_from_outside.push_back(v);
+        break;
+      }
+    }
+  }
+
+  int64_t now_ = 0;
+  std::vector<Loop> loops_;
+};
+
+}  // namespace
+
+std::unordered_map<const Var*, LiveInterval> compute_live_intervals(const Function& f) {
+  LivenessBuilder b;
+  b.run(f);
+  return std::move(b.intervals);
+}
+
+MemoryUsage measure_memory_usage(const Function& f, MemorySpace space) {
+  auto intervals = compute_live_intervals(f);
+  struct Buffer {
+    int64_t size = 0;
+    LiveInterval live{INT64_MAX, INT64_MIN};
+  };
+  std::map<int64_t, Buffer> buffers;
+  MemoryUsage usage;
+  for (const auto& [var, iv] : intervals) {
+    const auto* t = detail::as_tile(var->type());
+    if (!t || !t->memref || t->memref->space != space) continue;
+    usage.tile_bytes += t->size_bytes();
+    auto& b = buffers[t->memref->buffer_id];
+    b.size = std::max(b.size, t->memref->size);
+    b.live.start = std::min(b.live.start, iv.start);
+    b.live.end = std::max(b.live.end, iv.end);
+  }
+  std::vector<std::pair<int64_t, int64_t>> events;  // (time, +size at start / -size after end)
+  for (const auto& [id, b] : buffers) {
+    usage.buffer_bytes += b.size;
+    events.emplace_back(b.live.start, b.size);
+    events.emplace_back(b.live.end + 1, -b.size);
+  }
+  std::sort(events.begin(), events.end());
+  int64_t live = 0;
+  for (const auto& [time, delta] : events) {
+    live += delta;
+    usage.peak_live_bytes = std::max(usage.peak_live_bytes, live);
+  }
+  return usage;
+}
+
+}  // namespace pypto::passes

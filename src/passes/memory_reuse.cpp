@@ -1,0 +1,100 @@
+// MemoryReuse: buffers of one memory space whose lifetimes do not overlap share one buffer.
+// Lifetimes come from structured liveness (a value used inside a loop stays live for the whole
+// loop). Buffers are placed greedily, largest first, into the first shared buffer none of whose
+// current occupants is live at the same time.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "pass_utils.h"
+#include "pypto/passes/liveness.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+
+namespace {
+
+using namespace ir;
+
+// A shared buffer: its occupants' live intervals, disjoint, keyed by start.
+struct SharedBuffer {
+  MemorySpace space;
+  int64_t size = 0;
+  std::map<int64_t, int64_t> occupied;  // start -> end
+
+  bool is_free(const LiveInterval& iv) const {
+    auto it = occupied.upper_bound(iv.end);  // first occupant starting after iv
+    if (it == occupied.begin()) return true;
+    --it;  // the last occupant starting at or before iv.end
+    return it->second < iv.start;
+  }
+};
+
+FunctionPtr reuse_buffers(const FunctionPtr& f) {
+  auto intervals = compute_live_intervals(*f);
+  struct Buffer {
+    MemorySpace space = MemorySpace::Vec;
+    int64_t size = 0;
+    LiveInterval live{INT64_MAX, INT64_MIN};
+    int64_t first_def = INT64_MAX;
+  };
+  std::map<int64_t, Buffer> buffers;
+  for (const auto& [var, iv] : intervals) {
+    const auto* t = detail::as_tile(var->type());
+    if (!t || !t->memref) continue;
+    auto& b = buffers[t->memref->buffer_id];
+    b.space = t->memref->space;
+    b.size = std::max(b.size, t->memref->size);
+    b.live.start = std::min(b.live.start, iv.start);
+    b.live.end = std::max(b.live.end, iv.end);
+  }
+  std::vector<int64_t> order;
+  for (const auto& [id, b] : buffers) order.push_back(id);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    if (buffers[a].size != buffers[b].size) return buffers[a].size > buffers[b].size;
+    return buffers[a].live.start < buffers[b].live.start;
+  });
+  std::vector<SharedBuffer> shared;
+  std::unordered_map<int64_t, size_t> assignment;
+  for (int64_t id : order) {
+    const Buffer& b = buffers[id];
+    size_t chosen = shared.size();
+    for (size_t s = 0; s < shared.size(); ++s) {
+      if (shared[s].space == b.space && shared[s].is_free(b.live)) {
+        chosen = s;
+        break;
+      }
+    }
+    if (chosen == shared.size()) shared.push_back({b.space, 0, {}});
+    shared[chosen].size = std::max(shared[chosen].size, b.size);
+    shared[chosen].occupied[b.live.start] = b.live.end;
+    assignment[id] = chosen;
+  }
+  // Number shared buffers by first use so the output reads in program order.
+  std::vector<size_t> by_start(shared.size());
+  for (size_t i = 0; i < shared.size(); ++i) by_start[i] = i;
+  std::sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) {
+    return shared[a].occupied.begin()->first < shared[b].occupied.begin()->first;
+  });
+  std::vector<int64_t> new_id(shared.size());
+  for (size_t i = 0; i < by_start.size(); ++i) new_id[by_start[i]] = static_cast<int64_t>(i);
+
+  return detail::retype_tiles(f, [&](const Var& v) -> std::optional<TypePtr> {
+    const auto* t = detail::as_tile(v.type());
+    if (!t->memref) return std::nullopt;
+    size_t s = assignment.at(t->memref->buffer_id);
+    MemRef m = *t->memref;
+    m.buffer_id = new_id[s];
+    m.size = shared[s].size;
+    m.addr = -1;
+    return detail::with_memref(v.type(), m);
+  });
+}
+
+}  // namespace
+
+ProgramPtr memory_reuse(const ProgramPtr& program) {
+  return detail::map_incore_functions(program, reuse_buffers);
+}
+
+}  // namespace pypto::passes

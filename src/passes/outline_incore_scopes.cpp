@@ -1,0 +1,262 @@
+// OutlineIncoreScopes: every `with pl.at(level=...)` block of an orchestration function becomes
+// an InCore function `<func>_incore_<n>`. Its parameters are the block's free variables (tensors
+// written by pl.store inside are Out, or InOut when also read; everything else In), it returns
+// the written tensors, and the block is replaced by a call whose results rebind the tensor
+// versions that code after the block uses.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pass_utils.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+
+namespace {
+
+using namespace ir;
+
+class UseCounter : public IRVisitor {
+ public:
+  std::unordered_map<const Var*, int64_t> counts;
+  std::vector<const Var*> order;  // first-use order
+
+ protected:
+  void visit_var(const Var& v) override {
+    if (counts[&v]++ == 0) order.push_back(&v);
+  }
+};
+
+// Which free tensor each tensor variable of a block is a version of, and which are written/read.
+class TensorVersions : public IRVisitor {
+ public:
+  std::unordered_map<const Var*, const Var*> root;
+  std::unordered_set<const Var*> written, read;
+
+  const Var* root_of(const ExprPtr& e) const {
+    const auto* v = e ? e->as<Var>() : nullptr;
+    if (!v) return nullptr;
+    auto it = root.find(v);
+    return it == root.end() ? v : it->second;
+  }
+
+ protected:
+  void visit_assign(const AssignStmt& s) override {
+    if (const auto* store = detail::as_op_call(s.value, "store")) {
+      if (store->args.size() >= 3) {
+        if (const Var* r = root_of(store->args[2])) {
+          root[s.var.get()] = r;
+          written.insert(r);
+        }
+      }
+      for (size_t i = 0; i + 1 < store->args.size(); ++i) visit(store->args[i]);
+      return;
+    }
+    if (s.value->as<Var>() && detail::is_tensor(s.var->type())) {
+      root[s.var.get()] = root_of(s.value);
+      return;
+    }
+    IRVisitor::visit_assign(s);
+  }
+  void visit_for(const ForStmt& s) override {
+    for (size_t i = 0; i < s.iter_args.size() && i < s.init_values.size(); ++i) {
+      if (const Var* r = root_of(s.init_values[i])) {
+        root[s.iter_args[i].get()] = r;
+        if (i < s.return_vars.size()) root[s.return_vars[i].get()] = r;
+      }
+    }
+    visit(s.start);
+    visit(s.stop);
+    visit(s.step);
+    visit(s.body);
+  }
+  void visit_if(const IfStmt& s) override {
+    visit(s.cond);
+    visit(s.then_body);
+    visit(s.else_body);
+    auto stmts = detail::stmt_list(s.then_body);
+    const auto* y = stmts.empty() ? nullptr : stmts.back()->as<YieldStmt>();
+    for (size_t i = 0; y && i < s.return_vars.size() && i < y->values.size(); ++i) {
+      if (const Var* r = root_of(y->values[i])) root[s.return_vars[i].get()] = r;
+    }
+  }
+  void visit_yield(const YieldStmt&) override {}  // hands values on, reads nothing
+  void visit_var(const Var& v) override {
+    if (detail::is_tensor(v.type())) {
+      auto it = root.find(&v);
+      read.insert(it == root.end() ? &v : it->second);
+    }
+  }
+};
+
+class ScopeOutliner : public IRMutator {
+ public:
+  ScopeOutliner(const Function& f, std::unordered_set<std::string>* taken_names)
+      : function_(f), taken_names_(taken_names) {
+    function_uses_.visit(f.body);
+  }
+  std::vector<FunctionPtr> outlined;
+
+ protected:
+  StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {
+    StmtPtr body = mutate(s->body);  // nested scopes first
+    std::vector<VarPtr> defs = detail::defined_vars(body);
+    std::unordered_set<const Var*> defined;
+    for (const auto& d : defs) defined.insert(d.get());
+
+    UseCounter scope_uses;
+    scope_uses.visit(body);
+    std::vector<VarPtr> free_vars;
+    {
+      std::unordered_map<const Var*, VarPtr> by_ptr;
+      collect_var_ptrs(body, &by_ptr);
+      for (const Var* v : scope_uses.order)
+        if (!defined.count(v)) free_vars.push_back(by_ptr.at(v));
+    }
+    TensorVersions versions;
+    versions.visit(body);
+
+    // Tensor versions defined inside and used after the block, grouped by free tensor.
+    std::vector<VarPtr> escaping;
+    for (const auto& d : defs) {
+      int64_t total = function_uses_.counts.count(d.get()) ? function_uses_.counts.at(d.get()) : 0;
+      int64_t inside = scope_uses.counts.count(d.get()) ? scope_uses.counts.at(d.get()) : 0;
+      if (total == inside) continue;
+      const Var* r = versions.root_of(d);
+      if (!detail::is_tensor(d->type()) || r == d.get() || !versions.written.count(r)) {
+        throw CompileError(d->span(), "value '" + d->name +
+                                          "' is defined inside a pl.at scope and used after it; "
+                                          "only tensors written with pl.store may leave a scope");
+      }
+      escaping.push_back(d);
+    }
+
+    std::string name;
+    do {
+      name = function_.name + "_incore_" + std::to_string(counter_++);
+    } while (!taken_names_->insert(name).second);
+
+    std::vector<Param> params;
+    std::unordered_map<const Var*, ExprPtr> to_param;
+    std::vector<const Var*> outputs;  // free tensors written, in parameter order
+    for (const auto& v : free_vars) {
+      auto p = make_var(v->name, v->type(), v->span());
+      to_param[v.get()] = p;
+      ParamDirection dir = ParamDirection::In;
+      if (versions.written.count(v.get())) {
+        dir = versions.read.count(v.get()) ? ParamDirection::InOut : ParamDirection::Out;
+        outputs.push_back(v.get());
+      }
+      params.push_back({p, dir});
+    }
+
+    // The value each output holds at the end of the block: its last version assigned at the top
+    // level, or the parameter itself (stores write in place).
+    std::vector<ExprPtr> returned;
+    std::vector<TypePtr> return_types;
+    for (const Var* out : outputs) {
+      ExprPtr last = to_param.at(out);
+      for (const auto& st : detail::stmt_list(body)) {
+        for (const auto& d : top_level_defs(st))
+          if (versions.root_of(d) == out) last = d;
+      }
+      returned.push_back(last);
+      return_types.push_back(out->type());
+    }
+    std::vector<StmtPtr> fn_body = detail::stmt_list(substitute(body, to_param));
+    fn_body.push_back(std::make_shared<ReturnStmt>(
+        [&] {
+          std::vector<ExprPtr> vs;
+          for (const auto& r : returned) vs.push_back(substitute(r, to_param));
+          return vs;
+        }(),
+        s->span()));
+    outlined.push_back(std::make_shared<Function>(name, FunctionType::InCore, params, return_types,
+                                                  make_seq(std::move(fn_body), s->span()),
+                                                  s->span()));
+
+    std::vector<ExprPtr> args(free_vars.begin(), free_vars.end());
+    TypePtr call_type = return_types.size() == 1 ? return_types[0] : tuple_type(return_types);
+    ExprPtr call = std::make_shared<Call>(CallKind::Function, name, std::move(args), Attrs{},
+                                          call_type, s->span());
+    if (escaping.empty()) return std::make_shared<EvalStmt>(call, s->span());
+    std::vector<StmtPtr> out;
+    ExprPtr results = call;
+    if (outputs.size() > 1) {
+      auto tuple = make_var(name + "_results", call_type, s->span());
+      out.push_back(std::make_shared<AssignStmt>(tuple, call, s->span()));
+      results = tuple;
+    }
+    for (const auto& e : escaping) {
+      size_t index =
+          std::find(outputs.begin(), outputs.end(), versions.root_of(e)) - outputs.begin();
+      ExprPtr value = outputs.size() > 1
+                          ? std::make_shared<TupleGetItem>(results, static_cast<int64_t>(index),
+                                                           return_types[index], s->span())
+                          : results;
+      out.push_back(std::make_shared<AssignStmt>(e, value, s->span()));
+      if (outputs.size() == 1) results = e;  // later versions copy the first, not re-call
+    }
+    return make_seq(std::move(out), s->span());
+  }
+
+ private:
+  static std::vector<VarPtr> top_level_defs(const StmtPtr& s) {
+    if (const auto* a = s->as<AssignStmt>()) return {a->var};
+    if (const auto* f = s->as<ForStmt>()) return f->return_vars;
+    if (const auto* i = s->as<IfStmt>()) return i->return_vars;
+    return {};
+  }
+
+  static void collect_var_ptrs(const StmtPtr& s, std::unordered_map<const Var*, VarPtr>* out) {
+    struct Collector : IRMutator {
+      std::unordered_map<const Var*, VarPtr>* out;
+      ExprPtr mutate_var(const std::shared_ptr<const Var>& v) override {
+        out->emplace(v.get(), v);
+        return v;
+      }
+    } c;
+    c.out = out;
+    c.mutate(s);
+  }
+
+  const Function& function_;
+  std::unordered_set<std::string>* taken_names_;
+  UseCounter function_uses_;
+  int counter_ = 0;
+};
+
+class ScopeInliner : public IRMutator {
+ protected:
+  StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {
+    return mutate(s->body);
+  }
+};
+
+}  // namespace
+
+ProgramPtr outline_incore_scopes(const ProgramPtr& program) {
+  std::unordered_set<std::string> names;
+  for (const auto& f : program->functions) names.insert(f->name);
+  std::vector<FunctionPtr> fns;
+  bool changed = false;
+  for (const auto& f : program->functions) {
+    if (f->type == FunctionType::InCore) {
+      // Code in a kernel already runs on a core: the scope adds nothing.
+      ScopeInliner inliner;
+      fns.push_back(inliner.mutate_function(f));
+      changed |= fns.back() != f;
+      continue;
+    }
+    ScopeOutliner outliner(*f, &names);
+    FunctionPtr g = outliner.mutate_function(f);
+    for (auto& o : outliner.outlined) fns.push_back(std::move(o));
+    fns.push_back(g);
+    changed |= g != f;
+  }
+  if (!changed) return program;
+  return program->with_functions(std::move(fns));
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,94 @@
+#include "pypto/passes/pass_manager.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "pypto/ir/printer.h"
+#include "pypto/passes/verifier.h"
+#include "pypto/profiling/profiler.h"
+
+namespace pypto::passes {
+
+namespace {
+
+void write_dump(const std::string& dir, const std::string& file, const ir::Program& program) {
+  std::filesystem::path path = std::filesystem::path(dir) / file;
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write IR dump " + path.string());
+  out << ir::print_program(program);
+  if (!out.flush()) throw std::runtime_error("cannot write IR dump " + path.string());
+}
+
+std::string two_digits(size_t n) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%02zu", n);
+  return buf;
+}
+
+}  // namespace
+
+PassManager::PassManager(std::vector<std::string> pass_names) {
+  for (const auto& n : pass_names) add(n);
+}
+
+PassManager PassManager::for_strategy(OptimizationStrategy strategy) {
+  PassManager pm;
+  switch (strategy) {
+    case OptimizationStrategy::Default:
+      for (const auto& p : registered_passes()) pm.passes_.push_back(&p);
+      break;
+  }
+  return pm;
+}
+
+PassManager& PassManager::add(const std::string& pass_name) {
+  const Pass* p = find_pass(pass_name);
+  if (!p) throw std::invalid_argument("unknown pass '" + pass_name + "'");
+  passes_.push_back(p);
+  return *this;
+}
+
+std::vector<std::string> PassManager::pass_names() const {
+  std::vector<std::string> names;
+  for (const Pass* p : passes_) names.push_back(p->name);
+  return names;
+}
+
+void PassManager::add_before_instrument(PassInstrument hook) { before_.push_back(std::move(hook)); }
+void PassManager::add_after_instrument(PassInstrument hook) { after_.push_back(std::move(hook)); }
+
+ir::ProgramPtr PassManager::run(ir::ProgramPtr program, const PassRunOptions& options) const {
+  profiling::ScopedStage passes_stage("passes");
+  bool dumping = !options.dump_dir.empty();
+  if (dumping) {
+    profiling::ScopedStage dump_stage("dump");
+    write_dump(options.dump_dir, "00_frontend.py", *program);
+  }
+  IRProperties properties = 0;
+  for (size_t i = 0; i < passes_.size(); ++i) {
+    const Pass& pass = *passes_[i];
+    for (const auto& hook : before_) hook(pass.name, i, program);
+    {
+      // The registry outlives every profiler, so its names can be recorded as views.
+      profiling::ScopedStage stage(std::string_view(pass.name));
+      program = pass.run(program);
+    }
+    properties = (properties & ~pass.invalidates) | pass.produces;
+    if (options.verify) {
+      profiling::ScopedStage verify_stage("verify");
+      verify_program(*program, properties, pass.name);
+    }
+    if (dumping) {
+      profiling::ScopedStage dump_stage("dump");
+      write_dump(options.dump_dir, two_digits(i + 1) + "_after_" + pass.name + ".py", *program);
+    }
+    for (const auto& hook : after_) hook(pass.name, i, program);
+  }
+  return program;
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,80 @@
+// Small helpers shared by several passes (internal to src/passes).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "pypto/ir/mutator.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/program.h"
+#include "pypto/ir/visitor.h"
+
+namespace pypto::passes::detail {
+
+const ir::TileType* as_tile(const ir::TypePtr& t);
+const ir::TileType* as_tile(const ir::ExprPtr& e);
+bool is_tensor(const ir::TypePtr& t);
+bool is_scalar(const ir::TypePtr& t);
+
+// The op call an expression is, or null (function calls and non-calls give null).
+const ir::Call* as_op_call(const ir::ExprPtr& e, std::string_view name = {});
+// Category of a registered op; nullopt for unknown ops.
+std::optional<ir::OpCategory> op_category(const ir::Call& call);
+// Pure: no side effect, may be removed when unused (everything but stores and function calls).
+bool is_pure(const ir::ExprPtr& e);
+
+// A tile type with its space and MemRef replaced.
+ir::TypePtr with_space(const ir::TypePtr& tile, ir::MemorySpace space);
+ir::TypePtr with_memref(const ir::TypePtr& tile, std::optional<ir::MemRef> memref);
+
+// A call node like `call` with different arguments, attributes or type.
+ir::ExprPtr rebuild_call(const ir::Call& call, std::vector<ir::ExprPtr> args, ir::Attrs attrs,
+                         ir::TypePtr type);
+
+// An op call built without the registry's type inference (the caller knows the type).
+ir::ExprPtr make_typed_op_call(std::string op, std::vector<ir::ExprPtr> args, ir::Attrs attrs,
+                               ir::TypePtr type, ir::Span span = {});
+
+// Every Var defined by a statement tree: Assign targets, loop vars, iter_args, return_vars.
+std::vector<ir::VarPtr> defined_vars(const ir::StmtPtr& s);
+// Every Var occurrence (definitions and uses) counted.
+void count_var_occurrences(const ir::StmtPtr& s, std::unordered_map<const ir::Var*, int64_t>* out);
+// Vars used (not defined) anywhere in an expression.
+void collect_used_vars(const ir::ExprPtr& e, std::vector<const ir::Var*>* out);
+
+// The statements of a body as a list (a SeqStmts is unpacked, anything else is one element).
+std::vector<ir::StmtPtr> stmt_list(const ir::StmtPtr& s);
+
+// Replaces the type of every tile variable of `f` for which `new_type` returns a type (keeping
+// its name and span), in definitions and uses alike, and gives each call assigned to a retyped
+// variable the same type.
+ir::FunctionPtr retype_tiles(
+    const ir::FunctionPtr& f,
+    const std::function<std::optional<ir::TypePtr>(const ir::Var&)>& new_type);
+
+// Applies `fn` to every InCore function; other functions are kept. Returns the same program when
+// nothing changed.
+ir::ProgramPtr map_incore_functions(
+    const ir::ProgramPtr& program,
+    const std::function<ir::FunctionPtr(const ir::FunctionPtr&)>& fn);
+ir::ProgramPtr map_functions(const ir::ProgramPtr& program,
+                             const std::function<ir::FunctionPtr(const ir::FunctionPtr&)>& fn);
+
+// "12:9" or "?" without a position.
+std::string span_text(ir::Span span);
+
+}  // namespace pypto::passes::detail
+
+namespace pypto::passes::detail {
+
+// Python integer // and % (floor toward negative infinity); nullopt when dividing by zero.
+std::optional<int64_t> floor_div(int64_t a, int64_t b);
+std::optional<int64_t> floor_mod(int64_t a, int64_t b);
+// The value of an integer expression built from integer literals, or nullopt.
+std::optional<int64_t> evaluate_const_int(const ir::ExprPtr& e);
+
+}  // namespace pypto::passes::detail

@@ -1,0 +1,341 @@
+// Simplify: folds constant scalar arithmetic (`i * 64` once UnrollLoops made `i` a literal),
+// applies algebraic identities (`x + 0`, `x * 1`), re-associates constant offsets
+// (`(x + 64) + 64` -> `x + 128`), propagates copies of variables and literals, folds `if` on a
+// constant condition, and removes assignments of pure values nobody uses.
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pass_utils.h"
+#include "pypto/passes/pass.h"
+
+namespace pypto::passes {
+
+namespace {
+
+using namespace ir;
+
+std::optional<double> const_number(const ExprPtr& e) {
+  if (const auto* i = e->as<IntImm>()) return static_cast<double>(i->value);
+  if (const auto* f = e->as<FloatImm>()) return f->value;
+  return std::nullopt;
+}
+std::optional<bool> const_bool(const ExprPtr& e) {
+  if (const auto* b = e->as<BoolImm>()) return b->value;
+  return std::nullopt;
+}
+bool is_int_type(const ExprPtr& e) {
+  const auto* s = e->type() ? e->type()->as<ScalarType>() : nullptr;
+  return s && (s->dtype == DataType::INT64 || s->dtype == DataType::INT32);
+}
+bool is_int_literal(const ExprPtr& e, int64_t v) {
+  auto c = as_const_int(e);
+  return c && *c == v;
+}
+bool is_number_literal(const ExprPtr& e, double v) {
+  auto c = const_number(e);
+  return c && *c == v;
+}
+const DataType* scalar_dtype(const ExprPtr& e) {
+  const auto* s = e->type() ? e->type()->as<ScalarType>() : nullptr;
+  return s ? &s->dtype : nullptr;
+}
+
+// The folded literal of `a op b`, when both are literals.
+ExprPtr fold_constants(const Binary& b) {
+  Span span = b.span();
+  const auto* result_type = b.type() ? b.type()->as<ScalarType>() : nullptr;
+  if (!result_type) return nullptr;
+  const DataType* result = &result_type->dtype;
+  auto ia = as_const_int(b.a), ib = as_const_int(b.b);
+  if (ia && ib && *result != DataType::BOOL && b.op != BinaryOp::Div) {
+    std::optional<int64_t> v;
+    switch (b.op) {
+      case BinaryOp::Add:
+        v = *ia + *ib;
+        break;
+      case BinaryOp::Sub:
+        v = *ia - *ib;
+        break;
+      case BinaryOp::Mul:
+        v = *ia * *ib;
+        break;
+      case BinaryOp::FloorDiv:
+        v = detail::floor_div(*ia, *ib);
+        break;
+      case BinaryOp::Mod:
+        v = detail::floor_mod(*ia, *ib);
+        break;
+      case BinaryOp::Min:
+        v = std::min(*ia, *ib);
+        break;
+      case BinaryOp::Max:
+        v = std::max(*ia, *ib);
+        break;
+      default:
+        break;
+    }
+    if (v) return std::make_shared<IntImm>(*v, *result, span);
+    return nullptr;
+  }
+  auto ba = const_bool(b.a), bb = const_bool(b.b);
+  if (ba && bb) {
+    if (b.op == BinaryOp::And) return make_bool(*ba && *bb, span);
+    if (b.op == BinaryOp::Or) return make_bool(*ba || *bb, span);
+  }
+  auto na = const_number(b.a), nb = const_number(b.b);
+  if (!na || !nb) return nullptr;
+  double x = *na, y = *nb;
+  if (is_comparison(b.op)) {
+    bool r = false;
+    switch (b.op) {
+      case BinaryOp::Eq:
+        r = x == y;
+        break;
+      case BinaryOp::Ne:
+        r = x != y;
+        break;
+      case BinaryOp::Lt:
+        r = x < y;
+        break;
+      case BinaryOp::Le:
+        r = x <= y;
+        break;
+      case BinaryOp::Gt:
+        r = x > y;
+        break;
+      case BinaryOp::Ge:
+        r = x >= y;
+        break;
+      default:
+        break;
+    }
+    return make_bool(r, span);
+  }
+  if (!is_float(*result)) return nullptr;
+  double r;
+  switch (b.op) {
+    case BinaryOp::Add:
+      r = x + y;
+      break;
+    case BinaryOp::Sub:
+      r = x - y;
+      break;
+    case BinaryOp::Mul:
+      r = x * y;
+      break;
+    case BinaryOp::Div:
+      if (y == 0) return nullptr;
+      r = x / y;
+      break;
+    case BinaryOp::Min:
+      r = std::min(x, y);
+      break;
+    case BinaryOp::Max:
+      r = std::max(x, y);
+      break;
+    default:
+      return nullptr;
+  }
+  // Round to the result dtype as the interpreter does, so folding never changes a value.
+  if (*result == DataType::FP32) r = static_cast<double>(static_cast<float>(r));
+  return std::make_shared<FloatImm>(r, *result, span);
+}
+
+class ExprSimplifier : public IRMutator {
+ protected:
+  ExprPtr mutate_unary(const std::shared_ptr<const Unary>& e) override {
+    ExprPtr a = mutate(e->a);
+    if (e->op == UnaryOp::Neg) {
+      if (auto i = as_const_int(a))
+        return std::make_shared<IntImm>(-*i, *scalar_dtype(a), e->span());
+      if (const auto* f = a->as<FloatImm>())
+        return std::make_shared<FloatImm>(-f->value, f->type()->as<ScalarType>()->dtype, e->span());
+    }
+    if (e->op == UnaryOp::Not) {
+      if (auto b = const_bool(a)) return make_bool(!*b, e->span());
+    }
+    if (a == e->a) return e;
+    return std::make_shared<Unary>(e->op, a, e->type(), e->span());
+  }
+
+  ExprPtr mutate_binary(const std::shared_ptr<const Binary>& e) override {
+    ExprPtr a = mutate(e->a), b = mutate(e->b);
+    ExprPtr node = (a == e->a && b == e->b)
+                       ? ExprPtr(e)
+                       : std::make_shared<Binary>(e->op, a, b, e->type(), e->span());
+    const auto& bin = *node->as<Binary>();
+    if (ExprPtr folded = fold_constants(bin)) return folded;
+    bool same_type = types_equal(node->type(), a->type()) || types_equal(node->type(), b->type());
+    auto keep = [&](const ExprPtr& x) -> ExprPtr {
+      return types_equal(x->type(), node->type()) ? x : nullptr;
+    };
+    // Identities that hold for every value of x (and keep the result type).
+    if (same_type) {
+      switch (e->op) {
+        case BinaryOp::Add:
+          if (is_number_literal(b, 0))
+            if (auto r = keep(a)) return r;
+          if (is_number_literal(a, 0))
+            if (auto r = keep(b)) return r;
+          break;
+        case BinaryOp::Sub:
+          if (is_number_literal(b, 0))
+            if (auto r = keep(a)) return r;
+          break;
+        case BinaryOp::Mul:
+          if (is_number_literal(b, 1))
+            if (auto r = keep(a)) return r;
+          if (is_number_literal(a, 1))
+            if (auto r = keep(b)) return r;
+          if (is_int_type(node) && (is_int_literal(a, 0) || is_int_literal(b, 0)))
+            return std::make_shared<IntImm>(0, *scalar_dtype(node), e->span());
+          break;
+        case BinaryOp::FloorDiv:
+          if (is_int_type(node) && is_int_literal(b, 1))
+            if (auto r = keep(a)) return r;
+          break;
+        case BinaryOp::Div:
+          if (is_number_literal(b, 1))
+            if (auto r = keep(a)) return r;
+          break;
+        default:
+          break;
+      }
+    }
+    // Re-associate integer constants: (x + c1) + c2 -> x + (c1 + c2), (x * c1) * c2 likewise.
+    if (is_int_type(node) && (e->op == BinaryOp::Add || e->op == BinaryOp::Mul)) {
+      auto cb = as_const_int(b);
+      const auto* inner = a->as<Binary>();
+      if (cb && inner && inner->op == e->op && is_int_type(a)) {
+        if (auto ci = as_const_int(inner->b)) {
+          int64_t c = e->op == BinaryOp::Add ? *ci + *cb : *ci * *cb;
+          return mutate(std::make_shared<Binary>(e->op, inner->a,
+                                                 std::make_shared<IntImm>(c, *scalar_dtype(node)),
+                                                 node->type(), e->span()));
+        }
+      }
+      // Put the literal on the right so the rule above applies to `c + x` too.
+      if (as_const_int(a) && !as_const_int(b)) {
+        return mutate(std::make_shared<Binary>(e->op, b, a, node->type(), e->span()));
+      }
+    }
+    return node;
+  }
+};
+
+// Simplifies expressions, propagates copies and folds constant ifs, statement by statement.
+class StmtSimplifier : public ExprSimplifier {
+ public:
+  explicit StmtSimplifier(const Function& f) {
+    for (const auto& v : detail::defined_vars(f.body)) ++def_counts_[v.get()];
+    for (const auto& p : f.params) ++def_counts_[p.var.get()];
+  }
+
+ protected:
+  StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
+    ExprPtr value = mutate(s->value);
+    // `x = y` or `x = 3`: uses of x read the value directly (only when both are single
+    // definitions, so this is also safe on IR that is not yet in SSA form).
+    bool copy = value->as<IntImm>() || value->as<FloatImm>() || value->as<BoolImm>();
+    if (const auto* v = value->as<Var>()) copy = def_counts_[v] <= 1;
+    if (copy && def_counts_[s->var.get()] == 1 && types_equal(value->type(), s->var->type())) {
+      var_map[s->var.get()] = value;
+      return make_seq({}, s->span());
+    }
+    if (value == s->value) return s;
+    return std::make_shared<AssignStmt>(s->var, value, s->span());
+  }
+
+  StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
+    ExprPtr cond = mutate(s->cond);
+    auto c = const_bool(cond);
+    if (!c) {
+      if (auto n = const_number(cond)) c = *n != 0;
+    }
+    if (!c) {
+      if (cond == s->cond) return IRMutator::mutate_if(s);
+      return IRMutator::mutate_if(
+          std::make_shared<IfStmt>(cond, s->then_body, s->else_body, s->return_vars, s->span()));
+    }
+    const StmtPtr& taken = *c ? s->then_body : s->else_body;
+    std::vector<StmtPtr> stmts = detail::stmt_list(mutate(taken));
+    if (!s->return_vars.empty() && !stmts.empty()) {
+      if (const auto* y = stmts.back()->as<YieldStmt>()) {
+        std::vector<ExprPtr> values = y->values;
+        stmts.pop_back();
+        for (size_t i = 0; i < s->return_vars.size() && i < values.size(); ++i) {
+          stmts.push_back(
+              mutate(std::make_shared<AssignStmt>(s->return_vars[i], values[i], s->span())));
+        }
+      }
+    }
+    return make_seq(std::move(stmts), s->span());
+  }
+
+ private:
+  std::unordered_map<const Var*, int64_t> def_counts_;
+};
+
+// Removes assignments of pure values whose variable is never used, following chains: removing
+// one assignment can make the values it used dead too (a worklist keeps this linear).
+class DeadAssignmentRemover : public IRMutator {
+ public:
+  explicit DeadAssignmentRemover(const Function& f) {
+    Index index(this);
+    index.visit_function(f);
+    for (const auto& p : f.params) pinned_.insert(p.var.get());
+    std::vector<const Var*> work;
+    for (const auto& [var, def] : defs_)
+      if (uses_[var] == 0) work.push_back(var);
+    while (!work.empty()) {
+      const Var* v = work.back();
+      work.pop_back();
+      auto it = defs_.find(v);
+      if (it == defs_.end() || pinned_.count(v) || dead_.count(it->second)) continue;
+      const AssignStmt* def = it->second;
+      if (!detail::is_pure(def->value)) continue;
+      dead_.insert(def);
+      std::vector<const Var*> used;
+      detail::collect_used_vars(def->value, &used);
+      for (const Var* u : used)
+        if (--uses_[u] == 0) work.push_back(u);
+    }
+  }
+
+ protected:
+  StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
+    if (dead_.count(s.get())) return make_seq({}, s->span());
+    return s;
+  }
+
+ private:
+  struct Index : IRVisitor {
+    explicit Index(DeadAssignmentRemover* r) : r(r) {}
+    DeadAssignmentRemover* r;
+    void visit_var(const Var& v) override { ++r->uses_[&v]; }
+    void visit_assign(const AssignStmt& s) override {
+      // A variable assigned more than once (IR not yet in SSA form) is kept.
+      if (!r->defs_.emplace(s.var.get(), &s).second) r->pinned_.insert(s.var.get());
+      visit(s.value);
+    }
+  };
+
+  std::unordered_map<const Var*, const AssignStmt*> defs_;
+  std::unordered_map<const Var*, int64_t> uses_;
+  std::unordered_set<const Var*> pinned_;
+  std::unordered_set<const AssignStmt*> dead_;
+};
+
+}  // namespace
+
+ProgramPtr simplify(const ProgramPtr& program) {
+  return detail::map_functions(program, [](const FunctionPtr& f) {
+    StmtSimplifier simplifier(*f);
+    FunctionPtr g = simplifier.mutate_function(f);
+    DeadAssignmentRemover remover(*g);
+    return remover.mutate_function(g);
+  });
+}
+
+}  // namespace pypto::passes

@@ -1,0 +1,319 @@
+// The verifier: checks that the IR properties passes promise actually hold, so that a broken
+// pass is caught right after it ran instead of as a wrong result at the end of the pipeline.
+#include "pypto/passes/verifier.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pass_utils.h"
+#include "pypto/passes/liveness.h"
+
+namespace pypto::passes {
+
+namespace {
+
+using namespace ir;
+
+using Problems = std::vector<VerificationProblem>;
+
+std::string at(Span span) { return span.valid() ? " at " + detail::span_text(span) : ""; }
+
+// Single assignment, use after definition, loop and if bodies as scopes.
+class SsaChecker : public IRVisitor {
+ public:
+  SsaChecker(const Function& f, Problems* problems) : problems_(problems) {
+    scopes_.emplace_back();
+    for (const auto& p : f.params) define(p.var, f.span);
+    visit(f.body);
+  }
+
+ protected:
+  void visit_var(const Var& v) override {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (it->count(&v)) return;
+    if (defined_.count(&v)) {
+      report(v.span(), "variable '" + v.name + "' used outside the loop or branch defining it" +
+                           at(v.span()));
+    } else {
+      report(v.span(), "variable '" + v.name + "' used before definition" + at(v.span()));
+    }
+  }
+  void visit_assign(const AssignStmt& s) override {
+    visit(s.value);
+    define(s.var, s.span());
+  }
+  void visit_for(const ForStmt& s) override {
+    visit(s.start);
+    visit(s.stop);
+    visit(s.step);
+    for (const auto& v : s.init_values) visit(v);
+    scopes_.emplace_back();
+    define(s.loop_var, s.span());
+    for (const auto& a : s.iter_args) define(a, s.span());
+    visit(s.body);
+    scopes_.pop_back();
+    for (const auto& r : s.return_vars) define(r, s.span());
+  }
+  void visit_if(const IfStmt& s) override {
+    visit(s.cond);
+    scopes_.emplace_back();
+    visit(s.then_body);
+    scopes_.pop_back();
+    scopes_.emplace_back();
+    visit(s.else_body);
+    scopes_.pop_back();
+    for (const auto& r : s.return_vars) define(r, s.span());
+  }
+
+ private:
+  void define(const VarPtr& v, Span span) {
+    if (!defined_.insert(v.get()).second) {
+      Span where = v->span().valid() ? v->span() : span;
+      report(where, "variable '" + v->name + "' assigned more than once" + at(span));
+    }
+    scopes_.back().insert(v.get());
+  }
+  void report(Span span, std::string message) { problems_->push_back({span, std::move(message)}); }
+
+  Problems* problems_;
+  std::unordered_set<const Var*> defined_;
+  std::vector<std::unordered_set<const Var*>> scopes_;
+};
+
+class StructureChecker : public IRVisitor {
+ public:
+  StructureChecker(const Function& f, IRProperties props, Problems* problems)
+      : function_(f), props_(props), problems_(problems) {
+    visit(f.body);
+  }
+
+ protected:
+  void visit_assign(const AssignStmt& s) override {
+    check_whole_value(s.value, s.span());
+    check_tile_var(*s.var, s.span());
+    IRVisitor::visit_assign(s);
+  }
+  void visit_eval(const EvalStmt& s) override {
+    check_whole_value(s.expr, s.span());
+    IRVisitor::visit_eval(s);
+  }
+  void visit_return(const ReturnStmt& s) override {
+    for (const auto& v : s.values) check_no_call(v, s.span());
+    IRVisitor::visit_return(s);
+  }
+  void visit_yield(const YieldStmt& s) override {
+    for (const auto& v : s.values) check_no_call(v, s.span());
+    IRVisitor::visit_yield(s);
+  }
+  void visit_for(const ForStmt& s) override {
+    if (has_property(props_, IRProperty::NoUnrollLoops) && s.for_kind == ForKind::Unroll) {
+      report(s.span(),
+             "pl.unroll loop over '" + s.loop_var->name + "' was not unrolled" + at(s.span()));
+    }
+    for (const auto& a : s.iter_args) check_tile_var(*a, s.span());
+    for (const auto& r : s.return_vars) check_tile_var(*r, s.span());
+    IRVisitor::visit_for(s);
+  }
+  void visit_if(const IfStmt& s) override {
+    for (const auto& r : s.return_vars) check_tile_var(*r, s.span());
+    IRVisitor::visit_if(s);
+  }
+  void visit_scope(const ScopeStmt& s) override {
+    if (has_property(props_, IRProperty::NoScopes)) {
+      report(s.span(), "pl.at scope left in function '" + function_.name + "'" + at(s.span()));
+    }
+    IRVisitor::visit_scope(s);
+  }
+  void visit_call(const Call& c) override {
+    if (has_property(props_, IRProperty::TileOpsOnly) && function_.type == FunctionType::InCore) {
+      auto cat = detail::op_category(c);
+      bool compute = cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary ||
+                     cat == OpCategory::Cast || cat == OpCategory::RowReduce ||
+                     cat == OpCategory::RowExpand;
+      if (compute && detail::is_tensor(c.type())) {
+        report(c.span(), "pl." + c.callee + " on tensors left in InCore function '" +
+                             function_.name + "'" + at(c.span()));
+      }
+    }
+    IRVisitor::visit_call(c);
+  }
+
+ private:
+  bool incore() const { return function_.type == FunctionType::InCore; }
+
+  void check_whole_value(const ExprPtr& value, Span span) {
+    if (!has_property(props_, IRProperty::Flat)) return;
+    if (const auto* c = value->as<Call>()) {
+      for (const auto& a : c->args) check_no_call(a, span);
+    } else {
+      check_no_call(value, span);
+    }
+  }
+  void check_no_call(const ExprPtr& e, Span span) {
+    if (!has_property(props_, IRProperty::Flat)) return;
+    struct Finder : IRVisitor {
+      const Call* found = nullptr;
+      void visit_call(const Call& c) override {
+        if (!found) found = &c;
+      }
+    } finder;
+    finder.visit(e);
+    if (finder.found) {
+      report(finder.found->span().valid() ? finder.found->span() : span,
+             "call of '" + finder.found->callee + "' nested inside another expression" + at(span));
+    }
+  }
+  void check_tile_var(const Var& v, Span span) {
+    if (!incore()) return;
+    const auto* t = detail::as_tile(v.type());
+    if (!t) return;
+    Span where = v.span().valid() ? v.span() : span;
+    if (has_property(props_, IRProperty::MemorySpacesSet) && !t->space) {
+      report(where, "tile '" + v.name + "' has no memory space" + at(where));
+    }
+    if (has_property(props_, IRProperty::MemRefsSet)) {
+      if (!t->memref) {
+        report(where, "tile '" + v.name + "' has no MemRef" + at(where));
+      } else if (t->space && t->memref->space != *t->space) {
+        report(where, "tile '" + v.name + "' is in " + std::string(memory_space_name(*t->space)) +
+                          " but its MemRef is in " +
+                          std::string(memory_space_name(t->memref->space)) + at(where));
+      } else if (t->memref->size < t->size_bytes()) {
+        report(where, "tile '" + v.name + "' of " + std::to_string(t->size_bytes()) +
+                          " bytes has a buffer of only " + std::to_string(t->memref->size) +
+                          " bytes" + at(where));
+      }
+    }
+  }
+  void report(Span span, std::string message) { problems_->push_back({span, std::move(message)}); }
+
+  const Function& function_;
+  IRProperties props_;
+  Problems* problems_;
+};
+
+// Addresses inside capacity, aligned, consistent per buffer, and no two buffers live at the same
+// time overlapping.
+void check_addresses(const Function& f, Problems* problems) {
+  auto intervals = compute_live_intervals(f);
+  struct Buffer {
+    const Var* tile = nullptr;
+    MemRef memref;
+    LiveInterval live{INT64_MAX, INT64_MIN};
+  };
+  std::map<int64_t, Buffer> buffers;
+  std::vector<std::pair<const Var*, LiveInterval>> ordered(intervals.begin(), intervals.end());
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.second.start < b.second.start; });
+  for (const auto& [var, iv] : ordered) {
+    const auto* t = detail::as_tile(var->type());
+    if (!t || !t->memref) continue;
+    const MemRef& m = *t->memref;
+    std::string name = "tile '" + var->name + "'";
+    int64_t capacity = memory_space_capacity(m.space);
+    if (m.addr < 0) {
+      problems->push_back({var->span(), name + " has no address" + at(var->span())});
+      continue;
+    }
+    if (m.addr % kMemoryAlignment != 0) {
+      problems->push_back({var->span(), name + " at address " + std::to_string(m.addr) +
+                                            " is not aligned to " +
+                                            std::to_string(kMemoryAlignment) + " bytes"});
+    }
+    if (capacity > 0 && m.addr + m.size > capacity) {
+      problems->push_back({var->span(), name + " at [" + std::to_string(m.addr) + ", " +
+                                            std::to_string(m.addr + m.size) + ") exceeds " +
+                                            std::string(memory_space_name(m.space)) +
+                                            " capacity of " + std::to_string(capacity) + " bytes"});
+    }
+    auto [it, inserted] = buffers.try_emplace(m.buffer_id);
+    Buffer& b = it->second;
+    if (inserted) {
+      b.tile = var;
+      b.memref = m;
+    } else if (b.memref.addr != m.addr || b.memref.space != m.space) {
+      problems->push_back({var->span(), name + " and tile '" + b.tile->name + "' share buffer " +
+                                            std::to_string(m.buffer_id) +
+                                            " but have different addresses or spaces"});
+    }
+    b.memref.size = std::max(b.memref.size, m.size);
+    b.live.start = std::min(b.live.start, iv.start);
+    b.live.end = std::max(b.live.end, iv.end);
+  }
+  std::vector<const Buffer*> order;
+  for (const auto& [id, b] : buffers) order.push_back(&b);
+  std::sort(order.begin(), order.end(),
+            [](const Buffer* a, const Buffer* b) { return a->live.start < b->live.start; });
+  std::vector<const Buffer*> live;
+  for (const Buffer* b : order) {
+    live.erase(std::remove_if(live.begin(), live.end(),
+                              [&](const Buffer* o) { return o->live.end < b->live.start; }),
+               live.end());
+    for (const Buffer* o : live) {
+      if (o->memref.space != b->memref.space) continue;
+      int64_t lo = std::max(o->memref.addr, b->memref.addr);
+      int64_t hi = std::min(o->memref.addr + o->memref.size, b->memref.addr + b->memref.size);
+      if (lo < hi) {
+        problems->push_back(
+            {b->tile->span(),
+             "tiles '" + o->tile->name + "' and '" + b->tile->name + "' are live at the same " +
+                 "time but their " + std::string(memory_space_name(b->memref.space)) +
+                 " buffers overlap at [" + std::to_string(lo) + ", " + std::to_string(hi) + ")"});
+      }
+    }
+    live.push_back(b);
+  }
+}
+
+void check_call_directions(const Program& p, const Function& f, Problems* problems) {
+  struct Finder : IRVisitor {
+    const Program* program;
+    Problems* problems;
+    void visit_call(const Call& c) override {
+      IRVisitor::visit_call(c);
+      if (c.call_kind != CallKind::Function) return;
+      auto callee = program->find_function(c.callee);
+      if (!callee || callee->type != FunctionType::InCore) return;
+      const auto* attr = find_attr(c.attrs, "arg_directions");
+      const auto* list = attr ? std::get_if<std::vector<int64_t>>(attr) : nullptr;
+      if (!list || list->size() != c.args.size()) {
+        problems->push_back({c.span(), "call of '" + c.callee + "' has no arg_directions for its " +
+                                           std::to_string(c.args.size()) + " arguments" +
+                                           at(c.span())});
+      }
+    }
+  } finder;
+  finder.program = &p;
+  finder.problems = problems;
+  finder.visit(f.body);
+}
+
+}  // namespace
+
+std::vector<VerificationProblem> check_properties(const Program& program, IRProperties props) {
+  Problems problems;
+  for (const auto& f : program.functions) {
+    if (has_property(props, IRProperty::SSA)) SsaChecker(*f, &problems);
+    StructureChecker(*f, props, &problems);
+    if (has_property(props, IRProperty::AddressesAssigned) && f->type == FunctionType::InCore) {
+      check_addresses(*f, &problems);
+    }
+    if (has_property(props, IRProperty::CallDirectionsSet) &&
+        f->type == FunctionType::Orchestration) {
+      check_call_directions(program, *f, &problems);
+    }
+  }
+  return problems;
+}
+
+void verify_program(const Program& program, IRProperties properties, std::string_view pass_name) {
+  auto problems = check_properties(program, properties);
+  if (problems.empty()) return;
+  throw VerificationError(problems.front().span,
+                          "after " + std::string(pass_name) + ": " + problems.front().message);
+}
+
+}  // namespace pypto::passes
