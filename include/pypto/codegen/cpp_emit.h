@@ -1,0 +1,56 @@
+// Pieces shared by kernel and orchestration codegen: C++ names for IR variables, type spellings
+// and scalar expressions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "pypto/ir/program.h"
+
+namespace pypto::codegen {
+
+// Gives every IR variable of one function a distinct, valid C++ identifier, keeping the DSL
+// name when possible (`acc`, then `acc_1` for a second variable named acc).
+class VarNames {
+ public:
+  VarNames();
+  const std::string& name(const ir::Var* var);
+  // A new identifier that no variable uses, based on `base`.
+  std::string fresh(std::string_view base);
+
+ private:
+  std::unordered_map<const ir::Var*, std::string> names_;
+  std::unordered_set<std::string> used_;
+};
+
+std::string cpp_scalar_type(ir::DataType t);       // int64_t, float, bool, ...
+std::string dtype_trait(ir::DataType t);           // pto::F32, pto::I32, ...
+std::string dtype_enum(ir::DataType t);            // PTO_FP32, ...
+std::string memory_space_enum(ir::MemorySpace s);  // PTO_VEC, ...
+std::string int_literal(int64_t v);
+std::string float_literal(double v);  // a double literal that reads back exactly
+// `{a, b, c}`
+std::string brace_list(const std::vector<std::string>& items);
+// A C++ string literal (quotes and escapes added).
+std::string string_literal(std::string_view text);
+
+// The scalar type of an expression, or nullopt when it is not a scalar.
+std::optional<ir::DataType> scalar_dtype(const ir::ExprPtr& e);
+
+// A scalar IR expression (immediates, scalar variables, Binary, Unary) as a C++ expression of
+// the expression's own type. Throws ir::CompileError for anything else.
+std::string emit_scalar_expr(const ir::ExprPtr& e, VarNames& names);
+
+// The elements of a MakeTuple (offsets, shapes) as C++ scalar expressions.
+std::vector<std::string> emit_int_list(const ir::ExprPtr& e, VarNames& names,
+                                       std::string_view what);
+
+// Error for IR that codegen cannot handle, pointing at `span`.
+[[noreturn]] void codegen_error(ir::Span span, const std::string& message);
+
+}  // namespace pypto::codegen

@@ -1,0 +1,31 @@
+// Code generation for a whole program: every kernel (in parallel) and the orchestration, joined
+// into the one translation unit that is built into the program library.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pypto/ir/program.h"
+
+namespace pypto::codegen {
+
+struct GeneratedFunction {
+  std::string name;    // the IR function's name
+  std::string source;  // the generated C++ function
+};
+
+struct GeneratedProgram {
+  // #include "pto_abi.h", #include "pto_tile.h", the kernels, the orchestration functions and
+  // the exported pto_abi_version / pto_orchestrate.
+  std::string translation_unit;
+  std::vector<GeneratedFunction> kernels;         // InCore functions, in program order
+  std::vector<GeneratedFunction> orchestrations;  // Orchestration functions, in program order
+};
+
+// Generates the program's code. Records the profile stage `codegen` with one child
+// `kernel_codegen:<func>` per InCore function (generated on worker threads, so these may
+// overlap) and `orchestration_codegen`. Throws ir::CompileError for IR that is not in the
+// post-pass form.
+GeneratedProgram generate_program(const ir::Program& program);
+
+}  // namespace pypto::codegen

@@ -1,0 +1,270 @@
+#include "pypto/codegen/cpp_emit.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+
+namespace pypto::codegen {
+
+namespace {
+
+// Identifiers a DSL variable may not take: C++ keywords and names the generated code uses.
+const char* const kReserved[] = {
+    "alignas",  "alignof",   "and",      "asm",      "auto",      "bool",     "break",    "case",
+    "catch",    "char",      "class",    "const",    "constexpr", "continue", "default",  "delete",
+    "do",       "double",    "else",     "enum",     "explicit",  "export",   "extern",   "false",
+    "float",    "for",       "friend",   "goto",     "if",        "inline",   "int",      "long",
+    "mutable",  "namespace", "new",      "noexcept", "not",       "nullptr",  "operator", "or",
+    "private",  "protected", "public",   "register", "return",    "short",    "signed",   "sizeof",
+    "static",   "struct",    "switch",   "template", "this",      "throw",    "true",     "try",
+    "typedef",  "typeid",    "typename", "union",    "unsigned",  "using",    "virtual",  "void",
+    "volatile", "while",     "xor",      "int8_t",   "int16_t",   "int32_t",  "int64_t",  "uint8_t",
+    "uint16_t", "uint32_t",  "uint64_t", "args",     "mem",       "rt",       "params",   "nparams",
+    "pto",      "msg",       "scratch",  "main",     "std",
+};
+
+bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+}  // namespace
+
+VarNames::VarNames() {
+  for (const char* word : kReserved) used_.insert(word);
+}
+
+std::string VarNames::fresh(std::string_view base) {
+  std::string clean;
+  for (char c : base) clean.push_back(is_identifier_char(c) ? c : '_');
+  if (clean.empty() || (clean[0] >= '0' && clean[0] <= '9')) clean.insert(0, "v");
+  // Leading underscores followed by capitals, and double underscores, are reserved in C++.
+  if (clean[0] == '_') clean.insert(0, "v");
+  std::string candidate = clean;
+  for (int n = 1; used_.count(candidate) != 0 || candidate.find("__") != std::string::npos; ++n) {
+    candidate = clean + "_" + std::to_string(n);
+    if (candidate.find("__") != std::string::npos) {
+      clean = "v";
+      candidate = "v_" + std::to_string(n);
+    }
+  }
+  used_.insert(candidate);
+  return candidate;
+}
+
+const std::string& VarNames::name(const ir::Var* var) {
+  auto it = names_.find(var);
+  if (it != names_.end()) return it->second;
+  return names_.emplace(var, fresh(var->name)).first->second;
+}
+
+std::string cpp_scalar_type(ir::DataType t) {
+  switch (t) {
+    case ir::DataType::FP32:
+    case ir::DataType::FP16:
+    case ir::DataType::BF16:
+      return "float";
+    case ir::DataType::INT32:
+      return "int32_t";
+    case ir::DataType::INT64:
+      return "int64_t";
+    case ir::DataType::BOOL:
+      return "bool";
+  }
+  return "int64_t";
+}
+
+std::string dtype_trait(ir::DataType t) {
+  switch (t) {
+    case ir::DataType::FP32:
+      return "pto::F32";
+    case ir::DataType::FP16:
+      return "pto::F16";
+    case ir::DataType::BF16:
+      return "pto::BF16";
+    case ir::DataType::INT32:
+      return "pto::I32";
+    case ir::DataType::INT64:
+      return "pto::I64";
+    case ir::DataType::BOOL:
+      return "pto::Bool";
+  }
+  return "pto::F32";
+}
+
+std::string dtype_enum(ir::DataType t) { return "PTO_" + std::string(ir::dtype_name(t)); }
+
+std::string memory_space_enum(ir::MemorySpace s) {
+  switch (s) {
+    case ir::MemorySpace::DDR:
+      return "PTO_DDR";
+    case ir::MemorySpace::Vec:
+      return "PTO_VEC";
+    case ir::MemorySpace::Mat:
+      return "PTO_MAT";
+    case ir::MemorySpace::Left:
+      return "PTO_LEFT";
+    case ir::MemorySpace::Right:
+      return "PTO_RIGHT";
+    case ir::MemorySpace::Acc:
+      return "PTO_ACC";
+  }
+  return "PTO_VEC";
+}
+
+std::string int_literal(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min()) return "INT64_MIN";
+  if (v >= -2147483647 && v <= 2147483647) return std::to_string(v);
+  return "INT64_C(" + std::to_string(v) + ")";
+}
+
+std::string float_literal(double v) {
+  if (std::isnan(v)) return "__builtin_nan(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+std::string brace_list(const std::vector<std::string>& items) {
+  std::string s = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) s += ", ";
+    s += items[i];
+  }
+  return s + "}";
+}
+
+std::string string_literal(std::string_view text) {
+  std::string s = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      s.push_back('\\');
+      s.push_back(c);
+    } else if (c == '\n') {
+      s += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      s.push_back(' ');
+    } else if (c == '?') {
+      s += "\\?";  // no trigraphs
+    } else {
+      s.push_back(c);
+    }
+  }
+  return s + "\"";
+}
+
+std::optional<ir::DataType> scalar_dtype(const ir::ExprPtr& e) {
+  if (!e || !e->type()) return std::nullopt;
+  if (const auto* st = e->type()->as<ir::ScalarType>()) return st->dtype;
+  return std::nullopt;
+}
+
+void codegen_error(ir::Span span, const std::string& message) {
+  throw ir::CompileError(span, "code generation: " + message);
+}
+
+namespace {
+
+bool is_int_type(ir::DataType t) {
+  return t == ir::DataType::INT32 || t == ir::DataType::INT64 || t == ir::DataType::BOOL;
+}
+
+std::string binary_expr(const ir::Binary& b, VarNames& names) {
+  std::string x = emit_scalar_expr(b.a, names);
+  std::string y = emit_scalar_expr(b.b, names);
+  auto ta = scalar_dtype(b.a);
+  auto tb = scalar_dtype(b.b);
+  bool ints = ta && tb && is_int_type(*ta) && is_int_type(*tb);
+  const auto* result = b.type() ? b.type()->as<ir::ScalarType>() : nullptr;
+  std::string result_type = cpp_scalar_type(result ? result->dtype : ir::DataType::INT64);
+  switch (b.op) {
+    case ir::BinaryOp::Add:
+      return "(" + x + " + " + y + ")";
+    case ir::BinaryOp::Sub:
+      return "(" + x + " - " + y + ")";
+    case ir::BinaryOp::Mul:
+      return "(" + x + " * " + y + ")";
+    case ir::BinaryOp::Div:
+      return "(" + result_type + ")((double)(" + x + ") / (double)(" + y + "))";
+    case ir::BinaryOp::FloorDiv:
+      if (ints)
+        return "(" + result_type + ")pto::floordiv((int64_t)(" + x + "), (int64_t)(" + y + "))";
+      return "(" + result_type + ")pto::floordiv((double)(" + x + "), (double)(" + y + "))";
+    case ir::BinaryOp::Mod:
+      if (ints)
+        return "(" + result_type + ")pto::floormod((int64_t)(" + x + "), (int64_t)(" + y + "))";
+      return "(" + result_type + ")pto::floormod((double)(" + x + "), (double)(" + y + "))";
+    case ir::BinaryOp::Min:
+      return "pto::min<" + result_type + ">((" + result_type + ")(" + x + "), (" + result_type +
+             ")(" + y + "))";
+    case ir::BinaryOp::Max:
+      return "pto::max<" + result_type + ">((" + result_type + ")(" + x + "), (" + result_type +
+             ")(" + y + "))";
+    case ir::BinaryOp::Eq:
+      return "(" + x + " == " + y + ")";
+    case ir::BinaryOp::Ne:
+      return "(" + x + " != " + y + ")";
+    case ir::BinaryOp::Lt:
+      return "(" + x + " < " + y + ")";
+    case ir::BinaryOp::Le:
+      return "(" + x + " <= " + y + ")";
+    case ir::BinaryOp::Gt:
+      return "(" + x + " > " + y + ")";
+    case ir::BinaryOp::Ge:
+      return "(" + x + " >= " + y + ")";
+    case ir::BinaryOp::And:
+      return "(" + x + " && " + y + ")";
+    case ir::BinaryOp::Or:
+      return "(" + x + " || " + y + ")";
+  }
+  return x;
+}
+
+}  // namespace
+
+std::string emit_scalar_expr(const ir::ExprPtr& e, VarNames& names) {
+  switch (e->kind()) {
+    case ir::ExprKind::IntImm: {
+      const auto& imm = *e->as<ir::IntImm>();
+      auto t = scalar_dtype(e).value_or(ir::DataType::INT64);
+      if (t == ir::DataType::INT64) return int_literal(imm.value);
+      if (t == ir::DataType::BOOL) return imm.value ? "true" : "false";
+      return "(" + cpp_scalar_type(t) + ")" + int_literal(imm.value);
+    }
+    case ir::ExprKind::FloatImm:
+      return float_literal(e->as<ir::FloatImm>()->value);
+    case ir::ExprKind::BoolImm:
+      return e->as<ir::BoolImm>()->value ? "true" : "false";
+    case ir::ExprKind::Var:
+      if (!scalar_dtype(e)) {
+        codegen_error(e->span(), "expected a scalar, got " + ir::type_to_string(e->type()) +
+                                     " variable '" + e->as<ir::Var>()->name + "'");
+      }
+      return names.name(e->as<ir::Var>());
+    case ir::ExprKind::Binary:
+      return binary_expr(*e->as<ir::Binary>(), names);
+    case ir::ExprKind::Unary: {
+      const auto& u = *e->as<ir::Unary>();
+      std::string a = emit_scalar_expr(u.a, names);
+      return u.op == ir::UnaryOp::Neg ? "(-" + a + ")" : "(!" + a + ")";
+    }
+    default:
+      break;
+  }
+  codegen_error(e->span(), "expected a scalar expression");
+}
+
+std::vector<std::string> emit_int_list(const ir::ExprPtr& e, VarNames& names,
+                                       std::string_view what) {
+  std::vector<std::string> out;
+  if (const auto* tuple = e->as<ir::MakeTuple>()) {
+    for (const auto& el : tuple->elements) out.push_back("(int64_t)" + emit_scalar_expr(el, names));
+    return out;
+  }
+  codegen_error(e->span(), "expected a list of integers for " + std::string(what));
+}
+
+}  // namespace pypto::codegen

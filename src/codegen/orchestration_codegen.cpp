@@ -1,0 +1,339 @@
+#include "pypto/codegen/orchestration_codegen.h"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pypto/codegen/cpp_emit.h"
+#include "pypto/codegen/kernel_codegen.h"
+#include "structured_emitter.h"
+
+namespace pypto::codegen {
+
+std::string orchestration_function_name(std::string_view func) {
+  return "orchestration_" + std::string(func);
+}
+
+namespace {
+
+using ir::ExprPtr;
+using ir::Span;
+
+// arg_directions values (DeriveCallDirections), equal to PtoArgKind.
+constexpr int64_t kIn = 0, kOut = 1, kInOut = 2, kScalar = 3;
+
+class OrchestrationEmitter : public StructuredEmitter {
+ public:
+  OrchestrationEmitter(const ir::Program& program, const ir::Function& func)
+      : program_(program), func_(func) {}
+
+  std::string run() {
+    w_.line("// Orchestration function '" + func_.name + "'");
+    w_.open("static int32_t " + orchestration_function_name(func_.name) +
+            "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams)");
+    std::string count = std::to_string(func_.params.size());
+    w_.open("if (nparams != " + count + ")");
+    w_.line("pto::Message msg;");
+    w_.line("msg << " + string_literal(func_.name + ": expected " + count + " arguments, got ") +
+            " << (int64_t)nparams;");
+    fail_and_return("msg.text");
+    w_.close();
+    for (size_t i = 0; i < func_.params.size(); ++i) param(i);
+    stmt(func_.body);
+    w_.line("return 0;");
+    w_.close();
+    return w_.take();
+  }
+
+ private:
+  void fail_and_return(const std::string& message_expr) override {
+    w_.line("rt->fail(rt->ctx, " + message_expr + ");");
+    w_.line("return 1;");
+  }
+
+  std::string where(Span span, std::string_view what) const override {
+    std::string s = func_.name + ": pl." + std::string(what);
+    if (span.valid()) {
+      int32_t offset = program_.source ? program_.source->line_offset : 0;
+      s += " at line " + std::to_string(span.line + offset);
+    }
+    return s;
+  }
+
+  void param(size_t i) {
+    const auto& p = func_.params[i];
+    const std::string& name = names_.name(p.var.get());
+    std::string index = "params[" + std::to_string(i) + "]";
+    if (const auto* tt = p.var->type()->as<ir::TensorType>()) {
+      std::vector<std::string> dims;
+      for (int64_t d : tt->shape) dims.push_back(int_literal(d));
+      w_.open("");
+      std::string shape = int_array(name + "_shape", dims);
+      w_.line("pto::Message msg;");
+      std::string what = func_.name + ": argument " + std::to_string(i + 1) + " '" + p.var->name +
+                         "' (" + std::string(ir::dtype_name(tt->dtype)) + ")";
+      w_.open("if (!pto::check_tensor_param(" + index + ", " + dtype_enum(tt->dtype) + ", " +
+              std::to_string(tt->shape.size()) + ", " + shape + ", " + string_literal(what) +
+              ", msg))");
+      fail_and_return("msg.text");
+      w_.close();
+      w_.close();
+      w_.line("const PtoTensor " + name + " = " + index + ".tensor;");
+      return;
+    }
+    if (const auto* st = p.var->type()->as<ir::ScalarType>()) {
+      std::string ctype = cpp_scalar_type(st->dtype);
+      if (st->dtype == ir::DataType::BOOL) {
+        w_.line("const bool " + name + " = " + index + ".i64 != 0;");
+      } else {
+        w_.line("const " + ctype + " " + name + " = (" + ctype + ")" + index +
+                (ir::is_float(st->dtype) ? ".f64;" : ".i64;"));
+      }
+      w_.line("(void)" + name + ";");
+      return;
+    }
+    codegen_error(p.var->span(), "parameter '" + p.var->name + "' of '" + func_.name +
+                                     "' must be a tensor or a scalar");
+  }
+
+  void simple_stmt(const ir::StmtPtr& s) override {
+    switch (s->kind()) {
+      case ir::StmtKind::Assign:
+        assign(*s->as<ir::AssignStmt>());
+        return;
+      case ir::StmtKind::Eval: {
+        const auto* call = s->as<ir::EvalStmt>()->expr->as<ir::Call>();
+        if (call && call->call_kind == ir::CallKind::Function)
+          call_function(*call, s->span());
+        else if (call)
+          codegen_error(s->span(), "pl." + call->callee + " without a result");
+        return;
+      }
+      case ir::StmtKind::Return:
+        ret(*s->as<ir::ReturnStmt>());
+        return;
+      default:
+        codegen_error(s->span(), "unsupported statement");
+    }
+  }
+
+  // The C++ expression of a tensor-valued argument, emitting what it needs first.
+  std::string tensor_value(const ExprPtr& e) {
+    if (const auto* v = e->as<ir::Var>()) {
+      if (!v->type()->as<ir::TensorType>())
+        codegen_error(e->span(), "expected a tensor, got " + ir::type_to_string(v->type()));
+      return names_.name(v);
+    }
+    if (const auto* g = e->as<ir::TupleGetItem>()) {
+      const auto* tv = g->tuple->as<ir::Var>();
+      auto it = tv ? tuples_.find(tv) : tuples_.end();
+      if (it == tuples_.end() || g->index < 0 || static_cast<size_t>(g->index) >= it->second.size())
+        codegen_error(e->span(), "unsupported tuple element");
+      return it->second[static_cast<size_t>(g->index)];
+    }
+    if (const auto* call = e->as<ir::Call>()) {
+      if (call->call_kind == ir::CallKind::Op && call->callee == "slice") {
+        std::string name = names_.fresh("view");
+        tensor_view(name, *call, e->span());
+        return name;
+      }
+      if (call->call_kind == ir::CallKind::Op && call->callee == "create_tensor") {
+        std::string name = names_.fresh("tensor");
+        create_tensor(name, *call, e->span());
+        return name;
+      }
+      if (call->call_kind == ir::CallKind::Function) {
+        auto results = call_function(*call, e->span());
+        if (results.size() != 1) codegen_error(e->span(), "expected a call with one result");
+        return results[0];
+      }
+    }
+    codegen_error(e->span(),
+                  "unsupported tensor expression in orchestration function '" + func_.name + "'");
+  }
+
+  void create_tensor(const std::string& name, const ir::Call& call, Span span) {
+    const auto* tt = call.type()->as<ir::TensorType>();
+    if (!tt) codegen_error(span, "pl.create_tensor must produce a tensor");
+    std::vector<std::string> dims;
+    for (int64_t d : tt->shape) dims.push_back(int_literal(d));
+    std::string shape = int_array(name + "_shape", dims);
+    w_.line("const PtoTensor " + name + " = rt->create_tensor(rt->ctx, " + dtype_enum(tt->dtype) +
+            ", " + std::to_string(tt->shape.size()) + ", " + shape + ");");
+    // The runtime has already reported why it could not allocate.
+    w_.line("if (" + name + ".base == nullptr) return 1;");
+  }
+
+  void assign(const ir::AssignStmt& s) {
+    const ir::Var& var = *s.var;
+    const auto& type = var.type();
+    const std::string& name = names_.name(&var);
+    const auto* call = s.value->as<ir::Call>();
+    if (call && call->call_kind == ir::CallKind::Function) {
+      auto results = call_function(*call, s.span());
+      if (type->as<ir::TupleType>()) {
+        tuples_[&var] = results;
+        return;
+      }
+      if (results.size() != 1)
+        codegen_error(s.span(), "'" + call->callee + "' returns " + std::to_string(results.size()) +
+                                    " values");
+      w_.line("const PtoTensor " + name + " = " + results[0] + ";");
+      return;
+    }
+    if (type->as<ir::TensorType>()) {
+      if (call && call->call_kind == ir::CallKind::Op && call->callee == "create_tensor") {
+        create_tensor(name, *call, s.span());
+      } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "slice") {
+        tensor_view(name, *call, s.span());
+      } else if (call) {
+        codegen_error(s.span(), "pl." + call->callee +
+                                    " in an orchestration function; tile computations belong in "
+                                    "InCore functions");
+      } else {
+        w_.line("const PtoTensor " + name + " = " + tensor_value(s.value) + ";");
+      }
+      return;
+    }
+    if (type->as<ir::TupleType>()) {
+      const auto* src = s.value->as<ir::Var>();
+      auto it = src ? tuples_.find(src) : tuples_.end();
+      if (it == tuples_.end()) codegen_error(s.span(), "unsupported tuple value");
+      tuples_[&var] = it->second;
+      return;
+    }
+    if (const auto* st = type->as<ir::ScalarType>()) {
+      w_.line(cpp_scalar_type(st->dtype) + " " + name + " = " + emit_scalar_expr(s.value, names_) +
+              ";");
+      w_.line("(void)" + name + ";");
+      return;
+    }
+    codegen_error(s.span(), "unsupported value for '" + var.name + "' in orchestration function '" +
+                                func_.name + "'");
+  }
+
+  // Emits a call of another function of the program; returns the C++ names of its results (the
+  // tensors passed for the callee's Out/InOut parameters, in order).
+  std::vector<std::string> call_function(const ir::Call& call, Span span) {
+    ir::FunctionPtr callee = program_.find_function(call.callee);
+    if (!callee) codegen_error(span, "call of unknown function '" + call.callee + "'");
+    if (call.args.size() != callee->params.size()) {
+      codegen_error(span, "'" + call.callee + "' takes " + std::to_string(callee->params.size()) +
+                              " arguments, got " + std::to_string(call.args.size()));
+    }
+    std::vector<int64_t> directions;
+    if (const auto* attr = ir::find_attr(call.attrs, "arg_directions")) {
+      if (const auto* list = std::get_if<std::vector<int64_t>>(attr)) directions = *list;
+    }
+    if (directions.size() != call.args.size()) {
+      directions.clear();
+      for (const auto& p : callee->params) {
+        if (!p.var->type()->as<ir::TensorType>())
+          directions.push_back(kScalar);
+        else if (p.direction == ir::ParamDirection::Out)
+          directions.push_back(kOut);
+        else if (p.direction == ir::ParamDirection::InOut)
+          directions.push_back(kInOut);
+        else
+          directions.push_back(kIn);
+      }
+    }
+    std::vector<std::string> values;
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      if (directions[i] == kScalar) {
+        values.push_back(emit_scalar_expr(call.args[i], names_));
+      } else {
+        values.push_back(tensor_value(call.args[i]));
+      }
+    }
+    std::string n = std::to_string(call.args.size());
+    std::string args = names_.fresh(call.callee + "_args");
+    w_.open("");
+    w_.line("PtoArg " + args + "[" + (call.args.empty() ? "1" : n) + "];");
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      std::string slot = args + "[" + std::to_string(i) + "] = ";
+      if (directions[i] == kScalar) {
+        auto dt = scalar_dtype(call.args[i]).value_or(ir::DataType::INT64);
+        if (ir::is_float(dt)) {
+          w_.line(slot + "pto::float_arg(" + dtype_enum(dt) + ", (double)(" + values[i] + "));");
+        } else {
+          w_.line(slot + "pto::int_arg(" + dtype_enum(dt) + ", (int64_t)(" + values[i] + "));");
+        }
+      } else {
+        static const char* const kKinds[] = {"PTO_ARG_IN", "PTO_ARG_OUT", "PTO_ARG_INOUT"};
+        int64_t d = directions[i];
+        if (d < kIn || d > kInOut) codegen_error(span, "invalid arg_directions entry");
+        w_.line(slot + "pto::tensor_arg(" + kKinds[d] + ", " + values[i] + ");");
+      }
+    }
+    if (callee->type == ir::FunctionType::InCore) {
+      w_.line("rt->submit(rt->ctx, " + string_literal(callee->name) + ", " +
+              kernel_function_name(callee->name) + ", " + args + ", " + n + ");");
+    } else {
+      w_.line("if (" + orchestration_function_name(callee->name) + "(rt, " + args + ", " + n +
+              ") != 0) return 1;");
+    }
+    w_.close();
+    std::vector<std::string> results;
+    for (size_t i = 0; i < callee->params.size(); ++i)
+      if (callee->params[i].direction != ir::ParamDirection::In) results.push_back(values[i]);
+    return results;
+  }
+
+  void ret(const ir::ReturnStmt& s) {
+    std::vector<const ir::Param*> outs;
+    for (const auto& p : func_.params)
+      if (p.direction != ir::ParamDirection::In) outs.push_back(&p);
+    for (size_t i = 0; i < s.values.size() && i < outs.size(); ++i) {
+      if (!s.values[i]->type()->as<ir::TensorType>()) continue;
+      std::string value = tensor_value(s.values[i]);
+      const std::string& out = names_.name(outs[i]->var.get());
+      if (value == out) continue;
+      // The returned tensor is another buffer: a copy task writes it into the Out parameter
+      // once the tasks producing it are done.
+      w_.open("if (!pto::same_buffer(" + value + ", " + out + "))");
+      w_.line("PtoArg copy_args[2] = {pto::tensor_arg(PTO_ARG_IN, " + value +
+              "), pto::tensor_arg(PTO_ARG_OUT, " + out + ")};");
+      w_.line("rt->submit(rt->ctx, \"copy\", pto::copy_task, copy_args, 2);");
+      w_.close();
+    }
+    w_.line("return 0;");
+  }
+
+  const ir::Program& program_;
+  const ir::Function& func_;
+  std::unordered_map<const ir::Var*, std::vector<std::string>> tuples_;
+};
+
+}  // namespace
+
+std::string orchestration_declarations(const ir::Program& program) {
+  std::string out;
+  for (const auto& f : program.functions)
+    if (f->type == ir::FunctionType::Orchestration)
+      out += "static int32_t " + orchestration_function_name(f->name) +
+             "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams);\n";
+  return out;
+}
+
+std::string generate_orchestration(const ir::Program& program, const ir::Function& func) {
+  if (func.type != ir::FunctionType::Orchestration)
+    codegen_error(func.span, "'" + func.name + "' is not an Orchestration function");
+  return OrchestrationEmitter(program, func).run();
+}
+
+std::string generate_exports(const ir::Program& program) {
+  ir::FunctionPtr entry = program.entry();
+  if (!entry) {
+    codegen_error({}, "program '" + program.name +
+                          "' has no orchestration function to run (define 'main' with "
+                          "type=pl.FunctionType.Orchestration)");
+  }
+  return "extern \"C\" int32_t pto_abi_version(void) { return PTO_ABI_VERSION; }\n\n"
+         "extern \"C\" int32_t pto_orchestrate(const PtoRuntimeApi* rt, const PtoArg* params,\n"
+         "                                     int32_t nparams) {\n"
+         "  return " +
+         orchestration_function_name(entry->name) + "(rt, params, nparams);\n}\n";
+}
+
+}  // namespace pypto::codegen

@@ -1,0 +1,233 @@
+// Control flow shared by kernel and orchestration codegen: SSA loops with iter_args, ifs with
+// return vars, yields, and loop-carried scalars and tensor views. Subclasses add what their
+// values are (tiles in a kernel) and how a run-time check fails.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pypto/codegen/cpp_emit.h"
+#include "pypto/codegen/source_writer.h"
+
+namespace pypto::codegen {
+
+class StructuredEmitter {
+ public:
+  virtual ~StructuredEmitter() = default;
+
+ protected:
+  // Emits the statements that report `message_expr` (a C++ const char* expression) and leave
+  // the generated function.
+  virtual void fail_and_return(const std::string& message_expr) = 0;
+  // A statement this class does not handle itself (Assign, Eval, Return).
+  virtual void simple_stmt(const ir::StmtPtr& s) = 0;
+  // A loop-carried value or if result of a kind the subclass owns (tiles); false otherwise.
+  virtual bool declare_own_carried(const ir::Var& var, const ir::ExprPtr& init, ir::Span span) {
+    (void)var, (void)init, (void)span;
+    return false;
+  }
+  virtual bool bind_own_result(const ir::Var& result, const ir::Var& from, ir::Span span) {
+    (void)result, (void)from, (void)span;
+    return false;
+  }
+  // Hands over the values of the subclass's own kinds, before scalars and views are assigned.
+  virtual void assign_own_values(const std::vector<ir::VarPtr>& targets,
+                                 const std::vector<ir::ExprPtr>& values, ir::Span span) {
+    (void)targets, (void)values, (void)span;
+  }
+  virtual bool is_own_kind(const ir::TypePtr& type) const {
+    (void)type;
+    return false;
+  }
+  // The location quoted in run-time error messages.
+  virtual std::string where(ir::Span span, std::string_view what) const = 0;
+
+  void stmt(const ir::StmtPtr& s) {
+    if (!s) return;
+    switch (s->kind()) {
+      case ir::StmtKind::Seq:
+        for (const auto& c : s->as<ir::SeqStmts>()->stmts) stmt(c);
+        return;
+      case ir::StmtKind::For:
+        loop(*s->as<ir::ForStmt>());
+        return;
+      case ir::StmtKind::If:
+        branch(*s->as<ir::IfStmt>());
+        return;
+      case ir::StmtKind::Yield:
+        yield(*s->as<ir::YieldStmt>());
+        return;
+      case ir::StmtKind::Scope:
+        // Scopes are outlined before codegen; one left over is just a block.
+        stmt(s->as<ir::ScopeStmt>()->body);
+        return;
+      default:
+        simple_stmt(s);
+        return;
+    }
+  }
+
+  // A tensor view held in a variable: the variable's C++ name.
+  std::string view_name(const ir::ExprPtr& e, std::string_view what) {
+    const auto* v = e->as<ir::Var>();
+    if (!v || !v->type()->as<ir::TensorType>())
+      codegen_error(e->span(), std::string(what) + " must be a tensor variable");
+    return names_.name(v);
+  }
+
+  void declare_carried(const ir::Var& var, const ir::ExprPtr& init, ir::Span span) {
+    if (declare_own_carried(var, init, span)) return;
+    const auto& type = var.type();
+    const std::string& name = names_.name(&var);
+    if (const auto* st = type->as<ir::ScalarType>()) {
+      std::string ctype = cpp_scalar_type(st->dtype);
+      w_.line(ctype + " " + name + " = " + (init ? emit_scalar_expr(init, names_) : ctype + "()") +
+              ";");
+    } else if (type->as<ir::TensorType>()) {
+      w_.line("PtoTensor " + name + " = " +
+              (init ? view_name(init, "the initial value of a tensor") : "PtoTensor()") + ";");
+    } else {
+      codegen_error(span, "cannot carry a value of type " + ir::type_to_string(type));
+    }
+    w_.line("(void)" + name + ";");
+  }
+
+  void bind_result(const ir::Var& result, const ir::Var& from, ir::Span span) {
+    if (bind_own_result(result, from, span)) return;
+    const std::string& name = names_.name(&result);
+    if (const auto* st = result.type()->as<ir::ScalarType>()) {
+      w_.line("const " + cpp_scalar_type(st->dtype) + " " + name + " = " + names_.name(&from) +
+              ";");
+    } else {
+      w_.line("const PtoTensor " + name + " = " + names_.name(&from) + ";");
+    }
+    w_.line("(void)" + name + ";");
+  }
+
+  // One parallel assignment `targets = values` (a yield).
+  void assign_parallel(const std::vector<ir::VarPtr>& targets,
+                       const std::vector<ir::ExprPtr>& values, ir::Span span) {
+    if (targets.size() != values.size()) {
+      codegen_error(span, "pl.yield_ gives " + std::to_string(values.size()) + " values for " +
+                              std::to_string(targets.size()) + " variables");
+    }
+    assign_own_values(targets, values, span);
+    // Every value is read before any target is written.
+    std::vector<std::pair<std::string, std::string>> moves;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const auto& type = targets[i]->type();
+      if (is_own_kind(type)) continue;
+      std::string tmp = names_.fresh("next_" + targets[i]->name);
+      if (const auto* st = type->as<ir::ScalarType>()) {
+        w_.line("const " + cpp_scalar_type(st->dtype) + " " + tmp + " = " +
+                emit_scalar_expr(values[i], names_) + ";");
+      } else if (type->as<ir::TensorType>()) {
+        w_.line("const PtoTensor " + tmp + " = " + view_name(values[i], "a yielded tensor") + ";");
+      } else {
+        codegen_error(span, "cannot carry a value of type " + ir::type_to_string(type));
+      }
+      moves.emplace_back(names_.name(targets[i].get()), tmp);
+    }
+    for (const auto& m : moves) w_.line(m.first + " = " + m.second + ";");
+  }
+
+  void loop(const ir::ForStmt& s) {
+    for (size_t i = 0; i < s.iter_args.size(); ++i)
+      declare_carried(*s.iter_args[i], i < s.init_values.size() ? s.init_values[i] : nullptr,
+                      s.span());
+    std::string iv = names_.name(s.loop_var.get());
+    std::string start = emit_scalar_expr(s.start, names_);
+    std::string stop = names_.fresh(iv + "_stop");
+    w_.line("const int64_t " + stop + " = (int64_t)" + emit_scalar_expr(s.stop, names_) + ";");
+    std::string cond;
+    std::string step;
+    if (auto c = ir::as_const_int(s.step)) {
+      if (*c == 0) codegen_error(s.span(), "the step of pl.range must not be zero");
+      step = int_literal(*c);
+      cond = iv + (*c > 0 ? " < " : " > ") + stop;
+    } else {
+      step = names_.fresh(iv + "_step");
+      w_.line("const int64_t " + step + " = (int64_t)" + emit_scalar_expr(s.step, names_) + ";");
+      w_.open("if (" + step + " == 0)");
+      fail_and_return(string_literal(where(s.span(), "range") + ": the loop step is zero"));
+      w_.close();
+      cond = "(" + step + " > 0 ? " + iv + " < " + stop + " : " + iv + " > " + stop + ")";
+    }
+    w_.open("for (int64_t " + iv + " = (int64_t)" + start + "; " + cond + "; " + iv +
+            " += " + step + ")");
+    yield_targets_.push_back(&s.iter_args);
+    stmt(s.body);
+    yield_targets_.pop_back();
+    w_.close();
+    for (size_t i = 0; i < s.return_vars.size() && i < s.iter_args.size(); ++i)
+      bind_result(*s.return_vars[i], *s.iter_args[i], s.span());
+  }
+
+  void branch(const ir::IfStmt& s) {
+    for (const auto& rv : s.return_vars) declare_carried(*rv, nullptr, s.span());
+    w_.open("if (" + emit_scalar_expr(s.cond, names_) + ")");
+    yield_targets_.push_back(&s.return_vars);
+    stmt(s.then_body);
+    if (s.else_body) {
+      w_.dedent();
+      w_.line("} else {");
+      w_.indent();
+      stmt(s.else_body);
+    }
+    yield_targets_.pop_back();
+    w_.close();
+  }
+
+  void yield(const ir::YieldStmt& s) {
+    if (yield_targets_.empty()) {
+      if (s.values.empty()) return;
+      codegen_error(s.span(), "pl.yield_ outside of a loop or an if");
+    }
+    assign_parallel(*yield_targets_.back(), s.values, s.span());
+  }
+
+  // `const int64_t <base>[] = {...};` under a fresh name, which is returned.
+  std::string int_array(const std::string& base, const std::vector<std::string>& items) {
+    std::string name = names_.fresh(base);
+    w_.line("const int64_t " + name + "[] = " + brace_list(items) + ";");
+    return name;
+  }
+
+  // Fails unless the box [offsets, offsets + shape) lies inside the view `tensor`.
+  void check_box(const std::string& tensor, const std::string& offsets, const std::string& shape,
+                 size_t ndim, ir::Span span, std::string_view op) {
+    w_.open("");
+    w_.line("pto::Message msg;");
+    w_.open("if (!pto::check_box(" + tensor + ", " + offsets + ", " + shape + ", " +
+            std::to_string(ndim) + ", " + string_literal(where(span, op)) + ", msg))");
+    fail_and_return("msg.text");
+    w_.close();
+    w_.close();
+  }
+
+  static size_t tensor_rank(const ir::ExprPtr& e) {
+    const auto* tt = e->type()->as<ir::TensorType>();
+    return tt ? tt->shape.size() : 0;
+  }
+
+  // `const PtoTensor <name> = <view of pl.slice(tensor, shape, offsets)>;` with a bounds check.
+  void tensor_view(const std::string& name, const ir::Call& call, ir::Span span) {
+    if (call.args.size() < 3) codegen_error(span, "pl.slice expects (tensor, shape, offsets)");
+    std::string src = view_name(call.args[0], "the first argument of pl.slice");
+    auto shape = emit_int_list(call.args[1], names_, "the shape of pl.slice");
+    auto offsets = emit_int_list(call.args[2], names_, "the offsets of pl.slice");
+    if (shape.size() != tensor_rank(call.args[0]) || offsets.size() != shape.size())
+      codegen_error(span, "pl.slice: shape and offsets need one entry per tensor dimension");
+    std::string sh = int_array(name + "_shape", shape);
+    std::string off = int_array(name + "_offsets", offsets);
+    check_box(src, off, sh, shape.size(), span, "slice");
+    w_.line("const PtoTensor " + name + " = pto::view(" + src + ", " + off + ", " + sh + ");");
+  }
+
+  SourceWriter w_;
+  VarNames names_;
+  std::vector<const std::vector<ir::VarPtr>*> yield_targets_;
+};
+
+}  // namespace pypto::codegen
