@@ -1,0 +1,76 @@
+#include "pypto/frontend/diagnostics.h"
+
+namespace pypto::frontend {
+
+namespace {
+
+// The text of 1-based line `line` of `text`, without its line break; empty when out of range.
+std::string_view source_line_of(std::string_view text, int32_t line) {
+  if (line < 1) return {};
+  size_t start = 0;
+  for (int32_t l = 1; l < line; ++l) {
+    size_t nl = text.find_first_of("\r\n", start);
+    if (nl == std::string_view::npos) return {};
+    start = nl + 1;
+    if (text[nl] == '\r' && start < text.size() && text[start] == '\n') ++start;
+  }
+  size_t end = text.find_first_of("\r\n", start);
+  if (end == std::string_view::npos) end = text.size();
+  return text.substr(start, end - start);
+}
+
+// Spaces under every character before the column, keeping tabs so the caret lines up however
+// the terminal expands them.
+std::string caret_line(std::string_view source_line, int32_t col) {
+  std::string out;
+  size_t width = col > 1 ? static_cast<size_t>(col - 1) : 0;
+  out.reserve(width + 1);
+  for (size_t i = 0; i < width; ++i) {
+    out += (i < source_line.size() && source_line[i] == '\t') ? '\t' : ' ';
+  }
+  out += '^';
+  return out;
+}
+
+}  // namespace
+
+std::string render_diagnostic(std::string_view file_name, std::string_view text,
+                              int32_t line_offset, ir::Span span, std::string_view message) {
+  std::string out(file_name.empty() ? std::string_view("<string>") : file_name);
+  if (!span.valid()) {
+    out += ": error: ";
+    out += message;
+    return out;
+  }
+  out +=
+      ':' + std::to_string(span.line + line_offset) + ':' + std::to_string(span.col) + ": error: ";
+  out += message;
+  std::string_view line = source_line_of(text, span.line);
+  if (!line.empty()) {
+    out += '\n';
+    out += line;
+    out += '\n';
+    out += caret_line(line, span.col);
+  }
+  return out;
+}
+
+std::string render_diagnostic(const ir::SourceInfo& source, ir::Span span,
+                              std::string_view message) {
+  return render_diagnostic(source.file_name, source.text, source.line_offset, span, message);
+}
+
+std::string render_diagnostic(const ir::SourceInfo& source, const ir::CompileError& error) {
+  return render_diagnostic(source, error.span(), error.what());
+}
+
+ParseError make_parse_error(std::string_view file_name, std::string_view text, int32_t line_offset,
+                            const ir::CompileError& error) {
+  ir::Span span = error.span();
+  std::string rendered = render_diagnostic(file_name, text, line_offset, span, error.what());
+  return ParseError(span, error.what(), std::string(file_name),
+                    span.valid() ? span.line + line_offset : 0,
+                    std::string(source_line_of(text, span.line)), std::move(rendered));
+}
+
+}  // namespace pypto::frontend
