@@ -1,7 +1,172 @@
+// `pypto._core.ir`: the parser, the printer and structural equality on opaque Program handles.
+// Python wraps these in pypto.ir.Program (python/pypto/ir/program.py).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "bindings.h"
+#include "ir_handles.h"
+#include "pypto/frontend/diagnostics.h"
+#include "pypto/frontend/parser.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/printer.h"
+#include "pypto/ir/structural_equal.h"
+
+namespace nb = nanobind;
 
 namespace pypto::bindings {
 
-void bind_ir(nanobind::module_ m) { (void)m; }
+namespace {
+
+// Python values of the defining scope that are constants of the program: bools, ints that fit
+// in 64 bits, floats and pl dtypes (objects with a `_pypto_dtype_name`). Everything else is not
+// a constant and is ignored.
+frontend::Constants to_constants(const nb::dict& values) {
+  frontend::Constants constants;
+  for (auto [key, value] : values) {
+    if (!nb::isinstance<nb::str>(key)) continue;
+    std::string name = nb::cast<std::string>(key);
+    if (nb::isinstance<nb::bool_>(value)) {
+      constants.emplace(std::move(name), nb::cast<bool>(value));
+    } else if (nb::isinstance<nb::int_>(value)) {
+      int64_t v = 0;
+      if (nb::try_cast<int64_t>(value, v)) constants.emplace(std::move(name), v);
+    } else if (nb::isinstance<nb::float_>(value)) {
+      constants.emplace(std::move(name), nb::cast<double>(value));
+    } else if (nb::hasattr(value, "_pypto_dtype_name")) {
+      nb::object dtype_name = value.attr("_pypto_dtype_name");
+      if (!nb::isinstance<nb::str>(dtype_name)) continue;
+      if (auto dtype = ir::dtype_from_name(nb::cast<std::string>(dtype_name))) {
+        constants.emplace(std::move(name), *dtype);
+      }
+    }
+  }
+  return constants;
+}
+
+// Raises the Python exception of pypto.errors for a ParseError / CompileError, so no C++
+// exception text reaches the user unformatted.
+void raise_python_error(const char* class_name, nb::tuple args) {
+  nb::object errors = nb::module_::import_("pypto.errors");
+  nb::object type = errors.attr(class_name);
+  nb::object instance = type(*args);
+  PyErr_SetObject(type.ptr(), instance.ptr());
+}
+
+void translate_errors(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const frontend::ParseError& e) {
+    raise_python_error("ParseError",
+                       nb::make_tuple(e.rendered(), std::string(e.what()), e.file_name(), e.line(),
+                                      e.col(), e.source_line()));
+  } catch (const ir::CompileError& e) {
+    raise_python_error("CompileError", nb::make_tuple(std::string(e.what())));
+  }
+}
+
+std::vector<FunctionHandle> functions_of(const ProgramHandle& h) {
+  std::vector<FunctionHandle> out;
+  out.reserve(h.program->functions.size());
+  for (const auto& f : h.program->functions) out.push_back(FunctionHandle{h.program, f});
+  return out;
+}
+
+// (name, type as DSL text, direction) per parameter.
+std::vector<std::tuple<std::string, std::string, std::string>> params_of(const FunctionHandle& h) {
+  std::vector<std::tuple<std::string, std::string, std::string>> out;
+  for (const auto& p : h.function->params) {
+    out.emplace_back(p.var->name, ir::type_to_string(p.var->type()),
+                     std::string(ir::param_direction_name(p.direction)));
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_ir(nb::module_ m) {
+  nb::register_exception_translator(translate_errors);
+
+  nb::class_<FunctionHandle>(m, "Function")
+      .def_prop_ro("name", [](const FunctionHandle& h) { return h.function->name; })
+      .def_prop_ro("type",
+                   [](const FunctionHandle& h) {
+                     return std::string(ir::function_type_name(h.function->type));
+                   })
+      .def_prop_ro("params", &params_of)
+      .def_prop_ro("return_types",
+                   [](const FunctionHandle& h) {
+                     std::vector<std::string> out;
+                     for (const auto& t : h.function->return_types) {
+                       out.push_back(ir::type_to_string(t));
+                     }
+                     return out;
+                   })
+      .def("as_python", [](const FunctionHandle& h) { return ir::print_function(*h.function); })
+      .def("structural_equal", [](const FunctionHandle& a, const FunctionHandle& b) {
+        return ir::structural_equal(*a.function, *b.function);
+      });
+
+  nb::class_<ProgramHandle>(m, "Program")
+      .def_prop_ro("name", [](const ProgramHandle& h) { return h.program->name; })
+      .def_prop_ro("functions", &functions_of)
+      .def_prop_ro("file_name",
+                   [](const ProgramHandle& h) {
+                     return h.program->source ? h.program->source->file_name : std::string();
+                   })
+      .def("as_python", [](const ProgramHandle& h) { return ir::print_program(*h.program); })
+      .def("structural_equal",
+           [](const ProgramHandle& a, const ProgramHandle& b) {
+             return ir::structural_equal(*a.program, *b.program);
+           })
+      .def("structural_hash",
+           [](const ProgramHandle& h) { return ir::structural_hash(*h.program); });
+
+  m.def(
+      "parse_program",
+      [](const std::string& text, const std::string& file_name, const nb::dict& constants,
+         int32_t line_offset) {
+        frontend::Constants values = to_constants(constants);
+        nb::gil_scoped_release release;
+        return ProgramHandle{frontend::parse_program(text, file_name, values, line_offset)};
+      },
+      nb::arg("text"), nb::arg("file_name") = "<string>", nb::arg("constants") = nb::dict(),
+      nb::arg("line_offset") = 0,
+      "Parses the source of one @pl.program class (decorators included; it may be indented).");
+
+  m.def(
+      "parse_module",
+      [](const std::string& text, const std::string& file_name, const nb::dict& constants) {
+        frontend::Constants values = to_constants(constants);
+        std::vector<ir::ProgramPtr> programs;
+        {
+          nb::gil_scoped_release release;
+          programs = frontend::parse_module(text, file_name, values);
+        }
+        std::vector<ProgramHandle> out;
+        for (auto& p : programs) out.push_back(ProgramHandle{std::move(p)});
+        return out;
+      },
+      nb::arg("text"), nb::arg("file_name") = "<string>", nb::arg("constants") = nb::dict(),
+      "Parses a Python file: top-level constants are evaluated, every @pl.program class is "
+      "parsed.");
+
+  m.def(
+      "render_diagnostic",
+      [](const std::string& file_name, const std::string& text, int32_t line_offset, int32_t line,
+         int32_t col, const std::string& message) {
+        return frontend::render_diagnostic(file_name, text, line_offset, ir::Span{line, col},
+                                           message);
+      },
+      nb::arg("file_name"), nb::arg("text"), nb::arg("line_offset"), nb::arg("line"),
+      nb::arg("col"), nb::arg("message"));
+
+  m.def("op_names", [] { return ir::OpRegistry::global().names(); });
+}
 
 }  // namespace pypto::bindings

@@ -252,6 +252,7 @@ struct YieldInfo {
   std::vector<std::string_view> names;
   std::vector<Span> name_spans;
   std::vector<ExprPtr> values;
+  std::vector<Span> value_spans;  // where each value is written
   Span span;
 };
 
@@ -967,6 +968,7 @@ class Parser {
   // An assignment, an expression statement, return, pass or a docstring. Leaves the NEWLINE.
   void parse_simple_statement(Block& block, BlockKind kind, bool allow_semicolon) {
     block.ends_with_return = false;
+    var_uses_.clear();
     const Span start = here();
     switch (cur().kind) {
       case TK::KwPass:
@@ -1103,6 +1105,7 @@ class Parser {
     while (!at(TK::RParen)) {
       Value v = parse_value();
       info.values.push_back(expect_expr(v, "an argument of pl.yield_"));
+      info.value_spans.push_back(v.span);
       if (!at(TK::Comma)) break;
       advance();
     }
@@ -1179,10 +1182,12 @@ class Parser {
     const Span span = here();
     advance();
     std::vector<ExprPtr> values;
+    std::vector<Span> value_spans;
     if (!at(TK::Newline) && !at(TK::Semicolon) && !at(TK::EndOfFile)) {
       while (true) {
         Value v = parse_value();
         values.push_back(expect_expr(v, "a return value"));
+        value_spans.push_back(v.span);
         if (!at(TK::Comma)) break;
         advance();
         if (at(TK::Newline)) break;
@@ -1196,10 +1201,10 @@ class Parser {
     }
     for (size_t i = 0; i < values.size(); ++i) {
       if (!same_shape_dtype(expected_types[i], values[i]->type())) {
-        fail(values[i]->span(), "return value " + std::to_string(i + 1) + " has type " +
-                                    ir::type_to_string(values[i]->type()) +
-                                    " but the function returns " +
-                                    ir::type_to_string(expected_types[i]));
+        fail(value_spans[i], "return value " + std::to_string(i + 1) + " has type " +
+                                 ir::type_to_string(values[i]->type()) +
+                                 " but the function returns " +
+                                 ir::type_to_string(expected_types[i]));
       }
     }
     return std::make_shared<ir::ReturnStmt>(std::move(values), span);
@@ -1239,6 +1244,7 @@ class Parser {
     advance();
     expect(TK::LParen, "'(' after " + range_name);
     std::vector<ExprPtr> bounds;
+    std::vector<Span> bound_spans;
     std::vector<ExprPtr> init_values;
     Span init_span;
     bool has_init = false;
@@ -1263,6 +1269,7 @@ class Parser {
                            ir::type_to_string(e->type()));
         }
         bounds.push_back(e);
+        bound_spans.push_back(v.span);
       }
       if (!at(TK::Comma)) break;
       advance();
@@ -1278,7 +1285,7 @@ class Parser {
     ExprPtr stop = bounds.size() >= 2 ? bounds[1] : bounds[0];
     ExprPtr step = bounds.size() == 3 ? bounds[2] : ir::make_int(1);
     if (auto s = ir::as_const_int(step); s && *s == 0) {
-      fail(bounds[2]->span(), range_name + " step must not be zero");
+      fail(bound_spans[2], range_name + " step must not be zero");
     }
     if (has_init && carried.empty()) {
       fail(init_span,
@@ -1315,10 +1322,10 @@ class Parser {
       }
       for (size_t i = 0; i < y.values.size(); ++i) {
         if (!same_shape_dtype(iter_args[i]->type(), y.values[i]->type())) {
-          fail(y.values[i]->span(), "pl.yield_ value " + std::to_string(i + 1) + " has type " +
-                                        ir::type_to_string(y.values[i]->type()) +
-                                        " but the loop-carried value has type " +
-                                        ir::type_to_string(iter_args[i]->type()));
+          fail(y.value_spans[i], "pl.yield_ value " + std::to_string(i + 1) + " has type " +
+                                     ir::type_to_string(y.values[i]->type()) +
+                                     " but the loop-carried value has type " +
+                                     ir::type_to_string(iter_args[i]->type()));
         }
         return_vars.push_back(bind_var(y.names[i], iter_args[i]->type(), y.name_spans[i]));
       }
@@ -1391,10 +1398,10 @@ class Parser {
       }
       for (size_t i = 0; i < t.values.size(); ++i) {
         if (!same_shape_dtype(t.values[i]->type(), e.values[i]->type())) {
-          fail(e.values[i]->span(), "pl.yield_ value " + std::to_string(i + 1) + " has type " +
-                                        ir::type_to_string(e.values[i]->type()) +
-                                        " in the else branch but " +
-                                        ir::type_to_string(t.values[i]->type()) + " in the if");
+          fail(e.value_spans[i], "pl.yield_ value " + std::to_string(i + 1) + " has type " +
+                                     ir::type_to_string(e.values[i]->type()) +
+                                     " in the else branch but " +
+                                     ir::type_to_string(t.values[i]->type()) + " in the if");
         }
         return_vars.push_back(bind_var(t.names[i], t.values[i]->type(), t.name_spans[i]));
       }
@@ -1445,6 +1452,17 @@ class Parser {
 
   // ---------------------------------------------------------------- expressions
 
+  static bool same_span(Span a, Span b) { return a.line == b.line && a.col == b.col; }
+
+  // Maps an error span that is a variable's definition to the place where the variable is used
+  // in the expression being checked (variables referenced since `mark`).
+  Span use_site(Span span, size_t mark) const {
+    for (size_t i = mark; i < var_uses_.size(); ++i) {
+      if (same_span(var_uses_[i].first->span(), span)) return var_uses_[i].second;
+    }
+    return span;
+  }
+
   ExprPtr expect_expr(const Value& v, const std::string& where) const {
     if (v.kind != Value::Kind::Expr) {
       fail(v.span, "expected an expression in " + where + ", got " +
@@ -1476,7 +1494,14 @@ class Parser {
     ExprPtr y = expect_expr(
         b, std::string("the right operand of '") + std::string(ir::binary_op_symbol(op)) + "'");
     (void)op_span;
-    return ir::make_binary(op, std::move(x), std::move(y), a.span);
+    try {
+      return ir::make_binary(op, x, y, a.span);
+    } catch (const CompileError& e) {
+      // A Var carries the span of its definition; point at where the operand is written.
+      if (x->as<ir::Var>() && same_span(e.span(), x->span())) throw CompileError(a.span, e.what());
+      if (y->as<ir::Var>() && same_span(e.span(), y->span())) throw CompileError(b.span, e.what());
+      throw;
+    }
   }
 
   Value parse_or() {
@@ -1763,7 +1788,10 @@ class Parser {
       return parse_min_max();
     }
     advance();
-    if (VarPtr var = lookup_var(t.text)) return expr_value(var, span);
+    if (VarPtr var = lookup_var(t.text)) {
+      var_uses_.emplace_back(var.get(), span);
+      return expr_value(var, span);
+    }
     auto it = constants_.find(t.text);
     if (it != constants_.end()) return constant_value(it->second, span);
     if (at(TK::LParen)) {
@@ -1976,6 +2004,7 @@ class Parser {
 
   ExprPtr parse_op_call(const ir::OpDef& def, Span span) {
     const std::string callee = "pl." + def.name;
+    const size_t uses_mark = var_uses_.size();
     std::vector<CallArg> call_args = parse_call_args(callee);
     std::vector<ExprPtr> args;
     std::vector<Span> arg_spans;
@@ -2044,7 +2073,11 @@ class Parser {
                      std::to_string(args.size()) + " (missing '" + def.arg_names[args.size()] +
                      "')");
     }
-    return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);
+    try {
+      return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);
+    } catch (const CompileError& e) {
+      throw CompileError(use_site(e.span(), uses_mark), e.what());
+    }
   }
 
   Value parse_self_call() {
@@ -2105,9 +2138,9 @@ class Parser {
     for (size_t i = 0; i < args.size(); ++i) {
       const TypePtr& want = sig.params[i].var->type();
       if (!argument_fits(want, args[i]->type())) {
-        fail(args[i]->span(), "expected " + ir::type_to_string(want) + ", got " +
-                                  ir::type_to_string(args[i]->type()) + " in argument " +
-                                  std::to_string(i + 1) + " of " + label);
+        fail(call_args[i].value.span, "expected " + ir::type_to_string(want) + ", got " +
+                                          ir::type_to_string(args[i]->type()) + " in argument " +
+                                          std::to_string(i + 1) + " of " + label);
       }
     }
     calls_[current_function_].push_back(CallSite{callee, span});
@@ -2135,6 +2168,9 @@ class Parser {
   const std::vector<TypePtr>* return_types_ = nullptr;
   std::unordered_map<std::string_view, VarPtr> vars_;  // keys view the Vars' own names
   std::deque<std::string> synthesized_names_;
+  // Variables referenced while parsing the current statement, with where they are written: the
+  // IR's Var nodes carry their definition's span, errors must point at the use.
+  std::vector<std::pair<const ir::Expr*, Span>> var_uses_;
 };
 
 template <typename F>

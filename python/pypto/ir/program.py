@@ -1,0 +1,98 @@
+"""Python views of IR programs produced by the parser and the passes.
+
+``Program._cpp`` is the underlying C++ handle (``pypto._core.ir.Program``); other bindings
+(compile, run, interpret) take it as their program argument.
+"""
+
+from collections import namedtuple
+
+__all__ = ["Program", "Function", "Param"]
+
+Param = namedtuple("Param", ["name", "type", "direction"])
+Param.__doc__ = "A function parameter: name, type as DSL text, direction ('In', 'Out', 'InOut')."
+
+
+class Function:
+    """One function of a program (read-only view)."""
+
+    __slots__ = ("_cpp",)
+
+    def __init__(self, cpp_function):
+        self._cpp = cpp_function
+
+    @property
+    def name(self):
+        return self._cpp.name
+
+    @property
+    def type(self):
+        from pypto.language import FunctionType
+
+        return FunctionType(self._cpp.type)
+
+    @property
+    def params(self):
+        return [Param(*p) for p in self._cpp.params]
+
+    @property
+    def return_types(self):
+        return list(self._cpp.return_types)
+
+    def as_python(self):
+        return self._cpp.as_python()
+
+    def __eq__(self, other):
+        if not isinstance(other, Function):
+            return NotImplemented
+        return self._cpp.structural_equal(other._cpp)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"<pypto.ir.Function {self.name} ({self.type.value})>"
+
+
+class Program:
+    """An IR program. ``as_python()`` prints it as DSL text that ``pl.parse`` reads back;
+    ``==`` is structural equality (variable names and source positions do not matter)."""
+
+    __slots__ = ("_cpp",)
+
+    def __init__(self, cpp_program):
+        self._cpp = cpp_program
+
+    @property
+    def name(self):
+        return self._cpp.name
+
+    @property
+    def functions(self):
+        return [Function(f) for f in self._cpp.functions]
+
+    def function(self, name):
+        for f in self._cpp.functions:
+            if f.name == name:
+                return Function(f)
+        raise KeyError(f"program {self.name} has no function {name!r}")
+
+    @property
+    def file_name(self):
+        return self._cpp.file_name
+
+    def as_python(self):
+        return self._cpp.as_python()
+
+    def __str__(self):
+        return self.as_python()
+
+    def __repr__(self):
+        names = ", ".join(f.name for f in self._cpp.functions)
+        return f"<pypto.ir.Program {self.name}: {names}>"
+
+    def __eq__(self, other):
+        if not isinstance(other, Program):
+            return NotImplemented
+        return self._cpp.structural_equal(other._cpp)
+
+    def __hash__(self):
+        return self._cpp.structural_hash()
