@@ -1,0 +1,417 @@
+#include "pypto/ir/interpreter.h"
+
+#include <cmath>
+#include <string>
+#include <unordered_map>
+
+#include "interpreter_values.h"
+
+namespace pypto::ir {
+
+namespace {
+
+using interp::RunError;
+using interp::TensorView;
+using interp::Value;
+
+constexpr int kMaxCallDepth = 256;
+
+std::string describe_args(const Function& f) {
+  return std::to_string(f.params.size()) + " argument" + (f.params.size() == 1 ? "" : "s");
+}
+
+bool truthy(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Bool:
+      return v.b;
+    case Value::Kind::Int:
+      return v.i != 0;
+    case Value::Kind::Float:
+      return v.f != 0.0;
+    default:
+      throw RunError("a condition must be a scalar");
+  }
+}
+
+// Python semantics for integer floor division and modulo.
+int64_t floor_div(int64_t a, int64_t b) {
+  if (b == 0) throw RunError("integer division by zero");
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+  if (b == 0) throw RunError("integer modulo by zero");
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+Value scalar_binary(BinaryOp op, const Value& a, const Value& b, DataType result) {
+  if (!a.is_scalar() || !b.is_scalar()) throw RunError("scalar arithmetic on a non-scalar value");
+  bool floating = a.kind == Value::Kind::Float || b.kind == Value::Kind::Float;
+  if (is_comparison(op)) {
+    bool r = false;
+    if (floating) {
+      double x = a.as_double(), y = b.as_double();
+      r = op == BinaryOp::Eq   ? x == y
+          : op == BinaryOp::Ne ? x != y
+          : op == BinaryOp::Lt ? x < y
+          : op == BinaryOp::Le ? x <= y
+          : op == BinaryOp::Gt ? x > y
+                               : x >= y;
+    } else {
+      int64_t x = a.as_int(), y = b.as_int();
+      r = op == BinaryOp::Eq   ? x == y
+          : op == BinaryOp::Ne ? x != y
+          : op == BinaryOp::Lt ? x < y
+          : op == BinaryOp::Le ? x <= y
+          : op == BinaryOp::Gt ? x > y
+                               : x >= y;
+    }
+    return Value::of_bool(r);
+  }
+  if (op == BinaryOp::And) return Value::of_bool(truthy(a) && truthy(b));
+  if (op == BinaryOp::Or) return Value::of_bool(truthy(a) || truthy(b));
+  if (op == BinaryOp::Div || floating || is_float(result)) {
+    double x = a.as_double(), y = b.as_double();
+    double r = 0;
+    switch (op) {
+      case BinaryOp::Add:
+        r = x + y;
+        break;
+      case BinaryOp::Sub:
+        r = x - y;
+        break;
+      case BinaryOp::Mul:
+        r = x * y;
+        break;
+      case BinaryOp::Div:
+        if (y == 0.0) throw RunError("division by zero");
+        r = x / y;
+        break;
+      case BinaryOp::FloorDiv:
+        if (y == 0.0) throw RunError("division by zero");
+        r = std::floor(x / y);
+        break;
+      case BinaryOp::Mod:
+        if (y == 0.0) throw RunError("modulo by zero");
+        r = x - std::floor(x / y) * y;
+        break;
+      case BinaryOp::Min:
+        r = std::min(x, y);
+        break;
+      case BinaryOp::Max:
+        r = std::max(x, y);
+        break;
+      default:
+        break;
+    }
+    return Value::of_float(r);
+  }
+  int64_t x = a.as_int(), y = b.as_int();
+  auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
+  switch (op) {
+    case BinaryOp::Add:
+      return Value::of_int(static_cast<int64_t>(ux + uy));
+    case BinaryOp::Sub:
+      return Value::of_int(static_cast<int64_t>(ux - uy));
+    case BinaryOp::Mul:
+      return Value::of_int(static_cast<int64_t>(ux * uy));
+    case BinaryOp::FloorDiv:
+      return Value::of_int(floor_div(x, y));
+    case BinaryOp::Mod:
+      return Value::of_int(floor_mod(x, y));
+    case BinaryOp::Min:
+      return Value::of_int(std::min(x, y));
+    case BinaryOp::Max:
+      return Value::of_int(std::max(x, y));
+    default:
+      break;
+  }
+  throw RunError("unsupported scalar operator " + std::string(binary_op_symbol(op)));
+}
+
+class Interpreter {
+ public:
+  explicit Interpreter(const Program& program) {
+    for (const auto& f : program.functions) functions_.emplace(f->name, f.get());
+  }
+
+  // Binds arguments to parameters (tensors by reference), runs the body, and applies the
+  // Out/InOut contract: return value i belongs to the i-th Out/InOut parameter; a returned
+  // tensor that is not that parameter's own window is copied into it.
+  Value call(const Function& f, std::vector<Value> args, Span span) {
+    if (args.size() != f.params.size()) {
+      throw CompileError(
+          span, f.name + " takes " + describe_args(f) + ", got " + std::to_string(args.size()));
+    }
+    if (++depth_ > kMaxCallDepth) {
+      throw CompileError(span, "call depth exceeds " + std::to_string(kMaxCallDepth) +
+                                   " (recursive call of " + f.name + "?)");
+    }
+    Frame frame;
+    std::vector<size_t> out_params;
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      frame.env[f.params[i].var.get()] = args[i];
+      if (f.params[i].direction != ParamDirection::In) out_params.push_back(i);
+    }
+    exec(f.body, frame);
+    --depth_;
+    if (!frame.returned && !f.return_types.empty()) {
+      throw CompileError(f.span, "function " + f.name + " ended without a return statement");
+    }
+    std::vector<Value>& results = frame.return_values;
+    for (size_t k = 0; k < results.size() && k < out_params.size(); ++k) {
+      const Value& param = args[out_params[k]];
+      Value& result = results[k];
+      if (param.kind != Value::Kind::Tensor || result.kind != Value::Kind::Tensor) continue;
+      if (!result.tensor.same_window(param.tensor)) {
+        try {
+          interp::copy_tensor(result.tensor, param.tensor);
+        } catch (const RunError& e) {
+          throw CompileError(f.span, "return value " + std::to_string(k + 1) + " of " + f.name +
+                                         " does not fit its output parameter " +
+                                         f.params[out_params[k]].var->name + ": " + e.what());
+        }
+      }
+      result = param;
+    }
+    if (results.empty()) return Value{};
+    if (results.size() == 1) return results[0];
+    return Value::of_tuple(std::move(results));
+  }
+
+ private:
+  struct Frame {
+    std::unordered_map<const Var*, Value> env;
+    bool returned = false;
+    std::vector<Value> return_values;
+    bool yielded = false;
+    std::vector<Value> yield_values;
+  };
+
+  // Runs `fn` and gives a run-time failure the statement's position.
+  template <typename Fn>
+  void guarded(const Stmt& s, Fn fn) {
+    try {
+      fn();
+    } catch (const RunError& e) {
+      throw CompileError(s.span(), e.what());
+    }
+  }
+
+  void exec(const StmtPtr& s, Frame& frame) {
+    if (!s) return;
+    switch (s->kind()) {
+      case StmtKind::Assign: {
+        const auto& a = *s->as<AssignStmt>();
+        guarded(a, [&] { frame.env[a.var.get()] = eval(a.value, frame); });
+        return;
+      }
+      case StmtKind::Eval:
+        guarded(*s, [&] { eval(s->as<EvalStmt>()->expr, frame); });
+        return;
+      case StmtKind::Return:
+        guarded(*s, [&] {
+          frame.return_values = eval_all(s->as<ReturnStmt>()->values, frame);
+          frame.returned = true;
+        });
+        return;
+      case StmtKind::Seq:
+        for (const auto& st : s->as<SeqStmts>()->stmts) {
+          exec(st, frame);
+          if (frame.returned) return;
+        }
+        return;
+      case StmtKind::For:
+        return exec_for(*s->as<ForStmt>(), frame);
+      case StmtKind::If:
+        return exec_if(*s->as<IfStmt>(), frame);
+      case StmtKind::Yield:
+        guarded(*s, [&] {
+          frame.yield_values = eval_all(s->as<YieldStmt>()->values, frame);
+          frame.yielded = true;
+        });
+        return;
+      case StmtKind::Scope:
+        // A scope runs where it stands; outlining it into a kernel does not change its meaning.
+        return exec(s->as<ScopeStmt>()->body, frame);
+    }
+  }
+
+  int64_t eval_int(const ExprPtr& e, Frame& frame, const char* what) {
+    Value v = eval(e, frame);
+    if (!v.is_integral()) throw RunError(std::string("loop ") + what + " must be an integer");
+    return v.as_int();
+  }
+
+  void exec_for(const ForStmt& s, Frame& frame) {
+    int64_t start = 0, stop = 0, step = 1;
+    std::vector<Value> carried;
+    guarded(s, [&] {
+      start = eval_int(s.start, frame, "start");
+      stop = eval_int(s.stop, frame, "stop");
+      step = eval_int(s.step, frame, "step");
+      if (step == 0) throw RunError("loop step must not be zero");
+      carried = eval_all(s.init_values, frame);
+      if (carried.size() != s.iter_args.size()) {
+        throw RunError("loop has " + std::to_string(s.iter_args.size()) + " iter_args but " +
+                       std::to_string(carried.size()) + " init values");
+      }
+    });
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+      frame.env[s.loop_var.get()] = Value::of_int(i);
+      for (size_t k = 0; k < carried.size(); ++k) frame.env[s.iter_args[k].get()] = carried[k];
+      frame.yielded = false;
+      exec(s.body, frame);
+      if (frame.returned) return;
+      if (!s.iter_args.empty()) {
+        if (!frame.yielded || frame.yield_values.size() != carried.size()) {
+          throw CompileError(s.span(), "loop body must end with pl.yield_ of " +
+                                           std::to_string(carried.size()) + " values");
+        }
+        carried = std::move(frame.yield_values);
+      }
+      frame.yielded = false;
+    }
+    for (size_t k = 0; k < s.return_vars.size() && k < carried.size(); ++k) {
+      frame.env[s.return_vars[k].get()] = carried[k];
+    }
+  }
+
+  void exec_if(const IfStmt& s, Frame& frame) {
+    bool cond = false;
+    guarded(s, [&] { cond = truthy(eval(s.cond, frame)); });
+    const StmtPtr& branch = cond ? s.then_body : s.else_body;
+    frame.yielded = false;
+    exec(branch, frame);
+    if (frame.returned || s.return_vars.empty()) return;
+    if (!frame.yielded || frame.yield_values.size() != s.return_vars.size()) {
+      throw CompileError(s.span(), std::string("the ") + (cond ? "then" : "else") +
+                                       " branch must end with pl.yield_ of " +
+                                       std::to_string(s.return_vars.size()) + " values");
+    }
+    for (size_t k = 0; k < s.return_vars.size(); ++k) {
+      frame.env[s.return_vars[k].get()] = std::move(frame.yield_values[k]);
+    }
+    frame.yielded = false;
+  }
+
+  std::vector<Value> eval_all(const std::vector<ExprPtr>& es, Frame& frame) {
+    std::vector<Value> out;
+    out.reserve(es.size());
+    for (const auto& e : es) out.push_back(eval(e, frame));
+    return out;
+  }
+
+  Value eval(const ExprPtr& e, Frame& frame) {
+    switch (e->kind()) {
+      case ExprKind::IntImm:
+        return Value::of_int(e->as<IntImm>()->value);
+      case ExprKind::FloatImm:
+        return Value::of_float(e->as<FloatImm>()->value);
+      case ExprKind::BoolImm:
+        return Value::of_bool(e->as<BoolImm>()->value);
+      case ExprKind::Var: {
+        const auto* v = e->as<Var>();
+        auto it = frame.env.find(v);
+        if (it == frame.env.end()) {
+          throw RunError("variable '" + v->name + "' is used before it is assigned");
+        }
+        return it->second;
+      }
+      case ExprKind::Binary: {
+        const auto& b = *e->as<Binary>();
+        const auto* st = b.type() ? b.type()->as<ScalarType>() : nullptr;
+        return scalar_binary(b.op, eval(b.a, frame), eval(b.b, frame),
+                             st ? st->dtype : DataType::INT64);
+      }
+      case ExprKind::Unary: {
+        const auto& u = *e->as<Unary>();
+        Value a = eval(u.a, frame);
+        if (u.op == UnaryOp::Not) return Value::of_bool(!truthy(a));
+        if (a.kind == Value::Kind::Float) return Value::of_float(-a.f);
+        if (a.is_integral())
+          return Value::of_int(static_cast<int64_t>(0 - static_cast<uint64_t>(a.as_int())));
+        throw RunError("unary minus on a non-scalar value");
+      }
+      case ExprKind::Call:
+        return eval_call(*e->as<Call>(), frame);
+      case ExprKind::MakeTuple:
+        return Value::of_tuple(eval_all(e->as<MakeTuple>()->elements, frame));
+      case ExprKind::TupleGetItem: {
+        const auto& g = *e->as<TupleGetItem>();
+        Value t = eval(g.tuple, frame);
+        if (t.kind != Value::Kind::Tuple || g.index < 0 ||
+            g.index >= static_cast<int64_t>(t.tuple->size())) {
+          throw RunError("tuple index " + std::to_string(g.index) + " out of range");
+        }
+        return (*t.tuple)[static_cast<size_t>(g.index)];
+      }
+    }
+    throw RunError("unknown expression");
+  }
+
+  Value eval_call(const Call& c, Frame& frame) {
+    std::vector<Value> args = eval_all(c.args, frame);
+    if (c.call_kind == CallKind::Op) return interp::apply_op(c, args);
+    auto it = functions_.find(c.callee);
+    if (it == functions_.end()) throw RunError("call of unknown function " + c.callee);
+    return call(*it->second, std::move(args), c.span());
+  }
+
+  std::unordered_map<std::string, const Function*> functions_;
+  int depth_ = 0;
+};
+
+Value entry_arg(const Param& param, const InterpreterArg& arg) {
+  const std::string& name = param.var->name;
+  const TypePtr& type = param.var->type();
+  if (const auto* host = std::get_if<runtime::HostTensor>(&arg)) {
+    const auto* tt = type ? type->as<TensorType>() : nullptr;
+    if (!tt) throw CompileError({}, "parameter " + name + " is not a tensor, got a tensor");
+    if (tt->shape != host->shape || tt->dtype != host->dtype) {
+      throw CompileError({}, "argument for " + name + " is " + shape_to_string(host->shape) + " " +
+                                 std::string(dtype_name(host->dtype)) + ", expected " +
+                                 type_to_string(type));
+    }
+    if (!host->data) throw CompileError({}, "argument for " + name + " has no data");
+    return Value::of_tensor(interp::borrow_tensor(host->data, host->dtype, host->shape));
+  }
+  if (type && type->as<TensorType>()) {
+    throw CompileError({}, "parameter " + name + " expects a tensor, got a scalar");
+  }
+  if (const auto* i = std::get_if<int64_t>(&arg)) return Value::of_int(*i);
+  if (const auto* d = std::get_if<double>(&arg)) return Value::of_float(*d);
+  return Value::of_bool(std::get<bool>(arg));
+}
+
+}  // namespace
+
+void interpret_function(const Program& program, std::string_view function,
+                        const std::vector<InterpreterArg>& args) {
+  FunctionPtr f = program.find_function(function);
+  if (!f)
+    throw CompileError({}, "program " + program.name + " has no function " + std::string(function));
+  if (args.size() != f->params.size()) {
+    throw CompileError(
+        f->span, f->name + " takes " + describe_args(*f) + ", got " + std::to_string(args.size()));
+  }
+  std::vector<Value> values;
+  values.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) values.push_back(entry_arg(f->params[i], args[i]));
+  Interpreter(program).call(*f, std::move(values), f->span);
+}
+
+void interpret(const Program& program, const std::vector<InterpreterArg>& args) {
+  FunctionPtr entry = program.entry();
+  if (!entry) {
+    throw CompileError(
+        {}, "program " + program.name + " has no entry: name one orchestration function main");
+  }
+  interpret_function(program, entry->name, args);
+}
+
+}  // namespace pypto::ir

@@ -1,0 +1,151 @@
+// Run-time values of the reference interpreter and the kernels that compute on them. Private to
+// src/ir (interpreter.cpp executes statements; interpreter_kernels.cpp holds the element loops;
+// interpreter_ops.cpp maps op calls onto the kernels).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/expr.h"
+
+namespace pypto::ir::interp {
+
+// A failure while running the program. The statement executor turns it into a CompileError
+// carrying the statement's span.
+class RunError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Storage of a tensor: a caller's buffer (borrowed) or one the program created (owned).
+struct Buffer {
+  void* data = nullptr;
+  DataType dtype = DataType::FP32;
+  int64_t num_elements = 0;
+  std::vector<unsigned char> owned;
+};
+
+// A strided window on a buffer: pl.slice of a tensor is a view, and writes through a view reach
+// the caller's memory.
+struct TensorView {
+  std::shared_ptr<Buffer> buffer;
+  int64_t offset = 0;  // in elements
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // in elements
+
+  DataType dtype() const { return buffer->dtype; }
+  bool same_window(const TensorView& o) const {
+    return buffer == o.buffer && offset == o.offset && shape == o.shape && strides == o.strides;
+  }
+};
+
+TensorView borrow_tensor(void* data, DataType dtype, std::vector<int64_t> shape);
+TensorView new_tensor(DataType dtype, std::vector<int64_t> shape);  // zero-filled
+
+// A dense row-major tile. Elements are kept as doubles already rounded to `dtype`, so each op
+// computes in double and rounds once to the element type.
+struct Tile {
+  DataType dtype = DataType::FP32;
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+
+  int64_t rows() const { return shape.size() == 2 ? shape[0] : 1; }
+  int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
+};
+using TilePtr = std::shared_ptr<const Tile>;
+
+struct Value {
+  enum class Kind { None, Int, Float, Bool, Tensor, Tile, Tuple };
+  Kind kind = Kind::None;
+  int64_t i = 0;
+  double f = 0.0;
+  bool b = false;
+  TensorView tensor;
+  TilePtr tile;
+  std::shared_ptr<const std::vector<Value>> tuple;
+
+  static Value of_int(int64_t v) {
+    Value x;
+    x.kind = Kind::Int;
+    x.i = v;
+    return x;
+  }
+  static Value of_float(double v) {
+    Value x;
+    x.kind = Kind::Float;
+    x.f = v;
+    return x;
+  }
+  static Value of_bool(bool v) {
+    Value x;
+    x.kind = Kind::Bool;
+    x.b = v;
+    return x;
+  }
+  static Value of_tensor(TensorView v) {
+    Value x;
+    x.kind = Kind::Tensor;
+    x.tensor = std::move(v);
+    return x;
+  }
+  static Value of_tile(TilePtr v) {
+    Value x;
+    x.kind = Kind::Tile;
+    x.tile = std::move(v);
+    return x;
+  }
+  static Value of_tuple(std::vector<Value> v) {
+    Value x;
+    x.kind = Kind::Tuple;
+    x.tuple = std::make_shared<const std::vector<Value>>(std::move(v));
+    return x;
+  }
+
+  bool is_scalar() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
+  bool is_integral() const { return kind == Kind::Int || kind == Kind::Bool; }
+  double as_double() const {
+    return kind == Kind::Float ? f : kind == Kind::Int ? static_cast<double>(i) : (b ? 1.0 : 0.0);
+  }
+  int64_t as_int() const {
+    return kind == Kind::Int ? i : kind == Kind::Bool ? (b ? 1 : 0) : static_cast<int64_t>(f);
+  }
+};
+
+// Element rounding: the value an element of `dtype` holds after storing `v`.
+double round_to(DataType dtype, double v);
+
+// Tensor <-> tile transfers; `what` names the op for bounds errors ("pl.load").
+TilePtr read_region(const TensorView& t, const std::vector<int64_t>& offsets,
+                    const std::vector<int64_t>& shape, const char* what);
+void write_region(const TensorView& t, const std::vector<int64_t>& offsets, const Tile& tile,
+                  const char* what);
+TilePtr read_all(const TensorView& t);
+TensorView slice_view(const TensorView& t, const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& offsets);
+void copy_tensor(const TensorView& from, const TensorView& to);
+
+enum class BinaryKind { Add, Sub, Mul, Div, Max, Min };
+enum class UnaryKind { Exp, Neg, Sqrt, Abs, Recip, Relu };
+enum class ReduceKind { Max, Sum };
+
+TilePtr zeros(DataType dtype, std::vector<int64_t> shape);
+TilePtr binary(BinaryKind op, const Tile& a, const Tile& b);
+TilePtr binary_scalar(BinaryKind op, const Tile& a, const Value& s, bool scalar_first);
+TilePtr unary(UnaryKind op, const Tile& a);
+TilePtr cast(const Tile& a, DataType to);
+TilePtr row_reduce(ReduceKind op, const Tile& a);
+TilePtr row_expand(BinaryKind op, const Tile& a, const Tile& row);
+TilePtr matmul(const Tile& left, const Tile& right, const Tile* acc);
+TilePtr slice_tile(const Tile& a, const std::vector<int64_t>& shape,
+                   const std::vector<int64_t>& offsets);
+TilePtr assemble_tile(const Tile& target, const Tile& source, const std::vector<int64_t>& offsets);
+
+TensorView tile_to_new_tensor(const Tile& t);
+
+// Executes one op call on evaluated arguments (MakeTuple arguments arrive as Tuple values).
+Value apply_op(const Call& call, const std::vector<Value>& args);
+
+}  // namespace pypto::ir::interp
