@@ -197,10 +197,9 @@ class Lexer {
       return true;
     }
     if (ind.tab8 > top.tab8) {
+      // An indent where no block starts is the parser's "unexpected indent": it can first report
+      // what is missing on the line before (e.g. the ':' of a block header).
       if (ind.tab1 <= top.tab1) inconsistent_tabs();
-      if (tokens_.empty() || tokens_.back().kind != TokenKind::Newline || !expect_indent()) {
-        fail(line_, col(), "unexpected indent");
-      }
       indents_.push_back(ind);
       push(TokenKind::Indent, line_, col(), {});
       return true;
@@ -214,11 +213,6 @@ class Lexer {
     }
     if (ind.tab1 != indents_.back().tab1) inconsistent_tabs();
     return true;
-  }
-
-  // An indented line must follow a line ending with ':' (the start of a block).
-  bool expect_indent() const {
-    return tokens_.size() >= 2 && tokens_[tokens_.size() - 2].kind == TokenKind::Colon;
   }
 
   [[noreturn]] void inconsistent_tabs() const {

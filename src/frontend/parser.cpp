@@ -536,6 +536,7 @@ class Parser {
         parse_function_signature();
         continue;
       }
+      if (at(TK::Indent)) fail_here("unexpected indent");
       if (at(TK::KwDef)) {
         fail_here("method '" + std::string(peek_token(1).text) +
                   "' needs a @pl.function(type=pl.FunctionType.InCore) or "
