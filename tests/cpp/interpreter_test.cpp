@@ -2,11 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <random>
+#include <sstream>
 #include <string>
 
+#include "pypto/frontend/parser.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/passes/pass_manager.h"
 
 namespace pypto::ir {
 namespace {
@@ -527,6 +534,160 @@ TEST(InterpreterTest, MissingReturnAndBadArgumentsAreErrors) {
     EXPECT_STREQ(e.what(), "argument for c is [8, 4] FP32, expected pl.Tensor[[4, 8], pl.FP32]");
   }
   EXPECT_THROW(interpret(*program({f}), {c.host()}), CompileError);  // no orchestration entry
+}
+
+// ---------------------------------------------------------------------------------------------
+// The shared examples, interpreted as parsed (frontend IR) and after every pass of the default
+// pipeline, against expectations computed here in double precision.
+
+std::string read_example(const std::string& name) {
+  std::ifstream in(std::filesystem::path(PYPTO_EXAMPLES_DIR) / name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Buffer normal(std::vector<int64_t> shape, uint32_t seed) {
+  Buffer b(std::move(shape));
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist;
+  for (float& v : b.data) v = dist(gen);
+  return b;
+}
+
+using Matrix = std::vector<double>;
+
+Matrix matmul_ref(const Buffer& a, const Buffer& b) {
+  int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+  Matrix c(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j)
+        c[static_cast<size_t>(i * n + j)] +=
+            double{a.data[static_cast<size_t>(i * k + p)]} * b.data[static_cast<size_t>(p * n + j)];
+  return c;
+}
+
+struct ExampleCase {
+  std::string file;
+  std::vector<Buffer> inputs;  // in parameter order of main
+  size_t output_index;         // which of `inputs` is the checked output
+  Matrix expected;
+  double rtol, atol;
+};
+
+ExampleCase make_case(const std::string& file) {
+  if (file == "add.py") {
+    Buffer a = normal({128, 128}, 1), b({128, 128}, 1.5f), c({128, 128});
+    Matrix e(a.data.size());
+    for (size_t i = 0; i < e.size(); ++i) e[i] = double{a.data[i]} + b.data[i];
+    return {file, {a, b, c}, 2, e, 1e-5, 1e-5};
+  }
+  if (file == "blocked_add.py") {
+    Buffer a = normal({512, 128}, 2), b = normal({512, 128}, 3), c({512, 128}, -7.0f);
+    Matrix e(a.data.size());
+    for (size_t i = 0; i < e.size(); ++i) e[i] = double{a.data[i]} + b.data[i];
+    return {file, {a, b, c}, 2, e, 1e-5, 1e-5};
+  }
+  if (file == "softmax.py") {
+    Buffer x = normal({64, 64}, 4), y({64, 64});
+    Matrix e(x.data.size());
+    for (int64_t r = 0; r < 64; ++r) {
+      double mx = -1e300, sum = 0;
+      for (int64_t c = 0; c < 64; ++c) mx = std::max(mx, double{x.at(r, c)});
+      for (int64_t c = 0; c < 64; ++c) sum += std::exp(x.at(r, c) - mx);
+      for (int64_t c = 0; c < 64; ++c)
+        e[static_cast<size_t>(r * 64 + c)] = std::exp(x.at(r, c) - mx) / sum;
+    }
+    return {file, {x, y}, 1, e, 1e-5, 1e-5};
+  }
+  if (file == "matmul.py") {
+    Buffer a = normal({64, 64}, 5), b = normal({64, 64}, 6), c({64, 64});
+    return {file, {a, b, c}, 2, matmul_ref(a, b), 1e-4, 1e-4};
+  }
+  if (file == "matmul_ksplit.py") {
+    Buffer a = normal({64, 256}, 7), b = normal({256, 64}, 8), c({64, 64});
+    return {file, {a, b, c}, 2, matmul_ref(a, b), 1e-4, 1e-3};
+  }
+  if (file == "ffn.py") {
+    Buffer x = normal({64, 64}, 9), w1 = normal({64, 64}, 10), w2 = normal({64, 64}, 11),
+           y({64, 64});
+    Matrix h = matmul_ref(x, w1);
+    Buffer g({64, 64});
+    for (size_t i = 0; i < h.size(); ++i)
+      g.data[i] = static_cast<float>(h[i] / (1.0 + std::exp(-1.702 * h[i])));
+    return {file, {x, w1, w2, y}, 3, matmul_ref(g, w2), 1e-3, 1e-3};
+  }
+  if (file == "scoped_scale.py") {
+    Buffer x = normal({256, 64}, 12), y({256, 64});
+    Matrix e(x.data.size());
+    for (size_t i = 0; i < e.size(); ++i) e[i] = 3.0 * x.data[i] + 1.0;
+    return {file, {x, y}, 1, e, 1e-5, 1e-5};
+  }
+  ADD_FAILURE() << "no case for " << file;
+  return {};
+}
+
+// Interprets `program` on copies of the case's inputs; returns a description of the first
+// mismatch, or "" when every output element is within tolerance.
+std::string run_and_compare(const Program& program, const ExampleCase& c) {
+  std::vector<Buffer> buffers = c.inputs;
+  std::vector<InterpreterArg> args;
+  for (auto& b : buffers) args.push_back(b.host());
+  interpret(program, args);
+  const std::vector<float>& got = buffers[c.output_index].data;
+  if (got.size() != c.expected.size()) return "output size differs";
+  for (size_t i = 0; i < got.size(); ++i) {
+    double want = c.expected[i];
+    if (!(std::fabs(got[i] - want) <= c.atol + c.rtol * std::fabs(want))) {
+      return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", expected " +
+             std::to_string(want);
+    }
+  }
+  return "";
+}
+
+const std::vector<std::string> kExamples = {"add.py",         "blocked_add.py",   "softmax.py",
+                                            "matmul.py",      "matmul_ksplit.py", "ffn.py",
+                                            "scoped_scale.py"};
+
+TEST(InterpreterExamplesTest, FrontendIrMatchesTheGolden) {
+  for (const auto& file : kExamples) {
+    auto programs = frontend::parse_module(read_example(file), file);
+    ASSERT_EQ(programs.size(), 1u) << file;
+    ExampleCase c = make_case(file);
+    EXPECT_EQ(run_and_compare(*programs[0], c), "") << file;
+  }
+}
+
+TEST(InterpreterExamplesTest, EveryPassPreservesTheResult) {
+  for (const auto& file : kExamples) {
+    auto programs = frontend::parse_module(read_example(file), file);
+    ASSERT_EQ(programs.size(), 1u) << file;
+    ExampleCase c = make_case(file);
+    auto manager = passes::PassManager::for_strategy(passes::OptimizationStrategy::Default);
+    std::vector<std::string> seen;
+    manager.add_after_instrument([&](const std::string& pass, size_t, const ProgramPtr& p) {
+      seen.push_back(pass);
+      EXPECT_EQ(run_and_compare(*p, c), "") << file << " after " << pass;
+    });
+    try {
+      manager.run(programs[0]);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << file << ": pipeline failed: " << e.what();
+    }
+    EXPECT_EQ(seen.size(), manager.pass_names().size()) << file;
+  }
+}
+
+TEST(InterpreterExamplesTest, BlockedAddIsFastEnoughToBeAGolden) {
+  auto programs = frontend::parse_module(read_example("blocked_add.py"), "blocked_add.py");
+  ASSERT_EQ(programs.size(), 1u);
+  ExampleCase c = make_case("blocked_add.py");
+  auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < 10; ++k) ASSERT_EQ(run_and_compare(*programs[0], c), "");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 10.0);  // generous: sanitizer and debug builds run here too
 }
 
 }  // namespace
