@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "pypto/ir/types.h"
@@ -23,5 +24,10 @@ struct HostTensor {
   }
   int64_t size_bytes() const { return num_elements() * ir::dtype_bytes(dtype); }
 };
+
+// One argument of a program's orchestration function, in parameter order: a tensor or a scalar
+// (int64_t for integer scalars, double for floating ones, bool). The same type as
+// ir::InterpreterArg, so one argument list serves the device and the reference interpreter.
+using HostArg = std::variant<HostTensor, int64_t, double, bool>;
 
 }  // namespace pypto::runtime

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "pto_abi.h"
+#include "pypto/runtime/dependency_tracker.h"
+#include "pypto/runtime/program_library.h"
+
+namespace pypto::runtime {
+
+class ThreadPool;
+
+// Simulated cores when the caller does not say: the size of the modelled device, independent of
+// the host so that runs (and their statistics) do not change from one machine to another.
+inline constexpr int kDefaultNumCores = 4;
+
+// One executed task, for statistics and tests. Times are seconds since the run started.
+struct TaskRecord {
+  std::string kernel;
+  int worker = -1;  // the simulated core that ran it; -1: skipped after a failure
+  double start = 0, end = 0;
+  std::vector<TaskId> deps;  // earlier tasks (indices in RunStats::tasks) it waited for
+};
+
+struct RunStats {
+  int num_workers = 0;
+  int64_t num_tasks = 0;
+  double wall_seconds = 0;           // run start to the end of the last task
+  double orchestration_seconds = 0;  // inside pto_orchestrate (tasks already run meanwhile)
+  double task_seconds = 0;           // sum of task durations
+  int max_parallelism = 0;           // most tasks observed running at the same time
+  double critical_path_seconds = 0;  // longest chain of dependent task durations
+  std::vector<TaskRecord> tasks;     // in submission order
+};
+
+void to_json(nlohmann::json& j, const RunStats& s);
+void from_json(const nlohmann::json& j, RunStats& s);
+
+// Hooks called on a worker thread around each kernel, e.g. to note which kernel a core runs so
+// that a crash can be attributed. Must not throw and must be cheap.
+class TaskObserver {
+ public:
+  virtual ~TaskObserver() = default;
+  virtual void task_started(int worker, const char* kernel) noexcept = 0;
+  virtual void task_finished(int worker) noexcept = 0;
+};
+
+// Runs program orchestrations on a simulated device: a fixed pool of worker threads, one per
+// core, each owning that core's on-chip memory (Vec 192 KiB, Mat 512 KiB, Left 64 KiB, Right
+// 64 KiB, Acc 128 KiB). The orchestration runs on the calling thread and submits tasks, which
+// start on idle cores as soon as the tasks they depend on (inferred from tensor arguments) have
+// finished; run() returns when every task is done. Runs on one TaskRuntime are serialized.
+class TaskRuntime {
+ public:
+  explicit TaskRuntime(int num_workers = kDefaultNumCores);
+  TaskRuntime(const TaskRuntime&) = delete;
+  TaskRuntime& operator=(const TaskRuntime&) = delete;
+  ~TaskRuntime();
+
+  int num_workers() const;
+
+  // Runs `orchestrate` with `params` (views of caller memory; each tensor's buffer is declared
+  // from its extent). Intermediates from create_tensor are zeroed and freed when run() returns.
+  // Throws ExecutionError(Kind::Failed) when the program calls fail(), submits an invalid task,
+  // throws, or returns non-zero; the message says which kernel or the orchestration. After a
+  // failure, tasks not yet started are skipped.
+  RunStats run(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params,
+               TaskObserver* observer = nullptr);
+  RunStats run(const ProgramLibrary& program, const std::vector<PtoArg>& params,
+               TaskObserver* observer = nullptr);
+
+  struct Core;  // one simulated core: its memory and the task it runs
+
+ private:
+  std::mutex run_mutex_;
+  std::vector<std::unique_ptr<Core>> cores_;
+  std::unique_ptr<ThreadPool> pool_;  // declared last: its workers use the cores
+};
+
+}  // namespace pypto::runtime

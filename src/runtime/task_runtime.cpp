@@ -1,0 +1,349 @@
+#include "pypto/runtime/task_runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <nlohmann/json.hpp>
+
+#include "pypto/ir/types.h"
+#include "pypto/runtime/errors.h"
+#include "pypto/runtime/thread_pool.h"
+
+namespace pypto::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Memory = std::unique_ptr<uint8_t, FreeDeleter>;
+
+struct TaskNode {
+  TaskId id = 0;
+  std::string kernel;
+  PtoKernelFn fn = nullptr;
+  std::vector<PtoArg> args;
+  std::vector<TaskId> deps;
+  std::vector<TaskNode*> successors;
+  int pending = 0;  // unfinished dependencies
+  bool done = false;
+  int worker = -1;
+  double start = 0, end = 0;
+  double chain = 0;  // longest chain of task durations ending with this task
+};
+
+class Run;
+
+}  // namespace
+
+struct TaskRuntime::Core {
+  PtoCoreMemory mem{};
+  Memory arenas[PTO_NUM_SPACES];
+  // Set by run() before any task is posted and by the worker before each kernel; read by
+  // core_fail() on the same worker thread.
+  Run* run = nullptr;
+  const TaskNode* task = nullptr;
+};
+
+namespace {
+
+std::string task_label(const TaskNode& t) {
+  return "kernel '" + t.kernel + "' (task " + std::to_string(t.id) + ")";
+}
+
+// The state of one run: everything the orchestration's callbacks and the workers share,
+// guarded by one mutex (tasks are coarse, so contention is negligible next to kernel time).
+class Run {
+ public:
+  Run(std::vector<std::unique_ptr<TaskRuntime::Core>>& cores, ThreadPool& pool,
+      TaskObserver* observer)
+      : cores_(cores), pool_(pool), observer_(observer), start_(Clock::now()) {}
+
+  RunStats execute(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params) {
+    for (const PtoArg& p : params) declare_param(p);
+    for (auto& core : cores_) {
+      core->run = this;
+      core->mem.ctx = core.get();
+      core->mem.fail = &Run::core_fail;
+    }
+    PtoRuntimeApi api{this, &Run::api_create_tensor, &Run::api_submit, &Run::api_fail};
+
+    int32_t rc = 0;
+    try {
+      rc = orchestrate(&api, params.data(), static_cast<int32_t>(params.size()));
+    } catch (const std::exception& e) {
+      fail("the orchestration threw an exception: " + std::string(e.what()));
+    } catch (...) {
+      fail("the orchestration threw an exception");
+    }
+    const double orchestration_end = since_start();
+    if (rc != 0) fail("the orchestration returned error code " + std::to_string(rc));
+
+    std::unique_lock<std::mutex> lock(mutex_);
+    // Tasks reference this run's buffers: wait for all of them even after a failure.
+    all_done_.wait(lock, [this] { return unfinished_ == 0; });
+    for (auto& core : cores_) core->run = nullptr;
+    if (!error_.empty()) throw ExecutionError(ExecutionError::Kind::Failed, error_);
+    return stats(orchestration_end);
+  }
+
+ private:
+  static Run& self(void* ctx) { return *static_cast<Run*>(ctx); }
+
+  static PtoTensor api_create_tensor(void* ctx, int32_t dtype, int32_t ndim, const int64_t* shape) {
+    return self(ctx).create_tensor(dtype, ndim, shape);
+  }
+  static void api_submit(void* ctx, const char* kernel, PtoKernelFn fn, const PtoArg* args,
+                         int32_t nargs) {
+    self(ctx).submit(kernel, fn, args, nargs);
+  }
+  static void api_fail(void* ctx, const char* message) {
+    self(ctx).fail("the orchestration failed: " + std::string(message ? message : "(no message)"));
+  }
+  static void core_fail(void* ctx, const char* message) {
+    auto* core = static_cast<TaskRuntime::Core*>(ctx);
+    std::string who = core->task ? task_label(*core->task) : "a kernel";
+    core->run->fail(who + " failed: " + (message ? message : "(no message)"));
+  }
+
+  double since_start() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+  void fail(const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_.empty()) error_ = message;
+  }
+
+  void declare_param(const PtoArg& p) {
+    if (p.kind == PTO_ARG_SCALAR || !p.tensor.base) return;
+    // The extent of the parameter view is all the caller vouches for.
+    int64_t elements = p.tensor.offset + 1;
+    for (int k = 0; k < p.tensor.ndim; ++k) {
+      if (p.tensor.shape[k] == 0) return;
+      elements += (p.tensor.shape[k] - 1) * p.tensor.strides[k];
+    }
+    if (p.tensor.dtype < PTO_FP32 || p.tensor.dtype > PTO_BOOL) return;
+    tracker_.add_buffer(p.tensor.base,
+                        elements * ir::dtype_bytes(static_cast<ir::DataType>(p.tensor.dtype)));
+  }
+
+  PtoTensor create_tensor(int32_t dtype, int32_t ndim, const int64_t* shape) {
+    PtoTensor t{};
+    auto reject = [&](const std::string& why) {
+      fail("create_tensor: " + why);
+      return PtoTensor{};
+    };
+    if (dtype < PTO_FP32 || dtype > PTO_BOOL)
+      return reject("unknown dtype " + std::to_string(dtype));
+    if (ndim < 0 || ndim > PTO_MAX_DIMS || (ndim > 0 && !shape)) {
+      return reject("rank " + std::to_string(ndim) + " is outside 0.." +
+                    std::to_string(PTO_MAX_DIMS));
+    }
+    int64_t bytes = ir::dtype_bytes(static_cast<ir::DataType>(dtype));
+    for (int k = 0; k < ndim; ++k) {
+      if (shape[k] < 0) return reject("negative extent in dimension " + std::to_string(k));
+      if (__builtin_mul_overflow(bytes, shape[k], &bytes)) return reject("size overflows");
+    }
+    // calloc: zeroed as the ABI promises, and large buffers come as untouched zero pages.
+    Memory mem(
+        static_cast<uint8_t*>(std::calloc(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 1)));
+    if (!mem) return reject("cannot allocate " + std::to_string(bytes) + " bytes");
+    t.base = mem.get();
+    t.ndim = ndim;
+    t.dtype = dtype;
+    int64_t stride = 1;
+    for (int k = ndim - 1; k >= 0; --k) {
+      t.shape[k] = shape[k];
+      t.strides[k] = stride;
+      stride *= shape[k];
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    tracker_.add_buffer(t.base, bytes);
+    buffers_.push_back(std::move(mem));
+    return t;
+  }
+
+  void submit(const char* kernel, PtoKernelFn fn, const PtoArg* args, int32_t nargs) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_.empty()) return;  // the run is failing: start nothing new
+    auto node = std::make_unique<TaskNode>();
+    node->id = static_cast<TaskId>(tasks_.size());
+    node->kernel = kernel ? kernel : "(unnamed)";
+    node->fn = fn;
+    std::string problem = fn ? tracker_.validate(args, nargs) : "no kernel function";
+    if (!problem.empty()) {
+      error_ = "submit of " + task_label(*node) + " rejected: " + problem;
+      return;
+    }
+    node->args.assign(args, args + nargs);  // the orchestration may reuse its array
+    node->deps = tracker_.add_task(node->id, node->args.data(), nargs);
+    for (TaskId d : node->deps) {
+      TaskNode& dep = *tasks_[static_cast<size_t>(d)];
+      if (!dep.done) {
+        dep.successors.push_back(node.get());
+        ++node->pending;
+      }
+    }
+    ++unfinished_;
+    TaskNode* ready = node->pending == 0 ? node.get() : nullptr;
+    tasks_.push_back(std::move(node));
+    if (ready) post(ready);
+  }
+
+  void post(TaskNode* task) {
+    pool_.post([this, task](int worker) { run_task(task, worker); });
+  }
+
+  void run_task(TaskNode* task, int worker) {
+    bool skip;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      skip = !error_.empty();
+      if (!skip) max_running_ = std::max(max_running_, ++running_);
+    }
+    TaskRuntime::Core& core = *cores_[static_cast<size_t>(worker)];
+    const double start = since_start();
+    if (!skip) {
+      core.task = task;
+      if (observer_) observer_->task_started(worker, task->kernel.c_str());
+      try {
+        task->fn(task->args.data(), &core.mem);
+      } catch (const std::exception& e) {
+        fail(task_label(*task) + " threw an exception: " + e.what());
+      } catch (...) {
+        fail(task_label(*task) + " threw an exception");
+      }
+      if (observer_) observer_->task_finished(worker);
+      core.task = nullptr;
+    }
+    const double end = since_start();
+
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!skip) {
+      --running_;
+      task->worker = worker;
+      task->start = start;
+      task->end = end;
+      double longest = 0;
+      for (TaskId d : task->deps)
+        longest = std::max(longest, tasks_[static_cast<size_t>(d)]->chain);
+      task->chain = longest + (end - start);
+    }
+    task->done = true;
+    for (TaskNode* next : task->successors) {
+      if (--next->pending == 0) post(next);
+    }
+    if (--unfinished_ == 0) all_done_.notify_all();
+  }
+
+  RunStats stats(double orchestration_end) const {
+    RunStats s;
+    s.num_workers = static_cast<int>(cores_.size());
+    s.num_tasks = static_cast<int64_t>(tasks_.size());
+    s.orchestration_seconds = orchestration_end;
+    s.wall_seconds = orchestration_end;
+    s.max_parallelism = max_running_;
+    for (const auto& t : tasks_) {
+      s.wall_seconds = std::max(s.wall_seconds, t->end);
+      s.task_seconds += t->end - t->start;
+      s.critical_path_seconds = std::max(s.critical_path_seconds, t->chain);
+      s.tasks.push_back({t->kernel, t->worker, t->start, t->end, t->deps});
+    }
+    return s;
+  }
+
+  std::vector<std::unique_ptr<TaskRuntime::Core>>& cores_;
+  ThreadPool& pool_;
+  TaskObserver* observer_;
+  const Clock::time_point start_;
+
+  std::mutex mutex_;
+  std::condition_variable all_done_;
+  DependencyTracker tracker_;
+  std::deque<std::unique_ptr<TaskNode>> tasks_;
+  std::vector<Memory> buffers_;
+  int64_t unfinished_ = 0;
+  int running_ = 0;
+  int max_running_ = 0;
+  std::string error_;  // the first failure; later ones are consequences
+};
+
+}  // namespace
+
+TaskRuntime::TaskRuntime(int num_workers) {
+  if (num_workers < 1) throw std::invalid_argument("TaskRuntime needs at least one core");
+  for (int w = 0; w < num_workers; ++w) {
+    auto core = std::make_unique<Core>();
+    core->mem.core_id = w;
+    for (int s = 0; s < PTO_NUM_SPACES; ++s) {
+      const int64_t capacity = ir::memory_space_capacity(static_cast<ir::MemorySpace>(s));
+      core->mem.capacity[s] = capacity;
+      if (capacity == 0) continue;  // DDR: tensors live in run buffers, not in a core
+      // Zeroed so that a kernel reading a tile it never wrote sees the same values every run.
+      core->arenas[s].reset(static_cast<uint8_t*>(std::calloc(static_cast<size_t>(capacity), 1)));
+      if (!core->arenas[s]) throw std::bad_alloc();
+      core->mem.space[s] = core->arenas[s].get();
+    }
+    cores_.push_back(std::move(core));
+  }
+  pool_ = std::make_unique<ThreadPool>(num_workers);
+}
+
+TaskRuntime::~TaskRuntime() = default;
+
+int TaskRuntime::num_workers() const { return static_cast<int>(cores_.size()); }
+
+RunStats TaskRuntime::run(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params,
+                          TaskObserver* observer) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  Run run(cores_, *pool_, observer);
+  return run.execute(orchestrate, params);
+}
+
+RunStats TaskRuntime::run(const ProgramLibrary& program, const std::vector<PtoArg>& params,
+                          TaskObserver* observer) {
+  return run(program.orchestrate(), params, observer);
+}
+
+void to_json(nlohmann::json& j, const RunStats& s) {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const auto& t : s.tasks) {
+    tasks.push_back({{"kernel", t.kernel},
+                     {"worker", t.worker},
+                     {"start", t.start},
+                     {"end", t.end},
+                     {"deps", t.deps}});
+  }
+  j = {{"num_workers", s.num_workers},
+       {"num_tasks", s.num_tasks},
+       {"wall_seconds", s.wall_seconds},
+       {"orchestration_seconds", s.orchestration_seconds},
+       {"task_seconds", s.task_seconds},
+       {"max_parallelism", s.max_parallelism},
+       {"critical_path_seconds", s.critical_path_seconds},
+       {"tasks", tasks}};
+}
+
+void from_json(const nlohmann::json& j, RunStats& s) {
+  j.at("num_workers").get_to(s.num_workers);
+  j.at("num_tasks").get_to(s.num_tasks);
+  j.at("wall_seconds").get_to(s.wall_seconds);
+  j.at("orchestration_seconds").get_to(s.orchestration_seconds);
+  j.at("task_seconds").get_to(s.task_seconds);
+  j.at("max_parallelism").get_to(s.max_parallelism);
+  j.at("critical_path_seconds").get_to(s.critical_path_seconds);
+  s.tasks.clear();
+  for (const auto& t : j.at("tasks")) {
+    s.tasks.push_back({t.at("kernel").get<std::string>(), t.at("worker").get<int>(),
+                       t.at("start").get<double>(), t.at("end").get<double>(),
+                       t.at("deps").get<std::vector<TaskId>>()});
+  }
+}
+
+}  // namespace pypto::runtime
