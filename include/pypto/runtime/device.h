@@ -1,0 +1,41 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "pto_abi.h"
+#include "pypto/runtime/host_tensor.h"
+#include "pypto/runtime/program_library.h"
+#include "pypto/runtime/task_runtime.h"
+
+namespace pypto::runtime {
+
+struct ExecuteOptions {
+  // Run in a forked child so that a kernel that crashes (SIGSEGV, abort, SIGFPE...) or hangs
+  // cannot take the caller down. Off: run on the caller's process (faster to start, visible to
+  // ThreadSanitizer and debuggers, but a crash is the caller's crash and there is no timeout).
+  bool isolate = true;
+  int num_workers = kDefaultNumCores;  // simulated cores
+  // Isolated runs are killed after this long.
+  std::chrono::milliseconds timeout = std::chrono::seconds(300);
+  // Names the program in messages ("program 'AddProgram': kernel 'add' crashed with ...").
+  std::string program_name;
+};
+
+// Runs the program's orchestration and all its tasks on `args` (orchestration parameter order).
+// Tensor arguments are updated in place, as if the program ran on the caller's buffers: an
+// isolated run copies every tensor into shared memory before the fork and back after the child
+// exits successfully (nothing is copied back after a failure).
+// Throws ExecutionError: Setup (bad arguments, fork/mmap failed), Failed (the program reported
+// an error; the message is the program's), Crashed (with the signal and the kernel that was
+// running), TimedOut.
+RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args,
+                 const ExecuteOptions& options = {});
+
+// The ABI view of host arguments: contiguous row-major tensors at their data pointers; integer
+// scalars as INT64, floating ones as FP32 (both i64 and f64 set), bools as BOOL. Throws
+// ExecutionError(Setup) for a tensor of rank > PTO_MAX_DIMS, a negative extent or null data.
+std::vector<PtoArg> to_pto_args(const std::vector<HostArg>& args);
+
+}  // namespace pypto::runtime

@@ -1,0 +1,313 @@
+#include "pypto/runtime/device.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <nlohmann/json.hpp>
+
+#include "pypto/runtime/errors.h"
+#include "pypto/runtime/process.h"
+
+namespace pypto::runtime {
+namespace {
+
+using Kind = ExecutionError::Kind;
+
+std::string arg_label(const std::vector<HostArg>& args, size_t i) {
+  if (const auto* t = std::get_if<HostTensor>(&args[i]); t && !t->name.empty()) {
+    return "argument '" + t->name + "'";
+  }
+  return "argument " + std::to_string(i);
+}
+
+std::string prefix(const ExecuteOptions& options) {
+  return options.program_name.empty() ? "" : "program '" + options.program_name + "': ";
+}
+
+// What a crashed child leaves behind for the parent: which kernel each core was running and,
+// when the fatal signal could be caught, the thread that received it. Lives in a MAP_SHARED page
+// created before the fork. Written with lock-free atomics because a signal handler writes it.
+constexpr size_t kKernelNameBytes = 120;
+struct CoreSlot {
+  std::atomic<int32_t> busy{0};
+  char kernel[kKernelNameBytes] = {};
+};
+struct SharedStatus {
+  static constexpr int32_t kNoFault = -2;
+  static constexpr int32_t kOrchestration = -1;
+  std::atomic<int32_t> fault_thread{kNoFault};  // worker index, or kOrchestration
+  std::atomic<int32_t> fault_signal{0};
+  // followed by num_workers CoreSlots
+  CoreSlot* slots() { return reinterpret_cast<CoreSlot*>(this + 1); }
+};
+static_assert(std::atomic<int32_t>::is_always_lock_free, "needed across processes and signals");
+static_assert(alignof(CoreSlot) <= alignof(SharedStatus), "slots follow the header");
+
+// Child process only.
+SharedStatus* g_status = nullptr;
+thread_local int32_t t_worker = SharedStatus::kOrchestration;
+
+void on_fatal_signal(int sig) {
+  // Async-signal-safe: two atomic stores and raise(). SA_RESETHAND has restored the default
+  // action and the signal stays blocked until we return, so the child dies with `sig` (and its
+  // wait status tells the parent which one) right after.
+  if (g_status) {
+    g_status->fault_thread.store(t_worker);
+    g_status->fault_signal.store(sig);
+  }
+  ::raise(sig);
+}
+
+void install_fatal_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = &on_fatal_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) {
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+class SlotObserver : public TaskObserver {
+ public:
+  explicit SlotObserver(SharedStatus* status) : status_(status) {}
+  void task_started(int worker, const char* kernel) noexcept override {
+    t_worker = worker;
+    CoreSlot& slot = status_->slots()[worker];
+    std::strncpy(slot.kernel, kernel, kKernelNameBytes - 1);
+    slot.busy.store(1);
+  }
+  void task_finished(int worker) noexcept override { status_->slots()[worker].busy.store(0); }
+
+ private:
+  SharedStatus* status_;
+};
+
+// One anonymous MAP_SHARED mapping: the status page, then every tensor (64-byte aligned).
+class SharedRegion {
+ public:
+  explicit SharedRegion(size_t bytes) : size_(bytes) {
+    void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      throw ExecutionError(Kind::Setup,
+                           "cannot map " + std::to_string(size_) +
+                               " bytes of shared memory for the run: " + std::strerror(errno));
+    }
+    data_ = static_cast<uint8_t*>(p);
+  }
+  SharedRegion(const SharedRegion&) = delete;
+  SharedRegion& operator=(const SharedRegion&) = delete;
+  ~SharedRegion() { ::munmap(data_, size_); }
+  uint8_t* data() const { return data_; }
+
+ private:
+  size_t size_;
+  uint8_t* data_ = nullptr;
+};
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+bool write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Runs in the forked child; never returns.
+[[noreturn]] void child_main(const ProgramLibrary& program, std::vector<PtoArg> params,
+                             int num_workers, SharedStatus* status, int report_fd) {
+  g_status = status;
+  install_fatal_signal_handlers();
+  nlohmann::json report;
+  int code = 1;
+  try {
+    SlotObserver observer(status);
+    TaskRuntime runtime(num_workers);
+    report = {{"ok", true}, {"stats", runtime.run(program, params, &observer)}};
+    code = 0;
+  } catch (const ExecutionError& e) {
+    report = {{"ok", false}, {"error", e.what()}};
+  } catch (const std::exception& e) {
+    report = {{"ok", false}, {"error", std::string("the runtime failed: ") + e.what()}};
+  }
+  // Replace invalid UTF-8 (e.g. in a fail() message) rather than throw while reporting.
+  write_all(report_fd, report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  ::close(report_fd);
+  std::fflush(nullptr);  // output kernels printed
+  ::_exit(code);         // no atexit handlers or static destructors of the parent's copy
+}
+
+std::string running_kernels(SharedStatus* status, int num_workers) {
+  std::string s;
+  for (int w = 0; w < num_workers; ++w) {
+    CoreSlot& slot = status->slots()[w];
+    if (!slot.busy.load()) continue;
+    s += std::string(s.empty() ? "" : ", ") + "'" + slot.kernel + "' on core " + std::to_string(w);
+  }
+  return s;
+}
+
+std::string crash_message(SharedStatus* status, int num_workers, int sig) {
+  const std::string how = "crashed with " + describe_signal(sig);
+  const int32_t thread = status->fault_thread.load();
+  if (thread >= 0 && thread < num_workers && status->slots()[thread].busy.load()) {
+    return "kernel '" + std::string(status->slots()[thread].kernel) + "' " + how + " on core " +
+           std::to_string(thread);
+  }
+  if (thread == SharedStatus::kOrchestration) return "the orchestration " + how;
+  std::string running = running_kernels(status, num_workers);
+  return "the program " + how + (running.empty() ? "" : " while running kernel(s) " + running);
+}
+
+RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostArg>& args,
+                          const ExecuteOptions& options) {
+  std::vector<PtoArg> params = to_pto_args(args);  // validates; pointers replaced below
+  const size_t status_bytes = align_up(
+      sizeof(SharedStatus) + sizeof(CoreSlot) * static_cast<size_t>(options.num_workers), 64);
+  size_t total = status_bytes;
+  std::vector<size_t> offsets(args.size(), 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const auto* t = std::get_if<HostTensor>(&args[i])) {
+      offsets[i] = total;
+      total += align_up(static_cast<size_t>(std::max<int64_t>(t->size_bytes(), 1)), 64);
+    }
+  }
+  SharedRegion region(total);
+  auto* status = new (region.data()) SharedStatus();
+  for (int w = 0; w < options.num_workers; ++w) new (&status->slots()[w]) CoreSlot();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const auto* t = std::get_if<HostTensor>(&args[i])) {
+      params[i].tensor.base = region.data() + offsets[i];
+      if (t->size_bytes() > 0) std::memcpy(params[i].tensor.base, t->data, t->size_bytes());
+    }
+  }
+
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw ExecutionError(Kind::Setup, "cannot create a pipe: " + std::string(std::strerror(errno)));
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    throw ExecutionError(Kind::Setup,
+                         "cannot fork the isolated run: " + std::string(std::strerror(err)));
+  }
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    child_main(program, std::move(params), options.num_workers, status, pipe_fds[1]);
+  }
+  ::close(pipe_fds[1]);
+  ProcessResult r = wait_for_child(pid, pipe_fds[0], options.timeout, /*kill_group=*/false);
+
+  const std::string where = prefix(options);
+  if (r.timed_out) {
+    std::string running = running_kernels(status, options.num_workers);
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g s",
+                  std::chrono::duration<double>(options.timeout).count());
+    throw ExecutionError(Kind::TimedOut,
+                         where + "the program did not finish within " + limit + " and was killed" +
+                             (running.empty() ? "" : " (running: kernel(s) " + running + ")"));
+  }
+  if (r.term_signal != 0) {
+    throw ExecutionError(Kind::Crashed,
+                         where + crash_message(status, options.num_workers, r.term_signal));
+  }
+  nlohmann::json report = nlohmann::json::parse(r.output, nullptr, /*allow_exceptions=*/false);
+  if (!report.is_object() || !report.contains("ok")) {
+    throw ExecutionError(Kind::Failed, where + "the program exited with code " +
+                                           std::to_string(r.exit_code) +
+                                           " without reporting a result" +
+                                           (r.output.empty() ? "" : ": " + r.output));
+  }
+  if (!report["ok"].get<bool>()) {
+    throw ExecutionError(Kind::Failed, where + report["error"].get<std::string>());
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const auto* t = std::get_if<HostTensor>(&args[i]); t && t->size_bytes() > 0) {
+      std::memcpy(t->data, region.data() + offsets[i], t->size_bytes());
+    }
+  }
+  return report["stats"].get<RunStats>();
+}
+
+}  // namespace
+
+std::vector<PtoArg> to_pto_args(const std::vector<HostArg>& args) {
+  std::vector<PtoArg> out(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    PtoArg& a = out[i];
+    a = PtoArg{};
+    if (const auto* t = std::get_if<HostTensor>(&args[i])) {
+      if (t->shape.size() > PTO_MAX_DIMS) {
+        throw ExecutionError(Kind::Setup, arg_label(args, i) + " has rank " +
+                                              std::to_string(t->shape.size()) +
+                                              "; the device supports at most " +
+                                              std::to_string(PTO_MAX_DIMS) + " dimensions");
+      }
+      for (int64_t d : t->shape) {
+        if (d < 0) throw ExecutionError(Kind::Setup, arg_label(args, i) + " has a negative extent");
+      }
+      if (!t->data && t->num_elements() > 0) {
+        throw ExecutionError(Kind::Setup, arg_label(args, i) + " has no data");
+      }
+      a.kind = PTO_ARG_INOUT;  // the orchestration knows the real direction
+      a.dtype = static_cast<int32_t>(t->dtype);
+      a.tensor.base = t->data;
+      a.tensor.dtype = a.dtype;
+      a.tensor.ndim = static_cast<int32_t>(t->shape.size());
+      int64_t stride = 1;
+      for (int k = a.tensor.ndim - 1; k >= 0; --k) {
+        a.tensor.shape[k] = t->shape[static_cast<size_t>(k)];
+        a.tensor.strides[k] = stride;
+        stride *= a.tensor.shape[k];
+      }
+    } else if (const auto* i64 = std::get_if<int64_t>(&args[i])) {
+      a.kind = PTO_ARG_SCALAR;
+      a.dtype = PTO_INT64;
+      a.i64 = *i64;
+      a.f64 = static_cast<double>(*i64);
+    } else if (const auto* f64 = std::get_if<double>(&args[i])) {
+      a.kind = PTO_ARG_SCALAR;
+      a.dtype = PTO_FP32;
+      a.f64 = *f64;
+      a.i64 = static_cast<int64_t>(*f64);
+    } else {
+      a.kind = PTO_ARG_SCALAR;
+      a.dtype = PTO_BOOL;
+      a.i64 = std::get<bool>(args[i]) ? 1 : 0;
+      a.f64 = static_cast<double>(a.i64);
+    }
+  }
+  return out;
+}
+
+RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args,
+                 const ExecuteOptions& options) {
+  if (options.num_workers < 1) {
+    throw ExecutionError(Kind::Setup, "the device needs at least one core");
+  }
+  if (options.isolate) return execute_isolated(program, args, options);
+  TaskRuntime runtime(options.num_workers);
+  try {
+    return runtime.run(program, to_pto_args(args));
+  } catch (const ExecutionError& e) {
+    throw ExecutionError(e.kind(), prefix(options) + e.what());
+  }
+}
+
+}  // namespace pypto::runtime
