@@ -1,0 +1,168 @@
+#include "pypto/runtime/compare.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace pypto::runtime {
+namespace {
+
+using ir::DataType;
+
+float bits_to_float(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// IEEE 754 binary16 to binary32 (exact: every half is a float).
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0x1f) return bits_to_float(sign | 0x7f800000u | (mant << 13));  // inf, NaN
+  if (exp == 0) {
+    if (mant == 0) return bits_to_float(sign);  // signed zero
+    // Subnormal: shift the mantissa up until its leading one becomes the implicit bit.
+    exp = 127 - 15 + 1;
+    while ((mant & 0x400u) == 0) {
+      mant <<= 1;
+      --exp;
+    }
+    return bits_to_float(sign | (exp << 23) | ((mant & 0x3ffu) << 13));
+  }
+  return bits_to_float(sign | ((exp + 127 - 15) << 23) | (mant << 13));
+}
+
+// bfloat16 is the upper half of a binary32.
+float bf16_to_float(uint16_t b) { return bits_to_float(static_cast<uint32_t>(b) << 16); }
+
+// One element, kept exactly: integers as int64 (a double cannot hold every int64).
+struct Value {
+  bool is_int = false;
+  int64_t i = 0;
+  double d = 0;
+};
+
+Value load(const HostTensor& t, int64_t n) {
+  const auto* p = static_cast<const uint8_t*>(t.data);
+  Value v;
+  switch (t.dtype) {
+    case DataType::FP32: {
+      float f;
+      std::memcpy(&f, p + n * 4, 4);
+      v.d = f;
+      break;
+    }
+    case DataType::FP16:
+    case DataType::BF16: {
+      uint16_t raw;
+      std::memcpy(&raw, p + n * 2, 2);
+      v.d = t.dtype == DataType::FP16 ? half_to_float(raw) : bf16_to_float(raw);
+      break;
+    }
+    case DataType::INT32: {
+      int32_t x;
+      std::memcpy(&x, p + n * 4, 4);
+      v = {true, x, static_cast<double>(x)};
+      break;
+    }
+    case DataType::INT64: {
+      int64_t x;
+      std::memcpy(&x, p + n * 8, 8);
+      v = {true, x, static_cast<double>(x)};
+      break;
+    }
+    case DataType::BOOL:
+      v = {true, p[n] != 0, p[n] != 0 ? 1.0 : 0.0};
+      break;
+  }
+  return v;
+}
+
+bool matches(const Value& a, const Value& e, const CompareOptions& o) {
+  if (a.is_int && e.is_int) {
+    // long double holds the difference of two int64 exactly on x86-64 (64-bit mantissa).
+    long double diff = std::fabs(static_cast<long double>(a.i) - static_cast<long double>(e.i));
+    return diff <= o.atol + o.rtol * std::fabs(static_cast<long double>(e.i));
+  }
+  if (std::isnan(e.d)) return true;        // don't care
+  if (std::isinf(e.d)) return a.d == e.d;  // only the same infinity (the formula allows any)
+  if (std::isnan(a.d)) return false;
+  return std::fabs(a.d - e.d) <= o.atol + o.rtol * std::fabs(e.d);
+}
+
+std::string format(const Value& v, DataType dtype) {
+  if (v.is_int) return dtype == DataType::BOOL ? (v.i ? "true" : "false") : std::to_string(v.i);
+  char buf[64];
+  // Shortest text that reads back to the same value in the tensor's own precision.
+  auto res = dtype == DataType::FP32 || dtype == DataType::FP16 || dtype == DataType::BF16
+                 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v.d))
+                 : std::to_chars(buf, buf + sizeof buf, v.d);
+  return std::string(buf, res.ptr);
+}
+
+std::string format_index(const std::vector<int64_t>& index) {
+  std::string s = "[";
+  for (size_t k = 0; k < index.size(); ++k) s += (k ? ", " : "") + std::to_string(index[k]);
+  return s + "]";
+}
+
+std::vector<int64_t> unravel(int64_t n, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t k = shape.size(); k-- > 0;) {
+    index[k] = n % shape[k];
+    n /= shape[k];
+  }
+  return index;
+}
+
+std::string tolerances(const CompareOptions& o) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "(rtol=%g, atol=%g)", o.rtol, o.atol);
+  return buf;
+}
+
+}  // namespace
+
+CompareResult compare_tensors(const HostTensor& actual, const HostTensor& expected,
+                              const CompareOptions& options) {
+  CompareResult r;
+  const std::string what = "output '" + (actual.name.empty() ? expected.name : actual.name) + "'";
+  r.total = expected.num_elements();
+  if (actual.shape != expected.shape) {
+    r.ok = false;
+    r.mismatches = r.total;
+    r.message = what + ": shape " + format_index(actual.shape) +
+                " differs from the expected shape " + format_index(expected.shape);
+    return r;
+  }
+  for (int64_t n = 0; n < r.total; ++n) {
+    Value a = load(actual, n), e = load(expected, n);
+    if (matches(a, e, options)) continue;
+    if (r.first.size() < options.max_listed) {
+      Mismatch m{unravel(n, expected.shape), a.d, e.d, {}};
+      m.text = format_index(m.index) + ": got " + format(a, actual.dtype) + ", expected " +
+               format(e, expected.dtype);
+      r.first.push_back(std::move(m));
+    }
+    ++r.mismatches;
+  }
+  r.ok = r.mismatches == 0;
+  if (r.ok) {
+    r.message =
+        what + ": all " + std::to_string(r.total) + " elements match " + tolerances(options);
+    return r;
+  }
+  r.message = what + ": " + std::to_string(r.mismatches) + " of " + std::to_string(r.total) +
+              " elements differ " + tolerances(options) + "; first mismatches: ";
+  for (size_t i = 0; i < r.first.size(); ++i) r.message += (i ? "; " : "") + r.first[i].text;
+  if (r.mismatches > static_cast<int64_t>(r.first.size())) {
+    r.message +=
+        "; ... (" + std::to_string(r.mismatches - static_cast<int64_t>(r.first.size())) + " more)";
+  }
+  return r;
+}
+
+}  // namespace pypto::runtime
