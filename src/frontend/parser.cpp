@@ -352,11 +352,24 @@ class Parser {
   [[noreturn]] void expected(const std::string& what) const {
     fail_here("expected " + what + ", got " + describe(cur()));
   }
-  const Token& expect(TK kind, const std::string& what) {
-    if (!at(kind)) expected(what);
+  // Messages are built only when they are needed: `what` is a string or a callable returning one,
+  // so the successful path of the parser never formats text.
+  static std::string text_of(const char* s) { return s; }
+  static std::string text_of(const std::string& s) { return s; }
+  template <typename F, typename = std::enable_if_t<std::is_invocable_v<F>>>
+  static std::string text_of(const F& f) {
+    return f();
+  }
+
+  template <typename What>
+  const Token& expect(TK kind, const What& what) {
+    if (!at(kind)) expected(text_of(what));
     return advance();
   }
-  const Token& expect_name(const std::string& what) { return expect(TK::Name, what); }
+  template <typename What>
+  const Token& expect_name(const What& what) {
+    return expect(TK::Name, what);
+  }
   void expect_end_of_statement() {
     if (at(TK::Newline)) {
       advance();
@@ -511,7 +524,7 @@ class Parser {
     const Token& name = expect_name("a class name after 'class'");
     if (at(TK::LParen)) fail_here("a program class cannot have base classes");
     expect(TK::Colon, "':' after the class name");
-    expect(TK::Newline, "a new line after 'class " + std::string(name.text) + ":'");
+    expect(TK::Newline, [&] { return "a new line after 'class " + std::string(name.text) + ":'"; });
     if (!at(TK::Indent)) expected("an indented class body");
     advance();
 
@@ -659,15 +672,17 @@ class Parser {
     }
     expect(TK::Colon, "':' after function signature");
     sig.body_start = pos_;
-    skip_block_body("function definition on line " + std::to_string(name.line + line_offset_));
+    skip_block_body(
+        [&] { return "function definition on line " + std::to_string(name.line + line_offset_); });
     signatures_.push_back(std::move(sig));
   }
 
   // After a block's ':': skips an indented block or the rest of a one-line body.
-  void skip_block_body(const std::string& owner) {
+  template <typename What>
+  void skip_block_body(const What& owner) {
     if (at(TK::Newline)) {
       advance();
-      if (!at(TK::Indent)) expected("an indented block after " + owner);
+      if (!at(TK::Indent)) expected("an indented block after " + text_of(owner));
       skip_indented_block();
       return;
     }
@@ -805,7 +820,7 @@ class Parser {
       fail(start, "unknown type 'pl." + std::string(kind.text) +
                       "' (expected pl.Tensor, pl.Tile or pl.Scalar)");
     }
-    expect(TK::LBracket, "'[' after pl." + std::string(kind.text));
+    expect(TK::LBracket, [&] { return "'[' after pl." + std::string(kind.text); });
     TypePtr result;
     if (kind.text == "Scalar") {
       result = ir::scalar_type(parse_dtype("pl.Scalar[...]"));
@@ -845,7 +860,7 @@ class Parser {
       }
     }
     if (at(TK::Comma)) advance();
-    expect(TK::RBracket, "']' to close pl." + std::string(kind.text) + "[...]");
+    expect(TK::RBracket, [&] { return "']' to close pl." + std::string(kind.text) + "[...]"; });
     return result;
   }
 
@@ -898,7 +913,8 @@ class Parser {
 
   // ---------------------------------------------------------------- statements
 
-  Block parse_block(BlockKind kind, const std::string& owner) {
+  template <typename What>
+  Block parse_block(BlockKind kind, const What& owner) {
     DepthGuard guard(*this);
     Block block;
     if (!at(TK::Newline)) {  // one-line body: `if c: x = 1`
@@ -906,7 +922,7 @@ class Parser {
       return block;
     }
     advance();
-    if (!at(TK::Indent)) expected("an indented block after " + owner);
+    if (!at(TK::Indent)) expected("an indented block after " + text_of(owner));
     advance();
     while (!at(TK::Dedent) && !at(TK::EndOfFile)) {
       if (block.yield) {
@@ -1239,11 +1255,12 @@ class Parser {
     } else {
       expected("pl.range(...) or pl.unroll(...) after 'in'");
     }
-    const std::string range_name = "pl." + std::string(peek_token(2).text);
+    const std::string_view range_kind = peek_token(2).text;
+    auto range_name = [range_kind] { return "pl." + std::string(range_kind); };
     advance();
     advance();
     advance();
-    expect(TK::LParen, "'(' after " + range_name);
+    expect(TK::LParen, [&] { return "'(' after " + range_name(); });
     std::vector<ExprPtr> bounds;
     std::vector<Span> bound_spans;
     std::vector<ExprPtr> init_values;
@@ -1254,7 +1271,7 @@ class Parser {
         const Token& key = advance();
         advance();
         if (key.text != "init_values") {
-          fail(span_of(key), "unknown argument '" + std::string(key.text) + "' of " + range_name +
+          fail(span_of(key), "unknown argument '" + std::string(key.text) + "' of " + range_name() +
                                  " (expected init_values=)");
         }
         has_init = true;
@@ -1263,10 +1280,10 @@ class Parser {
       } else {
         if (has_init) fail_here("positional argument after init_values=");
         Value v = parse_value();
-        ExprPtr e = expect_expr(v, "a bound of " + range_name);
+        ExprPtr e = expect_expr(v, [&] { return "a bound of " + range_name(); });
         if (!e->type() || !e->type()->as<ir::ScalarType>() ||
             ir::is_float(e->type()->as<ir::ScalarType>()->dtype)) {
-          fail(v.span, "expected an integer scalar in " + range_name + ", got " +
+          fail(v.span, "expected an integer scalar in " + range_name() + ", got " +
                            ir::type_to_string(e->type()));
         }
         bounds.push_back(e);
@@ -1275,9 +1292,9 @@ class Parser {
       if (!at(TK::Comma)) break;
       advance();
     }
-    expect(TK::RParen, "')' to close " + range_name + "(...)");
+    expect(TK::RParen, [&] { return "')' to close " + range_name() + "(...)"; });
     if (bounds.empty() || bounds.size() > 3) {
-      fail(span, range_name +
+      fail(span, range_name() +
                      " takes 1 to 3 positional arguments (stop | start, stop | start, "
                      "stop, step), got " +
                      std::to_string(bounds.size()));
@@ -1286,7 +1303,7 @@ class Parser {
     ExprPtr stop = bounds.size() >= 2 ? bounds[1] : bounds[0];
     ExprPtr step = bounds.size() == 3 ? bounds[2] : ir::make_int(1);
     if (auto s = ir::as_const_int(step); s && *s == 0) {
-      fail(bound_spans[2], range_name + " step must not be zero");
+      fail(bound_spans[2], range_name() + " step must not be zero");
     }
     if (has_init && carried.empty()) {
       fail(init_span,
@@ -1294,7 +1311,7 @@ class Parser {
            "values");
     }
     if (!has_init && !carried.empty()) {
-      fail(span_of(*carried[0]), "loop-carried names need init_values=(...) in " + range_name);
+      fail(span_of(*carried[0]), "loop-carried names need init_values=(...) in " + range_name());
     }
     if (init_values.size() != carried.size()) {
       fail(init_span, "init_values has " + std::to_string(init_values.size()) +
@@ -1307,8 +1324,9 @@ class Parser {
     for (size_t i = 0; i < carried.size(); ++i) {
       iter_args.push_back(bind_var(carried[i]->text, init_values[i]->type(), span_of(*carried[i])));
     }
-    Block body = parse_block(has_init ? BlockKind::LoopWithIterArgs : BlockKind::Loop,
-                             "'for' statement on line " + std::to_string(span.line + line_offset_));
+    Block body = parse_block(has_init ? BlockKind::LoopWithIterArgs : BlockKind::Loop, [&] {
+      return "'for' statement on line " + std::to_string(span.line + line_offset_);
+    });
     std::vector<VarPtr> return_vars;
     if (has_init) {
       if (!body.yield) {
@@ -1367,7 +1385,9 @@ class Parser {
       fail(c.span, "expected a scalar condition, got " + ir::type_to_string(cond->type()));
     }
     expect(TK::Colon, "':' after the if condition");
-    const std::string owner = "'if' statement on line " + std::to_string(span.line + line_offset_);
+    auto owner = [&] {
+      return "'if' statement on line " + std::to_string(span.line + line_offset_);
+    };
     Block then_block = parse_block(BlockKind::IfBranch, owner);
     std::optional<Block> else_block;
     bool else_is_elif = false;
@@ -1379,8 +1399,9 @@ class Parser {
     } else if (at(TK::KwElse)) {
       advance();
       expect(TK::Colon, "':' after 'else'");
-      else_block = parse_block(BlockKind::IfBranch,
-                               "'else' on line " + std::to_string(span.line + line_offset_));
+      else_block = parse_block(BlockKind::IfBranch, [&] {
+        return "'else' on line " + std::to_string(span.line + line_offset_);
+      });
     }
     std::vector<VarPtr> return_vars;
     const bool else_yields = else_block && else_block->yield;
@@ -1445,8 +1466,9 @@ class Parser {
     if (!level) fail(span, "pl.at needs a level: pl.at(level=pl.Level.CORE_GROUP)");
     if (at(TK::KwAs)) fail_here("'with pl.at(...) as name' is not supported");
     expect(TK::Colon, "':' after the with statement");
-    Block body = parse_block(
-        BlockKind::Scope, "'with' statement on line " + std::to_string(span.line + line_offset_));
+    Block body = parse_block(BlockKind::Scope, [&] {
+      return "'with' statement on line " + std::to_string(span.line + line_offset_);
+    });
     return std::make_shared<ir::ScopeStmt>(std::string(*level),
                                            ir::make_seq(std::move(body.stmts), span), span);
   }
@@ -1464,9 +1486,10 @@ class Parser {
     return span;
   }
 
-  ExprPtr expect_expr(const Value& v, const std::string& where) const {
+  template <typename What>
+  ExprPtr expect_expr(const Value& v, const What& where) const {
     if (v.kind != Value::Kind::Expr) {
-      fail(v.span, "expected an expression in " + where + ", got " +
+      fail(v.span, "expected an expression in " + text_of(where) + ", got " +
                        std::string(value_kind_description(v)));
     }
     return v.expr;
@@ -1491,9 +1514,9 @@ class Parser {
 
   ExprPtr binary(ir::BinaryOp op, const Value& a, const Value& b, Span op_span) {
     ExprPtr x = expect_expr(
-        a, std::string("the left operand of '") + std::string(ir::binary_op_symbol(op)) + "'");
+        a, [op] { return "the left operand of '" + std::string(ir::binary_op_symbol(op)) + "'"; });
     ExprPtr y = expect_expr(
-        b, std::string("the right operand of '") + std::string(ir::binary_op_symbol(op)) + "'");
+        b, [op] { return "the right operand of '" + std::string(ir::binary_op_symbol(op)) + "'"; });
     (void)op_span;
     try {
       return ir::make_binary(op, x, y, a.span);
@@ -1853,7 +1876,7 @@ class Parser {
       if (!at(TK::Comma)) break;
       advance();
     }
-    expect(TK::RParen, "')' to close " + std::string(name.text) + "(...)");
+    expect(TK::RParen, [&] { return "')' to close " + std::string(name.text) + "(...)"; });
     if (args.size() < 2) {
       fail(span, std::string(name.text) + "() needs at least 2 arguments, got " +
                      std::to_string(args.size()));
@@ -1873,8 +1896,10 @@ class Parser {
     Value value;
   };
 
-  std::vector<CallArg> parse_call_args(const std::string& callee) {
-    expect(TK::LParen, "'(' after " + callee);
+  template <typename Name>
+  std::vector<CallArg> parse_call_args(const Name& callee_name) {
+    auto callee = [&] { return text_of(callee_name); };
+    expect(TK::LParen, [&] { return "'(' after " + callee(); });
     std::vector<CallArg> args;
     bool seen_keyword = false;
     while (!at(TK::RParen)) {
@@ -1887,12 +1912,12 @@ class Parser {
         for (const CallArg& other : args) {
           if (other.keyword == arg.keyword) {
             fail(arg.keyword_span,
-                 "keyword argument '" + std::string(arg.keyword) + "' repeated in " + callee);
+                 "keyword argument '" + std::string(arg.keyword) + "' repeated in " + callee());
           }
         }
         seen_keyword = true;
       } else if (seen_keyword) {
-        fail_here("positional argument follows keyword argument in " + callee);
+        fail_here("positional argument follows keyword argument in " + callee());
       }
       arg.value = parse_value();
       if (at(TK::KwFor)) fail_here("generator expressions are not supported");
@@ -1900,7 +1925,7 @@ class Parser {
       if (!at(TK::Comma)) break;
       advance();
     }
-    expect(TK::RParen, "')' to close the arguments of " + callee);
+    expect(TK::RParen, [&] { return "')' to close the arguments of " + callee(); });
     return args;
   }
 
@@ -1918,8 +1943,8 @@ class Parser {
       return v;
     }
     if (name == "MemorySpace" || name == "Level" || name == "FunctionType") {
-      expect(TK::Dot, "'.' after pl." + std::string(name));
-      const Token& item = expect_name("a member of pl." + std::string(name));
+      expect(TK::Dot, [&] { return "'.' after pl." + std::string(name); });
+      const Token& item = expect_name([&] { return "a member of pl." + std::string(name); });
       Value v;
       v.span = span;
       if (name == "MemorySpace") {
@@ -2004,7 +2029,7 @@ class Parser {
   }
 
   ExprPtr parse_op_call(const ir::OpDef& def, Span span) {
-    const std::string callee = "pl." + def.name;
+    auto callee = [&def] { return "pl." + def.name; };
     const size_t uses_mark = var_uses_.size();
     std::vector<CallArg> call_args = parse_call_args(callee);
     std::vector<ExprPtr> args;
@@ -2014,15 +2039,16 @@ class Parser {
     for (CallArg& a : call_args) {
       if (a.keyword.empty()) {
         if (positional < def.arg_names.size()) {
-          args.push_back(
-              expect_expr(a.value, "argument " + std::to_string(positional + 1) + " of " + callee));
+          args.push_back(expect_expr(a.value, [&] {
+            return "argument " + std::to_string(positional + 1) + " of " + callee();
+          }));
           ++positional;
           continue;
         }
         // Python-style: extra positional arguments fill the attributes in order.
         size_t attr_index = positional - def.arg_names.size();
         if (attr_index >= def.attr_names.size()) {
-          fail(a.value.span, callee + " takes at most " +
+          fail(a.value.span, callee() + " takes at most " +
                                  std::to_string(def.arg_names.size() + def.attr_names.size()) +
                                  " arguments, got " + std::to_string(positional + 1) + " or more");
         }
@@ -2034,11 +2060,11 @@ class Parser {
       if (arg_it != def.arg_names.end()) {
         size_t index = static_cast<size_t>(arg_it - def.arg_names.begin());
         if (index < args.size() && args[index]) {
-          fail(a.keyword_span, callee + " got argument '" + std::string(a.keyword) + "' twice");
+          fail(a.keyword_span, callee() + " got argument '" + std::string(a.keyword) + "' twice");
         }
         if (args.size() <= index) args.resize(index + 1);
-        args[index] =
-            expect_expr(a.value, "argument '" + std::string(a.keyword) + "' of " + callee);
+        args[index] = expect_expr(
+            a.value, [&] { return "argument '" + std::string(a.keyword) + "' of " + callee(); });
         continue;
       }
       if (std::find(def.attr_names.begin(), def.attr_names.end(), a.keyword) ==
@@ -2047,18 +2073,18 @@ class Parser {
         for (const auto& n : def.arg_names) valid += (valid.empty() ? "" : ", ") + n;
         for (const auto& n : def.attr_names) valid += (valid.empty() ? "" : ", ") + n;
         fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
-                                 callee +
+                                 callee() +
                                  (valid.empty() ? "" : " (expected one of: " + valid + ")"));
       }
       for (const auto& [k, unused] : attrs) {
         (void)unused;
         if (k == a.keyword) {
-          fail(a.keyword_span, callee + " got attribute '" + std::string(a.keyword) + "' twice");
+          fail(a.keyword_span, callee() + " got attribute '" + std::string(a.keyword) + "' twice");
         }
       }
       auto value = attr_value(a.value);
       if (!value) {
-        fail(a.value.span, "attribute '" + std::string(a.keyword) + "' of " + callee +
+        fail(a.value.span, "attribute '" + std::string(a.keyword) + "' of " + callee() +
                                " must be a constant (a number, a dtype, a memory space or a list "
                                "of integers)");
       }
@@ -2066,13 +2092,13 @@ class Parser {
     }
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i]) {
-        fail(span, callee + " is missing argument '" + def.arg_names[i] + "'");
+        fail(span, callee() + " is missing argument '" + def.arg_names[i] + "'");
       }
     }
     if (args.size() < def.min_args) {
-      fail(span, callee + " takes at least " + std::to_string(def.min_args) + " argument(s), got " +
-                     std::to_string(args.size()) + " (missing '" + def.arg_names[args.size()] +
-                     "')");
+      fail(span, callee() + " takes at least " + std::to_string(def.min_args) +
+                     " argument(s), got " + std::to_string(args.size()) + " (missing '" +
+                     def.arg_names[args.size()] + "')");
     }
     try {
       return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);
@@ -2099,19 +2125,20 @@ class Parser {
     if (!at(TK::LParen))
       fail(span, "function 'self." + std::string(name.text) + "' must be called");
     const FunctionSignature& sig = signatures_[callee];
-    const std::string label = "self." + sig.name;
+    auto label = [&sig] { return "self." + sig.name; };
     std::vector<CallArg> call_args = parse_call_args(label);
     std::vector<ExprPtr> args;
     ir::Attrs attrs;
     for (CallArg& a : call_args) {
       if (a.keyword.empty()) {
-        args.push_back(
-            expect_expr(a.value, "argument " + std::to_string(args.size() + 1) + " of " + label));
+        args.push_back(expect_expr(a.value, [&] {
+          return "argument " + std::to_string(args.size() + 1) + " of " + label();
+        }));
         continue;
       }
       if (a.keyword != "arg_directions") {
         fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
-                                 label +
+                                 label() +
                                  " (program functions take positional arguments and "
                                  "arg_directions=[...])");
       }
@@ -2133,7 +2160,7 @@ class Parser {
       attrs.emplace_back("arg_directions", std::move(*value));
     }
     if (args.size() != sig.params.size()) {
-      fail(span, label + " takes " + std::to_string(sig.params.size()) + " argument(s), got " +
+      fail(span, label() + " takes " + std::to_string(sig.params.size()) + " argument(s), got " +
                      std::to_string(args.size()));
     }
     for (size_t i = 0; i < args.size(); ++i) {
@@ -2141,7 +2168,7 @@ class Parser {
       if (!argument_fits(want, args[i]->type())) {
         fail(call_args[i].value.span, "expected " + ir::type_to_string(want) + ", got " +
                                           ir::type_to_string(args[i]->type()) + " in argument " +
-                                          std::to_string(i + 1) + " of " + label);
+                                          std::to_string(i + 1) + " of " + label());
       }
     }
     calls_[current_function_].push_back(CallSite{callee, span});
