@@ -12,6 +12,17 @@
 
 #include "pto_abi.h"
 
+// Code that runs once per task or per run (argument checks, error messages, row-by-row copies
+// dominated by memmove) is compiled out of line at a lower optimization level: most of the cold
+// build time of a program is spent optimizing, and these gain nothing from it.
+#if defined(__GNUC__) && !defined(__clang__)
+#define PTO_COLD __attribute__((noinline, cold, optimize("O1")))
+#define PTO_HOST __attribute__((optimize("O1")))
+#else
+#define PTO_COLD __attribute__((noinline, cold))
+#define PTO_HOST
+#endif
+
 namespace pto {
 
 // ---------------------------------------------------------------------------------------------
@@ -438,7 +449,8 @@ inline void assemble(void* dst, int64_t dst_cols, const void* src, int64_t r0, i
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tensor views
+// Tensor views. Generic code that every program uses is kept out of line (PTO_COLD) so the
+// compiler optimizes it once, not at every call site: that keeps cold builds fast.
 
 inline int64_t dtype_size(int32_t dtype) {
   switch (dtype) {
@@ -457,17 +469,38 @@ inline int64_t dtype_size(int32_t dtype) {
   }
 }
 
+typedef void (*FailFn)(void* ctx, const char* message);
+
+inline const char* dtype_name(int32_t dtype) {
+  switch (dtype) {
+    case PTO_FP32:
+      return "FP32";
+    case PTO_FP16:
+      return "FP16";
+    case PTO_BF16:
+      return "BF16";
+    case PTO_INT32:
+      return "INT32";
+    case PTO_INT64:
+      return "INT64";
+    case PTO_BOOL:
+      return "BOOL";
+    default:
+      return "unknown";
+  }
+}
+
 // Appends text to a fixed buffer (messages for failed checks; no <stdio.h>).
 struct Message {
   char text[512];
   int len;
   Message() : len(0) { text[0] = 0; }
-  Message& operator<<(const char* s) {
+  PTO_COLD Message& operator<<(const char* s) {
     while (*s && len < 511) text[len++] = *s++;
     text[len] = 0;
     return *this;
   }
-  Message& operator<<(int64_t v) {
+  PTO_COLD Message& operator<<(int64_t v) {
     char digits[24];
     int n = 0;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
@@ -482,31 +515,44 @@ struct Message {
   }
   Message& list(const int64_t* v, int32_t n) {
     *this << "[";
-    for (int32_t i = 0; i < n; ++i) {
-      if (i) *this << ", ";
-      *this << v[i];
-    }
+    for (int32_t i = 0; i < n; ++i) *this << (i ? ", " : "") << v[i];
     return *this << "]";
   }
 };
 
-// True when the box [offsets, offsets + shape) lies inside the view. Otherwise describes the
-// problem in `msg` (prefixed by `what`).
-inline bool check_box(const PtoTensor& t, const int64_t* offsets, const int64_t* shape,
-                      int32_t ndim, const char* what, Message& msg) {
+// True when the box [offsets, offsets + shape) lies inside the view; otherwise reports the
+// problem (prefixed by `what`) through `fail`.
+PTO_COLD inline bool box_fits(const PtoTensor& t, const int64_t* offsets,
+                                               const int64_t* shape, int32_t ndim, const char* what,
+                                               FailFn fail, void* ctx) {
   bool ok = ndim == t.ndim;
   for (int32_t i = 0; ok && i < ndim; ++i)
     ok = offsets[i] >= 0 && shape[i] >= 0 && offsets[i] + shape[i] <= t.shape[i];
   if (!ok) {
+    Message msg;
     msg << what << ": offsets ";
     msg.list(offsets, ndim) << " with shape ";
     msg.list(shape, ndim) << " exceed the tensor view of shape ";
     msg.list(t.shape, t.ndim);
+    fail(ctx, msg.text);
   }
   return ok;
 }
 
-// A sub-view (no copy). The box must have been checked.
+// Same for a rows x cols box at (r0, c0) of a tile of tile_rows x tile_cols.
+PTO_COLD inline bool tile_box_fits(int64_t r0, int64_t c0, int64_t rows,
+                                                    int64_t cols, int64_t tile_rows,
+                                                    int64_t tile_cols, const char* what,
+                                                    FailFn fail, void* ctx) {
+  if (r0 >= 0 && c0 >= 0 && r0 + rows <= tile_rows && c0 + cols <= tile_cols) return true;
+  Message msg;
+  msg << what << ": offsets [" << r0 << ", " << c0 << "] with shape [" << rows << ", " << cols
+      << "] exceed the tile of shape [" << tile_rows << ", " << tile_cols << "]";
+  fail(ctx, msg.text);
+  return false;
+}
+
+// A sub-view (no copy) of a checked box.
 inline PtoTensor view(const PtoTensor& t, const int64_t* offsets, const int64_t* shape) {
   PtoTensor v = t;
   for (int32_t i = 0; i < t.ndim; ++i) {
@@ -523,18 +569,38 @@ inline bool same_buffer(const PtoTensor& a, const PtoTensor& b) {
   return true;
 }
 
-// Visits the box of a view row by row (the last dimension is the row), calling
-// f(element_offset_of_row_start, row_index) for each row.
-template <typename F>
-inline void for_each_row(const PtoTensor& t, const int64_t* offsets, const int64_t* shape, F f) {
+// Copies between a dense row-major tile and a box of a view, one row (last dimension) at a
+// time: tile -> view when `to_view`, else view -> tile. Rows of unit stride move with memmove.
+PTO_COLD inline void transfer(void* tile, const PtoTensor& t,
+                                               const int64_t* offsets, const int64_t* shape,
+                                               bool to_view) {
   int32_t nd = t.ndim;
-  int64_t outer = 1;
-  for (int32_t i = 0; i + 1 < nd; ++i) outer *= shape[i];
+  int64_t es = dtype_size(t.dtype);
+  int64_t cols = nd > 0 ? shape[nd - 1] : 1;
+  int64_t cstride = nd > 0 ? t.strides[nd - 1] : 1;
+  int64_t rows = 1;
+  for (int32_t i = 0; i + 1 < nd; ++i) rows *= shape[i];
+  uint8_t* d = (uint8_t*)tile;
+  uint8_t* base = (uint8_t*)t.base;
   int64_t idx[PTO_MAX_DIMS] = {0, 0, 0, 0};
-  for (int64_t row = 0; row < outer; ++row) {
+  for (int64_t row = 0; row < rows; ++row) {
     int64_t off = t.offset;
     for (int32_t i = 0; i < nd; ++i) off += (offsets[i] + idx[i]) * t.strides[i];
-    f(off, row);
+    uint8_t* tile_row = d + row * cols * es;
+    if (cstride == 1) {
+      if (to_view)
+        __builtin_memmove(base + off * es, tile_row, (unsigned long)(cols * es));
+      else
+        __builtin_memmove(tile_row, base + off * es, (unsigned long)(cols * es));
+    } else {
+      for (int64_t c = 0; c < cols; ++c) {
+        uint8_t* g = base + (off + c * cstride) * es;
+        if (to_view)
+          __builtin_memmove(g, tile_row + c * es, (unsigned long)es);
+        else
+          __builtin_memmove(tile_row + c * es, g, (unsigned long)es);
+      }
+    }
     for (int32_t i = nd - 2; i >= 0; --i) {
       if (++idx[i] < shape[i]) break;
       idx[i] = 0;
@@ -542,55 +608,25 @@ inline void for_each_row(const PtoTensor& t, const int64_t* offsets, const int64
   }
 }
 
-// Tile (dense, row-major, shape `shape`) <- box of the view.
 inline void load(void* dst, const PtoTensor& t, const int64_t* offsets, const int64_t* shape) {
-  int64_t es = dtype_size(t.dtype);
-  int64_t cols = t.ndim > 0 ? shape[t.ndim - 1] : 1;
-  int64_t cstride = t.ndim > 0 ? t.strides[t.ndim - 1] : 1;
-  uint8_t* d = (uint8_t*)dst;
-  const uint8_t* base = (const uint8_t*)t.base;
-  for_each_row(t, offsets, shape, [&](int64_t off, int64_t row) {
-    uint8_t* out = d + row * cols * es;
-    if (cstride == 1) {
-      __builtin_memcpy(out, base + off * es, (unsigned long)(cols * es));
-    } else {
-      for (int64_t c = 0; c < cols; ++c)
-        __builtin_memcpy(out + c * es, base + (off + c * cstride) * es, (unsigned long)es);
-    }
-  });
+  transfer(dst, t, offsets, shape, false);
 }
-
-// Box of the view <- tile.
 inline void store(const PtoTensor& t, const int64_t* offsets, const int64_t* shape,
                   const void* src) {
-  int64_t es = dtype_size(t.dtype);
-  int64_t cols = t.ndim > 0 ? shape[t.ndim - 1] : 1;
-  int64_t cstride = t.ndim > 0 ? t.strides[t.ndim - 1] : 1;
-  const uint8_t* s = (const uint8_t*)src;
-  uint8_t* base = (uint8_t*)t.base;
-  for_each_row(t, offsets, shape, [&](int64_t off, int64_t row) {
-    const uint8_t* in = s + row * cols * es;
-    if (cstride == 1) {
-      __builtin_memmove(base + off * es, in, (unsigned long)(cols * es));
-    } else {
-      for (int64_t c = 0; c < cols; ++c)
-        __builtin_memcpy(base + (off + c * cstride) * es, in + c * es, (unsigned long)es);
-    }
-  });
+  transfer((void*)src, t, offsets, shape, true);
 }
 
-// Copies every element of `src` into `dst` (same shape and dtype) through a bounce buffer of
-// whole rows, so overlapping views are safe.
-inline void tensor_copy(const PtoTensor& dst, const PtoTensor& src) {
+// Copies every element of `src` into `dst` (same shape and dtype) through a bounce buffer, so
+// overlapping views are safe.
+PTO_COLD inline void tensor_copy(const PtoTensor& dst, const PtoTensor& src) {
   int64_t zeros[PTO_MAX_DIMS] = {0, 0, 0, 0};
-  int64_t es = dtype_size(src.dtype);
-  int64_t n = 1;
+  int64_t n = dtype_size(src.dtype);
   for (int32_t i = 0; i < src.ndim; ++i) n *= src.shape[i];
   if (n <= 0) return;
-  void* tmp = __builtin_malloc((unsigned long)(n * es));
+  void* tmp = __builtin_malloc((unsigned long)n);
   if (!tmp) return;
-  load(tmp, src, zeros, src.shape);
-  store(dst, zeros, src.shape, tmp);
+  transfer(tmp, src, zeros, src.shape, false);
+  transfer(tmp, dst, zeros, src.shape, true);
   __builtin_free(tmp);
 }
 
@@ -635,26 +671,54 @@ inline PtoArg float_arg(int32_t dtype, double v) {
   a.kind = PTO_ARG_SCALAR;
   a.dtype = dtype;
   a.f64 = v;
-  a.i64 = (int64_t)0;
   return a;
 }
 
-// Checks an orchestration argument against the declared tensor type.
-inline bool check_tensor_param(const PtoArg& a, int32_t dtype, int32_t ndim, const int64_t* shape,
-                               const char* what, Message& msg) {
-  bool ok = a.kind != PTO_ARG_SCALAR && a.tensor.dtype == dtype && a.tensor.ndim == ndim;
-  for (int32_t i = 0; ok && i < ndim; ++i) ok = a.tensor.shape[i] == shape[i];
-  if (!ok) {
-    msg << what << ": expected a tensor of shape ";
-    msg.list(shape, ndim) << ", got ";
-    if (a.kind == PTO_ARG_SCALAR) {
-      msg << "a scalar";
-    } else {
-      msg << "shape ";
-      msg.list(a.tensor.shape, a.tensor.ndim) << " (dtype " << (int64_t)a.tensor.dtype << ")";
-    }
+// The declared type of an orchestration parameter (ndim < 0: a scalar).
+struct ParamSpec {
+  const char* name;
+  int32_t dtype;
+  int32_t ndim;
+  int64_t shape[PTO_MAX_DIMS];
+};
+
+// Checks the arguments of orchestration function `func` against its parameters; reports the
+// first mismatch through `fail`.
+PTO_COLD inline bool params_match(const PtoArg* params, int32_t nparams,
+                                                   const ParamSpec* specs, int32_t count,
+                                                   const char* func, FailFn fail, void* ctx) {
+  Message msg;
+  if (nparams != count) {
+    msg << func << ": expected " << (int64_t)count << " arguments, got " << (int64_t)nparams;
+    fail(ctx, msg.text);
+    return false;
   }
-  return ok;
+  for (int32_t p = 0; p < count; ++p) {
+    const ParamSpec& s = specs[p];
+    const PtoArg& a = params[p];
+    bool scalar = s.ndim < 0;
+    bool ok = scalar ? a.kind == PTO_ARG_SCALAR
+                     : (a.kind != PTO_ARG_SCALAR && a.tensor.dtype == s.dtype &&
+                        a.tensor.ndim == s.ndim && a.tensor.base != 0);
+    for (int32_t i = 0; ok && !scalar && i < s.ndim; ++i) ok = a.tensor.shape[i] == s.shape[i];
+    if (ok) continue;
+    msg << func << ": argument " << (int64_t)(p + 1) << " '" << s.name << "': expected ";
+    if (scalar) {
+      msg << "a scalar, got a tensor";
+    } else {
+      msg << "a tensor of shape ";
+      msg.list(s.shape, s.ndim) << " and dtype " << dtype_name(s.dtype) << ", got ";
+      if (a.kind == PTO_ARG_SCALAR) {
+        msg << "a scalar";
+      } else {
+        msg << "shape ";
+        msg.list(a.tensor.shape, a.tensor.ndim) << " and dtype " << dtype_name(a.tensor.dtype);
+      }
+    }
+    fail(ctx, msg.text);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace pto

@@ -83,7 +83,7 @@ class KernelEmitter : public StructuredEmitter {
       const auto& type = p.var->type();
       std::string index = "args[" + std::to_string(i) + "]";
       if (type->as<ir::TensorType>()) {
-        w_.line("const PtoTensor " + name + " = " + index + ".tensor;");
+        w_.line("const PtoTensor& " + name + " = " + index + ".tensor;");
       } else if (const auto* st = type->as<ir::ScalarType>()) {
         std::string ctype = cpp_scalar_type(st->dtype);
         std::string field = ir::is_float(st->dtype) ? ".f64" : ".i64";
@@ -174,10 +174,11 @@ class KernelEmitter : public StructuredEmitter {
     return ref;
   }
 
-  void fail_and_return(const std::string& message_expr) override {
-    w_.line("mem->fail(mem->ctx, " + message_expr + ");");
-    w_.line("return;");
+  std::string fail_target() const override { return "mem->fail, mem->ctx"; }
+  std::string fail_statement(const std::string& message_expr) const override {
+    return "mem->fail(mem->ctx, " + message_expr + ");";
   }
+  std::string leave_after_failure() const override { return "return;"; }
 
   // Runs `emit(dst)` so that the result lands in `dst`: through a scratch buffer when `dst`
   // overlaps an operand in a way the primitive cannot handle in place.
@@ -237,14 +238,14 @@ class KernelEmitter : public StructuredEmitter {
     }
     if (type->as<ir::TensorType>()) {
       const std::string& name = names_.name(&var);
-      if (const auto* src = s.value->as<ir::Var>()) {
-        w_.line("const PtoTensor " + name + " = " + names_.name(src) + ";");
+      if (s.value->as<ir::Var>()) {
+        alias_view(var, view_name(s.value, "a tensor value"));
         return;
       }
       if (const auto* call = s.value->as<ir::Call>()) {
         if (call->call_kind == ir::CallKind::Op && call->callee == "store") {
           tile_op(*call, nullptr, s.span());
-          w_.line("const PtoTensor " + name + " = " + tensor_arg(call->args.at(2), "store") + ";");
+          alias_view(var, tensor_arg(call->args.at(2), "store"));
           return;
         }
         if (call->call_kind == ir::CallKind::Op && call->callee == "slice") {
@@ -280,10 +281,9 @@ class KernelEmitter : public StructuredEmitter {
     for (const auto& p : func_.params)
       if (p.direction != ir::ParamDirection::In) outs.push_back(&p);
     for (size_t i = 0; i < s.values.size() && i < outs.size(); ++i) {
-      const auto* v = s.values[i]->as<ir::Var>();
-      if (!v || !v->type()->as<ir::TensorType>()) continue;
+      if (!s.values[i]->type()->as<ir::TensorType>()) continue;
       const std::string& out = names_.name(outs[i]->var.get());
-      const std::string& value = names_.name(v);
+      std::string value = view_name(s.values[i], "a returned tensor");
       if (value == out) continue;
       // A function returning some other buffer copies it into its Out parameter.
       w_.line("if (!pto::same_buffer(" + value + ", " + out + ")) pto::tensor_copy(" + out + ", " +
@@ -575,19 +575,10 @@ class KernelEmitter : public StructuredEmitter {
   // Checks at run time that a rows x cols box at (r0, c0) fits a tile of tile_rows x tile_cols.
   void emit_tile_box_check(const std::string& r0, const std::string& c0, int64_t rows, int64_t cols,
                            int64_t tile_rows, int64_t tile_cols, Span span, std::string_view op) {
-    std::string cond = "(" + r0 + ") < 0 || (" + r0 + ") + " + std::to_string(rows) + " > " +
-                       std::to_string(tile_rows) + " || (" + c0 + ") < 0 || (" + c0 + ") + " +
-                       std::to_string(cols) + " > " + std::to_string(tile_cols);
-    w_.open("if (" + cond + ")");
-    w_.line("pto::Message msg;");
-    w_.line("msg << " + string_literal(where(span, op) + ": offsets [") + " << (int64_t)(" + r0 +
-            ") << \", \" << (int64_t)(" + c0 + ") << " +
-            string_literal("] with shape [" + std::to_string(rows) + ", " + std::to_string(cols) +
-                           "] exceed the tile of shape [" + std::to_string(tile_rows) + ", " +
-                           std::to_string(tile_cols) + "]") +
-            ";");
-    fail_and_return("msg.text");
-    w_.close();
+    w_.line("if (!pto::tile_box_fits(" + r0 + ", " + c0 + ", " + std::to_string(rows) + ", " +
+            std::to_string(cols) + ", " + std::to_string(tile_rows) + ", " +
+            std::to_string(tile_cols) + ", " + string_literal(where(span, op)) + ", " +
+            fail_target() + ")) " + leave_after_failure());
   }
 
   const ir::Function& func_;

@@ -22,6 +22,14 @@ using ir::Span;
 // arg_directions values (DeriveCallDirections), equal to PtoArgKind.
 constexpr int64_t kIn = 0, kOut = 1, kInOut = 2, kScalar = 3;
 
+bool ends_with_return(const ir::StmtPtr& s) {
+  if (!s) return false;
+  if (s->kind() == ir::StmtKind::Return) return true;
+  if (const auto* seq = s->as<ir::SeqStmts>())
+    return !seq->stmts.empty() && ends_with_return(seq->stmts.back());
+  return false;
+}
+
 class OrchestrationEmitter : public StructuredEmitter {
  public:
   OrchestrationEmitter(const ir::Program& program, const ir::Function& func)
@@ -29,27 +37,22 @@ class OrchestrationEmitter : public StructuredEmitter {
 
   std::string run() {
     w_.line("// Orchestration function '" + func_.name + "'");
-    w_.open("static int32_t " + orchestration_function_name(func_.name) +
+    w_.open("PTO_HOST static int32_t " + orchestration_function_name(func_.name) +
             "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams)");
-    std::string count = std::to_string(func_.params.size());
-    w_.open("if (nparams != " + count + ")");
-    w_.line("pto::Message msg;");
-    w_.line("msg << " + string_literal(func_.name + ": expected " + count + " arguments, got ") +
-            " << (int64_t)nparams;");
-    fail_and_return("msg.text");
-    w_.close();
+    param_checks();
     for (size_t i = 0; i < func_.params.size(); ++i) param(i);
     stmt(func_.body);
-    w_.line("return 0;");
+    if (!ends_with_return(func_.body)) w_.line("return 0;");
     w_.close();
     return w_.take();
   }
 
  private:
-  void fail_and_return(const std::string& message_expr) override {
-    w_.line("rt->fail(rt->ctx, " + message_expr + ");");
-    w_.line("return 1;");
+  std::string fail_target() const override { return "rt->fail, rt->ctx"; }
+  std::string fail_statement(const std::string& message_expr) const override {
+    return "rt->fail(rt->ctx, " + message_expr + ");";
   }
+  std::string leave_after_failure() const override { return "return 1;"; }
 
   std::string where(Span span, std::string_view what) const override {
     std::string s = func_.name + ": pl." + std::string(what);
@@ -60,40 +63,52 @@ class OrchestrationEmitter : public StructuredEmitter {
     return s;
   }
 
+  // One table describing every parameter, checked by a single call.
+  void param_checks() {
+    std::string table = names_.fresh(func_.name + "_params");
+    w_.line("static const pto::ParamSpec " + table + "[] = {");
+    w_.indent();
+    for (const auto& p : func_.params) {
+      const auto& type = p.var->type();
+      if (const auto* tt = type->as<ir::TensorType>()) {
+        if (tt->shape.size() > 4)
+          codegen_error(p.var->span(), "tensors have at most 4 dimensions on the device");
+        std::vector<std::string> dims;
+        for (int64_t d : tt->shape) dims.push_back(int_literal(d));
+        w_.line("{" + string_literal(p.var->name) + ", " + dtype_enum(tt->dtype) + ", " +
+                std::to_string(tt->shape.size()) + ", " + brace_list(dims) + "},");
+      } else if (const auto* st = type->as<ir::ScalarType>()) {
+        w_.line("{" + string_literal(p.var->name) + ", " + dtype_enum(st->dtype) + ", -1, {}},");
+      } else {
+        codegen_error(p.var->span(), "parameter '" + p.var->name + "' of '" + func_.name +
+                                         "' must be a tensor or a scalar");
+      }
+    }
+    if (func_.params.empty()) w_.line("{\"\", 0, -1, {}},");
+    w_.dedent();
+    w_.line("};");
+    w_.line("if (!pto::params_match(params, nparams, " + table + ", " +
+            std::to_string(func_.params.size()) + ", " + string_literal(func_.name) + ", " +
+            fail_target() + ")) return 1;");
+  }
+
   void param(size_t i) {
     const auto& p = func_.params[i];
     const std::string& name = names_.name(p.var.get());
     std::string index = "params[" + std::to_string(i) + "]";
-    if (const auto* tt = p.var->type()->as<ir::TensorType>()) {
-      std::vector<std::string> dims;
-      for (int64_t d : tt->shape) dims.push_back(int_literal(d));
-      w_.open("");
-      std::string shape = int_array(name + "_shape", dims);
-      w_.line("pto::Message msg;");
-      std::string what = func_.name + ": argument " + std::to_string(i + 1) + " '" + p.var->name +
-                         "' (" + std::string(ir::dtype_name(tt->dtype)) + ")";
-      w_.open("if (!pto::check_tensor_param(" + index + ", " + dtype_enum(tt->dtype) + ", " +
-              std::to_string(tt->shape.size()) + ", " + shape + ", " + string_literal(what) +
-              ", msg))");
-      fail_and_return("msg.text");
-      w_.close();
-      w_.close();
-      w_.line("const PtoTensor " + name + " = " + index + ".tensor;");
+    if (p.var->type()->as<ir::TensorType>()) {
+      w_.line("const PtoTensor& " + name + " = " + index + ".tensor;");
       return;
     }
-    if (const auto* st = p.var->type()->as<ir::ScalarType>()) {
-      std::string ctype = cpp_scalar_type(st->dtype);
-      if (st->dtype == ir::DataType::BOOL) {
-        w_.line("const bool " + name + " = " + index + ".i64 != 0;");
-      } else {
-        w_.line("const " + ctype + " " + name + " = (" + ctype + ")" + index +
-                (ir::is_float(st->dtype) ? ".f64;" : ".i64;"));
-      }
-      w_.line("(void)" + name + ";");
-      return;
+    const auto* st = p.var->type()->as<ir::ScalarType>();
+    std::string ctype = cpp_scalar_type(st->dtype);
+    if (st->dtype == ir::DataType::BOOL) {
+      w_.line("const bool " + name + " = " + index + ".i64 != 0;");
+    } else {
+      w_.line("const " + ctype + " " + name + " = (" + ctype + ")" + index +
+              (ir::is_float(st->dtype) ? ".f64;" : ".i64;"));
     }
-    codegen_error(p.var->span(), "parameter '" + p.var->name + "' of '" + func_.name +
-                                     "' must be a tensor or a scalar");
+    w_.line("(void)" + name + ";");
   }
 
   void simple_stmt(const ir::StmtPtr& s) override {
@@ -122,7 +137,7 @@ class OrchestrationEmitter : public StructuredEmitter {
     if (const auto* v = e->as<ir::Var>()) {
       if (!v->type()->as<ir::TensorType>())
         codegen_error(e->span(), "expected a tensor, got " + ir::type_to_string(v->type()));
-      return names_.name(v);
+      return view_name(e, "a tensor argument");
     }
     if (const auto* g = e->as<ir::TupleGetItem>()) {
       const auto* tv = g->tuple->as<ir::Var>();
@@ -178,7 +193,7 @@ class OrchestrationEmitter : public StructuredEmitter {
       if (results.size() != 1)
         codegen_error(s.span(), "'" + call->callee + "' returns " + std::to_string(results.size()) +
                                     " values");
-      w_.line("const PtoTensor " + name + " = " + results[0] + ";");
+      alias_view(var, results[0]);
       return;
     }
     if (type->as<ir::TensorType>()) {
@@ -191,7 +206,7 @@ class OrchestrationEmitter : public StructuredEmitter {
                                     " in an orchestration function; tile computations belong in "
                                     "InCore functions");
       } else {
-        w_.line("const PtoTensor " + name + " = " + tensor_value(s.value) + ";");
+        alias_view(var, tensor_value(s.value));
       }
       return;
     }
@@ -311,7 +326,7 @@ std::string orchestration_declarations(const ir::Program& program) {
   std::string out;
   for (const auto& f : program.functions)
     if (f->type == ir::FunctionType::Orchestration)
-      out += "static int32_t " + orchestration_function_name(f->name) +
+      out += "PTO_HOST static int32_t " + orchestration_function_name(f->name) +
              "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams);\n";
   return out;
 }

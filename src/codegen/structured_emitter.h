@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -17,9 +18,17 @@ class StructuredEmitter {
   virtual ~StructuredEmitter() = default;
 
  protected:
-  // Emits the statements that report `message_expr` (a C++ const char* expression) and leave
-  // the generated function.
-  virtual void fail_and_return(const std::string& message_expr) = 0;
+  // The arguments `fail, ctx` that report a failed run-time check, the statement that reports
+  // `message_expr` directly, and the statement that then leaves the generated function.
+  virtual std::string fail_target() const = 0;
+  virtual std::string fail_statement(const std::string& message_expr) const = 0;
+  virtual std::string leave_after_failure() const = 0;
+
+  void fail_and_return(const std::string& message_expr) {
+    w_.line(fail_statement(message_expr));
+    w_.line(leave_after_failure());
+  }
+
   // A statement this class does not handle itself (Assign, Eval, Return).
   virtual void simple_stmt(const ir::StmtPtr& s) = 0;
   // A loop-carried value or if result of a kind the subclass owns (tiles); false otherwise.
@@ -68,13 +77,18 @@ class StructuredEmitter {
     }
   }
 
-  // A tensor view held in a variable: the variable's C++ name.
+  // A tensor view held in a variable: the C++ expression of the view (a variable that only
+  // renames another view, like the result of a store or a call, is that other view).
   std::string view_name(const ir::ExprPtr& e, std::string_view what) {
     const auto* v = e->as<ir::Var>();
     if (!v || !v->type()->as<ir::TensorType>())
       codegen_error(e->span(), std::string(what) + " must be a tensor variable");
-    return names_.name(v);
+    auto it = view_alias_.find(v);
+    return it != view_alias_.end() ? it->second : names_.name(v);
   }
+
+  // Makes `var` another name of the view `expr`.
+  void alias_view(const ir::Var& var, const std::string& expr) { view_alias_[&var] = expr; }
 
   void declare_carried(const ir::Var& var, const ir::ExprPtr& init, ir::Span span) {
     if (declare_own_carried(var, init, span)) return;
@@ -197,13 +211,9 @@ class StructuredEmitter {
   // Fails unless the box [offsets, offsets + shape) lies inside the view `tensor`.
   void check_box(const std::string& tensor, const std::string& offsets, const std::string& shape,
                  size_t ndim, ir::Span span, std::string_view op) {
-    w_.open("");
-    w_.line("pto::Message msg;");
-    w_.open("if (!pto::check_box(" + tensor + ", " + offsets + ", " + shape + ", " +
-            std::to_string(ndim) + ", " + string_literal(where(span, op)) + ", msg))");
-    fail_and_return("msg.text");
-    w_.close();
-    w_.close();
+    w_.line("if (!pto::box_fits(" + tensor + ", " + offsets + ", " + shape + ", " +
+            std::to_string(ndim) + ", " + string_literal(where(span, op)) + ", " + fail_target() +
+            ")) " + leave_after_failure());
   }
 
   static size_t tensor_rank(const ir::ExprPtr& e) {
@@ -228,6 +238,7 @@ class StructuredEmitter {
   SourceWriter w_;
   VarNames names_;
   std::vector<const std::vector<ir::VarPtr>*> yield_targets_;
+  std::unordered_map<const ir::Var*, std::string> view_alias_;
 };
 
 }  // namespace pypto::codegen
