@@ -1,10 +1,13 @@
 // Recording side of the compile profiler: stages, scopes, activation and the snapshot tree.
 #include "pypto/profiling/profiler.h"
 
+#include <algorithm>
 #include <exception>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+
+#include <cxxabi.h>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +16,30 @@
 namespace pypto::profiling {
 
 namespace {
+
+// std::uncaught_exceptions() is two out-of-line calls plus a __tls_get_addr inside libstdc++,
+// about a third of the enabled-stage overhead, and a scope needs it twice. The Itanium C++ ABI
+// fixes the layout of the per-thread __cxa_eh_globals (caught-exception stack, then the
+// uncaught count) and its address never changes for a thread, so it is looked up once per thread.
+#if defined(__GLIBCXX__) || defined(_LIBCPP_ABI_VERSION)
+struct EhGlobalsLayout {
+  void* caught_exceptions;
+  unsigned int uncaught_exceptions;
+};
+
+thread_local const EhGlobalsLayout* t_eh_globals = nullptr;
+
+int uncaught_exception_count() noexcept {
+  const EhGlobalsLayout* globals = t_eh_globals;
+  if (__builtin_expect(globals == nullptr, 0)) {
+    globals = reinterpret_cast<const EhGlobalsLayout*>(abi::__cxa_get_globals());
+    t_eh_globals = globals;
+  }
+  return static_cast<int>(globals->uncaught_exceptions);
+}
+#else
+int uncaught_exception_count() noexcept { return std::uncaught_exceptions(); }
+#endif
 
 struct AttachedRecord {
   std::int32_t parent;  // record index the owner had open when it was added; -1: root
@@ -80,21 +107,26 @@ bool CompileProfiler::exit() {
   return false;
 }
 
-bool CompileProfiler::owned_by_this_thread() noexcept {
-  const void* owner = owner_.load(std::memory_order_relaxed);
-  if (__builtin_expect(owner == &t_thread_tag_, 1)) return true;
+bool CompileProfiler::claim_ownership() noexcept {
   // The first thread to record claims the lock-free buffer.
-  return owner == nullptr &&
-         owner_.compare_exchange_strong(owner, &t_thread_tag_, std::memory_order_relaxed);
+  const void* owner = nullptr;
+  return owner_.compare_exchange_strong(owner, &t_thread_tag_, std::memory_order_relaxed) ||
+         owner == &t_thread_tag_;
 }
 
 CompileProfiler::Token CompileProfiler::open_stage(std::string_view name) {
   if (!owned_by_this_thread()) return open_foreign_stage(std::string(name));
   const auto index = static_cast<std::int32_t>(records_.size());
-  records_.push_back(Record{name, 0, kOpen, open_top_.load(std::memory_order_relaxed), false});
+  // Fields are written in place: building a temporary Record and copying it made GCC reload it
+  // with one wide load over narrower stores, a store-forwarding stall on every stage.
+  Record& record = records_.emplace_back();
+  record.name = name.data();
+  record.name_size = static_cast<std::uint32_t>(name.size());
+  record.parent = open_top_.load(std::memory_order_relaxed);
+  record.end_ns = kOpen;
   open_top_.store(index, std::memory_order_relaxed);
   // Read the clock last so that a buffer reallocation is not billed to the stage.
-  records_.back().start_ns = now_ns();
+  record.start_ns = now_ns();
   return Token{index, generation_};
 }
 
@@ -120,9 +152,10 @@ void CompileProfiler::close_stage(Token token, bool failed) noexcept {
   for (std::int32_t i = open_top_.load(std::memory_order_relaxed); i != token.index;
        i = records_[i].parent) {
     records_[i].end_ns = end;
+    if (failed) failed_.push_back(i);
   }
   record.end_ns = end;
-  record.failed = record.failed || failed;
+  if (failed) failed_.push_back(token.index);
   open_top_.store(record.parent, std::memory_order_relaxed);
 }
 
@@ -174,6 +207,7 @@ void CompileProfiler::reserve(std::size_t stages) { records_.reserve(stages); }
 
 void CompileProfiler::clear() {
   records_.clear();
+  failed_.clear();
   open_top_.store(-1, std::memory_order_relaxed);
   ++generation_;
   std::lock_guard lock(shared_->mutex);
@@ -191,6 +225,8 @@ Report CompileProfiler::report() const {
     attached = shared_->attached;
   }
 
+  std::vector<std::int32_t> failed = failed_;
+  std::sort(failed.begin(), failed.end());
   const std::size_t count = records_.size();
   std::vector<std::vector<std::int32_t>> children(count);
   std::vector<std::int32_t> roots;
@@ -208,12 +244,12 @@ Report CompileProfiler::report() const {
   auto build = [&](auto& self, std::int32_t index) -> ReportStage {
     const Record& record = records_[index];
     ReportStage stage;
-    stage.name = std::string(record.name);
+    stage.name = std::string(record.name, record.name_size);
     stage.open = record.end_ns == kOpen;
     stage.start = static_cast<double>(record.start_ns) / 1e9;
     // Dividing integral nanoseconds keeps durations exact to the nanosecond.
     stage.seconds = static_cast<double>((stage.open ? now : record.end_ns) - record.start_ns) / 1e9;
-    stage.failed = record.failed;
+    stage.failed = std::binary_search(failed.begin(), failed.end(), index);
     for (std::int32_t child : children[index]) stage.children.push_back(self(self, child));
     for (const StageRecord* child : attached_children[index]) {
       stage.children.push_back(to_report_stage(*child, now_s));
@@ -239,7 +275,7 @@ std::string CompileProfiler::summary() const { return format_summary(report()); 
 
 void ScopedStage::start(CompileProfiler* profiler, std::string_view name) noexcept {
   profiler_ = profiler;
-  uncaught_ = std::uncaught_exceptions();
+  uncaught_ = uncaught_exception_count();
   try {
     token_ = profiler->open_stage(name);
   } catch (...) {
@@ -249,7 +285,7 @@ void ScopedStage::start(CompileProfiler* profiler, std::string_view name) noexce
 
 void ScopedStage::start_owned(CompileProfiler* profiler, std::string name) {
   profiler_ = profiler;
-  uncaught_ = std::uncaught_exceptions();
+  uncaught_ = uncaught_exception_count();
   try {
     token_ = profiler->open_owned_stage(std::move(name));
   } catch (...) {
@@ -258,7 +294,7 @@ void ScopedStage::start_owned(CompileProfiler* profiler, std::string name) {
 }
 
 void ScopedStage::finish() noexcept {
-  profiler_->close_stage(token_, std::uncaught_exceptions() > uncaught_);
+  profiler_->close_stage(token_, uncaught_exception_count() > uncaught_);
 }
 
 void ScopedStage::end(bool failed) noexcept {

@@ -231,6 +231,24 @@ TEST(CompileProfilerTest, StageInsideACatchBlockIsNotFailed) {
   EXPECT_FALSE(profiler.to_dict()["stages"][0].contains("failed"));
 }
 
+TEST(CompileProfilerTest, StageOpenedAndClosedDuringUnwindingIsNotFailed) {
+  struct Cleanup {
+    ~Cleanup() { ScopedStage cleanup("cleanup"); }
+  };
+  CompileProfiler profiler;
+  ProfilerActivation active(&profiler);
+  try {
+    ScopedStage outer("outer");
+    Cleanup cleanup;
+    throw std::runtime_error("x");
+  } catch (const std::runtime_error&) {
+  }
+  const nlohmann::json data = profiler.to_dict();
+  ASSERT_EQ(names(data["stages"][0]["children"]), std::vector<std::string>{"cleanup"});
+  EXPECT_FALSE(data["stages"][0]["children"][0].contains("failed"));
+  EXPECT_TRUE(data["stages"][0].value("failed", false));
+}
+
 TEST(CompileProfilerTest, AddStageRecordAtRootKeepsExactSeconds) {
   CompileProfiler profiler;
   profiler.add_stage_record(StageRecord{"imported", 0.0, 1.0, {}, false});
