@@ -126,9 +126,7 @@ class TensorOpLowering : public IRMutator {
       const Call& c = *def->second;
       std::vector<ExprPtr> args;
       for (const auto& a : c.args) args.push_back(block_value(a, b));
-      const auto* result = c.type()->as<TensorType>();
-      value = detail::make_typed_op_call(c.callee, std::move(args), c.attrs,
-                                         tile_type(b->shape, result->dtype), c.span());
+      value = make_op_call(c.callee, std::move(args), c.attrs, c.span());
       name = v->name;
     } else {
       if (tensor->shape != function_shape_) {
@@ -139,8 +137,7 @@ class TensorOpLowering : public IRMutator {
       }
       std::vector<ExprPtr> shape;
       for (int64_t d : b->shape) shape.push_back(make_int(d));
-      value = detail::make_typed_op_call("load", {e, offsets(*b), make_tuple(std::move(shape))}, {},
-                                         tile_type(b->shape, tensor->dtype), v->span());
+      value = make_op_call("load", {e, offsets(*b), make_tuple(std::move(shape))}, {}, v->span());
       name = v->name + "_tile";
     }
     auto tile = make_var(name, value->type(), v->span());
@@ -185,10 +182,7 @@ class TensorOpLowering : public IRMutator {
       ExprPtr tile = block_value(s.var, &b);
       auto stored = make_var(destination->name, destination->type(), s.span());
       out.push_back(std::make_shared<AssignStmt>(
-          stored,
-          detail::make_typed_op_call("store", {tile, offsets(b), destination}, {},
-                                     destination->type(), s.span()),
-          s.span()));
+          stored, make_op_call("store", {tile, offsets(b), destination}, {}, s.span()), s.span()));
       var_map[s.var.get()] = stored;
       return make_seq(std::move(out), s.span());
     }
@@ -199,10 +193,7 @@ class TensorOpLowering : public IRMutator {
     ExprPtr tile = block_value(s.var, &b);
     auto stored = make_var(destination->name, destination->type(), s.span());
     body.push_back(std::make_shared<AssignStmt>(
-        stored,
-        detail::make_typed_op_call("store", {tile, offsets(b), carried}, {}, destination->type(),
-                                   s.span()),
-        s.span()));
+        stored, make_op_call("store", {tile, offsets(b), carried}, {}, s.span()), s.span()));
     body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{stored}, s.span()));
     auto final_value = make_var(destination->name, destination->type(), s.span());
     var_map[s.var.get()] = final_value;
