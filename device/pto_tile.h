@@ -227,42 +227,21 @@ inline C div_values(C a, C b) {
 inline float div_values(float a, float b) { return a / b; }
 inline double div_values(double a, double b) { return a / b; }
 
-struct OpAdd {
-  template <typename C>
-  static C f(C a, C b) {
-    return add_values(a, b);
-  }
-};
-struct OpSub {
-  template <typename C>
-  static C f(C a, C b) {
-    return sub_values(a, b);
-  }
-};
-struct OpMul {
-  template <typename C>
-  static C f(C a, C b) {
-    return mul_values(a, b);
-  }
-};
-struct OpDiv {
-  template <typename C>
-  static C f(C a, C b) {
-    return div_values(a, b);
-  }
-};
-struct OpMax {
-  template <typename C>
-  static C f(C a, C b) {
-    return a < b ? b : a;
-  }
-};
-struct OpMin {
-  template <typename C>
-  static C f(C a, C b) {
-    return b < a ? b : a;
-  }
-};
+// Functors naming an elementwise operation for the loop templates below.
+#define PTO_BINARY_OP(Name, expr) \
+  struct Name {                   \
+    template <typename C>         \
+    static C f(C a, C b) {        \
+      return expr;                \
+    }                             \
+  };
+PTO_BINARY_OP(OpAdd, add_values(a, b))
+PTO_BINARY_OP(OpSub, sub_values(a, b))
+PTO_BINARY_OP(OpMul, mul_values(a, b))
+PTO_BINARY_OP(OpDiv, div_values(a, b))
+PTO_BINARY_OP(OpMax, a < b ? b : a)
+PTO_BINARY_OP(OpMin, b < a ? b : a)
+#undef PTO_BINARY_OP
 
 inline float exp_value(float x) { return __builtin_expf(x); }
 inline double exp_value(double x) { return __builtin_exp(x); }
@@ -276,42 +255,20 @@ inline C sqrt_value(C x) {
   return Convert<C>::from(__builtin_sqrt((double)x));
 }
 
-struct OpExp {
-  template <typename C>
-  static C f(C x) {
-    return exp_value(x);
-  }
-};
-struct OpNeg {
-  template <typename C>
-  static C f(C x) {
-    return neg_value(x);
-  }
-};
-struct OpSqrt {
-  template <typename C>
-  static C f(C x) {
-    return sqrt_value(x);
-  }
-};
-struct OpAbs {
-  template <typename C>
-  static C f(C x) {
-    return x < 0 ? neg_value(x) : x;
-  }
-};
-struct OpRecip {
-  template <typename C>
-  static C f(C x) {
-    return div_values((C)1, x);
-  }
-};
-struct OpRelu {
-  template <typename C>
-  static C f(C x) {
-    return x > 0 ? x : (C)0;
-  }
-};
+#define PTO_UNARY_OP(Name, expr) \
+  struct Name {                  \
+    template <typename C>        \
+    static C f(C x) {            \
+      return expr;               \
+    }                            \
+  };
+PTO_UNARY_OP(OpExp, exp_value(x))
+PTO_UNARY_OP(OpNeg, neg_value(x))
+PTO_UNARY_OP(OpSqrt, sqrt_value(x))
+PTO_UNARY_OP(OpAbs, x < 0 ? neg_value(x) : x)
+PTO_UNARY_OP(OpRecip, div_values((C)1, x))
+PTO_UNARY_OP(OpRelu, x > 0 ? x : (C)0)
+#undef PTO_UNARY_OP
 
 template <typename T, typename Op>
 inline void binary(void* dst, const void* a, const void* b, int64_t n) {
@@ -522,9 +479,8 @@ struct Message {
 
 // True when the box [offsets, offsets + shape) lies inside the view; otherwise reports the
 // problem (prefixed by `what`) through `fail`.
-PTO_COLD inline bool box_fits(const PtoTensor& t, const int64_t* offsets,
-                                               const int64_t* shape, int32_t ndim, const char* what,
-                                               FailFn fail, void* ctx) {
+PTO_COLD inline bool box_fits(const PtoTensor& t, const int64_t* offsets, const int64_t* shape,
+                              int32_t ndim, const char* what, FailFn fail, void* ctx) {
   bool ok = ndim == t.ndim;
   for (int32_t i = 0; ok && i < ndim; ++i)
     ok = offsets[i] >= 0 && shape[i] >= 0 && offsets[i] + shape[i] <= t.shape[i];
@@ -540,10 +496,9 @@ PTO_COLD inline bool box_fits(const PtoTensor& t, const int64_t* offsets,
 }
 
 // Same for a rows x cols box at (r0, c0) of a tile of tile_rows x tile_cols.
-PTO_COLD inline bool tile_box_fits(int64_t r0, int64_t c0, int64_t rows,
-                                                    int64_t cols, int64_t tile_rows,
-                                                    int64_t tile_cols, const char* what,
-                                                    FailFn fail, void* ctx) {
+PTO_COLD inline bool tile_box_fits(int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                                   int64_t tile_rows, int64_t tile_cols, const char* what,
+                                   FailFn fail, void* ctx) {
   if (r0 >= 0 && c0 >= 0 && r0 + rows <= tile_rows && c0 + cols <= tile_cols) return true;
   Message msg;
   msg << what << ": offsets [" << r0 << ", " << c0 << "] with shape [" << rows << ", " << cols
@@ -571,9 +526,8 @@ inline bool same_buffer(const PtoTensor& a, const PtoTensor& b) {
 
 // Copies between a dense row-major tile and a box of a view, one row (last dimension) at a
 // time: tile -> view when `to_view`, else view -> tile. Rows of unit stride move with memmove.
-PTO_COLD inline void transfer(void* tile, const PtoTensor& t,
-                                               const int64_t* offsets, const int64_t* shape,
-                                               bool to_view) {
+PTO_COLD inline void transfer(void* tile, const PtoTensor& t, const int64_t* offsets,
+                              const int64_t* shape, bool to_view) {
   int32_t nd = t.ndim;
   int64_t es = dtype_size(t.dtype);
   int64_t cols = nd > 0 ? shape[nd - 1] : 1;
@@ -684,9 +638,8 @@ struct ParamSpec {
 
 // Checks the arguments of orchestration function `func` against its parameters; reports the
 // first mismatch through `fail`.
-PTO_COLD inline bool params_match(const PtoArg* params, int32_t nparams,
-                                                   const ParamSpec* specs, int32_t count,
-                                                   const char* func, FailFn fail, void* ctx) {
+PTO_COLD inline bool params_match(const PtoArg* params, int32_t nparams, const ParamSpec* specs,
+                                  int32_t count, const char* func, FailFn fail, void* ctx) {
   Message msg;
   if (nparams != count) {
     msg << func << ": expected " << (int64_t)count << " arguments, got " << (int64_t)nparams;

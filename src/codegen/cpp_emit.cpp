@@ -180,47 +180,29 @@ std::string binary_expr(const ir::Binary& b, VarNames& names) {
   bool ints = ta && tb && is_int_type(*ta) && is_int_type(*tb);
   const auto* result = b.type() ? b.type()->as<ir::ScalarType>() : nullptr;
   std::string result_type = cpp_scalar_type(result ? result->dtype : ir::DataType::INT64);
+  std::string as_result = "(" + result_type + ")";
+  std::string operands_int = "((int64_t)(" + x + "), (int64_t)(" + y + "))";
+  std::string operands_double = "((double)(" + x + "), (double)(" + y + "))";
+  std::string operands_result = "(" + as_result + "(" + x + "), " + as_result + "(" + y + "))";
   switch (b.op) {
-    case ir::BinaryOp::Add:
-      return "(" + x + " + " + y + ")";
-    case ir::BinaryOp::Sub:
-      return "(" + x + " - " + y + ")";
-    case ir::BinaryOp::Mul:
-      return "(" + x + " * " + y + ")";
     case ir::BinaryOp::Div:
-      return "(" + result_type + ")((double)(" + x + ") / (double)(" + y + "))";
+      return as_result + "((double)(" + x + ") / (double)(" + y + "))";
     case ir::BinaryOp::FloorDiv:
-      if (ints)
-        return "(" + result_type + ")pto::floordiv((int64_t)(" + x + "), (int64_t)(" + y + "))";
-      return "(" + result_type + ")pto::floordiv((double)(" + x + "), (double)(" + y + "))";
+      return as_result + "pto::floordiv" + (ints ? operands_int : operands_double);
     case ir::BinaryOp::Mod:
-      if (ints)
-        return "(" + result_type + ")pto::floormod((int64_t)(" + x + "), (int64_t)(" + y + "))";
-      return "(" + result_type + ")pto::floormod((double)(" + x + "), (double)(" + y + "))";
+      return as_result + "pto::floormod" + (ints ? operands_int : operands_double);
     case ir::BinaryOp::Min:
-      return "pto::min<" + result_type + ">((" + result_type + ")(" + x + "), (" + result_type +
-             ")(" + y + "))";
+      return "pto::min<" + result_type + ">" + operands_result;
     case ir::BinaryOp::Max:
-      return "pto::max<" + result_type + ">((" + result_type + ")(" + x + "), (" + result_type +
-             ")(" + y + "))";
-    case ir::BinaryOp::Eq:
-      return "(" + x + " == " + y + ")";
-    case ir::BinaryOp::Ne:
-      return "(" + x + " != " + y + ")";
-    case ir::BinaryOp::Lt:
-      return "(" + x + " < " + y + ")";
-    case ir::BinaryOp::Le:
-      return "(" + x + " <= " + y + ")";
-    case ir::BinaryOp::Gt:
-      return "(" + x + " > " + y + ")";
-    case ir::BinaryOp::Ge:
-      return "(" + x + " >= " + y + ")";
+      return "pto::max<" + result_type + ">" + operands_result;
     case ir::BinaryOp::And:
       return "(" + x + " && " + y + ")";
     case ir::BinaryOp::Or:
       return "(" + x + " || " + y + ")";
+    default:
+      // + - * and the comparisons read the same in C++.
+      return "(" + x + " " + std::string(ir::binary_op_symbol(b.op)) + " " + y + ")";
   }
-  return x;
 }
 
 }  // namespace

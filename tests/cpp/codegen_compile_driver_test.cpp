@@ -17,34 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kAdd = R"(
-import pypto.language as pl
-
-@pl.program
-class AddProgram:
-    @pl.function(type=pl.FunctionType.InCore)
-    def add_kernel(self, a: pl.Tensor[[128, 128], pl.FP32], b: pl.Tensor[[128, 128], pl.FP32],
-                   c: pl.Out[pl.Tensor[[128, 128], pl.FP32]]) -> pl.Tensor[[128, 128], pl.FP32]:
-        ta: pl.Tile[[128, 128], pl.FP32] = pl.load(a, [0, 0], [128, 128])
-        tb = pl.load(b, [0, 0], [128, 128])
-        c = pl.store(pl.add(ta, tb), [0, 0], c)
-        return c
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[128, 128], pl.FP32], b: pl.Tensor[[128, 128], pl.FP32],
-             c: pl.Out[pl.Tensor[[128, 128], pl.FP32]]) -> pl.Tensor[[128, 128], pl.FP32]:
-        c = self.add_kernel(a, b, c)
-        return c
-)";
-
-ir::ProgramPtr parse_add() { return frontend::parse_module(kAdd, "add.py").at(0); }
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+ir::ProgramPtr parse_add() {
+  return frontend::parse_module(testing::read_example("add.py"), "add.py").at(0);
 }
+
+std::string read(const fs::path& p) { return testing::read_file(p); }
 
 class CompileDriverTest : public ::testing::Test {
  protected:

@@ -10,6 +10,7 @@
 #include "pypto/codegen/kernel_codegen.h"
 #include "pypto/codegen/program_codegen.h"
 #include "pypto/frontend/parser.h"
+#include "pypto/ir/interpreter.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/pass_manager.h"
 
@@ -53,31 +54,11 @@ void expect_near_all(const HostArray& got, const HostArray& want, float tol) {
   EXPECT_EQ(bad, 0u);
 }
 
-const char* const kAdd = R"(
-import pypto.language as pl
-
-@pl.program
-class AddProgram:
-    @pl.function(type=pl.FunctionType.InCore)
-    def add_kernel(self, a: pl.Tensor[[128, 128], pl.FP32], b: pl.Tensor[[128, 128], pl.FP32],
-                   c: pl.Out[pl.Tensor[[128, 128], pl.FP32]]) -> pl.Tensor[[128, 128], pl.FP32]:
-        ta: pl.Tile[[128, 128], pl.FP32] = pl.load(a, [0, 0], [128, 128])
-        tb = pl.load(b, [0, 0], [128, 128])
-        c = pl.store(pl.add(ta, tb), [0, 0], c)
-        return c
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[128, 128], pl.FP32], b: pl.Tensor[[128, 128], pl.FP32],
-             c: pl.Out[pl.Tensor[[128, 128], pl.FP32]]) -> pl.Tensor[[128, 128], pl.FP32]:
-        c = self.add_kernel(a, b, c)
-        return c
-)";
-
 TEST(CodegenProgram, AddMatchesHostSum) {
   HostArray a({128, 128}), b({128, 128}, 1.5f), c({128, 128}, -7.0f), want({128, 128});
   testing::fill_random(a, 1);
   for (size_t i = 0; i < a.data.size(); ++i) want.data[i] = a.data[i] + 1.5f;
-  auto rt = run(kAdd, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
+  auto rt = run(testing::read_example("add.py"), {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
   EXPECT_TRUE(rt->failures().empty());
   EXPECT_EQ(rt->tasks(), std::vector<std::string>{"add_kernel"});
   expect_near_all(c, want, 0.0f);
@@ -85,7 +66,7 @@ TEST(CodegenProgram, AddMatchesHostSum) {
 
 TEST(CodegenProgram, WrongArgumentCountFailsTheRun) {
   HostArray a({128, 128});
-  auto rt = run(kAdd, {a.arg()});
+  auto rt = run(testing::read_example("add.py"), {a.arg()});
   ASSERT_EQ(rt->failures().size(), 1u);
   EXPECT_NE(rt->failures()[0].find("main: expected 3 arguments, got 1"), std::string::npos)
       << rt->failures()[0];
@@ -94,36 +75,11 @@ TEST(CodegenProgram, WrongArgumentCountFailsTheRun) {
 
 TEST(CodegenProgram, WrongArgumentShapeFailsTheRun) {
   HostArray a({128, 128}), b({64, 128}), c({128, 128});
-  auto rt = run(kAdd, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
+  auto rt = run(testing::read_example("add.py"), {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
   ASSERT_EQ(rt->failures().size(), 1u);
   EXPECT_NE(rt->failures()[0].find("argument 2 'b'"), std::string::npos) << rt->failures()[0];
   EXPECT_NE(rt->failures()[0].find("[128, 128]"), std::string::npos) << rt->failures()[0];
 }
-
-const char* const kSoftmax = R"(
-import pypto.language as pl
-N = 64
-
-@pl.program
-class SoftmaxProgram:
-    @pl.function(type=pl.FunctionType.InCore)
-    def softmax_kernel(self, x: pl.Tensor[[N, N], pl.FP32],
-                       y: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-        t = pl.load(x, [0, 0], [N, N])
-        scratch = pl.create_tile([N, 1], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
-        peak: pl.Tile[[N, 1], pl.FP32] = pl.row_max(t, scratch)
-        e = pl.exp(pl.row_expand_sub(t, peak))
-        scratch2 = pl.create_tile([N, 1], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
-        total = pl.row_sum(e, scratch2)
-        y = pl.store(pl.row_expand_div(e, total), [0, 0], y)
-        return y
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[N, N], pl.FP32],
-             y: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-        y = self.softmax_kernel(x, y)
-        return y
-)";
 
 TEST(CodegenProgram, SoftmaxMatchesReference) {
   HostArray x({64, 64}), y({64, 64}), want({64, 64});
@@ -135,38 +91,10 @@ TEST(CodegenProgram, SoftmaxMatchesReference) {
     for (int64_t c = 0; c < 64; ++c)
       want.at(r, c) = static_cast<float>(std::exp(x.at(r, c) - m) / s);
   }
-  auto rt = run(kSoftmax, {x.arg(), y.arg(PTO_ARG_OUT)});
+  auto rt = run(testing::read_example("softmax.py"), {x.arg(), y.arg(PTO_ARG_OUT)});
   EXPECT_TRUE(rt->failures().empty());
   expect_near_all(y, want, 1e-5f);
 }
-
-const char* const kMatmulKSplit = R"(
-import pypto.language as pl
-K_BLOCKS = 4
-
-@pl.program
-class MatmulKSplitProgram:
-    @pl.function(type=pl.FunctionType.InCore)
-    def mm_ksplit(self, a: pl.Tensor[[64, 256], pl.FP32], b: pl.Tensor[[256, 64], pl.FP32],
-                  c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
-        a0 = pl.load(a, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
-        b0 = pl.load(b, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
-        acc = pl.matmul(pl.move(a0, target_memory=pl.MemorySpace.Left),
-                        pl.move(b0, target_memory=pl.MemorySpace.Right))
-        for k in pl.range(1, K_BLOCKS):
-            ak = pl.load(a, [0, k * 64], [64, 64], target_memory=pl.MemorySpace.Mat)
-            bk = pl.load(b, [k * 64, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
-            acc = pl.matmul_acc(acc, pl.move(ak, target_memory=pl.MemorySpace.Left),
-                                pl.move(bk, target_memory=pl.MemorySpace.Right))
-        c = pl.store(acc, [0, 0], c)
-        return c
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[64, 256], pl.FP32], b: pl.Tensor[[256, 64], pl.FP32],
-             c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
-        c = self.mm_ksplit(a, b, c)
-        return c
-)";
 
 void reference_matmul(HostArray& a, HostArray& b, HostArray& c) {
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
@@ -184,108 +112,35 @@ TEST(CodegenProgram, MatmulKSplitCarriesTheAccumulator) {
   testing::fill_random(b, 4);
   reference_matmul(a, b, want);
   std::string tu;
-  auto rt = run(kMatmulKSplit, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)}, &tu);
+  auto rt =
+      run(testing::read_example("matmul_ksplit.py"), {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)}, &tu);
   EXPECT_TRUE(rt->failures().empty());
   expect_near_all(c, want, 1e-4f);
   EXPECT_NE(tu.find("for (int64_t k"), std::string::npos);
   EXPECT_NE(tu.find("pto::matmul<pto::F32, pto::F32>"), std::string::npos);
 }
 
-const char* const kBlockedAdd = R"(
-import pypto.language as pl
-ROWS, COLS, BLOCK = 512, 128, 128
-
-@pl.program
-class BlockedAddProgram:
-    @pl.function(type=pl.FunctionType.InCore)
-    def add_block(self, a: pl.Tensor[[BLOCK, COLS], pl.FP32], b: pl.Tensor[[BLOCK, COLS], pl.FP32],
-                  c: pl.Out[pl.Tensor[[BLOCK, COLS], pl.FP32]]) -> pl.Tensor[[BLOCK, COLS], pl.FP32]:
-        s = pl.add(pl.load(a, [0, 0], [BLOCK, COLS]), pl.load(b, [0, 0], [BLOCK, COLS]))
-        c = pl.store(s, [0, 0], c)
-        return c
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[ROWS, COLS], pl.FP32], b: pl.Tensor[[ROWS, COLS], pl.FP32],
-             c: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
-        for i in pl.range(ROWS // BLOCK):
-            self.add_block(
-                pl.slice(a, [BLOCK, COLS], [i * BLOCK, 0]),
-                pl.slice(b, [BLOCK, COLS], [i * BLOCK, 0]),
-                pl.slice(c, [BLOCK, COLS], [i * BLOCK, 0]),
-            )
-        return c
-)";
-
 TEST(CodegenProgram, BlockedAddSubmitsOneTaskPerView) {
   HostArray a({512, 128}), b({512, 128}), c({512, 128}), want({512, 128});
   testing::fill_random(a, 5);
   testing::fill_random(b, 6);
   for (size_t i = 0; i < a.data.size(); ++i) want.data[i] = a.data[i] + b.data[i];
-  auto rt = run(kBlockedAdd, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
+  auto rt = run(testing::read_example("blocked_add.py"), {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
   EXPECT_TRUE(rt->failures().empty());
   EXPECT_EQ(rt->tasks().size(), 4u);
   expect_near_all(c, want, 0.0f);
 }
-
-const char* const kScopedScale = R"(
-import pypto.language as pl
-ROWS, COLS, TILE = 256, 64, 64
-
-@pl.program
-class ScopedScaleProgram:
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
-        with pl.at(level=pl.Level.CORE_GROUP):
-            for i in pl.unroll(ROWS // TILE):
-                t = pl.load(x, [i * TILE, 0], [TILE, COLS])
-                y = pl.store(pl.add(pl.mul(t, 3.0), 1.0), [i * TILE, 0], y)
-        return y
-)";
 
 TEST(CodegenProgram, ScopedScaleRunsTheOutlinedKernel) {
   HostArray x({256, 64}), y({256, 64}), want({256, 64});
   testing::fill_random(x, 7);
   for (size_t i = 0; i < x.data.size(); ++i)
     want.data[i] = static_cast<float>(static_cast<float>(x.data[i] * 3.0) + 1.0);
-  auto rt = run(kScopedScale, {x.arg(), y.arg(PTO_ARG_OUT)});
+  auto rt = run(testing::read_example("scoped_scale.py"), {x.arg(), y.arg(PTO_ARG_OUT)});
   EXPECT_TRUE(rt->failures().empty());
   EXPECT_EQ(rt->tasks().size(), 1u);
   expect_near_all(y, want, 0.0f);
 }
-
-const char* const kFfn = R"(
-import pypto.language as pl
-
-@pl.program
-class FfnProgram:
-    @pl.function(type=pl.FunctionType.InCore)
-    def mm(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32],
-           c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
-        la = pl.move(pl.load(a, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
-        rb = pl.move(pl.load(b, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Right)
-        c = pl.store(pl.matmul(la, rb), [0, 0], c)
-        return c
-
-    @pl.function(type=pl.FunctionType.InCore)
-    def gelu(self, h: pl.Tensor[[64, 64], pl.FP32],
-             g: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
-        t = pl.load(h, [0, 0], [64, 64])
-        sig = pl.recip(pl.add(pl.exp(pl.mul(t, -1.702)), 1.0))
-        g = pl.store(pl.mul(t, sig), [0, 0], g)
-        return g
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[64, 64], pl.FP32], w1: pl.Tensor[[64, 64], pl.FP32],
-             w2: pl.Tensor[[64, 64], pl.FP32],
-             y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
-        h = pl.create_tensor([64, 64], dtype=pl.FP32)
-        h = self.mm(x, w1, h)
-        g = pl.create_tensor([64, 64], dtype=pl.FP32)
-        g = self.gelu(h, g)
-        y = self.mm(g, w2, y)
-        return y
-)";
 
 TEST(CodegenProgram, FfnChainsTasksThroughIntermediates) {
   HostArray x({64, 64}), w1({64, 64}), w2({64, 64}), y({64, 64});
@@ -297,7 +152,7 @@ TEST(CodegenProgram, FfnChainsTasksThroughIntermediates) {
   for (size_t i = 0; i < h.data.size(); ++i)
     g.data[i] = static_cast<float>(h.data[i] / (1.0 + std::exp(-1.702 * h.data[i])));
   reference_matmul(g, w2, want);
-  auto rt = run(kFfn, {x.arg(), w1.arg(), w2.arg(), y.arg(PTO_ARG_OUT)});
+  auto rt = run(testing::read_example("ffn.py"), {x.arg(), w1.arg(), w2.arg(), y.arg(PTO_ARG_OUT)});
   EXPECT_TRUE(rt->failures().empty());
   EXPECT_EQ(rt->tasks(), (std::vector<std::string>{"mm", "gelu", "mm"}));
   EXPECT_EQ(rt->intermediates(), 2u);
@@ -394,6 +249,59 @@ TEST(CodegenProgram, LoopCarriedTileAndIfResult) {
     }
   }
 }
+
+// Every example: the generated program computes what the reference interpreter computes on
+// the frontend IR.
+class ExampleMatchesInterpreter : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ExampleMatchesInterpreter, SameOutputs) {
+  auto frontend_program =
+      frontend::parse_module(testing::read_example(GetParam()), GetParam()).at(0);
+  ir::FunctionPtr entry = frontend_program->entry();
+  ASSERT_TRUE(entry);
+  std::vector<HostArray> device, reference;
+  for (size_t i = 0; i < entry->params.size(); ++i) {
+    const auto* tt = entry->params[i].var->type()->as<ir::TensorType>();
+    ASSERT_TRUE(tt && tt->dtype == ir::DataType::FP32);
+    device.emplace_back(tt->shape);
+    testing::fill_random(device.back(), static_cast<uint32_t>(100 + i));
+    reference.push_back(device.back());
+  }
+  std::vector<ir::InterpreterArg> interpreter_args;
+  std::vector<PtoArg> device_args;
+  for (size_t i = 0; i < entry->params.size(); ++i) {
+    runtime::HostTensor t;
+    t.name = entry->params[i].var->name;
+    t.shape = reference[i].shape;
+    t.data = reference[i].data.data();
+    interpreter_args.emplace_back(t);
+    bool out = entry->params[i].direction != ir::ParamDirection::In;
+    device_args.push_back(device[i].arg(out ? PTO_ARG_OUT : PTO_ARG_IN));
+  }
+  ir::interpret(*frontend_program, interpreter_args);
+
+  GeneratedProgram g =
+      generate_program(*passes::PassManager::for_strategy(passes::OptimizationStrategy::Default)
+                            .run(frontend_program));
+  Library lib(g.translation_unit, "example");
+  ASSERT_TRUE(lib.ok());
+  InlineRuntime rt;
+  EXPECT_EQ(
+      lib.orchestrate()(rt.api(), device_args.data(), static_cast<int32_t>(device_args.size())), 0);
+  EXPECT_TRUE(rt.failures().empty());
+  for (size_t i = 0; i < device.size(); ++i) {
+    SCOPED_TRACE(entry->params[i].var->name);
+    expect_near_all(device[i], reference[i], 1e-4f);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleMatchesInterpreter,
+                         ::testing::Values("add.py", "softmax.py", "matmul.py", "matmul_ksplit.py",
+                                           "blocked_add.py", "scoped_scale.py", "ffn.py"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           return name.substr(0, name.find('.'));
+                         });
 
 // Codegen alone, on post-pass IR built by hand: the result tile deliberately overlaps its
 // operands at different addresses, so the generated code must go through scratch space.

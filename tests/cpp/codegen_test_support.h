@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,20 @@
 #include "pypto/runtime/process.h"
 
 namespace pypto::codegen::testing {
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The text of one of the project's example programs (examples/<name>).
+inline std::string read_example(const std::string& name) {
+  std::string text = read_file(std::filesystem::path(PYPTO_EXAMPLES_DIR) / name);
+  if (text.empty()) ADD_FAILURE() << "cannot read example " << name;
+  return text;
+}
 
 inline std::filesystem::path make_temp_dir(const std::string& tag) {
   std::string pattern =
