@@ -7,6 +7,7 @@ Run after `pip install .`:  python bench/parse_vs_ast_bench.py [--lines 10000] [
 import argparse
 import ast
 import sys
+import time
 import timeit
 
 HEADER = '''"""Generated benchmark program."""
@@ -91,16 +92,28 @@ def main():
     assert len(programs) == 1 and len(programs[0].functions) == kernels + 1
     ast.parse(text)
 
-    def best(fn):
-        return min(timeit.repeat(fn, number=1, repeat=args.repeat))
+    # CPU time of this process (both parsers run on the calling thread) is the primary figure:
+    # it stays meaningful on a loaded machine, where wall-clock time mostly measures waiting.
+    def best(fn, timer):
+        return min(timeit.repeat(fn, number=1, repeat=args.repeat, timer=timer))
 
-    t_pypto = best(lambda: _core.ir.parse_module(text, "bench.py", {}))
-    t_ast = best(lambda: ast.parse(text, "bench.py"))
+    def run_pypto():
+        return _core.ir.parse_module(text, "bench.py", {})
+
+    def run_ast():
+        return ast.parse(text, "bench.py")
+
     print(f"program: {n_lines} lines, {len(text)} bytes, {kernels + 1} functions")
-    print(f"pypto parse + typed IR : {t_pypto * 1e3:8.2f} ms  {n_lines / t_pypto:12,.0f} lines/s")
-    print(f"CPython ast.parse      : {t_ast * 1e3:8.2f} ms  {n_lines / t_ast:12,.0f} lines/s")
-    print(f"speed-up               : {t_ast / t_pypto:8.2f}x  (target >= 5x)")
-    return 0
+    ratio = None
+    for label, timer in (("cpu", time.process_time), ("wall", time.perf_counter)):
+        t_pypto, t_ast = best(run_pypto, timer), best(run_ast, timer)
+        print(f"[{label}] pypto parse + typed IR : {t_pypto * 1e3:8.2f} ms "
+              f"{n_lines / t_pypto:12,.0f} lines/s")
+        print(f"[{label}] CPython ast.parse      : {t_ast * 1e3:8.2f} ms "
+              f"{n_lines / t_ast:12,.0f} lines/s")
+        print(f"[{label}] speed-up               : {t_ast / t_pypto:8.2f}x  (target >= 5x)")
+        ratio = ratio or t_ast / t_pypto
+    return 0 if ratio >= 5 else 1
 
 
 if __name__ == "__main__":
