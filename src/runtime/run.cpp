@@ -1,0 +1,252 @@
+#include "pypto/runtime/run.h"
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+
+#include "pypto/codegen/compile_driver.h"
+#include "pypto/frontend/diagnostics.h"
+#include "pypto/ir/interpreter.h"
+#include "pypto/profiling/profiler.h"
+#include "pypto/runtime/binary_cache.h"
+#include "pypto/runtime/compare.h"
+#include "pypto/runtime/device.h"
+#include "pypto/runtime/npy.h"
+#include "pypto/runtime/program_library.h"
+
+namespace pypto::runtime {
+
+namespace {
+
+namespace fs = std::filesystem;
+using profiling::ScopedStage;
+
+// A failure of one stage of the run, already phrased for the user.
+class StageFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::string describe_compile_error(const ir::Program& program, const ir::CompileError& e) {
+  if (program.source) return frontend::render_diagnostic(*program.source, e);
+  return e.what();
+}
+
+// The run's tensors in the order of the entry function's parameters, checked against them.
+std::vector<HostArg> entry_arguments(const ir::Program& program,
+                                     const std::vector<HostTensor>& tensors) {
+  ir::FunctionPtr entry = program.entry();
+  if (!entry) {
+    throw StageFailure("program '" + program.name +
+                       "' has no orchestration entry: define an Orchestration function named "
+                       "'main' (or exactly one Orchestration function)");
+  }
+  std::vector<HostArg> args;
+  std::vector<bool> used(tensors.size(), false);
+  for (const ir::Param& param : entry->params) {
+    const std::string& name = param.var->name;
+    const auto* tensor_type = param.var->type()->as<ir::TensorType>();
+    if (!tensor_type) {
+      throw StageFailure("parameter '" + name + "' of " + entry->name +
+                         " is not a tensor; run() passes tensors only");
+    }
+    size_t i = 0;
+    while (i < tensors.size() && tensors[i].name != name) ++i;
+    if (i == tensors.size()) {
+      throw StageFailure("no TensorSpec named '" + name + "' for parameter '" + name + "' of " +
+                         entry->name + " (" + ir::type_to_string(param.var->type()) + ")");
+    }
+    const HostTensor& t = tensors[i];
+    if (t.dtype != tensor_type->dtype || t.shape != tensor_type->shape) {
+      throw StageFailure("TensorSpec '" + name + "' is " + std::string(ir::dtype_name(t.dtype)) +
+                         " " + ir::shape_to_string(t.shape) + " but parameter '" + name + "' of " +
+                         entry->name + " is " + ir::type_to_string(param.var->type()));
+    }
+    used[i] = true;
+    args.emplace_back(t);
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!used[i]) {
+      throw StageFailure("TensorSpec '" + tensors[i].name + "' matches no parameter of " +
+                         entry->name);
+    }
+  }
+  return args;
+}
+
+std::vector<HostTensor> host_tensors(const std::vector<RunTensor>& tensors) {
+  std::vector<HostTensor> out;
+  out.reserve(tensors.size());
+  for (const auto& t : tensors) out.push_back(t.tensor);
+  return out;
+}
+
+// Copies of the run's tensors for the golden function to read and fill.
+struct ExpectedTensors {
+  std::vector<std::vector<unsigned char>> storage;
+  std::vector<HostTensor> tensors;
+
+  explicit ExpectedTensors(const std::vector<RunTensor>& run_tensors) {
+    storage.resize(run_tensors.size());
+    for (size_t i = 0; i < run_tensors.size(); ++i) {
+      const HostTensor& t = run_tensors[i].tensor;
+      const auto* bytes = static_cast<const unsigned char*>(t.data);
+      storage[i].assign(bytes, bytes + t.size_bytes());
+      HostTensor copy = t;
+      copy.data = storage[i].data();
+      tensors.push_back(copy);
+    }
+  }
+};
+
+void compute_golden(const ir::Program& program, const GoldenFn& golden, ExpectedTensors& expected) {
+  if (golden) {
+    try {
+      golden(expected.tensors);
+    } catch (const std::exception& e) {
+      throw StageFailure(std::string("the golden function failed: ") + e.what());
+    }
+    return;
+  }
+  try {
+    ir::interpret(program, entry_arguments(program, expected.tensors));
+  } catch (const ir::CompileError& e) {
+    throw StageFailure("the reference interpreter failed: " + describe_compile_error(program, e));
+  }
+}
+
+void write_golden_files(const fs::path& data_dir, const std::vector<RunTensor>& tensors,
+                        const ExpectedTensors& expected) {
+  std::error_code ec;
+  fs::create_directories(data_dir / "in", ec);
+  if (!ec) fs::create_directories(data_dir / "out", ec);
+  if (ec) {
+    throw StageFailure("cannot create '" + (data_dir / "in").string() + "': " + ec.message() +
+                       "; choose a writable RunConfig.work_dir");
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const HostTensor& t = tensors[i].tensor;
+    if (tensors[i].is_output) {
+      write_npy((data_dir / "out" / (t.name + ".npy")).string(), expected.tensors[i]);
+    } else {
+      write_npy((data_dir / "in" / (t.name + ".npy")).string(), t);
+    }
+  }
+}
+
+// Compares every output with its expected values; empty when all match.
+std::string validate(const std::vector<RunTensor>& tensors, const ExpectedTensors& expected,
+                     const RunConfig& config) {
+  CompareOptions options;
+  options.rtol = config.rtol;
+  options.atol = config.atol;
+  std::string failures;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!tensors[i].is_output) continue;
+    CompareResult r = compare_tensors(tensors[i].tensor, expected.tensors[i], options);
+    if (!r.ok) failures += (failures.empty() ? "" : "\n") + r.message;
+  }
+  return failures;
+}
+
+void run_pipeline(const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
+                  const GoldenFn& golden, const RunConfig& config, bool profiling,
+                  RunResult& result) {
+  if (config.platform != "cpu_sim") {
+    throw StageFailure("unknown platform '" + config.platform +
+                       "'; the available platform is 'cpu_sim'");
+  }
+  std::vector<HostArg> args = entry_arguments(*program, host_tensors(tensors));
+
+  codegen::CompileResult compiled;
+  {
+    ScopedStage stage("compile");
+    codegen::CompileOptions options;
+    options.output_dir = config.work_dir;
+    options.strategy = config.strategy;
+    options.dump_passes = config.dump_passes;
+    options.profiling = profiling;
+    try {
+      compiled = codegen::compile_program(program, options);
+    } catch (const ir::CompileError& e) {
+      throw StageFailure("compile failed: " + describe_compile_error(*program, e));
+    } catch (const std::exception& e) {
+      throw StageFailure(std::string("compile failed: ") + e.what());
+    }
+  }
+  result.work_dir = compiled.output_dir;
+
+  ExpectedTensors expected(tensors);
+  {
+    ScopedStage stage("golden_write");
+    compute_golden(*program, golden, expected);
+    try {
+      write_golden_files(fs::path(result.work_dir) / "data", tensors, expected);
+    } catch (const std::runtime_error& e) {
+      throw StageFailure(std::string("writing golden data failed: ") + e.what());
+    }
+  }
+
+  ScopedStage stage("device_execution");
+  BuildResult built;
+  {
+    ScopedStage build_stage("binary_compilation");
+    BuildOptions options;
+    options.source_path = fs::path(result.work_dir) / "program.cpp";
+    options.program_name = program->name;
+    built = build_library(compiled.translation_unit, options);
+  }
+  {
+    ScopedStage execute_stage("execute");
+    ExecuteOptions options;
+    options.isolate = config.isolate;
+    if (config.workers > 0) options.num_workers = config.workers;
+    options.program_name = program->name;
+    auto library = ProgramLibrary::load(built.library);
+    RunStats stats = execute(*library, args, options);
+    result.execution_time = stats.wall_seconds;
+  }
+  ScopedStage validate_stage("validate");
+  std::string mismatches = validate(tensors, expected, config);
+  if (!mismatches.empty()) throw StageFailure("golden mismatch: " + mismatches);
+  result.passed = true;
+}
+
+}  // namespace
+
+RunResult run(const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
+              const GoldenFn& golden, const RunConfig& config) {
+  RunResult result;
+  profiling::CompileProfiler* profiler = profiling::get_active_profiler();
+  std::unique_ptr<profiling::CompileProfiler> own_profiler;
+  if (!profiler && config.compile_profiling) {
+    own_profiler = std::make_unique<profiling::CompileProfiler>();
+    profiler = own_profiler.get();
+  }
+  profiling::ProfilerActivation activation(profiler);
+
+  try {
+    run_pipeline(program, tensors, golden, config, profiler != nullptr, result);
+  } catch (const std::exception& e) {
+    // Build and execution errors are already phrased for the user (they name the program,
+    // the compiler's diagnostics, the kernel and the signal).
+    result.passed = false;
+    result.error = e.what();
+  }
+
+  if (profiler) {
+    result.profile = profiler->to_dict();
+    if (!result.work_dir.empty()) {
+      try {
+        profiler->write_report(fs::path(result.work_dir) / "report");
+      } catch (const std::exception& e) {
+        if (result.passed) result.error = e.what();
+        result.passed = false;
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace pypto::runtime
