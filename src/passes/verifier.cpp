@@ -34,18 +34,33 @@ class SsaChecker : public IRVisitor {
   void visit_var(const Var& v) override {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
       if (it->count(&v)) return;
+    // A Var node is shared by all its uses, so the position reported is the using statement's.
     if (defined_.count(&v)) {
-      report(v.span(), "variable '" + v.name + "' used outside the loop or branch defining it" +
-                           at(v.span()));
+      report(stmt_span_, "variable '" + v.name + "' used outside the loop or branch defining it" +
+                             at(stmt_span_));
     } else {
-      report(v.span(), "variable '" + v.name + "' used before definition" + at(v.span()));
+      report(stmt_span_, "variable '" + v.name + "' used before definition" + at(stmt_span_));
     }
   }
+  void visit_eval(const EvalStmt& s) override {
+    stmt_span_ = s.span();
+    IRVisitor::visit_eval(s);
+  }
+  void visit_return(const ReturnStmt& s) override {
+    stmt_span_ = s.span();
+    IRVisitor::visit_return(s);
+  }
+  void visit_yield(const YieldStmt& s) override {
+    stmt_span_ = s.span();
+    IRVisitor::visit_yield(s);
+  }
   void visit_assign(const AssignStmt& s) override {
+    stmt_span_ = s.span();
     visit(s.value);
     define(s.var, s.span());
   }
   void visit_for(const ForStmt& s) override {
+    stmt_span_ = s.span();
     visit(s.start);
     visit(s.stop);
     visit(s.step);
@@ -58,6 +73,7 @@ class SsaChecker : public IRVisitor {
     for (const auto& r : s.return_vars) define(r, s.span());
   }
   void visit_if(const IfStmt& s) override {
+    stmt_span_ = s.span();
     visit(s.cond);
     scopes_.emplace_back();
     visit(s.then_body);
@@ -79,6 +95,7 @@ class SsaChecker : public IRVisitor {
   void report(Span span, std::string message) { problems_->push_back({span, std::move(message)}); }
 
   Problems* problems_;
+  Span stmt_span_;
   std::unordered_set<const Var*> defined_;
   std::vector<std::unordered_set<const Var*>> scopes_;
 };
