@@ -1,7 +1,256 @@
+// Python face of the compile profiler (pypto._core.profiling), wrapped by
+// pypto.compile_profiling. The Python CompileProfiler *is* the C++ one, so a stage opened in C++
+// lands in the profiler a Python `with` entered, and CompileProfiler.current() hands back the
+// very object that was entered.
+#include <Python.h>
+
+#include <filesystem>
+#include <new>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nlohmann/json.hpp>
+
 #include "bindings.h"
+#include "pypto/profiling/profiler.h"
+#include "pypto/profiling/report.h"
+
+namespace nb = nanobind;
 
 namespace pypto::bindings {
 
-void bind_profiling(nanobind::module_ m) { (void)m; }
+namespace {
+
+using profiling::CompileProfiler;
+using profiling::ProfilerError;
+using profiling::ScopedStage;
+using profiling::StageRecord;
+
+// Returned by CompileProfiler.stage() and stage(); the stage runs from __enter__ to __exit__.
+struct StageScope {
+  StageScope(nb::object keep_alive, CompileProfiler* profiler, std::string name)
+      : keep_alive(std::move(keep_alive)), profiler(profiler), name(std::move(name)) {}
+
+  nb::object keep_alive;  // the profiler's Python object, so the profiler outlives the stage
+  CompileProfiler* profiler;
+  std::string name;
+  std::optional<ScopedStage> scope;
+};
+
+nb::handle g_profiling_module;
+bool g_process_profiler_pinned = false;
+
+nb::object make_stage_scope(nb::object keep_alive, CompileProfiler* profiler, std::string name) {
+  // Constructed in place inside the Python object: one allocation per `with` block.
+  nb::object scope = nb::inst_alloc(nb::type<StageScope>());
+  new (nb::inst_ptr<StageScope>(scope))
+      StageScope(std::move(keep_alive), profiler, std::move(name));
+  nb::inst_mark_ready(scope);
+  return scope;
+}
+
+// Python objects for C++ profilers: the existing instance when there is one (nanobind looks it
+// up by address), so `CompileProfiler.current() is prof` holds inside `with prof:`.
+nb::object to_python(CompileProfiler* profiler) {
+  if (profiler == nullptr) return nb::none();
+  nb::object object = nb::cast(profiler, nb::rv_policy::reference);
+  if (profiler->is_process_wide() && !g_process_profiler_pinned) {
+    // Held by the module so every call returns the same object; released with the module.
+    g_profiling_module.attr("_process_profiler") = object;
+    g_process_profiler_pinned = true;
+  }
+  return object;
+}
+
+nb::object json_to_python(const nlohmann::ordered_json& value) {
+  using Type = nlohmann::ordered_json::value_t;
+  switch (value.type()) {
+    case Type::boolean:
+      return nb::bool_(value.get<bool>());
+    case Type::number_integer:
+      return nb::int_(value.get<std::int64_t>());
+    case Type::number_unsigned:
+      return nb::int_(value.get<std::uint64_t>());
+    case Type::number_float:
+      return nb::float_(value.get<double>());
+    case Type::string: {
+      const auto& text = value.get_ref<const std::string&>();
+      return nb::steal(
+          PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+    }
+    case Type::array: {
+      nb::list list;
+      for (const auto& item : value) list.append(json_to_python(item));
+      return list;
+    }
+    case Type::object: {
+      nb::dict dict;
+      for (const auto& [key, item] : value.items()) dict[key.c_str()] = json_to_python(item);
+      return dict;
+    }
+    default:
+      return nb::none();
+  }
+}
+
+StageRecord record_from_python(nb::handle object) {
+  StageRecord record;
+  try {
+    record.name = nb::cast<std::string>(object.attr("name"));
+    record.start = nb::cast<double>(object.attr("start"));
+    record.end = nb::cast<double>(object.attr("end"));
+    for (nb::handle child : object.attr("children")) {
+      record.children.push_back(record_from_python(child));
+    }
+    if (nb::hasattr(object, "failed")) record.failed = nb::cast<bool>(object.attr("failed"));
+  } catch (const nb::cast_error&) {
+    throw nb::type_error(
+        "add_stage_record() expects a StageRecord: name (str), start and end (float seconds on "
+        "the time.perf_counter() clock), children (StageRecords)");
+  }
+  return record;
+}
+
+// ProfilerError becomes pypto.compile_profiling.ProfilerError, an OSError whose message names
+// the path, the reason and the remedy, with .errno and .path set.
+void translate_profiler_error(const std::exception_ptr& exception, void* type) {
+  try {
+    std::rethrow_exception(exception);
+  } catch (const ProfilerError& error) {
+    nb::object instance = nb::handle(static_cast<PyObject*>(type))(error.what());
+    if (error.error_number() != 0) instance.attr("errno") = error.error_number();
+    instance.attr("path") = error.path().string();
+    PyErr_SetObject(static_cast<PyObject*>(type), instance.ptr());
+  }
+}
+
+void bind_stage_scope(nb::module_& m) {
+  nb::class_<StageScope>(m, "StageScope",
+                         "Context manager timing one stage; from CompileProfiler.stage() or "
+                         "stage().")
+      .def("__enter__",
+           [](nb::handle self) {
+             StageScope& s = nb::cast<StageScope&>(self);
+             s.scope.reset();
+             s.scope.emplace(s.profiler, [&s] { return std::move(s.name); });
+             return self;
+           })
+      .def(
+          "__exit__",
+          [](StageScope& s, nb::handle exc_type, nb::handle, nb::handle) {
+            if (s.scope) s.scope->end(/*failed=*/!exc_type.is_none());
+            s.scope.reset();
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none());
+}
+
+void bind_compile_profiler(nb::module_& m) {
+  nb::class_<CompileProfiler>(m, "CompileProfiler",
+                              "Records compile stages as a tree. Use as a context manager to make "
+                              "it current on this thread.")
+      .def(nb::init<>())
+      .def_static(
+          "current", [] { return to_python(CompileProfiler::current()); },
+          "The profiler current on this thread (the very object that was entered), or None.")
+      .def("__enter__",
+           [](nb::handle self) {
+             nb::cast<CompileProfiler&>(self).enter();
+             self.inc_ref();  // a current profiler must not be freed under the thread-local
+             return self;
+           })
+      .def(
+          "__exit__",
+          [](nb::handle self, nb::handle, nb::handle, nb::handle) {
+            if (nb::cast<CompileProfiler&>(self).exit()) self.dec_ref();
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none())
+      .def(
+          "stage",
+          [](nb::handle self, std::string name) {
+            return make_stage_scope(nb::borrow(self), &nb::cast<CompileProfiler&>(self),
+                                    std::move(name));
+          },
+          nb::arg("name"), "Context manager timing a stage named `name` in this profiler.")
+      .def(
+          "_begin_stage",
+          [](CompileProfiler& profiler, std::string name) {
+            profiler.begin_stage(std::move(name));
+          },
+          nb::arg("name"))
+      .def(
+          "_end_stage", [](CompileProfiler& profiler, bool failed) { profiler.end_stage(failed); },
+          nb::arg("failed") = false, "Closes the innermost open stage; no-op when none is open.")
+      .def(
+          "add_stage_record",
+          [](CompileProfiler& profiler, nb::handle record) {
+            profiler.add_stage_record(record_from_python(record));
+          },
+          nb::arg("record"),
+          "Inserts a StageRecord tree under the stage open now (or at the root). Thread-safe.")
+      .def_prop_ro("total_seconds", &CompileProfiler::total_seconds)
+      .def_prop_ro("is_process_wide", &CompileProfiler::is_process_wide)
+      .def("to_dict",
+           [](const CompileProfiler& profiler) {
+             return json_to_python(profiling::report_to_ordered_json(profiler.report()));
+           })
+      .def(
+          "to_json",
+          [](const CompileProfiler& profiler, std::optional<std::filesystem::path> path,
+             int indent) {
+            std::string text = profiler.to_json(indent);
+            if (path) profiling::write_file_atomically(*path, text);
+            return text;
+          },
+          nb::arg("path").none() = nb::none(), nb::arg("indent") = 2,
+          "The profile as a JSON string; with `path`, also writes it there (creating folders).")
+      .def("summary", &CompileProfiler::summary)
+      .def("write_report", &CompileProfiler::write_report, nb::arg("dir"),
+           "Writes dir/pipeline_profile.txt and dir/pipeline_profile.json, creating dir.")
+      .def("clear", &CompileProfiler::clear, "Drops every record.")
+      .def("__repr__", [](const CompileProfiler& profiler) {
+        return "<CompileProfiler total=" + profiling::format_duration(profiler.total_seconds()) +
+               (profiler.is_process_wide() ? " process-wide>" : ">");
+      });
+}
+
+}  // namespace
+
+void bind_profiling(nb::module_ m) {
+  g_profiling_module = m;
+  static PyObject* error_type = PyErr_NewExceptionWithDoc(
+      "pypto._core.profiling.ProfilerError",
+      "A compile profile could not be written; the message names the path and the reason.",
+      PyExc_OSError, nullptr);
+  m.attr("ProfilerError") = nb::handle(error_type);
+  nb::register_exception_translator(translate_profiler_error, error_type);
+
+  bind_stage_scope(m);
+  bind_compile_profiler(m);
+
+  // Bound directly, not wrapped in Python: with profiling off this is the whole cost of an
+  // entry point's check.
+  m.def(
+      "get_active_profiler", [] { return to_python(profiling::get_active_profiler()); },
+      "The profiler current on this thread; else, when PYPTO_COMPILE_PROFILING is 1/true/yes, "
+      "the process-wide one (bound to this thread); else None.");
+  m.def(
+      "stage",
+      [](std::string name) {
+        CompileProfiler* profiler = CompileProfiler::current();
+        return make_stage_scope(nb::none(), profiler, std::move(name));
+      },
+      nb::arg("name"),
+      "Context manager timing a stage in the profiler current on this thread; no-op without one.");
+  m.def("now_seconds", &profiling::now_seconds,
+        "Seconds on the profiler's clock (the time.perf_counter() clock).");
+  m.def("profiling_enabled_by_env", &profiling::profiling_enabled_by_env);
+}
 
 }  // namespace pypto::bindings

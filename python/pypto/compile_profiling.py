@@ -1,0 +1,95 @@
+"""Compile profiling: wall-clock timings of each stage of the compilation pipeline.
+
+The profiler lives in C++ (``pypto._core.profiling``); this module is its Python face::
+
+    from pypto.compile_profiling import CompileProfiler
+
+    with CompileProfiler() as prof:
+        with prof.stage("my_custom_stage"):
+            do_something()
+    print(prof.summary())
+    prof.write_report("out/report")   # pipeline_profile.txt and pipeline_profile.json
+
+``CompileProfiler`` is the C++ class itself, so stages recorded by the compiler's C++ code while
+a profiler is entered land in that same object. Profiling can also be switched on for a whole
+process with ``PYPTO_COMPILE_PROFILING=1``: ``get_active_profiler()`` then returns one
+process-wide profiler.
+
+Times are seconds on the ``time.perf_counter()`` clock, which is the clock the C++ side reads, so
+``StageRecord``s timed in Python line up with C++ stages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, ContextManager, Dict, List, Optional
+
+from pypto._core import profiling as _core
+
+CompileProfiler = _core.CompileProfiler
+ProfilerError = _core.ProfilerError
+StageScope = _core.StageScope
+
+#: The profiler current on this thread; else, when ``PYPTO_COMPILE_PROFILING`` is 1/true/yes, the
+#: process-wide profiler (made current on this thread); else ``None``. A direct C++ call: cheap
+#: enough for every entry point to ask.
+get_active_profiler = _core.get_active_profiler
+
+#: ``with stage("golden_write"): ...`` times a stage in the profiler current on this thread, and
+#: does nothing when there is none.
+stage = _core.stage
+
+
+@dataclass
+class StageRecord:
+    """A stage timed outside the profiler (a worker thread, a callback), for
+    ``CompileProfiler.add_stage_record``. ``end == 0.0`` means still running."""
+
+    name: str
+    start: float
+    end: float = 0.0
+    children: List["StageRecord"] = field(default_factory=list)
+    failed: bool = False
+
+    @property
+    def duration(self) -> float:
+        """Seconds from start to end; a running record measures up to now."""
+        end = self.end if self.end != 0.0 else time.perf_counter()
+        return end - self.start
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The record in the profile JSON schema (``name``, ``seconds``, ``children``, ...)."""
+        data: Dict[str, Any] = {
+            "name": self.name,
+            "seconds": self.duration,
+            "start": self.start,
+        }
+        if self.failed:
+            data["failed"] = True
+        if self.end == 0.0:
+            data["open"] = True
+        data["children"] = [child.to_dict() for child in self.children]
+        return data
+
+
+def use_profiler(profiler: Optional[CompileProfiler]) -> ContextManager[Optional[CompileProfiler]]:
+    """Runs the ``with`` body with ``profiler`` current on this thread; ``None`` changes nothing.
+
+    For entry points: ``with use_profiler(get_active_profiler() or own_profiler): ...``.
+    """
+    if profiler is None:
+        return contextlib.nullcontext()
+    return profiler
+
+
+__all__ = [
+    "CompileProfiler",
+    "ProfilerError",
+    "StageRecord",
+    "StageScope",
+    "get_active_profiler",
+    "stage",
+    "use_profiler",
+]
