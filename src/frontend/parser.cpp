@@ -29,6 +29,8 @@ using ir::TypePtr;
 using ir::VarPtr;
 using TK = TokenKind;
 
+constexpr int kMaxChainLength = 1000;
+
 // What an expression evaluates to: an IR expression, or one of the enum-like values of the
 // `pl` namespace that only make sense as attributes, type parts or scope levels.
 struct Value {
@@ -1528,9 +1530,19 @@ class Parser {
     }
   }
 
+  // A chain `a + b + ...` builds a left-deep tree whose destruction (and every later traversal)
+  // recurses once per operator; bound it like nesting.
+  void check_chain_length(int operators) const {
+    if (operators >= kMaxChainLength) {
+      fail_here("expression too long (more than " + std::to_string(kMaxChainLength) +
+                " chained operators); split it with intermediate variables");
+    }
+  }
+
   Value parse_or() {
     Value left = parse_and();
-    while (at(TK::KwOr)) {
+    for (int n = 0; at(TK::KwOr); ++n) {
+      check_chain_length(n);
       Span op = here();
       advance();
       Value right = parse_and();
@@ -1541,7 +1553,8 @@ class Parser {
 
   Value parse_and() {
     Value left = parse_not();
-    while (at(TK::KwAnd)) {
+    for (int n = 0; at(TK::KwAnd); ++n) {
+      check_chain_length(n);
       Span op = here();
       advance();
       Value right = parse_not();
@@ -1599,7 +1612,8 @@ class Parser {
     // Python chains comparisons: a < b < c means (a < b) and (b < c).
     Value result;
     bool first = true;
-    while (op) {
+    for (int n = 0; op; ++n) {
+      check_chain_length(n);
       Span op_span = here();
       advance();
       Value right = parse_arith();
@@ -1615,7 +1629,8 @@ class Parser {
 
   Value parse_arith() {
     Value left = parse_term();
-    while (at(TK::Plus) || at(TK::Minus)) {
+    for (int n = 0; at(TK::Plus) || at(TK::Minus); ++n) {
+      check_chain_length(n);
       Span op = here();
       ir::BinaryOp bop = at(TK::Plus) ? ir::BinaryOp::Add : ir::BinaryOp::Sub;
       advance();
@@ -1627,7 +1642,8 @@ class Parser {
 
   Value parse_term() {
     Value left = parse_factor();
-    while (true) {
+    for (int n = 0;; ++n) {
+      check_chain_length(n);
       ir::BinaryOp bop;
       switch (cur().kind) {
         case TK::Star:

@@ -28,6 +28,12 @@ const char* kClassHeader =
     "@pl.program\n"
     "class P:\n";
 
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
 std::string kernel(const std::string& body) { return std::string(kKernelHeader) + body; }
 std::string members(const std::string& body) { return std::string(kClassHeader) + body; }
 
@@ -88,6 +94,8 @@ std::vector<ErrorCase> cases() {
       {"too_deep_nesting",
        kernel("        x = " + std::string(150, '(') + "1" + std::string(150, ')') + "\n" + L + S),
        7, 112, "too deeply nested"},
+      {"too_long_operator_chain", kernel("        x = 1" + repeat(" + 1", 1001) + "\n" + L + S), 7,
+       4015, "expression too long (more than 1000 chained operators)"},
       // ---- names and ops
       {"undefined_name", kernel("        t = pl.load(b, [0, 0], [64, 64])\n" + S), 7, 21,
        "undefined name 'b'"},

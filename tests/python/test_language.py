@@ -178,3 +178,32 @@ def test_function_decorator_marks_the_method():
         pass
 
     assert f.__pypto_function_type__ is pl.FunctionType.Orchestration
+
+
+def test_program_under_a_profiler_records_a_root_parse_stage():
+    from pypto.compile_profiling import CompileProfiler
+
+    with CompileProfiler() as prof:
+
+        @pl.program
+        class Profiled:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[8, 8], pl.FP32]) -> pl.Tensor[[8, 8], pl.FP32]:
+                return a
+
+    stages = prof.to_dict()["stages"]
+    assert [s["name"] for s in stages] == ["parse"]
+    assert stages[0]["seconds"] > 0
+    assert stages[0]["children"] == []
+    assert Profiled.name == "Profiled"
+
+
+def test_failed_parse_under_a_profiler_still_records_the_stage():
+    from pypto.compile_profiling import CompileProfiler
+
+    with CompileProfiler() as prof:
+        with pytest.raises(CompileError):
+            pl.parse("import pypto.language as pl\n@pl.program\nclass X:\n    y = 1\n")
+    stages = prof.to_dict()["stages"]
+    assert [s["name"] for s in stages] == ["parse"]
+    assert stages[0].get("failed") is True
