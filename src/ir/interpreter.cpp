@@ -48,29 +48,30 @@ int64_t floor_mod(int64_t a, int64_t b) {
   return r;
 }
 
+template <typename T>
+bool compare(BinaryOp op, T x, T y) {
+  switch (op) {
+    case BinaryOp::Eq:
+      return x == y;
+    case BinaryOp::Ne:
+      return x != y;
+    case BinaryOp::Lt:
+      return x < y;
+    case BinaryOp::Le:
+      return x <= y;
+    case BinaryOp::Gt:
+      return x > y;
+    default:
+      return x >= y;
+  }
+}
+
 Value scalar_binary(BinaryOp op, const Value& a, const Value& b, DataType result) {
   if (!a.is_scalar() || !b.is_scalar()) throw RunError("scalar arithmetic on a non-scalar value");
   bool floating = a.kind == Value::Kind::Float || b.kind == Value::Kind::Float;
   if (is_comparison(op)) {
-    bool r = false;
-    if (floating) {
-      double x = a.as_double(), y = b.as_double();
-      r = op == BinaryOp::Eq   ? x == y
-          : op == BinaryOp::Ne ? x != y
-          : op == BinaryOp::Lt ? x < y
-          : op == BinaryOp::Le ? x <= y
-          : op == BinaryOp::Gt ? x > y
-                               : x >= y;
-    } else {
-      int64_t x = a.as_int(), y = b.as_int();
-      r = op == BinaryOp::Eq   ? x == y
-          : op == BinaryOp::Ne ? x != y
-          : op == BinaryOp::Lt ? x < y
-          : op == BinaryOp::Le ? x <= y
-          : op == BinaryOp::Gt ? x > y
-                               : x >= y;
-    }
-    return Value::of_bool(r);
+    return Value::of_bool(floating ? compare(op, a.as_double(), b.as_double())
+                                   : compare(op, a.as_int(), b.as_int()));
   }
   if (op == BinaryOp::And) return Value::of_bool(truthy(a) && truthy(b));
   if (op == BinaryOp::Or) return Value::of_bool(truthy(a) || truthy(b));

@@ -15,16 +15,14 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/pass_manager.h"
 
+#include "ir_test_helpers.h"
+
 namespace pypto::ir {
 namespace {
 
 using runtime::HostTensor;
 
-ExprPtr ints(std::vector<int64_t> values) {
-  std::vector<ExprPtr> els;
-  for (int64_t v : values) els.push_back(make_int(v));
-  return make_tuple(std::move(els));
-}
+using testing::ints;
 
 StmtPtr assign(const VarPtr& v, ExprPtr e, Span span = {}) {
   return std::make_shared<AssignStmt>(v, std::move(e), span);

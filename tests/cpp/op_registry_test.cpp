@@ -4,14 +4,12 @@
 
 #include <string>
 
+#include "ir_test_helpers.h"
+
 namespace pypto::ir {
 namespace {
 
-ExprPtr ints(std::vector<int64_t> values) {
-  std::vector<ExprPtr> els;
-  for (int64_t v : values) els.push_back(make_int(v));
-  return make_tuple(std::move(els));
-}
+using testing::ints;
 
 VarPtr tile(std::vector<int64_t> shape, DataType dt = DataType::FP32,
             std::optional<MemorySpace> space = {}) {

@@ -13,14 +13,12 @@
 #include "pypto/ir/structural_equal.h"
 #include "pypto/passes/pass_manager.h"
 
+#include "ir_test_helpers.h"
+
 namespace pypto::ir {
 namespace {
 
-ExprPtr ints(std::vector<int64_t> values) {
-  std::vector<ExprPtr> els;
-  for (int64_t v : values) els.push_back(make_int(v));
-  return make_tuple(std::move(els));
-}
+using testing::ints;
 
 VarPtr scalar_var(const std::string& name, DataType dt = DataType::INT64) {
   return make_var(name, scalar_type(dt));

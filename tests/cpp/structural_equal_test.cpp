@@ -6,14 +6,12 @@
 
 #include "pypto/ir/op_registry.h"
 
+#include "ir_test_helpers.h"
+
 namespace pypto::ir {
 namespace {
 
-ExprPtr ints(std::vector<int64_t> values) {
-  std::vector<ExprPtr> els;
-  for (int64_t v : values) els.push_back(make_int(v));
-  return make_tuple(std::move(els));
-}
+using testing::ints;
 
 // Knobs that change one thing in an otherwise identical program.
 struct Variant {
