@@ -23,27 +23,13 @@ int64_t align_up(int64_t v) {
 }
 
 FunctionPtr allocate(const FunctionPtr& f) {
-  auto intervals = compute_live_intervals(*f);
-  struct Buffer {
-    MemorySpace space = MemorySpace::Vec;
-    int64_t size = 0;
-    LiveInterval live{INT64_MAX, INT64_MIN};
-    const Var* first = nullptr;  // the tile named in errors
-    int64_t addr = -1;
-  };
-  std::map<int64_t, Buffer> buffers;
-  for (const auto& [var, iv] : intervals) {
-    const auto* t = detail::as_tile(var->type());
-    if (!t || !t->memref) continue;
-    auto& b = buffers[t->memref->buffer_id];
-    b.space = t->memref->space;
-    b.size = std::max(b.size, t->memref->size);
-    if (iv.start < b.live.start) b.first = var;
-    b.live.start = std::min(b.live.start, iv.start);
-    b.live.end = std::max(b.live.end, iv.end);
-  }
+  using Buffer = BufferLiveness;
+  auto buffers = collect_buffers(*f);
   std::vector<Buffer*> order;
-  for (auto& [id, b] : buffers) order.push_back(&b);
+  for (auto& [id, b] : buffers) {
+    b.addr = -1;
+    order.push_back(&b);
+  }
   std::stable_sort(order.begin(), order.end(),
                    [](const Buffer* a, const Buffer* b) { return a->live.start < b->live.start; });
   // Per space, the placed buffers still live, ordered by end of lifetime for cheap expiry.
@@ -66,9 +52,9 @@ FunctionPtr allocate(const FunctionPtr& f) {
     int64_t capacity = memory_space_capacity(b->space);
     if (capacity > 0 && addr + b->size > capacity) {
       std::string space(memory_space_name(b->space));
-      throw CompileError(b->first ? b->first->span() : f->span,
-                         "tile '" + (b->first ? b->first->name : std::string("?")) + "' of " +
-                             std::to_string(b->size) + " bytes does not fit in " + space +
+      throw CompileError(b->first_tile ? b->first_tile->span() : f->span,
+                         "tile '" + (b->first_tile ? b->first_tile->name : std::string("?")) +
+                             "' of " + std::to_string(b->size) + " bytes does not fit in " + space +
                              " (capacity " + std::to_string(capacity) + " bytes, " +
                              std::to_string(in_use) + " already in use)");
     }

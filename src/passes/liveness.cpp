@@ -108,25 +108,34 @@ std::unordered_map<const Var*, LiveInterval> compute_live_intervals(const Functi
   return std::move(b.intervals);
 }
 
-MemoryUsage measure_memory_usage(const Function& f, MemorySpace space) {
-  auto intervals = compute_live_intervals(f);
-  struct Buffer {
-    int64_t size = 0;
-    LiveInterval live{INT64_MAX, INT64_MIN};
-  };
-  std::map<int64_t, Buffer> buffers;
-  MemoryUsage usage;
-  for (const auto& [var, iv] : intervals) {
+std::map<int64_t, BufferLiveness> collect_buffers(const Function& f) {
+  std::map<int64_t, BufferLiveness> buffers;
+  for (const auto& [var, iv] : compute_live_intervals(f)) {
     const auto* t = detail::as_tile(var->type());
-    if (!t || !t->memref || t->memref->space != space) continue;
-    usage.tile_bytes += t->size_bytes();
+    if (!t || !t->memref) continue;
     auto& b = buffers[t->memref->buffer_id];
+    b.space = t->memref->space;
     b.size = std::max(b.size, t->memref->size);
+    b.addr = t->memref->addr;
+    if (iv.start < b.live.start ||
+        (iv.start == b.live.start && b.first_tile && var->name < b.first_tile->name)) {
+      b.first_tile = var;
+    }
     b.live.start = std::min(b.live.start, iv.start);
     b.live.end = std::max(b.live.end, iv.end);
   }
+  return buffers;
+}
+
+MemoryUsage measure_memory_usage(const Function& f, MemorySpace space) {
+  MemoryUsage usage;
+  for (const auto& [var, iv] : compute_live_intervals(f)) {
+    const auto* t = detail::as_tile(var->type());
+    if (t && t->memref && t->memref->space == space) usage.tile_bytes += t->size_bytes();
+  }
   std::vector<std::pair<int64_t, int64_t>> events;  // (time, +size at start / -size after end)
-  for (const auto& [id, b] : buffers) {
+  for (const auto& [id, b] : collect_buffers(f)) {
+    if (b.space != space) continue;
     usage.buffer_bytes += b.size;
     events.emplace_back(b.live.start, b.size);
     events.emplace_back(b.live.end + 1, -b.size);

@@ -31,23 +31,7 @@ struct SharedBuffer {
 };
 
 FunctionPtr reuse_buffers(const FunctionPtr& f) {
-  auto intervals = compute_live_intervals(*f);
-  struct Buffer {
-    MemorySpace space = MemorySpace::Vec;
-    int64_t size = 0;
-    LiveInterval live{INT64_MAX, INT64_MIN};
-    int64_t first_def = INT64_MAX;
-  };
-  std::map<int64_t, Buffer> buffers;
-  for (const auto& [var, iv] : intervals) {
-    const auto* t = detail::as_tile(var->type());
-    if (!t || !t->memref) continue;
-    auto& b = buffers[t->memref->buffer_id];
-    b.space = t->memref->space;
-    b.size = std::max(b.size, t->memref->size);
-    b.live.start = std::min(b.live.start, iv.start);
-    b.live.end = std::max(b.live.end, iv.end);
-  }
+  auto buffers = collect_buffers(*f);
   std::vector<int64_t> order;
   for (const auto& [id, b] : buffers) order.push_back(id);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
@@ -57,7 +41,7 @@ FunctionPtr reuse_buffers(const FunctionPtr& f) {
   std::vector<SharedBuffer> shared;
   std::unordered_map<int64_t, size_t> assignment;
   for (int64_t id : order) {
-    const Buffer& b = buffers[id];
+    const BufferLiveness& b = buffers[id];
     size_t chosen = shared.size();
     for (size_t s = 0; s < shared.size(); ++s) {
       if (shared[s].space == b.space && shared[s].is_free(b.live)) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 
 #include "pypto/ir/program.h"
@@ -17,6 +18,18 @@ struct LiveInterval {
 
 // Live intervals of every variable defined or used in `f` (structured liveness, no CFG).
 std::unordered_map<const ir::Var*, LiveInterval> compute_live_intervals(const ir::Function& f);
+
+// One buffer of an InCore function as its tiles' MemRefs describe it: the union of their
+// lifetimes and the largest size.
+struct BufferLiveness {
+  ir::MemorySpace space = ir::MemorySpace::Vec;
+  int64_t size = 0;
+  int64_t addr = -1;
+  LiveInterval live{INT64_MAX, INT64_MIN};
+  const ir::Var* first_tile = nullptr;  // the earliest-defined tile, named in messages
+};
+// Buffers by buffer_id, from the tiles that have a MemRef.
+std::map<int64_t, BufferLiveness> collect_buffers(const ir::Function& f);
 
 // Memory use of one space of an InCore function, from the MemRefs of its tiles.
 struct MemoryUsage {
