@@ -39,12 +39,9 @@ class ParamAccess : public IRVisitor {
       }
       return;
     }
-    if (const auto* v = s.value->as<Var>()) {
-      if (const Var* p = param_of(s.value)) {
-        root_[s.var.get()] = p;
-        (void)v;
-        return;
-      }
+    if (const Var* p = param_of(s.value); p && s.value->as<Var>()) {
+      root_[s.var.get()] = p;  // a copy of a parameter version is a version too
+      return;
     }
     IRVisitor::visit_assign(s);
   }
@@ -129,9 +126,8 @@ FunctionPtr check_kernel(const FunctionPtr& f) {
     auto store = access.first_store.find(p.var.get());
     if (p.direction == ParamDirection::In && store != access.first_store.end()) {
       throw CompileError(store->second, "function '" + f->name + "' writes its In parameter '" +
-                                            p.var->name + "' with pl.store at " +
-                                            detail::span_text(store->second) +
-                                            "; declare it pl.Out or pl.InOut");
+                                            p.var->name +
+                                            "' with pl.store; declare it pl.Out or pl.InOut");
     }
     if (p.direction == ParamDirection::Out && access.read_original.count(p.var.get())) {
       p.direction = ParamDirection::InOut;
