@@ -15,6 +15,21 @@ namespace {
 
 constexpr const char* kEnv = "PYPTO_COMPILE_PROFILING";
 
+// Runs body(t) for t in [0, count) on as many threads, runs `meanwhile` on this thread while
+// they work, then joins them.
+template <typename Body, typename Meanwhile>
+void run_on_threads(int count, Body body, Meanwhile meanwhile) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < count; ++t) threads.emplace_back(body, t);
+  meanwhile();
+  for (auto& thread : threads) thread.join();
+}
+
+template <typename Body>
+void run_on_threads(int count, Body body) {
+  run_on_threads(count, body, [] {});
+}
+
 // Leaves the variable unset and this thread unbound from the process-wide profiler.
 class EnvProfilerTest : public ::testing::Test {
  protected:
@@ -90,17 +105,13 @@ TEST(ProfilerThreadsTest, EachThreadRecordsIntoItsOwnProfiler) {
   constexpr int kStages = 500;
   std::vector<std::unique_ptr<CompileProfiler>> profilers;
   for (int t = 0; t < kThreads; ++t) profilers.push_back(std::make_unique<CompileProfiler>());
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      ProfilerActivation active(profilers[t].get());
-      for (int i = 0; i < kStages; ++i) {
-        ScopedStage outer([&] { return "thread" + std::to_string(t); });
-        ScopedStage inner("inner");
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
+  run_on_threads(kThreads, [&](int t) {
+    ProfilerActivation active(profilers[t].get());
+    for (int i = 0; i < kStages; ++i) {
+      ScopedStage outer([&] { return "thread" + std::to_string(t); });
+      ScopedStage inner("inner");
+    }
+  });
   EXPECT_EQ(CompileProfiler::current(), nullptr);
   for (int t = 0; t < kThreads; ++t) {
     const nlohmann::json stages = profilers[t]->to_dict()["stages"];
@@ -113,31 +124,34 @@ TEST(ProfilerThreadsTest, EachThreadRecordsIntoItsOwnProfiler) {
   }
 }
 
-TEST(ProfilerThreadsTest, ConcurrentAddStageRecordKeepsEveryRecord) {
+// A profiler owned by and current on the test's thread.
+class SharedProfilerThreadsTest : public ::testing::Test {
+ protected:
+  CompileProfiler profiler;
+  ProfilerActivation active{&profiler};
+};
+
+TEST_F(SharedProfilerThreadsTest, ConcurrentAddStageRecordKeepsEveryRecord) {
   constexpr int kThreads = 4;
   constexpr int kRecords = 250;
-  CompileProfiler profiler;
-  ProfilerActivation active(&profiler);
   {
     ScopedStage codegen("codegen");
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        for (int i = 0; i < kRecords; ++i) {
-          const double start = now_seconds();
-          StageRecord record{"kernel_codegen:f" + std::to_string(t) + "_" + std::to_string(i),
-                             start,
-                             start + 1e-6,
-                             {},
-                             false};
-          record.children.push_back({"ptoas", start, start + 5e-7, {}, false});
-          profiler.add_stage_record(std::move(record));
-        }
-      });
-    }
+    auto add_records = [&](int t) {
+      for (int i = 0; i < kRecords; ++i) {
+        const double start = now_seconds();
+        StageRecord record{"kernel_codegen:f" + std::to_string(t) + "_" + std::to_string(i),
+                           start,
+                           start + 1e-6,
+                           {},
+                           false};
+        record.children.push_back({"ptoas", start, start + 5e-7, {}, false});
+        profiler.add_stage_record(std::move(record));
+      }
+    };
     // The owner keeps recording while the workers add records.
-    for (int i = 0; i < kRecords; ++i) ScopedStage own("orchestration_codegen");
-    for (auto& thread : threads) thread.join();
+    run_on_threads(kThreads, add_records, [&] {
+      for (int i = 0; i < kRecords; ++i) ScopedStage own("orchestration_codegen");
+    });
   }
   const nlohmann::json codegen = profiler.to_dict()["stages"][0];
   std::set<std::string> kernels;
@@ -155,25 +169,19 @@ TEST(ProfilerThreadsTest, ConcurrentAddStageRecordKeepsEveryRecord) {
   EXPECT_EQ(orchestration, static_cast<std::size_t>(kRecords));
 }
 
-TEST(ProfilerThreadsTest, ProfilerCurrentOnSeveralThreadsKeepsEveryStage) {
+TEST_F(SharedProfilerThreadsTest, ProfilerCurrentOnSeveralThreadsKeepsEveryStage) {
   constexpr int kThreads = 3;
   constexpr int kStages = 200;
-  CompileProfiler profiler;
-  ProfilerActivation active(&profiler);
   {
     ScopedStage codegen("codegen");
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&] {
-        ProfilerActivation shared(&profiler);  // not the owner: goes through the locked path
-        for (int i = 0; i < kStages; ++i) {
-          ScopedStage kernel("kernel_codegen:k");
-          ScopedStage nested("nested");
-        }
-        profiler.end_stage();  // nothing open on this thread: harmless
-      });
-    }
-    for (auto& thread : threads) thread.join();
+    run_on_threads(kThreads, [&](int) {
+      ProfilerActivation shared(&profiler);  // not the owner: goes through the locked path
+      for (int i = 0; i < kStages; ++i) {
+        ScopedStage kernel("kernel_codegen:k");
+        ScopedStage nested("nested");
+      }
+      profiler.end_stage();  // nothing open on this thread: harmless
+    });
   }
   const nlohmann::json codegen = profiler.to_dict()["stages"][0];
   ASSERT_EQ(codegen["name"], "codegen");
