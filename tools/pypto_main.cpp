@@ -161,7 +161,13 @@ int compile_command(const CommonOptions& common, const std::string& output_dir, 
   return 0;
 }
 
-int run_command(const CommonOptions& common, uint64_t seed, int workers) {
+struct RunOptions {
+  RunOptions run_options;
+  double rtol = 1e-5;
+  double atol = 1e-5;
+};
+
+int run_command(const CommonOptions& common, const RunOptions& run_options) {
   ToolProfiler profiler(common.profile);
   pypto::ir::ProgramPtr program = load_program(common);
   pypto::ir::FunctionPtr entry = program->entry();
@@ -171,7 +177,7 @@ int run_command(const CommonOptions& common, uint64_t seed, int workers) {
   }
   // Random inputs for every tensor parameter of the entry; Out/InOut ones are checked against
   // the reference interpreter.
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(run_options.seed);
   std::vector<std::vector<unsigned char>> storage;
   std::vector<pypto::runtime::RunTensor> tensors;
   storage.reserve(entry->params.size());
@@ -194,7 +200,9 @@ int run_command(const CommonOptions& common, uint64_t seed, int workers) {
   }
   pypto::runtime::RunConfig config;
   config.compile_profiling = common.profile;
-  config.workers = workers;
+  config.workers = run_options.workers;
+  config.rtol = run_options.rtol;
+  config.atol = run_options.atol;
   pypto::runtime::RunResult result = pypto::runtime::run(program, tensors, nullptr, config);
   profiler.print_summary();
   if (!result.passed) {
@@ -231,16 +239,19 @@ int main(int argc, char** argv) {
                       "<Program>_<timestamp>)");
   compile->add_flag("--no-dump-passes", no_dump, "Do not write the IR after each pass");
 
-  uint64_t seed = 0;
-  int workers = 0;
+  RunOptions run_options;
   CLI::App* run = app.add_subcommand(
       "run",
       "Compile, run on the CPU-simulator device with random inputs, and check the outputs "
       "against the reference interpreter");
   add_common(run);
-  run->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
-  run->add_option("--workers", workers, "Simulated cores (worker threads); default 4")
+  run->add_option("--seed", run_options.seed, "Seed of the random inputs")->capture_default_str();
+  run->add_option("--workers", run_options.workers, "Simulated cores (worker threads); default 4")
       ->check(CLI::Range(1, 256));
+  run->add_option("--rtol", run_options.rtol, "Relative tolerance of the output check")
+      ->capture_default_str();
+  run->add_option("--atol", run_options.atol, "Absolute tolerance of the output check")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -251,7 +262,7 @@ int main(int argc, char** argv) {
 
   try {
     if (compile->parsed()) return compile_command(common, output_dir, !no_dump);
-    return run_command(common, seed, workers);
+    return run_command(common, run_options);
   } catch (const ToolFailure& failure) {
     return failure.exit_code;
   }

@@ -56,7 +56,9 @@ runtime::GoldenFn make_golden(nb::object callback) {
     nb::list views;
     for (auto& t : tensors) {
       size_t n = static_cast<size_t>(t.size_bytes());
-      views.append(ByteArray(static_cast<uint8_t*>(t.data), {n}, nb::handle()));
+      // rv_policy::reference: a view, not a copy, so the golden's writes land in `tensors`.
+      views.append(nb::cast(ByteArray(static_cast<uint8_t*>(t.data), {n}, nb::handle()),
+                            nb::rv_policy::reference));
     }
     callback(views);
   };
