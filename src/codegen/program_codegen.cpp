@@ -20,33 +20,37 @@ struct KernelJob {
   profiling::StageRecord record;
 };
 
-// Generates every kernel on a few worker threads. Worker threads have no current profiler, so
-// each job times itself on the profiler clock and the caller attaches the records.
-void generate_kernels(std::vector<KernelJob>& jobs, int32_t line_offset, bool timed) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < jobs.size(); i = next++) {
-      KernelJob& job = jobs[i];
-      if (timed) {
+// Generates kernels from a shared queue; several threads may run one KernelQueue::work() each.
+// Worker threads have no current profiler, so each job times itself on the profiler clock and
+// the caller attaches the records.
+class KernelQueue {
+ public:
+  KernelQueue(std::vector<KernelJob>& jobs, int32_t line_offset, bool timed)
+      : jobs_(jobs), line_offset_(line_offset), timed_(timed) {}
+
+  void work() {
+    for (size_t i = next_++; i < jobs_.size(); i = next_++) {
+      KernelJob& job = jobs_[i];
+      if (timed_) {
         job.record.name = "kernel_codegen:" + job.func->name;
         job.record.start = profiling::now_seconds();
       }
       try {
-        job.source = generate_kernel(*job.func, line_offset);
+        job.source = generate_kernel(*job.func, line_offset_);
       } catch (...) {
         job.error = std::current_exception();
         job.record.failed = true;
       }
-      if (timed) job.record.end = profiling::now_seconds();
+      if (timed_) job.record.end = profiling::now_seconds();
     }
-  };
-  size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-  size_t count = std::min(jobs.size(), hardware);
-  std::vector<std::thread> threads;
-  threads.reserve(count);
-  for (size_t i = 0; i < count; ++i) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
-}
+  }
+
+ private:
+  std::vector<KernelJob>& jobs_;
+  int32_t line_offset_;
+  bool timed_;
+  std::atomic<size_t> next_{0};
+};
 
 }  // namespace
 
@@ -63,8 +67,14 @@ GeneratedProgram generate_program(const ir::Program& program) {
   std::exception_ptr orchestration_error;
   std::string declarations, exports;
   {
-    // Kernels run on workers while this thread writes the orchestration.
-    std::thread kernels([&] { generate_kernels(jobs, line_offset, profiler != nullptr); });
+    // Helper threads start on the kernels while this thread writes the orchestration and then
+    // joins them; with a single kernel no thread is started.
+    KernelQueue queue(jobs, line_offset, profiler != nullptr);
+    size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+    size_t helpers = jobs.size() > 1 ? std::min(jobs.size(), hardware) - 1 : 0;
+    std::vector<std::thread> threads;
+    threads.reserve(helpers);
+    for (size_t i = 0; i < helpers; ++i) threads.emplace_back([&queue] { queue.work(); });
     try {
       profiling::ScopedStage orchestration_stage("orchestration_codegen");
       declarations = orchestration_declarations(program);
@@ -75,7 +85,8 @@ GeneratedProgram generate_program(const ir::Program& program) {
     } catch (...) {
       orchestration_error = std::current_exception();
     }
-    kernels.join();
+    queue.work();
+    for (auto& t : threads) t.join();
   }
   if (profiler)
     for (auto& job : jobs) profiler->add_stage_record(std::move(job.record));

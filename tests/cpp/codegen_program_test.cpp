@@ -252,11 +252,11 @@ TEST(CodegenProgram, LoopCarriedTileAndIfResult) {
 
 // Every example: the generated program computes what the reference interpreter computes on
 // the frontend IR.
-class ExampleMatchesInterpreter : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(ExampleMatchesInterpreter, SameOutputs) {
-  auto frontend_program =
-      frontend::parse_module(testing::read_example(GetParam()), GetParam()).at(0);
+// Lowers, generates, builds and runs `text` on random FP32 arguments and compares every
+// argument afterwards with what the reference interpreter computes on the frontend IR.
+void expect_matches_interpreter(const std::string& text, const std::string& file_name,
+                                float tolerance) {
+  auto frontend_program = frontend::parse_module(text, file_name).at(0);
   ir::FunctionPtr entry = frontend_program->entry();
   ASSERT_TRUE(entry);
   std::vector<HostArray> device, reference;
@@ -283,7 +283,7 @@ TEST_P(ExampleMatchesInterpreter, SameOutputs) {
   GeneratedProgram g =
       generate_program(*passes::PassManager::for_strategy(passes::OptimizationStrategy::Default)
                             .run(frontend_program));
-  Library lib(g.translation_unit, "example");
+  Library lib(g.translation_unit, "interp");
   ASSERT_TRUE(lib.ok());
   InlineRuntime rt;
   EXPECT_EQ(
@@ -291,8 +291,43 @@ TEST_P(ExampleMatchesInterpreter, SameOutputs) {
   EXPECT_TRUE(rt.failures().empty());
   for (size_t i = 0; i < device.size(); ++i) {
     SCOPED_TRACE(entry->params[i].var->name);
-    expect_near_all(device[i], reference[i], 1e-4f);
+    expect_near_all(device[i], reference[i], tolerance);
   }
+}
+
+class ExampleMatchesInterpreter : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ExampleMatchesInterpreter, SameOutputs) {
+  expect_matches_interpreter(testing::read_example(GetParam()), GetParam(), 1e-4f);
+}
+
+const char* const kCasts = R"(
+import pypto.language as pl
+
+@pl.program
+class CastProgram:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 16], pl.FP32],
+          y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 16])
+        h = pl.cast(pl.mul(t, 1000.0), target_type=pl.FP16)
+        b = pl.cast(pl.sqrt(pl.abs(t)), target_type=pl.BF16)
+        i = pl.cast(pl.mul(t, 100.0), target_type=pl.INT32)
+        j = pl.div(pl.maximum(i, pl.neg(i)), 7)
+        r = pl.relu(pl.sub(pl.cast(h, target_type=pl.FP32), pl.cast(b, target_type=pl.FP32)))
+        s = pl.add(r, pl.cast(j, target_type=pl.FP32))
+        y = pl.store(pl.minimum(s, pl.recip(pl.add(t, 3.0))), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = self.k(x, y)
+        return y
+)";
+
+TEST(CodegenProgram, CastsAndIntegerTilesMatchInterpreter) {
+  expect_matches_interpreter(kCasts, "casts.py", 0.0f);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleMatchesInterpreter,
