@@ -255,23 +255,32 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
     return result;
   };
 
-  // The warm path: one stat().
   std::error_code ec;
-  if (fs::exists(result.library, ec)) return finish(true);
+  auto write_source = [&] {
+    if (!options.source_path.empty() && result.source.has_parent_path()) {
+      fs::create_directories(result.source.parent_path(), ec);
+    }
+    if (std::string err = write_file_atomically(result.source, source); !err.empty()) {
+      if (options.source_path.empty()) throw_cache_dir_error(cache_dir, err);
+      throw BuildError("cannot write the generated source to '" + result.source.string() +
+                       "': " + err);
+    }
+  };
+  auto hit = [&] {
+    // The caller's copy of the source must show what the library was built from.
+    if (!options.source_path.empty()) write_source();
+    return finish(true);
+  };
+
+  // The warm path: one hash and one stat().
+  if (fs::exists(result.library, ec)) return hit();
 
   ensure_cache_dir(cache_dir);
   BuildLock lock(cache_dir / (result.key + ".lock"), cache_dir);
-  if (fs::exists(result.library, ec)) return finish(true);  // built while we waited
+  if (fs::exists(result.library, ec)) return hit();  // built while we waited
 
   const fs::path include_dir = ensure_device_headers(cache_dir);
-  if (!options.source_path.empty() && result.source.has_parent_path()) {
-    fs::create_directories(result.source.parent_path(), ec);
-  }
-  if (std::string err = write_file_atomically(result.source, source); !err.empty()) {
-    if (options.source_path.empty()) throw_cache_dir_error(cache_dir, err);
-    throw BuildError("cannot write the generated source to '" + result.source.string() +
-                     "': " + err);
-  }
+  write_source();
 
   const fs::path tmp = unique_temp(result.library);
   std::vector<std::string> argv = split_words(compiler);

@@ -86,9 +86,10 @@ void record_status(int status, ProcessResult& r) {
 
 void reap_blocking(pid_t pid, ProcessResult& r) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t w;
+  while ((w = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  record_status(status, r);
+  if (w == pid) record_status(status, r);  // else ECHILD: status unknown, exit_code stays -1
 }
 
 }  // namespace
@@ -140,6 +141,10 @@ ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds ti
       }
       if (w == pid) {
         record_status(status, result);
+        reaped = true;
+      } else if (w < 0) {
+        // ECHILD: the host process ignores SIGCHLD, so the kernel reaped the child for us and
+        // its exit status is lost.
         reaped = true;
       }
     }

@@ -122,6 +122,7 @@ class Run {
 
   void declare_param(const PtoArg& p) {
     if (p.kind == PTO_ARG_SCALAR || !p.tensor.base) return;
+    if (p.tensor.ndim < 0 || p.tensor.ndim > PTO_MAX_DIMS) return;  // submit will reject it
     // The extent of the parameter view is all the caller vouches for.
     int64_t elements = p.tensor.offset + 1;
     for (int k = 0; k < p.tensor.ndim; ++k) {

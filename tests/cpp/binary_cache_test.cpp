@@ -15,14 +15,7 @@
 
 #include "pypto/codegen/device_headers.h"
 #include "pypto/runtime/program_library.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define PYPTO_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PYPTO_TSAN 1
-#endif
-#endif
+#include "runtime_test_support.h"
 
 namespace pypto::runtime {
 namespace {
@@ -163,6 +156,14 @@ TEST_F(BinaryCacheTest, CallerProvidedSourcePathIsWhatDiagnosticsName) {
     EXPECT_NE(std::string(e.what()).find(options.source_path.string() + ":1:"), std::string::npos)
         << e.what();
   }
+  // On a cache hit too, the caller's file holds the source the library was built from.
+  BuildResult first = build_library(kSource, options);
+  fs::remove(options.source_path);
+  BuildResult second = build_library(kSource, options);
+  EXPECT_FALSE(first.cache_hit);
+  EXPECT_TRUE(second.cache_hit);
+  EXPECT_EQ(second.source, options.source_path);
+  EXPECT_EQ(read_file(options.source_path), kSource);
 }
 
 TEST_F(BinaryCacheTest, MissingCompilerIsExplained) {
@@ -250,9 +251,7 @@ TEST_F(BinaryCacheTest, ConcurrentBuildsFromThreadsCompileOnce) {
 }
 
 TEST_F(BinaryCacheTest, ConcurrentBuildsFromProcessesCompileOnce) {
-#ifdef PYPTO_TSAN
-  GTEST_SKIP() << "fork in a threaded process is unsupported under TSan";
-#endif
+  PYPTO_SKIP_FORK_UNDER_TSAN();
   compiler_identity(resolve_compiler(options));  // children inherit the identity cache
   constexpr int kProcs = 4;
   std::vector<pid_t> pids;

@@ -12,27 +12,12 @@
 #include "pypto/runtime/compare.h"
 #include "pypto/runtime/device.h"
 #include "pypto/runtime/errors.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define PYPTO_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PYPTO_TSAN 1
-#endif
-#endif
+#include "runtime_test_support.h"
 
 namespace pypto::runtime {
 namespace {
 
 namespace fs = std::filesystem;
-
-// ThreadSanitizer aborts a forked child of a multi-threaded process that starts threads, which
-// is exactly what isolated execution does; isolation is covered by the other builds.
-#ifdef PYPTO_TSAN
-#define SKIP_ISOLATED_UNDER_TSAN() GTEST_SKIP() << "fork + threads is unsupported under TSan"
-#else
-#define SKIP_ISOLATED_UNDER_TSAN() (void)0
-#endif
 
 // One program, many behaviours (the `mode` parameter), so the tests compile only once.
 // params: a, b, c: FP32 [64, 16]; alpha: FP32 scalar; mode: INT64 scalar.
@@ -143,11 +128,9 @@ extern "C" int32_t pto_orchestrate(const PtoRuntimeApi* rt, const PtoArg* p, int
 }
 )";
 
-fs::path test_cache_dir() { return fs::temp_directory_path() / "pypto-runtime-test-cache"; }
-
 std::shared_ptr<const ProgramLibrary> load_program(const std::string& source) {
   BuildOptions options;
-  options.cache_dir = test_cache_dir();
+  options.cache_dir = test_support::test_cache_dir();
   return ProgramLibrary::load(build_library(source, options).library);
 }
 
@@ -205,7 +188,7 @@ TEST_F(DeviceTest, RunsInProcess) {
 }
 
 TEST_F(DeviceTest, RunsIsolatedAndCopiesResultsBack) {
-  SKIP_ISOLATED_UNDER_TSAN();
+  PYPTO_SKIP_FORK_UNDER_TSAN();
   ExecuteOptions options;
   options.num_workers = 2;
   RunStats stats = execute(program(), args(0, 3.0), options);
@@ -218,7 +201,7 @@ TEST_F(DeviceTest, RunsIsolatedAndCopiesResultsBack) {
 }
 
 TEST_F(DeviceTest, RaisedSigsegvInAKernelIsReportedAndTheCallerSurvives) {
-  SKIP_ISOLATED_UNDER_TSAN();
+  PYPTO_SKIP_FORK_UNDER_TSAN();
   ExecutionError e = run_expecting_error(1, {});
   EXPECT_EQ(e.kind(), ExecutionError::Kind::Crashed);
   EXPECT_EQ(std::string(e.what()).rfind("program 'TestProgram': kernel 'segv_kernel' crashed "
@@ -230,7 +213,7 @@ TEST_F(DeviceTest, RaisedSigsegvInAKernelIsReportedAndTheCallerSurvives) {
 }
 
 TEST_F(DeviceTest, NullDereferenceAbortAndDivisionByZeroAreReported) {
-  SKIP_ISOLATED_UNDER_TSAN();
+  PYPTO_SKIP_FORK_UNDER_TSAN();
   struct Case {
     int64_t mode;
     const char* text;
@@ -262,7 +245,7 @@ TEST_F(DeviceTest, OrchestrationFailMessageIsPropagated) {
 }
 
 TEST_F(DeviceTest, KernelFailMessageIsPropagatedFromTheChild) {
-  SKIP_ISOLATED_UNDER_TSAN();
+  PYPTO_SKIP_FORK_UNDER_TSAN();
   ExecutionError e = run_expecting_error(6, {});
   EXPECT_EQ(e.kind(), ExecutionError::Kind::Failed);
   EXPECT_STREQ(e.what(),
@@ -272,7 +255,7 @@ TEST_F(DeviceTest, KernelFailMessageIsPropagatedFromTheChild) {
 }
 
 TEST_F(DeviceTest, HangingKernelIsKilledAtTheTimeout) {
-  SKIP_ISOLATED_UNDER_TSAN();
+  PYPTO_SKIP_FORK_UNDER_TSAN();
   ExecuteOptions options;
   options.timeout = std::chrono::milliseconds(300);
   auto start = std::chrono::steady_clock::now();
@@ -286,7 +269,7 @@ TEST_F(DeviceTest, HangingKernelIsKilledAtTheTimeout) {
 }
 
 TEST_F(DeviceTest, ChildExitingWithoutAReportIsAFailure) {
-  SKIP_ISOLATED_UNDER_TSAN();
+  PYPTO_SKIP_FORK_UNDER_TSAN();
   ExecutionError e = run_expecting_error(9, {});
   EXPECT_EQ(e.kind(), ExecutionError::Kind::Failed);
   EXPECT_STREQ(e.what(),

@@ -99,6 +99,20 @@ PtoArg scalar(double v) {
   return a;
 }
 
+// The message of the ExecutionError(Kind::Failed) a run must throw; "" if it did not throw.
+std::string run_error(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params,
+                      int workers = 1) {
+  TaskRuntime runtime(workers);
+  try {
+    runtime.run(orchestrate, params);
+  } catch (const ExecutionError& e) {
+    EXPECT_EQ(e.kind(), ExecutionError::Kind::Failed);
+    return e.what();
+  }
+  ADD_FAILURE() << "the run did not fail";
+  return "";
+}
+
 TEST(TaskRuntime, RunsRowBlockTasksThroughAnIntermediate) {
   std::vector<float> a(kRows * kCols), b(kRows * kCols), c(kRows * kCols, -1.0f);
   std::iota(a.begin(), a.end(), 0.0f);
@@ -250,14 +264,8 @@ int32_t failing_orchestration(const PtoRuntimeApi* rt, const PtoArg*, int32_t) {
 }
 
 TEST(TaskRuntime, FailMessageIsPropagated) {
-  TaskRuntime runtime(2);
-  try {
-    runtime.run(&failing_orchestration, {});
-    FAIL() << "expected ExecutionError";
-  } catch (const ExecutionError& e) {
-    EXPECT_EQ(e.kind(), ExecutionError::Kind::Failed);
-    EXPECT_STREQ(e.what(), "the orchestration failed: shape of 'a' is [3, 4], expected [64, 16]");
-  }
+  EXPECT_EQ(run_error(&failing_orchestration, {}, 2),
+            "the orchestration failed: shape of 'a' is [3, 4], expected [64, 16]");
 }
 
 std::atomic<int> g_after_failure{0};
@@ -275,13 +283,8 @@ int32_t kernel_failure_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, i
 TEST(TaskRuntime, KernelFailureStopsTheRunAndNamesTheKernel) {
   std::vector<float> buf(kRows * kCols);
   g_after_failure = 0;
-  TaskRuntime runtime(2);
-  try {
-    runtime.run(&kernel_failure_orchestration, {host_matrix(buf, kRows, kCols)});
-    FAIL() << "expected ExecutionError";
-  } catch (const ExecutionError& e) {
-    EXPECT_STREQ(e.what(), "kernel 'check' (task 0) failed: tile offset 70 is outside [0, 64)");
-  }
+  EXPECT_EQ(run_error(&kernel_failure_orchestration, {host_matrix(buf, kRows, kCols)}, 2),
+            "kernel 'check' (task 0) failed: tile offset 70 is outside [0, 64)");
   EXPECT_EQ(g_after_failure.load(), 0) << "a task after the failure still ran";
 }
 
@@ -294,17 +297,8 @@ int32_t throwing_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t
 
 TEST(TaskRuntime, KernelExceptionIsReported) {
   std::vector<float> buf(kRows * kCols);
-  TaskRuntime runtime(1);
-  EXPECT_THROW(
-      {
-        try {
-          runtime.run(&throwing_orchestration, {host_matrix(buf, kRows, kCols)});
-        } catch (const ExecutionError& e) {
-          EXPECT_STREQ(e.what(), "kernel 'thrower' (task 0) threw an exception: boom");
-          throw;
-        }
-      },
-      ExecutionError);
+  EXPECT_EQ(run_error(&throwing_orchestration, {host_matrix(buf, kRows, kCols)}),
+            "kernel 'thrower' (task 0) threw an exception: boom");
 }
 
 int32_t out_of_bounds_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t) {
@@ -315,27 +309,15 @@ int32_t out_of_bounds_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, in
 
 TEST(TaskRuntime, SubmitRejectsViewsOutsideTheirBuffer) {
   std::vector<float> buf(kRows * kCols);
-  TaskRuntime runtime(1);
-  try {
-    runtime.run(&out_of_bounds_orchestration, {host_matrix(buf, kRows, kCols)});
-    FAIL() << "expected ExecutionError";
-  } catch (const ExecutionError& e) {
-    EXPECT_STREQ(e.what(),
-                 "submit of kernel 'reader' (task 0) rejected: argument 0: view covers bytes "
-                 "[3840, 4352) of a buffer of 4096 bytes");
-  }
+  EXPECT_EQ(run_error(&out_of_bounds_orchestration, {host_matrix(buf, kRows, kCols)}),
+            "submit of kernel 'reader' (task 0) rejected: argument 0: view covers bytes "
+            "[3840, 4352) of a buffer of 4096 bytes");
 }
 
 int32_t nonzero_orchestration(const PtoRuntimeApi*, const PtoArg*, int32_t) { return 7; }
 
 TEST(TaskRuntime, NonZeroReturnIsAFailure) {
-  TaskRuntime runtime(1);
-  try {
-    runtime.run(&nonzero_orchestration, {});
-    FAIL() << "expected ExecutionError";
-  } catch (const ExecutionError& e) {
-    EXPECT_STREQ(e.what(), "the orchestration returned error code 7");
-  }
+  EXPECT_EQ(run_error(&nonzero_orchestration, {}), "the orchestration returned error code 7");
 }
 
 // Writes what the core looks like: capacities, whether each arena exists, the core id, and
@@ -380,13 +362,8 @@ int32_t bad_create_orchestration(const PtoRuntimeApi* rt, const PtoArg*, int32_t
 }
 
 TEST(TaskRuntime, CreateTensorRejectsBadShapes) {
-  TaskRuntime runtime(1);
-  try {
-    runtime.run(&bad_create_orchestration, {});
-    FAIL() << "expected ExecutionError";
-  } catch (const ExecutionError& e) {
-    EXPECT_STREQ(e.what(), "create_tensor: negative extent in dimension 0");
-  }
+  EXPECT_EQ(run_error(&bad_create_orchestration, {}),
+            "create_tensor: negative extent in dimension 0");
 }
 
 TEST(RunStats, RoundTripsThroughJson) {

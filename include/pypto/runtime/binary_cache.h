@@ -20,7 +20,7 @@ struct BuildOptions {
   // Where libraries are cached. Empty: default_cache_dir().
   std::filesystem::path cache_dir;
   // Compile the source from this path instead of <cache_dir>/<key>.cpp, so that diagnostics name
-  // a file in the caller's work directory. Written (atomically) on a cache miss.
+  // a file in the caller's work directory. Written (atomically) on every build, hit or miss.
   std::filesystem::path source_path;
   // The compiler is killed (with everything it started) after this long.
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
