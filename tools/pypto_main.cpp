@@ -162,7 +162,8 @@ int compile_command(const CommonOptions& common, const std::string& output_dir, 
 }
 
 struct RunOptions {
-  RunOptions run_options;
+  uint64_t seed = 0;
+  int workers = 0;
   double rtol = 1e-5;
   double atol = 1e-5;
 };

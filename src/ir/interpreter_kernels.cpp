@@ -466,12 +466,23 @@ TilePtr matmul(const Tile& left, const Tile& right, const Tile* acc) {
   }
   auto out = make_tile(acc ? acc->dtype : DataType::FP32, {m, n});
   if (acc) out->data = acc->data;
+  // An FP32 accumulator is summed in float, in the device's order (k outer, j inner), so the
+  // reference rounds like the cube unit does and long K reductions agree to the last bits
+  // instead of drifting by float-vs-double accumulation error.
+  const bool float_accumulate = out->dtype == DataType::FP32;
   for (int64_t i = 0; i < m; ++i) {
     double* dst = out->data.data() + i * n;
     for (int64_t p = 0; p < k; ++p) {
       double l = left.data[static_cast<size_t>(i * k + p)];
       const double* r = right.data.data() + p * n;
-      for (int64_t j = 0; j < n; ++j) dst[j] += l * r[j];
+      if (float_accumulate) {
+        const float lf = static_cast<float>(l);
+        for (int64_t j = 0; j < n; ++j) {
+          dst[j] = static_cast<float>(static_cast<float>(dst[j]) + lf * static_cast<float>(r[j]));
+        }
+      } else {
+        for (int64_t j = 0; j < n; ++j) dst[j] += l * r[j];
+      }
     }
   }
   round_all(out->dtype, out->data);
