@@ -167,7 +167,7 @@ def run(program, tensor_specs, golden=None, config=None) -> RunResult:
         bool(config.compile_profiling), bool(config.dump_passes), config.work_dir or "",
         int(config.workers or 0), bool(config.isolate), str(config.platform))
     profile = json.loads(profile_json) if profile_json else None
-    if env_profiler is not None and env_profiler.is_process_wide():
+    if env_profiler is not None and env_profiler.is_process_wide:
         print(env_profiler.summary())
     outputs = {spec.name: arr for spec, arr in zip(specs, arrays) if spec.is_output}
     return RunResult(passed=passed, error=error or None, execution_time=execution_time,
