@@ -7,7 +7,7 @@
 //
 // With no profiler current on the thread a stage costs one thread-local load and a branch: no
 // clock read, no allocation, and the lazy name is never built. With a profiler current it costs
-// two steady-clock reads and an append to a flat record buffer.
+// two CLOCK_MONOTONIC reads and an append to a flat record buffer.
 //
 // Entry points (ir.compile, run, pl.program) call get_active_profiler(), which also honours the
 // PYPTO_COMPILE_PROFILING environment variable; stage boundaries never read the environment.
@@ -21,7 +21,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -44,8 +43,6 @@ struct Report;  // report.h
 // CLOCK_MONOTONIC: the clock behind std::chrono::steady_clock and Python's time.perf_counter()
 // on Linux, so records timed in Python line up with records timed here. Read directly rather than
 // through steady_clock::now(), which is one more out-of-line call on the enabled stage path.
-using Clock = std::chrono::steady_clock;
-
 inline std::int64_t now_ns() noexcept {
   timespec now;
   ::clock_gettime(CLOCK_MONOTONIC, &now);
