@@ -67,14 +67,17 @@ GeneratedProgram generate_program(const ir::Program& program) {
   std::exception_ptr orchestration_error;
   std::string declarations, exports;
   {
-    // Helper threads start on the kernels while this thread writes the orchestration and then
-    // joins them; with a single kernel no thread is started.
+    // Helper threads and this one share the kernels; this thread then writes the orchestration
+    // while any helper still finishes its kernel. Kernels start first so that the profile lists
+    // kernel_codegen stages before orchestration_codegen, in pipeline order. With a single
+    // kernel no thread is started.
     KernelQueue queue(jobs, line_offset, profiler != nullptr);
     size_t hardware = std::max(1u, std::thread::hardware_concurrency());
     size_t helpers = jobs.size() > 1 ? std::min(jobs.size(), hardware) - 1 : 0;
     std::vector<std::thread> threads;
     threads.reserve(helpers);
     for (size_t i = 0; i < helpers; ++i) threads.emplace_back([&queue] { queue.work(); });
+    queue.work();
     try {
       profiling::ScopedStage orchestration_stage("orchestration_codegen");
       declarations = orchestration_declarations(program);
@@ -85,7 +88,6 @@ GeneratedProgram generate_program(const ir::Program& program) {
     } catch (...) {
       orchestration_error = std::current_exception();
     }
-    queue.work();
     for (auto& t : threads) t.join();
   }
   if (profiler)

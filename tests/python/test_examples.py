@@ -1,0 +1,47 @@
+"""End to end: every example program compiles, runs on the simulated device and matches its numpy
+golden, as a user runs it (`python FILE.py` from the examples folder)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+PROGRAMS = ["add", "blocked_add", "ffn", "matmul", "matmul_ksplit", "scoped_scale", "softmax"]
+
+
+def run_example(name, tmp_path, **env_overrides):
+    env = dict(os.environ)
+    env.pop("PYPTO_COMPILE_PROFILING", None)
+    env["PYPTO_PROG_BUILD_DIR"] = str(tmp_path / "build_output")
+    env.update(env_overrides)
+    return subprocess.run([sys.executable, f"{name}.py"], cwd=EXAMPLES, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_example_passes_its_golden(name, tmp_path):
+    proc = run_example(name, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "passed", proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name", ["add", "softmax"])
+def test_env_var_prints_the_profile(name, tmp_path):
+    proc = run_example(name, tmp_path, PYPTO_COMPILE_PROFILING="1")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "PyPTO Compile Profile" in out
+    for stage in ["parse", "compile", "passes", "UnrollLoops", "AllocateMemoryAddr", "codegen",
+                  "orchestration_codegen", "golden_write", "device_execution"]:
+        assert stage in out, f"stage {stage} missing from:\n{out}"
+    assert out.strip().splitlines()[-1] == "passed"
+
+
+def test_profiling_api_walkthrough_runs(tmp_path):
+    proc = run_example("profiling_api", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "my_custom_stage" in proc.stdout
+    assert "['compile', 'golden_write', 'device_execution']" in proc.stdout

@@ -1,0 +1,229 @@
+"""pypto.runtime.run: results, the profile it records, and every way it can fail."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.compile_profiling import CompileProfiler
+from pypto.runtime import RunConfig, TensorSpec, run
+
+
+@pl.program
+class AddProgram:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_kernel(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32],
+                   c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        c = pl.store(pl.add(pl.load(a, [0, 0], [64, 64]), pl.load(b, [0, 0], [64, 64])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        c = self.add_kernel(a, b, c)
+        return c
+
+
+@pl.program
+class TooBigProgram:
+    @pl.function(type=pl.FunctionType.InCore)
+    def big(self, a: pl.Tensor[[256, 256], pl.FP32],
+            c: pl.Out[pl.Tensor[[256, 256], pl.FP32]]) -> pl.Tensor[[256, 256], pl.FP32]:
+        t = pl.load(a, [0, 0], [256, 256])
+        c = pl.store(pl.exp(t), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[256, 256], pl.FP32],
+             c: pl.Out[pl.Tensor[[256, 256], pl.FP32]]) -> pl.Tensor[[256, 256], pl.FP32]:
+        c = self.big(a, c)
+        return c
+
+
+def specs(n=64):
+    return [TensorSpec("a", [n, n], pl.FP32, init_value=np.random.standard_normal),
+            TensorSpec("b", [n, n], pl.FP32, init_value=2.0),
+            TensorSpec("c", [n, n], pl.FP32, is_output=True)]
+
+
+def golden(tensors, params=None):
+    tensors["c"][:] = tensors["a"] + tensors["b"]
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYPTO_COMPILE_PROFILING", raising=False)
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def config(work, **kw):
+    return RunConfig(work_dir=str(work / "out"), **kw)
+
+
+def test_passes_and_outputs_hold_device_results(work):
+    result = run(AddProgram, specs(), golden, config(work))
+    assert result.passed, result.error
+    assert result.error is None
+    assert result.profile is None  # profiling off
+    assert result.execution_time > 0
+    assert result.outputs["c"].dtype == np.float32
+    assert float(result.outputs["c"].std()) > 0.5  # a + 2 with standard-normal a
+
+
+def test_golden_files_are_written(work):
+    result = run(AddProgram, specs(), golden, config(work))
+    assert result.passed, result.error
+    data = pathlib.Path(result.work_dir) / "data"
+    a = np.load(data / "in" / "a.npy")
+    c = np.load(data / "out" / "c.npy")
+    np.testing.assert_allclose(c, a + 2.0, rtol=1e-6)
+    assert not (data / "out" / "a.npy").exists()
+
+
+def test_profile_has_exactly_the_run_stages(work):
+    result = run(AddProgram, specs(), golden, config(work, compile_profiling=True))
+    assert result.passed, result.error
+    roots = [s["name"] for s in result.profile["stages"]]
+    assert roots == ["compile", "golden_write", "device_execution"]
+    compile_stage = result.profile["stages"][0]
+    assert [s["name"] for s in compile_stage["children"]] == ["passes", "codegen"]
+    passes = compile_stage["children"][0]
+    pass_names = [s["name"] for s in passes["children"] if s["name"] not in ("verify", "dump")]
+    assert pass_names[0] == "UnrollLoops" and pass_names[-1] == "DeriveCallDirections"
+    assert len(pass_names) == 11
+    codegen = [s["name"] for s in compile_stage["children"][1]["children"]]
+    assert codegen == ["kernel_codegen:add_kernel", "orchestration_codegen"]
+    device = [s["name"] for s in result.profile["stages"][2]["children"]]
+    assert device == ["binary_compilation", "execute", "validate"]
+    report = pathlib.Path(result.work_dir) / "report"
+    assert (report / "pipeline_profile.txt").read_text().startswith("PyPTO Compile Profile")
+
+
+def test_parse_stage_appears_when_parsed_under_the_profiler(work):
+    with CompileProfiler() as prof:
+        @pl.program
+        class Local:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32],
+                  c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+                c = pl.store(pl.mul(pl.load(a, [0, 0], [64, 64]), 1.0), [0, 0], c)
+                return c
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32],
+                     c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+                c = self.k(a, b, c)
+                return c
+
+        result = run(Local, specs(), lambda t, p=None: t["c"].__setitem__(slice(None), t["a"]),
+                     config(work))
+    assert result.passed, result.error
+    assert [s["name"] for s in result.profile["stages"]] == [
+        "parse", "compile", "golden_write", "device_execution"]
+    assert [s["name"] for s in prof.to_dict()["stages"]] == [
+        "parse", "compile", "golden_write", "device_execution"]
+
+
+def test_without_golden_the_reference_interpreter_decides(work):
+    result = run(AddProgram, specs(), None, config(work))
+    assert result.passed, result.error
+
+
+def test_golden_mismatch_lists_first_mismatches(work):
+    def wrong(tensors, params=None):
+        tensors["c"][:] = tensors["a"] + tensors["b"]
+        tensors["c"][0, 3] += 1.0
+        tensors["c"][5, 7] = 100.0
+
+    result = run(AddProgram, specs(), wrong, config(work, compile_profiling=True))
+    assert not result.passed
+    assert "2 of 4096 elements differ" in result.error
+    assert "[0, 3]" in result.error and "[5, 7]" in result.error
+    assert result.profile["stages"][-1]["name"] == "device_execution"
+
+
+def test_golden_that_raises_is_reported(work):
+    def broken(tensors, params=None):
+        raise KeyError("no such tensor")
+
+    result = run(AddProgram, specs(), broken, config(work))
+    assert not result.passed
+    assert "golden function failed" in result.error and "no such tensor" in result.error
+
+
+def test_missing_compiler(work, monkeypatch):
+    monkeypatch.setenv("CXX", "/nonexistent")
+    result = run(AddProgram, specs(), golden, config(work, compile_profiling=True))
+    assert not result.passed
+    assert "/nonexistent" in result.error and "CXX" in result.error
+    assert result.profile is not None
+    device = result.profile["stages"][-1]
+    assert device["name"] == "device_execution" and device.get("failed")
+
+
+def test_compiler_error_in_generated_code_reaches_the_user(work, monkeypatch):
+    # A macro that breaks the generated source the way a codegen bug would.
+    monkeypatch.setenv("CXX", "c++ -DPTO_ABI_VERSION=not_a_number")
+    result = run(AddProgram, specs(), golden, config(work))
+    assert not result.passed
+    assert "program.cpp" in result.error
+    assert "not_a_number" in result.error
+
+
+def test_faulting_kernel_is_contained(work, monkeypatch):
+    # Every tile copy in the generated code segfaults: the device runs in a child process, so
+    # this Python process survives and gets a report.
+    fault = work / "fault.h"
+    fault.write_text("#include <signal.h>\n"
+                     "#define __builtin_memmove(d, s, n) (raise(SIGSEGV), (void*)0)\n"
+                     "#define __builtin_memcpy(d, s, n) (raise(SIGSEGV), (void*)0)\n")
+    monkeypatch.setenv("CXX", f"c++ -include {fault}")
+    result = run(AddProgram, specs(), golden, config(work))
+    assert not result.passed
+    assert "SIGSEGV" in result.error
+    # The process is intact: a normal run afterwards works.
+    monkeypatch.delenv("CXX")
+    assert run(AddProgram, specs(), golden, config(work)).passed
+
+
+def test_over_capacity_program_fails_in_allocate_memory_addr(work):
+    result = run(TooBigProgram, [TensorSpec("a", [256, 256], pl.FP32, init_value=1.0),
+                                 TensorSpec("c", [256, 256], pl.FP32, is_output=True)],
+                 None, config(work, compile_profiling=True))
+    assert not result.passed
+    assert "does not fit in Vec" in result.error and "262144 bytes" in result.error
+    passes = result.profile["stages"][0]["children"][0]
+    failed = [s["name"] for s in passes["children"] if s.get("failed")]
+    assert failed == ["AllocateMemoryAddr"]
+
+
+def test_unwritable_output_dir(work):
+    # A path below a regular file cannot be created, even by root.
+    blocker = work / "file"
+    blocker.write_text("x")
+    result = run(AddProgram, specs(), golden, RunConfig(work_dir=str(blocker / "out")))
+    assert not result.passed
+    assert str(blocker / "out") in result.error
+
+
+def test_spec_that_matches_no_parameter(work):
+    bad = specs() + [TensorSpec("zzz", [4], pl.FP32)]
+    result = run(AddProgram, bad, golden, config(work))
+    assert not result.passed and "'zzz'" in result.error
+
+
+def test_spec_with_wrong_shape(work):
+    bad = [TensorSpec("a", [32, 64], pl.FP32)] + specs()[1:]
+    result = run(AddProgram, bad, golden, config(work))
+    assert not result.passed and "[32, 64]" in result.error
+
+
+def test_dtype_forms_are_accepted(work):
+    s = [TensorSpec("a", [64, 64], np.float32, init_value=lambda shape: np.ones(shape)),
+         TensorSpec("b", [64, 64], "FP32", init_value=np.full((64, 64), 3.0)),
+         TensorSpec("c", [64, 64], pl.FP32, is_output=True)]
+    result = run(AddProgram, s, golden, config(work))
+    assert result.passed, result.error
+    np.testing.assert_array_equal(result.outputs["c"], np.full((64, 64), 4.0, np.float32))
