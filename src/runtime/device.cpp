@@ -282,15 +282,8 @@ std::vector<PtoArg> to_pto_args(const std::vector<HostArg>& args) {
       }
       a.kind = PTO_ARG_INOUT;  // the orchestration knows the real direction
       a.dtype = static_cast<int32_t>(t->dtype);
-      a.tensor.base = t->data;
-      a.tensor.dtype = a.dtype;
-      a.tensor.ndim = static_cast<int32_t>(t->shape.size());
-      int64_t stride = 1;
-      for (int k = a.tensor.ndim - 1; k >= 0; --k) {
-        a.tensor.shape[k] = t->shape[static_cast<size_t>(k)];
-        a.tensor.strides[k] = stride;
-        stride *= a.tensor.shape[k];
-      }
+      a.tensor = contiguous_tensor(t->data, a.dtype, static_cast<int32_t>(t->shape.size()),
+                                   t->shape.data());
     } else if (const auto* i64 = std::get_if<int64_t>(&args[i])) {
       a.kind = PTO_ARG_SCALAR;
       a.dtype = PTO_INT64;

@@ -135,7 +135,6 @@ class Run {
   }
 
   PtoTensor create_tensor(int32_t dtype, int32_t ndim, const int64_t* shape) {
-    PtoTensor t{};
     auto reject = [&](const std::string& why) {
       fail("create_tensor: " + why);
       return PtoTensor{};
@@ -155,15 +154,7 @@ class Run {
     Memory mem(
         static_cast<uint8_t*>(std::calloc(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 1)));
     if (!mem) return reject("cannot allocate " + std::to_string(bytes) + " bytes");
-    t.base = mem.get();
-    t.ndim = ndim;
-    t.dtype = dtype;
-    int64_t stride = 1;
-    for (int k = ndim - 1; k >= 0; --k) {
-      t.shape[k] = shape[k];
-      t.strides[k] = stride;
-      stride *= shape[k];
-    }
+    PtoTensor t = contiguous_tensor(mem.get(), dtype, ndim, shape);
     std::lock_guard<std::mutex> lock(mutex_);
     tracker_.add_buffer(t.base, bytes);
     buffers_.push_back(std::move(mem));
@@ -276,6 +267,20 @@ class Run {
 };
 
 }  // namespace
+
+PtoTensor contiguous_tensor(void* base, int32_t dtype, int32_t ndim, const int64_t* shape) {
+  PtoTensor t{};
+  t.base = base;
+  t.dtype = dtype;
+  t.ndim = ndim;
+  int64_t stride = 1;
+  for (int k = ndim - 1; k >= 0; --k) {
+    t.shape[k] = shape[k];
+    t.strides[k] = stride;
+    stride *= shape[k];
+  }
+  return t;
+}
 
 TaskRuntime::TaskRuntime(int num_workers) {
   if (num_workers < 1) throw std::invalid_argument("TaskRuntime needs at least one core");

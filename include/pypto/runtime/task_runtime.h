@@ -19,6 +19,9 @@ class ThreadPool;
 // the host so that runs (and their statistics) do not change from one machine to another.
 inline constexpr int kDefaultNumCores = 4;
 
+// A contiguous row-major view of `ndim` (<= PTO_MAX_DIMS) dimensions starting at `base`.
+PtoTensor contiguous_tensor(void* base, int32_t dtype, int32_t ndim, const int64_t* shape);
+
 // One executed task, for statistics and tests. Times are seconds since the run started.
 struct TaskRecord {
   std::string kernel;
