@@ -5,6 +5,7 @@
 //   BM_Add4096/runtime/workers:N  c = a + b, 4096x4096 FP32, in 64-row-block tasks, vs
 //   BM_Add4096/plain_loop         one loop over the same memory
 //   BM_Add4096/isolated           the same through execute(): fork + shared-memory copies
+//   BM_ExecuteSmall/isolated:N    fixed cost of execute() on a 128x128 program
 //   BM_IndependentTasks/workers:N compute-bound independent tasks on 1 and 2 simulated cores
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -283,6 +284,27 @@ void BM_Add4096_isolated(benchmark::State& state) {
 BENCHMARK(BM_Add4096_isolated)
     ->Name("BM_Add4096/isolated")
     ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The fixed cost of one execute() on a small program (128x128, 2 tasks): runtime start-up
+// in-process, plus fork, shared memory and the report pipe when isolated.
+void BM_ExecuteSmall(benchmark::State& state) {
+  std::vector<float> a(128 * 128, 1.0f), b(128 * 128, 2.0f), c(128 * 128);
+  std::vector<HostArg> args = {HostTensor{"a", pypto::ir::DataType::FP32, {128, 128}, a.data()},
+                               HostTensor{"b", pypto::ir::DataType::FP32, {128, 128}, b.data()},
+                               HostTensor{"c", pypto::ir::DataType::FP32, {128, 128}, c.data()},
+                               int64_t{0}, int64_t{64}};
+  ExecuteOptions options;
+  options.isolate = state.range(0) != 0;
+  const ProgramLibrary& program = bench_program();
+  for (auto _ : state) execute(program, args, options);
+  if (c[100] != 3.0f) state.SkipWithError("wrong result");
+}
+BENCHMARK(BM_ExecuteSmall)
+    ->ArgName("isolated")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
 void BM_IndependentTasks(benchmark::State& state) {
