@@ -1,0 +1,72 @@
+"""The `pypto` command-line tool (installed with the package): exit codes and output."""
+
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+PYPTO = shutil.which("pypto")
+
+
+def cli(*args, cwd):
+    assert PYPTO, "the pypto tool is not on PATH (pip install . installs it)"
+    return subprocess.run([PYPTO, *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("name", ["add", "blocked_add", "ffn", "matmul", "matmul_ksplit",
+                                  "scoped_scale", "softmax"])
+def test_run_passes_on_every_example(name, tmp_path):
+    proc = cli("run", EXAMPLES / f"{name}.py", "--workers", 2, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("passed")
+
+
+def test_compile_writes_the_output_layout_and_profile(tmp_path):
+    out = tmp_path / "out"
+    proc = cli("compile", EXAMPLES / "softmax.py", "-o", out, "--profile", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "PyPTO Compile Profile" in proc.stdout and "kernel_codegen:softmax_kernel" in proc.stdout
+    assert (out / "kernels" / "softmax_kernel.cpp").is_file()
+    assert (out / "orchestration" / "main.cpp").is_file()
+    assert (out / "kernel_config.json").is_file()
+    assert (out / "passes_dump" / "00_frontend.py").is_file()
+    assert (out / "report" / "pipeline_profile.json").is_file()
+
+
+def test_no_dump_passes(tmp_path):
+    out = tmp_path / "out"
+    proc = cli("compile", EXAMPLES / "add.py", "-o", out, "--no-dump-passes", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert not (out / "passes_dump").exists()
+
+
+def test_usage_errors_exit_with_2(tmp_path):
+    assert cli(cwd=tmp_path).returncode == 2
+    assert cli("run", cwd=tmp_path).returncode == 2
+    assert cli("run", tmp_path / "missing.py", cwd=tmp_path).returncode == 2
+    proc = cli("run", EXAMPLES / "add.py", "--program", "Nope", cwd=tmp_path)
+    assert proc.returncode == 2 and "AddProgram" in proc.stderr
+
+
+def test_help_exits_with_0(tmp_path):
+    proc = cli("compile", "--help", cwd=tmp_path)
+    assert proc.returncode == 0 and "--no-dump-passes" in proc.stdout
+
+
+def test_program_error_exits_with_1_and_points_at_it(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import pypto.language as pl\n\n"
+        "@pl.program\n"
+        "class Bad:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        "    def k(self, a: pl.Tensor[[64, 64], pl.FP32],\n"
+        "          c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:\n"
+        "        c = pl.store(pl.add(a, a), [0, 0], c)\n"
+        "        return c\n")
+    proc = cli("compile", bad, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "bad.py:8:" in proc.stderr and "^" in proc.stderr
