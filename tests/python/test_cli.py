@@ -1,17 +1,22 @@
 """The `pypto` command-line tool (installed with the package): exit codes and output."""
 
+import os
 import pathlib
 import shutil
 import subprocess
+import sysconfig
 
 import pytest
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
-PYPTO = shutil.which("pypto")
+# pip installs the tool into this interpreter's scripts folder, which need not be on PATH
+# (e.g. under pyenv before a rehash).
+_SCRIPT = pathlib.Path(sysconfig.get_path("scripts")) / "pypto"
+PYPTO = str(_SCRIPT) if os.access(_SCRIPT, os.X_OK) else shutil.which("pypto")
 
 
 def cli(*args, cwd):
-    assert PYPTO, "the pypto tool is not on PATH (pip install . installs it)"
+    assert PYPTO, "the pypto tool is not installed (pip install . installs it)"
     return subprocess.run([PYPTO, *map(str, args)], cwd=cwd, capture_output=True, text=True,
                           timeout=300)
 
