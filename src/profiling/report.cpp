@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -82,29 +84,75 @@ constexpr std::size_t kIndentPerDepth = 2;
 constexpr std::size_t kMinNameColumn = 34;  // the seed layout's column for short names
 constexpr std::size_t kDurationColumn = 7;
 
+// One line of the summary: a stage, or the leaf stages of one sibling list that share a name
+// (the `verify` and `dump` after every pass), folded into one line at the first one's place.
+struct SummaryLine {
+  const ReportStage* first = nullptr;  // its children follow the line (none when folded)
+  std::size_t count = 1;
+  double seconds = 0.0;
+  bool parallel = false;
+  bool failed = false;
+  bool open = false;
+
+  std::string label() const {
+    if (count == 1) return first->name;
+    return first->name + " (" + std::to_string(count) + "\u00d7)";
+  }
+};
+
+// Lines of one sibling list, in its order. Stages with children and names that occur once stay
+// lines of their own; a folded line sums the times and shows a flag any of its stages has.
+std::vector<SummaryLine> fold_siblings(const std::vector<ReportStage>& siblings) {
+  std::vector<SummaryLine> lines;
+  lines.reserve(siblings.size());
+  std::unordered_map<std::string_view, std::size_t> leaf_lines;  // name -> index in `lines`
+  for (const ReportStage& stage : siblings) {
+    if (stage.children.empty()) {
+      const auto [found, inserted] = leaf_lines.try_emplace(stage.name, lines.size());
+      if (!inserted) {
+        SummaryLine& line = lines[found->second];
+        ++line.count;
+        line.seconds += stage.seconds;
+        line.parallel = line.parallel || stage.parallel;
+        line.failed = line.failed || stage.failed;
+        line.open = line.open || stage.open;
+        continue;
+      }
+    }
+    SummaryLine line;
+    line.first = &stage;
+    line.seconds = stage.seconds;
+    line.parallel = stage.parallel;
+    line.failed = stage.failed;
+    line.open = stage.open;
+    lines.push_back(line);
+  }
+  return lines;
+}
+
 std::size_t widest_label(const std::vector<ReportStage>& stages, std::size_t indent) {
   std::size_t widest = 0;
-  for (const ReportStage& stage : stages) {
-    widest = std::max({widest, indent + display_width(stage.name),
-                       widest_label(stage.children, indent + kIndentPerDepth)});
+  for (const SummaryLine& line : fold_siblings(stages)) {
+    widest = std::max({widest, indent + display_width(line.label()),
+                       widest_label(line.first->children, indent + kIndentPerDepth)});
   }
   return widest;
 }
 
 void append_lines(std::string& out, const std::vector<ReportStage>& stages, std::size_t indent,
                   std::size_t name_column, double total) {
-  for (const ReportStage& stage : stages) {
-    pad_right(out, std::string(indent, ' ') + stage.name, name_column);
-    pad_left(out, format_duration(stage.seconds), kDurationColumn);
+  for (const SummaryLine& line : fold_siblings(stages)) {
+    pad_right(out, std::string(indent, ' ') + line.label(), name_column);
+    pad_left(out, format_duration(line.seconds), kDurationColumn);
     char percent[32];
     std::snprintf(percent, sizeof percent, "  (%4.1f%%)",
-                  total > 0.0 ? 100.0 * stage.seconds / total : 0.0);
+                  total > 0.0 ? 100.0 * line.seconds / total : 0.0);
     out += percent;
-    if (stage.parallel) out += "  [parallel]";
-    if (stage.failed) out += "  [failed]";
-    if (stage.open) out += "  [open]";
+    if (line.parallel) out += "  [parallel]";
+    if (line.failed) out += "  [failed]";
+    if (line.open) out += "  [open]";
     out += '\n';
-    append_lines(out, stage.children, indent + kIndentPerDepth, name_column, total);
+    append_lines(out, line.first->children, indent + kIndentPerDepth, name_column, total);
   }
 }
 

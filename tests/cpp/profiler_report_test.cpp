@@ -1,5 +1,5 @@
 // Output of the compile profiler: summary layout, duration units, JSON schema, report files,
-// parallel siblings and write errors.
+// parallel siblings, folded repeated stages and write errors.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -166,6 +166,127 @@ TEST(ProfilerReportTest, OverlappingSiblingsAreMarkedParallelAndTotalIsTheirSpan
   EXPECT_NE(lines[5].find("kernel_codegen:a"), std::string::npos);
   EXPECT_NE(lines[5].find("(33.3%)  [parallel]"), std::string::npos);
   EXPECT_EQ(lines[7].find("[parallel]"), std::string::npos);
+}
+
+// The PassManager's shape: a `dump` before the first pass, then `verify` and `dump` after each.
+StageRecord passes_with_checks() {
+  StageRecord passes{"passes", 0.0, 10.0, {}, false};
+  passes.children.push_back({"dump", 0.0, 1.0, {}, false});
+  passes.children.push_back({"UnrollLoops", 1.0, 3.0, {}, false});
+  passes.children.push_back({"verify", 3.0, 3.5, {}, false});
+  passes.children.push_back({"dump", 3.5, 4.5, {}, false});
+  passes.children.push_back({"ConvertToSSA", 4.5, 6.5, {}, false});
+  passes.children.push_back({"verify", 6.5, 7.0, {}, false});
+  passes.children.push_back({"dump", 7.0, 8.0, {}, false});
+  return passes;
+}
+
+TEST(ProfilerReportTest, RepeatedLeafSiblingsAreFoldedIntoOneLineWithSummedTime) {
+  CompileProfiler profiler;
+  profiler.add_stage_record(passes_with_checks());
+  const std::vector<std::string> lines = lines_of(profiler.summary());
+  ASSERT_EQ(lines.size(), 9u) << profiler.summary();
+  EXPECT_EQ(lines[4].rfind("  passes ", 0), 0u);
+  // Each folded line sits where its first stage was; the passes keep their order.
+  EXPECT_EQ(lines[5].rfind("    dump (3\u00d7) ", 0), 0u) << lines[5];
+  EXPECT_NE(lines[5].find("3.00s  (30.0%)"), std::string::npos) << lines[5];
+  EXPECT_EQ(lines[6].rfind("    UnrollLoops ", 0), 0u) << lines[6];
+  EXPECT_NE(lines[6].find("2.00s  (20.0%)"), std::string::npos) << lines[6];
+  EXPECT_EQ(lines[7].rfind("    verify (2\u00d7) ", 0), 0u) << lines[7];
+  EXPECT_NE(lines[7].find("1.00s  (10.0%)"), std::string::npos) << lines[7];
+  EXPECT_EQ(lines[8].rfind("    ConvertToSSA ", 0), 0u) << lines[8];
+  const std::size_t end = column_of(lines[4], "  (");
+  for (std::size_t i = 5; i < lines.size(); ++i) EXPECT_EQ(column_of(lines[i], "  ("), end);
+
+  // The JSON document keeps every stage.
+  const nlohmann::json children = profiler.to_dict()["stages"][0]["children"];
+  ASSERT_EQ(children.size(), 7u);
+  EXPECT_EQ(children[6]["name"], "dump");
+}
+
+TEST(ProfilerReportTest, FoldedLinePositionFollowsStartTimeNotRecordingOrder) {
+  CompileProfiler profiler;
+  StageRecord parent{"passes", 0.0, 4.0, {}, false};
+  parent.children.push_back({"B", 2.0, 3.0, {}, false});
+  parent.children.push_back({"verify", 3.0, 4.0, {}, false});
+  parent.children.push_back({"A", 1.0, 2.0, {}, false});
+  parent.children.push_back({"verify", 0.0, 1.0, {}, false});  // the first by start time
+  profiler.add_stage_record(parent);
+  const std::vector<std::string> lines = lines_of(profiler.summary());
+  ASSERT_EQ(lines.size(), 8u) << profiler.summary();
+  EXPECT_EQ(lines[5].rfind("    verify (2\u00d7) ", 0), 0u) << lines[5];
+  EXPECT_NE(lines[5].find("(50.0%)"), std::string::npos) << lines[5];
+  EXPECT_EQ(lines[6].rfind("    A ", 0), 0u) << lines[6];
+  EXPECT_EQ(lines[7].rfind("    B ", 0), 0u) << lines[7];
+}
+
+TEST(ProfilerReportTest, StagesWithChildrenAndSingleNamesAreNotFolded) {
+  CompileProfiler profiler;
+  StageRecord first{"compile", 0.0, 2.0, {}, false};
+  first.children.push_back({"codegen", 0.0, 1.0, {}, false});
+  StageRecord second{"compile", 2.0, 4.0, {}, false};
+  second.children.push_back({"codegen", 2.0, 3.0, {}, false});
+  StageRecord with_child{"dump", 4.5, 5.5, {}, false};
+  with_child.children.push_back({"write", 4.5, 5.5, {}, false});
+  profiler.add_stage_record(first);
+  profiler.add_stage_record(second);
+  profiler.add_stage_record({"dump", 4.0, 4.5, {}, false});
+  profiler.add_stage_record(with_child);
+  profiler.add_stage_record({"dump", 5.5, 6.0, {}, false});
+  profiler.add_stage_record({"golden_write", 6.0, 8.0, {}, false});
+  const std::vector<std::string> lines = lines_of(profiler.summary());
+  ASSERT_EQ(lines.size(), 12u) << profiler.summary();
+  EXPECT_EQ(lines[2], "Total: 8.00s");
+  // Two `compile` stages with children: both printed, each with its own child, which is a
+  // single `codegen` under its parent and so not folded with its cousin.
+  EXPECT_EQ(lines[4].rfind("  compile ", 0), 0u) << lines[4];
+  EXPECT_EQ(lines[5].rfind("    codegen ", 0), 0u) << lines[5];
+  EXPECT_EQ(lines[6].rfind("  compile ", 0), 0u) << lines[6];
+  EXPECT_EQ(lines[7].rfind("    codegen ", 0), 0u) << lines[7];
+  // The two leaf `dump`s fold; the `dump` with a child stays a line of its own.
+  EXPECT_EQ(lines[8].rfind("  dump (2\u00d7) ", 0), 0u) << lines[8];
+  EXPECT_NE(lines[8].find("1.00s  (12.5%)"), std::string::npos) << lines[8];
+  EXPECT_EQ(lines[9].rfind("  dump ", 0), 0u) << lines[9];
+  EXPECT_EQ(lines[9].find("\u00d7"), std::string::npos) << lines[9];
+  EXPECT_EQ(lines[10].rfind("    write ", 0), 0u) << lines[10];
+  EXPECT_EQ(lines[11].rfind("  golden_write ", 0), 0u) << lines[11];
+  EXPECT_NE(lines[11].find("2.00s  (25.0%)"), std::string::npos) << lines[11];
+}
+
+TEST(ProfilerReportTest, FoldedPercentagesAddUpAndFlagsCarryOver) {
+  CompileProfiler profiler;
+  StageRecord parent{"passes", 0.0, 8.0, {}, false};
+  for (int i = 0; i < 8; ++i) {
+    const double start = i;
+    parent.children.push_back({i % 2 == 0 ? "Pass" + std::to_string(i) : std::string("verify"),
+                               start,
+                               start + 1.0,
+                               {},
+                               i == 5});
+  }
+  profiler.add_stage_record(parent);
+  const std::vector<std::string> lines = lines_of(profiler.summary());
+  ASSERT_EQ(lines.size(), 10u) << profiler.summary();
+  // verify ran 4 times for 1 s of 8 s each: 4 x 12.5% = 50.0%, and one of them failed.
+  EXPECT_EQ(lines[6].rfind("    verify (4\u00d7) ", 0), 0u) << lines[6];
+  EXPECT_NE(lines[6].find("4.00s  (50.0%)  [failed]"), std::string::npos) << lines[6];
+  for (std::size_t i : {5u, 7u, 8u, 9u}) {
+    EXPECT_NE(lines[i].find("1.00s  (12.5%)"), std::string::npos) << lines[i];
+    EXPECT_EQ(lines[i].find("[failed]"), std::string::npos) << lines[i];
+  }
+}
+
+TEST(ProfilerReportTest, FoldedLabelWidensTheNameColumn) {
+  CompileProfiler profiler;
+  const std::string name(33, 'v');  // "  " + name fits the minimum column, with the count it won't
+  StageRecord parent{"p", 0.0, 2.0, {}, false};
+  parent.children.push_back({name, 0.0, 1.0, {}, false});
+  parent.children.push_back({name, 1.0, 2.0, {}, false});
+  profiler.add_stage_record(parent);
+  const std::vector<std::string> lines = lines_of(profiler.summary());
+  ASSERT_EQ(lines.size(), 6u) << profiler.summary();
+  EXPECT_NE(lines[5].find(name + " (2\u00d7)  "), std::string::npos) << lines[5];
+  EXPECT_EQ(column_of(lines[4], "  ("), column_of(lines[5], "  ("));
 }
 
 TEST_F(TempDir, ToJsonFileCreatesParentFolders) {

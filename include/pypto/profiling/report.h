@@ -51,7 +51,10 @@ nlohmann::ordered_json report_to_ordered_json(const Report& report);
 // Serialises with `indent` spaces (negative: one line); invalid UTF-8 in names is replaced.
 std::string dump_json(const nlohmann::ordered_json& document, int indent);
 
-// The seed layout: header, rule, "Total:", then one aligned line per stage.
+// The seed layout: header, rule, "Total:", then one aligned line per stage, except that sibling
+// leaf stages sharing a name (the `verify` and `dump` after every pass) are folded into one line
+// at the first one's place: "verify (11×)" with their summed time and percentage. Stages with
+// children are never folded. The JSON document keeps every stage.
 std::string format_summary(const Report& report);
 // Three significant digits in the unit that fits: "812ns", "81.2µs", "12.3ms", "2.85s".
 std::string format_duration(double seconds);
