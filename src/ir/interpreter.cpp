@@ -1,10 +1,12 @@
 #include "pypto/ir/interpreter.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "interpreter_values.h"
+#include "pypto/ir/scalar_arith.h"
 
 namespace pypto::ir {
 
@@ -31,21 +33,6 @@ bool truthy(const Value& v) {
     default:
       throw RunError("a condition must be a scalar");
   }
-}
-
-// Python semantics for integer floor division and modulo.
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == 0) throw RunError("integer division by zero");
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) {
-  if (b == 0) throw RunError("integer modulo by zero");
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
 }
 
 template <typename T>
@@ -92,14 +79,18 @@ Value scalar_binary(BinaryOp op, const Value& a, const Value& b, DataType result
         if (y == 0.0) throw RunError("division by zero");
         r = x / y;
         break;
-      case BinaryOp::FloorDiv:
-        if (y == 0.0) throw RunError("division by zero");
-        r = std::floor(x / y);
+      case BinaryOp::FloorDiv: {
+        const std::optional<double> q = floor_div(x, y);
+        if (!q) throw RunError("division by zero");
+        r = *q;
         break;
-      case BinaryOp::Mod:
-        if (y == 0.0) throw RunError("modulo by zero");
-        r = x - std::floor(x / y) * y;
+      }
+      case BinaryOp::Mod: {
+        const std::optional<double> m = floor_mod(x, y);
+        if (!m) throw RunError("modulo by zero");
+        r = *m;
         break;
+      }
       case BinaryOp::Min:
         r = std::min(x, y);
         break;
@@ -121,9 +112,11 @@ Value scalar_binary(BinaryOp op, const Value& a, const Value& b, DataType result
     case BinaryOp::Mul:
       return Value::of_int(static_cast<int64_t>(ux * uy));
     case BinaryOp::FloorDiv:
-      return Value::of_int(floor_div(x, y));
+      if (const std::optional<int64_t> q = floor_div(x, y)) return Value::of_int(*q);
+      throw RunError("integer division by zero");
     case BinaryOp::Mod:
-      return Value::of_int(floor_mod(x, y));
+      if (const std::optional<int64_t> m = floor_mod(x, y)) return Value::of_int(*m);
+      throw RunError("integer modulo by zero");
     case BinaryOp::Min:
       return Value::of_int(std::min(x, y));
     case BinaryOp::Max:

@@ -1,5 +1,7 @@
 #include "pass_utils.h"
 
+#include "pypto/ir/scalar_arith.h"
+
 namespace pypto::passes::detail {
 
 using namespace ir;
@@ -228,20 +230,6 @@ std::string span_text(Span span) {
 
 namespace pypto::passes::detail {
 
-std::optional<int64_t> floor_div(int64_t a, int64_t b) {
-  if (b == 0) return std::nullopt;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-std::optional<int64_t> floor_mod(int64_t a, int64_t b) {
-  if (b == 0) return std::nullopt;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
 std::optional<int64_t> evaluate_const_int(const ir::ExprPtr& e) {
   using namespace ir;
   if (!e) return std::nullopt;
@@ -264,9 +252,9 @@ std::optional<int64_t> evaluate_const_int(const ir::ExprPtr& e) {
     case BinaryOp::Mul:
       return *x * *y;
     case BinaryOp::FloorDiv:
-      return floor_div(*x, *y);
+      return ir::floor_div(*x, *y);
     case BinaryOp::Mod:
-      return floor_mod(*x, *y);
+      return ir::floor_mod(*x, *y);
     case BinaryOp::Min:
       return std::min(*x, *y);
     case BinaryOp::Max:

@@ -71,9 +71,6 @@ std::string span_text(ir::Span span);
 
 namespace pypto::passes::detail {
 
-// Python integer // and % (floor toward negative infinity); nullopt when dividing by zero.
-std::optional<int64_t> floor_div(int64_t a, int64_t b);
-std::optional<int64_t> floor_mod(int64_t a, int64_t b);
 // The value of an integer expression built from integer literals, or nullopt.
 std::optional<int64_t> evaluate_const_int(const ir::ExprPtr& e);
 

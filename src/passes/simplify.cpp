@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "pass_utils.h"
+#include "pypto/ir/scalar_arith.h"
 #include "pypto/passes/pass.h"
 
 namespace pypto::passes {
@@ -61,10 +62,10 @@ ExprPtr fold_constants(const Binary& b) {
         v = *ia * *ib;
         break;
       case BinaryOp::FloorDiv:
-        v = detail::floor_div(*ia, *ib);
+        v = ir::floor_div(*ia, *ib);
         break;
       case BinaryOp::Mod:
-        v = detail::floor_mod(*ia, *ib);
+        v = ir::floor_mod(*ia, *ib);
         break;
       case BinaryOp::Min:
         v = std::min(*ia, *ib);
