@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 2
+#define PTO_ABI_VERSION 3
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -45,6 +45,78 @@ typedef struct PtoArg {
   double f64;       // scalar value for floating scalars
 } PtoArg;
 
+typedef void (*PtoFailFn)(void* ctx, const char* message);
+
+// The declared type of an orchestration parameter (ndim < 0: a scalar).
+typedef struct PtoParamSpec {
+  const char* name;
+  int32_t dtype;
+  int32_t ndim;
+  int64_t shape[PTO_MAX_DIMS];
+} PtoParamSpec;
+
+// Operation codes of the tile instructions.
+enum PtoBinaryOp { PTO_OP_ADD = 0, PTO_OP_SUB = 1, PTO_OP_MUL = 2, PTO_OP_DIV = 3, PTO_OP_MAX = 4, PTO_OP_MIN = 5 };
+enum PtoUnaryOp { PTO_OP_EXP = 0, PTO_OP_NEG = 1, PTO_OP_SQRT = 2, PTO_OP_ABS = 3, PTO_OP_RECIP = 4, PTO_OP_RELU = 5 };
+enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1 };
+
+// The instruction set of a simulated core, implemented (and optimized once) in the runtime.
+// Generated code holds the program's control flow, scalar arithmetic and addressing and issues
+// these instructions, the way kernel code on the real device issues vector and cube
+// instructions: a cold build then costs about as much as compiling that control flow.
+//
+// Tiles are dense row-major blocks in an on-chip arena, given by pointer and element count.
+// Integer arithmetic wraps around; integer division by zero gives 0; float-to-integer
+// conversions truncate and saturate (NaN gives 0); FP16/BF16 compute in float.
+// The checked instructions return 1, or report through `fail(ctx, message)` (naming `where`)
+// and return 0, after which the caller returns.
+typedef struct PtoIsa {
+  // dst[i] = a[i] op b[i]
+  void (*binary)(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n);
+  // dst[i] = a[i] op s, or s op a[i] when `scalar_first`. The scalar keeps its precision and
+  // the result is rounded to `dtype`.
+  void (*binary_scalar_f64)(int32_t op, int32_t dtype, void* dst, const void* a, double s,
+                            int32_t scalar_first, int64_t n);
+  void (*binary_scalar_i64)(int32_t op, int32_t dtype, void* dst, const void* a, int64_t s,
+                            int32_t scalar_first, int64_t n);
+  void (*unary)(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n);
+  void (*cast)(int32_t dst_dtype, int32_t src_dtype, void* dst, const void* src, int64_t n);
+  // dst[rows, 1] = reduce(src[rows, cols]) along each row.
+  void (*row_reduce)(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
+                     int64_t cols);
+  // dst[r, c] = src[r, c] op vec[r]
+  void (*row_expand)(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
+                     int64_t rows, int64_t cols);
+  // dst[m, n] (FP32) = (acc, or 0 when null) + left[m, k] @ right[k, n], FP32 accumulation;
+  // `acc` may be dst itself.
+  void (*matmul)(int32_t left_dtype, int32_t right_dtype, void* dst, const void* acc,
+                 const void* left, const void* right, int64_t m, int64_t k, int64_t n);
+  // dst[rows, cols] = src (src_cols wide)[r0.., c0..]
+  void (*slice)(void* dst, const void* src, int64_t src_cols, int64_t r0, int64_t c0,
+                int64_t rows, int64_t cols, int64_t elem_size);
+  // dst (dst_cols wide)[r0.., c0..] = src[rows, cols]
+  void (*assemble)(void* dst, int64_t dst_cols, const void* src, int64_t r0, int64_t c0,
+                   int64_t rows, int64_t cols, int64_t elem_size);
+
+  // Global memory: tile <- box [offsets, offsets + shape) of a view, and back. Checked.
+  int32_t (*load)(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
+                  int32_t ndim, const char* where, PtoFailFn fail, void* ctx);
+  int32_t (*store)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
+                   const void* tile, const char* where, PtoFailFn fail, void* ctx);
+  // Checks that a box lies inside a view (before taking a sub-view of it).
+  int32_t (*check_box)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
+                       int32_t ndim, const char* where, PtoFailFn fail, void* ctx);
+  // Checks that a rows x cols box at (r0, c0) lies inside a tile_rows x tile_cols tile.
+  int32_t (*check_tile_box)(int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                            int64_t tile_rows, int64_t tile_cols, const char* where,
+                            PtoFailFn fail, void* ctx);
+  // Copies every element of `src` into `dst` (same shape and dtype); the views may overlap.
+  void (*copy_tensor)(const PtoTensor* dst, const PtoTensor* src);
+  // Checks the arguments of orchestration function `func` against its parameters.
+  int32_t (*check_params)(const PtoArg* params, int32_t nparams, const PtoParamSpec* specs,
+                          int32_t count, const char* func, PtoFailFn fail, void* ctx);
+} PtoIsa;
+
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.
 // `fail` lets a kernel abort the run with a message (a runtime check in generated kernel code
 // failed); the kernel should return right after calling it. `core_id` is the simulated core.
@@ -53,7 +125,8 @@ typedef struct PtoCoreMemory {
   int64_t capacity[PTO_NUM_SPACES];
   int32_t core_id;
   void* ctx;
-  void (*fail)(void* ctx, const char* message);
+  PtoFailFn fail;
+  const PtoIsa* isa;
 } PtoCoreMemory;
 
 // A kernel (one InCore function) runs on one simulated core.
@@ -62,13 +135,14 @@ typedef void (*PtoKernelFn)(const PtoArg* args, PtoCoreMemory* mem);
 // Callbacks the runtime provides to the orchestration. `create_tensor` allocates a zeroed
 // intermediate DDR tensor; `submit` enqueues one task (the runtime copies `args`, infers its
 // dependencies from the tensor arguments and may start it at once). `fail` aborts the run with a
-// message (e.g. a shape check in generated code failed).
+// message (e.g. a shape check in generated code failed). `isa` serves the checks and copies.
 typedef struct PtoRuntimeApi {
   void* ctx;
   PtoTensor (*create_tensor)(void* ctx, int32_t dtype, int32_t ndim, const int64_t* shape);
   void (*submit)(void* ctx, const char* kernel_name, PtoKernelFn fn, const PtoArg* args,
                  int32_t nargs);
-  void (*fail)(void* ctx, const char* message);
+  PtoFailFn fail;
+  const PtoIsa* isa;
 } PtoRuntimeApi;
 
 // Exported by every generated program library:

@@ -74,24 +74,6 @@ std::string cpp_scalar_type(ir::DataType t) {
   return "int64_t";
 }
 
-std::string dtype_trait(ir::DataType t) {
-  switch (t) {
-    case ir::DataType::FP32:
-      return "pto::F32";
-    case ir::DataType::FP16:
-      return "pto::F16";
-    case ir::DataType::BF16:
-      return "pto::BF16";
-    case ir::DataType::INT32:
-      return "pto::I32";
-    case ir::DataType::INT64:
-      return "pto::I64";
-    case ir::DataType::BOOL:
-      return "pto::Bool";
-  }
-  return "pto::F32";
-}
-
 std::string dtype_enum(ir::DataType t) { return "PTO_" + std::string(ir::dtype_name(t)); }
 
 std::string memory_space_enum(ir::MemorySpace s) {

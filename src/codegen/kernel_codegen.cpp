@@ -39,30 +39,30 @@ bool same_start(const TileRef& a, const TileRef& b) {
 }
 
 const char* binary_functor(const std::string& op) {
-  if (op == "add") return "pto::OpAdd";
-  if (op == "sub") return "pto::OpSub";
-  if (op == "mul") return "pto::OpMul";
-  if (op == "div") return "pto::OpDiv";
-  if (op == "maximum") return "pto::OpMax";
-  if (op == "minimum") return "pto::OpMin";
+  if (op == "add") return "PTO_OP_ADD";
+  if (op == "sub") return "PTO_OP_SUB";
+  if (op == "mul") return "PTO_OP_MUL";
+  if (op == "div") return "PTO_OP_DIV";
+  if (op == "maximum") return "PTO_OP_MAX";
+  if (op == "minimum") return "PTO_OP_MIN";
   return nullptr;
 }
 
 const char* unary_functor(const std::string& op) {
-  if (op == "exp") return "pto::OpExp";
-  if (op == "neg") return "pto::OpNeg";
-  if (op == "sqrt") return "pto::OpSqrt";
-  if (op == "abs") return "pto::OpAbs";
-  if (op == "recip") return "pto::OpRecip";
-  if (op == "relu") return "pto::OpRelu";
+  if (op == "exp") return "PTO_OP_EXP";
+  if (op == "neg") return "PTO_OP_NEG";
+  if (op == "sqrt") return "PTO_OP_SQRT";
+  if (op == "abs") return "PTO_OP_ABS";
+  if (op == "recip") return "PTO_OP_RECIP";
+  if (op == "relu") return "PTO_OP_RELU";
   return nullptr;
 }
 
 const char* row_expand_functor(const std::string& op) {
-  if (op == "row_expand_add") return "pto::OpAdd";
-  if (op == "row_expand_sub") return "pto::OpSub";
-  if (op == "row_expand_mul") return "pto::OpMul";
-  if (op == "row_expand_div") return "pto::OpDiv";
+  if (op == "row_expand_add") return "PTO_OP_ADD";
+  if (op == "row_expand_sub") return "PTO_OP_SUB";
+  if (op == "row_expand_mul") return "PTO_OP_MUL";
+  if (op == "row_expand_div") return "PTO_OP_DIV";
   return nullptr;
 }
 
@@ -77,6 +77,8 @@ class KernelEmitter : public StructuredEmitter {
             "(const PtoArg* args, PtoCoreMemory* mem)");
     w_.line("(void)args;");
     w_.line("(void)mem;");
+    w_.line("const PtoIsa* const isa = mem->isa;");
+    w_.line("(void)isa;");
     for (size_t i = 0; i < func_.params.size(); ++i) {
       const auto& p = func_.params[i];
       const std::string& name = names_.name(p.var.get());
@@ -286,8 +288,8 @@ class KernelEmitter : public StructuredEmitter {
       std::string value = view_name(s.values[i], "a returned tensor");
       if (value == out) continue;
       // A function returning some other buffer copies it into its Out parameter.
-      w_.line("if (!pto::same_buffer(" + value + ", " + out + ")) pto::tensor_copy(" + out + ", " +
-              value + ");");
+      w_.line("if (!pto::same_buffer(" + value + ", " + out + ")) isa->copy_tensor(&" + out +
+              ", &" + value + ");");
     }
     w_.line("return;");
   }
@@ -381,15 +383,15 @@ class KernelEmitter : public StructuredEmitter {
       w_.open("");
       std::string off = int_array("offsets", offsets);
       std::string sh = int_array("shape", shape);
-      check_box(tensor, off, sh, rank, span, op);
-      w_.line("pto::store(" + tensor + ", " + off + ", " + sh + ", " + src.ptr + ");");
+      w_.line("if (!isa->store(&" + tensor + ", " + off + ", " + sh + ", " + std::to_string(rank) +
+              ", " + src.ptr + ", " + checked_where(span, op) + ")) " + leave_after_failure());
       w_.close();
       return;
     }
 
     const TileRef& d = require_dst();
     std::string n = std::to_string(d.elements());
-    std::string trait = dtype_trait(d.type->dtype);
+    std::string dtype = dtype_enum(d.type->dtype);
 
     if (op == "load") {
       need(3);
@@ -402,8 +404,9 @@ class KernelEmitter : public StructuredEmitter {
       w_.open("");
       std::string off = int_array("offsets", offsets);
       std::string sh = int_array("shape", shape);
-      check_box(tensor, off, sh, rank, span, op);
-      w_.line("pto::load(" + d.ptr + ", " + tensor + ", " + off + ", " + sh + ");");
+      w_.line("if (!isa->load(" + d.ptr + ", &" + tensor + ", " + off + ", " + sh + ", " +
+              std::to_string(rank) + ", " + checked_where(span, op) + ")) " +
+              leave_after_failure());
       w_.close();
       return;
     }
@@ -429,8 +432,8 @@ class KernelEmitter : public StructuredEmitter {
         bool scratch =
             (overlaps(d, x) && !same_start(d, x)) || (overlaps(d, y) && !same_start(d, y));
         with_destination(d, scratch, [&](const std::string& out) {
-          w_.line("pto::binary<" + trait + ", " + functor + ">(" + out + ", " + x.ptr + ", " +
-                  y.ptr + ", " + n + ");");
+          w_.line("isa->binary(" + std::string(functor) + ", " + dtype + ", " + out + ", " + x.ptr +
+                  ", " + y.ptr + ", " + n + ");");
         });
         return;
       }
@@ -439,17 +442,15 @@ class KernelEmitter : public StructuredEmitter {
         TileRef t = tile_arg(tile_a ? a[0] : a[1], op, tile_a ? 0 : 1);
         auto sdt = scalar_dtype(scalar);
         if (!sdt) codegen_error(scalar->span(), "pl." + op + " expects a tile or a scalar");
-        std::string sc = (ir::is_float(d.type->dtype) || ir::is_float(*sdt)) ? "double" : "int64_t";
-        std::string value = "(" + sc + ")(" + emit_scalar_expr(scalar, names_) + ")";
+        bool float_scalar = ir::is_float(d.type->dtype) || ir::is_float(*sdt);
+        std::string value = std::string(float_scalar ? "(double)(" : "(int64_t)(") +
+                            emit_scalar_expr(scalar, names_) + ")";
         bool scratch = overlaps(d, t) && !same_start(d, t);
         with_destination(d, scratch, [&](const std::string& out) {
-          if (tile_a) {
-            w_.line("pto::binary_scalar<" + trait + ", " + functor + ", " + sc + ">(" + out + ", " +
-                    t.ptr + ", " + value + ", " + n + ");");
-          } else {
-            w_.line("pto::scalar_binary<" + trait + ", " + functor + ", " + sc + ">(" + out + ", " +
-                    value + ", " + t.ptr + ", " + n + ");");
-          }
+          w_.line(
+              std::string(float_scalar ? "isa->binary_scalar_f64(" : "isa->binary_scalar_i64(") +
+              functor + ", " + dtype + ", " + out + ", " + t.ptr + ", " + value + ", " +
+              (tile_a ? "0" : "1") + ", " + n + ");");
         });
         return;
       }
@@ -462,8 +463,8 @@ class KernelEmitter : public StructuredEmitter {
       TileRef x = tile_arg(a[0], op, 0);
       bool scratch = overlaps(d, x) && !same_start(d, x);
       with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("pto::unary<" + trait + ", " + functor + ">(" + out + ", " + x.ptr + ", " + n +
-                ");");
+        w_.line("isa->unary(" + std::string(functor) + ", " + dtype + ", " + out + ", " + x.ptr +
+                ", " + n + ");");
       });
       return;
     }
@@ -474,7 +475,7 @@ class KernelEmitter : public StructuredEmitter {
           same_start(d, x) && ir::dtype_bytes(d.type->dtype) <= ir::dtype_bytes(x.type->dtype);
       bool scratch = overlaps(d, x) && !in_place;
       with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("pto::cast<" + dtype_trait(x.type->dtype) + ", " + trait + ">(" + out + ", " +
+        w_.line("isa->cast(" + dtype + ", " + dtype_enum(x.type->dtype) + ", " + out + ", " +
                 x.ptr + ", " + n + ");");
       });
       return;
@@ -484,8 +485,10 @@ class KernelEmitter : public StructuredEmitter {
       TileRef x = tile_arg(a[0], op, 0);
       bool scratch = overlaps(d, x) && !same_start(d, x);
       with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("pto::" + op + "<" + trait + ">(" + out + ", " + x.ptr + ", " +
-                std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
+        w_.line(std::string("isa->row_reduce(") +
+                (op == "row_max" ? "PTO_ROW_MAX" : "PTO_ROW_SUM") + ", " + dtype + ", " + out +
+                ", " + x.ptr + ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) +
+                ");");
       });
       return;
     }
@@ -497,8 +500,9 @@ class KernelEmitter : public StructuredEmitter {
         codegen_error(span, "pl." + op + ": the second operand must have one value per row");
       bool scratch = (overlaps(d, x) && !same_start(d, x)) || overlaps(d, v);
       with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("pto::row_expand<" + trait + ", " + functor + ">(" + out + ", " + x.ptr + ", " +
-                v.ptr + ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
+        w_.line("isa->row_expand(" + std::string(functor) + ", " + dtype + ", " + out + ", " +
+                x.ptr + ", " + v.ptr + ", " + std::to_string(x.rows()) + ", " +
+                std::to_string(x.cols()) + ");");
       });
       return;
     }
@@ -520,8 +524,8 @@ class KernelEmitter : public StructuredEmitter {
         if (overlaps(d, c) && !same_start(d, c)) scratch = true;
       }
       with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("pto::matmul<" + dtype_trait(l.type->dtype) + ", " + dtype_trait(r.type->dtype) +
-                ">(" + out + ", " + acc_ptr + ", " + l.ptr + ", " + r.ptr + ", " +
+        w_.line("isa->matmul(" + dtype_enum(l.type->dtype) + ", " + dtype_enum(r.type->dtype) +
+                ", " + out + ", " + acc_ptr + ", " + l.ptr + ", " + r.ptr + ", " +
                 std::to_string(m) + ", " + std::to_string(k) + ", " + std::to_string(nn) + ");");
       });
       return;
@@ -537,7 +541,7 @@ class KernelEmitter : public StructuredEmitter {
       emit_tile_box_check(r0, c0, d.rows(), d.cols(), x.rows(), x.cols(), span, op);
       bool scratch = overlaps(d, x);
       with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("pto::slice(" + out + ", " + x.ptr + ", " + std::to_string(x.cols()) + ", " + r0 +
+        w_.line("isa->slice(" + out + ", " + x.ptr + ", " + std::to_string(x.cols()) + ", " + r0 +
                 ", " + c0 + ", " + std::to_string(d.rows()) + ", " + std::to_string(d.cols()) +
                 ", " + std::to_string(ir::dtype_bytes(d.type->dtype)) + ");");
       });
@@ -562,7 +566,7 @@ class KernelEmitter : public StructuredEmitter {
         src_ptr = "scratch.p";
       }
       copy_tile(d, target);
-      w_.line("pto::assemble(" + d.ptr + ", " + std::to_string(d.cols()) + ", " + src_ptr + ", " +
+      w_.line("isa->assemble(" + d.ptr + ", " + std::to_string(d.cols()) + ", " + src_ptr + ", " +
               r0 + ", " + c0 + ", " + std::to_string(source.rows()) + ", " +
               std::to_string(source.cols()) + ", " +
               std::to_string(ir::dtype_bytes(d.type->dtype)) + ");");
@@ -575,10 +579,10 @@ class KernelEmitter : public StructuredEmitter {
   // Checks at run time that a rows x cols box at (r0, c0) fits a tile of tile_rows x tile_cols.
   void emit_tile_box_check(const std::string& r0, const std::string& c0, int64_t rows, int64_t cols,
                            int64_t tile_rows, int64_t tile_cols, Span span, std::string_view op) {
-    w_.line("if (!pto::tile_box_fits(" + r0 + ", " + c0 + ", " + std::to_string(rows) + ", " +
+    w_.line("if (!isa->check_tile_box(" + r0 + ", " + c0 + ", " + std::to_string(rows) + ", " +
             std::to_string(cols) + ", " + std::to_string(tile_rows) + ", " +
-            std::to_string(tile_cols) + ", " + string_literal(where(span, op)) + ", " +
-            fail_target() + ")) " + leave_after_failure());
+            std::to_string(tile_cols) + ", " + checked_where(span, op) + ")) " +
+            leave_after_failure());
   }
 
   const ir::Function& func_;

@@ -37,8 +37,9 @@ class OrchestrationEmitter : public StructuredEmitter {
 
   std::string run() {
     w_.line("// Orchestration function '" + func_.name + "'");
-    w_.open("PTO_HOST static int32_t " + orchestration_function_name(func_.name) +
+    w_.open("static int32_t " + orchestration_function_name(func_.name) +
             "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams)");
+    w_.line("const PtoIsa* const isa = rt->isa;");
     param_checks();
     for (size_t i = 0; i < func_.params.size(); ++i) param(i);
     stmt(func_.body);
@@ -66,7 +67,7 @@ class OrchestrationEmitter : public StructuredEmitter {
   // One table describing every parameter, checked by a single call.
   void param_checks() {
     std::string table = names_.fresh(func_.name + "_params");
-    w_.line("static const pto::ParamSpec " + table + "[] = {");
+    w_.line("static const PtoParamSpec " + table + "[] = {");
     w_.indent();
     for (const auto& p : func_.params) {
       const auto& type = p.var->type();
@@ -87,7 +88,7 @@ class OrchestrationEmitter : public StructuredEmitter {
     if (func_.params.empty()) w_.line("{\"\", 0, -1, {}},");
     w_.dedent();
     w_.line("};");
-    w_.line("if (!pto::params_match(params, nparams, " + table + ", " +
+    w_.line("if (!isa->check_params(params, nparams, " + table + ", " +
             std::to_string(func_.params.size()) + ", " + string_literal(func_.name) + ", " +
             fail_target() + ")) return 1;");
   }
@@ -326,7 +327,7 @@ std::string orchestration_declarations(const ir::Program& program) {
   std::string out;
   for (const auto& f : program.functions)
     if (f->type == ir::FunctionType::Orchestration)
-      out += "PTO_HOST static int32_t " + orchestration_function_name(f->name) +
+      out += "static int32_t " + orchestration_function_name(f->name) +
              "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams);\n";
   return out;
 }

@@ -208,12 +208,16 @@ class StructuredEmitter {
     return name;
   }
 
+  // The trailing arguments `where, fail, ctx` of a checked PtoIsa instruction.
+  std::string checked_where(ir::Span span, std::string_view op) const {
+    return string_literal(where(span, op)) + ", " + fail_target();
+  }
+
   // Fails unless the box [offsets, offsets + shape) lies inside the view `tensor`.
   void check_box(const std::string& tensor, const std::string& offsets, const std::string& shape,
                  size_t ndim, ir::Span span, std::string_view op) {
-    w_.line("if (!pto::box_fits(" + tensor + ", " + offsets + ", " + shape + ", " +
-            std::to_string(ndim) + ", " + string_literal(where(span, op)) + ", " + fail_target() +
-            ")) " + leave_after_failure());
+    w_.line("if (!isa->check_box(&" + tensor + ", " + offsets + ", " + shape + ", " +
+            std::to_string(ndim) + ", " + checked_where(span, op) + ")) " + leave_after_failure());
   }
 
   static size_t tensor_rank(const ir::ExprPtr& e) {

@@ -12,6 +12,7 @@
 #include "pypto/ir/types.h"
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/thread_pool.h"
+#include "pypto/runtime/tile_isa.h"
 
 namespace pypto::runtime {
 namespace {
@@ -70,8 +71,9 @@ class Run {
       core->run = this;
       core->mem.ctx = core.get();
       core->mem.fail = &Run::core_fail;
+      core->mem.isa = &tile_isa();
     }
-    PtoRuntimeApi api{this, &Run::api_create_tensor, &Run::api_submit, &Run::api_fail};
+    PtoRuntimeApi api{this, &Run::api_create_tensor, &Run::api_submit, &Run::api_fail, &tile_isa()};
 
     int32_t rc = 0;
     try {

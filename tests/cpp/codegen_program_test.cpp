@@ -117,7 +117,7 @@ TEST(CodegenProgram, MatmulKSplitCarriesTheAccumulator) {
   EXPECT_TRUE(rt->failures().empty());
   expect_near_all(c, want, 1e-4f);
   EXPECT_NE(tu.find("for (int64_t k"), std::string::npos);
-  EXPECT_NE(tu.find("pto::matmul<pto::F32, pto::F32>"), std::string::npos);
+  EXPECT_NE(tu.find("isa->matmul(PTO_FP32, PTO_FP32, "), std::string::npos);
 }
 
 TEST(CodegenProgram, BlockedAddSubmitsOneTaskPerView) {

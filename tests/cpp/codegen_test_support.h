@@ -19,6 +19,7 @@
 #include "pypto/codegen/device_headers.h"
 #include "pypto/ir/types.h"
 #include "pypto/runtime/process.h"
+#include "pypto/runtime/tile_isa.h"
 
 namespace pypto::codegen::testing {
 
@@ -107,10 +108,12 @@ class InlineRuntime {
     memory_.core_id = 0;
     memory_.ctx = this;
     memory_.fail = &InlineRuntime::on_fail;
+    memory_.isa = &runtime::tile_isa();
     api_.ctx = this;
     api_.create_tensor = &InlineRuntime::on_create_tensor;
     api_.submit = &InlineRuntime::on_submit;
     api_.fail = &InlineRuntime::on_fail;
+    api_.isa = &runtime::tile_isa();
   }
 
   const PtoRuntimeApi* api() const { return &api_; }

@@ -332,7 +332,8 @@ TEST(ProgramLibrary, LoadErrorsNameTheLibraryAndTheProblem) {
     FAIL() << "expected ExecutionError";
   } catch (const ExecutionError& e) {
     EXPECT_NE(std::string(e.what()).find("was built for device ABI version 1, but this runtime "
-                                         "implements version 2; rebuild the program"),
+                                         "implements version " +
+                                         std::to_string(PTO_ABI_VERSION) + "; rebuild the program"),
               std::string::npos)
         << e.what();
   }

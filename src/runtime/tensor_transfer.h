@@ -1,0 +1,21 @@
+// The checked instructions of the tile ISA: moves between tiles and global-memory views, the
+// bounds and argument checks that guard generated code, and their error messages.
+#pragma once
+
+#include "pto_abi.h"
+
+namespace pypto::runtime::transfer {
+
+int32_t load(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
+             int32_t ndim, const char* where, PtoFailFn fail, void* ctx) noexcept;
+int32_t store(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
+              const void* tile, const char* where, PtoFailFn fail, void* ctx) noexcept;
+int32_t check_box(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
+                  const char* where, PtoFailFn fail, void* ctx) noexcept;
+int32_t check_tile_box(int64_t r0, int64_t c0, int64_t rows, int64_t cols, int64_t tile_rows,
+                       int64_t tile_cols, const char* where, PtoFailFn fail, void* ctx) noexcept;
+void copy_tensor(const PtoTensor* dst, const PtoTensor* src) noexcept;
+int32_t check_params(const PtoArg* params, int32_t nparams, const PtoParamSpec* specs,
+                     int32_t count, const char* func, PtoFailFn fail, void* ctx) noexcept;
+
+}  // namespace pypto::runtime::transfer

@@ -1,0 +1,167 @@
+// The tile instructions as generated code reaches them (through the PtoIsa table): element
+// semantics that are easy to get wrong, and the checked instructions' messages.
+#include "pypto/runtime/tile_isa.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace pypto::runtime {
+namespace {
+
+const PtoIsa& isa = tile_isa();
+
+PtoTensor matrix(float* data, int64_t rows, int64_t cols) {
+  PtoTensor t{};
+  t.base = data;
+  t.ndim = 2;
+  t.dtype = PTO_FP32;
+  t.shape[0] = rows;
+  t.shape[1] = cols;
+  t.strides[0] = cols;
+  t.strides[1] = 1;
+  return t;
+}
+
+std::vector<std::string> g_failures;
+void record_failure(void*, const char* message) { g_failures.push_back(message); }
+
+class TileIsaTest : public ::testing::Test {
+ protected:
+  void SetUp() override { g_failures.clear(); }
+};
+
+TEST_F(TileIsaTest, BinaryAddsInPlace) {
+  std::vector<float> a = {1, 2, 3, 4}, b = {10, 20, 30, 40};
+  isa.binary(PTO_OP_ADD, PTO_FP32, a.data(), a.data(), b.data(), 4);
+  EXPECT_EQ(a, (std::vector<float>{11, 22, 33, 44}));
+}
+
+TEST_F(TileIsaTest, IntegerArithmeticWrapsAndDivisionByZeroGivesZero) {
+  std::vector<int32_t> a = {std::numeric_limits<int32_t>::max(), 7, -7}, b = {1, 0, 2};
+  std::vector<int32_t> sum(3), quot(3);
+  isa.binary(PTO_OP_ADD, PTO_INT32, sum.data(), a.data(), b.data(), 3);
+  isa.binary(PTO_OP_DIV, PTO_INT32, quot.data(), a.data(), b.data(), 3);
+  EXPECT_EQ(sum[0], std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(quot[1], 0);
+  EXPECT_EQ(quot[2], -3);  // truncates toward zero
+}
+
+TEST_F(TileIsaTest, ScalarOperandOrderMatters) {
+  std::vector<float> a = {1, 2, 4}, out(3);
+  isa.binary_scalar_f64(PTO_OP_SUB, PTO_FP32, out.data(), a.data(), 10.0, 0, 3);
+  EXPECT_EQ(out, (std::vector<float>{-9, -8, -6}));
+  isa.binary_scalar_f64(PTO_OP_SUB, PTO_FP32, out.data(), a.data(), 10.0, 1, 3);
+  EXPECT_EQ(out, (std::vector<float>{9, 8, 6}));
+  std::vector<int64_t> i = {7, -7}, q(2);
+  isa.binary_scalar_i64(PTO_OP_DIV, PTO_INT64, q.data(), i.data(), 2, 0, 2);
+  EXPECT_EQ(q, (std::vector<int64_t>{3, -3}));
+}
+
+TEST_F(TileIsaTest, CastTruncatesSaturatesAndMapsNanToZero) {
+  std::vector<float> f = {2.9f, -2.9f, 1e20f, -1e20f, std::nanf("")};
+  std::vector<int32_t> i(f.size());
+  isa.cast(PTO_INT32, PTO_FP32, i.data(), f.data(), static_cast<int64_t>(f.size()));
+  EXPECT_EQ(i, (std::vector<int32_t>{2, -2, std::numeric_limits<int32_t>::max(),
+                                     std::numeric_limits<int32_t>::min(), 0}));
+}
+
+TEST_F(TileIsaTest, Fp16RoundsToNearestEven) {
+  // 1 + 2^-11 lies halfway between 1 and the next half (1 + 2^-10): ties go to even (1.0).
+  std::vector<float> f = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 70000.0f};
+  std::vector<uint16_t> h(3);
+  isa.cast(PTO_FP16, PTO_FP32, h.data(), f.data(), 3);
+  EXPECT_EQ(h[0], 0x3c00);
+  EXPECT_EQ(h[1], 0x3c02);
+  EXPECT_EQ(h[2], 0x7c00);  // overflow: infinity
+  std::vector<float> back(3);
+  isa.cast(PTO_FP32, PTO_FP16, back.data(), h.data(), 3);
+  EXPECT_EQ(back[0], 1.0f);
+  EXPECT_TRUE(std::isinf(back[2]));
+}
+
+TEST_F(TileIsaTest, RowReductionsAndBroadcast) {
+  std::vector<float> x = {1, 5, 2, -1, -3, -2}, mx(2), sum(2), out(6);
+  isa.row_reduce(PTO_ROW_MAX, PTO_FP32, mx.data(), x.data(), 2, 3);
+  isa.row_reduce(PTO_ROW_SUM, PTO_FP32, sum.data(), x.data(), 2, 3);
+  EXPECT_EQ(mx, (std::vector<float>{5, -1}));
+  EXPECT_EQ(sum, (std::vector<float>{8, -6}));
+  isa.row_expand(PTO_OP_SUB, PTO_FP32, out.data(), x.data(), mx.data(), 2, 3);
+  EXPECT_EQ(out, (std::vector<float>{-4, 0, -3, 0, -2, -1}));
+}
+
+TEST_F(TileIsaTest, MatmulAccumulates) {
+  std::vector<float> l = {1, 2, 3, 4}, r = {5, 6, 7, 8}, acc = {1, 1, 1, 1}, d(4);
+  isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), r.data(), 2, 2, 2);
+  EXPECT_EQ(d, (std::vector<float>{19, 22, 43, 50}));
+  isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), l.data(), r.data(), 2, 2, 2);
+  EXPECT_EQ(acc, (std::vector<float>{20, 23, 44, 51}));
+}
+
+TEST_F(TileIsaTest, LoadAndStoreMoveABoxOfAStridedView) {
+  std::vector<float> g(4 * 6);
+  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>(i);
+  PtoTensor t = matrix(g.data(), 4, 6);
+  const int64_t off[2] = {1, 2}, shape[2] = {2, 3};
+  std::vector<float> tile(6);
+  ASSERT_EQ(isa.load(tile.data(), &t, off, shape, 2, "k: pl.load", &record_failure, nullptr), 1);
+  EXPECT_EQ(tile, (std::vector<float>{8, 9, 10, 14, 15, 16}));
+  for (float& v : tile) v = -v;
+  ASSERT_EQ(isa.store(&t, off, shape, 2, tile.data(), "k: pl.store", &record_failure, nullptr), 1);
+  EXPECT_EQ(g[8], -8.0f);
+  EXPECT_EQ(g[16], -16.0f);
+  EXPECT_EQ(g[17], 17.0f);
+  EXPECT_TRUE(g_failures.empty());
+}
+
+TEST_F(TileIsaTest, OutOfBoundsLoadReportsWhereAndTouchesNothing) {
+  std::vector<float> g(4 * 6, 1.0f), tile(8, 7.0f);
+  PtoTensor t = matrix(g.data(), 4, 6);
+  const int64_t off[2] = {3, 0}, shape[2] = {2, 4};
+  EXPECT_EQ(
+      isa.load(tile.data(), &t, off, shape, 2, "k: pl.load at line 9", &record_failure, nullptr),
+      0);
+  ASSERT_EQ(g_failures.size(), 1u);
+  EXPECT_EQ(g_failures[0],
+            "k: pl.load at line 9: offsets [3, 0] with shape [2, 4] exceed the tensor view of "
+            "shape [4, 6]");
+  EXPECT_EQ(tile[0], 7.0f);
+}
+
+TEST_F(TileIsaTest, TileBoxCheckNamesBothShapes) {
+  EXPECT_EQ(isa.check_tile_box(0, 60, 16, 8, 16, 64, "k: pl.slice", &record_failure, nullptr), 0);
+  ASSERT_EQ(g_failures.size(), 1u);
+  EXPECT_EQ(g_failures[0],
+            "k: pl.slice: offsets [0, 60] with shape [16, 8] exceed the tile of shape [16, 64]");
+}
+
+TEST_F(TileIsaTest, CopyTensorHandlesOverlappingViews) {
+  std::vector<float> g = {0, 1, 2, 3, 4, 5};
+  PtoTensor src = matrix(g.data(), 1, 5), dst = matrix(g.data(), 1, 5);
+  dst.offset = 1;
+  isa.copy_tensor(&dst, &src);
+  EXPECT_EQ(g, (std::vector<float>{0, 0, 1, 2, 3, 4}));
+}
+
+TEST_F(TileIsaTest, ParameterCheckNamesTheArgument) {
+  std::vector<float> g(8);
+  PtoArg arg{};
+  arg.kind = PTO_ARG_IN;
+  arg.dtype = PTO_FP32;
+  arg.tensor = matrix(g.data(), 2, 4);
+  const PtoParamSpec spec[1] = {{"x", PTO_FP32, 2, {4, 4}}};
+  EXPECT_EQ(isa.check_params(&arg, 1, spec, 1, "main", &record_failure, nullptr), 0);
+  EXPECT_EQ(isa.check_params(&arg, 2, spec, 1, "main", &record_failure, nullptr), 0);
+  ASSERT_EQ(g_failures.size(), 2u);
+  EXPECT_EQ(g_failures[0],
+            "main: argument 1 'x': expected a tensor of shape [4, 4] and dtype FP32, got shape "
+            "[2, 4] and dtype FP32");
+  EXPECT_EQ(g_failures[1], "main: expected 1 arguments, got 2");
+}
+
+}  // namespace
+}  // namespace pypto::runtime
