@@ -1,7 +1,8 @@
 // Costs of the device stage, each against its floor:
 //   BM_WarmBuild                  a cache hit; target <= 10 ms (it is one hash and one stat)
-//   BM_ColdBuild/generated        a representative generated program, vs
+//   BM_ColdBuild/softmax          examples/softmax.py as codegen emits it; target <= 3x
 //   BM_ColdBuild/empty            an empty file with the same flags: the compiler's fixed cost
+//   BM_BlockedAdd/workers:N       examples/blocked_add.py on 1 and 2 simulated cores
 //   BM_Add4096/runtime/workers:N  c = a + b, 4096x4096 FP32, in 64-row-block tasks, vs
 //   BM_Add4096/plain_loop         one loop over the same memory
 //   BM_Add4096/isolated           the same through execute(): fork + shared-memory copies
@@ -12,9 +13,14 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "pypto/codegen/compile_driver.h"
+#include "pypto/frontend/parser.h"
 #include "pypto/runtime/binary_cache.h"
 #include "pypto/runtime/device.h"
 #include "pypto/runtime/task_runtime.h"
@@ -99,82 +105,18 @@ extern "C" int32_t pto_orchestrate(const PtoRuntimeApi* rt, const PtoArg* p, int
 }
 )";
 
-// A program of the size codegen emits for a small model block: several kernels that stage
-// tiles through core memory and apply elementwise ops, exp, row reductions and a matmul, and an
-// orchestration that slices tensors and submits them in loops.
-std::string generated_size_program() {
-  std::string s = "#include \"pto_abi.h\"\n#include \"pto_tile.h\"\n\nnamespace {\n";
-  s += R"(
-inline float* elem(const PtoTensor& t, int64_t i, int64_t j) {
-  return static_cast<float*>(t.base) + t.offset + i * t.strides[0] + j * t.strides[1];
-}
-inline PtoArg targ(int32_t kind, PtoTensor t) { PtoArg a{}; a.kind = kind; a.dtype = t.dtype; a.tensor = t; return a; }
-inline PtoTensor rows(PtoTensor t, int64_t r0, int64_t n) { t.offset += r0 * t.strides[0]; t.shape[0] = n; return t; }
-)";
-  for (int k = 0; k < 8; ++k) {
-    const std::string n = std::to_string(k);
-    s += "\nvoid kernel_" + n + R"((const PtoArg* args, PtoCoreMemory* mem) {
-  const PtoTensor &x = args[0].tensor, &w = args[1].tensor, &y = args[2].tensor;
-  const int64_t R = x.shape[0], C = x.shape[1];
-  float* tx = reinterpret_cast<float*>(mem->space[PTO_VEC]);
-  float* tw = reinterpret_cast<float*>(mem->space[PTO_MAT]);
-  float* acc = reinterpret_cast<float*>(mem->space[PTO_ACC]);
-  float* rmax = tx + R * C;
-  float* rsum = rmax + R;
-  for (int64_t i = 0; i < R; ++i)
-    for (int64_t j = 0; j < C; ++j) tx[i * C + j] = *elem(x, i, j) * )" +
-         n + R"(.5f + 1.0f;
-  for (int64_t i = 0; i < C; ++i)
-    for (int64_t j = 0; j < C; ++j) tw[i * C + j] = *elem(w, i, j);
-  for (int64_t i = 0; i < R; ++i) {
-    float m = tx[i * C];
-    for (int64_t j = 1; j < C; ++j) m = tx[i * C + j] > m ? tx[i * C + j] : m;
-    rmax[i] = m;
-    float sum = 0;
-    for (int64_t j = 0; j < C; ++j) {
-      float e = __builtin_expf(tx[i * C + j] - m);
-      tx[i * C + j] = e;
-      sum += e;
-    }
-    rsum[i] = sum;
-    for (int64_t j = 0; j < C; ++j) tx[i * C + j] /= rsum[i];
-  }
-  for (int64_t i = 0; i < R; ++i)
-    for (int64_t j = 0; j < C; ++j) {
-      float a = 0;
-      for (int64_t k = 0; k < C; ++k) a += tx[i * C + k] * tw[k * C + j];
-      acc[i * C + j] = a;
-    }
-  for (int64_t i = 0; i < R; ++i)
-    for (int64_t j = 0; j < C; ++j) {
-      float v = acc[i * C + j];
-      *elem(y, i, j) = v > 0 ? v : 0.0f;
-    }
-}
-)";
-  }
-  s += "\n}  // namespace\n\nextern \"C\" int32_t pto_abi_version(void) { return PTO_ABI_VERSION; "
-       "}\n";
-  s += R"(
-extern "C" int32_t pto_orchestrate(const PtoRuntimeApi* rt, const PtoArg* p, int32_t n) {
-  if (n != 3) { rt->fail(rt->ctx, "expected 3 parameters"); return 1; }
-  const int64_t shape[2] = {p[0].tensor.shape[0], p[0].tensor.shape[1]};
-  PtoTensor cur = p[0].tensor;
-)";
-  for (int k = 0; k < 8; ++k) {
-    s +=
-        "  {\n    PtoTensor next = rt->create_tensor(rt->ctx, PTO_FP32, 2, shape);\n"
-        "    for (int64_t r = 0; r < shape[0]; r += 16) {\n"
-        "      PtoArg args[3] = {targ(PTO_ARG_IN, rows(cur, r, 16)), targ(PTO_ARG_IN, p[1].tensor),"
-        " targ(PTO_ARG_OUT, rows(" +
-        std::string(k == 7 ? "p[2].tensor" : "next") +
-        ", r, 16))};\n"
-        "      rt->submit(rt->ctx, \"kernel_" +
-        std::to_string(k) + "\", &kernel_" + std::to_string(k) +
-        ", args, 3);\n    }\n    cur = next;\n  }\n";
-  }
-  s += "  return 0;\n}\n";
-  return s;
+// The translation unit codegen emits for an example program of the repository.
+std::string example_translation_unit(const std::string& example) {
+  const std::string path = std::string(PYPTO_SOURCE_DIR) + "/examples/" + example + ".py";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto programs = pypto::frontend::parse_module(text.str(), path);
+  if (programs.empty()) throw std::runtime_error("no @pl.program in " + path);
+  pypto::codegen::CompileOptions options;
+  options.output_dir = (bench_cache_dir() / ("compile-" + example)).string();
+  options.dump_passes = false;
+  return pypto::codegen::compile_program(programs.front(), options).translation_unit;
 }
 
 BuildOptions bench_options() {
@@ -184,7 +126,7 @@ BuildOptions bench_options() {
 }
 
 void BM_WarmBuild(benchmark::State& state) {
-  const std::string source = generated_size_program();
+  const std::string source = example_translation_unit("softmax");
   build_library(source, bench_options());  // populate
   for (auto _ : state) {
     BuildResult r = build_library(source, bench_options());
@@ -203,18 +145,40 @@ void cold_build(benchmark::State& state, const std::string& source) {
     if (r.cache_hit) state.SkipWithError("expected a cache miss");
   }
 }
-void BM_ColdBuild_generated(benchmark::State& state) {
-  cold_build(state, generated_size_program());
+void BM_ColdBuild_softmax(benchmark::State& state) {
+  cold_build(state, example_translation_unit("softmax"));
 }
 void BM_ColdBuild_empty(benchmark::State& state) { cold_build(state, ""); }
-BENCHMARK(BM_ColdBuild_generated)
-    ->Name("BM_ColdBuild/generated")
+BENCHMARK(BM_ColdBuild_softmax)
+    ->Name("BM_ColdBuild/softmax")
     ->Unit(benchmark::kMillisecond)
-    ->Iterations(5);
+    ->Iterations(10);
 BENCHMARK(BM_ColdBuild_empty)
     ->Name("BM_ColdBuild/empty")
     ->Unit(benchmark::kMillisecond)
-    ->Iterations(5);
+    ->Iterations(10);
+
+// examples/blocked_add.py (512x128 FP32 add as four 128-row tasks) on 1 and 2 simulated cores.
+void BM_BlockedAdd(benchmark::State& state) {
+  static auto lib = ProgramLibrary::load(
+      build_library(example_translation_unit("blocked_add"), bench_options()).library);
+  std::vector<float> a(512 * 128, 1.0f), b(512 * 128, 2.0f), c(512 * 128);
+  std::vector<PtoArg> params =
+      to_pto_args({HostTensor{"a", pypto::ir::DataType::FP32, {512, 128}, a.data()},
+                   HostTensor{"b", pypto::ir::DataType::FP32, {512, 128}, b.data()},
+                   HostTensor{"c", pypto::ir::DataType::FP32, {512, 128}, c.data()}});
+  TaskRuntime runtime(static_cast<int>(state.range(0)));
+  RunStats stats;
+  for (auto _ : state) stats = runtime.run(*lib, params);
+  if (c[1000] != 3.0f) state.SkipWithError("wrong result");
+  state.counters["max_parallel"] = stats.max_parallelism;
+}
+BENCHMARK(BM_BlockedAdd)
+    ->ArgName("workers")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 constexpr int64_t kN = 4096;
 
