@@ -5,15 +5,18 @@
 //   BM_BlockedAdd/workers:N       examples/blocked_add.py on 1 and 2 simulated cores
 //   BM_Add4096/runtime/workers:N  c = a + b, 4096x4096 FP32, in 64-row-block tasks, vs
 //   BM_Add4096/plain_loop         one loop over the same memory
-//   BM_Add4096/isolated           the same through execute(): fork + shared-memory copies
+//   BM_Add4096/isolated/shared:S  the same through execute() in a forked child; S=0: tensors
+//                                 staged through shared memory, S=1: tensors in SharedBuffers
 //   BM_ExecuteSmall/isolated:N    fixed cost of execute() on a 128x128 program
 //   BM_IndependentTasks/workers:N compute-bound independent tasks on 1 and 2 simulated cores
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -23,6 +26,7 @@
 #include "pypto/frontend/parser.h"
 #include "pypto/runtime/binary_cache.h"
 #include "pypto/runtime/device.h"
+#include "pypto/runtime/shared_memory.h"
 #include "pypto/runtime/task_runtime.h"
 
 namespace {
@@ -236,17 +240,35 @@ BENCHMARK(BM_Add4096_runtime)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// Through execute() in a forked child: the caller's tensors in ordinary memory (staged
+// through shared memory and copied back) or already in SharedBuffers (no copies).
 void BM_Add4096_isolated(benchmark::State& state) {
+  const bool shared = state.range(0) != 0;
+  const size_t bytes = kN * kN * sizeof(float);
+  std::unique_ptr<SharedBuffer> buffers[3];
   AddData d;
+  std::vector<HostArg> args = d.args(0, 64);
+  if (shared) {
+    for (int i = 0; i < 3; ++i) {
+      buffers[i] = SharedBuffer::allocate(bytes);
+      auto& t = std::get<HostTensor>(args[static_cast<size_t>(i)]);
+      std::memcpy(buffers[i]->data(), t.data, bytes);
+      t.data = buffers[i]->data();
+    }
+  }
   ExecuteOptions options;
   options.num_workers = 2;
   const ProgramLibrary& program = bench_program();
-  for (auto _ : state) execute(program, d.args(0, 64), options);
-  if (d.c[12345] != 3.0f) state.SkipWithError("wrong result");
+  for (auto _ : state) execute(program, args, options);
+  const auto* c = static_cast<const float*>(std::get<HostTensor>(args[2]).data);
+  if (c[12345] != 3.0f) state.SkipWithError("wrong result");
   set_add_throughput(state);
 }
 BENCHMARK(BM_Add4096_isolated)
     ->Name("BM_Add4096/isolated")
+    ->ArgName("shared")
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

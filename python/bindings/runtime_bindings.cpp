@@ -13,7 +13,9 @@
 
 #include "bindings.h"
 #include "ir_handles.h"
+#include "pypto/runtime/errors.h"
 #include "pypto/runtime/run.h"
+#include "pypto/runtime/shared_memory.h"
 
 namespace nb = nanobind;
 
@@ -90,6 +92,25 @@ void bind_runtime(nb::module_ m) {
       nb::arg("atol"), nb::arg("compile_profiling"), nb::arg("dump_passes"), nb::arg("work_dir"),
       nb::arg("workers"), nb::arg("isolate"), nb::arg("platform"),
       "Runs the whole pipeline; returns (passed, error, execution_time, profile_json, work_dir).");
+
+  m.def(
+      "shared_bytes",
+      [](size_t nbytes) {
+        std::unique_ptr<runtime::SharedBuffer> buffer;
+        try {
+          buffer = runtime::SharedBuffer::allocate(nbytes);
+        } catch (const runtime::ExecutionError& e) {
+          PyErr_SetString(PyExc_MemoryError, e.what());
+          throw nb::python_error();
+        }
+        uint8_t* data = buffer->data();
+        nb::capsule owner(buffer.release(),
+                          [](void* p) noexcept { delete static_cast<runtime::SharedBuffer*>(p); });
+        return ByteArray(data, {nbytes}, owner);
+      },
+      nb::arg("nbytes"),
+      "A zeroed uint8 array in memory shared with isolated runs: tensors placed in it reach the "
+      "device without being copied.");
 }
 
 }  // namespace pypto::bindings

@@ -15,6 +15,7 @@
 
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/process.h"
+#include "pypto/runtime/shared_memory.h"
 
 namespace pypto::runtime {
 namespace {
@@ -191,21 +192,25 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
   const size_t status_bytes = align_up(
       sizeof(SharedStatus) + sizeof(CoreSlot) * static_cast<size_t>(options.num_workers), 64);
   size_t total = status_bytes;
+  // Tensors already in a SharedBuffer go to the child as they are; the others are staged
+  // (offsets[i] == 0: not staged).
   std::vector<size_t> offsets(args.size(), 0);
   for (size_t i = 0; i < args.size(); ++i) {
     if (const auto* t = std::get_if<HostTensor>(&args[i])) {
+      const auto bytes = static_cast<size_t>(t->size_bytes());
+      if (bytes == 0 || in_shared_buffer(t->data, bytes)) continue;
       offsets[i] = total;
-      total += align_up(static_cast<size_t>(std::max<int64_t>(t->size_bytes(), 1)), 64);
+      total += align_up(bytes, 64);
     }
   }
   SharedRegion region(total);
   auto* status = new (region.data()) SharedStatus();
   for (int w = 0; w < options.num_workers; ++w) new (&status->slots()[w]) CoreSlot();
   for (size_t i = 0; i < args.size(); ++i) {
-    if (const auto* t = std::get_if<HostTensor>(&args[i])) {
-      params[i].tensor.base = region.data() + offsets[i];
-      if (t->size_bytes() > 0) std::memcpy(params[i].tensor.base, t->data, t->size_bytes());
-    }
+    if (offsets[i] == 0) continue;
+    const auto& t = std::get<HostTensor>(args[i]);
+    params[i].tensor.base = region.data() + offsets[i];
+    std::memcpy(params[i].tensor.base, t.data, static_cast<size_t>(t.size_bytes()));
   }
 
   int pipe_fds[2];
@@ -252,10 +257,10 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
     throw ExecutionError(Kind::Failed, where + report["error"].get<std::string>());
   }
   for (size_t i = 0; i < args.size(); ++i) {
-    if (const auto* t = std::get_if<HostTensor>(&args[i]); t && t->size_bytes() > 0) {
-      copy_back_changes(static_cast<uint8_t*>(t->data), region.data() + offsets[i],
-                        static_cast<size_t>(t->size_bytes()));
-    }
+    if (offsets[i] == 0) continue;
+    const auto& t = std::get<HostTensor>(args[i]);
+    copy_back_changes(static_cast<uint8_t*>(t.data), region.data() + offsets[i],
+                      static_cast<size_t>(t.size_bytes()));
   }
   return report["stats"].get<RunStats>();
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -12,6 +13,7 @@
 #include "pypto/runtime/compare.h"
 #include "pypto/runtime/device.h"
 #include "pypto/runtime/errors.h"
+#include "pypto/runtime/shared_memory.h"
 #include "runtime_test_support.h"
 
 namespace pypto::runtime {
@@ -198,6 +200,38 @@ TEST_F(DeviceTest, RunsIsolatedAndCopiesResultsBack) {
   EXPECT_EQ(stats.tasks[4].kernel, "scale_kernel");
   EXPECT_EQ(stats.tasks[4].deps, std::vector<TaskId>{0});
   EXPECT_EQ(a[5], 5.0f) << "inputs are unchanged";
+}
+
+TEST_F(DeviceTest, IsolatedRunUpdatesTensorsInSharedBuffersDirectly) {
+  PYPTO_SKIP_FORK_UNDER_TSAN();
+  const size_t bytes = c.size() * sizeof(float);
+  auto shared_b = SharedBuffer::allocate(bytes);
+  auto shared_c = SharedBuffer::allocate(bytes);
+  std::memcpy(shared_b->data(), b.data(), bytes);
+  std::vector<HostArg> mixed = args(0, 3.0);  // a stays in ordinary memory: staged
+  std::get<HostTensor>(mixed[1]).data = shared_b->data();
+  std::get<HostTensor>(mixed[2]).data = shared_c->data();
+  ExecuteOptions options;
+  options.num_workers = 2;
+  execute(program(), mixed, options);
+  std::vector<float> result(c.size());
+  std::memcpy(result.data(), shared_c->data(), bytes);
+  expect_add_scale(a, b, result, 3.0f);
+  EXPECT_EQ(c[0], -7.0f) << "the caller's own c was not an argument";
+}
+
+TEST(SharedBuffer, KnowsWhichRangesItHolds) {
+  auto buffer = SharedBuffer::allocate(10000);
+  ASSERT_NE(buffer->data(), nullptr);
+  EXPECT_EQ(buffer->data()[9999], 0) << "zero-filled";
+  EXPECT_TRUE(in_shared_buffer(buffer->data(), 10000));
+  EXPECT_TRUE(in_shared_buffer(buffer->data() + 5000, 5000));
+  EXPECT_FALSE(in_shared_buffer(buffer->data() + 5000, 5001));
+  std::vector<uint8_t> ordinary(16);
+  EXPECT_FALSE(in_shared_buffer(ordinary.data(), 16));
+  const uint8_t* gone = buffer->data();
+  buffer.reset();
+  EXPECT_FALSE(in_shared_buffer(gone, 1));
 }
 
 TEST_F(DeviceTest, RaisedSigsegvInAKernelIsReportedAndTheCallerSurvives) {

@@ -226,3 +226,21 @@ def test_dtype_forms_are_accepted(work):
     result = run(AddProgram, s, golden, config(work))
     assert result.passed, result.error
     np.testing.assert_array_equal(result.outputs["c"], np.full((64, 64), 4.0, np.float32))
+
+
+def test_shared_tensor_buffers_hold_the_spec_values():
+    ramp = np.arange(12, dtype=np.float64).reshape(3, 4)
+    shared = TensorSpec("x", [3, 4], pl.FP32, init_value=ramp).create_array(shared=True)
+    assert shared.dtype == np.float32 and shared.shape == (3, 4)
+    np.testing.assert_array_equal(shared, ramp.astype(np.float32))
+    zeros = TensorSpec("z", [2, 5], pl.INT32).create_array(shared=True)
+    assert zeros.dtype == np.int32 and not zeros.any()
+    filled = TensorSpec("f", [4], pl.FP16, init_value=1.5).create_array(shared=True)
+    np.testing.assert_array_equal(filled, np.full(4, 1.5, np.float16))
+
+
+def test_isolated_run_returns_outputs_written_by_the_device_process(work):
+    result = run(AddProgram, specs(), golden, config(work))
+    assert result.passed, result.error
+    (out,) = result.outputs.values()
+    assert out.any(), "the device's writes are visible in the caller's output array"
