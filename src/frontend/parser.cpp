@@ -15,6 +15,7 @@
 #include "pypto/frontend/diagnostics.h"
 #include "pypto/frontend/lexer.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/scalar_arith.h"
 
 namespace pypto::frontend {
 
@@ -100,19 +101,14 @@ bool argument_fits(const TypePtr& param, const TypePtr& arg) {
   return same_shape_dtype(param, arg);
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floor_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
 // Evaluates an expression built only from literals (constants are literals in the IR) with
 // Python's semantics. Returns nothing when it is not constant or cannot be evaluated.
+template <typename T>
+std::optional<Constant> as_constant(std::optional<T> v) {
+  if (!v) return std::nullopt;
+  return Constant(*v);
+}
+
 std::optional<Constant> fold_constant(const ExprPtr& e) {
   if (!e) return std::nullopt;
   switch (e->kind()) {
@@ -192,11 +188,9 @@ std::optional<Constant> fold_constant(const ExprPtr& e) {
           case ir::BinaryOp::Mul:
             return Constant(a * c);
           case ir::BinaryOp::FloorDiv:
-            if (c == 0.0) return std::nullopt;
-            return Constant(std::floor(a / c));
+            return as_constant(ir::floor_div(a, c));
           case ir::BinaryOp::Mod:
-            if (c == 0.0) return std::nullopt;
-            return Constant(a - std::floor(a / c) * c);
+            return as_constant(ir::floor_mod(a, c));
           case ir::BinaryOp::Min:
             return Constant(std::min(a, c));
           case ir::BinaryOp::Max:
@@ -216,12 +210,13 @@ std::optional<Constant> fold_constant(const ExprPtr& e) {
         case ir::BinaryOp::Mul:
           if (__builtin_mul_overflow(a, c, &r)) return std::nullopt;
           return Constant(r);
+        // Like + - * above, a quotient that overflows (INT64_MIN // -1) is not a constant.
         case ir::BinaryOp::FloorDiv:
-          if (c == 0 || (a == INT64_MIN && c == -1)) return std::nullopt;
-          return Constant(floor_div(a, c));
+          if (a == INT64_MIN && c == -1) return std::nullopt;
+          return as_constant(ir::floor_div(a, c));
         case ir::BinaryOp::Mod:
-          if (c == 0 || (a == INT64_MIN && c == -1)) return std::nullopt;
-          return Constant(floor_mod(a, c));
+          if (a == INT64_MIN && c == -1) return std::nullopt;
+          return as_constant(ir::floor_mod(a, c));
         case ir::BinaryOp::Min:
           return Constant(std::min(a, c));
         case ir::BinaryOp::Max:
