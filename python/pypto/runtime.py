@@ -160,7 +160,8 @@ def run(program, tensor_specs, golden=None, config=None) -> RunResult:
     config = config or RunConfig()
     specs = list(tensor_specs)
     try:
-        arrays = [spec.create_array(shared=config.isolate) for spec in specs]
+        # An isolated run's device process inherits the inputs; only outputs need shared memory.
+        arrays = [spec.create_array(shared=config.isolate and spec.is_output) for spec in specs]
         tensors = [(spec.name, _to_pl_dtype(spec.dtype).name, list(arr.shape), arr.reshape(-1),
                     bool(spec.is_output)) for spec, arr in zip(specs, arrays)]
     except (TypeError, ValueError) as e:

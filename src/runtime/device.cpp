@@ -192,13 +192,13 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
   const size_t status_bytes = align_up(
       sizeof(SharedStatus) + sizeof(CoreSlot) * static_cast<size_t>(options.num_workers), 64);
   size_t total = status_bytes;
-  // Tensors already in a SharedBuffer go to the child as they are; the others are staged
-  // (offsets[i] == 0: not staged).
+  // Tensors the program only reads, and tensors already in a SharedBuffer, go to the child as
+  // they are (it inherits the caller's memory); the others are staged (offsets[i] == 0: not).
   std::vector<size_t> offsets(args.size(), 0);
   for (size_t i = 0; i < args.size(); ++i) {
     if (const auto* t = std::get_if<HostTensor>(&args[i])) {
       const auto bytes = static_cast<size_t>(t->size_bytes());
-      if (bytes == 0 || in_shared_buffer(t->data, bytes)) continue;
+      if (bytes == 0 || t->read_only || in_shared_buffer(t->data, bytes)) continue;
       offsets[i] = total;
       total += align_up(bytes, 64);
     }

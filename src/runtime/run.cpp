@@ -64,7 +64,9 @@ std::vector<HostArg> entry_arguments(const ir::Program& program,
                          entry->name + " is " + ir::type_to_string(param.var->type()));
     }
     used[i] = true;
-    args.emplace_back(t);
+    HostTensor arg = t;
+    arg.read_only = param.direction == ir::ParamDirection::In;
+    args.emplace_back(std::move(arg));
   }
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!used[i]) {

@@ -208,7 +208,8 @@ TEST_F(DeviceTest, IsolatedRunUpdatesTensorsInSharedBuffersDirectly) {
   auto shared_b = SharedBuffer::allocate(bytes);
   auto shared_c = SharedBuffer::allocate(bytes);
   std::memcpy(shared_b->data(), b.data(), bytes);
-  std::vector<HostArg> mixed = args(0, 3.0);  // a stays in ordinary memory: staged
+  std::vector<HostArg> mixed = args(0, 3.0);
+  std::get<HostTensor>(mixed[0]).read_only = true;  // read from the child's inherited copy
   std::get<HostTensor>(mixed[1]).data = shared_b->data();
   std::get<HostTensor>(mixed[2]).data = shared_c->data();
   ExecuteOptions options;
@@ -218,6 +219,18 @@ TEST_F(DeviceTest, IsolatedRunUpdatesTensorsInSharedBuffersDirectly) {
   std::memcpy(result.data(), shared_c->data(), bytes);
   expect_add_scale(a, b, result, 3.0f);
   EXPECT_EQ(c[0], -7.0f) << "the caller's own c was not an argument";
+}
+
+TEST_F(DeviceTest, IsolatedWritesToAReadOnlyTensorStayInTheDeviceProcess) {
+  PYPTO_SKIP_FORK_UNDER_TSAN();
+  std::vector<HostArg> wrong = args(0, 3.0);
+  std::get<HostTensor>(wrong[2]).read_only = true;  // c is written: the caller never sees it
+  execute(program(), wrong, {});
+  expect_c_untouched();
+  ExecuteOptions in_process;
+  in_process.isolate = false;
+  execute(program(), args(0, 3.0), in_process);
+  expect_add_scale(a, b, c, 3.0f);
 }
 
 TEST(SharedBuffer, KnowsWhichRangesItHolds) {

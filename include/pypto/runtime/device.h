@@ -26,9 +26,10 @@ struct ExecuteOptions {
 // Runs the program's orchestration and all its tasks on `args` (orchestration parameter order).
 // Tensor arguments are updated in place, as if the program ran on the caller's buffers: an
 // isolated run copies every tensor into shared memory before the fork and back after the child
-// exits successfully (nothing is copied back after a failure) -- except tensors that live in a
-// SharedBuffer (shared_memory.h), which the child updates directly, with no copies (after a
-// failure they may hold partial results).
+// exits successfully (nothing is copied back after a failure) -- except read-only tensors
+// (HostTensor::read_only), which the child reads from its inherited copy of the caller's memory,
+// and tensors that live in a SharedBuffer (shared_memory.h), which the child updates directly
+// (after a failure they may hold partial results). Neither is copied.
 // Throws ExecutionError: Setup (bad arguments, fork/mmap failed), Failed (the program reported
 // an error; the message is the program's), Crashed (with the signal and the kernel that was
 // running), TimedOut.

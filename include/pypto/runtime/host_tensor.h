@@ -16,6 +16,10 @@ struct HostTensor {
   ir::DataType dtype = ir::DataType::FP32;
   std::vector<int64_t> shape;
   void* data = nullptr;
+  // The program only reads it (an In parameter). An isolated run then lets the device process
+  // read the caller's memory as it was at the fork instead of staging a copy; a stray write
+  // lands in the device process's private copy.
+  bool read_only = false;
 
   int64_t num_elements() const {
     int64_t n = 1;
