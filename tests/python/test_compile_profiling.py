@@ -220,10 +220,14 @@ def test_add_stage_record_rejects_other_objects():
 
 def test_parallel_records_from_threads_are_flagged():
     prof = CompileProfiler()
+    # Both records start before either ends (the barrier), so they overlap however the threads
+    # are scheduled.
+    both_started = threading.Barrier(2)
 
     def kernel(name):
         start = time.perf_counter()
-        spin(0.02)
+        both_started.wait()
+        spin(0.001)
         prof.add_stage_record(StageRecord(name, start, time.perf_counter()))
 
     with prof:
