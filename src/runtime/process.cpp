@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
+#include <thread>
 
 extern char** environ;
 
@@ -92,10 +93,19 @@ void reap_blocking(pid_t pid, ProcessResult& r) {
   if (w == pid) record_status(status, r);  // else ECHILD: status unknown, exit_code stays -1
 }
 
+void reap_in_background(pid_t pid) {
+  std::thread([pid] {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }).detach();
+}
+
 }  // namespace
 
 ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds timeout,
-                             bool kill_group) {
+                             bool kill_group,
+                             const std::function<bool(const std::string&)>& output_complete) {
   const auto start = Clock::now();
   const auto deadline = start + timeout;
   ProcessResult result;
@@ -133,6 +143,12 @@ ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds ti
     if (out_slot >= 0 && fds[out_slot].revents != 0 &&
         read_some(out.get(), result.output) == ReadStatus::End) {
       out.reset();
+      if (output_complete && output_complete(result.output)) {
+        reap_in_background(pid);
+        result.exit_code = 0;
+        result.exited_in_background = true;
+        break;
+      }
     }
     if (pid_slot >= 0 && fds[pid_slot].revents != 0) {
       int status = 0;

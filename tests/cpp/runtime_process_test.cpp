@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -87,6 +90,51 @@ TEST(RunProcess, LargeOutputDoesNotBlockTheChild) {
 TEST(DescribeSignal, NamesAndNumbersTheSignal) {
   EXPECT_EQ(describe_signal(SIGSEGV), "SIGSEGV (signal 11, Segmentation fault)");
   EXPECT_EQ(describe_signal(SIGABRT), "SIGABRT (signal 6, Aborted)");
+}
+
+// A child that reports and then lingers (as one tearing down a large address space does).
+pid_t reporting_child(const char* report, int& read_end) {
+  int fds[2];
+  EXPECT_EQ(::pipe(fds), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    ssize_t written = ::write(fds[1], report, std::strlen(report));
+    (void)written;
+    ::close(fds[1]);
+    ::pause();  // until killed
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  read_end = fds[0];
+  return pid;
+}
+
+TEST(WaitForChild, CompleteOutputEndsTheWaitBeforeTheChildExits) {
+  int read_end = -1;
+  pid_t pid = reporting_child("done", read_end);
+  ProcessResult r = wait_for_child(pid, read_end, 20s, false,
+                                   [](const std::string& out) { return out == "done"; });
+  EXPECT_TRUE(r.exited_in_background);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, "done");
+  ::kill(pid, SIGKILL);  // the background reaper collects it
+}
+
+TEST(WaitForChild, IncompleteOutputWaitsForTheExitStatus) {
+  int read_end = -1;
+  pid_t pid = reporting_child("partial", read_end);
+  std::thread killer([pid] {
+    std::this_thread::sleep_for(50ms);
+    ::kill(pid, SIGTERM);
+  });
+  ProcessResult r = wait_for_child(pid, read_end, 20s, false,
+                                   [](const std::string& out) { return out == "done"; });
+  killer.join();
+  EXPECT_FALSE(r.exited_in_background);
+  EXPECT_EQ(r.term_signal, SIGTERM);
+  EXPECT_EQ(r.output, "partial");
 }
 
 }  // namespace

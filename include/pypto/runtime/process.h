@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct ProcessResult {
   bool timed_out = false;  // killed by us because the deadline passed
   std::string output;      // stdout and stderr, interleaved as written (capped, see below)
   double seconds = 0;      // wall time from start (or from the wait) to the end
+  bool exited_in_background = false;  // see wait_for_child's output_complete
 
   bool succeeded() const { return !timed_out && term_signal == 0 && exit_code == 0; }
 };
@@ -35,8 +37,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
 // closed on return), without busy-waiting: poll() on the pipe and on a pidfd of the child. When
 // `timeout` passes, sends SIGKILL to the child (to its whole process group if `kill_group`),
 // reaps it and reports timed_out. Used for the compiler and for isolated kernel execution.
+//
+// `output_complete`, when given, lets the wait end early: once the output reaches end-of-file and
+// output_complete(output) holds, the child is left to finish exiting (tearing down a large
+// address space can take longer than the work itself) and is reaped by a background thread;
+// the result then has exited_in_background set and exit_code 0.
 ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds timeout,
-                             bool kill_group);
+                             bool kill_group,
+                             const std::function<bool(const std::string&)>& output_complete = {});
 
 // "SIGSEGV (signal 11, Segmentation fault)".
 std::string describe_signal(int sig);
