@@ -10,6 +10,7 @@ the tensors in memory shared with that process, so no data is copied between the
 """
 
 import argparse
+import os
 import tempfile
 import time
 
@@ -18,7 +19,10 @@ import numpy as np
 import pypto.language as pl
 from pypto.runtime import RunConfig, TensorSpec, run
 
-N, ROWS, TR, TC = 4096, 256, 32, 256
+# Each task adds 256 rows; each tile is 32 KB. TR, TC can be overridden (PYPTO_BENCH_TILE=8x1024)
+# to see how the tile shape's memory access pattern matters.
+N, ROWS = 4096, 256
+TR, TC = (int(v) for v in os.environ.get("PYPTO_BENCH_TILE", "2x4096").split("x"))
 
 
 @pl.program
@@ -49,7 +53,7 @@ def golden(tensors, params=None):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     a = rng.standard_normal((N, N), dtype=np.float32)
