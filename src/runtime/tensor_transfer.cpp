@@ -1,50 +1,30 @@
 #include "tensor_transfer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "pypto/ir/types.h"
+
 namespace pypto::runtime::transfer {
 namespace {
 
+// The ABI's dtype values equal ir::DataType. Dtypes reaching here were checked when the run
+// accepted its arguments and tasks; a stray value still gets a name, never an out-of-range read.
+bool known_dtype(int32_t dtype) { return dtype >= PTO_FP32 && dtype <= PTO_BOOL; }
+
 int64_t dtype_size(int32_t dtype) {
-  switch (dtype) {
-    case PTO_FP32:
-    case PTO_INT32:
-      return 4;
-    case PTO_FP16:
-    case PTO_BF16:
-      return 2;
-    case PTO_INT64:
-      return 8;
-    default:
-      return 1;
-  }
+  return known_dtype(dtype) ? ir::dtype_bytes(static_cast<ir::DataType>(dtype)) : 1;
 }
 
-const char* dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case PTO_FP32:
-      return "FP32";
-    case PTO_FP16:
-      return "FP16";
-    case PTO_BF16:
-      return "BF16";
-    case PTO_INT32:
-      return "INT32";
-    case PTO_INT64:
-      return "INT64";
-    case PTO_BOOL:
-      return "BOOL";
-    default:
-      return "unknown";
-  }
+std::string dtype_name(int32_t dtype) {
+  return known_dtype(dtype) ? std::string(ir::dtype_name(static_cast<ir::DataType>(dtype)))
+                            : "unknown";
 }
 
 std::string list(const int64_t* v, int32_t n) {
-  std::string s = "[";
-  for (int32_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
+  return ir::shape_to_string(std::vector<int64_t>(v, v + std::max(n, 0)));
 }
 
 bool box_inside(const PtoTensor& t, const int64_t* offsets, const int64_t* shape, int32_t ndim) {
