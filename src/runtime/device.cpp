@@ -232,8 +232,9 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
   ::close(pipe_fds[1]);
   // A successful report is the last thing the child does before _exit(): the results are in
   // shared memory by then, so there is no need to wait for it to tear its address space down.
-  auto reported_success = [](const std::string& output) {
-    nlohmann::json report = nlohmann::json::parse(output, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json report;
+  auto reported_success = [&report](const std::string& output) {
+    report = nlohmann::json::parse(output, nullptr, /*allow_exceptions=*/false);
     return report.is_object() && report.contains("ok") && report["ok"].is_boolean() &&
            report["ok"].get<bool>();
   };
@@ -254,7 +255,9 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
     throw ExecutionError(Kind::Crashed,
                          where + crash_message(status, options.num_workers, r.term_signal));
   }
-  nlohmann::json report = nlohmann::json::parse(r.output, nullptr, /*allow_exceptions=*/false);
+  if (!r.exited_in_background) {  // else reported_success has parsed the final output
+    report = nlohmann::json::parse(r.output, nullptr, /*allow_exceptions=*/false);
+  }
   if (!report.is_object() || !report.contains("ok")) {
     throw ExecutionError(Kind::Failed, where + "the program exited with code " +
                                            std::to_string(r.exit_code) +
