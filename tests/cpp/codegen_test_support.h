@@ -19,6 +19,7 @@
 #include "pypto/codegen/device_headers.h"
 #include "pypto/ir/types.h"
 #include "pypto/runtime/process.h"
+#include "pypto/runtime/task_runtime.h"
 #include "pypto/runtime/tile_isa.h"
 
 namespace pypto::codegen::testing {
@@ -124,19 +125,11 @@ class InlineRuntime {
  private:
   static PtoTensor on_create_tensor(void* ctx, int32_t dtype, int32_t ndim, const int64_t* shape) {
     auto* self = static_cast<InlineRuntime*>(ctx);
-    PtoTensor t{};
-    t.dtype = dtype;
-    t.ndim = ndim;
     int64_t n = 1;
-    for (int32_t i = ndim - 1; i >= 0; --i) {
-      t.shape[i] = shape[i];
-      t.strides[i] = n;
-      n *= shape[i];
-    }
+    for (int32_t i = 0; i < ndim; ++i) n *= shape[i];
     self->buffers_.emplace_back(
         static_cast<size_t>(n * ir::dtype_bytes(static_cast<ir::DataType>(dtype))), 0);
-    t.base = self->buffers_.back().data();
-    return t;
+    return runtime::contiguous_tensor(self->buffers_.back().data(), dtype, ndim, shape);
   }
   static void on_submit(void* ctx, const char* name, PtoKernelFn fn, const PtoArg* args,
                         int32_t nargs) {
