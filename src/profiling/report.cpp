@@ -88,7 +88,7 @@ constexpr std::size_t kDurationColumn = 7;
 // (the `verify` and `dump` after every pass), folded into one line at the first one's place.
 struct SummaryLine {
   const ReportStage* first = nullptr;  // its children follow the line (none when folded)
-  std::size_t count = 1;
+  std::size_t count = 0;
   double seconds = 0.0;
   bool parallel = false;
   bool failed = false;
@@ -107,25 +107,15 @@ std::vector<SummaryLine> fold_siblings(const std::vector<ReportStage>& siblings)
   lines.reserve(siblings.size());
   std::unordered_map<std::string_view, std::size_t> leaf_lines;  // name -> index in `lines`
   for (const ReportStage& stage : siblings) {
-    if (stage.children.empty()) {
-      const auto [found, inserted] = leaf_lines.try_emplace(stage.name, lines.size());
-      if (!inserted) {
-        SummaryLine& line = lines[found->second];
-        ++line.count;
-        line.seconds += stage.seconds;
-        line.parallel = line.parallel || stage.parallel;
-        line.failed = line.failed || stage.failed;
-        line.open = line.open || stage.open;
-        continue;
-      }
-    }
-    SummaryLine line;
-    line.first = &stage;
-    line.seconds = stage.seconds;
-    line.parallel = stage.parallel;
-    line.failed = stage.failed;
-    line.open = stage.open;
-    lines.push_back(line);
+    std::size_t index = lines.size();
+    if (stage.children.empty()) index = leaf_lines.try_emplace(stage.name, index).first->second;
+    if (index == lines.size()) lines.push_back(SummaryLine{&stage, 0});
+    SummaryLine& line = lines[index];
+    ++line.count;
+    line.seconds += stage.seconds;
+    line.parallel = line.parallel || stage.parallel;
+    line.failed = line.failed || stage.failed;
+    line.open = line.open || stage.open;
   }
   return lines;
 }
