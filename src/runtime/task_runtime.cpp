@@ -71,7 +71,6 @@ class Run {
       core->run = this;
       core->mem.ctx = core.get();
       core->mem.fail = &Run::core_fail;
-      core->mem.isa = &tile_isa();
     }
     PtoRuntimeApi api{this, &Run::api_create_tensor, &Run::api_submit, &Run::api_fail, &tile_isa()};
 
@@ -289,6 +288,7 @@ TaskRuntime::TaskRuntime(int num_workers) {
   for (int w = 0; w < num_workers; ++w) {
     auto core = std::make_unique<Core>();
     core->mem.core_id = w;
+    core->mem.isa = &tile_isa();
     for (int s = 0; s < PTO_NUM_SPACES; ++s) {
       const int64_t capacity = ir::memory_space_capacity(static_cast<ir::MemorySpace>(s));
       core->mem.capacity[s] = capacity;
