@@ -130,14 +130,16 @@ void bind_ir(nb::module_ m) {
   m.def(
       "parse_program",
       [](const std::string& text, const std::string& file_name, const nb::dict& constants,
-         int32_t line_offset) {
+         int32_t line_offset, bool rest_of_file) {
         frontend::Constants values = to_constants(constants);
         nb::gil_scoped_release release;
-        return ProgramHandle{frontend::parse_program(text, file_name, values, line_offset)};
+        return ProgramHandle{
+            frontend::parse_program(text, file_name, values, line_offset, rest_of_file)};
       },
       nb::arg("text"), nb::arg("file_name") = "<string>", nb::arg("constants") = nb::dict(),
-      nb::arg("line_offset") = 0,
-      "Parses the source of one @pl.program class (decorators included; it may be indented).");
+      nb::arg("line_offset") = 0, nb::arg("rest_of_file") = false,
+      "Parses the source of one @pl.program class (decorators included; it may be indented). "
+      "rest_of_file: the text runs on to the end of the class's file; only the class is read.");
 
   m.def(
       "parse_module",

@@ -97,7 +97,7 @@ class Lexer {
     tokens_.reserve(text_.size() / 3 + 16);
     indents_.push_back(Indent{});
     bool first_line = true;
-    while (pos_ < text_.size()) {
+    while (pos_ < text_.size() && !stopped_) {
       if (at_line_start_ && bracket_depth() == 0 && !continuation_) {
         if (!handle_indentation(first_line)) continue;  // blank or comment-only line
         first_line = false;
@@ -190,6 +190,10 @@ class Lexer {
     if (first_line && options_.indented_start) {
       indents_.back() = ind;
       return true;
+    }
+    if (options_.first_statement_only && indents_.size() > 1 && ind.tab8 <= indents_.front().tab8) {
+      stopped_ = true;  // the first statement's block has ended
+      return false;
     }
     const Indent& top = indents_.back();
     if (ind.tab8 == top.tab8) {
@@ -501,6 +505,7 @@ class Lexer {
   size_t line_start_ = 0;
   int32_t line_ = 1;
   bool at_line_start_ = true;
+  bool stopped_ = false;  // LexOptions::first_statement_only reached its end
   bool continuation_ = false;
   std::vector<Indent> indents_;
   std::vector<Token> brackets_;

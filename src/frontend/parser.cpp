@@ -264,12 +264,12 @@ struct Block {
 class Parser {
  public:
   Parser(std::string_view text, std::string_view file_name, Constants constants,
-         int32_t line_offset, bool indented_start)
+         int32_t line_offset, LexOptions lex_options)
       : text_(text),
         file_name_(file_name),
         line_offset_(line_offset),
         constants_(std::move(constants)),
-        tokens_(tokenize(text, LexOptions{indented_start})) {}
+        tokens_(tokenize(text, lex_options)) {}
 
   std::vector<ir::ProgramPtr> parse_module() {
     std::vector<ir::ProgramPtr> programs;
@@ -2237,15 +2237,18 @@ auto run_reporting_errors(std::string_view text, std::string_view file_name, int
 std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view file_name,
                                          const Constants& constants) {
   return run_reporting_errors(text, file_name, 0, [&] {
-    Parser parser(text, file_name, constants, 0, /*indented_start=*/false);
+    Parser parser(text, file_name, constants, 0, LexOptions{});
     return parser.parse_module();
   });
 }
 
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
-                             const Constants& constants, int32_t line_offset) {
+                             const Constants& constants, int32_t line_offset, bool rest_of_file) {
   return run_reporting_errors(text, file_name, line_offset, [&] {
-    Parser parser(text, file_name, constants, line_offset, /*indented_start=*/true);
+    LexOptions lex_options;
+    lex_options.indented_start = true;
+    lex_options.first_statement_only = rest_of_file;
+    Parser parser(text, file_name, constants, line_offset, lex_options);
     return parser.parse_single_program();
   });
 }

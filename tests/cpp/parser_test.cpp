@@ -423,6 +423,25 @@ TEST(Parser, VariableFirstAssignedInALoopIsUsableAfterIt) {
   EXPECT_NO_THROW(parse_one(text));
 }
 
+TEST(Parser, ClassSourceRunningToTheEndOfItsFileStopsWithTheClass) {
+  // From an indented class header to the end of the file: the rest of the enclosing function
+  // and the module's remaining code (not DSL, not even valid for the parser) are not read.
+  std::string text =
+      "    class Inner:\n"
+      "        @pl.function(type=pl.FunctionType.Orchestration)\n"
+      "        def main(self, a: pl.Tensor[[8, 8], pl.FP32]) -> pl.Tensor[[8, 8], pl.FP32]:\n"
+      "            return a\n"
+      "\n"
+      "    # a comment between the class and the next statement\n"
+      "    return Inner\n"
+      "print(f'{1 + 1}') ; x = $\n";
+  auto p = parse_program(text, "file.py", {}, 20, /*rest_of_file=*/true);
+  EXPECT_EQ(p->name, "Inner");
+  ASSERT_EQ(p->functions.size(), 1u);
+  EXPECT_EQ(p->functions[0]->span.line, 3);
+  EXPECT_THROW(parse_program(text, "file.py", {}, 20), ParseError) << "without rest_of_file";
+}
+
 TEST(Parser, ClassSourceWithLineOffsetAndIndentation) {
   // As inspect.getsource returns a class defined inside a function, starting at file line 11.
   std::string text =

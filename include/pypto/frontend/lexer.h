@@ -99,6 +99,10 @@ struct LexOptions {
   // inspect.getsource): that indentation becomes the outermost level, so columns stay those of
   // the original file.
   bool indented_start = false;
+  // Stop once the first statement's block has ended: the first line after it that is indented
+  // no deeper than the statement is neither tokenized nor checked. Lets a class be parsed from
+  // its header to the end of its file without reading past the class.
+  bool first_statement_only = false;
 };
 
 // Tokenizes `text`. Throws ir::CompileError at the first malformed token or inconsistent

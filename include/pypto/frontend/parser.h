@@ -36,8 +36,11 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
 
 // Parses the source of one `@pl.program` class (decorators included), as inspect.getsource
 // returns it: it may be indented as a whole. `line_offset` is the number of file lines before
-// the text, so errors and the program's SourceInfo refer to lines of the file.
+// the text, so errors and the program's SourceInfo refer to lines of the file. With
+// `rest_of_file`, the text may go on after the class (from its header to the end of its file):
+// what follows the class is not read.
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
-                             const Constants& constants = {}, int32_t line_offset = 0);
+                             const Constants& constants = {}, int32_t line_offset = 0,
+                             bool rest_of_file = false);
 
 }  // namespace pypto::frontend

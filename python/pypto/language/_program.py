@@ -2,7 +2,6 @@
 
 import inspect
 import linecache
-import re
 import sys
 
 from pypto import _core
@@ -58,81 +57,15 @@ def _starts_class(line, name):
     return not (after.isalnum() or after == "_")
 
 
-def _string_end(line, pos, quote):
-    """Index just past the ``quote`` that closes a string in ``line`` from ``pos``, or -1."""
-    while True:
-        close = line.find(quote, pos)
-        escape = line.find("\\", pos, close if close != -1 else len(line))
-        if escape == -1:
-            return -1 if close == -1 else close + len(quote)
-        pos = escape + 2
+def _class_headers(cls, file_name):
+    """``(lines, first_line)`` from each line that may be the ``class`` header of ``cls`` to the
+    end of its file, nearest to the class body first (a line in a string above it can look like
+    the header too).
 
-
-def _block_end(lines, start):
-    """Index of the first line after the compound statement whose header is ``lines[start]``.
-
-    The block ends at the first logical line (outside brackets, strings and backslash
-    continuations) that is not blank or a comment and is indented no deeper than the header,
-    as Python's tokenizer decides it.
-    """
-    header_width = _indent_width(lines[start])
-    depth = 0
-    quote = None  # delimiter of a string that continues onto the next line
-    continued = False
-    for index in range(start, len(lines)):
-        line = lines[index]
-        if index > start and depth == 0 and quote is None and not continued:
-            body = line.lstrip(" \t\f")
-            if body and body[0] not in "#\r\n" and _indent_width(line) <= header_width:
-                return index
-        continued = False
-        pos = 0
-        if quote is not None:
-            pos = _string_end(line, 0, quote)
-            if pos == -1:
-                if len(quote) == 1 and not line.rstrip("\r\n").endswith("\\"):
-                    quote = None  # unterminated one-line string: the parser reports it
-                continue
-            quote = None
-        while True:
-            match = _SPECIAL.search(line, pos)
-            if match is None:
-                break
-            char = match.group()
-            pos = match.end()
-            if char == "#":
-                break
-            if char in "([{":
-                depth += 1
-            elif char in ")]}":
-                depth = max(depth - 1, 0)
-            elif char == "\\":
-                if line[pos:].strip("\r\n") == "":
-                    continued = True
-                    break
-            else:
-                delimiter = char * 3 if line.startswith(char * 3, pos - 1) else char
-                end = _string_end(line, pos - 1 + len(delimiter), delimiter)
-                if end == -1:
-                    if len(delimiter) == 3 or line.rstrip("\r\n").endswith("\\"):
-                        quote = delimiter
-                    break
-                pos = end
-    return len(lines)
-
-
-# Characters that start a comment or a string, change the bracket depth, or continue a line.
-_SPECIAL = re.compile(r"""[#'"()\[\]{}\\]""")
-_BLANK_OR_COMMENT = ("", "#", "\r", "\n")
-
-
-def _class_source(cls, file_name):
-    """``(lines, first_line)`` of the class statement of ``cls``, starting at its ``class`` line.
-
-    Finds the class from the first line of its methods' code (no parse of the whole module, as
-    ``inspect.getsourcelines`` does on Python 3.11) and takes the block that follows. Returns None
-    when that does not work (no methods, a file changed since the import); the caller then asks
-    ``inspect``.
+    Found from the first line of the class's methods (no parse of the whole module, as
+    ``inspect.getsourcelines`` does on Python 3.11); the parser reads the class and stops where
+    its block ends. Empty when that does not work (no methods, a file changed since the import);
+    the caller then asks ``inspect``.
     """
     prefix = cls.__qualname__ + "."
     first_method = None  # 1-based; a decorated function's code starts at its first decorator
@@ -147,30 +80,22 @@ def _class_source(cls, file_name):
         if first_method is None or code.co_firstlineno < first_method:
             first_method = code.co_firstlineno
     if first_method is None:
-        return None
+        return []
     module = sys.modules.get(cls.__module__)
     linecache.checkcache(file_name)
     lines = linecache.getlines(file_name, vars(module) if module is not None else None)
     if first_method > len(lines):
-        return None
+        return []
     body_width = _indent_width(lines[first_method - 1])
-    for start in range(first_method - 2, -1, -1):
-        line = lines[start]
-        if _indent_width(line) < body_width and _starts_class(line, cls.__name__):
-            end = _block_end(lines, start)
-            if end < first_method:
-                continue  # a look-alike line (in a string) above the real header
-            while end > start + 1 and lines[end - 1].lstrip(" \t\f")[:1] in _BLANK_OR_COMMENT:
-                end -= 1  # trailing blank and comment lines are not part of the class
-            return lines[start:end], start + 1
-    return None
+    return [(lines[start:], start + 1) for start in range(first_method - 2, -1, -1)
+            if _indent_width(lines[start]) < body_width
+            and _starts_class(lines[start], cls.__name__)]
 
 
 def _parse_class(cls, frame):
     try:
         file_name = inspect.getsourcefile(cls) or inspect.getfile(cls)
-        found = _class_source(cls, file_name)
-        lines, first_line = found if found is not None else inspect.getsourcelines(cls)
+        candidates = _class_headers(cls, file_name) or [inspect.getsourcelines(cls)]
     except (OSError, TypeError) as e:
         raise CompileError(
             f"cannot read the source of class {cls.__qualname__}: @pl.program needs a class "
@@ -180,9 +105,17 @@ def _parse_class(cls, frame):
     constants = collect_constants(*scopes)
     # The class text keeps its indentation (the lexer accepts an indented start), so reported
     # columns and lines are those of the file. It starts at the `class` line, or at its first
-    # decorator when inspect found it: the parser skips decorators either way.
-    text = "".join(lines)
-    return _wrap(_core.ir.parse_program(text, file_name, constants, max(first_line - 1, 0)))
+    # decorator when inspect found it: the parser skips decorators either way, and stops at the
+    # end of the class when the text goes on. The first candidate that parses is the class; when
+    # none does, the nearest one's error is the program's.
+    first_error = None
+    for lines, first_line in candidates:
+        try:
+            return _wrap(_core.ir.parse_program("".join(lines), file_name, constants,
+                                                max(first_line - 1, 0), rest_of_file=True))
+        except CompileError as e:
+            first_error = first_error or e
+    raise first_error
 
 
 def program(cls):
