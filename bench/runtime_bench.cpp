@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "pypto/codegen/compile_driver.h"
+#include "pypto/driver/compile.h"
 #include "pypto/frontend/parser.h"
 #include "pypto/runtime/binary_cache.h"
 #include "pypto/runtime/device.h"
@@ -117,10 +117,10 @@ std::string example_translation_unit(const std::string& example) {
   text << in.rdbuf();
   auto programs = pypto::frontend::parse_module(text.str(), path);
   if (programs.empty()) throw std::runtime_error("no @pl.program in " + path);
-  pypto::codegen::CompileOptions options;
+  pypto::driver::CompileOptions options;
   options.output_dir = (bench_cache_dir() / ("compile-" + example)).string();
   options.dump_passes = false;
-  return pypto::codegen::compile_program(programs.front(), options).translation_unit;
+  return pypto::driver::compile_program(programs.front(), options).translation_unit;
 }
 
 BuildOptions bench_options() {

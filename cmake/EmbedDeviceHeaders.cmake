@@ -1,4 +1,4 @@
-# Turns the device headers into a C++ source defining pypto::codegen::device_headers(): the
+# Turns the device headers into a C++ source defining pypto::runtime::device_headers(): the
 # list of {file name, text}. Texts are split into raw-string chunks to stay within literal limits.
 file(GLOB INPUTS "${INPUT_DIR}/*.h")
 list(SORT INPUTS)
@@ -16,4 +16,4 @@ foreach(input ${INPUTS})
   endwhile()
   string(APPEND entries "    {\"${name}\",\n${body}      \"\"},\n")
 endforeach()
-file(WRITE "${OUTPUT}" "// Generated from device/*.h by cmake/EmbedDeviceHeaders.cmake; do not edit.\n#include \"pypto/codegen/device_headers.h\"\n\nnamespace pypto::codegen {\n\nconst std::vector<DeviceHeader>& device_headers() {\n  static const std::vector<DeviceHeader> kHeaders = {\n${entries}  };\n  return kHeaders;\n}\n\n}  // namespace pypto::codegen\n")
+file(WRITE "${OUTPUT}" "// Generated from device/*.h by cmake/EmbedDeviceHeaders.cmake; do not edit.\n#include \"pypto/runtime/device_headers.h\"\n\nnamespace pypto::runtime {\n\nconst std::vector<DeviceHeader>& device_headers() {\n  static const std::vector<DeviceHeader> kHeaders = {\n${entries}  };\n  return kHeaders;\n}\n\n}  // namespace pypto::runtime\n")

@@ -2,7 +2,7 @@
 // Python.
 //
 //   pypto compile FILE.py [--program NAME] [-o DIR] [--profile] [--no-dump-passes]
-//   pypto run FILE.py [--program NAME] [--profile] [--seed N] [--workers N]
+//   pypto run FILE.py [--program NAME] [-o DIR] [--profile] [--seed N] [--workers N]
 //
 // Exit codes: 0 success, 1 compile/run/golden failure, 2 usage error.
 #include <CLI/CLI.hpp>
@@ -18,11 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "pypto/codegen/compile_driver.h"
-#include "pypto/frontend/diagnostics.h"
-#include "pypto/frontend/parser.h"
-#include "pypto/profiling/profiler.h"
-#include "pypto/runtime/run.h"
+#include "pypto/driver/compile.h"
+#include "pypto/driver/parse.h"
+#include "pypto/driver/run.h"
+#include "pypto/driver/session.h"
 
 namespace {
 
@@ -56,13 +55,9 @@ pypto::ir::ProgramPtr load_program(const CommonOptions& options) {
   std::string text = read_text_file(options.file);
   std::vector<pypto::ir::ProgramPtr> programs;
   try {
-    pypto::profiling::ScopedStage stage("parse");
-    programs = pypto::frontend::parse_module(text, options.file);
-  } catch (const pypto::frontend::ParseError& e) {
-    std::cerr << e.rendered() << "\n";
-    throw ToolFailure{kExitFailure};
-  } catch (const pypto::ir::CompileError& e) {
-    std::cerr << options.file << ": error: " << e.what() << "\n";
+    programs = pypto::driver::parse_module(text, options.file);
+  } catch (const std::exception&) {
+    std::cerr << pypto::driver::describe_current_exception(nullptr) << "\n";
     throw ToolFailure{kExitFailure};
   }
   std::string names;
@@ -89,7 +84,7 @@ pypto::ir::ProgramPtr load_program(const CommonOptions& options) {
 
 // Fills a tensor with reproducible random values: standard normal for floats, small integers
 // for integers, coin flips for booleans.
-void fill_random(pypto::runtime::HostTensor& t, std::mt19937_64& rng) {
+void fill_random(pypto::ir::HostTensor& t, std::mt19937_64& rng) {
   using pypto::ir::DataType;
   const int64_t n = t.num_elements();
   std::normal_distribution<float> normal;
@@ -119,49 +114,38 @@ void fill_random(pypto::runtime::HostTensor& t, std::mt19937_64& rng) {
   }
 }
 
-// Runs under a profiler of the tool's own when --profile is given (the environment variable
-// works too, through get_active_profiler) and prints its summary at the end.
-class ToolProfiler {
- public:
-  explicit ToolProfiler(bool requested)
-      : own_(requested && !pypto::profiling::get_active_profiler()
-                 ? std::make_unique<pypto::profiling::CompileProfiler>()
-                 : nullptr),
-        activation_(own_ ? own_.get() : pypto::profiling::get_active_profiler()) {}
-
-  void print_summary() const {
-    if (auto* p = pypto::profiling::CompileProfiler::current()) std::cout << p->summary();
-  }
-
- private:
-  std::unique_ptr<pypto::profiling::CompileProfiler> own_;
-  pypto::profiling::ProfilerActivation activation_;
-};
+// With --profile (or PYPTO_COMPILE_PROFILING) the session's profile, parse included, is printed
+// at the end and written to <output>/report/ by the session, once.
+void print_profile(const pypto::driver::Session& session) {
+  if (session.profiling()) std::cout << pypto::profiling::format_summary(session.report());
+}
 
 int compile_command(const CommonOptions& common, const std::string& output_dir, bool dump) {
-  ToolProfiler profiler(common.profile);
+  pypto::driver::Session session(common.profile);
   pypto::ir::ProgramPtr program = load_program(common);
-  pypto::codegen::CompileOptions options;
+  pypto::driver::CompileOptions options;
   options.output_dir = output_dir;
   options.dump_passes = dump;
-  options.profiling = common.profile;
+  int status = 0;
   try {
-    pypto::codegen::CompileResult result = pypto::codegen::compile_program(program, options);
+    pypto::driver::CompileResult result = pypto::driver::compile(session, program, options);
     std::cout << "compiled " << program->name << " -> " << result.output_dir << "\n";
-  } catch (const pypto::ir::CompileError& e) {
-    std::cerr << (program->source ? pypto::frontend::render_diagnostic(*program->source, e)
-                                  : std::string(e.what()))
-              << "\n";
-    return kExitFailure;
+  } catch (const std::exception&) {
+    std::cerr << pypto::driver::describe_current_exception(program.get()) << "\n";
+    status = kExitFailure;
+  }
+  try {
+    session.write_report();
   } catch (const std::exception& e) {
     std::cerr << "pypto: " << e.what() << "\n";
-    return kExitFailure;
+    status = kExitFailure;
   }
-  profiler.print_summary();
-  return 0;
+  if (status == 0) print_profile(session);
+  return status;
 }
 
 struct RunOptions {
+  std::string output_dir;
   uint64_t seed = 0;
   int workers = 0;
   double rtol = 1e-5;
@@ -169,7 +153,7 @@ struct RunOptions {
 };
 
 int run_command(const CommonOptions& common, const RunOptions& run_options) {
-  ToolProfiler profiler(common.profile);
+  pypto::driver::Session session(common.profile);
   pypto::ir::ProgramPtr program = load_program(common);
   pypto::ir::FunctionPtr entry = program->entry();
   if (!entry) {
@@ -180,7 +164,7 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
   // the reference interpreter.
   std::mt19937_64 rng(run_options.seed);
   std::vector<std::vector<unsigned char>> storage;
-  std::vector<pypto::runtime::RunTensor> tensors;
+  std::vector<pypto::driver::RunTensor> tensors;
   storage.reserve(entry->params.size());
   for (const auto& param : entry->params) {
     const auto* type = param.var->type()->as<pypto::ir::TensorType>();
@@ -189,7 +173,7 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
                 << "' of the entry is not a tensor; `pypto run` supports tensor parameters only\n";
       return kExitFailure;
     }
-    pypto::runtime::RunTensor t;
+    pypto::driver::RunTensor t;
     t.tensor.name = param.var->name;
     t.tensor.dtype = type->dtype;
     t.tensor.shape = type->shape;
@@ -199,13 +183,13 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
     if (param.direction != pypto::ir::ParamDirection::Out) fill_random(t.tensor, rng);
     tensors.push_back(std::move(t));
   }
-  pypto::runtime::RunConfig config;
-  config.compile_profiling = common.profile;
+  pypto::driver::RunConfig config;
+  config.work_dir = run_options.output_dir;
   config.workers = run_options.workers;
   config.rtol = run_options.rtol;
   config.atol = run_options.atol;
-  pypto::runtime::RunResult result = pypto::runtime::run(program, tensors, nullptr, config);
-  profiler.print_summary();
+  pypto::driver::RunResult result = pypto::driver::run(session, program, tensors, nullptr, config);
+  print_profile(session);
   if (!result.passed) {
     std::cout << "FAILED: " << result.error << "\n";
     return kExitFailure;
@@ -246,6 +230,9 @@ int main(int argc, char** argv) {
       "Compile, run on the CPU-simulator device with random inputs, and check the outputs "
       "against the reference interpreter");
   add_common(run);
+  run->add_option("-o,--output", run_options.output_dir,
+                  "Output directory (default: ${PYPTO_PROG_BUILD_DIR:-build_output}/"
+                  "<Program>_<timestamp>)");
   run->add_option("--seed", run_options.seed, "Seed of the random inputs")->capture_default_str();
   run->add_option("--workers", run_options.workers, "Simulated cores (worker threads); default 4")
       ->check(CLI::Range(1, 256));

@@ -2,11 +2,16 @@
 
 #include <nanobind/nanobind.h>
 
+#include "pypto/profiling/report.h"
+
 namespace pypto::bindings {
 
 void bind_profiling(nanobind::module_ m);  // profiling_bindings.cpp
 void bind_ir(nanobind::module_ m);         // ir_bindings.cpp: IR, parser, printer, interpreter
-void bind_compiler(nanobind::module_ m);   // compiler_bindings.cpp: passes, codegen, ir.compile
-void bind_runtime(nanobind::module_ m);    // runtime_bindings.cpp: binary cache, device, run
+void bind_driver(nanobind::module_ m);     // driver_bindings.cpp: ir.compile and run
+void bind_runtime(nanobind::module_ m);    // runtime_bindings.cpp: shared tensor memory
+
+// A profile as Python dicts and lists (the to_dict() document), built without a JSON string.
+nanobind::object report_to_python(const profiling::Report& report);  // profiling_bindings.cpp
 
 }  // namespace pypto::bindings

@@ -11,11 +11,11 @@
 
 #include "bindings.h"
 #include "ir_handles.h"
-#include "pypto/frontend/diagnostics.h"
-#include "pypto/frontend/parser.h"
+#include "pypto/driver/parse.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
+#include "pypto/support/diagnostics.h"
 
 namespace nb = nanobind;
 
@@ -61,7 +61,7 @@ void raise_python_error(const char* class_name, nb::tuple args) {
 void translate_errors(const std::exception_ptr& p, void*) {
   try {
     std::rethrow_exception(p);
-  } catch (const frontend::ParseError& e) {
+  } catch (const support::ParseError& e) {
     raise_python_error("ParseError",
                        nb::make_tuple(e.rendered(), std::string(e.what()), e.file_name(), e.line(),
                                       e.col(), e.source_line()));
@@ -134,11 +134,12 @@ void bind_ir(nb::module_ m) {
         frontend::Constants values = to_constants(constants);
         nb::gil_scoped_release release;
         return ProgramHandle{
-            frontend::parse_program(text, file_name, values, line_offset, rest_of_file)};
+            driver::parse_program(text, file_name, values, line_offset, rest_of_file)};
       },
       nb::arg("text"), nb::arg("file_name") = "<string>", nb::arg("constants") = nb::dict(),
       nb::arg("line_offset") = 0, nb::arg("rest_of_file") = false,
-      "Parses the source of one @pl.program class (decorators included; it may be indented). "
+      "Parses the source of one @pl.program class (decorators included; it may be indented), as "
+      "the `parse` stage of the active profiler. "
       "rest_of_file: the text runs on to the end of the class's file; only the class is read.");
 
   m.def(
@@ -148,7 +149,7 @@ void bind_ir(nb::module_ m) {
         std::vector<ir::ProgramPtr> programs;
         {
           nb::gil_scoped_release release;
-          programs = frontend::parse_module(text, file_name, values);
+          programs = driver::parse_module(text, file_name, values);
         }
         std::vector<ProgramHandle> out;
         for (auto& p : programs) out.push_back(ProgramHandle{std::move(p)});
@@ -156,14 +157,14 @@ void bind_ir(nb::module_ m) {
       },
       nb::arg("text"), nb::arg("file_name") = "<string>", nb::arg("constants") = nb::dict(),
       "Parses a Python file: top-level constants are evaluated, every @pl.program class is "
-      "parsed.");
+      "parsed (the `parse` stage of the active profiler).");
 
   m.def(
       "render_diagnostic",
       [](const std::string& file_name, const std::string& text, int32_t line_offset, int32_t line,
          int32_t col, const std::string& message) {
-        return frontend::render_diagnostic(file_name, text, line_offset, ir::Span{line, col},
-                                           message);
+        return support::render_diagnostic(file_name, text, line_offset, ir::Span{line, col},
+                                          message);
       },
       nb::arg("file_name"), nb::arg("text"), nb::arg("line_offset"), nb::arg("line"),
       nb::arg("col"), nb::arg("message"));

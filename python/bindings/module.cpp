@@ -5,9 +5,9 @@
 #include "bindings.h"
 
 NB_MODULE(_core, m) {
-  m.doc() = "C++ core of PyPTO: profiler, IR, frontend, passes, codegen and runtime";
+  m.doc() = "C++ core of PyPTO: profiler, IR, frontend, driver (compile and run) and runtime";
   pypto::bindings::bind_profiling(m.def_submodule("profiling"));
   pypto::bindings::bind_ir(m.def_submodule("ir"));
-  pypto::bindings::bind_compiler(m.def_submodule("compiler"));
+  pypto::bindings::bind_driver(m.def_submodule("driver"));
   pypto::bindings::bind_runtime(m.def_submodule("runtime"));
 }

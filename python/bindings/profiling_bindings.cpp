@@ -197,9 +197,7 @@ void bind_compile_profiler(nb::module_& m) {
       .def_prop_ro("total_seconds", &CompileProfiler::total_seconds)
       .def_prop_ro("is_process_wide", &CompileProfiler::is_process_wide)
       .def("to_dict",
-           [](const CompileProfiler& profiler) {
-             return json_to_python(profiling::report_to_ordered_json(profiler.report()));
-           })
+           [](const CompileProfiler& profiler) { return report_to_python(profiler.report()); })
       .def(
           "to_json",
           [](const CompileProfiler& profiler, std::optional<std::filesystem::path> path,
@@ -221,6 +219,10 @@ void bind_compile_profiler(nb::module_& m) {
 }
 
 }  // namespace
+
+nb::object report_to_python(const profiling::Report& report) {
+  return json_to_python(profiling::report_to_ordered_json(report));
+}
 
 void bind_profiling(nb::module_ m) {
   g_profiling_module = m;

@@ -1,20 +1,20 @@
 """Compile a program, run it on the simulated device and check it against a golden reference.
 
-``run(program, tensor_specs, golden, config)`` is glue over the C++ driver
-(``pypto._core.runtime.run``): it turns TensorSpecs into numpy buffers, calls the user's golden
-function when the driver asks for expected values, and returns a RunResult. It never raises for a
+``run(program, tensor_specs, golden, config)`` is glue over a C++ driver session
+(``pypto._core.driver.run``): it turns TensorSpecs into numpy buffers and the RunConfig into the
+driver's own struct, calls the user's golden function when the driver asks for expected values,
+and returns a RunResult. It never raises for a
 compile, build, run or golden failure: ``passed`` is False and ``error`` says what happened.
 """
 
+import dataclasses
 import inspect
-import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from pypto import _core
-from pypto.compile_profiling import get_active_profiler
 from pypto.language import _types
 
 __all__ = ["TensorSpec", "RunConfig", "RunResult", "run"]
@@ -110,7 +110,7 @@ class RunConfig:
     rtol: float = 1e-5
     atol: float = 1e-5
     compile_profiling: bool = False
-    dump_passes: bool = True
+    dump_passes: bool = False  # IR after each pass in <work_dir>/passes_dump/ (as in PyPTO)
     work_dir: Optional[str] = None
     workers: Optional[int] = None
     strategy: Any = "Default"
@@ -125,14 +125,42 @@ class RunResult:
     profile: Optional[dict] = None
     work_dir: Optional[str] = None
     outputs: dict = field(default_factory=dict)
+    workers: int = 0  # simulated cores the device ran with
+    isolated: bool = False  # the device ran in a child process
+    cache_hit: bool = False  # the program library came from the binary cache
 
     def __bool__(self):
         return self.passed
 
 
+# RunConfig fields whose Python spelling differs from the driver's; every other field is copied as
+# it is, and a field the driver lacks fails loudly instead of being dropped.
+_CONFIG_CONVERSIONS = {
+    "work_dir": lambda value: "" if value is None else str(value),
+    "workers": lambda value: 0 if value is None else int(value),
+    "strategy": lambda value: (value if isinstance(value, _core.driver.OptimizationStrategy)
+                               else _core.driver.OptimizationStrategy.__members__[str(value)]),
+}
+
+
+def _driver_config(config):
+    """The driver's RunConfig with every field of ``config``; raises TypeError, ValueError or
+    KeyError naming the field that does not fit."""
+    driver_config = _core.driver.RunConfig()
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        try:
+            convert = _CONFIG_CONVERSIONS.get(f.name)
+            setattr(driver_config, f.name, convert(value) if convert else value)
+        except (TypeError, ValueError, KeyError) as e:
+            raise ValueError(f"RunConfig.{f.name}={value!r} is not valid ({e})") from None
+    return driver_config
+
+
 def _golden_caller(golden: Callable, specs, arrays):
     """Adapts the user's golden(tensors[, params]) to the driver's callback, which passes one
-    flat byte buffer per tensor (copies of the run's tensors, valid during the call)."""
+    flat byte buffer per tensor, valid during the call: the run's inputs, and copies of its
+    outputs for the golden to fill."""
     try:
         positional = [p for p in inspect.signature(golden).parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -170,15 +198,17 @@ def run(program, tensor_specs, golden=None, config=None) -> RunResult:
     if cpp_program is None:
         return RunResult(passed=False, error=f"run() needs a @pl.program, got {program!r}")
 
-    env_profiler = get_active_profiler()  # binds the PYPTO_COMPILE_PROFILING profiler
+    try:
+        driver_config = _driver_config(config)
+    except ValueError as e:
+        return RunResult(passed=False, error=str(e))
+
     golden_cb = _golden_caller(golden, specs, arrays) if golden is not None else None
-    passed, error, execution_time, profile_json, work_dir = _core.runtime.run(
-        cpp_program, tensors, golden_cb, float(config.rtol), float(config.atol),
-        bool(config.compile_profiling), bool(config.dump_passes), config.work_dir or "",
-        int(config.workers or 0), bool(config.isolate), str(config.platform))
-    profile = json.loads(profile_json) if profile_json else None
-    if env_profiler is not None and env_profiler.is_process_wide:
-        print(env_profiler.summary())
+    r = _core.driver.run(cpp_program, tensors, golden_cb, driver_config)
+    if r["process_summary"]:  # PYPTO_COMPILE_PROFILING: the driver hands back the process's profile
+        print(r["process_summary"])
     outputs = {spec.name: arr for spec, arr in zip(specs, arrays) if spec.is_output}
-    return RunResult(passed=passed, error=error or None, execution_time=execution_time,
-                     profile=profile, work_dir=work_dir or None, outputs=outputs)
+    return RunResult(passed=r["passed"], error=r["error"] or None,
+                     execution_time=r["execution_time"], profile=r["profile"],
+                     work_dir=r["work_dir"] or None, outputs=outputs, workers=r["workers"],
+                     isolated=r["isolated"], cache_hit=r["cache_hit"])

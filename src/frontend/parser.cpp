@@ -12,10 +12,10 @@
 #include <unordered_map>
 #include <utility>
 
-#include "pypto/frontend/diagnostics.h"
 #include "pypto/frontend/lexer.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/scalar_arith.h"
+#include "pypto/support/diagnostics.h"
 
 namespace pypto::frontend {
 

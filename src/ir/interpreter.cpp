@@ -363,7 +363,7 @@ class Interpreter {
 Value entry_arg(const Param& param, const InterpreterArg& arg) {
   const std::string& name = param.var->name;
   const TypePtr& type = param.var->type();
-  if (const auto* host = std::get_if<runtime::HostTensor>(&arg)) {
+  if (const auto* host = std::get_if<HostTensor>(&arg)) {
     const auto* tt = type ? type->as<TensorType>() : nullptr;
     if (!tt) throw CompileError({}, "parameter " + name + " is not a tensor, got a tensor");
     if (tt->shape != host->shape || tt->dtype != host->dtype) {

@@ -17,8 +17,9 @@
 #include <system_error>
 #include <unordered_map>
 
-#include "pypto/codegen/device_headers.h"
+#include "pypto/runtime/device_headers.h"
 #include "pypto/runtime/process.h"
+#include "pypto/support/file_io.h"
 
 namespace pypto::runtime {
 namespace fs = std::filesystem;
@@ -72,8 +73,7 @@ class KeyHasher {
 const std::string& device_headers_hash() {
   static const std::string hash = [] {
     KeyHasher h;
-    for (const auto& header : codegen::device_headers())
-      h.field(header.file_name).field(header.text);
+    for (const auto& header : device_headers()) h.field(header.file_name).field(header.text);
     return h.hex();
   }();
   return hash;
@@ -107,42 +107,20 @@ fs::path unique_temp(const fs::path& final_path) {
          std::to_string(counter.fetch_add(1));
 }
 
-// Writes through a temporary and rename(), so readers (and concurrent writers of the same
-// content) never observe a partial file. Returns an error text, empty on success.
-std::string write_file_atomically(const fs::path& path, std::string_view text) {
-  fs::path tmp = unique_temp(path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return std::strerror(errno);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::string err = std::strerror(errno);
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      return err;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return ec.message();
-  }
-  return {};
-}
-
 // The embedded device headers, materialized once per header version in the cache directory.
 fs::path ensure_device_headers(const fs::path& cache_dir) {
   fs::path dir = cache_dir / ("include-" + device_headers_hash().substr(0, 16));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw_cache_dir_error(cache_dir, ec.message());
-  for (const auto& header : codegen::device_headers()) {
+  for (const auto& header : device_headers()) {
     fs::path file = dir / std::string(header.file_name);
     if (fs::exists(file, ec)) continue;
-    std::string err = write_file_atomically(file, header.text);
-    if (!err.empty()) throw_cache_dir_error(cache_dir, "writing " + file.string() + ": " + err);
+    try {
+      support::write_file_atomically(file, header.text);
+    } catch (const support::FileError& e) {
+      throw_cache_dir_error(cache_dir, e.what());
+    }
   }
   return dir;
 }
@@ -257,13 +235,12 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
 
   std::error_code ec;
   auto write_source = [&] {
-    if (!options.source_path.empty() && result.source.has_parent_path()) {
-      fs::create_directories(result.source.parent_path(), ec);
-    }
-    if (std::string err = write_file_atomically(result.source, source); !err.empty()) {
-      if (options.source_path.empty()) throw_cache_dir_error(cache_dir, err);
+    try {
+      support::write_file_atomically(result.source, source);
+    } catch (const support::FileError& e) {
+      if (options.source_path.empty()) throw_cache_dir_error(cache_dir, e.what());
       throw BuildError("cannot write the generated source to '" + result.source.string() +
-                       "': " + err);
+                       "': " + e.reason());
     }
   };
   auto hit = [&] {

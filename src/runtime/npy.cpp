@@ -1,9 +1,8 @@
 #include "pypto/runtime/npy.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <stdexcept>
+#include <string_view>
+
+#include "pypto/support/file_io.h"
 
 namespace pypto::runtime {
 
@@ -50,21 +49,11 @@ std::string npy_header(const HostTensor& t) {
 }  // namespace
 
 void write_npy(const std::string& path, const HostTensor& tensor) {
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
-  }
+  // The header and the caller's buffer go to the file as they are: no staging copy of the data.
   const std::string header = npy_header(tensor);
-  const size_t bytes = static_cast<size_t>(tensor.size_bytes());
-  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
-            (bytes == 0 || std::fwrite(tensor.data, 1, bytes, f) == bytes);
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write '" + path + "': " + std::strerror(err));
-  }
+  const std::string_view data(static_cast<const char*>(tensor.data),
+                              static_cast<size_t>(tensor.size_bytes()));
+  support::write_file_atomically(path, {header, data});
 }
 
 }  // namespace pypto::runtime

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "pypto/codegen/device_headers.h"
+#include "pypto/runtime/device_headers.h"
 #include "pypto/runtime/program_library.h"
 #include "runtime_test_support.h"
 
@@ -90,12 +90,12 @@ TEST_F(BinaryCacheTest, DeviceHeadersAreWrittenIntoTheCache) {
   int found = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.path().filename().string().rfind("include-", 0) != 0) continue;
-    for (const auto& header : codegen::device_headers()) {
+    for (const auto& header : runtime::device_headers()) {
       EXPECT_EQ(read_file(e.path() / std::string(header.file_name)), header.text);
       ++found;
     }
   }
-  EXPECT_EQ(found, static_cast<int>(codegen::device_headers().size()));
+  EXPECT_EQ(found, static_cast<int>(runtime::device_headers().size()));
 }
 
 TEST_F(BinaryCacheTest, KeyDependsOnSourceFlagsAndCompiler) {

@@ -270,7 +270,7 @@ void expect_matches_interpreter(const std::string& text, const std::string& file
   std::vector<ir::InterpreterArg> interpreter_args;
   std::vector<PtoArg> device_args;
   for (size_t i = 0; i < entry->params.size(); ++i) {
-    runtime::HostTensor t;
+    ir::HostTensor t;
     t.name = entry->params[i].var->name;
     t.shape = reference[i].shape;
     t.data = reference[i].data.data();

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "pto_abi.h"
-#include "pypto/codegen/device_headers.h"
 #include "pypto/ir/types.h"
+#include "pypto/runtime/device_headers.h"
 #include "pypto/runtime/process.h"
 #include "pypto/runtime/task_runtime.h"
 #include "pypto/runtime/tile_isa.h"
@@ -55,7 +55,7 @@ class Library {
   // output when that fails.
   explicit Library(const std::string& source, const std::string& tag = "lib") {
     dir_ = make_temp_dir(tag);
-    for (const auto& h : device_headers()) {
+    for (const auto& h : runtime::device_headers()) {
       std::ofstream(dir_ / std::string(h.file_name)) << h.text;
     }
     std::ofstream(dir_ / "program.cpp") << source;

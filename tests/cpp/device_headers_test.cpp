@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "pypto/codegen/device_headers.h"
+#include "pypto/runtime/device_headers.h"
 
 namespace {
 
@@ -17,7 +17,7 @@ std::string read_file(const std::string& path) {
 }
 
 TEST(DeviceHeaders, EmbeddedTextEqualsFileOnDisk) {
-  const auto& headers = pypto::codegen::device_headers();
+  const auto& headers = pypto::runtime::device_headers();
   auto abi = std::find_if(headers.begin(), headers.end(),
                           [](const auto& h) { return h.file_name == "pto_abi.h"; });
   ASSERT_NE(abi, headers.end());

@@ -20,7 +20,7 @@
 namespace pypto::ir {
 namespace {
 
-using runtime::HostTensor;
+using ir::HostTensor;
 
 using testing::ints;
 

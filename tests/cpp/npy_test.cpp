@@ -20,7 +20,7 @@ std::string read_all(const std::string& path) {
 
 TEST(Npy, HeaderIsAlignedAndDescribesShapeAndDtype) {
   std::vector<float> data = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};
-  pypto::runtime::HostTensor t{"x", pypto::ir::DataType::FP32, {2, 3}, data.data()};
+  pypto::ir::HostTensor t{"x", pypto::ir::DataType::FP32, {2, 3}, data.data()};
   auto dir = std::filesystem::temp_directory_path() / "pypto_npy_test";
   std::filesystem::create_directories(dir);
   std::string path = (dir / "x.npy").string();
@@ -43,7 +43,7 @@ TEST(Npy, HeaderIsAlignedAndDescribesShapeAndDtype) {
 
 TEST(Npy, OneDimensionalShapeIsAOneTuple) {
   std::vector<int32_t> data = {7, 8, 9};
-  pypto::runtime::HostTensor t{"v", pypto::ir::DataType::INT32, {3}, data.data()};
+  pypto::ir::HostTensor t{"v", pypto::ir::DataType::INT32, {3}, data.data()};
   auto path = (std::filesystem::temp_directory_path() / "pypto_npy_1d.npy").string();
   pypto::runtime::write_npy(path, t);
   std::string bytes = read_all(path);
@@ -53,7 +53,7 @@ TEST(Npy, OneDimensionalShapeIsAOneTuple) {
 
 TEST(Npy, UnwritablePathNamesThePath) {
   float x = 0;
-  pypto::runtime::HostTensor t{"x", pypto::ir::DataType::FP32, {1}, &x};
+  pypto::ir::HostTensor t{"x", pypto::ir::DataType::FP32, {1}, &x};
   try {
     pypto::runtime::write_npy("/etc/passwd/sub/x.npy", t);
     FAIL() << "expected an error";

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "pypto/frontend/diagnostics.h"
 #include "pypto/frontend/parser.h"
+#include "pypto/support/diagnostics.h"
 
 namespace pypto::frontend {
 namespace {

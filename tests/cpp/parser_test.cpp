@@ -7,9 +7,9 @@
 #include <sstream>
 #include <string>
 
-#include "pypto/frontend/diagnostics.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
+#include "pypto/support/diagnostics.h"
 
 namespace pypto::frontend {
 namespace {

@@ -34,7 +34,7 @@ Buffers make_inputs(const ir::Function& entry, uint32_t seed) {
   size_t tensor = 0;
   for (const auto& p : entry.params) {
     if (const auto* t = p.var->type()->as<ir::TensorType>()) {
-      runtime::HostTensor h;
+      ir::HostTensor h;
       h.name = p.var->name;
       h.dtype = t->dtype;
       h.shape = t->shape;

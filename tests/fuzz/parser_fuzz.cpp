@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "pypto/frontend/diagnostics.h"
 #include "pypto/frontend/parser.h"
+#include "pypto/support/diagnostics.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -120,8 +120,9 @@ def test_parse_stage_appears_when_parsed_under_the_profiler(work):
         result = run(Local, specs(), lambda t, p=None: t["c"].__setitem__(slice(None), t["a"]),
                      config(work))
     assert result.passed, result.error
+    # The run's own profile is the run; the profiler the user entered holds the parse as well.
     assert [s["name"] for s in result.profile["stages"]] == [
-        "parse", "compile", "golden_write", "device_execution"]
+        "compile", "golden_write", "device_execution"]
     assert [s["name"] for s in prof.to_dict()["stages"]] == [
         "parse", "compile", "golden_write", "device_execution"]
 

@@ -3,8 +3,8 @@
 // Recursive descent over the token stream of lexer.h; every op call goes through
 // ir::make_op_call, which checks it and infers its type. The frontend IR is not SSA: a function
 // has one Var per name, and rebinding a name assigns that Var again (its type may not change).
-// All errors are thrown as ParseError (diagnostics.h) rendered against the text, at the first
-// error.
+// All errors are thrown as ParseError (support/diagnostics.h) rendered against the text, at the
+// first error.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +16,12 @@
 
 #include "pypto/ir/program.h"
 #include "pypto/ir/types.h"
+#include "pypto/support/diagnostics.h"
 
 namespace pypto::frontend {
+
+// The error every parse entry point throws.
+using support::ParseError;
 
 // A value of a Python name outside the program (a module global, a local of the scope where the
 // class is defined): it becomes an IntImm/FloatImm/BoolImm, or a dtype where one is expected.

@@ -4,13 +4,13 @@
 #include <variant>
 #include <vector>
 
+#include "pypto/ir/host_tensor.h"
 #include "pypto/ir/program.h"
-#include "pypto/runtime/host_tensor.h"
 
 namespace pypto::ir {
 
 // An argument of the entry function: a caller-owned tensor or a scalar.
-using InterpreterArg = std::variant<runtime::HostTensor, int64_t, double, bool>;
+using InterpreterArg = HostArg;
 
 // Runs a program's entry (orchestration) function on host buffers following the DSL's
 // semantics, at any stage of the pass pipeline (frontend IR or after any pass). Out and InOut

@@ -32,13 +32,6 @@ class Function {
 };
 using FunctionPtr = std::shared_ptr<const Function>;
 
-// Where a program came from, for diagnostics: errors found by any stage are rendered against it.
-struct SourceInfo {
-  std::string file_name;    // e.g. "softmax.py", or "<string>"
-  std::string text;         // the text the spans refer to
-  int32_t line_offset = 0;  // added to span lines when printing (class source inside a file)
-};
-
 class Program {
  public:
   Program(std::string name, std::vector<FunctionPtr> functions,

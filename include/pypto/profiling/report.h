@@ -59,6 +59,10 @@ std::string format_summary(const Report& report);
 // Three significant digits in the unit that fits: "812ns", "81.2µs", "12.3ms", "2.85s".
 std::string format_duration(double seconds);
 
+// Writes dir/pipeline_profile.txt (format_summary) and dir/pipeline_profile.json, creating dir;
+// each file appears complete or not at all. Throws ProfilerError.
+void write_report(const Report& report, const std::filesystem::path& dir);
+
 // Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
 // reader never sees a partial file; creates parent folders. Throws ProfilerError.
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);

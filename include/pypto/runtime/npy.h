@@ -8,8 +8,8 @@ namespace pypto::runtime {
 
 // Writes `tensor` as a NumPy .npy file (format version 1.0, little-endian, C order), readable
 // with numpy.load. FP16 is written as '<f2'; BF16, which NumPy lacks, as raw '<u2' bits.
-// The file is written to a temporary name and renamed, so a failed write leaves no partial
-// file. Throws std::runtime_error naming the path on failure.
+// The file appears complete or not at all (support::write_file_atomically). Throws
+// support::FileError naming the path on failure.
 void write_npy(const std::string& path, const HostTensor& tensor);
 
 }  // namespace pypto::runtime

@@ -1,6 +1,7 @@
 """``ir.compile``: the pass pipeline and code generation, into an output directory.
 
-The work happens in C++ (pypto._core.compiler); this module only shapes arguments and results.
+The work happens in a C++ driver session (pypto._core.driver); this module only shapes arguments
+and results.
 """
 
 import json
@@ -12,7 +13,7 @@ from pypto.ir.program import Program
 
 __all__ = ["compile", "CompiledProgram", "OptimizationStrategy"]
 
-OptimizationStrategy = _core.compiler.OptimizationStrategy
+OptimizationStrategy = _core.driver.OptimizationStrategy
 
 
 class CompiledProgram(os.PathLike):
@@ -69,8 +70,10 @@ def compile(  # noqa: A001 - the documented name
         )
     if not isinstance(strategy, OptimizationStrategy):
         raise CompileError(f"ir.compile: strategy must be an OptimizationStrategy, got {strategy!r}")
-    target = "" if output_dir is None else os.fspath(output_dir)
-    result = _core.compiler.compile_program(
-        program._cpp, target, strategy, bool(dump_passes), bool(profiling)
-    )
+    options = _core.driver.CompileOptions()
+    options.output_dir = "" if output_dir is None else os.fspath(output_dir)
+    options.strategy = strategy
+    options.dump_passes = bool(dump_passes)
+    options.profiling = bool(profiling)
+    result = _core.driver.compile_program(program._cpp, options)
     return CompiledProgram(result, program.name)

@@ -4,9 +4,21 @@
 (compile, run, interpret) take it as their program argument.
 """
 
+import enum
 from collections import namedtuple
 
-__all__ = ["Program", "Function", "Param"]
+__all__ = ["Program", "Function", "Param", "FunctionType"]
+
+
+class FunctionType(str, enum.Enum):
+    """What a function is: an ``InCore`` kernel or the ``Orchestration`` that submits kernels.
+    The DSL spells it ``pl.FunctionType``."""
+
+    InCore = "InCore"
+    Orchestration = "Orchestration"
+
+    def __repr__(self):
+        return "pl.FunctionType." + self.value
 
 Param = namedtuple("Param", ["name", "type", "direction"])
 Param.__doc__ = "A function parameter: name, type as DSL text, direction ('In', 'Out', 'InOut')."
@@ -26,8 +38,6 @@ class Function:
 
     @property
     def type(self):
-        from pypto.language import FunctionType
-
         return FunctionType(self._cpp.type)
 
     @property

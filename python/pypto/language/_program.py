@@ -29,14 +29,6 @@ def collect_constants(*scopes):
     return constants
 
 
-def _active_profiler():
-    try:
-        from pypto.compile_profiling import get_active_profiler
-    except ImportError:
-        return None
-    return get_active_profiler()
-
-
 def _wrap(cpp_program):
     return Program(cpp_program)
 
@@ -122,18 +114,14 @@ def program(cls):
     """Class decorator: parses the class's source into a ``pypto.ir.Program``.
 
     Names of the defining module and of the enclosing function that hold ints, floats, bools or
-    dtypes are the program's constants. Under an active compile profiler the work is recorded
-    as the root stage ``parse``.
+    dtypes are the program's constants. Under an active compile profiler the C++ parser records
+    the work as the stage ``parse``.
     """
     if not inspect.isclass(cls):
         raise TypeError("@pl.program decorates a class")
     frame = sys._getframe(1)
     try:
-        prof = _active_profiler()
-        if prof is None:
-            return _parse_class(cls, frame)
-        with prof.stage("parse"):
-            return _parse_class(cls, frame)
+        return _parse_class(cls, frame)
     finally:
         del frame
 
@@ -163,12 +151,7 @@ def parse(text, file_name="<string>", constants=None):
         del frame
     if constants:
         scope.update(collect_constants(constants))
-    prof = _active_profiler()
-    if prof is None:
-        programs = _core.ir.parse_module(text, file_name, scope)
-    else:
-        with prof.stage("parse"):
-            programs = _core.ir.parse_module(text, file_name, scope)
+    programs = _core.ir.parse_module(text, file_name, scope)  # the `parse` stage, in C++
     if len(programs) != 1:
         raise CompileError(
             f"{file_name}: expected exactly one @pl.program class, found {len(programs)}"

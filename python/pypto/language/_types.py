@@ -7,6 +7,9 @@ evaluate to small descriptive objects. The parser reads the class's source text,
 
 import enum
 
+# Defined with the IR it describes; the language only re-exports it (pl.FunctionType).
+from pypto.ir.program import FunctionType
+
 __all__ = [
     "DType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "DTYPES",
     "MemorySpace", "FunctionType", "Level", "MemRef",
@@ -74,14 +77,6 @@ class MemorySpace(str, enum.Enum):
 
     def __repr__(self):
         return "pl.MemorySpace." + self.value
-
-
-class FunctionType(str, enum.Enum):
-    InCore = "InCore"
-    Orchestration = "Orchestration"
-
-    def __repr__(self):
-        return "pl.FunctionType." + self.value
 
 
 class Level(str, enum.Enum):

@@ -7,12 +7,13 @@
 #include <sstream>
 
 #include "codegen_test_support.h"
-#include "pypto/codegen/compile_driver.h"
+#include "pypto/driver/compile.h"
 #include "pypto/frontend/parser.h"
 #include "pypto/passes/pass.h"
 #include "pypto/profiling/profiler.h"
 
-namespace pypto::codegen {
+namespace pypto::driver {
+namespace testing = codegen::testing;
 namespace {
 
 namespace fs = std::filesystem;
@@ -196,4 +197,4 @@ class OnlyKernel:
 }
 
 }  // namespace
-}  // namespace pypto::codegen
+}  // namespace pypto::driver

@@ -1,6 +1,6 @@
-#include "pypto/frontend/diagnostics.h"
+#include "pypto/support/diagnostics.h"
 
-namespace pypto::frontend {
+namespace pypto::support {
 
 namespace {
 
@@ -35,7 +35,7 @@ std::string caret_line(std::string_view source_line, int32_t col) {
 }  // namespace
 
 std::string render_diagnostic(std::string_view file_name, std::string_view text,
-                              int32_t line_offset, ir::Span span, std::string_view message) {
+                              int32_t line_offset, Span span, std::string_view message) {
   std::string out(file_name.empty() ? std::string_view("<string>") : file_name);
   if (!span.valid()) {
     out += ": error: ";
@@ -55,22 +55,21 @@ std::string render_diagnostic(std::string_view file_name, std::string_view text,
   return out;
 }
 
-std::string render_diagnostic(const ir::SourceInfo& source, ir::Span span,
-                              std::string_view message) {
+std::string render_diagnostic(const SourceInfo& source, Span span, std::string_view message) {
   return render_diagnostic(source.file_name, source.text, source.line_offset, span, message);
 }
 
-std::string render_diagnostic(const ir::SourceInfo& source, const ir::CompileError& error) {
+std::string render_diagnostic(const SourceInfo& source, const CompileError& error) {
   return render_diagnostic(source, error.span(), error.what());
 }
 
 ParseError make_parse_error(std::string_view file_name, std::string_view text, int32_t line_offset,
-                            const ir::CompileError& error) {
-  ir::Span span = error.span();
+                            const CompileError& error) {
+  Span span = error.span();
   std::string rendered = render_diagnostic(file_name, text, line_offset, span, error.what());
   return ParseError(span, error.what(), std::string(file_name),
                     span.valid() ? span.line + line_offset : 0,
                     std::string(source_line_of(text, span.line)), std::move(rendered));
 }
 
-}  // namespace pypto::frontend
+}  // namespace pypto::support

@@ -1,12 +1,12 @@
-#include "pypto/runtime/run.h"
+#include "pypto/driver/run.h"
 
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
-#include "pypto/codegen/compile_driver.h"
-#include "pypto/frontend/diagnostics.h"
+#include "pypto/driver/compile.h"
 #include "pypto/ir/interpreter.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/binary_cache.h"
@@ -15,11 +15,13 @@
 #include "pypto/runtime/npy.h"
 #include "pypto/runtime/program_library.h"
 
-namespace pypto::runtime {
+namespace pypto::driver {
 
 namespace {
 
 namespace fs = std::filesystem;
+using ir::HostArg;
+using ir::HostTensor;
 using profiling::ScopedStage;
 
 // A failure of one stage of the run, already phrased for the user.
@@ -27,11 +29,6 @@ class StageFailure : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-std::string describe_compile_error(const ir::Program& program, const ir::CompileError& e) {
-  if (program.source) return frontend::render_diagnostic(*program.source, e);
-  return e.what();
-}
 
 // The run's tensors in the order of the entry function's parameters, checked against them.
 std::vector<HostArg> entry_arguments(const ir::Program& program,
@@ -84,7 +81,8 @@ std::vector<HostTensor> host_tensors(const std::vector<RunTensor>& tensors) {
   return out;
 }
 
-// Copies of the run's tensors for the golden function to read and fill.
+// What the golden function reads and fills: the run's inputs as they are (nothing has written
+// them yet) and a copy of each output, which the device will overwrite in the run's buffers.
 struct ExpectedTensors {
   std::vector<std::vector<unsigned char>> storage;
   std::vector<HostTensor> tensors;
@@ -92,12 +90,13 @@ struct ExpectedTensors {
   explicit ExpectedTensors(const std::vector<RunTensor>& run_tensors) {
     storage.resize(run_tensors.size());
     for (size_t i = 0; i < run_tensors.size(); ++i) {
-      const HostTensor& t = run_tensors[i].tensor;
-      const auto* bytes = static_cast<const unsigned char*>(t.data);
-      storage[i].assign(bytes, bytes + t.size_bytes());
-      HostTensor copy = t;
-      copy.data = storage[i].data();
-      tensors.push_back(copy);
+      HostTensor t = run_tensors[i].tensor;
+      if (run_tensors[i].is_output) {
+        const auto* bytes = static_cast<const unsigned char*>(t.data);
+        storage[i].assign(bytes, bytes + t.size_bytes());
+        t.data = storage[i].data();
+      }
+      tensors.push_back(t);
     }
   }
 };
@@ -113,8 +112,8 @@ void compute_golden(const ir::Program& program, const GoldenFn& golden, Expected
   }
   try {
     ir::interpret(program, entry_arguments(program, expected.tensors));
-  } catch (const ir::CompileError& e) {
-    throw StageFailure("the reference interpreter failed: " + describe_compile_error(program, e));
+  } catch (const ir::CompileError&) {
+    throw StageFailure("the reference interpreter failed: " + describe_current_exception(&program));
   }
 }
 
@@ -130,9 +129,9 @@ void write_golden_files(const fs::path& data_dir, const std::vector<RunTensor>& 
   for (size_t i = 0; i < tensors.size(); ++i) {
     const HostTensor& t = tensors[i].tensor;
     if (tensors[i].is_output) {
-      write_npy((data_dir / "out" / (t.name + ".npy")).string(), expected.tensors[i]);
+      runtime::write_npy((data_dir / "out" / (t.name + ".npy")).string(), expected.tensors[i]);
     } else {
-      write_npy((data_dir / "in" / (t.name + ".npy")).string(), t);
+      runtime::write_npy((data_dir / "in" / (t.name + ".npy")).string(), t);
     }
   }
 }
@@ -140,96 +139,94 @@ void write_golden_files(const fs::path& data_dir, const std::vector<RunTensor>& 
 // Compares every output with its expected values; empty when all match.
 std::string validate(const std::vector<RunTensor>& tensors, const ExpectedTensors& expected,
                      const RunConfig& config) {
-  CompareOptions options;
+  runtime::CompareOptions options;
   options.rtol = config.rtol;
   options.atol = config.atol;
   std::string failures;
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!tensors[i].is_output) continue;
-    CompareResult r = compare_tensors(tensors[i].tensor, expected.tensors[i], options);
+    runtime::CompareResult r =
+        runtime::compare_tensors(tensors[i].tensor, expected.tensors[i], options);
     if (!r.ok) failures += (failures.empty() ? "" : "\n") + r.message;
   }
   return failures;
 }
 
-void run_pipeline(const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
-                  const GoldenFn& golden, const RunConfig& config, bool profiling,
-                  RunResult& result) {
+void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
+                  const GoldenFn& golden, const RunConfig& config, RunResult& result) {
   if (config.platform != "cpu_sim") {
     throw StageFailure("unknown platform '" + config.platform +
                        "'; the available platform is 'cpu_sim'");
   }
+  if (config.workers < 0 || config.workers > kMaxWorkers) {
+    throw StageFailure("RunConfig.workers=" + std::to_string(config.workers) +
+                       " is out of range: give 1 to " + std::to_string(kMaxWorkers) +
+                       " simulated cores, or 0 for the default");
+  }
   std::vector<HostArg> args = entry_arguments(*program, host_tensors(tensors));
 
-  codegen::CompileResult compiled;
+  CompileResult compiled;
   {
     ScopedStage stage("compile");
-    codegen::CompileOptions options;
+    CompileOptions options;
     options.output_dir = config.work_dir;
     options.strategy = config.strategy;
     options.dump_passes = config.dump_passes;
-    options.profiling = profiling;
     try {
-      compiled = codegen::compile_program(program, options);
-    } catch (const ir::CompileError& e) {
-      throw StageFailure("compile failed: " + describe_compile_error(*program, e));
-    } catch (const std::exception& e) {
-      throw StageFailure(std::string("compile failed: ") + e.what());
+      compiled = compile(session, program, options);
+    } catch (const std::exception&) {
+      throw StageFailure("compile failed: " + describe_current_exception(program.get()));
     }
   }
   result.work_dir = compiled.output_dir;
 
-  ExpectedTensors expected(tensors);
+  std::optional<ExpectedTensors> expected;
   {
     ScopedStage stage("golden_write");
-    compute_golden(*program, golden, expected);
+    expected.emplace(tensors);
+    compute_golden(*program, golden, *expected);
     try {
-      write_golden_files(fs::path(result.work_dir) / "data", tensors, expected);
+      write_golden_files(fs::path(result.work_dir) / "data", tensors, *expected);
     } catch (const std::runtime_error& e) {
       throw StageFailure(std::string("writing golden data failed: ") + e.what());
     }
   }
 
   ScopedStage stage("device_execution");
-  BuildResult built;
+  runtime::BuildResult built;
   {
     ScopedStage build_stage("binary_compilation");
-    BuildOptions options;
+    runtime::BuildOptions options;
     options.source_path = fs::path(result.work_dir) / "program.cpp";
     options.program_name = program->name;
-    built = build_library(compiled.translation_unit, options);
+    built = runtime::build_library(compiled.translation_unit, options);
+    result.cache_hit = built.cache_hit;
   }
   {
     ScopedStage execute_stage("execute");
-    ExecuteOptions options;
+    runtime::ExecuteOptions options;
     options.isolate = config.isolate;
     if (config.workers > 0) options.num_workers = config.workers;
     options.program_name = program->name;
-    auto library = ProgramLibrary::load(built.library);
-    RunStats stats = execute(*library, args, options);
+    result.workers = options.num_workers;
+    result.isolated = options.isolate;
+    auto library = runtime::ProgramLibrary::load(built.library);
+    runtime::RunStats stats = runtime::execute(*library, args, options);
     result.execution_time = stats.wall_seconds;
   }
   ScopedStage validate_stage("validate");
-  std::string mismatches = validate(tensors, expected, config);
+  std::string mismatches = validate(tensors, *expected, config);
   if (!mismatches.empty()) throw StageFailure("golden mismatch: " + mismatches);
   result.passed = true;
 }
 
 }  // namespace
 
-RunResult run(const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
+RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
               const GoldenFn& golden, const RunConfig& config) {
   RunResult result;
-  profiling::CompileProfiler* profiler = profiling::get_active_profiler();
-  std::unique_ptr<profiling::CompileProfiler> own_profiler;
-  if (!profiler && config.compile_profiling) {
-    own_profiler = std::make_unique<profiling::CompileProfiler>();
-    profiler = own_profiler.get();
-  }
-  profiling::ProfilerActivation activation(profiler);
-
   try {
-    run_pipeline(program, tensors, golden, config, profiler != nullptr, result);
+    run_pipeline(session, program, tensors, golden, config, result);
   } catch (const std::exception& e) {
     // Build and execution errors are already phrased for the user (they name the program,
     // the compiler's diagnostics, the kernel and the signal).
@@ -237,18 +234,26 @@ RunResult run(const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
     result.error = e.what();
   }
 
-  if (profiler) {
-    result.profile = profiler->to_dict();
-    if (!result.work_dir.empty()) {
-      try {
-        profiler->write_report(fs::path(result.work_dir) / "report");
-      } catch (const std::exception& e) {
-        if (result.passed) result.error = e.what();
-        result.passed = false;
-      }
+  if (session.profiling()) {
+    result.profiled = true;
+    result.profile = session.report();
+    if (session.process_wide_profiling()) {
+      result.process_summary = session.profiler()->summary();
+    }
+    try {
+      session.write_report();
+    } catch (const std::exception& e) {
+      if (result.passed) result.error = e.what();
+      result.passed = false;
     }
   }
   return result;
 }
 
-}  // namespace pypto::runtime
+RunResult run(const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
+              const GoldenFn& golden, const RunConfig& config) {
+  Session session(config.compile_profiling);
+  return run(session, program, tensors, golden, config);
+}
+
+}  // namespace pypto::driver

@@ -1,0 +1,46 @@
+// Compiling a program: the pass pipeline, then codegen, into the session's output directory.
+// This is `ir.compile` and `pypto compile`, and the first step of run().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pypto/driver/output_dir.h"
+#include "pypto/driver/session.h"
+#include "pypto/ir/program.h"
+#include "pypto/passes/pass_manager.h"
+
+namespace pypto::driver {
+
+struct CompileOptions {
+  // Empty: ${PYPTO_PROG_BUILD_DIR:-build_output}/<Program>_<YYYYmmdd_HHMMSS_micro>.
+  std::string output_dir;
+  passes::OptimizationStrategy strategy = passes::OptimizationStrategy::Default;
+  bool dump_passes = true;  // IR after each pass in <output_dir>/passes_dump/
+  // Profile the compile and write <output_dir>/report/pipeline_profile.{txt,json}. A profiler
+  // that is already active (entered by the caller, or PYPTO_COMPILE_PROFILING) records it too.
+  bool profiling = false;
+};
+
+struct CompileResult {
+  std::string output_dir;
+  ir::ProgramPtr lowered;                 // after the pass pipeline
+  std::string translation_unit;           // program.cpp: the source built into the program library
+  std::vector<std::string> kernel_names;  // InCore functions, in program order
+  nlohmann::ordered_json manifest;        // kernel_config.json
+};
+
+// Compiles `program` in `session` (the layout is in output_dir.h). Profile stages: `passes`
+// (PassManager, one child per pass) and `codegen` (kernel_codegen:<f>, orchestration_codegen),
+// at the level where it is called. Throws ir::CompileError (passes, codegen),
+// CompileOutputError (output directory) and std::runtime_error (pass dumps).
+CompileResult compile(Session& session, const ir::ProgramPtr& program,
+                      const CompileOptions& options);
+
+// A compile in a session of its own; its report is written (also when the compile fails) when
+// profiling. Throws as compile().
+CompileResult compile_program(const ir::ProgramPtr& program, const CompileOptions& options = {});
+
+}  // namespace pypto::driver

@@ -1,0 +1,50 @@
+// The output directory of a compile or a run, and writing the generated files into it.
+//
+//   <out>/passes_dump/           IR after each pass (when dumping)
+//   <out>/kernels/<f>.cpp        one per InCore function
+//   <out>/orchestration/<f>.cpp  one per Orchestration function
+//   <out>/program.cpp            the translation unit built into the program library
+//   <out>/kernel_config.json     manifest
+//   <out>/data/{in,out}/*.npy    a run's inputs and expected outputs
+//   <out>/report/pipeline_profile.{txt,json}  when profiling
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pypto::driver {
+
+// The output directory (or a file in it) cannot be created or written. The message names the
+// path, the reason and what to do.
+class CompileOutputError : public std::runtime_error {
+ public:
+  CompileOutputError(const std::string& message, std::filesystem::path path)
+      : std::runtime_error(message), path_(std::move(path)) {}
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// ${PYPTO_PROG_BUILD_DIR:-build_output}/<program_name>_<YYYYmmdd_HHMMSS_micro>.
+std::filesystem::path default_output_dir(const std::string& program_name);
+
+// Creates `dir` (and its parents) and checks that files can be created in it.
+// Throws CompileOutputError.
+void prepare_output_dir(const std::filesystem::path& dir);
+
+// A file to write, relative to the output directory.
+struct OutputFile {
+  std::string relative_path;  // "kernels/add_kernel.cpp"
+  std::string contents;
+};
+
+// Writes every file under `dir`, each atomically (support::write_file_atomically). When one
+// write fails, the files this call already wrote are removed before CompileOutputError is
+// thrown.
+void write_output_files(const std::filesystem::path& dir, const std::vector<OutputFile>& files);
+
+}  // namespace pypto::driver

@@ -1,0 +1,22 @@
+// Parsing as the first stage of a compile: frontend::parse_module / parse_program timed as the
+// `parse` stage of the active profiler (the one current on this thread, or the process-wide one
+// of PYPTO_COMPILE_PROFILING). `@pl.program`, `pl.parse` and the CLI all parse through here.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "pypto/frontend/parser.h"
+#include "pypto/ir/program.h"
+
+namespace pypto::driver {
+
+std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view file_name,
+                                         const frontend::Constants& constants = {});
+
+ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
+                             const frontend::Constants& constants = {}, int32_t line_offset = 0,
+                             bool rest_of_file = false);
+
+}  // namespace pypto::driver

@@ -1,0 +1,44 @@
+// Writing files that are complete or absent, never half written: reports, generated sources,
+// golden data and cached binaries all go through here.
+#pragma once
+
+#include <filesystem>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace pypto::support {
+
+// A file or folder could not be created or written. what() is "cannot <action> '<path>':
+// <reason>"; callers that know what the user should do add it to their own message.
+class FileError : public std::runtime_error {
+ public:
+  // `reason` empty: strerror(error_number).
+  FileError(const std::string& action, std::filesystem::path path, int error_number,
+            std::string reason = {});
+  const std::filesystem::path& path() const noexcept { return path_; }
+  int error_number() const noexcept { return error_number_; }  // errno; 0 when there is none
+  // Why it failed: the OS's reason, or which folder could not be created and why.
+  const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::filesystem::path path_;
+  int error_number_;
+  std::string reason_;
+};
+
+// Creates `folder` and its parents. Throws FileError.
+void create_folders(const std::filesystem::path& folder);
+
+// Writes the concatenation of `pieces` to `path`: into a fresh temporary file in the same folder
+// (created with O_EXCL under an unpredictable name, so an existing file or symlink there is
+// never followed), then renamed over `path`. A reader sees the old file or the whole new one.
+// Parent folders are created. The file gets mode 0644. Throws FileError; no temporary is left.
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::string_view> pieces);
+inline void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
+  write_file_atomically(path, {contents});
+}
+
+}  // namespace pypto::support

@@ -1,0 +1,172 @@
+// `pypto._core.driver`: compile and run, each a session of the C++ driver. CompileOptions and
+// RunConfig are bound as the driver's own structs, so every field Python sets reaches C++;
+// python/pypto/ir/compile.py and python/pypto/runtime.py fill them and shape the results.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bindings.h"
+#include "ir_handles.h"
+#include "pypto/driver/compile.h"
+#include "pypto/driver/run.h"
+#include "pypto/driver/session.h"
+
+namespace nb = nanobind;
+
+namespace pypto::bindings {
+
+namespace {
+
+using ByteArray = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
+using HostBuffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+// (name, dtype name, shape, contiguous buffer, is_output) per tensor.
+using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, HostBuffer, bool>;
+
+[[noreturn]] void raise_compile_error(const std::string& message) {
+  nb::object type = nb::module_::import_("pypto.errors").attr("CompileError");
+  nb::object instance = type(message);
+  PyErr_SetObject(type.ptr(), instance.ptr());
+  throw nb::python_error();
+}
+
+std::vector<driver::RunTensor> to_run_tensors(std::vector<TensorArg>& args) {
+  std::vector<driver::RunTensor> tensors;
+  for (auto& [name, dtype_name, shape, buffer, is_output] : args) {
+    auto dtype = ir::dtype_from_name(dtype_name);
+    if (!dtype) throw nb::value_error(("unknown dtype '" + dtype_name + "'").c_str());
+    driver::RunTensor t;
+    t.tensor.name = name;
+    t.tensor.dtype = *dtype;
+    t.tensor.shape = shape;
+    t.tensor.data = buffer.data();
+    t.is_output = is_output;
+    if (static_cast<int64_t>(buffer.nbytes()) != t.tensor.size_bytes()) {
+      throw nb::value_error(("tensor '" + name + "': buffer of " + std::to_string(buffer.nbytes()) +
+                             " bytes for " + std::to_string(t.tensor.size_bytes()) + " expected")
+                                .c_str());
+    }
+    tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+// Hands the golden callback one flat byte view per tensor (valid during the call only); the
+// Python side reshapes them into typed arrays. The GIL is taken for the call only.
+driver::GoldenFn make_golden(nb::object callback) {
+  if (callback.is_none()) return nullptr;
+  return [callback](std::vector<ir::HostTensor>& tensors) {
+    nb::gil_scoped_acquire gil;
+    nb::list views;
+    for (auto& t : tensors) {
+      size_t n = static_cast<size_t>(t.size_bytes());
+      // rv_policy::reference: a view, not a copy, so the golden's writes land in `tensors`.
+      views.append(nb::cast(ByteArray(static_cast<uint8_t*>(t.data), {n}, nb::handle()),
+                            nb::rv_policy::reference));
+    }
+    try {
+      callback(views);
+    } catch (const nb::python_error& e) {
+      // Rendered here, while this thread holds the GIL; the driver reports it as the golden's
+      // failure.
+      throw std::runtime_error(e.what());
+    }
+  };
+}
+
+void bind_options(nb::module_& m) {
+  nb::enum_<passes::OptimizationStrategy>(m, "OptimizationStrategy")
+      .value("Default", passes::OptimizationStrategy::Default);
+
+  nb::class_<driver::CompileOptions>(m, "CompileOptions")
+      .def(nb::init<>())
+      .def_rw("output_dir", &driver::CompileOptions::output_dir)
+      .def_rw("strategy", &driver::CompileOptions::strategy)
+      .def_rw("dump_passes", &driver::CompileOptions::dump_passes)
+      .def_rw("profiling", &driver::CompileOptions::profiling);
+
+  nb::class_<driver::RunConfig>(m, "RunConfig")
+      .def(nb::init<>())
+      .def_rw("platform", &driver::RunConfig::platform)
+      .def_rw("rtol", &driver::RunConfig::rtol)
+      .def_rw("atol", &driver::RunConfig::atol)
+      .def_rw("compile_profiling", &driver::RunConfig::compile_profiling)
+      .def_rw("dump_passes", &driver::RunConfig::dump_passes)
+      .def_rw("work_dir", &driver::RunConfig::work_dir)
+      .def_rw("workers", &driver::RunConfig::workers)
+      .def_rw("strategy", &driver::RunConfig::strategy)
+      .def_rw("isolate", &driver::RunConfig::isolate);
+}
+
+}  // namespace
+
+void bind_driver(nb::module_ m) {
+  bind_options(m);
+
+  nb::class_<driver::CompileResult>(m, "CompileResult")
+      .def_ro("output_dir", &driver::CompileResult::output_dir)
+      .def_ro("translation_unit", &driver::CompileResult::translation_unit)
+      .def_ro("kernel_names", &driver::CompileResult::kernel_names)
+      .def_prop_ro("lowered",
+                   [](const driver::CompileResult& r) { return ProgramHandle{r.lowered}; })
+      .def_prop_ro("manifest_json",
+                   [](const driver::CompileResult& r) { return r.manifest.dump(); });
+
+  m.def(
+      "compile_program",
+      [](const ProgramHandle& program, const driver::CompileOptions& options) {
+        if (!program.program) raise_compile_error("ir.compile: the program is empty");
+        driver::CompileResult result;
+        std::string error;
+        {
+          // Python profilers are entered on this thread as C++ profilers, so releasing the
+          // GIL changes nothing for profiling.
+          nb::gil_scoped_release release;
+          try {
+            result = driver::compile_program(program.program, options);
+          } catch (...) {
+            error = driver::describe_current_exception(program.program.get());
+          }
+        }
+        if (!error.empty()) raise_compile_error(error);
+        return result;
+      },
+      nb::arg("program"), nb::arg("options"),
+      "Runs the pass pipeline and codegen in a session of its own; raises CompileError.");
+
+  m.def(
+      "run",
+      [](const ProgramHandle& program, std::vector<TensorArg> tensor_args, nb::object golden,
+         const driver::RunConfig& config) {
+        std::vector<driver::RunTensor> tensors = to_run_tensors(tensor_args);
+        driver::GoldenFn golden_fn = make_golden(golden);
+        driver::RunResult r;
+        {
+          nb::gil_scoped_release release;
+          r = driver::run(program.program, tensors, golden_fn, config);
+        }
+        nb::dict result;
+        result["passed"] = r.passed;
+        result["error"] = r.error;
+        result["execution_time"] = r.execution_time;
+        result["profile"] = r.profiled ? report_to_python(r.profile) : nb::none();
+        result["work_dir"] = r.work_dir;
+        result["process_summary"] = r.process_summary;
+        result["workers"] = r.workers;
+        result["isolated"] = r.isolated;
+        result["cache_hit"] = r.cache_hit;
+        return result;
+      },
+      nb::arg("program"), nb::arg("tensors"), nb::arg("golden").none(), nb::arg("config"),
+      "Runs the whole pipeline in a session of its own; returns a dict with the fields of the "
+      "driver's RunResult (profile: a dict or None; process_summary: text to print or '').");
+}
+
+}  // namespace pypto::bindings

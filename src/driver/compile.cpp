@@ -1,0 +1,69 @@
+#include "pypto/driver/compile.h"
+
+#include <exception>
+#include <stdexcept>
+
+#include "pypto/codegen/kernel_config.h"
+#include "pypto/codegen/program_codegen.h"
+
+namespace pypto::driver {
+
+namespace fs = std::filesystem;
+
+CompileResult compile(Session& session, const ir::ProgramPtr& program,
+                      const CompileOptions& options) {
+  if (!program) throw std::invalid_argument("compile: no program given");
+  const fs::path& out = session.open_output_dir(options.output_dir, program->name);
+
+  CompileResult result;
+  result.output_dir = out.string();
+  passes::PassRunOptions run_options;
+  if (options.dump_passes) run_options.dump_dir = (out / "passes_dump").string();
+  result.lowered = passes::PassManager::for_strategy(options.strategy).run(program, run_options);
+
+  codegen::GeneratedProgram generated = codegen::generate_program(*result.lowered);
+  result.manifest = codegen::build_kernel_config(*result.lowered);
+  std::vector<OutputFile> files;
+  const std::string includes = "#include \"pto_abi.h\"\n#include \"pto_tile.h\"\n\n";
+  for (const auto& k : generated.kernels) {
+    result.kernel_names.push_back(k.name);
+    files.push_back({"kernels/" + k.name + ".cpp",
+                     "// InCore function '" + k.name + "' of program '" + program->name +
+                         "' (part of program.cpp)\n" + includes + k.source});
+  }
+  for (const auto& o : generated.orchestrations) {
+    files.push_back({"orchestration/" + o.name + ".cpp",
+                     "// Orchestration function '" + o.name + "' of program '" + program->name +
+                         "' (part of program.cpp; kernels are in kernels/)\n" + includes +
+                         o.source});
+  }
+  files.push_back({"program.cpp", generated.translation_unit});
+  files.push_back({"kernel_config.json", result.manifest.dump(2) + "\n"});
+  write_output_files(out, files);
+  result.translation_unit = std::move(generated.translation_unit);
+  return result;
+}
+
+CompileResult compile_program(const ir::ProgramPtr& program, const CompileOptions& options) {
+  Session session(options.profiling);
+  CompileResult result;
+  try {
+    result = compile(session, program, options);
+  } catch (...) {
+    // The profile of a failed compile is written too: it shows the stage that failed.
+    try {
+      session.write_report();
+    } catch (const profiling::ProfilerError&) {
+      // The compile's own error is the one to report.
+    }
+    throw;
+  }
+  try {
+    session.write_report();
+  } catch (const profiling::ProfilerError& e) {
+    throw CompileOutputError(e.what(), e.path());
+  }
+  return result;
+}
+
+}  // namespace pypto::driver

@@ -1,0 +1,20 @@
+#include "pypto/driver/parse.h"
+
+#include "pypto/profiling/profiler.h"
+
+namespace pypto::driver {
+
+std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view file_name,
+                                         const frontend::Constants& constants) {
+  profiling::ScopedStage stage(profiling::get_active_profiler(), "parse");
+  return frontend::parse_module(text, file_name, constants);
+}
+
+ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
+                             const frontend::Constants& constants, int32_t line_offset,
+                             bool rest_of_file) {
+  profiling::ScopedStage stage(profiling::get_active_profiler(), "parse");
+  return frontend::parse_program(text, file_name, constants, line_offset, rest_of_file);
+}
+
+}  // namespace pypto::driver

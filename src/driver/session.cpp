@@ -1,0 +1,91 @@
+#include "pypto/driver/session.h"
+
+#include <utility>
+#include <vector>
+
+#include "pypto/driver/output_dir.h"
+#include "pypto/support/diagnostics.h"
+
+namespace pypto::driver {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+profiling::CompileProfiler* choose_profiler(bool requested,
+                                            std::unique_ptr<profiling::CompileProfiler>& own) {
+  if (profiling::CompileProfiler* active = profiling::get_active_profiler()) return active;
+  if (!requested) return nullptr;
+  own = std::make_unique<profiling::CompileProfiler>();
+  return own.get();
+}
+
+// The stages that started at or after `since`, keeping each one's subtree; stages that began
+// before are dropped but searched for later children.
+void collect_since(std::vector<profiling::ReportStage>& stages, double since,
+                   std::vector<profiling::ReportStage>& out) {
+  for (profiling::ReportStage& stage : stages) {
+    if (stage.start >= since) {
+      out.push_back(std::move(stage));
+    } else if (stage.end() > since) {
+      collect_since(stage.children, since, out);
+    }
+  }
+}
+
+}  // namespace
+
+Session::Session(bool profiling_requested)
+    : profiler_(choose_profiler(profiling_requested, own_profiler_)),
+      activation_(profiler_),
+      start_seconds_(profiling::now_seconds()) {}
+
+Session::~Session() = default;
+
+bool Session::process_wide_profiling() const noexcept {
+  return profiler_ != nullptr && profiler_->is_process_wide();
+}
+
+const fs::path& Session::open_output_dir(const std::string& requested,
+                                         const std::string& program_name) {
+  if (output_dir_.empty()) {
+    fs::path dir = requested.empty() ? default_output_dir(program_name) : fs::path(requested);
+    prepare_output_dir(dir);
+    output_dir_ = std::move(dir);
+  }
+  return output_dir_;
+}
+
+profiling::Report Session::report() const {
+  if (profiler_ == nullptr) return {};
+  profiling::Report all = profiler_->report();
+  if (own_profiler_) return all;
+  std::vector<profiling::ReportStage> mine;
+  collect_since(all.stages, start_seconds_, mine);
+  return profiling::finalize_report(std::move(mine));
+}
+
+void Session::write_report() {
+  if (report_written_ || profiler_ == nullptr || output_dir_.empty()) return;
+  report_written_ = true;
+  profiling::write_report(report(), output_dir_ / "report");
+}
+
+std::string describe_current_exception(const ir::Program* program) {
+  try {
+    throw;
+  } catch (const support::ParseError& e) {
+    return e.rendered();
+  } catch (const support::CompileError& e) {
+    if (program != nullptr && program->source) {
+      return support::render_diagnostic(*program->source, e);
+    }
+    return e.what();
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+}  // namespace pypto::driver

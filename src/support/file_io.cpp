@@ -1,0 +1,80 @@
+#include "pypto/support/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
+namespace pypto::support {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string os_reason(int error_number) {
+  return std::strerror(error_number != 0 ? error_number : EIO);
+}
+
+}  // namespace
+
+FileError::FileError(const std::string& action, fs::path path, int error_number, std::string reason)
+    : std::runtime_error("cannot " + action + " '" + path.string() +
+                         "': " + (reason.empty() ? os_reason(error_number) : reason)),
+      path_(std::move(path)),
+      error_number_(error_number),
+      reason_(reason.empty() ? os_reason(error_number) : std::move(reason)) {}
+
+void create_folders(const fs::path& folder) {
+  if (folder.empty()) return;
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) throw FileError("create the folder", folder, ec.value());
+  if (!fs::is_directory(folder, ec)) throw FileError("create the folder", folder, ENOTDIR);
+}
+
+namespace {
+
+// Writes all of `data`, retrying short writes and EINTR. Returns 0 or the errno value.
+int write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path, std::initializer_list<std::string_view> pieces) {
+  try {
+    create_folders(path.parent_path());
+  } catch (const FileError& e) {
+    throw FileError("write", path, e.error_number(),
+                    "cannot create the folder '" + e.path().string() + "': " + e.reason());
+  }
+  // mkstemp picks an unpredictable name and creates it with O_EXCL, so a file or symlink that
+  // someone else planted under a guessable name is never opened.
+  std::string temp = path.string() + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) throw FileError("write", path, errno);
+  int error = ::fchmod(fd, 0644) == 0 ? 0 : errno;
+  for (std::string_view piece : pieces) {
+    if (error == 0) error = write_all(fd, piece);
+  }
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && std::rename(temp.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    ::unlink(temp.c_str());
+    throw FileError("write", path, error);
+  }
+}
+
+}  // namespace pypto::support
