@@ -419,139 +419,77 @@ struct OpSpec {
 };
 #define ISA(code) code, #code
 
-// The op families that differ only in their element function.
-OpSpec binary_op(const char* name, int32_t opcode, const char* opcode_name) {
-  return {name,
-          OpCategory::ElementwiseBinary,
-          {"lhs", "rhs"},
-          2,
-          {},
-          infer_elementwise_binary,
-          interp::op_binary,
-          EmitShape::Binary,
-          opcode,
-          opcode_name};
-}
-OpSpec unary_op(const char* name, int32_t opcode, const char* opcode_name) {
-  return {name,
-          OpCategory::ElementwiseUnary,
-          {"input"},
-          1,
-          {},
-          infer_elementwise_unary,
-          interp::op_unary,
-          EmitShape::Unary,
-          opcode,
-          opcode_name};
-}
-OpSpec row_reduce_op(const char* name, int32_t opcode, const char* opcode_name) {
-  return {name,
-          OpCategory::RowReduce,
-          {"tile", "tmp_tile"},
-          1,
-          {},
-          infer_row_reduce,
-          interp::op_row_reduce,
-          EmitShape::RowReduce,
-          opcode,
-          opcode_name};
-}
-OpSpec row_expand_op(const char* name, int32_t opcode, const char* opcode_name) {
-  return {name,
-          OpCategory::RowExpand,
-          {"tile", "row"},
-          2,
-          {},
-          infer_row_expand,
-          interp::op_row_expand,
-          EmitShape::RowExpand,
-          opcode,
-          opcode_name};
+// The op families whose members differ only in their element function: a member is its name
+// and its device opcode.
+struct OpFamily {
+  OpCategory category;
+  std::vector<std::string> arg_names;
+  size_t min_args;
+  Inference infer;
+  OpInterpretFn interpret;
+  EmitShape emit;
+};
+
+// clang-format off
+const OpFamily kBinary{OpCategory::ElementwiseBinary, {"lhs", "rhs"}, 2, infer_elementwise_binary,
+                       interp::op_binary, EmitShape::Binary};
+const OpFamily kUnary{OpCategory::ElementwiseUnary, {"input"}, 1, infer_elementwise_unary,
+                      interp::op_unary, EmitShape::Unary};
+const OpFamily kRowReduce{OpCategory::RowReduce, {"tile", "tmp_tile"}, 1, infer_row_reduce,
+                          interp::op_row_reduce, EmitShape::RowReduce};
+const OpFamily kRowExpand{OpCategory::RowExpand, {"tile", "row"}, 2, infer_row_expand,
+                          interp::op_row_expand, EmitShape::RowExpand};
+// clang-format on
+
+OpSpec member(const OpFamily& f, const char* name, int32_t opcode, const char* opcode_name) {
+  return {name,    f.category,  f.arg_names, f.min_args, {},
+          f.infer, f.interpret, f.emit,      opcode,     opcode_name};
 }
 
+// The registry's entries, one per op (clang-format would spread each over ten lines).
 std::vector<OpSpec> op_specs() {
   using C = OpCategory;
   using E = EmitShape;
   namespace in = interp;
+  // clang-format off
   return {
-      {"load",
-       C::Load,
-       {"tensor", "offsets", "shapes"},
-       3,
-       {"target_memory"},
-       infer_load,
-       in::op_load,
-       E::Load},
-      {"store",
-       C::Store,
-       {"tile", "offsets", "output_tensor"},
-       3,
-       {},
-       infer_store,
-       in::op_store,
+      {"load", C::Load, {"tensor", "offsets", "shapes"}, 3, {"target_memory"}, infer_load,
+       in::op_load, E::Load},
+      {"store", C::Store, {"tile", "offsets", "output_tensor"}, 3, {}, infer_store, in::op_store,
        E::Store},
       {"move", C::Move, {"tile"}, 1, {"target_memory"}, infer_move, in::op_move, E::Move},
-      {"create_tile",
-       C::CreateTile,
-       {"shape"},
-       1,
-       {"dtype", "target_memory"},
-       infer_create_tile,
-       in::op_create_tile,
-       E::CreateTile},
-      {"create_tensor",
-       C::CreateTensor,
-       {"shape"},
-       1,
-       {"dtype"},
-       infer_create_tensor,
-       in::op_create_tensor,
-       E::None},
+      {"create_tile", C::CreateTile, {"shape"}, 1, {"dtype", "target_memory"}, infer_create_tile,
+       in::op_create_tile, E::CreateTile},
+      {"create_tensor", C::CreateTensor, {"shape"}, 1, {"dtype"}, infer_create_tensor,
+       in::op_create_tensor, E::None},
       {"cast", C::Cast, {"tile"}, 1, {"target_type"}, infer_cast, in::op_cast, E::Cast},
       {"matmul", C::Matmul, {"left", "right"}, 2, {}, infer_matmul, in::op_matmul, E::Matmul},
-      {"matmul_acc",
-       C::Matmul,
-       {"acc", "left", "right"},
-       3,
-       {},
-       infer_matmul_acc,
-       in::op_matmul_acc,
-       E::MatmulAcc},
-      {"slice",
-       C::Slice,
-       {"input", "shape", "offsets"},
-       3,
-       {},
-       infer_slice,
-       in::op_slice,
+      {"matmul_acc", C::Matmul, {"acc", "left", "right"}, 3, {}, infer_matmul_acc,
+       in::op_matmul_acc, E::MatmulAcc},
+      {"slice", C::Slice, {"input", "shape", "offsets"}, 3, {}, infer_slice, in::op_slice,
        E::Slice},
-      {"assemble",
-       C::Assemble,
-       {"target", "source", "offsets"},
-       3,
-       {},
-       infer_assemble,
-       in::op_assemble,
-       E::Assemble},
-      binary_op("add", ISA(PTO_OP_ADD)),
-      binary_op("sub", ISA(PTO_OP_SUB)),
-      binary_op("mul", ISA(PTO_OP_MUL)),
-      binary_op("div", ISA(PTO_OP_DIV)),
-      binary_op("maximum", ISA(PTO_OP_MAX)),
-      binary_op("minimum", ISA(PTO_OP_MIN)),
-      unary_op("exp", ISA(PTO_OP_EXP)),
-      unary_op("neg", ISA(PTO_OP_NEG)),
-      unary_op("sqrt", ISA(PTO_OP_SQRT)),
-      unary_op("abs", ISA(PTO_OP_ABS)),
-      unary_op("recip", ISA(PTO_OP_RECIP)),
-      unary_op("relu", ISA(PTO_OP_RELU)),
-      row_reduce_op("row_max", ISA(PTO_ROW_MAX)),
-      row_reduce_op("row_sum", ISA(PTO_ROW_SUM)),
-      row_expand_op("row_expand_add", ISA(PTO_OP_ADD)),
-      row_expand_op("row_expand_sub", ISA(PTO_OP_SUB)),
-      row_expand_op("row_expand_mul", ISA(PTO_OP_MUL)),
-      row_expand_op("row_expand_div", ISA(PTO_OP_DIV)),
+      {"assemble", C::Assemble, {"target", "source", "offsets"}, 3, {}, infer_assemble,
+       in::op_assemble, E::Assemble},
+      member(kBinary, "add", ISA(PTO_OP_ADD)),
+      member(kBinary, "sub", ISA(PTO_OP_SUB)),
+      member(kBinary, "mul", ISA(PTO_OP_MUL)),
+      member(kBinary, "div", ISA(PTO_OP_DIV)),
+      member(kBinary, "maximum", ISA(PTO_OP_MAX)),
+      member(kBinary, "minimum", ISA(PTO_OP_MIN)),
+      member(kUnary, "exp", ISA(PTO_OP_EXP)),
+      member(kUnary, "neg", ISA(PTO_OP_NEG)),
+      member(kUnary, "sqrt", ISA(PTO_OP_SQRT)),
+      member(kUnary, "abs", ISA(PTO_OP_ABS)),
+      member(kUnary, "recip", ISA(PTO_OP_RECIP)),
+      member(kUnary, "relu", ISA(PTO_OP_RELU)),
+      member(kRowReduce, "row_max", ISA(PTO_ROW_MAX)),
+      member(kRowReduce, "row_sum", ISA(PTO_ROW_SUM)),
+      member(kRowExpand, "row_expand_add", ISA(PTO_OP_ADD)),
+      member(kRowExpand, "row_expand_sub", ISA(PTO_OP_SUB)),
+      member(kRowExpand, "row_expand_mul", ISA(PTO_OP_MUL)),
+      member(kRowExpand, "row_expand_div", ISA(PTO_OP_DIV)),
   };
+  // clang-format on
 }
 #undef ISA
 

@@ -237,35 +237,25 @@ PYPTO_ROW_REDUCE_OPS(PYPTO_DEFINE_REDUCE)
 #undef PYPTO_DEFINE_UNARY
 #undef PYPTO_DEFINE_REDUCE
 
-// Calls f(Op{}) with the functor of opcode `op`; returns false for an unknown opcode.
+// with_binary_op(op, f), with_unary_op(op, f), with_reduce_op(op, f): call f(Op{}) with the
+// functor of opcode `op`; return false for an unknown opcode.
 #define PYPTO_DISPATCH_CASE(code, Name, expr) \
   case code:                                  \
     f(Name{});                                \
     return true;
-template <typename F>
-bool with_binary_op(int32_t op, F&& f) {
-  switch (op) {
-    PYPTO_BINARY_ELEMENT_OPS(PYPTO_DISPATCH_CASE)
-    default:
-      return false;
+#define PYPTO_DEFINE_DISPATCH(function, TABLE) \
+  template <typename F>                        \
+  bool function(int32_t op, F&& f) {           \
+    switch (op) {                              \
+      TABLE(PYPTO_DISPATCH_CASE)               \
+      default:                                 \
+        return false;                          \
+    }                                          \
   }
-}
-template <typename F>
-bool with_unary_op(int32_t op, F&& f) {
-  switch (op) {
-    PYPTO_UNARY_ELEMENT_OPS(PYPTO_DISPATCH_CASE)
-    default:
-      return false;
-  }
-}
-template <typename F>
-bool with_reduce_op(int32_t op, F&& f) {
-  switch (op) {
-    PYPTO_ROW_REDUCE_OPS(PYPTO_DISPATCH_CASE)
-    default:
-      return false;
-  }
-}
+PYPTO_DEFINE_DISPATCH(with_binary_op, PYPTO_BINARY_ELEMENT_OPS)
+PYPTO_DEFINE_DISPATCH(with_unary_op, PYPTO_UNARY_ELEMENT_OPS)
+PYPTO_DEFINE_DISPATCH(with_reduce_op, PYPTO_ROW_REDUCE_OPS)
+#undef PYPTO_DEFINE_DISPATCH
 #undef PYPTO_DISPATCH_CASE
 
 }  // namespace pypto::support
