@@ -55,8 +55,7 @@ typedef struct PtoParamSpec {
   int64_t shape[PTO_MAX_DIMS];
 } PtoParamSpec;
 
-// Operation codes of the tile instructions. Each op's registry entry (src/ir/op_registry.cpp)
-// names its opcode; the element function behind it is in include/pypto/support/element_ops.h.
+// Operation codes of the tile instructions.
 enum PtoBinaryOp { PTO_OP_ADD = 0, PTO_OP_SUB = 1, PTO_OP_MUL = 2, PTO_OP_DIV = 3, PTO_OP_MAX = 4, PTO_OP_MIN = 5 };
 enum PtoUnaryOp { PTO_OP_EXP = 0, PTO_OP_NEG = 1, PTO_OP_SQRT = 2, PTO_OP_ABS = 3, PTO_OP_RECIP = 4, PTO_OP_RELU = 5 };
 enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1 };
