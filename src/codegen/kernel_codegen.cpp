@@ -180,6 +180,13 @@ class KernelEmitter : public StructuredEmitter {
 
   // ----- statements ---------------------------------------------------------------------------
 
+  // How the registry says to emit an op call (None for function calls and unknown ops).
+  static ir::EmitShape emit_shape(const ir::Call& call) {
+    if (call.call_kind != ir::CallKind::Op) return ir::EmitShape::None;
+    const ir::OpDef* def = ir::OpRegistry::global().find(call.callee);
+    return def ? def->emit : ir::EmitShape::None;
+  }
+
   void simple_stmt(const ir::StmtPtr& s) override {
     switch (s->kind()) {
       case ir::StmtKind::Assign:
@@ -220,12 +227,13 @@ class KernelEmitter : public StructuredEmitter {
         return;
       }
       if (const auto* call = s.value->as<ir::Call>()) {
-        if (call->call_kind == ir::CallKind::Op && call->callee == "store") {
+        ir::EmitShape shape = emit_shape(*call);
+        if (shape == ir::EmitShape::Store) {
           tile_op(*call, nullptr, s.span());
-          alias_view(var, tensor_arg(call->args.at(2), "store"));
+          alias_view(var, tensor_arg(call->args.at(2), call->callee));
           return;
         }
-        if (call->call_kind == ir::CallKind::Op && call->callee == "slice") {
+        if (shape == ir::EmitShape::Slice) {  // of a tensor: a view, no instruction
           tensor_view(name, *call, s.span());
           return;
         }
@@ -246,7 +254,7 @@ class KernelEmitter : public StructuredEmitter {
   void eval(const ir::EvalStmt& s) {
     const auto* call = s.expr->as<ir::Call>();
     if (!call) return;  // a bare scalar expression has no effect
-    if (call->call_kind == ir::CallKind::Op && call->callee == "store") {
+    if (emit_shape(*call) == ir::EmitShape::Store) {
       tile_op(*call, nullptr, s.span());
       return;
     }
@@ -398,8 +406,9 @@ class KernelEmitter : public StructuredEmitter {
 
   void emit_store(const ir::Call& call, Span span) {
     const auto& a = call.args;
-    TileRef src = tile_arg(a[0], "store", 0);
-    std::string tensor = tensor_arg(a[2], "store");
+    const std::string& op = call.callee;
+    TileRef src = tile_arg(a[0], op, 0);
+    std::string tensor = tensor_arg(a[2], op);
     size_t rank = tensor_rank(a[2]);
     auto offsets = emit_int_list(a[1], names_, "the offsets of pl.store");
     if (offsets.size() != rank || src.type->shape.size() > rank)
@@ -410,7 +419,7 @@ class KernelEmitter : public StructuredEmitter {
     std::string off = int_array("offsets", offsets);
     std::string sh = int_array("shape", shape);
     w_.line("if (!isa->store(&" + tensor + ", " + off + ", " + sh + ", " + std::to_string(rank) +
-            ", " + src.ptr + ", " + checked_where(span, "store") + ")) " + leave_after_failure());
+            ", " + src.ptr + ", " + checked_where(span, op) + ")) " + leave_after_failure());
     w_.close();
   }
 
