@@ -3,9 +3,11 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "pypto/codegen/cpp_emit.h"
+#include "pypto/ir/op_registry.h"
 #include "structured_emitter.h"
 
 namespace pypto::codegen {
@@ -38,34 +40,6 @@ bool same_start(const TileRef& a, const TileRef& b) {
   return a.space == b.space && a.addr == b.addr;
 }
 
-const char* binary_functor(const std::string& op) {
-  if (op == "add") return "PTO_OP_ADD";
-  if (op == "sub") return "PTO_OP_SUB";
-  if (op == "mul") return "PTO_OP_MUL";
-  if (op == "div") return "PTO_OP_DIV";
-  if (op == "maximum") return "PTO_OP_MAX";
-  if (op == "minimum") return "PTO_OP_MIN";
-  return nullptr;
-}
-
-const char* unary_functor(const std::string& op) {
-  if (op == "exp") return "PTO_OP_EXP";
-  if (op == "neg") return "PTO_OP_NEG";
-  if (op == "sqrt") return "PTO_OP_SQRT";
-  if (op == "abs") return "PTO_OP_ABS";
-  if (op == "recip") return "PTO_OP_RECIP";
-  if (op == "relu") return "PTO_OP_RELU";
-  return nullptr;
-}
-
-const char* row_expand_functor(const std::string& op) {
-  if (op == "row_expand_add") return "PTO_OP_ADD";
-  if (op == "row_expand_sub") return "PTO_OP_SUB";
-  if (op == "row_expand_mul") return "PTO_OP_MUL";
-  if (op == "row_expand_div") return "PTO_OP_DIV";
-  return nullptr;
-}
-
 class KernelEmitter : public StructuredEmitter {
  public:
   KernelEmitter(const ir::Function& func, int32_t line_offset)
@@ -86,6 +60,7 @@ class KernelEmitter : public StructuredEmitter {
       std::string index = "args[" + std::to_string(i) + "]";
       if (type->as<ir::TensorType>()) {
         w_.line("const PtoTensor& " + name + " = " + index + ".tensor;");
+        w_.line("(void)" + name + ";");  // a kernel may ignore an input
       } else if (const auto* st = type->as<ir::ScalarType>()) {
         std::string ctype = cpp_scalar_type(st->dtype);
         std::string field = ir::is_float(st->dtype) ? ".f64" : ".i64";
@@ -205,6 +180,13 @@ class KernelEmitter : public StructuredEmitter {
 
   // ----- statements ---------------------------------------------------------------------------
 
+  // How the registry says to emit an op call (None for function calls and unknown ops).
+  static ir::EmitShape emit_shape(const ir::Call& call) {
+    if (call.call_kind != ir::CallKind::Op) return ir::EmitShape::None;
+    const ir::OpDef* def = ir::OpRegistry::global().find(call.callee);
+    return def ? def->emit : ir::EmitShape::None;
+  }
+
   void simple_stmt(const ir::StmtPtr& s) override {
     switch (s->kind()) {
       case ir::StmtKind::Assign:
@@ -245,12 +227,13 @@ class KernelEmitter : public StructuredEmitter {
         return;
       }
       if (const auto* call = s.value->as<ir::Call>()) {
-        if (call->call_kind == ir::CallKind::Op && call->callee == "store") {
+        ir::EmitShape shape = emit_shape(*call);
+        if (shape == ir::EmitShape::Store) {
           tile_op(*call, nullptr, s.span());
-          alias_view(var, tensor_arg(call->args.at(2), "store"));
+          alias_view(var, tensor_arg(call->args.at(2), call->callee));
           return;
         }
-        if (call->call_kind == ir::CallKind::Op && call->callee == "slice") {
+        if (shape == ir::EmitShape::Slice) {  // of a tensor: a view, no instruction
           tensor_view(name, *call, s.span());
           return;
         }
@@ -271,7 +254,7 @@ class KernelEmitter : public StructuredEmitter {
   void eval(const ir::EvalStmt& s) {
     const auto* call = s.expr->as<ir::Call>();
     if (!call) return;  // a bare scalar expression has no effect
-    if (call->call_kind == ir::CallKind::Op && call->callee == "store") {
+    if (emit_shape(*call) == ir::EmitShape::Store) {
       tile_op(*call, nullptr, s.span());
       return;
     }
@@ -353,227 +336,257 @@ class KernelEmitter : public StructuredEmitter {
 
   // ----- ops ----------------------------------------------------------------------------------
 
-  // A tile op; `dst` is the result tile (null for store).
+  // A tile op, emitted by the emission shape of its registry entry; `dst` is the result tile
+  // (null for store).
   void tile_op(const ir::Call& call, const TileRef* dst, Span span) {
     if (call.call_kind != ir::CallKind::Op) {
       codegen_error(span, "InCore function '" + func_.name + "' calls function '" + call.callee +
                               "'; kernels cannot call other functions");
     }
-    const std::string& op = call.callee;
+    const ir::OpDef* def = ir::OpRegistry::global().find(call.callee);
+    if (!def || def->emit == ir::EmitShape::None) {
+      codegen_error(span, "pl." + call.callee + " is not supported in InCore functions");
+    }
+    const size_t want = def->min_args;
+    if (call.args.size() < want) {
+      codegen_error(span, "pl." + call.callee + " expects " + std::to_string(want) + " arguments");
+    }
+    if (def->emit == ir::EmitShape::Store) return emit_store(call, span);
+    if (!dst) codegen_error(span, "the result of pl." + call.callee + " must be assigned");
+    OpSite site{*def, call, *dst, span};
+    switch (def->emit) {
+      case ir::EmitShape::Load:
+        return emit_load(site);
+      case ir::EmitShape::Move:
+        return copy_tile(*dst, tile_arg(call.args[0], call.callee, 0));
+      case ir::EmitShape::CreateTile:
+        w_.line("pto::zero(" + dst->ptr + ", " + std::to_string(dst->bytes) + ");");
+        return;
+      case ir::EmitShape::Binary:
+        return emit_binary(site);
+      case ir::EmitShape::Unary:
+        return emit_unary(site);
+      case ir::EmitShape::Cast:
+        return emit_cast(site);
+      case ir::EmitShape::RowReduce:
+        return emit_row_reduce(site);
+      case ir::EmitShape::RowExpand:
+        return emit_row_expand(site);
+      case ir::EmitShape::Matmul:
+      case ir::EmitShape::MatmulAcc:
+        return emit_matmul(site, def->emit == ir::EmitShape::MatmulAcc);
+      case ir::EmitShape::Slice:
+        return emit_slice(site);
+      case ir::EmitShape::Assemble:
+        return emit_assemble(site);
+      case ir::EmitShape::None:
+      case ir::EmitShape::Store:
+        break;
+    }
+  }
+
+  // One call being emitted: the op's entry, the call, its result tile.
+  struct OpSite {
+    const ir::OpDef& def;
+    const ir::Call& call;
+    const TileRef& dst;
+    Span span;
+
+    const std::string& op() const { return call.callee; }
+    const ExprPtr& arg(size_t i) const { return call.args[i]; }
+    std::string opcode() const { return def.isa_opcode_name; }
+    std::string dtype() const { return dtype_enum(dst.type->dtype); }
+    std::string n() const { return std::to_string(dst.elements()); }
+  };
+
+  // True when `dst` overlaps `x` other than exactly in place.
+  static bool partial_overlap(const TileRef& dst, const TileRef& x) {
+    return overlaps(dst, x) && !same_start(dst, x);
+  }
+
+  void emit_store(const ir::Call& call, Span span) {
     const auto& a = call.args;
-    auto need = [&](size_t n) {
-      if (a.size() < n)
-        codegen_error(span, "pl." + op + " expects " + std::to_string(n) + " arguments");
-    };
-    auto require_dst = [&]() -> const TileRef& {
-      if (!dst) codegen_error(span, "the result of pl." + op + " must be assigned");
-      return *dst;
-    };
+    const std::string& op = call.callee;
+    TileRef src = tile_arg(a[0], op, 0);
+    std::string tensor = tensor_arg(a[2], op);
+    size_t rank = tensor_rank(a[2]);
+    auto offsets = emit_int_list(a[1], names_, "the offsets of pl.store");
+    if (offsets.size() != rank || src.type->shape.size() > rank)
+      codegen_error(span, "pl.store: offsets must have one entry per tensor dimension");
+    std::vector<std::string> shape(rank - src.type->shape.size(), "1");
+    for (int64_t d : src.type->shape) shape.push_back(std::to_string(d));
+    w_.open("");
+    std::string off = int_array("offsets", offsets);
+    std::string sh = int_array("shape", shape);
+    w_.line("if (!isa->store(&" + tensor + ", " + off + ", " + sh + ", " + std::to_string(rank) +
+            ", " + src.ptr + ", " + checked_where(span, op) + ")) " + leave_after_failure());
+    w_.close();
+  }
 
-    if (op == "store") {
-      need(3);
-      TileRef src = tile_arg(a[0], op, 0);
-      std::string tensor = tensor_arg(a[2], op);
-      size_t rank = tensor_rank(a[2]);
-      auto offsets = emit_int_list(a[1], names_, "the offsets of pl.store");
-      if (offsets.size() != rank || src.type->shape.size() > rank)
-        codegen_error(span, "pl.store: offsets must have one entry per tensor dimension");
-      std::vector<std::string> shape(rank - src.type->shape.size(), "1");
-      for (int64_t d : src.type->shape) shape.push_back(std::to_string(d));
-      w_.open("");
-      std::string off = int_array("offsets", offsets);
-      std::string sh = int_array("shape", shape);
-      w_.line("if (!isa->store(&" + tensor + ", " + off + ", " + sh + ", " + std::to_string(rank) +
-              ", " + src.ptr + ", " + checked_where(span, op) + ")) " + leave_after_failure());
-      w_.close();
-      return;
-    }
+  void emit_load(const OpSite& o) {
+    std::string tensor = tensor_arg(o.arg(0), o.op());
+    size_t rank = tensor_rank(o.arg(0));
+    auto offsets = emit_int_list(o.arg(1), names_, "the offsets of pl.load");
+    auto shape = emit_int_list(o.arg(2), names_, "the shape of pl.load");
+    if (offsets.size() != rank || shape.size() != rank)
+      codegen_error(o.span, "pl.load: offsets and shape must have one entry per tensor dimension");
+    w_.open("");
+    std::string off = int_array("offsets", offsets);
+    std::string sh = int_array("shape", shape);
+    w_.line("if (!isa->load(" + o.dst.ptr + ", &" + tensor + ", " + off + ", " + sh + ", " +
+            std::to_string(rank) + ", " + checked_where(o.span, o.op()) + ")) " +
+            leave_after_failure());
+    w_.close();
+  }
 
-    const TileRef& d = require_dst();
-    std::string n = std::to_string(d.elements());
-    std::string dtype = dtype_enum(d.type->dtype);
+  // tile op tile, tile op scalar or scalar op tile.
+  void emit_binary(const OpSite& o) {
+    const TileRef& d = o.dst;
+    bool tile_a = o.arg(0)->type()->as<TileType>() != nullptr;
+    bool tile_b = o.arg(1)->type()->as<TileType>() != nullptr;
+    if (tile_a && tile_b) {
+      TileRef x = tile_arg(o.arg(0), o.op(), 0);
+      TileRef y = tile_arg(o.arg(1), o.op(), 1);
+      if (x.elements() != d.elements() || y.elements() != d.elements())
+        codegen_error(o.span, "pl." + o.op() + ": operand shapes differ from the result shape");
+      bool scratch = partial_overlap(d, x) || partial_overlap(d, y);
+      with_destination(d, scratch, [&](const std::string& out) {
+        w_.line("isa->binary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+                y.ptr + ", " + o.n() + ");");
+      });
+      return;
+    }
+    if (!tile_a && !tile_b) {
+      codegen_error(o.span, "pl." + o.op() +
+                                " on tensors in an InCore function; the "
+                                "ConvertTensorToTileOps pass must run before code generation");
+    }
+    const ExprPtr& scalar = tile_a ? o.arg(1) : o.arg(0);
+    TileRef t = tile_arg(tile_a ? o.arg(0) : o.arg(1), o.op(), tile_a ? 0 : 1);
+    auto sdt = scalar_dtype(scalar);
+    if (!sdt) codegen_error(scalar->span(), "pl." + o.op() + " expects a tile or a scalar");
+    // The scalar keeps its precision: integer tiles with integer scalars compute in int64.
+    bool float_scalar = ir::is_float(d.type->dtype) || ir::is_float(*sdt);
+    std::string value = std::string(float_scalar ? "(double)(" : "(int64_t)(") +
+                        emit_scalar_expr(scalar, names_) + ")";
+    with_destination(d, partial_overlap(d, t), [&](const std::string& out) {
+      w_.line(std::string(float_scalar ? "isa->binary_scalar_f64(" : "isa->binary_scalar_i64(") +
+              o.opcode() + ", " + o.dtype() + ", " + out + ", " + t.ptr + ", " + value + ", " +
+              (tile_a ? "0" : "1") + ", " + o.n() + ");");
+    });
+  }
 
-    if (op == "load") {
-      need(3);
-      std::string tensor = tensor_arg(a[0], op);
-      size_t rank = tensor_rank(a[0]);
-      auto offsets = emit_int_list(a[1], names_, "the offsets of pl.load");
-      auto shape = emit_int_list(a[2], names_, "the shape of pl.load");
-      if (offsets.size() != rank || shape.size() != rank)
-        codegen_error(span, "pl.load: offsets and shape must have one entry per tensor dimension");
-      w_.open("");
-      std::string off = int_array("offsets", offsets);
-      std::string sh = int_array("shape", shape);
-      w_.line("if (!isa->load(" + d.ptr + ", &" + tensor + ", " + off + ", " + sh + ", " +
-              std::to_string(rank) + ", " + checked_where(span, op) + ")) " +
-              leave_after_failure());
-      w_.close();
-      return;
+  void emit_unary(const OpSite& o) {
+    TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
+      w_.line("isa->unary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+              o.n() + ");");
+    });
+  }
+
+  void emit_cast(const OpSite& o) {
+    const TileRef& d = o.dst;
+    TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    // In place works when each element is read before a (no wider) result overwrites it.
+    bool in_place =
+        same_start(d, x) && ir::dtype_bytes(d.type->dtype) <= ir::dtype_bytes(x.type->dtype);
+    with_destination(d, overlaps(d, x) && !in_place, [&](const std::string& out) {
+      w_.line("isa->cast(" + o.dtype() + ", " + dtype_enum(x.type->dtype) + ", " + out + ", " +
+              x.ptr + ", " + o.n() + ");");
+    });
+  }
+
+  void emit_row_reduce(const OpSite& o) {
+    TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
+      w_.line("isa->row_reduce(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr +
+              ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
+    });
+  }
+
+  void emit_row_expand(const OpSite& o) {
+    const TileRef& d = o.dst;
+    TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    TileRef v = tile_arg(o.arg(1), o.op(), 1);
+    if (v.elements() != x.rows())
+      codegen_error(o.span, "pl." + o.op() + ": the second operand must have one value per row");
+    bool scratch = partial_overlap(d, x) || overlaps(d, v);
+    with_destination(d, scratch, [&](const std::string& out) {
+      w_.line("isa->row_expand(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr +
+              ", " + v.ptr + ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) +
+              ");");
+    });
+  }
+
+  // matmul(left, right) or matmul_acc(acc, left, right).
+  void emit_matmul(const OpSite& o, bool acc) {
+    const TileRef& d = o.dst;
+    if (d.type->dtype != ir::DataType::FP32)
+      codegen_error(o.span, "pl." + o.op() + " produces an FP32 accumulator tile");
+    size_t first = acc ? 1 : 0;
+    TileRef l = tile_arg(o.arg(first), o.op(), first);
+    TileRef r = tile_arg(o.arg(first + 1), o.op(), first + 1);
+    int64_t m = l.rows(), k = l.cols(), n = r.cols();
+    if (r.rows() != k || d.rows() != m || d.cols() != n)
+      codegen_error(o.span, "pl." + o.op() + ": shapes do not form a matrix product");
+    std::string acc_ptr = "nullptr";
+    bool scratch = overlaps(d, l) || overlaps(d, r);
+    if (acc) {
+      TileRef c = tile_arg(o.arg(0), o.op(), 0);
+      acc_ptr = c.ptr;
+      scratch = scratch || partial_overlap(d, c);
     }
-    if (op == "move") {
-      need(1);
-      TileRef src = tile_arg(a[0], op, 0);
-      copy_tile(d, src);
-      return;
-    }
-    if (op == "create_tile") {
-      w_.line("pto::zero(" + d.ptr + ", " + std::to_string(d.bytes) + ");");
-      return;
-    }
-    if (const char* functor = binary_functor(op)) {
-      need(2);
-      bool tile_a = a[0]->type()->as<TileType>() != nullptr;
-      bool tile_b = a[1]->type()->as<TileType>() != nullptr;
-      if (tile_a && tile_b) {
-        TileRef x = tile_arg(a[0], op, 0);
-        TileRef y = tile_arg(a[1], op, 1);
-        if (x.elements() != d.elements() || y.elements() != d.elements())
-          codegen_error(span, "pl." + op + ": operand shapes differ from the result shape");
-        bool scratch =
-            (overlaps(d, x) && !same_start(d, x)) || (overlaps(d, y) && !same_start(d, y));
-        with_destination(d, scratch, [&](const std::string& out) {
-          w_.line("isa->binary(" + std::string(functor) + ", " + dtype + ", " + out + ", " + x.ptr +
-                  ", " + y.ptr + ", " + n + ");");
-        });
-        return;
-      }
-      if (tile_a || tile_b) {
-        const ExprPtr& scalar = tile_a ? a[1] : a[0];
-        TileRef t = tile_arg(tile_a ? a[0] : a[1], op, tile_a ? 0 : 1);
-        auto sdt = scalar_dtype(scalar);
-        if (!sdt) codegen_error(scalar->span(), "pl." + op + " expects a tile or a scalar");
-        bool float_scalar = ir::is_float(d.type->dtype) || ir::is_float(*sdt);
-        std::string value = std::string(float_scalar ? "(double)(" : "(int64_t)(") +
-                            emit_scalar_expr(scalar, names_) + ")";
-        bool scratch = overlaps(d, t) && !same_start(d, t);
-        with_destination(d, scratch, [&](const std::string& out) {
-          w_.line(
-              std::string(float_scalar ? "isa->binary_scalar_f64(" : "isa->binary_scalar_i64(") +
-              functor + ", " + dtype + ", " + out + ", " + t.ptr + ", " + value + ", " +
-              (tile_a ? "0" : "1") + ", " + n + ");");
-        });
-        return;
-      }
-      codegen_error(span, "pl." + op +
-                              " on tensors in an InCore function; the "
-                              "ConvertTensorToTileOps pass must run before code generation");
-    }
-    if (const char* functor = unary_functor(op)) {
-      need(1);
-      TileRef x = tile_arg(a[0], op, 0);
-      bool scratch = overlaps(d, x) && !same_start(d, x);
-      with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("isa->unary(" + std::string(functor) + ", " + dtype + ", " + out + ", " + x.ptr +
-                ", " + n + ");");
-      });
-      return;
-    }
-    if (op == "cast") {
-      need(1);
-      TileRef x = tile_arg(a[0], op, 0);
-      bool in_place =
-          same_start(d, x) && ir::dtype_bytes(d.type->dtype) <= ir::dtype_bytes(x.type->dtype);
-      bool scratch = overlaps(d, x) && !in_place;
-      with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("isa->cast(" + dtype + ", " + dtype_enum(x.type->dtype) + ", " + out + ", " +
-                x.ptr + ", " + n + ");");
-      });
-      return;
-    }
-    if (op == "row_max" || op == "row_sum") {
-      need(1);
-      TileRef x = tile_arg(a[0], op, 0);
-      bool scratch = overlaps(d, x) && !same_start(d, x);
-      with_destination(d, scratch, [&](const std::string& out) {
-        w_.line(std::string("isa->row_reduce(") +
-                (op == "row_max" ? "PTO_ROW_MAX" : "PTO_ROW_SUM") + ", " + dtype + ", " + out +
-                ", " + x.ptr + ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) +
-                ");");
-      });
-      return;
-    }
-    if (const char* functor = row_expand_functor(op)) {
-      need(2);
-      TileRef x = tile_arg(a[0], op, 0);
-      TileRef v = tile_arg(a[1], op, 1);
-      if (v.elements() != x.rows())
-        codegen_error(span, "pl." + op + ": the second operand must have one value per row");
-      bool scratch = (overlaps(d, x) && !same_start(d, x)) || overlaps(d, v);
-      with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("isa->row_expand(" + std::string(functor) + ", " + dtype + ", " + out + ", " +
-                x.ptr + ", " + v.ptr + ", " + std::to_string(x.rows()) + ", " +
-                std::to_string(x.cols()) + ");");
-      });
-      return;
-    }
-    if (op == "matmul" || op == "matmul_acc") {
-      bool acc = op == "matmul_acc";
-      need(acc ? 3 : 2);
-      if (d.type->dtype != ir::DataType::FP32)
-        codegen_error(span, "pl." + op + " produces an FP32 accumulator tile");
-      TileRef l = tile_arg(a[acc ? 1 : 0], op, acc ? 1 : 0);
-      TileRef r = tile_arg(a[acc ? 2 : 1], op, acc ? 2 : 1);
-      int64_t m = l.rows(), k = l.cols(), nn = r.cols();
-      if (r.rows() != k || d.rows() != m || d.cols() != nn)
-        codegen_error(span, "pl." + op + ": shapes do not form a matrix product");
-      std::string acc_ptr = "nullptr";
-      bool scratch = overlaps(d, l) || overlaps(d, r);
-      if (acc) {
-        TileRef c = tile_arg(a[0], op, 0);
-        acc_ptr = c.ptr;
-        if (overlaps(d, c) && !same_start(d, c)) scratch = true;
-      }
-      with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("isa->matmul(" + dtype_enum(l.type->dtype) + ", " + dtype_enum(r.type->dtype) +
-                ", " + out + ", " + acc_ptr + ", " + l.ptr + ", " + r.ptr + ", " +
-                std::to_string(m) + ", " + std::to_string(k) + ", " + std::to_string(nn) + ");");
-      });
-      return;
-    }
-    if (op == "slice") {
-      need(3);
-      TileRef x = tile_arg(a[0], op, 0);
-      auto offsets = emit_int_list(a[2], names_, "the offsets of pl.slice");
-      if (offsets.size() != x.type->shape.size() || d.type->shape.size() != x.type->shape.size())
-        codegen_error(span, "pl.slice: offsets must have one entry per tile dimension");
-      std::string r0 = offsets.size() >= 2 ? offsets[0] : "(int64_t)0";
-      std::string c0 = offsets.back();
-      emit_tile_box_check(r0, c0, d.rows(), d.cols(), x.rows(), x.cols(), span, op);
-      bool scratch = overlaps(d, x);
-      with_destination(d, scratch, [&](const std::string& out) {
-        w_.line("isa->slice(" + out + ", " + x.ptr + ", " + std::to_string(x.cols()) + ", " + r0 +
-                ", " + c0 + ", " + std::to_string(d.rows()) + ", " + std::to_string(d.cols()) +
-                ", " + std::to_string(ir::dtype_bytes(d.type->dtype)) + ");");
-      });
-      return;
-    }
-    if (op == "assemble") {
-      need(3);
-      TileRef target = tile_arg(a[0], op, 0);
-      TileRef source = tile_arg(a[1], op, 1);
-      auto offsets = emit_int_list(a[2], names_, "the offsets of pl.assemble");
-      if (offsets.size() != target.type->shape.size())
-        codegen_error(span, "pl.assemble: offsets must have one entry per tile dimension");
-      std::string r0 = offsets.size() >= 2 ? offsets[0] : "(int64_t)0";
-      std::string c0 = offsets.back();
-      emit_tile_box_check(r0, c0, source.rows(), source.cols(), target.rows(), target.cols(), span,
-                          op);
-      w_.open("");
-      std::string src_ptr = source.ptr;
-      if (overlaps(d, source)) {
-        w_.line("pto::Scratch scratch(" + std::to_string(source.bytes) + ");");
-        w_.line("pto::copy(scratch.p, " + source.ptr + ", " + std::to_string(source.bytes) + ");");
-        src_ptr = "scratch.p";
-      }
-      copy_tile(d, target);
-      w_.line("isa->assemble(" + d.ptr + ", " + std::to_string(d.cols()) + ", " + src_ptr + ", " +
-              r0 + ", " + c0 + ", " + std::to_string(source.rows()) + ", " +
-              std::to_string(source.cols()) + ", " +
+    with_destination(d, scratch, [&](const std::string& out) {
+      w_.line("isa->matmul(" + dtype_enum(l.type->dtype) + ", " + dtype_enum(r.type->dtype) + ", " +
+              out + ", " + acc_ptr + ", " + l.ptr + ", " + r.ptr + ", " + std::to_string(m) + ", " +
+              std::to_string(k) + ", " + std::to_string(n) + ");");
+    });
+  }
+
+  // The row and column of a box's offsets: 1-D tiles are one row.
+  static std::pair<std::string, std::string> box_origin(const std::vector<std::string>& offsets) {
+    return {offsets.size() >= 2 ? offsets[0] : "(int64_t)0", offsets.back()};
+  }
+
+  void emit_slice(const OpSite& o) {
+    const TileRef& d = o.dst;
+    TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    auto offsets = emit_int_list(o.arg(2), names_, "the offsets of pl.slice");
+    if (offsets.size() != x.type->shape.size() || d.type->shape.size() != x.type->shape.size())
+      codegen_error(o.span, "pl.slice: offsets must have one entry per tile dimension");
+    auto [r0, c0] = box_origin(offsets);
+    emit_tile_box_check(r0, c0, d.rows(), d.cols(), x.rows(), x.cols(), o.span, o.op());
+    with_destination(d, overlaps(d, x), [&](const std::string& out) {
+      w_.line("isa->slice(" + out + ", " + x.ptr + ", " + std::to_string(x.cols()) + ", " + r0 +
+              ", " + c0 + ", " + std::to_string(d.rows()) + ", " + std::to_string(d.cols()) + ", " +
               std::to_string(ir::dtype_bytes(d.type->dtype)) + ");");
-      w_.close();
-      return;
+    });
+  }
+
+  void emit_assemble(const OpSite& o) {
+    const TileRef& d = o.dst;
+    TileRef target = tile_arg(o.arg(0), o.op(), 0);
+    TileRef source = tile_arg(o.arg(1), o.op(), 1);
+    auto offsets = emit_int_list(o.arg(2), names_, "the offsets of pl.assemble");
+    if (offsets.size() != target.type->shape.size())
+      codegen_error(o.span, "pl.assemble: offsets must have one entry per tile dimension");
+    auto [r0, c0] = box_origin(offsets);
+    emit_tile_box_check(r0, c0, source.rows(), source.cols(), target.rows(), target.cols(), o.span,
+                        o.op());
+    w_.open("");
+    std::string src_ptr = source.ptr;
+    if (overlaps(d, source)) {
+      // Copying the target into place first would clobber the source.
+      w_.line("pto::Scratch scratch(" + std::to_string(source.bytes) + ");");
+      w_.line("pto::copy(scratch.p, " + source.ptr + ", " + std::to_string(source.bytes) + ");");
+      src_ptr = "scratch.p";
     }
-    codegen_error(span, "pl." + op + " is not supported in InCore functions");
+    copy_tile(d, target);
+    w_.line("isa->assemble(" + d.ptr + ", " + std::to_string(d.cols()) + ", " + src_ptr + ", " +
+            r0 + ", " + c0 + ", " + std::to_string(source.rows()) + ", " +
+            std::to_string(source.cols()) + ", " + std::to_string(ir::dtype_bytes(d.type->dtype)) +
+            ");");
+    w_.close();
   }
 
   // Checks at run time that a rows x cols box at (r0, c0) fits a tile of tile_rows x tile_cols.

@@ -1,154 +1,57 @@
 // Element loops of the reference interpreter: tensor transfers and tile arithmetic. Dtype and op
 // dispatch happen once per row or per tile, never per element.
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
+#include <string>
+#include <type_traits>
 
 #include "interpreter_values.h"
+#include "pypto/support/element_ops.h"
 
 namespace pypto::ir::interp {
 
 namespace {
 
-uint16_t float_to_half(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, sizeof x);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t exponent = (x >> 23) & 0xFFu;
-  uint32_t mantissa = x & 0x7FFFFFu;
-  if (exponent == 0xFFu) return static_cast<uint16_t>(sign | 0x7C00u | (mantissa ? 0x200u : 0));
-  int32_t e = static_cast<int32_t>(exponent) - 127 + 15;
-  if (e >= 0x1F) return static_cast<uint16_t>(sign | 0x7C00u);
-  if (e <= 0) {  // subnormal half (or zero)
-    if (e < -10) return static_cast<uint16_t>(sign);
-    mantissa |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - e);
-    uint32_t result = mantissa >> shift;
-    uint32_t rest = mantissa & ((1u << shift) - 1);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (result & 1u))) ++result;
-    return static_cast<uint16_t>(sign | result);
+using support::Convert;
+
+// The interpreter computes float elements in double and rounds once to the element type;
+// integer elements compute in their own type, so they wrap like the device's.
+template <typename T>
+using Wide = std::conditional_t<std::is_floating_point_v<typename T::C>, double, typename T::C>;
+
+template <typename F>
+void with_element_type(DataType dtype, F&& f) {
+  if (!support::with_dtype(static_cast<int32_t>(dtype), f)) {
+    throw RunError("unknown element type " + std::to_string(static_cast<int>(dtype)));
   }
-  uint32_t result = sign | (static_cast<uint32_t>(e) << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1FFFu;
-  // A carry out of the mantissa correctly bumps the exponent (up to infinity).
-  if (rest > 0x1000u || (rest == 0x1000u && (result & 1u))) ++result;
-  return static_cast<uint16_t>(result);
 }
 
-float half_to_float(uint16_t h) {
-  uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1Fu;
-  uint32_t mantissa = h & 0x3FFu;
-  if (exponent == 0) {
-    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  uint32_t bits = exponent == 0x1F ? (sign | 0x7F800000u | (mantissa << 13))
-                                   : (sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint16_t float_to_bf16(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, sizeof x);
-  if (std::isnan(value)) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7FFFu + ((x >> 16) & 1u);  // round to nearest even
-  return static_cast<uint16_t>(x >> 16);
-}
-
-float bf16_to_float(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-int64_t truncate_to_int64(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
-  if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v);
-}
-
-int32_t wrap_int32(int64_t v) {
-  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+// The value an element of type T holds after storing `v` (a pl.cast from a float).
+template <typename T>
+double store_as(double v) {
+  return static_cast<double>(T::get(T::put(Convert<typename T::C>::from(v))));
 }
 
 void round_all(DataType dtype, std::vector<double>& data) {
-  switch (dtype) {
-    case DataType::FP32:
-      for (double& v : data) v = static_cast<float>(v);
-      return;
-    case DataType::FP16:
-      for (double& v : data) v = half_to_float(float_to_half(static_cast<float>(v)));
-      return;
-    case DataType::BF16:
-      for (double& v : data) v = bf16_to_float(float_to_bf16(static_cast<float>(v)));
-      return;
-    case DataType::INT32:
-      for (double& v : data) v = wrap_int32(truncate_to_int64(v));
-      return;
-    case DataType::INT64:
-      for (double& v : data) v = static_cast<double>(truncate_to_int64(v));
-      return;
-    case DataType::BOOL:
-      for (double& v : data) v = v != 0.0 ? 1.0 : 0.0;
-      return;
-  }
+  with_element_type(dtype, [&](auto t) {
+    for (double& v : data) v = store_as<decltype(t)>(v);
+  });
 }
 
 // One strided row of a buffer, converted to or from doubles.
 void read_row(const Buffer& b, int64_t start, int64_t stride, int64_t n, double* out) {
-  auto loop = [&](const auto* p, auto convert) {
-    p += start;
-    for (int64_t k = 0; k < n; ++k) out[k] = convert(p[k * stride]);
-  };
-  auto same = [](auto v) { return static_cast<double>(v); };
-  switch (b.dtype) {
-    case DataType::FP32:
-      return loop(static_cast<const float*>(b.data), same);
-    case DataType::FP16:
-      return loop(static_cast<const uint16_t*>(b.data),
-                  [](uint16_t v) { return static_cast<double>(half_to_float(v)); });
-    case DataType::BF16:
-      return loop(static_cast<const uint16_t*>(b.data),
-                  [](uint16_t v) { return static_cast<double>(bf16_to_float(v)); });
-    case DataType::INT32:
-      return loop(static_cast<const int32_t*>(b.data), same);
-    case DataType::INT64:
-      return loop(static_cast<const int64_t*>(b.data), same);
-    case DataType::BOOL:
-      return loop(static_cast<const uint8_t*>(b.data), [](uint8_t v) { return v ? 1.0 : 0.0; });
-  }
+  with_element_type(b.dtype, [&](auto t) {
+    using T = decltype(t);
+    const auto* p = static_cast<const typename T::S*>(b.data) + start;
+    for (int64_t k = 0; k < n; ++k) out[k] = static_cast<double>(T::get(p[k * stride]));
+  });
 }
 
 void write_row(const Buffer& b, int64_t start, int64_t stride, int64_t n, const double* in) {
-  auto loop = [&](auto* p, auto convert) {
-    p += start;
-    for (int64_t k = 0; k < n; ++k) p[k * stride] = convert(in[k]);
-  };
-  switch (b.dtype) {
-    case DataType::FP32:
-      return loop(static_cast<float*>(b.data), [](double v) { return static_cast<float>(v); });
-    case DataType::FP16:
-      return loop(static_cast<uint16_t*>(b.data),
-                  [](double v) { return float_to_half(static_cast<float>(v)); });
-    case DataType::BF16:
-      return loop(static_cast<uint16_t*>(b.data),
-                  [](double v) { return float_to_bf16(static_cast<float>(v)); });
-    case DataType::INT32:
-      return loop(static_cast<int32_t*>(b.data),
-                  [](double v) { return wrap_int32(truncate_to_int64(v)); });
-    case DataType::INT64:
-      return loop(static_cast<int64_t*>(b.data), [](double v) { return truncate_to_int64(v); });
-    case DataType::BOOL:
-      return loop(static_cast<uint8_t*>(b.data),
-                  [](double v) { return static_cast<uint8_t>(v != 0.0 ? 1 : 0); });
-  }
+  with_element_type(b.dtype, [&](auto t) {
+    using T = decltype(t);
+    auto* p = static_cast<typename T::S*>(b.data) + start;
+    for (int64_t k = 0; k < n; ++k) p[k * stride] = T::put(Convert<typename T::C>::from(in[k]));
+  });
 }
 
 // Calls fn(first element index in the buffer, row number) for every innermost row of the
@@ -212,65 +115,19 @@ bool integer_dtype(DataType d) {
   return d == DataType::INT32 || d == DataType::INT64 || d == DataType::BOOL;
 }
 
-// Integer arithmetic with two's-complement wrap-around; `/` truncates toward zero.
-int64_t int_op(BinaryKind op, int64_t a, int64_t b) {
-  auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  switch (op) {
-    case BinaryKind::Add:
-      return static_cast<int64_t>(ua + ub);
-    case BinaryKind::Sub:
-      return static_cast<int64_t>(ua - ub);
-    case BinaryKind::Mul:
-      return static_cast<int64_t>(ua * ub);
-    case BinaryKind::Div:
-      if (b == 0) throw RunError("integer division by zero in pl.div");
-      if (b == -1) return static_cast<int64_t>(0 - ua);
-      return a / b;
-    case BinaryKind::Max:
-      return std::max(a, b);
-    case BinaryKind::Min:
-      return std::min(a, b);
-  }
-  return 0;
+[[noreturn]] void unknown_opcode(const char* kind, int32_t op) {
+  throw RunError(std::string("no element function for ") + kind + " opcode " + std::to_string(op));
 }
 
-// Applies `op` to n element pairs; a_step/b_step are 0 for a broadcast scalar operand.
-void float_loop(BinaryKind op, const double* a, int64_t a_step, const double* b, int64_t b_step,
-                double* out, int64_t n) {
-  auto run = [&](auto f) {
-    for (int64_t k = 0; k < n; ++k) out[k] = f(a[k * a_step], b[k * b_step]);
-  };
-  switch (op) {
-    case BinaryKind::Add:
-      return run([](double x, double y) { return x + y; });
-    case BinaryKind::Sub:
-      return run([](double x, double y) { return x - y; });
-    case BinaryKind::Mul:
-      return run([](double x, double y) { return x * y; });
-    case BinaryKind::Div:
-      return run([](double x, double y) { return x / y; });
-    case BinaryKind::Max:
-      return run([](double x, double y) { return std::max(x, y); });
-    case BinaryKind::Min:
-      return run([](double x, double y) { return std::min(x, y); });
-  }
-}
-
-void int_loop(BinaryKind op, const double* a, int64_t a_step, const double* b, int64_t b_step,
-              double* out, int64_t n) {
-  for (int64_t k = 0; k < n; ++k) {
-    out[k] = static_cast<double>(
-        int_op(op, truncate_to_int64(a[k * a_step]), truncate_to_int64(b[k * b_step])));
-  }
+// Calls f(Op{}) for a binary opcode, f(T{}) for the element type of `dtype`.
+template <typename F>
+void with_binary(int32_t op, DataType dtype, F&& f) {
+  with_element_type(dtype, [&](auto t) {
+    if (!support::with_binary_op(op, [&](auto o) { f(t, o); })) unknown_opcode("binary", op);
+  });
 }
 
 }  // namespace
-
-double round_to(DataType dtype, double v) {
-  std::vector<double> one{v};
-  round_all(dtype, one);
-  return one[0];
-}
 
 TensorView borrow_tensor(void* data, DataType dtype, std::vector<int64_t> shape) {
   auto b = std::make_shared<Buffer>();
@@ -351,109 +208,115 @@ TilePtr zeros(DataType dtype, std::vector<int64_t> shape) {
   return make_tile(dtype, std::move(shape));
 }
 
-TilePtr binary(BinaryKind op, const Tile& a, const Tile& b) {
+TilePtr binary(int32_t op, const Tile& a, const Tile& b) {
   if (a.shape != b.shape) {
     throw RunError("shape mismatch: " + list_text(a.shape) + " vs " + list_text(b.shape));
   }
   auto out = make_tile(a.dtype, a.shape);
-  int64_t n = static_cast<int64_t>(a.data.size());
-  if (integer_dtype(a.dtype)) {
-    int_loop(op, a.data.data(), 1, b.data.data(), 1, out->data.data(), n);
-  } else {
-    float_loop(op, a.data.data(), 1, b.data.data(), 1, out->data.data(), n);
-  }
+  with_binary(op, a.dtype, [&](auto t, auto o) {
+    using W = Wide<decltype(t)>;
+    for (size_t k = 0; k < a.data.size(); ++k) {
+      out->data[k] =
+          static_cast<double>(decltype(o)::f(static_cast<W>(a.data[k]), static_cast<W>(b.data[k])));
+    }
+  });
   round_all(out->dtype, out->data);
   return out;
 }
 
-TilePtr binary_scalar(BinaryKind op, const Tile& a, const Value& s, bool scalar_first) {
+// Like the device: an integer tile with an integer scalar computes in int64, anything else in
+// double; the result converts to the element type.
+TilePtr binary_scalar(int32_t op, const Tile& a, const Value& s, bool scalar_first) {
   auto out = make_tile(a.dtype, a.shape);
-  int64_t n = static_cast<int64_t>(a.data.size());
-  double scalar = s.as_double();
-  const double* x = a.data.data();
-  const double* xs = scalar_first ? &scalar : x;
-  const double* ys = scalar_first ? x : &scalar;
-  int64_t x_step = scalar_first ? 0 : 1, y_step = scalar_first ? 1 : 0;
-  if (integer_dtype(a.dtype) && s.is_integral()) {
-    int_loop(op, xs, x_step, ys, y_step, out->data.data(), n);
-  } else {
-    float_loop(op, xs, x_step, ys, y_step, out->data.data(), n);
-  }
-  round_all(out->dtype, out->data);
-  return out;
-}
-
-TilePtr unary(UnaryKind op, const Tile& a) {
-  auto out = make_tile(a.dtype, a.shape);
-  auto run = [&](auto f) {
-    for (size_t k = 0; k < a.data.size(); ++k) out->data[k] = f(a.data[k]);
+  auto run = [&](auto scalar) {
+    using SC = decltype(scalar);
+    with_binary(op, a.dtype, [&](auto t, auto o) {
+      using Op = decltype(o);
+      using C = typename decltype(t)::C;
+      for (size_t k = 0; k < a.data.size(); ++k) {
+        SC x = static_cast<SC>(a.data[k]);
+        SC r = scalar_first ? Op::f(scalar, x) : Op::f(x, scalar);
+        out->data[k] = static_cast<double>(Convert<C>::from(r));
+      }
+    });
   };
-  switch (op) {
-    case UnaryKind::Exp:
-      run([](double x) { return std::exp(x); });
-      break;
-    case UnaryKind::Neg:
-      run([](double x) { return -x; });
-      break;
-    case UnaryKind::Sqrt:
-      run([](double x) { return std::sqrt(x); });
-      break;
-    case UnaryKind::Abs:
-      run([](double x) { return std::fabs(x); });
-      break;
-    case UnaryKind::Recip:
-      run([](double x) { return 1.0 / x; });
-      break;
-    case UnaryKind::Relu:
-      run([](double x) { return x > 0.0 ? x : 0.0; });
-      break;
+  if (integer_dtype(a.dtype) && s.is_integral()) {
+    run(s.as_int());
+  } else {
+    run(s.as_double());
   }
   round_all(out->dtype, out->data);
   return out;
 }
 
+TilePtr unary(int32_t op, const Tile& a) {
+  auto out = make_tile(a.dtype, a.shape);
+  with_element_type(a.dtype, [&](auto t) {
+    using W = Wide<decltype(t)>;
+    bool known = support::with_unary_op(op, [&](auto o) {
+      for (size_t k = 0; k < a.data.size(); ++k) {
+        out->data[k] = static_cast<double>(decltype(o)::f(static_cast<W>(a.data[k])));
+      }
+    });
+    if (!known) unknown_opcode("unary", op);
+  });
+  round_all(out->dtype, out->data);
+  return out;
+}
+
+// Converts through the element types exactly as the device's cast instruction does (float to
+// integer saturates, integer to integer wraps).
 TilePtr cast(const Tile& a, DataType to) {
   auto out = make_tile(to, a.shape);
-  out->data = a.data;
-  round_all(to, out->data);
+  with_element_type(a.dtype, [&](auto from) {
+    with_element_type(to, [&](auto into) {
+      using From = decltype(from);
+      using To = decltype(into);
+      for (size_t k = 0; k < a.data.size(); ++k) {
+        auto v = static_cast<typename From::C>(a.data[k]);
+        out->data[k] = static_cast<double>(To::get(To::put(Convert<typename To::C>::from(v))));
+      }
+    });
+  });
   return out;
 }
 
-TilePtr row_reduce(ReduceKind op, const Tile& a) {
+TilePtr row_reduce(int32_t op, const Tile& a) {
   int64_t rows = a.rows(), cols = a.cols();
   auto out = make_tile(a.dtype, {rows, 1});
-  for (int64_t r = 0; r < rows; ++r) {
-    const double* row = a.data.data() + r * cols;
-    double acc = op == ReduceKind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-    if (op == ReduceKind::Max) {
-      for (int64_t c = 0; c < cols; ++c) acc = std::max(acc, row[c]);
-    } else {
-      for (int64_t c = 0; c < cols; ++c) acc += row[c];
-    }
-    out->data[static_cast<size_t>(r)] = acc;
-  }
+  with_element_type(a.dtype, [&](auto t) {
+    using W = Wide<decltype(t)>;
+    bool known = support::with_reduce_op(op, [&](auto o) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const double* row = a.data.data() + r * cols;
+        W acc = static_cast<W>(row[0]);
+        for (int64_t c = 1; c < cols; ++c) acc = decltype(o)::f(acc, static_cast<W>(row[c]));
+        out->data[static_cast<size_t>(r)] = static_cast<double>(acc);
+      }
+    });
+    if (!known) unknown_opcode("row reduction", op);
+  });
   round_all(out->dtype, out->data);
   return out;
 }
 
-TilePtr row_expand(BinaryKind op, const Tile& a, const Tile& row) {
+TilePtr row_expand(int32_t op, const Tile& a, const Tile& row) {
   int64_t rows = a.rows(), cols = a.cols();
   if (static_cast<int64_t>(row.data.size()) != rows) {
     throw RunError("row_expand operand has " + std::to_string(row.data.size()) + " values for " +
                    std::to_string(rows) + " rows");
   }
   auto out = make_tile(a.dtype, a.shape);
-  bool ints = integer_dtype(a.dtype);
-  for (int64_t r = 0; r < rows; ++r) {
-    const double* in = a.data.data() + r * cols;
-    double* dst = out->data.data() + r * cols;
-    const double* v = row.data.data() + r;
-    if (ints) {
-      int_loop(op, in, 1, v, 0, dst, cols);
-    } else {
-      float_loop(op, in, 1, v, 0, dst, cols);
+  with_binary(op, a.dtype, [&](auto t, auto o) {
+    using W = Wide<decltype(t)>;
+    for (int64_t r = 0; r < rows; ++r) {
+      auto v = static_cast<W>(row.data[static_cast<size_t>(r)]);
+      for (int64_t c = 0; c < cols; ++c) {
+        size_t k = static_cast<size_t>(r * cols + c);
+        out->data[k] = static_cast<double>(decltype(o)::f(static_cast<W>(a.data[k]), v));
+      }
     }
-  }
+  });
   round_all(out->dtype, out->data);
   return out;
 }

@@ -1,9 +1,8 @@
-// Maps each registered op onto the interpreter's kernels. Ops accept the forms the op registry
-// types: tiles, tensors (the tensor-level form of InCore code before ConvertTensorToTileOps)
-// and scalars.
-#include <string_view>
-#include <unordered_map>
-
+// The interpreter's side of the registered ops: each OpDef names one of these as its
+// `interpret` attribute. Ops accept the forms the op registry types: tiles, tensors (the
+// tensor-level form of InCore code before ConvertTensorToTileOps) and scalars. Families of ops
+// (elementwise, reductions, broadcasts) share one function that reads the op's device opcode
+// from its registry entry.
 #include "interpreter_values.h"
 
 namespace pypto::ir::interp {
@@ -84,76 +83,74 @@ DataType result_dtype(const Call& call) {
   throw RunError("pl." + call.callee + " has no result element type");
 }
 
-using Args = std::vector<Value>;
-using Handler = Value (*)(const Call&, const Args&);
+}  // namespace
 
-Value op_load(const Call& c, const Args& a) {
+// ----- the `interpret` attributes of the registered ops ---------------------------------------
+
+Value op_load(const OpDef&, const Call& c, const Args& a) {
   return Value::of_tile(
       read_region(tensor_arg(c, a, 0), int_list(c, a, 1), int_list(c, a, 2), "pl.load"));
 }
 
-Value op_store(const Call& c, const Args& a) {
+Value op_store(const OpDef&, const Call& c, const Args& a) {
   const TensorView& out = tensor_arg(c, a, 2);
   write_region(out, int_list(c, a, 1), tile_arg(c, a, 0), "pl.store");
   return a[2];
 }
 
-Value op_move(const Call& c, const Args& a) {
+Value op_move(const OpDef&, const Call& c, const Args& a) {
   tile_arg(c, a, 0);
   return a[0];  // tiles are values: a move changes where the data lives, not the data
 }
 
-Value op_create_tile(const Call& c, const Args& a) {
+Value op_create_tile(const OpDef&, const Call& c, const Args& a) {
   return Value::of_tile(zeros(result_dtype(c), int_list(c, a, 0)));
 }
 
-Value op_create_tensor(const Call& c, const Args& a) {
+Value op_create_tensor(const OpDef&, const Call& c, const Args& a) {
   return Value::of_tensor(new_tensor(result_dtype(c), int_list(c, a, 0)));
 }
 
-template <BinaryKind K>
-Value op_binary(const Call& c, const Args& a) {
+Value op_binary(const OpDef& def, const Call& c, const Args& a) {
+  const int32_t op = def.isa_opcode;
   const Value& x = arg(c, a, 0);
   const Value& y = arg(c, a, 1);
   bool as_tensor = x.kind == Value::Kind::Tensor || y.kind == Value::Kind::Tensor;
   if (x.is_scalar())
-    return wrap_result(binary_scalar(K, *tile_or_tensor(c, a, 1), x, true), as_tensor);
+    return wrap_result(binary_scalar(op, *tile_or_tensor(c, a, 1), x, true), as_tensor);
   if (y.is_scalar())
-    return wrap_result(binary_scalar(K, *tile_or_tensor(c, a, 0), y, false), as_tensor);
-  return wrap_result(binary(K, *tile_or_tensor(c, a, 0), *tile_or_tensor(c, a, 1)), as_tensor);
+    return wrap_result(binary_scalar(op, *tile_or_tensor(c, a, 0), y, false), as_tensor);
+  return wrap_result(binary(op, *tile_or_tensor(c, a, 0), *tile_or_tensor(c, a, 1)), as_tensor);
 }
 
-template <UnaryKind K>
-Value op_unary(const Call& c, const Args& a) {
+Value op_unary(const OpDef& def, const Call& c, const Args& a) {
   bool as_tensor = arg(c, a, 0).kind == Value::Kind::Tensor;
-  return wrap_result(unary(K, *tile_or_tensor(c, a, 0)), as_tensor);
+  return wrap_result(unary(def.isa_opcode, *tile_or_tensor(c, a, 0)), as_tensor);
 }
 
-Value op_cast(const Call& c, const Args& a) {
+Value op_cast(const OpDef&, const Call& c, const Args& a) {
   bool as_tensor = arg(c, a, 0).kind == Value::Kind::Tensor;
   return wrap_result(cast(*tile_or_tensor(c, a, 0), result_dtype(c)), as_tensor);
 }
 
-template <ReduceKind K>
-Value op_row_reduce(const Call& c, const Args& a) {
-  return Value::of_tile(row_reduce(K, tile_arg(c, a, 0)));
+Value op_row_reduce(const OpDef& def, const Call& c, const Args& a) {
+  return Value::of_tile(row_reduce(def.isa_opcode, tile_arg(c, a, 0)));
 }
 
-template <BinaryKind K>
-Value op_row_expand(const Call& c, const Args& a) {
-  return Value::of_tile(row_expand(K, tile_arg(c, a, 0), tile_arg(c, a, 1)));
+Value op_row_expand(const OpDef& def, const Call& c, const Args& a) {
+  return Value::of_tile(row_expand(def.isa_opcode, tile_arg(c, a, 0), tile_arg(c, a, 1)));
 }
 
-Value op_matmul(const Call& c, const Args& a) {
+Value op_matmul(const OpDef&, const Call& c, const Args& a) {
   return Value::of_tile(matmul(tile_arg(c, a, 0), tile_arg(c, a, 1), nullptr));
 }
 
-Value op_matmul_acc(const Call& c, const Args& a) {
+Value op_matmul_acc(const OpDef&, const Call& c, const Args& a) {
   const Tile& acc = tile_arg(c, a, 0);
   return Value::of_tile(matmul(tile_arg(c, a, 1), tile_arg(c, a, 2), &acc));
 }
 
-Value op_slice(const Call& c, const Args& a) {
+Value op_slice(const OpDef&, const Call& c, const Args& a) {
   const Value& x = arg(c, a, 0);
   auto shape = int_list(c, a, 1);
   auto offsets = int_list(c, a, 2);
@@ -161,7 +158,7 @@ Value op_slice(const Call& c, const Args& a) {
   return Value::of_tile(slice_tile(tile_arg(c, a, 0), shape, offsets));
 }
 
-Value op_assemble(const Call& c, const Args& a) {
+Value op_assemble(const OpDef&, const Call& c, const Args& a) {
   const Value& target = arg(c, a, 0);
   auto offsets = int_list(c, a, 2);
   if (target.kind == Value::Kind::Tensor) {
@@ -172,47 +169,12 @@ Value op_assemble(const Call& c, const Args& a) {
   return Value::of_tile(assemble_tile(tile_arg(c, a, 0), tile_arg(c, a, 1), offsets));
 }
 
-const std::unordered_map<std::string_view, Handler>& handlers() {
-  static const std::unordered_map<std::string_view, Handler> table = {
-      {"load", op_load},
-      {"store", op_store},
-      {"move", op_move},
-      {"create_tile", op_create_tile},
-      {"create_tensor", op_create_tensor},
-      {"add", op_binary<BinaryKind::Add>},
-      {"sub", op_binary<BinaryKind::Sub>},
-      {"mul", op_binary<BinaryKind::Mul>},
-      {"div", op_binary<BinaryKind::Div>},
-      {"maximum", op_binary<BinaryKind::Max>},
-      {"minimum", op_binary<BinaryKind::Min>},
-      {"exp", op_unary<UnaryKind::Exp>},
-      {"neg", op_unary<UnaryKind::Neg>},
-      {"sqrt", op_unary<UnaryKind::Sqrt>},
-      {"abs", op_unary<UnaryKind::Abs>},
-      {"recip", op_unary<UnaryKind::Recip>},
-      {"relu", op_unary<UnaryKind::Relu>},
-      {"cast", op_cast},
-      {"row_max", op_row_reduce<ReduceKind::Max>},
-      {"row_sum", op_row_reduce<ReduceKind::Sum>},
-      {"row_expand_add", op_row_expand<BinaryKind::Add>},
-      {"row_expand_sub", op_row_expand<BinaryKind::Sub>},
-      {"row_expand_mul", op_row_expand<BinaryKind::Mul>},
-      {"row_expand_div", op_row_expand<BinaryKind::Div>},
-      {"matmul", op_matmul},
-      {"matmul_acc", op_matmul_acc},
-      {"slice", op_slice},
-      {"assemble", op_assemble},
-  };
-  return table;
-}
-
-}  // namespace
-
 Value apply_op(const Call& call, const std::vector<Value>& args) {
-  const auto& table = handlers();
-  auto it = table.find(call.callee);
-  if (it == table.end()) throw RunError("the interpreter does not know op pl." + call.callee);
-  return it->second(call, args);
+  const OpDef* def = OpRegistry::global().find(call.callee);
+  if (!def || !def->interpret) {
+    throw RunError("the interpreter does not know op pl." + call.callee);
+  }
+  return def->interpret(*def, call, args);
 }
 
 }  // namespace pypto::ir::interp

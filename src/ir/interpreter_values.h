@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pypto/ir/expr.h"
+#include "pypto/ir/op_registry.h"
 
 namespace pypto::ir::interp {
 
@@ -114,9 +115,6 @@ struct Value {
   }
 };
 
-// Element rounding: the value an element of `dtype` holds after storing `v`.
-double round_to(DataType dtype, double v);
-
 // Tensor <-> tile transfers; `what` names the op for bounds errors ("pl.load").
 TilePtr read_region(const TensorView& t, const std::vector<int64_t>& offsets,
                     const std::vector<int64_t>& shape, const char* what);
@@ -127,17 +125,16 @@ TensorView slice_view(const TensorView& t, const std::vector<int64_t>& shape,
                       const std::vector<int64_t>& offsets);
 void copy_tensor(const TensorView& from, const TensorView& to);
 
-enum class BinaryKind { Add, Sub, Mul, Div, Max, Min };
-enum class UnaryKind { Exp, Neg, Sqrt, Abs, Recip, Relu };
-enum class ReduceKind { Max, Sum };
-
+// Tile arithmetic. `op` is the device opcode of the op (PtoBinaryOp, PtoUnaryOp, PtoRowReduceOp
+// in device/pto_abi.h, held by the op's registry entry); the element functions behind the
+// opcodes are the device's, from pypto/support/element_ops.h.
 TilePtr zeros(DataType dtype, std::vector<int64_t> shape);
-TilePtr binary(BinaryKind op, const Tile& a, const Tile& b);
-TilePtr binary_scalar(BinaryKind op, const Tile& a, const Value& s, bool scalar_first);
-TilePtr unary(UnaryKind op, const Tile& a);
+TilePtr binary(int32_t op, const Tile& a, const Tile& b);
+TilePtr binary_scalar(int32_t op, const Tile& a, const Value& s, bool scalar_first);
+TilePtr unary(int32_t op, const Tile& a);
 TilePtr cast(const Tile& a, DataType to);
-TilePtr row_reduce(ReduceKind op, const Tile& a);
-TilePtr row_expand(BinaryKind op, const Tile& a, const Tile& row);
+TilePtr row_reduce(int32_t op, const Tile& a);
+TilePtr row_expand(int32_t op, const Tile& a, const Tile& row);
 TilePtr matmul(const Tile& left, const Tile& right, const Tile* acc);
 TilePtr slice_tile(const Tile& a, const std::vector<int64_t>& shape,
                    const std::vector<int64_t>& offsets);
@@ -145,7 +142,25 @@ TilePtr assemble_tile(const Tile& target, const Tile& source, const std::vector<
 
 TensorView tile_to_new_tensor(const Tile& t);
 
-// Executes one op call on evaluated arguments (MakeTuple arguments arrive as Tuple values).
+// Executes one op call on evaluated arguments (MakeTuple arguments arrive as Tuple values),
+// through the `interpret` attribute of the op's registry entry.
 Value apply_op(const Call& call, const std::vector<Value>& args);
+
+// The `interpret` attributes of the registered ops (src/ir/interpreter_ops.cpp).
+using Args = std::vector<Value>;
+Value op_load(const OpDef& def, const Call& c, const Args& a);
+Value op_store(const OpDef& def, const Call& c, const Args& a);
+Value op_move(const OpDef& def, const Call& c, const Args& a);
+Value op_create_tile(const OpDef& def, const Call& c, const Args& a);
+Value op_create_tensor(const OpDef& def, const Call& c, const Args& a);
+Value op_binary(const OpDef& def, const Call& c, const Args& a);  // by the op's opcode
+Value op_unary(const OpDef& def, const Call& c, const Args& a);   // by the op's opcode
+Value op_cast(const OpDef& def, const Call& c, const Args& a);
+Value op_row_reduce(const OpDef& def, const Call& c, const Args& a);  // by the op's opcode
+Value op_row_expand(const OpDef& def, const Call& c, const Args& a);  // by the op's opcode
+Value op_matmul(const OpDef& def, const Call& c, const Args& a);
+Value op_matmul_acc(const OpDef& def, const Call& c, const Args& a);
+Value op_slice(const OpDef& def, const Call& c, const Args& a);
+Value op_assemble(const OpDef& def, const Call& c, const Args& a);
 
 }  // namespace pypto::ir::interp

@@ -4,6 +4,9 @@
 #include <string>
 #include <utility>
 
+#include "interpreter_values.h"
+#include "pto_abi.h"
+
 namespace pypto::ir {
 
 namespace {
@@ -400,6 +403,8 @@ TypePtr infer_assemble(const OpContext& c) {
 
 using Inference = TypePtr (*)(const OpContext&);
 
+// One op's entry: its signature, type rule, interpreter kernel, emission shape and device
+// opcode. ISA(code) gives an opcode of device/pto_abi.h together with its C name.
 struct OpSpec {
   const char* name;
   OpCategory category;
@@ -407,37 +412,86 @@ struct OpSpec {
   size_t min_args;
   std::vector<std::string> attr_names;
   Inference infer;
+  OpInterpretFn interpret;
+  EmitShape emit;
+  int32_t isa_opcode = -1;
+  const char* isa_opcode_name = nullptr;
+};
+#define ISA(code) code, #code
+
+// The op families whose members differ only in their element function: a member is its name
+// and its device opcode.
+struct OpFamily {
+  OpCategory category;
+  std::vector<std::string> arg_names;
+  size_t min_args;
+  Inference infer;
+  OpInterpretFn interpret;
+  EmitShape emit;
 };
 
+// clang-format off
+const OpFamily kBinary{OpCategory::ElementwiseBinary, {"lhs", "rhs"}, 2, infer_elementwise_binary,
+                       interp::op_binary, EmitShape::Binary};
+const OpFamily kUnary{OpCategory::ElementwiseUnary, {"input"}, 1, infer_elementwise_unary,
+                      interp::op_unary, EmitShape::Unary};
+const OpFamily kRowReduce{OpCategory::RowReduce, {"tile", "tmp_tile"}, 1, infer_row_reduce,
+                          interp::op_row_reduce, EmitShape::RowReduce};
+const OpFamily kRowExpand{OpCategory::RowExpand, {"tile", "row"}, 2, infer_row_expand,
+                          interp::op_row_expand, EmitShape::RowExpand};
+// clang-format on
+
+OpSpec member(const OpFamily& f, const char* name, int32_t opcode, const char* opcode_name) {
+  return {name,    f.category,  f.arg_names, f.min_args, {},
+          f.infer, f.interpret, f.emit,      opcode,     opcode_name};
+}
+
+// The registry's entries, one per op (clang-format would spread each over ten lines).
 std::vector<OpSpec> op_specs() {
   using C = OpCategory;
-  std::vector<OpSpec> specs = {
-      {"load", C::Load, {"tensor", "offsets", "shapes"}, 3, {"target_memory"}, infer_load},
-      {"store", C::Store, {"tile", "offsets", "output_tensor"}, 3, {}, infer_store},
-      {"move", C::Move, {"tile"}, 1, {"target_memory"}, infer_move},
-      {"create_tile", C::CreateTile, {"shape"}, 1, {"dtype", "target_memory"}, infer_create_tile},
-      {"create_tensor", C::CreateTensor, {"shape"}, 1, {"dtype"}, infer_create_tensor},
-      {"cast", C::Cast, {"tile"}, 1, {"target_type"}, infer_cast},
-      {"matmul", C::Matmul, {"left", "right"}, 2, {}, infer_matmul},
-      {"matmul_acc", C::Matmul, {"acc", "left", "right"}, 3, {}, infer_matmul_acc},
-      {"slice", C::Slice, {"input", "shape", "offsets"}, 3, {}, infer_slice},
-      {"assemble", C::Assemble, {"target", "source", "offsets"}, 3, {}, infer_assemble},
+  using E = EmitShape;
+  namespace in = interp;
+  // clang-format off
+  return {
+      {"load", C::Load, {"tensor", "offsets", "shapes"}, 3, {"target_memory"}, infer_load,
+       in::op_load, E::Load},
+      {"store", C::Store, {"tile", "offsets", "output_tensor"}, 3, {}, infer_store, in::op_store,
+       E::Store},
+      {"move", C::Move, {"tile"}, 1, {"target_memory"}, infer_move, in::op_move, E::Move},
+      {"create_tile", C::CreateTile, {"shape"}, 1, {"dtype", "target_memory"}, infer_create_tile,
+       in::op_create_tile, E::CreateTile},
+      {"create_tensor", C::CreateTensor, {"shape"}, 1, {"dtype"}, infer_create_tensor,
+       in::op_create_tensor, E::None},
+      {"cast", C::Cast, {"tile"}, 1, {"target_type"}, infer_cast, in::op_cast, E::Cast},
+      {"matmul", C::Matmul, {"left", "right"}, 2, {}, infer_matmul, in::op_matmul, E::Matmul},
+      {"matmul_acc", C::Matmul, {"acc", "left", "right"}, 3, {}, infer_matmul_acc,
+       in::op_matmul_acc, E::MatmulAcc},
+      {"slice", C::Slice, {"input", "shape", "offsets"}, 3, {}, infer_slice, in::op_slice,
+       E::Slice},
+      {"assemble", C::Assemble, {"target", "source", "offsets"}, 3, {}, infer_assemble,
+       in::op_assemble, E::Assemble},
+      member(kBinary, "add", ISA(PTO_OP_ADD)),
+      member(kBinary, "sub", ISA(PTO_OP_SUB)),
+      member(kBinary, "mul", ISA(PTO_OP_MUL)),
+      member(kBinary, "div", ISA(PTO_OP_DIV)),
+      member(kBinary, "maximum", ISA(PTO_OP_MAX)),
+      member(kBinary, "minimum", ISA(PTO_OP_MIN)),
+      member(kUnary, "exp", ISA(PTO_OP_EXP)),
+      member(kUnary, "neg", ISA(PTO_OP_NEG)),
+      member(kUnary, "sqrt", ISA(PTO_OP_SQRT)),
+      member(kUnary, "abs", ISA(PTO_OP_ABS)),
+      member(kUnary, "recip", ISA(PTO_OP_RECIP)),
+      member(kUnary, "relu", ISA(PTO_OP_RELU)),
+      member(kRowReduce, "row_max", ISA(PTO_ROW_MAX)),
+      member(kRowReduce, "row_sum", ISA(PTO_ROW_SUM)),
+      member(kRowExpand, "row_expand_add", ISA(PTO_OP_ADD)),
+      member(kRowExpand, "row_expand_sub", ISA(PTO_OP_SUB)),
+      member(kRowExpand, "row_expand_mul", ISA(PTO_OP_MUL)),
+      member(kRowExpand, "row_expand_div", ISA(PTO_OP_DIV)),
   };
-  for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum"}) {
-    specs.push_back({name, C::ElementwiseBinary, {"lhs", "rhs"}, 2, {}, infer_elementwise_binary});
-  }
-  for (const char* name : {"exp", "neg", "sqrt", "abs", "recip", "relu"}) {
-    specs.push_back({name, C::ElementwiseUnary, {"input"}, 1, {}, infer_elementwise_unary});
-  }
-  for (const char* name : {"row_max", "row_sum"}) {
-    specs.push_back({name, C::RowReduce, {"tile", "tmp_tile"}, 1, {}, infer_row_reduce});
-  }
-  for (const char* name :
-       {"row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div"}) {
-    specs.push_back({name, C::RowExpand, {"tile", "row"}, 2, {}, infer_row_expand});
-  }
-  return specs;
+  // clang-format on
 }
+#undef ISA
 
 void check_arity(const OpDef& def, const std::vector<ExprPtr>& args, Span span) {
   size_t max_args = def.arg_names.size();
@@ -477,6 +531,10 @@ OpRegistry::OpRegistry() {
     def.arg_names = std::move(spec.arg_names);
     def.min_args = spec.min_args;
     def.attr_names = std::move(spec.attr_names);
+    def.interpret = spec.interpret;
+    def.emit = spec.emit;
+    def.isa_opcode = spec.isa_opcode;
+    def.isa_opcode_name = spec.isa_opcode_name;
     Inference infer = spec.infer;
     std::string op_name = def.name;
     def.infer = [infer, op_name](const std::vector<ExprPtr>& args, const Attrs& attrs, Span span) {

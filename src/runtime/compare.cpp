@@ -5,38 +5,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include "pypto/support/float16.h"
+
 namespace pypto::runtime {
 namespace {
 
 using ir::DataType;
-
-float bits_to_float(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-// IEEE 754 binary16 to binary32 (exact: every half is a float).
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1f) return bits_to_float(sign | 0x7f800000u | (mant << 13));  // inf, NaN
-  if (exp == 0) {
-    if (mant == 0) return bits_to_float(sign);  // signed zero
-    // Subnormal: shift the mantissa up until its leading one becomes the implicit bit.
-    exp = 127 - 15 + 1;
-    while ((mant & 0x400u) == 0) {
-      mant <<= 1;
-      --exp;
-    }
-    return bits_to_float(sign | (exp << 23) | ((mant & 0x3ffu) << 13));
-  }
-  return bits_to_float(sign | ((exp + 127 - 15) << 23) | (mant << 13));
-}
-
-// bfloat16 is the upper half of a binary32.
-float bf16_to_float(uint16_t b) { return bits_to_float(static_cast<uint32_t>(b) << 16); }
 
 // One element, kept exactly: integers as int64 (a double cannot hold every int64).
 struct Value {
@@ -59,7 +33,7 @@ Value load(const HostTensor& t, int64_t n) {
     case DataType::BF16: {
       uint16_t raw;
       std::memcpy(&raw, p + n * 2, 2);
-      v.d = t.dtype == DataType::FP16 ? half_to_float(raw) : bf16_to_float(raw);
+      v.d = t.dtype == DataType::FP16 ? support::f16_to_f32(raw) : support::bf16_to_f32(raw);
       break;
     }
     case DataType::INT32: {

@@ -1,5 +1,6 @@
 // The table of tile instructions: each entry decodes its operation and element type once per
-// instruction and runs the loop from tile_elements.h instantiated for them.
+// instruction (through the op tables of pypto/support/element_ops.h) and runs the loop from
+// tile_elements.h instantiated for them.
 #include "pypto/runtime/tile_isa.h"
 
 #include <cstring>
@@ -12,66 +13,10 @@ namespace {
 
 using namespace tile;
 
-// Calls f(T{}) with the element-type trait of `dtype`.
-template <typename F>
-void with_dtype(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case PTO_FP32:
-      return f(F32{});
-    case PTO_FP16:
-      return f(F16{});
-    case PTO_BF16:
-      return f(BF16{});
-    case PTO_INT32:
-      return f(I32{});
-    case PTO_INT64:
-      return f(I64{});
-    case PTO_BOOL:
-      return f(Bool{});
-    default:
-      return;
-  }
-}
-
-template <typename F>
-void with_binary_op(int32_t op, F&& f) {
-  switch (op) {
-    case PTO_OP_ADD:
-      return f(OpAdd{});
-    case PTO_OP_SUB:
-      return f(OpSub{});
-    case PTO_OP_MUL:
-      return f(OpMul{});
-    case PTO_OP_DIV:
-      return f(OpDiv{});
-    case PTO_OP_MAX:
-      return f(OpMax{});
-    case PTO_OP_MIN:
-      return f(OpMin{});
-    default:
-      return;
-  }
-}
-
-template <typename F>
-void with_unary_op(int32_t op, F&& f) {
-  switch (op) {
-    case PTO_OP_EXP:
-      return f(OpExp{});
-    case PTO_OP_NEG:
-      return f(OpNeg{});
-    case PTO_OP_SQRT:
-      return f(OpSqrt{});
-    case PTO_OP_ABS:
-      return f(OpAbs{});
-    case PTO_OP_RECIP:
-      return f(OpRecip{});
-    case PTO_OP_RELU:
-      return f(OpRelu{});
-    default:
-      return;
-  }
-}
+using support::with_binary_op;
+using support::with_dtype;
+using support::with_reduce_op;
+using support::with_unary_op;
 
 void isa_binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
   with_dtype(dtype, [&](auto t) {
@@ -119,10 +64,7 @@ void isa_cast(int32_t dst_dtype, int32_t src_dtype, void* dst, const void* src, 
 void isa_row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
                     int64_t cols) {
   with_dtype(dtype, [&](auto t) {
-    if (op == PTO_ROW_MAX)
-      row_max<decltype(t)>(dst, src, rows, cols);
-    else if (op == PTO_ROW_SUM)
-      row_sum<decltype(t)>(dst, src, rows, cols);
+    with_reduce_op(op, [&](auto o) { row_reduce<decltype(t), decltype(o)>(dst, src, rows, cols); });
   });
 }
 

@@ -26,9 +26,40 @@ enum class OpCategory : uint8_t {
   Matmul,             // matmul, matmul_acc
 };
 
+// How kernel codegen emits a call of the op: one emission routine per instruction shape of the
+// device ISA (PtoIsa in device/pto_abi.h), not one per op.
+enum class EmitShape : uint8_t {
+  None,        // not a kernel instruction (create_tensor lives in orchestrations only)
+  Load,        // PtoIsa::load
+  Store,       // PtoIsa::store
+  Move,        // a tile copy between on-chip spaces
+  CreateTile,  // a zero fill
+  Binary,      // PtoIsa::binary, or binary_scalar_{f64,i64} with a scalar operand
+  Unary,       // PtoIsa::unary
+  Cast,        // PtoIsa::cast
+  RowReduce,   // PtoIsa::row_reduce
+  RowExpand,   // PtoIsa::row_expand
+  Matmul,      // PtoIsa::matmul without an accumulator
+  MatmulAcc,   // PtoIsa::matmul accumulating onto argument 1
+  Slice,       // PtoIsa::slice (of a tile; a tensor slice is a view)
+  Assemble,    // PtoIsa::assemble
+};
+
 using OpTypeInferFn =
     std::function<TypePtr(const std::vector<ExprPtr>& args, const Attrs& attrs, Span span)>;
 
+struct OpDef;
+namespace interp {
+struct Value;  // a run-time value of the reference interpreter (src/ir/interpreter_values.h)
+}
+// Executes one call of the op in the reference interpreter, on evaluated arguments.
+using OpInterpretFn = interp::Value (*)(const OpDef& def, const Call& call,
+                                        const std::vector<interp::Value>& args);
+
+// Everything the compiler knows about one op, in one place: the parser and make_op_call check
+// calls with `infer`, the passes group ops by `category`, the interpreter runs `interpret`,
+// kernel codegen emits by `emit` and `isa_opcode`, and the runtime implements the opcode with
+// the element function of pypto/support/element_ops.h.
 struct OpDef {
   std::string name;  // without "pl.": "add", "row_expand_sub"
   OpCategory category;
@@ -39,10 +70,18 @@ struct OpDef {
   // at the offending argument, saying what was expected:
   //   "expected Tile, got Tensor in argument 1 of pl.add".
   OpTypeInferFn infer;
+  OpInterpretFn interpret = nullptr;
+  EmitShape emit = EmitShape::None;
+  // The operation code the instruction takes (PtoBinaryOp, PtoUnaryOp or PtoRowReduceOp of
+  // device/pto_abi.h) and its C name, which generated code spells out; -1 / null for
+  // instructions without an operation code.
+  int32_t isa_opcode = -1;
+  const char* isa_opcode_name = nullptr;
 };
 
 // Every pl.* op is registered here exactly once; the parser, the interpreter, the passes and
-// codegen all look ops up by name, so adding an op is one entry.
+// codegen all look ops up by name, so adding an op is one entry (plus, for a new elementwise
+// op, its opcode in device/pto_abi.h and its element function in pypto/support/element_ops.h).
 class OpRegistry {
  public:
   static const OpRegistry& global();

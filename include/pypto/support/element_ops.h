@@ -1,0 +1,261 @@
+// What each elementwise op does to one element, defined once for the reference interpreter
+// (src/ir) and the runtime's tile instructions (src/runtime), so that the two cannot drift apart.
+//
+// - Element types: storage type S and compute type C per dtype (FP16/BF16 compute in float).
+// - Integer arithmetic wraps around (two's complement); integer division truncates toward zero
+//   and dividing by zero gives 0 instead of trapping.
+// - Float-to-integer conversions truncate and saturate, and NaN becomes 0, so a kernel never hits
+//   undefined behaviour on odd data; integer-to-integer conversions wrap.
+// - The op tables below map the device opcodes of device/pto_abi.h onto element functions. An
+//   elementwise op is its opcode, one line in a table here and one entry in the op registry.
+#pragma once
+
+#include <cstdint>
+
+#include "pto_abi.h"
+#include "pypto/support/float16.h"
+
+namespace pypto::support {
+
+// ---------------------------------------------------------------------------------------------
+// Conversions between compute types, as pl.cast defines them
+
+template <typename I>
+inline I float_to_int(double v, double lo, double hi) {
+  if (!(v == v)) return 0;
+  if (v <= lo) return static_cast<I>(lo);
+  if (v >= hi) return static_cast<I>(hi);
+  return static_cast<I>(v);
+}
+
+template <typename To>
+struct Convert {
+  template <typename From>
+  static To from(From v) {
+    return static_cast<To>(v);
+  }
+};
+template <>
+struct Convert<int32_t> {
+  static int32_t from(double v) { return float_to_int<int32_t>(v, -2147483648.0, 2147483647.0); }
+  static int32_t from(float v) { return from(static_cast<double>(v)); }
+  static int32_t from(int32_t v) { return v; }
+  static int32_t from(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+};
+template <>
+struct Convert<int64_t> {
+  // 2^63 is not an int64; the largest double below it is 2^63 - 1024.
+  static int64_t from(double v) {
+    return float_to_int<int64_t>(v, -9223372036854775808.0, 9223372036854774784.0);
+  }
+  static int64_t from(float v) { return from(static_cast<double>(v)); }
+  static int64_t from(int32_t v) { return v; }
+  static int64_t from(int64_t v) { return v; }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Element types. S: storage type, C: compute type; get/put convert between them.
+
+struct F32 {
+  using S = float;
+  using C = float;
+  static C get(S v) { return v; }
+  static S put(C v) { return v; }
+};
+struct F16 {
+  using S = uint16_t;
+  using C = float;
+  static C get(S v) { return f16_to_f32(v); }
+  static S put(C v) { return f32_to_f16(v); }
+};
+struct BF16 {
+  using S = uint16_t;
+  using C = float;
+  static C get(S v) { return bf16_to_f32(v); }
+  static S put(C v) { return f32_to_bf16(v); }
+};
+struct I32 {
+  using S = int32_t;
+  using C = int32_t;
+  static C get(S v) { return v; }
+  static S put(C v) { return v; }
+};
+struct I64 {
+  using S = int64_t;
+  using C = int64_t;
+  static C get(S v) { return v; }
+  static S put(C v) { return v; }
+};
+struct Bool {
+  using S = uint8_t;
+  using C = int32_t;
+  static C get(S v) { return v != 0; }
+  static S put(C v) { return v != 0; }
+};
+
+// Calls f(T{}) with the element type of `dtype` (a PtoDType, equal to pypto::ir::DataType);
+// returns false for an unknown dtype.
+template <typename F>
+bool with_dtype(int32_t dtype, F&& f) {
+  switch (dtype) {
+    case PTO_FP32:
+      f(F32{});
+      return true;
+    case PTO_FP16:
+      f(F16{});
+      return true;
+    case PTO_BF16:
+      f(BF16{});
+      return true;
+    case PTO_INT32:
+      f(I32{});
+      return true;
+    case PTO_INT64:
+      f(I64{});
+      return true;
+    case PTO_BOOL:
+      f(Bool{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element functions
+
+template <typename C>
+inline C add_values(C a, C b) {
+  return a + b;
+}
+template <typename C>
+inline C sub_values(C a, C b) {
+  return a - b;
+}
+template <typename C>
+inline C mul_values(C a, C b) {
+  return a * b;
+}
+template <typename C>
+inline C neg_value(C a) {
+  return -a;
+}
+inline int32_t add_values(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+inline int32_t sub_values(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
+}
+inline int32_t mul_values(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+}
+inline int32_t neg_value(int32_t a) { return static_cast<int32_t>(0u - static_cast<uint32_t>(a)); }
+inline int64_t add_values(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t sub_values(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t mul_values(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+inline int64_t neg_value(int64_t a) { return static_cast<int64_t>(0u - static_cast<uint64_t>(a)); }
+
+template <typename C>
+inline C div_values(C a, C b) {
+  if (b == 0) return 0;
+  if (b == -1) return neg_value(a);  // MIN / -1 wraps instead of trapping
+  return a / b;
+}
+inline float div_values(float a, float b) { return a / b; }
+inline double div_values(double a, double b) { return a / b; }
+
+inline float exp_value(float x) { return __builtin_expf(x); }
+inline double exp_value(double x) { return __builtin_exp(x); }
+template <typename C>
+inline C exp_value(C x) {
+  return Convert<C>::from(__builtin_exp(static_cast<double>(x)));
+}
+inline float sqrt_value(float x) { return __builtin_sqrtf(x); }
+inline double sqrt_value(double x) { return __builtin_sqrt(x); }
+template <typename C>
+inline C sqrt_value(C x) {
+  return Convert<C>::from(__builtin_sqrt(static_cast<double>(x)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Op tables: X(device opcode, functor name, element expression)
+
+// a op b
+#define PYPTO_BINARY_ELEMENT_OPS(X)      \
+  X(PTO_OP_ADD, OpAdd, add_values(a, b)) \
+  X(PTO_OP_SUB, OpSub, sub_values(a, b)) \
+  X(PTO_OP_MUL, OpMul, mul_values(a, b)) \
+  X(PTO_OP_DIV, OpDiv, div_values(a, b)) \
+  X(PTO_OP_MAX, OpMax, a < b ? b : a)    \
+  X(PTO_OP_MIN, OpMin, b < a ? b : a)
+
+// op x
+#define PYPTO_UNARY_ELEMENT_OPS(X)               \
+  X(PTO_OP_EXP, OpExp, exp_value(x))             \
+  X(PTO_OP_NEG, OpNeg, neg_value(x))             \
+  X(PTO_OP_SQRT, OpSqrt, sqrt_value(x))          \
+  X(PTO_OP_ABS, OpAbs, x < 0 ? neg_value(x) : x) \
+  X(PTO_OP_RECIP, OpRecip, div_values(C(1), x))  \
+  X(PTO_OP_RELU, OpRelu, x > 0 ? x : C(0))
+
+// Folds a row from its first element: acc = op(acc, v). A NaN wins a max.
+#define PYPTO_ROW_REDUCE_OPS(X)                            \
+  X(PTO_ROW_MAX, ReduceMax, (v > acc || v != v) ? v : acc) \
+  X(PTO_ROW_SUM, ReduceSum, add_values(acc, v))
+
+#define PYPTO_DEFINE_BINARY(code, Name, expr) \
+  struct Name {                               \
+    template <typename C>                     \
+    static C f(C a, C b) {                    \
+      return expr;                            \
+    }                                         \
+  };
+#define PYPTO_DEFINE_UNARY(code, Name, expr) \
+  struct Name {                              \
+    template <typename C>                    \
+    static C f(C x) {                        \
+      return expr;                           \
+    }                                        \
+  };
+#define PYPTO_DEFINE_REDUCE(code, Name, expr) \
+  struct Name {                               \
+    template <typename C>                     \
+    static C f(C acc, C v) {                  \
+      return expr;                            \
+    }                                         \
+  };
+PYPTO_BINARY_ELEMENT_OPS(PYPTO_DEFINE_BINARY)
+PYPTO_UNARY_ELEMENT_OPS(PYPTO_DEFINE_UNARY)
+PYPTO_ROW_REDUCE_OPS(PYPTO_DEFINE_REDUCE)
+#undef PYPTO_DEFINE_BINARY
+#undef PYPTO_DEFINE_UNARY
+#undef PYPTO_DEFINE_REDUCE
+
+// with_binary_op(op, f), with_unary_op(op, f), with_reduce_op(op, f): call f(Op{}) with the
+// functor of opcode `op`; return false for an unknown opcode.
+#define PYPTO_DISPATCH_CASE(code, Name, expr) \
+  case code:                                  \
+    f(Name{});                                \
+    return true;
+#define PYPTO_DEFINE_DISPATCH(function, TABLE) \
+  template <typename F>                        \
+  bool function(int32_t op, F&& f) {           \
+    switch (op) {                              \
+      TABLE(PYPTO_DISPATCH_CASE)               \
+      default:                                 \
+        return false;                          \
+    }                                          \
+  }
+PYPTO_DEFINE_DISPATCH(with_binary_op, PYPTO_BINARY_ELEMENT_OPS)
+PYPTO_DEFINE_DISPATCH(with_unary_op, PYPTO_UNARY_ELEMENT_OPS)
+PYPTO_DEFINE_DISPATCH(with_reduce_op, PYPTO_ROW_REDUCE_OPS)
+#undef PYPTO_DEFINE_DISPATCH
+#undef PYPTO_DISPATCH_CASE
+
+}  // namespace pypto::support
