@@ -42,6 +42,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PYPTO_INITIAL_EXEC_TLS __attribute__((tls_model("initial-exec")))
+#else
+#define PYPTO_INITIAL_EXEC_TLS
+#endif
+
 namespace pypto::profiling {
 
 struct Report;  // report.h
@@ -191,7 +197,11 @@ class CompileProfiler {
   bool process_wide_ = false;
   std::unique_ptr<Shared> shared_;
 
-  static inline thread_local CompileProfiler* t_current_ = nullptr;
+  // Read by every stage boundary. Code compiled into a shared object (the Python extension)
+  // would otherwise reach a thread_local through a __tls_get_addr call; initial-exec makes it one
+  // load at a fixed offset from the thread pointer. The cost is a few bytes of the static TLS
+  // block that the C library reserves for libraries loaded with dlopen().
+  PYPTO_INITIAL_EXEC_TLS static inline thread_local CompileProfiler* t_current_ = nullptr;
   // Its address identifies the calling thread more cheaply than std::this_thread::get_id().
   static inline thread_local char t_thread_tag_ = 0;
 };
