@@ -259,7 +259,9 @@ def test_summary_layout_and_units():
     assert lines[4].startswith("  parse ") and lines[4].endswith("1.00s  (50.0%)")
     assert lines[6].startswith("    UnrollLoops ") and lines[6].endswith("812\u00b5s  ( 0.0%)")
     assert lines[7].startswith("    ConvertToSSA ") and lines[7].endswith("24.6ms  ( 1.2%)")
-    assert len({line.index("  (") for line in lines[4:]}) == 1  # aligned
+    # What the two passes leave of `passes` is shown, aligned like the stages.
+    assert lines[8].startswith("    (untracked) ") and lines[8].endswith("975ms  (48.7%)")
+    assert len({line.rindex("  (") for line in lines[4:]}) == 1  # aligned
 
 
 def test_to_json_returns_text_and_writes_file_creating_folders(tmp_path):
