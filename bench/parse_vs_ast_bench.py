@@ -1,14 +1,18 @@
 """Frontend speed: parsing a generated DSL program of >= 10,000 lines into typed IR (C++ lexer,
 parser, op type checks) against CPython's ast.parse of the same text (syntax tree only).
 
-Run after `pip install .`:  python bench/parse_vs_ast_bench.py [--lines 10000] [--repeat 5]
+The two parsers are timed in the same rounds (round k: ast.parse and pypto back to back, the
+order alternating; see bench_rounds.py); the figures are medians over the rounds and their ratio.
+
+Run after `pip install .`:  python bench/parse_vs_ast_bench.py [--lines 10000] [--rounds 7]
 """
 
 import argparse
 import ast
 import sys
 import time
-import timeit
+
+from bench_rounds import interleaved, medians
 
 HEADER = '''"""Generated benchmark program."""
 import pypto.language as pl
@@ -81,7 +85,7 @@ def generate(min_lines):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=10000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (medians)")
     args = parser.parse_args()
 
     from pypto import _core
@@ -94,8 +98,12 @@ def main():
 
     # CPU time of this process (both parsers run on the calling thread) is the primary figure:
     # it stays meaningful on a loaded machine, where wall-clock time mostly measures waiting.
-    def best(fn, timer):
-        return min(timeit.repeat(fn, number=1, repeat=args.repeat, timer=timer))
+    def timed(fn, timer):
+        def timing():
+            start = timer()
+            fn()
+            return timer() - start
+        return timing
 
     def run_pypto():
         return _core.ir.parse_module(text, "bench.py", {})
@@ -104,13 +112,15 @@ def main():
         return ast.parse(text, "bench.py")
 
     print(f"program: {n_lines} lines, {len(text)} bytes, {kernels + 1} functions")
+    print(f"medians of {args.rounds} interleaved rounds")
     ratio = None
     for label, timer in (("cpu", time.process_time), ("wall", time.perf_counter)):
-        t_pypto, t_ast = best(run_pypto, timer), best(run_ast, timer)
+        t_ast, t_pypto, _ = medians(*interleaved(timed(run_ast, timer), timed(run_pypto, timer),
+                                                 args.rounds))
+        print(f"[{label}] CPython ast.parse      : {t_ast * 1e3:8.2f} ms "
+              f"{n_lines / t_ast:12,.0f} lines/s  (anchor)")
         print(f"[{label}] pypto parse + typed IR : {t_pypto * 1e3:8.2f} ms "
               f"{n_lines / t_pypto:12,.0f} lines/s")
-        print(f"[{label}] CPython ast.parse      : {t_ast * 1e3:8.2f} ms "
-              f"{n_lines / t_ast:12,.0f} lines/s")
         print(f"[{label}] speed-up               : {t_ast / t_pypto:8.2f}x  (target >= 5x)")
         ratio = ratio or t_ast / t_pypto
     return 0 if ratio >= 5 else 1

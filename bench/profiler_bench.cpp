@@ -1,12 +1,17 @@
-// Cost of a stage boundary, against its floor: the two clock reads an enabled stage must make.
+// Cost of a stage boundary, against its floor: the two clock reads an enabled stage must make,
+// and the thread-local load and branch a disabled one must make.
 //
-// Targets: BM_EnabledStage <= 1.25x BM_TwoSteadyClockNow; BM_DisabledStage <= 2 ns.
+// Targets: BM_EnabledStage <= 1.25x BM_TwoSteadyClockNow; BM_DisabledStage <= 2 ns, also as
+// BM_Loop/disabled_stage_in_shared_object, the boundary compiled into a shared object the way the
+// Python extension runs it. The BM_Loop/* pairs run the same loop (profiler_bench_loops.cpp)
+// compiled into this program and into that shared object; see bench/README.md for figures.
 #include <chrono>
 #include <cstdint>
 #include <string>
 
 #include <benchmark/benchmark.h>
 
+#include "profiler_bench_loops.h"
 #include "pypto/profiling/profiler.h"
 
 namespace {
@@ -87,5 +92,31 @@ void BM_DisabledLazyNameStage(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DisabledLazyNameStage);
+
+// Runs `loop` in batches, so the figure is per loop iteration without a call per iteration.
+void BM_Loop(benchmark::State& state, void (*loop)(std::int64_t), bool profiling) {
+  constexpr std::int64_t kBatch = 1 << 10;
+  CompileProfiler profiler;
+  profiler.reserve(1 << 12);
+  ProfilerActivation active(profiling ? &profiler : nullptr);
+  if (!profiling && CompileProfiler::current() != nullptr) {
+    state.SkipWithError("a profiler is current");
+  }
+  while (state.KeepRunningBatch(kBatch)) loop(kBatch);
+}
+
+#define PYPTO_LOOP_BENCHMARKS(name, function, profiling)                                 \
+  BENCHMARK_CAPTURE(BM_Loop, name##_in_executable, &in_executable::function, profiling); \
+  BENCHMARK_CAPTURE(BM_Loop, name##_in_shared_object, &in_shared_object::function, profiling)
+
+PYPTO_LOOP_BENCHMARKS(thread_local_null_check, thread_local_null_checks, false);
+PYPTO_LOOP_BENCHMARKS(thread_local_null_check_default_tls_model,
+                      thread_local_null_checks_default_model, false);
+PYPTO_LOOP_BENCHMARKS(disabled_stage, disabled_stages, false);
+PYPTO_LOOP_BENCHMARKS(disabled_lazy_name_stage, disabled_lazy_name_stages, false);
+PYPTO_LOOP_BENCHMARKS(two_rdtsc, two_rdtsc_reads, false);
+PYPTO_LOOP_BENCHMARKS(two_clock_gettime_monotonic, two_clock_gettime_reads, false);
+PYPTO_LOOP_BENCHMARKS(two_steady_clock_now, two_steady_clock_reads, false);
+PYPTO_LOOP_BENCHMARKS(enabled_stage, enabled_stages, true);
 
 }  // namespace

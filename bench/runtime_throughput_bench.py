@@ -1,12 +1,18 @@
 """Throughput of a 4096x4096 FP32 add through pypto.runtime.run (compiled kernels on the
 CPU-simulator device) next to numpy's `a + b`, in one process, and 2 simulated cores vs 1.
 
-    python bench/runtime_throughput_bench.py [--repeat N]
+    python bench/runtime_throughput_bench.py [--rounds N]
 
 Two figures per configuration: RunResult.execution_time (orchestration and all tasks on the
 simulated cores) and the profile's device_execution/execute stage, which adds loading the program
 library and, for an isolated run, forking the device process that contains faults. run() places
 the tensors in memory shared with that process, so no data is copied between the two.
+
+Two tile shapes: the favourable one (2x4096 by default, PYPTO_BENCH_TILE=RxC to change it),
+whose long rows suit the simulator's memory access, and a plain 64x64 tile as a kernel author
+would write it. numpy (the anchor) and run() (the subject) are timed in the same rounds (round k:
+both back to back, the order alternating; see bench_rounds.py); figures are medians over the
+rounds and ratios of those medians.
 """
 
 import argparse
@@ -17,43 +23,54 @@ import time
 import numpy as np
 
 import pypto.language as pl
+from bench_rounds import interleaved, medians
 from pypto.runtime import RunConfig, TensorSpec, run
 
-# Each task adds 256 rows; each tile is 32 KB. TR, TC can be overridden (PYPTO_BENCH_TILE=8x1024)
-# to see how the tile shape's memory access pattern matters.
+# Each task adds 256 rows.
 N, ROWS = 4096, 256
-TR, TC = (int(v) for v in os.environ.get("PYPTO_BENCH_TILE", "2x4096").split("x"))
+FAVOURABLE_TILE = tuple(int(v) for v in os.environ.get("PYPTO_BENCH_TILE", "2x4096").split("x"))
+PLAIN_TILE = (64, 64)
 
 
-@pl.program
-class BigAdd:
-    @pl.function(type=pl.FunctionType.InCore)
-    def add_rows(self, a: pl.Tensor[[ROWS, N], pl.FP32], b: pl.Tensor[[ROWS, N], pl.FP32],
-                 c: pl.Out[pl.Tensor[[ROWS, N], pl.FP32]]) -> pl.Tensor[[ROWS, N], pl.FP32]:
-        for i in pl.range(ROWS // TR):
-            for j in pl.range(N // TC):
-                s = pl.add(pl.load(a, [i * TR, j * TC], [TR, TC]),
-                           pl.load(b, [i * TR, j * TC], [TR, TC]))
-                c = pl.store(s, [i * TR, j * TC], c)
-        return c
+def make_program(TR, TC):
+    """The add program with TR x TC tiles (@pl.program reads TR and TC from this frame)."""
 
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-             c: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
-        for r in pl.range(N // ROWS):
-            self.add_rows(pl.slice(a, [ROWS, N], [r * ROWS, 0]),
-                          pl.slice(b, [ROWS, N], [r * ROWS, 0]),
-                          pl.slice(c, [ROWS, N], [r * ROWS, 0]))
-        return c
+    @pl.program
+    class BigAdd:
+        @pl.function(type=pl.FunctionType.InCore)
+        def add_rows(self, a: pl.Tensor[[ROWS, N], pl.FP32], b: pl.Tensor[[ROWS, N], pl.FP32],
+                     c: pl.Out[pl.Tensor[[ROWS, N], pl.FP32]]) -> pl.Tensor[[ROWS, N], pl.FP32]:
+            for i in pl.range(ROWS // TR):
+                for j in pl.range(N // TC):
+                    s = pl.add(pl.load(a, [i * TR, j * TC], [TR, TC]),
+                               pl.load(b, [i * TR, j * TC], [TR, TC]))
+                    c = pl.store(s, [i * TR, j * TC], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
+                 c: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+            for r in pl.range(N // ROWS):
+                self.add_rows(pl.slice(a, [ROWS, N], [r * ROWS, 0]),
+                              pl.slice(b, [ROWS, N], [r * ROWS, 0]),
+                              pl.slice(c, [ROWS, N], [r * ROWS, 0]))
+            return c
+
+    return BigAdd
 
 
 def golden(tensors, params=None):
     np.add(tensors["a"], tensors["b"], out=tensors["c"])
 
 
+CONFIGS = [("in-process, 1 core ", False, 1),
+           ("in-process, 2 cores", False, 2),
+           ("isolated,   2 cores", True, 2)]
+
+
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=5)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     a = rng.standard_normal((N, N), dtype=np.float32)
@@ -62,31 +79,38 @@ def main():
              TensorSpec("b", [N, N], pl.FP32, init_value=b),
              TensorSpec("c", [N, N], pl.FP32, is_output=True)]
     work = tempfile.mkdtemp()
-
-    numpy_s = min(_time(lambda: a + b) for _ in range(args.repeat))
-    results = {}
-    for label, isolate, workers in [("in-process, 1 core ", False, 1),
-                                    ("in-process, 2 cores", False, 2),
-                                    ("isolated,   2 cores", True, 2)]:
-        device, execute = [], []
-        for _ in range(args.repeat):
-            r = run(BigAdd, specs, golden, RunConfig(work_dir=work, isolate=isolate,
-                                                      workers=workers, dump_passes=False,
-                                                      compile_profiling=True))
-            assert r.passed, r.error
-            device.append(r.execution_time)
-            execute.append(_stage(r.profile, "device_execution", "execute"))
-        results[label] = (min(device), min(execute))
-
     gb = 3 * N * N * 4 / 1e9
-    print(f"numpy a + b                : {numpy_s * 1e3:8.2f} ms  {gb / numpy_s:6.2f} GB/s")
-    print("pypto (device: orchestration and tasks; execute stage: also loading the program and,")
-    print("       when isolated, forking the device process and mapping the tensors into it)")
-    for label, (dev, exe) in results.items():
-        print(f"  {label}  device {dev * 1e3:8.2f} ms  {numpy_s / dev:5.2f}x numpy   "
-              f"execute stage {exe * 1e3:8.2f} ms  {numpy_s / exe:5.2f}x numpy  (target >= 0.5x)")
-    one, two = results["in-process, 1 core "][0], results["in-process, 2 cores"][0]
-    print(f"2 cores vs 1 (device time): speed-up {one / two:.2f}x")
+
+    print(f"medians of {args.rounds} interleaved rounds; numpy a + b is the anchor of each")
+    print("pypto device: orchestration and tasks; execute stage: also loading the program and,")
+    print("       when isolated, forking the device process and mapping the tensors into it")
+    for shape in (FAVOURABLE_TILE, PLAIN_TILE):
+        program = make_program(*shape)
+        label_shape = "favourable" if shape == FAVOURABLE_TILE else "plain"
+        print(f"tile {shape[0]}x{shape[1]} ({label_shape}):")
+        device_by_config = {}
+        for label, isolate, workers in CONFIGS:
+            config = RunConfig(work_dir=work, isolate=isolate, workers=workers,
+                               dump_passes=False, compile_profiling=True)
+            execute = []
+
+            def subject():
+                r = run(program, specs, golden, config)
+                assert r.passed, r.error
+                execute.append(_stage(r.profile, "device_execution", "execute"))
+                return r.execution_time
+
+            numpy_times, device_times = interleaved(lambda: _time(lambda: a + b), subject,
+                                                    args.rounds)
+            numpy_s, device_s, _ = medians(numpy_times, device_times)
+            _, execute_s, _ = medians(numpy_times, execute)
+            device_by_config[label] = device_s
+            print(f"  {label}  numpy {numpy_s * 1e3:8.2f} ms {gb / numpy_s:6.2f} GB/s   "
+                  f"device {device_s * 1e3:8.2f} ms {numpy_s / device_s:5.2f}x numpy   "
+                  f"execute stage {execute_s * 1e3:8.2f} ms {numpy_s / execute_s:5.2f}x numpy"
+                  f"  (target >= 0.5x)")
+        one, two = device_by_config[CONFIGS[0][0]], device_by_config[CONFIGS[1][0]]
+        print(f"  2 cores vs 1 (device time, medians): speed-up {one / two:.2f}x")
 
 
 def _stage(profile, *path):

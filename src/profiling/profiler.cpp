@@ -55,6 +55,11 @@ struct CompileProfiler::Shared {
   std::unordered_map<const void*, std::vector<StageRecord>> foreign_open;
   // (thread tag, profiler current before enter()) for each enter() not yet exited.
   std::vector<std::pair<const void*, CompileProfiler*>> saved;
+  // Session: enter()s and activations not yet undone, on all threads; when the current session
+  // began; the [begin, end) of the finished ones, in nanoseconds on the now_ns() clock.
+  int session_depth = 0;
+  std::int64_t session_begin_ns = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> sessions;
   // Dynamic names live here so records can hold views; repeated names are stored once. Only the
   // owner thread touches it, so it needs no lock.
   std::unordered_set<std::string> names;
@@ -86,10 +91,21 @@ void CompileProfiler::bind_to_this_thread() noexcept {
   owner_.compare_exchange_strong(expected, &t_thread_tag_, std::memory_order_relaxed);
 }
 
+void CompileProfiler::begin_session_locked(std::int64_t now) noexcept {
+  if (shared_->session_depth++ == 0) shared_->session_begin_ns = now;
+}
+
+void CompileProfiler::end_session_locked(std::int64_t now) noexcept {
+  if (shared_->session_depth == 0) return;
+  if (--shared_->session_depth == 0) shared_->sessions.emplace_back(shared_->session_begin_ns, now);
+}
+
 void CompileProfiler::enter() {
+  const std::int64_t now = now_ns();
   {
     std::lock_guard lock(shared_->mutex);
     shared_->saved.emplace_back(&t_thread_tag_, t_current_);
+    begin_session_locked(now);
   }
   bind_to_this_thread();
 }
@@ -101,6 +117,7 @@ bool CompileProfiler::exit() {
     if (it->first == &t_thread_tag_) {
       t_current_ = it->second;
       saved.erase(std::next(it).base());
+      end_session_locked(now_ns());
       return true;
     }
   }
@@ -214,15 +231,25 @@ void CompileProfiler::clear() {
   shared_->attached.clear();
   shared_->foreign_open.clear();
   shared_->names.clear();
+  shared_->sessions.clear();
+  if (shared_->session_depth > 0) shared_->session_begin_ns = now_ns();
 }
 
 Report CompileProfiler::report() const {
   const std::int64_t now = now_ns();
   const double now_s = static_cast<double>(now) / 1e9;
   std::vector<AttachedRecord> attached;
+  std::vector<Interval> sessions;
   {
     std::lock_guard lock(shared_->mutex);
     attached = shared_->attached;
+    sessions.reserve(shared_->sessions.size() + 1);
+    for (const auto& [begin, end] : shared_->sessions) {
+      sessions.push_back({static_cast<double>(begin) / 1e9, static_cast<double>(end) / 1e9});
+    }
+    if (shared_->session_depth > 0) {
+      sessions.push_back({static_cast<double>(shared_->session_begin_ns) / 1e9, now_s});
+    }
   }
 
   std::vector<std::int32_t> failed = failed_;
@@ -260,7 +287,7 @@ Report CompileProfiler::report() const {
   stages.reserve(roots.size() + attached_roots.size());
   for (std::int32_t root : roots) stages.push_back(build(build, root));
   for (const StageRecord* root : attached_roots) stages.push_back(to_report_stage(*root, now_s));
-  return finalize_report(std::move(stages));
+  return finalize_report(std::move(stages), std::move(sessions));
 }
 
 double CompileProfiler::total_seconds() const { return report().total_seconds; }
@@ -303,13 +330,25 @@ void ScopedStage::end(bool failed) noexcept {
   profiler_ = nullptr;
 }
 
+// The session lock is uncontended in practice (entry points, not stage boundaries, take it); a
+// std::mutex that cannot be locked here would be a broken process, so noexcept stays.
 ProfilerActivation::ProfilerActivation(CompileProfiler* profiler) noexcept
-    : previous_(CompileProfiler::t_current_), active_(profiler != nullptr) {
-  if (active_) profiler->bind_to_this_thread();
+    : previous_(CompileProfiler::t_current_), profiler_(profiler) {
+  if (profiler_ == nullptr) return;
+  const std::int64_t now = now_ns();
+  {
+    std::lock_guard lock(profiler_->shared_->mutex);
+    profiler_->begin_session_locked(now);
+  }
+  profiler_->bind_to_this_thread();
 }
 
 ProfilerActivation::~ProfilerActivation() {
-  if (active_) CompileProfiler::t_current_ = previous_;
+  if (profiler_ == nullptr) return;
+  CompileProfiler::t_current_ = previous_;
+  const std::int64_t now = now_ns();
+  std::lock_guard lock(profiler_->shared_->mutex);
+  profiler_->end_session_locked(now);
 }
 
 }  // namespace pypto::profiling

@@ -14,6 +14,14 @@ namespace pypto::profiling {
 
 namespace {
 
+// Untracked time worth showing: `parent` minus `covered`, or 0 below the thresholds. Children
+// timed on other threads may cover more than their parent; that is not untracked time either.
+double shown_untracked(double parent, double covered) {
+  const double untracked = parent - covered;
+  if (untracked < kMinUntrackedSeconds || untracked < kMinUntrackedShare * parent) return 0.0;
+  return untracked;
+}
+
 // Sorts one sibling list, flags overlapping siblings and returns the time the list covers.
 double arrange_siblings(std::vector<ReportStage>& siblings) {
   std::stable_sort(siblings.begin(), siblings.end(),
@@ -35,7 +43,10 @@ double arrange_siblings(std::vector<ReportStage>& siblings) {
     }
     first = last + 1;
   }
-  for (ReportStage& stage : siblings) arrange_siblings(stage.children);
+  for (ReportStage& stage : siblings) {
+    const double children_cover = arrange_siblings(stage.children);
+    if (!stage.children.empty()) stage.untracked = shown_untracked(stage.seconds, children_cover);
+  }
   return covered;
 }
 
@@ -44,6 +55,7 @@ Json stage_to_json(const ReportStage& stage) {
   Json node;
   node["name"] = stage.name;
   node["seconds"] = stage.seconds;
+  if (stage.untracked > 0.0) node["untracked_seconds"] = stage.untracked;
   node["start"] = stage.start;
   if (stage.failed) node["failed"] = true;
   if (stage.parallel) node["parallel"] = true;
@@ -58,6 +70,7 @@ template <typename Json>
 Json to_json_document(const Report& report) {
   Json document;
   document["total_seconds"] = report.total_seconds;
+  if (report.untracked_seconds > 0.0) document["untracked_seconds"] = report.untracked_seconds;
   Json stages = Json::array();
   for (const ReportStage& stage : report.stages) stages.push_back(stage_to_json<Json>(stage));
   document["stages"] = std::move(stages);
@@ -129,20 +142,34 @@ std::size_t widest_label(const std::vector<ReportStage>& stages, std::size_t ind
   return widest;
 }
 
-void append_lines(std::string& out, const std::vector<ReportStage>& stages, std::size_t indent,
-                  std::size_t name_column, double total) {
+constexpr std::string_view kUntrackedLabel = "(untracked)";
+
+// "<indent><label>   <duration>  (<percent of total>)", without the flags and the newline.
+void append_line_head(std::string& out, std::size_t indent, std::string_view label,
+                      std::size_t name_column, double seconds, double total) {
+  pad_right(out, std::string(indent, ' ') + std::string(label), name_column);
+  pad_left(out, format_duration(seconds), kDurationColumn);
+  char percent[32];
+  std::snprintf(percent, sizeof percent, "  (%4.1f%%)",
+                total > 0.0 ? 100.0 * seconds / total : 0.0);
+  out += percent;
+}
+
+// Lines of one sibling list; `untracked` is the time their parent has that they do not cover.
+void append_lines(std::string& out, const std::vector<ReportStage>& stages, double untracked,
+                  std::size_t indent, std::size_t name_column, double total) {
   for (const SummaryLine& line : fold_siblings(stages)) {
-    pad_right(out, std::string(indent, ' ') + line.label(), name_column);
-    pad_left(out, format_duration(line.seconds), kDurationColumn);
-    char percent[32];
-    std::snprintf(percent, sizeof percent, "  (%4.1f%%)",
-                  total > 0.0 ? 100.0 * line.seconds / total : 0.0);
-    out += percent;
+    append_line_head(out, indent, line.label(), name_column, line.seconds, total);
     if (line.parallel) out += "  [parallel]";
     if (line.failed) out += "  [failed]";
     if (line.open) out += "  [open]";
     out += '\n';
-    append_lines(out, line.first->children, indent + kIndentPerDepth, name_column, total);
+    append_lines(out, line.first->children, line.first->untracked, indent + kIndentPerDepth,
+                 name_column, total);
+  }
+  if (untracked > 0.0) {
+    append_line_head(out, indent, kUntrackedLabel, name_column, untracked, total);
+    out += '\n';
   }
 }
 
@@ -162,10 +189,33 @@ ReportStage to_report_stage(const StageRecord& record, double now) {
   return stage;
 }
 
-Report finalize_report(std::vector<ReportStage> roots) {
+Report finalize_report(std::vector<ReportStage> roots, std::vector<Interval> sessions) {
   Report report;
   report.stages = std::move(roots);
-  report.total_seconds = arrange_siblings(report.stages);
+  const double covered = arrange_siblings(report.stages);
+  report.total_seconds = covered;
+  if (sessions.empty()) return report;  // never entered: the roots are the whole profile
+
+  // Measure of the union of the sessions and the roots: a root recorded outside every session
+  // (an explicit ScopedStage(&profiler, ...)) still counts, and is not counted twice.
+  sessions.reserve(sessions.size() + report.stages.size());
+  for (const ReportStage& stage : report.stages) sessions.push_back({stage.start, stage.end()});
+  std::sort(sessions.begin(), sessions.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  double united = 0.0;
+  Interval run = sessions.front();
+  for (const Interval& next : sessions) {
+    if (next.begin > run.end) {
+      united += run.end - run.begin;
+      run = next;
+    } else {
+      run.end = std::max(run.end, next.end);
+    }
+  }
+  united += run.end - run.begin;
+  // max(): rounding must not put the total below what the roots cover exactly.
+  report.total_seconds = std::max(united, covered);
+  report.untracked_seconds = shown_untracked(report.total_seconds, covered);
   return report;
 }
 
@@ -210,13 +260,14 @@ std::string format_summary(const Report& report) {
   std::string out = "PyPTO Compile Profile\n======================\nTotal: ";
   out += format_duration(report.total_seconds);
   out += "\n\n";
-  if (report.stages.empty()) {
-    out += "  (no stages recorded)\n";
-    return out;
-  }
+  if (report.stages.empty()) out += "  (no stages recorded)\n";
+  if (report.stages.empty() && report.untracked_seconds == 0.0) return out;
   const std::size_t name_column =
-      std::max(kMinNameColumn, widest_label(report.stages, kIndentPerDepth)) + 2;
-  append_lines(out, report.stages, kIndentPerDepth, name_column, report.total_seconds);
+      std::max({kMinNameColumn, widest_label(report.stages, kIndentPerDepth),
+                kIndentPerDepth + kUntrackedLabel.size()}) +
+      2;
+  append_lines(out, report.stages, report.untracked_seconds, kIndentPerDepth, name_column,
+               report.total_seconds);
   return out;
 }
 

@@ -33,9 +33,10 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-// Column (in code points) where `needle` starts in `line`.
+// Column (in code points) where the last `needle` starts in `line` (the percentage's "  (", not
+// the one of an "  (untracked)" label).
 std::size_t column_of(const std::string& line, const std::string& needle) {
-  const std::size_t byte = line.find(needle);
+  const std::size_t byte = line.rfind(needle);
   std::size_t column = 0;
   for (std::size_t i = 0; i < byte; ++i) column += (line[i] & 0xC0) != 0x80;
   return column;
@@ -83,7 +84,7 @@ TEST(ProfilerReportTest, DurationKeepsThreeSignificantDigitsInAFittingUnit) {
 TEST(ProfilerReportTest, SummaryHasTheSeedHeaderTotalAndIndentedLines) {
   CompileProfiler profiler;
   const std::vector<std::string> lines = lines_of(seed_like(profiler).summary());
-  ASSERT_EQ(lines.size(), 8u);
+  ASSERT_EQ(lines.size(), 9u);
   EXPECT_EQ(lines[0], "PyPTO Compile Profile");
   EXPECT_EQ(lines[1], "======================");
   EXPECT_EQ(lines[2], "Total: 2.00s");
@@ -96,9 +97,12 @@ TEST(ProfilerReportTest, SummaryHasTheSeedHeaderTotalAndIndentedLines) {
   EXPECT_EQ(lines[7].rfind("    ConvertToSSA ", 0), 0u);
   EXPECT_NE(lines[7].find("24.6ms  ( 1.2%)"), std::string::npos);
   EXPECT_EQ(lines[7].find("0.000s"), std::string::npos);
+  // What the two passes leave of `passes` is shown, not hidden.
+  EXPECT_EQ(lines[8].rfind("    (untracked) ", 0), 0u) << lines[8];
+  EXPECT_NE(lines[8].find("975ms  (48.7%)"), std::string::npos) << lines[8];
   // Durations end in one column, whatever the unit's byte length.
   const std::size_t end = column_of(lines[4], "  (");
-  for (std::size_t i = 5; i < 8; ++i) EXPECT_EQ(column_of(lines[i], "  ("), end) << lines[i];
+  for (std::size_t i = 5; i < 9; ++i) EXPECT_EQ(column_of(lines[i], "  ("), end) << lines[i];
 }
 
 TEST(ProfilerReportTest, SummaryColumnsStayAlignedForLongNames) {
@@ -108,8 +112,9 @@ TEST(ProfilerReportTest, SummaryColumnsStayAlignedForLongNames) {
   codegen.children.push_back({long_name, 1.0, 1.5, {}, false});
   profiler.add_stage_record(codegen);
   const std::vector<std::string> lines = lines_of(profiler.summary());
-  ASSERT_EQ(lines.size(), 6u);
+  ASSERT_EQ(lines.size(), 7u);  // the last is codegen's untracked half
   EXPECT_EQ(column_of(lines[4], "  ("), column_of(lines[5], "  ("));
+  EXPECT_EQ(column_of(lines[4], "  ("), column_of(lines[6], "  ("));
   EXPECT_NE(lines[5].find(long_name + "  "), std::string::npos);
 }
 
@@ -185,7 +190,7 @@ TEST(ProfilerReportTest, RepeatedLeafSiblingsAreFoldedIntoOneLineWithSummedTime)
   CompileProfiler profiler;
   profiler.add_stage_record(passes_with_checks());
   const std::vector<std::string> lines = lines_of(profiler.summary());
-  ASSERT_EQ(lines.size(), 9u) << profiler.summary();
+  ASSERT_EQ(lines.size(), 10u) << profiler.summary();  // the last: 2 s untracked in passes
   EXPECT_EQ(lines[4].rfind("  passes ", 0), 0u);
   // Each folded line sits where its first stage was; the passes keep their order.
   EXPECT_EQ(lines[5].rfind("    dump (3\u00d7) ", 0), 0u) << lines[5];
@@ -222,10 +227,11 @@ TEST(ProfilerReportTest, FoldedLinePositionFollowsStartTimeNotRecordingOrder) {
 
 TEST(ProfilerReportTest, StagesWithChildrenAndSingleNamesAreNotFolded) {
   CompileProfiler profiler;
+  // Children cover their parents: no `(untracked)` lines among the ones checked.
   StageRecord first{"compile", 0.0, 2.0, {}, false};
-  first.children.push_back({"codegen", 0.0, 1.0, {}, false});
+  first.children.push_back({"codegen", 0.0, 2.0, {}, false});
   StageRecord second{"compile", 2.0, 4.0, {}, false};
-  second.children.push_back({"codegen", 2.0, 3.0, {}, false});
+  second.children.push_back({"codegen", 2.0, 4.0, {}, false});
   StageRecord with_child{"dump", 4.5, 5.5, {}, false};
   with_child.children.push_back({"write", 4.5, 5.5, {}, false});
   profiler.add_stage_record(first);

@@ -128,7 +128,8 @@ TEST(CompileProfilerTest, ParentCoversItsChildren) {
   const double child = data["stages"][0]["children"][0]["seconds"].get<double>();
   EXPECT_GE(child, 0.002);
   EXPECT_GE(parent, child);
-  EXPECT_DOUBLE_EQ(data["total_seconds"].get<double>(), parent);
+  // Still entered: the total is the session so far, which contains the stage.
+  EXPECT_GE(data["total_seconds"].get<double>(), parent);
 }
 
 TEST(CompileProfilerTest, StageGoesToTheExplicitProfilerEvenWhenAnotherIsCurrent) {

@@ -12,6 +12,12 @@
 // Entry points (ir.compile, run, pl.program) call get_active_profiler(), which also honours the
 // PYPTO_COMPILE_PROFILING environment variable; stage boundaries never read the environment.
 //
+// Total: a profiler used as a context (enter()/exit(), ProfilerActivation, Python's `with`) is a
+// profiling session, and its total is the wall time spent inside it, stages or not, so time no
+// stage accounts for shows up as `(untracked)` instead of vanishing. A profiler never entered
+// (records added from outside, explicit ScopedStage(&p, ...)) totals the time its root stages
+// cover.
+//
 // Threads: a profiler's records are appended without locks by the one thread that owns it (the
 // first thread that enters it, binds it or opens a stage in it). Stages opened on any other
 // thread while the profiler is current there, and records passed to add_stage_record(), take a
@@ -35,6 +41,12 @@
 #include <time.h>
 
 #include <nlohmann/json_fwd.hpp>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PYPTO_INITIAL_EXEC_TLS __attribute__((tls_model("initial-exec")))
+#else
+#define PYPTO_INITIAL_EXEC_TLS
+#endif
 
 namespace pypto::profiling {
 
@@ -104,7 +116,11 @@ class CompileProfiler {
 
   // Pre-sizes the record buffer so that the first `stages` stages never reallocate it.
   void reserve(std::size_t stages);
-  // Drops every record. Scopes still open keep running but their end is ignored.
+  // Starts the profile over: drops every record and the session time measured so far. Inside a
+  // session (entered and not yet exited) the session restarts at the clear(), so the total counts
+  // only what follows it, as for a profiler entered at that moment; outside one the profiler is
+  // as new (a never-entered total) until it is entered again. Scopes still open keep running but
+  // their end is ignored.
   void clear();
 
   // True for the one process-wide profiler made by get_active_profiler() from the environment.
@@ -113,10 +129,16 @@ class CompileProfiler {
   // A snapshot of the tree; stages still open measure up to now. See report.h for the rules
   // (sibling order, parallel siblings, total).
   Report report() const;
-  // Sum of the root stages' durations; root stages that overlap in time count once (their span).
+  // Wall time of the profiling session: from the outermost enter() (or ProfilerActivation) to
+  // its matching exit, measured up to now while still entered. A profiler entered again after a
+  // full exit adds the new session; the time between sessions, when nobody used it, is not part
+  // of the profile. Root stages timed outside every session (ScopedStage(&p, ...) while not
+  // entered) add the part of their time no session covers. For a profiler never entered: the
+  // sum of the root stages' durations, root stages that overlap in time counting once (their
+  // span).
   double total_seconds() const;
-  // {"total_seconds": s, "stages": [{"name", "seconds", "children", "start", ["failed"],
-  //  ["parallel"], ["open"]}, ...]}
+  // {"total_seconds": s, ["untracked_seconds"], "stages": [{"name", "seconds",
+  //  ["untracked_seconds"], "children", "start", ["failed"], ["parallel"], ["open"]}, ...]}
   nlohmann::json to_dict() const;
   // Negative indent: one line.
   std::string to_json(int indent = 2) const;
@@ -163,6 +185,9 @@ class CompileProfiler {
   Token open_foreign_stage(std::string name);
   void close_foreign_stage(bool failed) noexcept;
   void bind_to_this_thread() noexcept;
+  // Session bookkeeping for enter()/exit() and ProfilerActivation; callers hold shared_->mutex.
+  void begin_session_locked(std::int64_t now) noexcept;
+  void end_session_locked(std::int64_t now) noexcept;
 
   std::vector<Record> records_;
   std::vector<std::int32_t> failed_;        // indices of failed records; failures are rare
@@ -172,7 +197,11 @@ class CompileProfiler {
   bool process_wide_ = false;
   std::unique_ptr<Shared> shared_;
 
-  static inline thread_local CompileProfiler* t_current_ = nullptr;
+  // Read by every stage boundary. Code compiled into a shared object (the Python extension)
+  // would otherwise reach a thread_local through a __tls_get_addr call; initial-exec makes it one
+  // load at a fixed offset from the thread pointer. The cost is a few bytes of the static TLS
+  // block that the C library reserves for libraries loaded with dlopen().
+  PYPTO_INITIAL_EXEC_TLS static inline thread_local CompileProfiler* t_current_ = nullptr;
   // Its address identifies the calling thread more cheaply than std::this_thread::get_id().
   static inline thread_local char t_thread_tag_ = 0;
 };
@@ -228,6 +257,8 @@ class ScopedStage {
 };
 
 // Makes `profiler` current on this thread for the scope and restores the previous one after.
+// Like enter()/exit(), the scope is part of the profiler's session (see total_seconds()), so the
+// profiler must outlive the activation.
 // A null profiler leaves the current one in place, so entry points can write
 // `ProfilerActivation activation(get_active_profiler());` unconditionally.
 class ProfilerActivation {
@@ -239,7 +270,7 @@ class ProfilerActivation {
 
  private:
   CompileProfiler* previous_;
-  bool active_;
+  CompileProfiler* profiler_;  // null: nothing to undo
 };
 
 // True when PYPTO_COMPILE_PROFILING is 1, true or yes (any case, surrounding blanks ignored).

@@ -6,9 +6,15 @@
 // - Siblings whose time ranges overlap (stages that ran on several threads at once) are flagged
 //   `parallel`. Each keeps its own wall time, so parallel children may add up to more than their
 //   parent; the summary marks them `[parallel]` instead of pretending they were sequential.
-// - total_seconds is the time covered by the root stages: the sum of their durations when they
-//   ran one after the other, and a group of overlapping roots counts once, as its span.
+// - The time a sibling list covers is the sum of its durations when they ran one after the
+//   other; a group of overlapping siblings counts once, as its span.
+// - total_seconds is the time covered by the root stages, or, for a profiler that was entered,
+//   the union of its session intervals and its root stages (CompileProfiler::total_seconds).
 //   Percentages are of total_seconds.
+// - Time a parent has that its children do not cover is `untracked`: a stage with children
+//   carries it, and the report carries total_seconds minus what the roots cover. It is kept only
+//   from kMinUntrackedSeconds and kMinUntrackedShare of the parent up (0 otherwise), so that
+//   clock-read gaps between back-to-back stages do not clutter the report.
 #pragma once
 
 #include <string>
@@ -27,7 +33,8 @@ struct ReportStage {
   double seconds = 0.0;  // wall time of this stage
   bool failed = false;   // left by an exception
   bool parallel = false;
-  bool open = false;  // still running when the snapshot was taken
+  bool open = false;       // still running when the snapshot was taken
+  double untracked = 0.0;  // time no child covers; 0 when below the thresholds or a leaf
   std::vector<ReportStage> children;
 
   double end() const noexcept { return start + seconds; }
@@ -35,16 +42,28 @@ struct ReportStage {
 
 struct Report {
   double total_seconds = 0.0;
+  double untracked_seconds = 0.0;  // total_seconds not covered by the root stages (see above)
   std::vector<ReportStage> stages;
 };
+
+// A [begin, end) time range in seconds on the now_seconds() clock.
+struct Interval {
+  double begin = 0.0;
+  double end = 0.0;
+};
+
+inline constexpr double kMinUntrackedSeconds = 10e-6;
+inline constexpr double kMinUntrackedShare = 0.01;
 
 // Converts a record built elsewhere; an open record (end == 0.0) measures up to `now`.
 ReportStage to_report_stage(const StageRecord& record, double now);
 
-// Orders siblings, flags parallel ones and computes the total (see the rules above).
-Report finalize_report(std::vector<ReportStage> roots);
+// Orders siblings, flags parallel ones, computes the total and the untracked time (see the rules
+// above). `sessions`: when the profiler was entered; empty for one never entered.
+Report finalize_report(std::vector<ReportStage> roots, std::vector<Interval> sessions = {});
 
-// {"total_seconds", "stages": [{"name", "seconds", "start", "children", optional flags}]}.
+// {"total_seconds", ["untracked_seconds"], "stages": [{"name", "seconds", ["untracked_seconds"],
+//  "start", "children", optional flags}]}.
 nlohmann::json report_to_json(const Report& report);
 // The same document with keys in reading order (name, seconds, ...), for files and Python.
 nlohmann::ordered_json report_to_ordered_json(const Report& report);
@@ -54,7 +73,8 @@ std::string dump_json(const nlohmann::ordered_json& document, int indent);
 // The seed layout: header, rule, "Total:", then one aligned line per stage, except that sibling
 // leaf stages sharing a name (the `verify` and `dump` after every pass) are folded into one line
 // at the first one's place: "verify (11×)" with their summed time and percentage. Stages with
-// children are never folded. The JSON document keeps every stage.
+// children are never folded. The JSON document keeps every stage. Untracked time is an
+// "(untracked)" line after the children of its stage (after the roots for the report's own).
 std::string format_summary(const Report& report);
 // Three significant digits in the unit that fits: "812ns", "81.2µs", "12.3ms", "2.85s".
 std::string format_duration(double seconds);

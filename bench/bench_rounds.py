@@ -1,0 +1,34 @@
+"""Interleaved timing rounds shared by the Python benchmarks in this folder.
+
+An anchor (the baseline) and a subject are timed in the same rounds, back to back, and the one
+that goes first alternates from round to round: a slow spell of a shared machine (another
+process, frequency scaling, a cold cache) then hits both sides alike instead of whichever was
+being timed at that moment. Figures are medians over the rounds, not minima: a minimum reports
+the luckiest round, which flatters the side that varies more.
+"""
+
+import statistics
+
+
+def interleaved(anchor, subject, rounds):
+    """Times ``anchor()`` and ``subject()`` (each returns a duration) in ``rounds`` rounds.
+
+    Round k runs anchor then subject when k is even, subject then anchor when it is odd.
+    Returns the two lists of durations, in round order.
+    """
+    anchor_times, subject_times = [], []
+    for k in range(rounds):
+        if k % 2 == 0:
+            anchor_times.append(anchor())
+            subject_times.append(subject())
+        else:
+            subject_times.append(subject())
+            anchor_times.append(anchor())
+    return anchor_times, subject_times
+
+
+def medians(anchor_times, subject_times):
+    """(median anchor, median subject, subject / anchor ratio of the medians)."""
+    anchor = statistics.median(anchor_times)
+    subject = statistics.median(subject_times)
+    return anchor, subject, subject / anchor if anchor > 0 else float("inf")
