@@ -262,5 +262,32 @@ TEST(ScalarArithTest, SimplifyFoldsFloorDivisionLikeTheInterpreter) {
 )"));
 }
 
+// Simplify folds at the limits to the wrapped value the program computes, without undefined
+// behaviour (the UBSan build checks), and re-associates constants with wrap-around too.
+TEST(ScalarArithTest, SimplifyFoldsAtTheInt64Limits) {
+  const std::string main_sig = R"(
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32], n: pl.Scalar[pl.INT64]) -> pl.Tensor[[8, 8], pl.FP32]:
+)";
+  auto in = parse_body(main_sig + R"(
+        a = 9223372036854775807 + 1
+        b = (-9223372036854775807 - 1) * -1
+        c = -(-9223372036854775807 - 1)
+        d = a // -4611686018427387904
+        e = (b // -1) % 5 + (c % -1) + (c - c)
+        m = n * 4611686018427387904 * 4
+        v = pl.slice(x, [8, 8], [d + m, e + (-(9223372036854775807 + 9223372036854775807)) // 2])
+        return v
+)");
+  auto out = run_passes(in, {"ConvertToSSA", "Simplify"});
+  // MAX + 1 and MIN * -1 and -MIN wrap to MIN; MIN // -2**62 == 2; MIN % 5 == 2 (Python);
+  // MAX + MAX wraps to -2, so -(MAX + MAX) // 2 == 1; n * 2**62 * 4 re-associates to n * 0
+  // (2**64 wraps to 0) and then to 0.
+  EXPECT_TRUE(same_program(out, main_sig + R"(
+        v: pl.Tensor[[8, 8], pl.FP32] = pl.slice(x, [8, 8], [2, 3])
+        return v
+)"));
+}
+
 }  // namespace
 }  // namespace pypto::passes
