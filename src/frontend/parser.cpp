@@ -101,133 +101,52 @@ bool argument_fits(const TypePtr& param, const TypePtr& arg) {
   return same_shape_dtype(param, arg);
 }
 
-// Evaluates an expression built only from literals (constants are literals in the IR) with
-// Python's semantics. Returns nothing when it is not constant or cannot be evaluated.
-template <typename T>
-std::optional<Constant> as_constant(std::optional<T> v) {
-  if (!v) return std::nullopt;
-  return Constant(*v);
-}
-
-std::optional<Constant> fold_constant(const ExprPtr& e) {
-  if (!e) return std::nullopt;
+// Evaluates an expression built only from literals (constants are literals in the IR) as the
+// program computes it (pypto/ir/scalar_arith.h). No value when it is not constant or cannot be
+// evaluated; `overflowed` when an integer operation wrapped around.
+ir::ScalarFold fold_constant(const ExprPtr& e) {
+  if (!e) return {};
+  const auto* st = e->type() ? e->type()->as<ir::ScalarType>() : nullptr;
+  const DataType dtype = st ? st->dtype : DataType::INT64;
   switch (e->kind()) {
     case ir::ExprKind::IntImm:
-      return Constant(e->as<ir::IntImm>()->value);
+      return {ir::Scalar::of_int(e->as<ir::IntImm>()->value)};
     case ir::ExprKind::FloatImm:
-      return Constant(e->as<ir::FloatImm>()->value);
+      return {ir::Scalar::of_float(e->as<ir::FloatImm>()->value)};
     case ir::ExprKind::BoolImm:
-      return Constant(e->as<ir::BoolImm>()->value);
+      return {ir::Scalar::of_bool(e->as<ir::BoolImm>()->value)};
     case ir::ExprKind::Unary: {
       const auto* u = e->as<ir::Unary>();
-      auto a = fold_constant(u->a);
-      if (!a || std::holds_alternative<DataType>(*a)) return std::nullopt;
-      if (u->op == ir::UnaryOp::Not) {
-        if (auto* b = std::get_if<bool>(&*a)) return Constant(!*b);
-        if (auto* i = std::get_if<int64_t>(&*a)) return Constant(*i == 0);
-        return Constant(std::get<double>(*a) == 0.0);
-      }
-      if (auto* i = std::get_if<int64_t>(&*a)) {
-        if (*i == INT64_MIN) return std::nullopt;
-        return Constant(-*i);
-      }
-      if (auto* d = std::get_if<double>(&*a)) return Constant(-*d);
-      return Constant(static_cast<int64_t>(-static_cast<int64_t>(std::get<bool>(*a))));
+      const ir::ScalarFold a = fold_constant(u->a);
+      if (!a.value) return {};
+      ir::ScalarFold r = ir::fold_unary(u->op, *a.value, dtype);
+      r.overflowed = r.overflowed || a.overflowed;
+      return r;
     }
     case ir::ExprKind::Binary: {
       const auto* b = e->as<ir::Binary>();
-      auto x = fold_constant(b->a), y = fold_constant(b->b);
-      if (!x || !y || std::holds_alternative<DataType>(*x) ||
-          std::holds_alternative<DataType>(*y)) {
-        return std::nullopt;
-      }
-      auto as_double = [](const Constant& c) {
-        if (auto* i = std::get_if<int64_t>(&c)) return static_cast<double>(*i);
-        if (auto* d = std::get_if<double>(&c)) return *d;
-        return std::get<bool>(c) ? 1.0 : 0.0;
-      };
-      auto as_int = [](const Constant& c) {
-        if (auto* i = std::get_if<int64_t>(&c)) return *i;
-        return static_cast<int64_t>(std::get<bool>(c));
-      };
-      const bool is_float =
-          std::holds_alternative<double>(*x) || std::holds_alternative<double>(*y);
-      switch (b->op) {
-        case ir::BinaryOp::And:
-        case ir::BinaryOp::Or: {
-          bool bx = as_double(*x) != 0.0, by = as_double(*y) != 0.0;
-          return Constant(b->op == ir::BinaryOp::And ? (bx && by) : (bx || by));
-        }
-        case ir::BinaryOp::Eq:
-          return Constant(as_double(*x) == as_double(*y));
-        case ir::BinaryOp::Ne:
-          return Constant(as_double(*x) != as_double(*y));
-        case ir::BinaryOp::Lt:
-          return Constant(as_double(*x) < as_double(*y));
-        case ir::BinaryOp::Le:
-          return Constant(as_double(*x) <= as_double(*y));
-        case ir::BinaryOp::Gt:
-          return Constant(as_double(*x) > as_double(*y));
-        case ir::BinaryOp::Ge:
-          return Constant(as_double(*x) >= as_double(*y));
-        case ir::BinaryOp::Div: {
-          double d = as_double(*y);
-          if (d == 0.0) return std::nullopt;
-          return Constant(as_double(*x) / d);
-        }
-        default:
-          break;
-      }
-      if (is_float) {
-        double a = as_double(*x), c = as_double(*y);
-        switch (b->op) {
-          case ir::BinaryOp::Add:
-            return Constant(a + c);
-          case ir::BinaryOp::Sub:
-            return Constant(a - c);
-          case ir::BinaryOp::Mul:
-            return Constant(a * c);
-          case ir::BinaryOp::FloorDiv:
-            return as_constant(ir::floor_div(a, c));
-          case ir::BinaryOp::Mod:
-            return as_constant(ir::floor_mod(a, c));
-          case ir::BinaryOp::Min:
-            return Constant(std::min(a, c));
-          case ir::BinaryOp::Max:
-            return Constant(std::max(a, c));
-          default:
-            return std::nullopt;
-        }
-      }
-      int64_t a = as_int(*x), c = as_int(*y), r = 0;
-      switch (b->op) {
-        case ir::BinaryOp::Add:
-          if (__builtin_add_overflow(a, c, &r)) return std::nullopt;
-          return Constant(r);
-        case ir::BinaryOp::Sub:
-          if (__builtin_sub_overflow(a, c, &r)) return std::nullopt;
-          return Constant(r);
-        case ir::BinaryOp::Mul:
-          if (__builtin_mul_overflow(a, c, &r)) return std::nullopt;
-          return Constant(r);
-        // Like + - * above, a quotient that overflows (INT64_MIN // -1) is not a constant.
-        case ir::BinaryOp::FloorDiv:
-          if (a == INT64_MIN && c == -1) return std::nullopt;
-          return as_constant(ir::floor_div(a, c));
-        case ir::BinaryOp::Mod:
-          if (a == INT64_MIN && c == -1) return std::nullopt;
-          return as_constant(ir::floor_mod(a, c));
-        case ir::BinaryOp::Min:
-          return Constant(std::min(a, c));
-        case ir::BinaryOp::Max:
-          return Constant(std::max(a, c));
-        default:
-          return std::nullopt;
-      }
+      const ir::ScalarFold x = fold_constant(b->a), y = fold_constant(b->b);
+      if (!x.value || !y.value) return {};
+      ir::ScalarFold r = ir::fold_binary(b->op, *x.value, *y.value, dtype);
+      r.overflowed = r.overflowed || x.overflowed || y.overflowed;
+      return r;
     }
     default:
-      return std::nullopt;
+      return {};
   }
+}
+
+std::optional<Constant> to_constant(const std::optional<ir::Scalar>& s) {
+  if (!s) return std::nullopt;
+  switch (s->kind) {
+    case ir::Scalar::Kind::Int:
+      return Constant(s->i);
+    case ir::Scalar::Kind::Float:
+      return Constant(s->f);
+    case ir::Scalar::Kind::Bool:
+      break;
+  }
+  return Constant(s->b);
 }
 
 struct FunctionSignature {
@@ -487,7 +406,8 @@ class Parser {
           if (v.kind == Value::Kind::DType) {
             values.emplace_back(Constant(v.dtype));
           } else if (v.kind == Value::Kind::Expr) {
-            values.push_back(fold_constant(v.expr));
+            // A constant may size a shape: an overflowed value is not one.
+            values.push_back(to_constant(fold_constant(v.expr).exact()));
           } else {
             values.emplace_back();
           }
@@ -754,12 +674,13 @@ class Parser {
 
   int64_t parse_constant_int(const std::string& what) {
     Value v = parse_value();
-    std::optional<Constant> c;
+    ir::ScalarFold c;
     if (v.kind == Value::Kind::Expr) c = fold_constant(v.expr);
-    if (!c || !std::holds_alternative<int64_t>(*c)) {
+    if (!c.value || c.value->kind != ir::Scalar::Kind::Int) {
       fail(v.span, "non-constant " + what + ": expected a constant integer");
     }
-    return std::get<int64_t>(*c);
+    if (c.overflowed) fail(v.span, "integer overflow in " + what);
+    return c.value->i;
   }
 
   std::vector<int64_t> parse_shape() {
@@ -1709,13 +1630,14 @@ class Parser {
         advance();
         Span index_span = here();
         Value index = parse_value();
-        std::optional<Constant> c;
+        ir::ScalarFold c;
         if (index.kind == Value::Kind::Expr) c = fold_constant(index.expr);
-        if (!c || !std::holds_alternative<int64_t>(*c)) {
+        if (!c.value || c.value->kind != ir::Scalar::Kind::Int) {
           fail(index_span, "a tuple index must be a constant integer");
         }
+        if (c.overflowed) fail(index_span, "integer overflow in a tuple index");
         expect(TK::RBracket, "']' after the index");
-        int64_t i = std::get<int64_t>(*c);
+        int64_t i = c.value->i;
         const auto* tuple = v.expr->type() ? v.expr->type()->as<ir::TupleType>() : nullptr;
         if (tuple && i < 0) i += static_cast<int64_t>(tuple->elements.size());
         if (!tuple) {
