@@ -22,19 +22,6 @@ std::string describe_args(const Function& f) {
   return std::to_string(f.params.size()) + " argument" + (f.params.size() == 1 ? "" : "s");
 }
 
-bool truthy(const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::Bool:
-      return v.b;
-    case Value::Kind::Int:
-      return v.i != 0;
-    case Value::Kind::Float:
-      return v.f != 0.0;
-    default:
-      throw RunError("a condition must be a scalar");
-  }
-}
-
 Scalar to_scalar(const Value& v) {
   switch (v.kind) {
     case Value::Kind::Int:
@@ -46,6 +33,11 @@ Scalar to_scalar(const Value& v) {
     default:
       throw RunError("scalar arithmetic on a non-scalar value");
   }
+}
+
+bool truthy(const Value& v) {
+  if (!v.is_scalar()) throw RunError("a condition must be a scalar");
+  return to_scalar(v).truthy();
 }
 
 Value from_scalar(const Scalar& s) {

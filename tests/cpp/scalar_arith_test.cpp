@@ -242,34 +242,46 @@ namespace {
 
 using namespace testing;
 
+// ConvertToSSA + Simplify turn `body` into `expected`, both under the signature `sig`.
+::testing::AssertionResult simplifies_to(const std::string& sig, const std::string& body,
+                                         const std::string& expected) {
+  return same_program(run_passes(parse_body(sig + body), {"ConvertToSSA", "Simplify"}),
+                      sig + expected);
+}
+
+// The program `v = pl.slice(x, [8, 8], [offsets]); return v`.
+std::string slice_result(const std::string& offsets) {
+  return "\n        v: pl.Tensor[[8, 8], pl.FP32] = pl.slice(x, [8, 8], [" + offsets +
+         "])\n        return v\n";
+}
+
 // Simplify folds through the shared helpers: INT64_MIN // -1 folds to INT64_MIN (the value the
 // interpreter and the generated code compute) instead of trapping at compile time.
 TEST(ScalarArithTest, SimplifyFoldsFloorDivisionLikeTheInterpreter) {
-  const std::string main_sig = R"(
+  EXPECT_TRUE(simplifies_to(R"(
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[8, 8], pl.FP32]:
-)";
-  auto in = parse_body(main_sig + R"(
+)",
+                            R"(
         a = -9223372036854775807 - 1
         b = a // -1
         v = pl.slice(x, [8, 8], [(-7) // 2 + 4, b % 8 + (-7) % 2])
         return v
-)");
-  auto out = run_passes(in, {"ConvertToSSA", "Simplify"});
-  EXPECT_TRUE(same_program(out, main_sig + R"(
-        v: pl.Tensor[[8, 8], pl.FP32] = pl.slice(x, [8, 8], [0, 1])
-        return v
-)"));
+)",
+                            slice_result("0, 1")));
 }
 
 // Simplify folds at the limits to the wrapped value the program computes, without undefined
-// behaviour (the UBSan build checks), and re-associates constants with wrap-around too.
+// behaviour (the UBSan build checks), and re-associates constants with wrap-around too:
+// MAX + 1, MIN * -1 and -MIN wrap to MIN; MIN // -2**62 == 2; MIN % 5 == 2 (Python); MAX + MAX
+// wraps to -2, so -(MAX + MAX) // 2 == 1; n * 2**62 * 4 re-associates to n * 0 (2**64 wraps to
+// 0) and then to 0.
 TEST(ScalarArithTest, SimplifyFoldsAtTheInt64Limits) {
-  const std::string main_sig = R"(
+  EXPECT_TRUE(simplifies_to(R"(
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[64, 64], pl.FP32], n: pl.Scalar[pl.INT64]) -> pl.Tensor[[8, 8], pl.FP32]:
-)";
-  auto in = parse_body(main_sig + R"(
+)",
+                            R"(
         a = 9223372036854775807 + 1
         b = (-9223372036854775807 - 1) * -1
         c = -(-9223372036854775807 - 1)
@@ -278,15 +290,8 @@ TEST(ScalarArithTest, SimplifyFoldsAtTheInt64Limits) {
         m = n * 4611686018427387904 * 4
         v = pl.slice(x, [8, 8], [d + m, e + (-(9223372036854775807 + 9223372036854775807)) // 2])
         return v
-)");
-  auto out = run_passes(in, {"ConvertToSSA", "Simplify"});
-  // MAX + 1 and MIN * -1 and -MIN wrap to MIN; MIN // -2**62 == 2; MIN % 5 == 2 (Python);
-  // MAX + MAX wraps to -2, so -(MAX + MAX) // 2 == 1; n * 2**62 * 4 re-associates to n * 0
-  // (2**64 wraps to 0) and then to 0.
-  EXPECT_TRUE(same_program(out, main_sig + R"(
-        v: pl.Tensor[[8, 8], pl.FP32] = pl.slice(x, [8, 8], [2, 3])
-        return v
-)"));
+)",
+                            slice_result("2, 3")));
 }
 
 }  // namespace

@@ -65,24 +65,9 @@ struct Scalar {
   double f = 0.0;
   bool b = false;
 
-  static Scalar of_int(int64_t v) {
-    Scalar s;
-    s.kind = Kind::Int;
-    s.i = v;
-    return s;
-  }
-  static Scalar of_float(double v) {
-    Scalar s;
-    s.kind = Kind::Float;
-    s.f = v;
-    return s;
-  }
-  static Scalar of_bool(bool v) {
-    Scalar s;
-    s.kind = Kind::Bool;
-    s.b = v;
-    return s;
-  }
+  static Scalar of_int(int64_t v) { return {Kind::Int, v, 0.0, false}; }
+  static Scalar of_float(double v) { return {Kind::Float, 0, v, false}; }
+  static Scalar of_bool(bool v) { return {Kind::Bool, 0, 0.0, v}; }
   bool is_float() const { return kind == Kind::Float; }
   int64_t as_int() const { return kind == Kind::Bool ? int64_t{b} : i; }  // not for floats
   double as_double() const {
