@@ -22,107 +22,46 @@ std::string describe_args(const Function& f) {
   return std::to_string(f.params.size()) + " argument" + (f.params.size() == 1 ? "" : "s");
 }
 
-bool truthy(const Value& v) {
+Scalar to_scalar(const Value& v) {
   switch (v.kind) {
-    case Value::Kind::Bool:
-      return v.b;
     case Value::Kind::Int:
-      return v.i != 0;
+      return Scalar::of_int(v.i);
     case Value::Kind::Float:
-      return v.f != 0.0;
+      return Scalar::of_float(v.f);
+    case Value::Kind::Bool:
+      return Scalar::of_bool(v.b);
     default:
-      throw RunError("a condition must be a scalar");
+      throw RunError("scalar arithmetic on a non-scalar value");
   }
 }
 
-template <typename T>
-bool compare(BinaryOp op, T x, T y) {
-  switch (op) {
-    case BinaryOp::Eq:
-      return x == y;
-    case BinaryOp::Ne:
-      return x != y;
-    case BinaryOp::Lt:
-      return x < y;
-    case BinaryOp::Le:
-      return x <= y;
-    case BinaryOp::Gt:
-      return x > y;
-    default:
-      return x >= y;
-  }
+bool truthy(const Value& v) {
+  if (!v.is_scalar()) throw RunError("a condition must be a scalar");
+  return to_scalar(v).truthy();
 }
 
-Value scalar_binary(BinaryOp op, const Value& a, const Value& b, DataType result) {
-  if (!a.is_scalar() || !b.is_scalar()) throw RunError("scalar arithmetic on a non-scalar value");
-  bool floating = a.kind == Value::Kind::Float || b.kind == Value::Kind::Float;
-  if (is_comparison(op)) {
-    return Value::of_bool(floating ? compare(op, a.as_double(), b.as_double())
-                                   : compare(op, a.as_int(), b.as_int()));
-  }
-  if (op == BinaryOp::And) return Value::of_bool(truthy(a) && truthy(b));
-  if (op == BinaryOp::Or) return Value::of_bool(truthy(a) || truthy(b));
-  if (op == BinaryOp::Div || floating || is_float(result)) {
-    double x = a.as_double(), y = b.as_double();
-    double r = 0;
-    switch (op) {
-      case BinaryOp::Add:
-        r = x + y;
-        break;
-      case BinaryOp::Sub:
-        r = x - y;
-        break;
-      case BinaryOp::Mul:
-        r = x * y;
-        break;
-      case BinaryOp::Div:
-        if (y == 0.0) throw RunError("division by zero");
-        r = x / y;
-        break;
-      case BinaryOp::FloorDiv: {
-        const std::optional<double> q = floor_div(x, y);
-        if (!q) throw RunError("division by zero");
-        r = *q;
-        break;
-      }
-      case BinaryOp::Mod: {
-        const std::optional<double> m = floor_mod(x, y);
-        if (!m) throw RunError("modulo by zero");
-        r = *m;
-        break;
-      }
-      case BinaryOp::Min:
-        r = std::min(x, y);
-        break;
-      case BinaryOp::Max:
-        r = std::max(x, y);
-        break;
-      default:
-        break;
-    }
-    return Value::of_float(r);
-  }
-  int64_t x = a.as_int(), y = b.as_int();
-  auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
-  switch (op) {
-    case BinaryOp::Add:
-      return Value::of_int(static_cast<int64_t>(ux + uy));
-    case BinaryOp::Sub:
-      return Value::of_int(static_cast<int64_t>(ux - uy));
-    case BinaryOp::Mul:
-      return Value::of_int(static_cast<int64_t>(ux * uy));
-    case BinaryOp::FloorDiv:
-      if (const std::optional<int64_t> q = floor_div(x, y)) return Value::of_int(*q);
-      throw RunError("integer division by zero");
-    case BinaryOp::Mod:
-      if (const std::optional<int64_t> m = floor_mod(x, y)) return Value::of_int(*m);
-      throw RunError("integer modulo by zero");
-    case BinaryOp::Min:
-      return Value::of_int(std::min(x, y));
-    case BinaryOp::Max:
-      return Value::of_int(std::max(x, y));
-    default:
+Value from_scalar(const Scalar& s) {
+  switch (s.kind) {
+    case Scalar::Kind::Int:
+      return Value::of_int(s.i);
+    case Scalar::Kind::Float:
+      return Value::of_float(s.f);
+    case Scalar::Kind::Bool:
       break;
+  }
+  return Value::of_bool(s.b);
+}
+
+// Scalar arithmetic wraps around at the result dtype's width (pypto/ir/scalar_arith.h).
+Value scalar_binary(BinaryOp op, const Value& a, const Value& b, DataType result) {
+  const Scalar x = to_scalar(a), y = to_scalar(b);
+  const ScalarFold r = fold_binary(op, x, y, result);
+  if (r.value) return from_scalar(*r.value);
+  if (r.zero_divisor) {
+    const bool integer = !x.is_float() && !y.is_float() && !is_float(result);
+    if (op == BinaryOp::Mod) throw RunError(integer ? "integer modulo by zero" : "modulo by zero");
+    throw RunError(integer && op == BinaryOp::FloorDiv ? "integer division by zero"
+                                                       : "division by zero");
   }
   throw RunError("unsupported scalar operator " + std::string(binary_op_symbol(op)));
 }
@@ -326,10 +265,9 @@ class Interpreter {
         const auto& u = *e->as<Unary>();
         Value a = eval(u.a, frame);
         if (u.op == UnaryOp::Not) return Value::of_bool(!truthy(a));
-        if (a.kind == Value::Kind::Float) return Value::of_float(-a.f);
-        if (a.is_integral())
-          return Value::of_int(static_cast<int64_t>(0 - static_cast<uint64_t>(a.as_int())));
-        throw RunError("unary minus on a non-scalar value");
+        if (!a.is_scalar()) throw RunError("unary minus on a non-scalar value");
+        const auto* st = u.type() ? u.type()->as<ScalarType>() : nullptr;
+        return from_scalar(*fold_unary(u.op, to_scalar(a), st ? st->dtype : DataType::INT64).value);
       }
       case ExprKind::Call:
         return eval_call(*e->as<Call>(), frame);

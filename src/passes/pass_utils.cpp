@@ -230,38 +230,29 @@ std::string span_text(Span span) {
 
 namespace pypto::passes::detail {
 
-std::optional<int64_t> evaluate_const_int(const ir::ExprPtr& e) {
+ir::ScalarFold evaluate_const_int(const ir::ExprPtr& e) {
   using namespace ir;
-  if (!e) return std::nullopt;
-  if (const auto* i = e->as<IntImm>()) return i->value;
+  const auto* st = e && e->type() ? e->type()->as<ScalarType>() : nullptr;
+  const DataType dtype = st ? st->dtype : DataType::INT64;
+  if (!e || is_float(dtype)) return {};
+  if (const auto* i = e->as<IntImm>()) return {Scalar::of_int(i->value)};
+  ScalarFold r;
   if (const auto* u = e->as<Unary>()) {
-    auto a = evaluate_const_int(u->a);
-    if (a && u->op == UnaryOp::Neg) return -*a;
-    return std::nullopt;
+    ScalarFold a = evaluate_const_int(u->a);
+    if (!a.value || u->op != UnaryOp::Neg) return {};
+    r = fold_unary(u->op, *a.value, dtype);
+    r.overflowed = r.overflowed || a.overflowed;
+  } else if (const auto* b = e->as<Binary>()) {
+    ScalarFold x = evaluate_const_int(b->a), y = evaluate_const_int(b->b);
+    if (!x.value || !y.value || is_comparison(b->op) || b->op == BinaryOp::Div ||
+        b->op == BinaryOp::And || b->op == BinaryOp::Or) {
+      return {};
+    }
+    r = fold_binary(b->op, *x.value, *y.value, dtype);
+    r.overflowed = r.overflowed || x.overflowed || y.overflowed;
   }
-  const auto* b = e->as<Binary>();
-  if (!b) return std::nullopt;
-  auto x = evaluate_const_int(b->a);
-  auto y = evaluate_const_int(b->b);
-  if (!x || !y) return std::nullopt;
-  switch (b->op) {
-    case BinaryOp::Add:
-      return *x + *y;
-    case BinaryOp::Sub:
-      return *x - *y;
-    case BinaryOp::Mul:
-      return *x * *y;
-    case BinaryOp::FloorDiv:
-      return ir::floor_div(*x, *y);
-    case BinaryOp::Mod:
-      return ir::floor_mod(*x, *y);
-    case BinaryOp::Min:
-      return std::min(*x, *y);
-    case BinaryOp::Max:
-      return std::max(*x, *y);
-    default:
-      return std::nullopt;
-  }
+  if (r.value && r.value->kind != Scalar::Kind::Int) return {};
+  return r;
 }
 
 }  // namespace pypto::passes::detail

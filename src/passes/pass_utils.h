@@ -11,6 +11,7 @@
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/program.h"
+#include "pypto/ir/scalar_arith.h"
 #include "pypto/ir/visitor.h"
 
 namespace pypto::passes::detail {
@@ -71,7 +72,8 @@ std::string span_text(ir::Span span);
 
 namespace pypto::passes::detail {
 
-// The value of an integer expression built from integer literals, or nullopt.
-std::optional<int64_t> evaluate_const_int(const ir::ExprPtr& e);
+// The value of an integer expression built from integer literals (no value when it is not one),
+// computed as the program would compute it; `overflowed` says an operation wrapped around.
+ir::ScalarFold evaluate_const_int(const ir::ExprPtr& e);
 
 }  // namespace pypto::passes::detail

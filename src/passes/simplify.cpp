@@ -2,7 +2,6 @@
 // applies algebraic identities (`x + 0`, `x * 1`), re-associates constant offsets
 // (`(x + 64) + 64` -> `x + 128`), propagates copies of variables and literals, folds `if` on a
 // constant condition, and removes assignments of pure values nobody uses.
-#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -16,13 +15,11 @@ namespace {
 
 using namespace ir;
 
-std::optional<double> const_number(const ExprPtr& e) {
-  if (const auto* i = e->as<IntImm>()) return static_cast<double>(i->value);
-  if (const auto* f = e->as<FloatImm>()) return f->value;
-  return std::nullopt;
-}
-std::optional<bool> const_bool(const ExprPtr& e) {
-  if (const auto* b = e->as<BoolImm>()) return b->value;
+// The value of a literal, or nullopt.
+std::optional<Scalar> literal(const ExprPtr& e) {
+  if (const auto* i = e->as<IntImm>()) return Scalar::of_int(i->value);
+  if (const auto* f = e->as<FloatImm>()) return Scalar::of_float(f->value);
+  if (const auto* b = e->as<BoolImm>()) return Scalar::of_bool(b->value);
   return std::nullopt;
 }
 bool is_int_type(const ExprPtr& e) {
@@ -34,113 +31,39 @@ bool is_int_literal(const ExprPtr& e, int64_t v) {
   return c && *c == v;
 }
 bool is_number_literal(const ExprPtr& e, double v) {
-  auto c = const_number(e);
-  return c && *c == v;
+  auto c = literal(e);
+  return c && c->kind != Scalar::Kind::Bool && c->as_double() == v;
 }
 const DataType* scalar_dtype(const ExprPtr& e) {
   const auto* s = e->type() ? e->type()->as<ScalarType>() : nullptr;
   return s ? &s->dtype : nullptr;
 }
 
+// The literal of `value` as an expression of `dtype`. Integers keep their wrapped value (the one
+// the program computes); FP32 literals are rounded as the interpreter and the device store them.
+ExprPtr make_literal(const Scalar& value, DataType dtype, Span span) {
+  switch (value.kind) {
+    case Scalar::Kind::Int:
+      return std::make_shared<IntImm>(value.i, dtype, span);
+    case Scalar::Kind::Float: {
+      double r = value.f;
+      if (dtype == DataType::FP32) r = static_cast<double>(static_cast<float>(r));
+      return std::make_shared<FloatImm>(r, dtype, span);
+    }
+    case Scalar::Kind::Bool:
+      break;
+  }
+  return make_bool(value.b, span);
+}
+
 // The folded literal of `a op b`, when both are literals.
 ExprPtr fold_constants(const Binary& b) {
-  Span span = b.span();
-  const auto* result_type = b.type() ? b.type()->as<ScalarType>() : nullptr;
-  if (!result_type) return nullptr;
-  const DataType* result = &result_type->dtype;
-  auto ia = as_const_int(b.a), ib = as_const_int(b.b);
-  if (ia && ib && *result != DataType::BOOL && b.op != BinaryOp::Div) {
-    std::optional<int64_t> v;
-    switch (b.op) {
-      case BinaryOp::Add:
-        v = *ia + *ib;
-        break;
-      case BinaryOp::Sub:
-        v = *ia - *ib;
-        break;
-      case BinaryOp::Mul:
-        v = *ia * *ib;
-        break;
-      case BinaryOp::FloorDiv:
-        v = ir::floor_div(*ia, *ib);
-        break;
-      case BinaryOp::Mod:
-        v = ir::floor_mod(*ia, *ib);
-        break;
-      case BinaryOp::Min:
-        v = std::min(*ia, *ib);
-        break;
-      case BinaryOp::Max:
-        v = std::max(*ia, *ib);
-        break;
-      default:
-        break;
-    }
-    if (v) return std::make_shared<IntImm>(*v, *result, span);
-    return nullptr;
-  }
-  auto ba = const_bool(b.a), bb = const_bool(b.b);
-  if (ba && bb) {
-    if (b.op == BinaryOp::And) return make_bool(*ba && *bb, span);
-    if (b.op == BinaryOp::Or) return make_bool(*ba || *bb, span);
-  }
-  auto na = const_number(b.a), nb = const_number(b.b);
-  if (!na || !nb) return nullptr;
-  double x = *na, y = *nb;
-  if (is_comparison(b.op)) {
-    bool r = false;
-    switch (b.op) {
-      case BinaryOp::Eq:
-        r = x == y;
-        break;
-      case BinaryOp::Ne:
-        r = x != y;
-        break;
-      case BinaryOp::Lt:
-        r = x < y;
-        break;
-      case BinaryOp::Le:
-        r = x <= y;
-        break;
-      case BinaryOp::Gt:
-        r = x > y;
-        break;
-      case BinaryOp::Ge:
-        r = x >= y;
-        break;
-      default:
-        break;
-    }
-    return make_bool(r, span);
-  }
-  if (!is_float(*result)) return nullptr;
-  double r;
-  switch (b.op) {
-    case BinaryOp::Add:
-      r = x + y;
-      break;
-    case BinaryOp::Sub:
-      r = x - y;
-      break;
-    case BinaryOp::Mul:
-      r = x * y;
-      break;
-    case BinaryOp::Div:
-      if (y == 0) return nullptr;
-      r = x / y;
-      break;
-    case BinaryOp::Min:
-      r = std::min(x, y);
-      break;
-    case BinaryOp::Max:
-      r = std::max(x, y);
-      break;
-    default:
-      return nullptr;
-  }
-  // Round to the result dtype as the interpreter does, so folding never changes a value.
-  if (*result == DataType::FP32) r = static_cast<double>(static_cast<float>(r));
-  return std::make_shared<FloatImm>(r, *result, span);
+  const auto* result = b.type() ? b.type()->as<ScalarType>() : nullptr;
+  auto x = literal(b.a), y = literal(b.b);
+  if (!result || !x || !y) return nullptr;
+  const ScalarFold r = fold_binary(b.op, *x, *y, result->dtype);
+  if (!r.value) return nullptr;
+  return make_literal(*r.value, result->dtype, b.span());
 }
 
 class ExprSimplifier : public IRMutator {
@@ -148,13 +71,14 @@ class ExprSimplifier : public IRMutator {
   ExprPtr mutate_unary(const std::shared_ptr<const Unary>& e) override {
     ExprPtr a = mutate(e->a);
     if (e->op == UnaryOp::Neg) {
-      if (auto i = as_const_int(a))
-        return std::make_shared<IntImm>(-*i, *scalar_dtype(a), e->span());
-      if (const auto* f = a->as<FloatImm>())
-        return std::make_shared<FloatImm>(-f->value, f->type()->as<ScalarType>()->dtype, e->span());
+      const auto x = literal(a);
+      if (x && x->kind != Scalar::Kind::Bool) {
+        const DataType dtype = *scalar_dtype(a);
+        return make_literal(*fold_unary(UnaryOp::Neg, *x, dtype).value, dtype, e->span());
+      }
     }
     if (e->op == UnaryOp::Not) {
-      if (auto b = const_bool(a)) return make_bool(!*b, e->span());
+      if (const auto* b = a->as<BoolImm>()) return make_bool(!b->value, e->span());
     }
     if (a == e->a) return e;
     return std::make_shared<Unary>(e->op, a, e->type(), e->span());
@@ -210,10 +134,12 @@ class ExprSimplifier : public IRMutator {
       const auto* inner = a->as<Binary>();
       if (cb && inner && inner->op == e->op && is_int_type(a)) {
         if (auto ci = as_const_int(inner->b)) {
-          int64_t c = e->op == BinaryOp::Add ? *ci + *cb : *ci * *cb;
-          return mutate(std::make_shared<Binary>(e->op, inner->a,
-                                                 std::make_shared<IntImm>(c, *scalar_dtype(node)),
-                                                 node->type(), e->span()));
+          // Wrapping + and * are associative, so the folded constant is the wrapped one.
+          const DataType dtype = *scalar_dtype(node);
+          const int64_t c =
+              fold_binary(e->op, Scalar::of_int(*ci), Scalar::of_int(*cb), dtype).value->i;
+          return mutate(std::make_shared<Binary>(
+              e->op, inner->a, std::make_shared<IntImm>(c, dtype), node->type(), e->span()));
         }
       }
       // Put the literal on the right so the rule above applies to `c + x` too.
@@ -250,10 +176,8 @@ class StmtSimplifier : public ExprSimplifier {
 
   StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
     ExprPtr cond = mutate(s->cond);
-    auto c = const_bool(cond);
-    if (!c) {
-      if (auto n = const_number(cond)) c = *n != 0;
-    }
+    std::optional<bool> c;
+    if (auto lit = literal(cond)) c = lit->truthy();
     if (!c) {
       if (cond == s->cond) return IRMutator::mutate_if(s);
       return IRMutator::mutate_if(

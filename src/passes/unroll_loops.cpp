@@ -27,19 +27,34 @@ class LoopUnroller : public IRMutator {
  protected:
   StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
     if (s->for_kind != ForKind::Unroll) return IRMutator::mutate_for(s);
-    auto start = detail::evaluate_const_int(mutate(s->start));
-    auto stop = detail::evaluate_const_int(mutate(s->stop));
-    auto step = detail::evaluate_const_int(mutate(s->step));
-    if (!start || !stop || !step) {
-      throw CompileError(s->span(), "pl.unroll needs constant bounds; loop '" + s->loop_var->name +
-                                        "' has a bound that is not a compile-time integer");
+    const ScalarFold bounds[] = {detail::evaluate_const_int(mutate(s->start)),
+                                 detail::evaluate_const_int(mutate(s->stop)),
+                                 detail::evaluate_const_int(mutate(s->step))};
+    for (const ScalarFold& b : bounds) {
+      if (!b.value) {
+        throw CompileError(s->span(), "pl.unroll needs constant bounds; loop '" +
+                                          s->loop_var->name +
+                                          "' has a bound that is not a compile-time integer");
+      }
+      if (b.overflowed) {
+        throw CompileError(
+            s->span(), "integer overflow in a bound of pl.unroll loop '" + s->loop_var->name + "'");
+      }
     }
-    if (*step == 0) throw CompileError(s->span(), "pl.unroll step must not be zero");
-    int64_t trips = 0;
-    if (*step > 0 && *stop > *start) trips = (*stop - *start + *step - 1) / *step;
-    if (*step < 0 && *stop < *start) trips = (*start - *stop - *step - 1) / -*step;
-    if (trips > kMaxUnrolledIterations) {
-      throw CompileError(s->span(), "pl.unroll of " + std::to_string(trips) +
+    const int64_t start = bounds[0].value->i, stop = bounds[1].value->i, step = bounds[2].value->i;
+    if (step == 0) throw CompileError(s->span(), "pl.unroll step must not be zero");
+    // ceil((stop - start) / step) in unsigned arithmetic: the distance may exceed INT64_MAX.
+    uint64_t count = 0;
+    if (step > 0 && stop > start) {
+      const uint64_t distance = static_cast<uint64_t>(stop) - static_cast<uint64_t>(start);
+      count = (distance - 1) / static_cast<uint64_t>(step) + 1;
+    }
+    if (step < 0 && stop < start) {
+      const uint64_t distance = static_cast<uint64_t>(start) - static_cast<uint64_t>(stop);
+      count = (distance - 1) / (0 - static_cast<uint64_t>(step)) + 1;
+    }
+    if (count > static_cast<uint64_t>(kMaxUnrolledIterations)) {
+      throw CompileError(s->span(), "pl.unroll of " + std::to_string(count) +
                                         " iterations exceeds the limit of " +
                                         std::to_string(kMaxUnrolledIterations));
     }
@@ -60,9 +75,15 @@ class LoopUnroller : public IRMutator {
     std::vector<ExprPtr> carried;
     for (const auto& init : s->init_values) carried.push_back(mutate(init));
     std::vector<StmtPtr> out;
+    const auto trips = static_cast<int64_t>(count);
     for (int64_t k = 0; k < trips; ++k) {
       std::unordered_map<const Var*, ExprPtr> map;
-      map[s->loop_var.get()] = make_int(*start + k * *step, s->loop_var->span());
+      map[s->loop_var.get()] = make_int(
+          // start + k * step lies between start and stop; k * step alone may not fit.
+          wrap_int(
+              static_cast<uint64_t>(start) + static_cast<uint64_t>(k) * static_cast<uint64_t>(step),
+              DataType::INT64),
+          s->loop_var->span());
       for (size_t i = 0; i < s->iter_args.size(); ++i) map[s->iter_args[i].get()] = carried[i];
       for (const auto& v : private_vars) {
         if (map.count(v.get())) continue;

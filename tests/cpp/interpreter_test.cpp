@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -509,6 +510,50 @@ TEST(InterpreterTest, ScalarArithmeticFollowsPython) {
   } catch (const CompileError& e) {
     EXPECT_STREQ(e.what(), "integer division by zero");
   }
+}
+
+// Scalar + - * // % and unary minus wrap around at the result dtype's width (INT32 at 32 bits)
+// without undefined behaviour; every value below is exact in FP32.
+TEST(InterpreterTest, ScalarArithmeticWrapsAtTheLimits) {
+  auto s64 = scalar_type(DataType::INT64), s32 = scalar_type(DataType::INT32);
+  auto n = make_var("n", s64), m = make_var("m", s32);
+  auto tensor = tensor_type({1, 8}, DataType::FP32);
+  auto pc = make_var("c", tensor);
+  auto i64 = [](int64_t v) { return make_int(v); };
+  auto i32 = [](int64_t v) { return std::make_shared<IntImm>(v, DataType::INT32); };
+  auto neg = [](const ExprPtr& a) { return std::make_shared<Unary>(UnaryOp::Neg, a, a->type()); };
+  Body body;
+  auto n1 = body.let("n1", make_binary(BinaryOp::Add, n, i64(1)));  // MAX + 1 -> MIN
+  auto m1 = body.let("m1", make_binary(BinaryOp::Add, m, i32(1)));  // INT32: -2**31
+  std::vector<ExprPtr> values = {
+      n1,
+      m1,
+      make_binary(BinaryOp::FloorDiv, n1, i64(-1)),  // MIN // -1 -> MIN
+      make_binary(BinaryOp::Mod, n1, i64(-1)),       // MIN % -1 -> 0
+      make_binary(BinaryOp::Mul, m1, i32(-1)),       // INT32 MIN * -1 -> MIN
+      neg(m1),                                       // -INT32 MIN -> MIN
+      make_binary(BinaryOp::Sub, make_binary(BinaryOp::Sub, n1, i64(1)), n),  // MIN - 1 - MAX
+      make_binary(BinaryOp::Mul, n, n),                                       // MAX * MAX -> 1
+  };
+  auto tile = body.let("z", op("create_tile", {ints({1, 8})}, {{"dtype", DataType::FP32}}));
+  VarPtr cur = tile;
+  for (size_t k = 0; k < values.size(); ++k) {
+    auto one = body.let(
+        "one",
+        op("add", {op("create_tile", {ints({1, 1})}, {{"dtype", DataType::FP32}}), values[k]}));
+    cur = body.let("z", op("assemble", {cur, one, ints({0, static_cast<int64_t>(k)})}));
+  }
+  body.add(ret({body.let("c", op("store", {cur, ints({0, 0}), pc}))}));
+  auto prog = program(
+      {function("k", FunctionType::InCore,
+                {{n, ParamDirection::In}, {m, ParamDirection::In}, {pc, ParamDirection::Out}},
+                {tensor}, body.build())});
+  Buffer c({1, 8});
+  interpret_function(*prog, "k",
+                     {std::numeric_limits<int64_t>::max(),
+                      int64_t{std::numeric_limits<int32_t>::max()}, c.host()});
+  const float min64 = -9223372036854775808.0f, min32 = -2147483648.0f;
+  EXPECT_EQ(c.data, (std::vector<float>{min64, min32, min64, 0.0f, min32, min32, 0.0f, 1.0f}));
 }
 
 TEST(InterpreterTest, MissingReturnAndBadArgumentsAreErrors) {

@@ -224,7 +224,7 @@ TEST_P(OpAgreesWithInterpreter, OnRandomInputs) {
   const char* names[] = {"x", "w", "y"};
   std::vector<InterpreterArg> interpreter_args;
   for (size_t i = 0; i < reference.size(); ++i) {
-    runtime::HostTensor t;
+    ir::HostTensor t;
     t.name = names[i];
     t.shape = reference[i].shape;
     t.data = reference[i].data.data();

@@ -148,6 +148,15 @@ std::vector<ErrorCase> cases() {
                "    def k(self, a: pl.Tensor[[0, 64], pl.FP32]) -> pl.Scalar[pl.INT64]:\n"
                "        return 1\n"),
        6, 31, "shape dimensions must be positive"},
+      {"overflowing_shape",
+       members(std::string(kInCore) +
+               "    def k(self, a: pl.Tensor[[4294967296 * 4294967296 + 64, 64], pl.FP32]) -> "
+               "pl.Scalar[pl.INT64]:\n"
+               "        return 1\n"),
+       6, 31, "integer overflow in shape"},
+      {"overflowing_tuple_index",
+       kernel(L + "        p = (t, t)\n        u = p[9223372036854775807 + 2]\n" + S), 9, 15,
+       "integer overflow in a tuple index"},
       {"missing_dtype",
        members(std::string(kInCore) +
                "    def k(self, a: pl.Tensor[[64, 64]]) -> pl.Scalar[pl.INT64]:\n"

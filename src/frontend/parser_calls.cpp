@@ -1,0 +1,288 @@
+// Calls: argument lists, `pl.` members (dtypes, memory spaces, levels, op names), op calls with
+// their attributes and type checks, and calls of other functions of the program (self.f(...)).
+#include "parser_state.h"
+
+namespace pypto::frontend::detail {
+
+template <typename Name>
+std::vector<Parser::CallArg> Parser::parse_call_args(const Name& callee_name) {
+  auto callee = [&] { return text_of(callee_name); };
+  expect(TK::LParen, [&] { return "'(' after " + callee(); });
+  std::vector<CallArg> args;
+  bool seen_keyword = false;
+  while (!at(TK::RParen)) {
+    CallArg arg;
+    if (at(TK::Star) || at(TK::DoubleStar)) fail_here("argument unpacking is not supported");
+    if (at(TK::Name) && peek_token(1).kind == TK::Assign) {
+      arg.keyword_span = here();
+      arg.keyword = advance().text;
+      advance();
+      for (const CallArg& other : args) {
+        if (other.keyword == arg.keyword) {
+          fail(arg.keyword_span,
+               "keyword argument '" + std::string(arg.keyword) + "' repeated in " + callee());
+        }
+      }
+      seen_keyword = true;
+    } else if (seen_keyword) {
+      fail_here("positional argument follows keyword argument in " + callee());
+    }
+    arg.value = parse_value();
+    if (at(TK::KwFor)) fail_here("generator expressions are not supported");
+    args.push_back(std::move(arg));
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, [&] { return "')' to close the arguments of " + callee(); });
+  return args;
+}
+
+Value Parser::parse_pl_member() {
+  const Span span = here();
+  advance();  // pl
+  expect(TK::Dot, "'.' after 'pl' (pl.<op>, pl.FP32, pl.MemorySpace.<space>)");
+  const Token& member = expect_name("a name after 'pl.'");
+  const std::string_view name = member.text;
+  if (auto dtype = ir::dtype_from_name(name)) {
+    Value v;
+    v.kind = Value::Kind::DType;
+    v.dtype = *dtype;
+    v.span = span;
+    return v;
+  }
+  if (name == "MemorySpace" || name == "Level" || name == "FunctionType") {
+    expect(TK::Dot, [&] { return "'.' after pl." + std::string(name); });
+    const Token& item = expect_name([&] { return "a member of pl." + std::string(name); });
+    Value v;
+    v.span = span;
+    if (name == "MemorySpace") {
+      auto space = ir::memory_space_from_name(item.text);
+      if (!space) {
+        fail(span_of(item), "unknown memory space 'pl.MemorySpace." + std::string(item.text) +
+                                "' (expected DDR, Vec, Mat, Left, Right or Acc)");
+      }
+      v.kind = Value::Kind::Space;
+      v.space = *space;
+    } else if (name == "Level") {
+      if (item.text != "CORE_GROUP") {
+        fail(span_of(item),
+             "unknown level 'pl.Level." + std::string(item.text) + "' (expected CORE_GROUP)");
+      }
+      v.kind = Value::Kind::Level;
+      v.level = item.text;
+    } else {
+      v.kind = Value::Kind::FuncType;
+      if (item.text == "InCore") {
+        v.func_type = ir::FunctionType::InCore;
+      } else if (item.text == "Orchestration") {
+        v.func_type = ir::FunctionType::Orchestration;
+      } else {
+        fail(span_of(item), "unknown function type 'pl.FunctionType." + std::string(item.text) +
+                                "' (expected InCore or Orchestration)");
+      }
+    }
+    return v;
+  }
+  if (name == "range" || name == "unroll") {
+    fail(span, "pl." + std::string(name) + "(...) is only allowed as the iterable of a for loop");
+  }
+  if (name == "yield_") {
+    fail(span,
+         "pl.yield_ is only allowed as 'x = pl.yield_(...)' at the end of a loop body or "
+         "an if branch");
+  }
+  if (name == "at") fail(span, "pl.at(...) is only allowed in a 'with' statement");
+  if (name == "Tensor" || name == "Tile" || name == "Scalar" || name == "Out" || name == "InOut" ||
+      name == "MemRef") {
+    fail(span, "pl." + std::string(name) + " is a type; types are only allowed in annotations");
+  }
+  std::string_view op = name;
+  if (name == "tile") {
+    expect(TK::Dot, "'.' after pl.tile");
+    op = expect_name("an op name after 'pl.tile.'").text;
+  }
+  const ir::OpDef* def = ir::OpRegistry::global().find(op);
+  if (!def) fail(span, "unknown op 'pl." + std::string(op) + "'");
+  if (!at(TK::LParen)) fail(span, "op 'pl." + std::string(op) + "' must be called");
+  return expr_value(parse_op_call(*def, span), span);
+}
+
+std::optional<ir::AttrValue> Parser::attr_value(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::DType:
+      return ir::AttrValue(v.dtype);
+    case Value::Kind::Space:
+      return ir::AttrValue(v.space);
+    case Value::Kind::Level:
+    case Value::Kind::FuncType:
+      return std::nullopt;
+    case Value::Kind::Expr:
+      break;
+  }
+  const ExprPtr& e = v.expr;
+  if (const auto* i = e->as<ir::IntImm>()) return ir::AttrValue(i->value);
+  if (const auto* f = e->as<ir::FloatImm>()) return ir::AttrValue(f->value);
+  if (const auto* b = e->as<ir::BoolImm>()) return ir::AttrValue(b->value);
+  if (const auto* t = e->as<ir::MakeTuple>()) {
+    std::vector<int64_t> ints;
+    ints.reserve(t->elements.size());
+    for (const auto& el : t->elements) {
+      const auto* i = el->as<ir::IntImm>();
+      if (!i) return std::nullopt;
+      ints.push_back(i->value);
+    }
+    return ir::AttrValue(std::move(ints));
+  }
+  return std::nullopt;
+}
+
+ExprPtr Parser::parse_op_call(const ir::OpDef& def, Span span) {
+  auto callee = [&def] { return "pl." + def.name; };
+  const size_t uses_mark = var_uses_.size();
+  std::vector<CallArg> call_args = parse_call_args(callee);
+  std::vector<ExprPtr> args;
+  std::vector<Span> arg_spans;
+  ir::Attrs attrs;
+  size_t positional = 0;
+  for (CallArg& a : call_args) {
+    if (a.keyword.empty()) {
+      if (positional < def.arg_names.size()) {
+        args.push_back(expect_expr(a.value, [&] {
+          return "argument " + std::to_string(positional + 1) + " of " + callee();
+        }));
+        ++positional;
+        continue;
+      }
+      // Python-style: extra positional arguments fill the attributes in order.
+      size_t attr_index = positional - def.arg_names.size();
+      if (attr_index >= def.attr_names.size()) {
+        fail(a.value.span, callee() + " takes at most " +
+                               std::to_string(def.arg_names.size() + def.attr_names.size()) +
+                               " arguments, got " + std::to_string(positional + 1) + " or more");
+      }
+      a.keyword = def.attr_names[attr_index];
+      a.keyword_span = a.value.span;
+      ++positional;
+    }
+    auto arg_it = std::find(def.arg_names.begin(), def.arg_names.end(), a.keyword);
+    if (arg_it != def.arg_names.end()) {
+      size_t index = static_cast<size_t>(arg_it - def.arg_names.begin());
+      if (index < args.size() && args[index]) {
+        fail(a.keyword_span, callee() + " got argument '" + std::string(a.keyword) + "' twice");
+      }
+      if (args.size() <= index) args.resize(index + 1);
+      args[index] = expect_expr(
+          a.value, [&] { return "argument '" + std::string(a.keyword) + "' of " + callee(); });
+      continue;
+    }
+    if (std::find(def.attr_names.begin(), def.attr_names.end(), a.keyword) ==
+        def.attr_names.end()) {
+      std::string valid;
+      for (const auto& n : def.arg_names) valid += (valid.empty() ? "" : ", ") + n;
+      for (const auto& n : def.attr_names) valid += (valid.empty() ? "" : ", ") + n;
+      fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
+                               callee() +
+                               (valid.empty() ? "" : " (expected one of: " + valid + ")"));
+    }
+    for (const auto& [k, unused] : attrs) {
+      (void)unused;
+      if (k == a.keyword) {
+        fail(a.keyword_span, callee() + " got attribute '" + std::string(a.keyword) + "' twice");
+      }
+    }
+    auto value = attr_value(a.value);
+    if (!value) {
+      fail(a.value.span, "attribute '" + std::string(a.keyword) + "' of " + callee() +
+                             " must be a constant (a number, a dtype, a memory space or a list "
+                             "of integers)");
+    }
+    attrs.emplace_back(std::string(a.keyword), std::move(*value));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i]) {
+      fail(span, callee() + " is missing argument '" + def.arg_names[i] + "'");
+    }
+  }
+  if (args.size() < def.min_args) {
+    fail(span, callee() + " takes at least " + std::to_string(def.min_args) + " argument(s), got " +
+                   std::to_string(args.size()) + " (missing '" + def.arg_names[args.size()] + "')");
+  }
+  try {
+    return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);
+  } catch (const CompileError& e) {
+    throw CompileError(use_site(e.span(), uses_mark), e.what());
+  }
+}
+
+Value Parser::parse_self_call() {
+  const Span span = here();
+  advance();  // self
+  if (!at(TK::Dot)) {
+    fail(span, "'self' can only be used to call a function of the program: self.<name>(...)");
+  }
+  advance();
+  const Token& name = expect_name("a function name after 'self.'");
+  size_t callee = signatures_.size();
+  for (size_t i = 0; i < signatures_.size(); ++i) {
+    if (signatures_[i].name == name.text) callee = i;
+  }
+  if (callee == signatures_.size()) {
+    fail(span_of(name), "program has no function '" + std::string(name.text) + "'");
+  }
+  if (!at(TK::LParen)) fail(span, "function 'self." + std::string(name.text) + "' must be called");
+  const FunctionSignature& sig = signatures_[callee];
+  auto label = [&sig] { return "self." + sig.name; };
+  std::vector<CallArg> call_args = parse_call_args(label);
+  std::vector<ExprPtr> args;
+  ir::Attrs attrs;
+  for (CallArg& a : call_args) {
+    if (a.keyword.empty()) {
+      args.push_back(expect_expr(a.value, [&] {
+        return "argument " + std::to_string(args.size() + 1) + " of " + label();
+      }));
+      continue;
+    }
+    if (a.keyword != "arg_directions") {
+      fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
+                               label() +
+                               " (program functions take positional arguments and "
+                               "arg_directions=[...])");
+    }
+    auto value = attr_value(a.value);
+    if (!value || !std::holds_alternative<std::vector<int64_t>>(*value)) {
+      fail(a.value.span,
+           "arg_directions must be a list of integers (0 In, 1 Out, 2 InOut, "
+           "3 Scalar)");
+    }
+    const auto& dirs = std::get<std::vector<int64_t>>(*value);
+    for (int64_t d : dirs) {
+      if (d < 0 || d > 3) {
+        fail(a.value.span,
+             "arg_directions values must be 0 (In), 1 (Out), 2 (InOut) or 3 "
+             "(Scalar), got " +
+                 std::to_string(d));
+      }
+    }
+    attrs.emplace_back("arg_directions", std::move(*value));
+  }
+  if (args.size() != sig.params.size()) {
+    fail(span, label() + " takes " + std::to_string(sig.params.size()) + " argument(s), got " +
+                   std::to_string(args.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const TypePtr& want = sig.params[i].var->type();
+    if (!argument_fits(want, args[i]->type())) {
+      fail(call_args[i].value.span, "expected " + ir::type_to_string(want) + ", got " +
+                                        ir::type_to_string(args[i]->type()) + " in argument " +
+                                        std::to_string(i + 1) + " of " + label());
+    }
+  }
+  calls_[current_function_].push_back(CallSite{callee, span});
+  TypePtr type =
+      sig.return_types.size() == 1 ? sig.return_types[0] : ir::tuple_type(sig.return_types);
+  return expr_value(std::make_shared<ir::Call>(ir::CallKind::Function, sig.name, std::move(args),
+                                               std::move(attrs), type, span),
+                    span);
+}
+
+}  // namespace pypto::frontend::detail

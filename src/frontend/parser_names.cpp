@@ -1,0 +1,123 @@
+// Name binding and type checks: the variable scope of a function body, rebinding rules,
+// annotation refinement, and the type comparisons the parser applies to assignments, returns,
+// loop-carried values and call arguments.
+#include "parser_state.h"
+
+namespace pypto::frontend::detail {
+
+std::string_view value_kind_description(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Expr:
+      return "an expression";
+    case Value::Kind::DType:
+      return "a dtype";
+    case Value::Kind::Space:
+      return "a memory space";
+    case Value::Kind::Level:
+      return "a level";
+    case Value::Kind::FuncType:
+      return "a function type";
+  }
+  return "a value";
+}
+
+bool same_shape_dtype(const TypePtr& a, const TypePtr& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind() != b->kind()) return false;
+  switch (a->kind()) {
+    case ir::TypeKind::Scalar:
+      return a->as<ir::ScalarType>()->dtype == b->as<ir::ScalarType>()->dtype;
+    case ir::TypeKind::Tensor: {
+      const auto *x = a->as<ir::TensorType>(), *y = b->as<ir::TensorType>();
+      return x->shape == y->shape && x->dtype == y->dtype;
+    }
+    case ir::TypeKind::Tile: {
+      const auto *x = a->as<ir::TileType>(), *y = b->as<ir::TileType>();
+      return x->shape == y->shape && x->dtype == y->dtype;
+    }
+    case ir::TypeKind::Tuple: {
+      const auto &x = a->as<ir::TupleType>()->elements, &y = b->as<ir::TupleType>()->elements;
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!same_shape_dtype(x[i], y[i])) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+bool argument_fits(const TypePtr& param, const TypePtr& arg) {
+  const auto* ps = param ? param->as<ir::ScalarType>() : nullptr;
+  const auto* as = arg ? arg->as<ir::ScalarType>() : nullptr;
+  if (ps && as) {
+    if (ir::is_float(ps->dtype)) return ir::is_float(as->dtype) || as->dtype != DataType::BOOL;
+    if (ps->dtype == DataType::BOOL) return as->dtype == DataType::BOOL;
+    return !ir::is_float(as->dtype);
+  }
+  return same_shape_dtype(param, arg);
+}
+
+VarPtr Parser::lookup_var(std::string_view name) const {
+  auto it = vars_.find(name);
+  return it == vars_.end() ? nullptr : it->second;
+}
+
+VarPtr Parser::bind_var(std::string_view name, const TypePtr& type, Span span) {
+  auto it = vars_.find(name);
+  if (it != vars_.end()) {
+    if (!same_shape_dtype(it->second->type(), type)) {
+      fail(span, "cannot rebind '" + std::string(name) + "' of type " +
+                     ir::type_to_string(it->second->type()) + " to a value of type " +
+                     ir::type_to_string(type) + " (a variable keeps its shape and dtype)");
+    }
+    return it->second;
+  }
+  VarPtr var = ir::make_var(std::string(name), type, span);
+  vars_.emplace(var->name, var);
+  return var;
+}
+
+void Parser::check_assignable(const Token& t) {
+  if (t.text == "pl" || t.text == "self") {
+    fail(span_of(t), "cannot assign to '" + std::string(t.text) + "'");
+  }
+}
+
+ExprPtr Parser::refine(const ExprPtr& value, const TypePtr& annotated, Span span,
+                       TypePtr& var_type) {
+  const TypePtr& inferred = value->type();
+  auto mismatch = [&] {
+    fail(span, "annotation " + ir::type_to_string(annotated) + " does not match the value's type " +
+                   ir::type_to_string(inferred));
+  };
+  if (!inferred || inferred->kind() != annotated->kind()) mismatch();
+  if (annotated->kind() == ir::TypeKind::Scalar) {
+    var_type = annotated;  // a scalar variable may hold a converted value
+    return value;
+  }
+  if (!same_shape_dtype(annotated, inferred)) mismatch();
+  if (annotated->kind() == ir::TypeKind::Tile) {
+    const auto* a = annotated->as<ir::TileType>();
+    const auto* i = inferred->as<ir::TileType>();
+    var_type = ir::tile_type(a->shape, a->dtype, a->space ? a->space : i->space,
+                             a->memref ? a->memref : (a->space ? std::nullopt : i->memref));
+  } else {
+    var_type = annotated;
+  }
+  if (ir::types_equal(var_type, inferred)) return value;
+  if (const auto* call = value->as<ir::Call>()) {
+    return std::make_shared<ir::Call>(call->call_kind, call->callee, call->args, call->attrs,
+                                      var_type, call->span());
+  }
+  return value;
+}
+
+Span Parser::use_site(Span span, size_t mark) const {
+  for (size_t i = mark; i < var_uses_.size(); ++i) {
+    if (same_span(var_uses_[i].first->span(), span)) return var_uses_[i].second;
+  }
+  return span;
+}
+
+}  // namespace pypto::frontend::detail

@@ -1,0 +1,397 @@
+// Private to src/frontend: the parser state class shared by the parser_*.cpp files, and the
+// small types and helpers they use. The parser is a recursive-descent parser over the lexer's
+// tokens that builds IR directly; each parser_*.cpp file defines the members for one concern
+// (see the comment at the top of each). The public interface is pypto/frontend/parser.h.
+#pragma once
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "pypto/support/diagnostics.h"
+#include "pypto/frontend/lexer.h"
+#include "pypto/frontend/parser.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/scalar_arith.h"
+
+namespace pypto::frontend::detail {
+
+using ir::CompileError;
+using ir::DataType;
+using ir::ExprPtr;
+using ir::Span;
+using ir::StmtPtr;
+using ir::TypePtr;
+using ir::VarPtr;
+using TK = TokenKind;
+
+// What an expression evaluates to: an IR expression, or one of the enum-like values of the
+// `pl` namespace that only make sense as attributes, type parts or scope levels.
+struct Value {
+  enum class Kind : uint8_t { Expr, DType, Space, Level, FuncType };
+  Kind kind = Kind::Expr;
+  ExprPtr expr;
+  DataType dtype = DataType::FP32;
+  ir::MemorySpace space = ir::MemorySpace::Vec;
+  ir::FunctionType func_type = ir::FunctionType::InCore;
+  std::string_view level;
+  Span span;
+};
+
+std::string_view value_kind_description(const Value& v);
+
+// Same kind, shape and dtype: what must hold when a name is rebound or a value is passed to a
+// function. Memory spaces and MemRefs may differ (passes refine them).
+bool same_shape_dtype(const TypePtr& a, const TypePtr& b);
+
+// A scalar argument fits a scalar parameter of the same family (integers, floats, bool).
+bool argument_fits(const TypePtr& param, const TypePtr& arg);
+
+// Evaluates an expression built only from literals (constants are literals in the IR) as the
+// program computes it (pypto/ir/scalar_arith.h). No value when it is not constant or cannot be
+// evaluated; `overflowed` when an integer operation wrapped around.
+ir::ScalarFold fold_constant(const ExprPtr& e);
+
+std::optional<Constant> to_constant(const std::optional<ir::Scalar>& s);
+
+struct FunctionSignature {
+  std::string name;
+  ir::FunctionType type = ir::FunctionType::InCore;
+  std::vector<ir::Param> params;
+  std::vector<TypePtr> return_types;
+  Span span;
+  size_t body_start = 0;  // token index just after the signature's ':'
+};
+
+struct CallSite {
+  size_t callee;
+  Span span;
+};
+
+// The `x = pl.yield_(...)` that ends a loop body or an if branch.
+struct YieldInfo {
+  std::vector<std::string_view> names;
+  std::vector<Span> name_spans;
+  std::vector<ExprPtr> values;
+  std::vector<Span> value_spans;  // where each value is written
+  Span span;
+};
+
+enum class BlockKind : uint8_t { Function, Loop, LoopWithIterArgs, IfBranch, Scope };
+
+struct Block {
+  std::vector<StmtPtr> stmts;
+  std::optional<YieldInfo> yield;
+  bool ends_with_return = false;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string_view file_name, Constants constants,
+         int32_t line_offset, LexOptions lex_options)
+      : text_(text),
+        file_name_(file_name),
+        line_offset_(line_offset),
+        constants_(std::move(constants)),
+        tokens_(tokenize(text, lex_options)) {}
+
+  std::vector<ir::ProgramPtr> parse_module();
+
+  ir::ProgramPtr parse_single_program();
+
+ private:
+  // -------------------------------- tokens, errors and shared helpers
+  const Token& cur() const { return tokens_[pos_]; }
+
+  const Token& peek_token(size_t ahead) const {
+    size_t i = pos_ + ahead;
+    return i < tokens_.size() ? tokens_[i] : tokens_.back();
+  }
+
+  bool at(TK kind) const { return cur().kind == kind; }
+  bool at_name(std::string_view name) const { return at(TK::Name) && cur().text == name; }
+
+  const Token& advance() {
+    const Token& t = tokens_[pos_];
+    if (pos_ + 1 < tokens_.size()) ++pos_;
+    return t;
+  }
+
+  static Span span_of(const Token& t) { return Span{t.line, t.col}; }
+  Span here() const { return span_of(cur()); }
+
+  [[noreturn]] void fail(Span span, const std::string& message) const {
+    throw CompileError(span, message);
+  }
+
+  [[noreturn]] void fail_here(const std::string& message) const { fail(here(), message); }
+
+  [[noreturn]] void expected(const std::string& what) const {
+    fail_here("expected " + what + ", got " + describe(cur()));
+  }
+
+  // Messages are built only when they are needed: `what` is a string or a callable returning one,
+  // so the successful path of the parser never formats text.
+  static std::string text_of(const char* s) { return s; }
+  static std::string text_of(const std::string& s) { return s; }
+
+  template <typename F, typename = std::enable_if_t<std::is_invocable_v<F>>>
+  static std::string text_of(const F& f) {
+    return f();
+  }
+
+  template <typename What>
+  const Token& expect(TK kind, const What& what) {
+    if (!at(kind)) expected(text_of(what));
+    return advance();
+  }
+
+  template <typename What>
+  const Token& expect_name(const What& what) {
+    return expect(TK::Name, what);
+  }
+
+  // Guards the recursion of the parser against deeply nested input.
+  class DepthGuard {
+   public:
+    explicit DepthGuard(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxNestingDepth) {
+        --p_.depth_;
+        p_.fail_here("too deeply nested (more than " + std::to_string(kMaxNestingDepth) +
+                     " levels of blocks or expressions)");
+      }
+    }
+    ~DepthGuard() { --p_.depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+
+   private:
+    Parser& p_;
+  };
+
+  template <typename What>
+  Block parse_block(BlockKind kind, const What& owner) {
+    DepthGuard guard(*this);
+    Block block;
+    if (!at(TK::Newline)) {  // one-line body: `if c: x = 1`
+      parse_simple_line(block, kind);
+      return block;
+    }
+    advance();
+    if (!at(TK::Indent)) expected("an indented block after " + text_of(owner));
+    advance();
+    while (!at(TK::Dedent) && !at(TK::EndOfFile)) {
+      if (block.yield) {
+        fail_here("pl.yield_ must be the last statement of its block");
+      }
+      parse_statement(block, kind);
+    }
+    if (at(TK::Dedent)) advance();
+    return block;
+  }
+
+  static bool same_span(Span a, Span b) { return a.line == b.line && a.col == b.col; }
+
+  template <typename What>
+  ExprPtr expect_expr(const Value& v, const What& where) const {
+    if (v.kind != Value::Kind::Expr) {
+      fail(v.span, "expected an expression in " + text_of(where) + ", got " +
+                       std::string(value_kind_description(v)));
+    }
+    return v.expr;
+  }
+
+  Value expr_value(ExprPtr e, Span span) {
+    Value v;
+    v.kind = Value::Kind::Expr;
+    v.expr = std::move(e);
+    v.span = span;
+    return v;
+  }
+
+  // -------------------------------- module and program level (parser.cpp)
+
+  static std::string describe(const Token& t);
+
+  void expect_end_of_statement();
+
+  // Skips one statement, including the indented block of a compound statement.
+  void skip_statement();
+
+  // At an INDENT: skips to just after the matching DEDENT.
+  void skip_indented_block();
+
+  // Skips decorator lines; returns whether one of them is `@pl.program`.
+  bool skip_decorators();
+
+  // `A = expr` / `A, B = e1, e2` at module level. Returns false (consuming nothing) when the
+  // statement is not of that form; a right-hand side that is not constant is skipped and
+  // unbinds the names.
+  bool try_constant_assignment();
+
+  ir::ProgramPtr parse_class();
+
+  void parse_function_signature();
+
+  // After a block's ':': skips an indented block or the rest of a one-line body.
+  template <typename What>
+  void skip_block_body(const What& owner);
+
+  ir::FunctionPtr parse_function_body(const FunctionSignature& sig);
+
+  void check_recursion();
+
+  // -------------------------------- types and annotations (parser_types.cpp)
+
+  TypePtr parse_param_type(ir::ParamDirection& direction);
+
+  int64_t parse_constant_int(const std::string& what);
+
+  std::vector<int64_t> parse_shape();
+
+  DataType parse_dtype(const std::string& context);
+
+  TypePtr parse_type();
+
+  // A value, or `pl.MemRef(id, size, addr)` (stored in `memref`).
+  Value parse_value_or_memref(std::optional<ir::MemRef>& memref);
+
+  // -------------------------------- name binding and checks (parser_names.cpp)
+
+  VarPtr lookup_var(std::string_view name) const;
+
+  // The function's one Var for `name`, created with `type` on first assignment; a later binding
+  // must keep the shape and dtype.
+  VarPtr bind_var(std::string_view name, const TypePtr& type, Span span);
+
+  void check_assignable(const Token& t);
+
+  // Applies an assignment's annotation: shape and dtype must match the value; memory space and
+  // MemRef come from the annotation (the call's type is rebuilt with them).
+  ExprPtr refine(const ExprPtr& value, const TypePtr& annotated, Span span, TypePtr& var_type);
+
+  // Maps an error span that is a variable's definition to the place where the variable is used
+  // in the expression being checked (variables referenced since `mark`).
+  Span use_site(Span span, size_t mark) const;
+
+  // -------------------------------- statements (parser_statements.cpp)
+
+  void parse_simple_line(Block& block, BlockKind kind);
+
+  void parse_statement(Block& block, BlockKind kind);
+
+  bool at_pl_member(size_t ahead, std::string_view member) const;
+
+  // An assignment, an expression statement, return, pass or a docstring. Leaves the NEWLINE.
+  void parse_simple_statement(Block& block, BlockKind kind, bool allow_semicolon);
+
+  void parse_expression_statement(Block& block, Span start);
+
+  // `x = e`, `x, y = self.f(...)`, `x = pl.yield_(...)`. Returns false when the targets turn
+  // out not to be a plain list of names (the caller parses an expression statement).
+  bool parse_assignment(Block& block, BlockKind kind);
+
+  void parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets);
+
+  void parse_annotated_assignment(Block& block);
+
+  StmtPtr parse_return();
+
+  StmtPtr parse_for();
+
+  std::vector<ExprPtr> parse_init_values();
+
+  StmtPtr parse_if();
+
+  StmtPtr parse_with();
+
+  // -------------------------------- expressions (parser_expressions.cpp)
+
+  Value parse_value();
+
+  ExprPtr binary(ir::BinaryOp op, const Value& a, const Value& b, Span op_span);
+
+  // A chain `a + b + ...` builds a left-deep tree whose destruction (and every later traversal)
+  // recurses once per operator; bound it like nesting.
+  void check_chain_length(int operators) const;
+
+  Value parse_or();
+
+  Value parse_and();
+
+  Value parse_not();
+
+  std::optional<ir::BinaryOp> comparison_op() const;
+
+  Value parse_comparison();
+
+  Value parse_arith();
+
+  Value parse_term();
+
+  Value parse_factor();
+
+  Value parse_postfix();
+
+  Value parse_atom();
+
+  Value parse_parenthesized();
+
+  Value parse_list();
+
+  Value parse_min_max();
+
+  // -------------------------------- constant folding and literals (parser_constants.cpp)
+
+  int64_t int_literal(const Token& t) const;
+
+  double float_literal(const Token& t) const;
+
+  Value constant_value(const Constant& c, Span span);
+
+  // -------------------------------- calls (parser_calls.cpp)
+
+  struct CallArg {
+    std::string_view keyword;  // empty for positional
+    Span keyword_span;
+    Value value;
+  };
+
+  template <typename Name>
+  std::vector<CallArg> parse_call_args(const Name& callee_name);
+
+  Value parse_pl_member();
+
+  static std::optional<ir::AttrValue> attr_value(const Value& v);
+
+  ExprPtr parse_op_call(const ir::OpDef& def, Span span);
+
+  Value parse_self_call();
+
+  // -------------------------------- state
+
+  std::string_view text_;
+  std::string_view file_name_;
+  int32_t line_offset_;
+  Constants constants_;
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+
+  std::shared_ptr<const ir::SourceInfo> source_;
+  std::vector<FunctionSignature> signatures_;
+  std::vector<std::vector<CallSite>> calls_;  // per function, in source order
+  size_t current_function_ = 0;
+  const std::vector<TypePtr>* return_types_ = nullptr;
+  std::unordered_map<std::string_view, VarPtr> vars_;  // keys view the Vars' own names
+  std::deque<std::string> synthesized_names_;
+  // Variables referenced while parsing the current statement, with where they are written: the
+  // IR's Var nodes carry their definition's span, errors must point at the use.
+  std::vector<std::pair<const ir::Expr*, Span>> var_uses_;
+};
+
+}  // namespace pypto::frontend::detail

@@ -1,0 +1,503 @@
+// Statements: blocks, assignments (plain, annotated, tuple and pl.yield_), return, for loops over
+// pl.range / pl.unroll with loop-carried values, if/else, and `with pl.at(...)` scopes.
+#include "parser_state.h"
+
+namespace pypto::frontend::detail {
+
+void Parser::parse_simple_line(Block& block, BlockKind kind) {
+  while (true) {
+    if (block.yield) fail_here("pl.yield_ must be the last statement of its block");
+    if (at(TK::KwFor) || at(TK::KwIf) || at(TK::KwWith) || at(TK::KwDef) || at(TK::KwClass)) {
+      fail_here("a compound statement cannot follow ':' on the same line");
+    }
+    parse_simple_statement(block, kind, /*allow_semicolon=*/true);
+    if (at(TK::Newline) || at(TK::EndOfFile) || at(TK::Dedent)) break;
+  }
+  if (at(TK::Newline)) advance();
+}
+
+void Parser::parse_statement(Block& block, BlockKind kind) {
+  block.ends_with_return = false;
+  switch (cur().kind) {
+    case TK::KwFor:
+      block.stmts.push_back(parse_for());
+      return;
+    case TK::KwIf:
+      block.stmts.push_back(parse_if());
+      return;
+    case TK::KwWith:
+      block.stmts.push_back(parse_with());
+      return;
+    case TK::KwDef:
+      fail_here("nested function definitions are not supported");
+    case TK::KwClass:
+      fail_here("class definitions are not supported inside a function");
+    case TK::KwElif:
+    case TK::KwElse:
+      fail_here("'" + std::string(cur().text) + "' without a matching 'if'");
+    case TK::Indent:
+      fail_here("unexpected indent");
+    case TK::At:
+      fail_here("decorators are not supported inside a function");
+    default:
+      parse_simple_statement(block, kind, /*allow_semicolon=*/true);
+      if (at(TK::Newline)) advance();
+      return;
+  }
+}
+
+bool Parser::at_pl_member(size_t ahead, std::string_view member) const {
+  const Token& a = peek_token(ahead);
+  return a.kind == TK::Name && a.text == "pl" && peek_token(ahead + 1).kind == TK::Dot &&
+         peek_token(ahead + 2).kind == TK::Name && peek_token(ahead + 2).text == member;
+}
+
+void Parser::parse_simple_statement(Block& block, BlockKind kind, bool allow_semicolon) {
+  block.ends_with_return = false;
+  var_uses_.clear();
+  const Span start = here();
+  switch (cur().kind) {
+    case TK::KwPass:
+      advance();
+      break;
+    case TK::KwReturn:
+      block.stmts.push_back(parse_return());
+      block.ends_with_return = true;
+      break;
+    case TK::String:
+      if (peek_token(1).kind == TK::Newline || peek_token(1).kind == TK::Semicolon) {
+        advance();  // docstring
+        break;
+      }
+      fail_here("string literals are not supported in the DSL");
+    default:
+      if (at(TK::KwImport) || at(TK::KwFrom)) fail_here("imports are not allowed in a function");
+      if (at_pl_member(0, "yield_")) {
+        fail_here(
+            "the result of pl.yield_ must be assigned: 'x = pl.yield_(...)' names the "
+            "values the loop or if produces");
+      }
+      if (at(TK::Name) && peek_token(1).kind == TK::Colon) {
+        parse_annotated_assignment(block);
+        break;
+      }
+      if (at(TK::Name) && (peek_token(1).kind == TK::Assign || peek_token(1).kind == TK::Comma)) {
+        if (parse_assignment(block, kind)) break;
+      }
+      parse_expression_statement(block, start);
+      break;
+  }
+  if (!at(TK::Semicolon) || !allow_semicolon) {
+    if (!at(TK::Newline) && !at(TK::EndOfFile) && !at(TK::Dedent)) expect_end_of_statement();
+    return;
+  }
+  advance();
+}
+
+void Parser::parse_expression_statement(Block& block, Span start) {
+  Value v = parse_value();
+  if (at(TK::Assign)) fail(start, "cannot assign to an expression (expected a name)");
+  if (at(TK::AugAssign)) {
+    fail_here("augmented assignment '" + std::string(cur().text) +
+              "' is not supported; write 'x = x " +
+              std::string(cur().text.substr(0, cur().text.size() - 1)) + " ...'");
+  }
+  if (v.kind != Value::Kind::Expr || !v.expr->as<ir::Call>()) {
+    fail(start, "expected a call or an assignment; an expression statement has no effect");
+  }
+  block.stmts.push_back(std::make_shared<ir::EvalStmt>(v.expr, start));
+}
+
+bool Parser::parse_assignment(Block& block, BlockKind kind) {
+  const size_t start = pos_;
+  std::vector<const Token*> targets;
+  while (true) {
+    if (!at(TK::Name)) {
+      pos_ = start;
+      return false;
+    }
+    targets.push_back(&advance());
+    if (at(TK::Comma)) {
+      advance();
+      if (at(TK::Assign)) break;
+      continue;
+    }
+    break;
+  }
+  if (!at(TK::Assign)) {
+    pos_ = start;
+    return false;
+  }
+  advance();
+  for (const Token* t : targets) check_assignable(*t);
+  if (at_pl_member(0, "yield_")) {
+    parse_yield(block, kind, targets);
+    return true;
+  }
+  Value v = parse_value();
+  if (at(TK::Comma)) {
+    fail_here("assigning several values at once is not supported; assign them one by one");
+  }
+  if (at(TK::Assign)) fail_here("chained assignment is not supported");
+  ExprPtr value = expect_expr(v, "the right-hand side of an assignment");
+  if (targets.size() == 1) {
+    VarPtr var = bind_var(targets[0]->text, value->type(), span_of(*targets[0]));
+    block.stmts.push_back(std::make_shared<ir::AssignStmt>(var, value, span_of(*targets[0])));
+    return true;
+  }
+  const auto* tuple = value->type() ? value->type()->as<ir::TupleType>() : nullptr;
+  if (!tuple || tuple->elements.size() != targets.size()) {
+    fail(v.span, "cannot unpack a value of type " + ir::type_to_string(value->type()) + " into " +
+                     std::to_string(targets.size()) + " names");
+  }
+  // `x, y = call` is sugar for a tuple variable and one element access per name.
+  std::string tuple_name = "_tuple";
+  for (const Token* t : targets) tuple_name += "_" + std::string(t->text);
+  synthesized_names_.push_back(std::move(tuple_name));
+  Span first = span_of(*targets[0]);
+  VarPtr tuple_var = bind_var(synthesized_names_.back(), value->type(), first);
+  block.stmts.push_back(std::make_shared<ir::AssignStmt>(tuple_var, value, first));
+  for (size_t i = 0; i < targets.size(); ++i) {
+    Span s = span_of(*targets[i]);
+    ExprPtr item = ir::make_tuple_get_item(tuple_var, static_cast<int64_t>(i), s);
+    VarPtr var = bind_var(targets[i]->text, item->type(), s);
+    block.stmts.push_back(std::make_shared<ir::AssignStmt>(var, item, s));
+  }
+  return true;
+}
+
+void Parser::parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets) {
+  const Span span = here();
+  if (kind != BlockKind::LoopWithIterArgs && kind != BlockKind::IfBranch) {
+    fail(span, kind == BlockKind::Loop
+                   ? "pl.yield_ in a loop without init_values (write 'for i, (x,) in "
+                     "pl.range(n, init_values=(x0,))')"
+                   : "pl.yield_ is only allowed at the end of a loop body or an if branch");
+  }
+  advance();
+  advance();
+  advance();
+  expect(TK::LParen, "'(' after pl.yield_");
+  YieldInfo info;
+  info.span = span;
+  while (!at(TK::RParen)) {
+    Value v = parse_value();
+    info.values.push_back(expect_expr(v, "an argument of pl.yield_"));
+    info.value_spans.push_back(v.span);
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, "')' to close pl.yield_(...)");
+  if (info.values.size() != targets.size()) {
+    fail(span, "pl.yield_ gives " + std::to_string(info.values.size()) + " value(s) but " +
+                   std::to_string(targets.size()) + " name(s) are assigned");
+  }
+  for (const Token* t : targets) {
+    info.names.push_back(t->text);
+    info.name_spans.push_back(span_of(*t));
+  }
+  block.stmts.push_back(std::make_shared<ir::YieldStmt>(info.values, span));
+  block.yield = std::move(info);
+}
+
+void Parser::parse_annotated_assignment(Block& block) {
+  const Token& name = advance();
+  check_assignable(name);
+  advance();  // ':'
+  const Span annotation_span = here();
+  TypePtr annotated = parse_type();
+  if (!at(TK::Assign))
+    expected("'=' and a value after the annotation of '" + std::string(name.text) + "'");
+  advance();
+  if (at_pl_member(0, "yield_")) fail_here("annotate the loop's values, not pl.yield_");
+  Value v = parse_value();
+  ExprPtr value = expect_expr(v, "the right-hand side of an assignment");
+  TypePtr var_type;
+  value = refine(value, annotated, annotation_span, var_type);
+  auto existing = lookup_var(name.text);
+  if (existing && !ir::types_equal(existing->type(), var_type) &&
+      !same_shape_dtype(existing->type(), var_type)) {
+    fail(span_of(name), "cannot rebind '" + std::string(name.text) + "' of type " +
+                            ir::type_to_string(existing->type()) + " to a value of type " +
+                            ir::type_to_string(var_type) +
+                            " (a variable keeps its shape and dtype)");
+  }
+  VarPtr var = bind_var(name.text, var_type, span_of(name));
+  block.stmts.push_back(std::make_shared<ir::AssignStmt>(var, value, span_of(name)));
+}
+
+StmtPtr Parser::parse_return() {
+  const Span span = here();
+  advance();
+  std::vector<ExprPtr> values;
+  std::vector<Span> value_spans;
+  if (!at(TK::Newline) && !at(TK::Semicolon) && !at(TK::EndOfFile)) {
+    while (true) {
+      Value v = parse_value();
+      values.push_back(expect_expr(v, "a return value"));
+      value_spans.push_back(v.span);
+      if (!at(TK::Comma)) break;
+      advance();
+      if (at(TK::Newline)) break;
+    }
+  }
+  const auto& expected_types = *return_types_;
+  if (values.size() != expected_types.size()) {
+    fail(span, "return gives " + std::to_string(values.size()) +
+                   " value(s) but the function declares " + std::to_string(expected_types.size()));
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!same_shape_dtype(expected_types[i], values[i]->type())) {
+      fail(value_spans[i], "return value " + std::to_string(i + 1) + " has type " +
+                               ir::type_to_string(values[i]->type()) +
+                               " but the function returns " +
+                               ir::type_to_string(expected_types[i]));
+    }
+  }
+  return std::make_shared<ir::ReturnStmt>(std::move(values), span);
+}
+
+StmtPtr Parser::parse_for() {
+  DepthGuard guard(*this);
+  const Span span = here();
+  advance();
+  const Token& loop_name = expect_name("a loop variable name after 'for'");
+  check_assignable(loop_name);
+  std::vector<const Token*> carried;
+  if (at(TK::Comma)) {
+    advance();
+    bool parenthesized = at(TK::LParen);
+    if (parenthesized) advance();
+    while (at(TK::Name)) {
+      carried.push_back(&advance());
+      if (!at(TK::Comma)) break;
+      advance();
+    }
+    if (carried.empty()) expected("the names of the loop-carried values");
+    if (parenthesized) expect(TK::RParen, "')' after the loop-carried names");
+  }
+  expect(TK::KwIn, "'in' after the loop target");
+  ir::ForKind for_kind = ir::ForKind::Sequential;
+  if (at_pl_member(0, "range")) {
+    for_kind = ir::ForKind::Sequential;
+  } else if (at_pl_member(0, "unroll")) {
+    for_kind = ir::ForKind::Unroll;
+  } else {
+    expected("pl.range(...) or pl.unroll(...) after 'in'");
+  }
+  const std::string_view range_kind = peek_token(2).text;
+  auto range_name = [range_kind] { return "pl." + std::string(range_kind); };
+  advance();
+  advance();
+  advance();
+  expect(TK::LParen, [&] { return "'(' after " + range_name(); });
+  std::vector<ExprPtr> bounds;
+  std::vector<Span> bound_spans;
+  std::vector<ExprPtr> init_values;
+  Span init_span;
+  bool has_init = false;
+  while (!at(TK::RParen)) {
+    if (at(TK::Name) && peek_token(1).kind == TK::Assign) {
+      const Token& key = advance();
+      advance();
+      if (key.text != "init_values") {
+        fail(span_of(key), "unknown argument '" + std::string(key.text) + "' of " + range_name() +
+                               " (expected init_values=)");
+      }
+      has_init = true;
+      init_span = here();
+      init_values = parse_init_values();
+    } else {
+      if (has_init) fail_here("positional argument after init_values=");
+      Value v = parse_value();
+      ExprPtr e = expect_expr(v, [&] { return "a bound of " + range_name(); });
+      if (!e->type() || !e->type()->as<ir::ScalarType>() ||
+          ir::is_float(e->type()->as<ir::ScalarType>()->dtype)) {
+        fail(v.span, "expected an integer scalar in " + range_name() + ", got " +
+                         ir::type_to_string(e->type()));
+      }
+      bounds.push_back(e);
+      bound_spans.push_back(v.span);
+    }
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, [&] { return "')' to close " + range_name() + "(...)"; });
+  if (bounds.empty() || bounds.size() > 3) {
+    fail(span, range_name() +
+                   " takes 1 to 3 positional arguments (stop | start, stop | start, "
+                   "stop, step), got " +
+                   std::to_string(bounds.size()));
+  }
+  ExprPtr start = bounds.size() >= 2 ? bounds[0] : ir::make_int(0);
+  ExprPtr stop = bounds.size() >= 2 ? bounds[1] : bounds[0];
+  ExprPtr step = bounds.size() == 3 ? bounds[2] : ir::make_int(1);
+  if (auto s = ir::as_const_int(step); s && *s == 0) {
+    fail(bound_spans[2], range_name() + " step must not be zero");
+  }
+  if (has_init && carried.empty()) {
+    fail(init_span,
+         "init_values needs a 'for i, (x, ...) in' target naming the loop-carried "
+         "values");
+  }
+  if (!has_init && !carried.empty()) {
+    fail(span_of(*carried[0]), "loop-carried names need init_values=(...) in " + range_name());
+  }
+  if (init_values.size() != carried.size()) {
+    fail(init_span, "init_values has " + std::to_string(init_values.size()) +
+                        " value(s) but the loop names " + std::to_string(carried.size()));
+  }
+  expect(TK::Colon, "':' after the for statement");
+  VarPtr loop_var = bind_var(loop_name.text, ir::scalar_type(DataType::INT64), span_of(loop_name));
+  std::vector<VarPtr> iter_args;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    iter_args.push_back(bind_var(carried[i]->text, init_values[i]->type(), span_of(*carried[i])));
+  }
+  Block body = parse_block(has_init ? BlockKind::LoopWithIterArgs : BlockKind::Loop, [&] {
+    return "'for' statement on line " + std::to_string(span.line + line_offset_);
+  });
+  std::vector<VarPtr> return_vars;
+  if (has_init) {
+    if (!body.yield) {
+      fail(span,
+           "a loop with init_values must end with 'x = pl.yield_(...)' giving the next "
+           "values of the loop-carried names");
+    }
+    const YieldInfo& y = *body.yield;
+    if (y.values.size() != iter_args.size()) {
+      fail(y.span, "pl.yield_ gives " + std::to_string(y.values.size()) +
+                       " value(s) but the loop carries " + std::to_string(iter_args.size()));
+    }
+    for (size_t i = 0; i < y.values.size(); ++i) {
+      if (!same_shape_dtype(iter_args[i]->type(), y.values[i]->type())) {
+        fail(y.value_spans[i], "pl.yield_ value " + std::to_string(i + 1) + " has type " +
+                                   ir::type_to_string(y.values[i]->type()) +
+                                   " but the loop-carried value has type " +
+                                   ir::type_to_string(iter_args[i]->type()));
+      }
+      return_vars.push_back(bind_var(y.names[i], iter_args[i]->type(), y.name_spans[i]));
+    }
+  }
+  return std::make_shared<ir::ForStmt>(
+      loop_var, start, stop, step, for_kind, std::move(iter_args), std::move(init_values),
+      ir::make_seq(std::move(body.stmts), span), std::move(return_vars), span);
+}
+
+std::vector<ExprPtr> Parser::parse_init_values() {
+  TK close;
+  if (at(TK::LParen)) {
+    close = TK::RParen;
+  } else if (at(TK::LBracket)) {
+    close = TK::RBracket;
+  } else {
+    expected("a tuple of initial values, e.g. init_values=(x0,)");
+  }
+  advance();
+  std::vector<ExprPtr> values;
+  while (!at(close)) {
+    Value v = parse_value();
+    values.push_back(expect_expr(v, "an initial value"));
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(close, close == TK::RParen ? "')' to close init_values" : "']' to close init_values");
+  return values;
+}
+
+StmtPtr Parser::parse_if() {
+  DepthGuard guard(*this);
+  const Span span = here();
+  advance();  // 'if' or 'elif'
+  Value c = parse_value();
+  ExprPtr cond = expect_expr(c, "an if condition");
+  if (!cond->type() || !cond->type()->as<ir::ScalarType>()) {
+    fail(c.span, "expected a scalar condition, got " + ir::type_to_string(cond->type()));
+  }
+  expect(TK::Colon, "':' after the if condition");
+  auto owner = [&] { return "'if' statement on line " + std::to_string(span.line + line_offset_); };
+  Block then_block = parse_block(BlockKind::IfBranch, owner);
+  std::optional<Block> else_block;
+  bool else_is_elif = false;
+  if (at(TK::KwElif)) {
+    else_is_elif = true;
+    Block b;
+    b.stmts.push_back(parse_if());
+    else_block = std::move(b);
+  } else if (at(TK::KwElse)) {
+    advance();
+    expect(TK::Colon, "':' after 'else'");
+    else_block = parse_block(BlockKind::IfBranch, [&] {
+      return "'else' on line " + std::to_string(span.line + line_offset_);
+    });
+  }
+  std::vector<VarPtr> return_vars;
+  const bool else_yields = else_block && else_block->yield;
+  if (then_block.yield || else_yields) {
+    if (else_is_elif) {
+      fail(span, "pl.yield_ in an if/elif chain is not supported; nest if/else instead");
+    }
+    if (!then_block.yield || !else_yields) {
+      fail(then_block.yield ? then_block.yield->span : span,
+           "when one branch of an if ends with pl.yield_, both branches (if and else) must");
+    }
+    const YieldInfo& t = *then_block.yield;
+    const YieldInfo& e = *else_block->yield;
+    if (t.names != e.names) {
+      fail(e.span, "both branches of an if must assign pl.yield_ to the same names");
+    }
+    for (size_t i = 0; i < t.values.size(); ++i) {
+      if (!same_shape_dtype(t.values[i]->type(), e.values[i]->type())) {
+        fail(e.value_spans[i], "pl.yield_ value " + std::to_string(i + 1) + " has type " +
+                                   ir::type_to_string(e.values[i]->type()) +
+                                   " in the else branch but " +
+                                   ir::type_to_string(t.values[i]->type()) + " in the if");
+      }
+      return_vars.push_back(bind_var(t.names[i], t.values[i]->type(), t.name_spans[i]));
+    }
+  }
+  StmtPtr else_body = else_block ? ir::make_seq(std::move(else_block->stmts), span) : StmtPtr();
+  return std::make_shared<ir::IfStmt>(cond, ir::make_seq(std::move(then_block.stmts), span),
+                                      std::move(else_body), std::move(return_vars), span);
+}
+
+StmtPtr Parser::parse_with() {
+  DepthGuard guard(*this);
+  const Span span = here();
+  advance();
+  if (!at_pl_member(0, "at")) expected("pl.at(level=pl.Level.CORE_GROUP) after 'with'");
+  advance();
+  advance();
+  advance();
+  expect(TK::LParen, "'(' after pl.at");
+  std::optional<std::string_view> level;
+  while (!at(TK::RParen)) {
+    if (at(TK::Name) && peek_token(1).kind == TK::Assign) {
+      const Token& key = advance();
+      advance();
+      if (key.text != "level") {
+        fail(span_of(key),
+             "unknown argument '" + std::string(key.text) + "' of pl.at (expected level=)");
+      }
+    }
+    if (level) fail_here("pl.at takes one argument: level=pl.Level.CORE_GROUP");
+    Value v = parse_value();
+    if (v.kind != Value::Kind::Level) {
+      fail(v.span, "expected a level such as pl.Level.CORE_GROUP, got " +
+                       std::string(value_kind_description(v)));
+    }
+    level = v.level;
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, "')' to close pl.at(...)");
+  if (!level) fail(span, "pl.at needs a level: pl.at(level=pl.Level.CORE_GROUP)");
+  if (at(TK::KwAs)) fail_here("'with pl.at(...) as name' is not supported");
+  expect(TK::Colon, "':' after the with statement");
+  Block body = parse_block(BlockKind::Scope, [&] {
+    return "'with' statement on line " + std::to_string(span.line + line_offset_);
+  });
+  return std::make_shared<ir::ScopeStmt>(std::string(*level),
+                                         ir::make_seq(std::move(body.stmts), span), span);
+}
+
+}  // namespace pypto::frontend::detail
