@@ -190,6 +190,7 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
   config.atol = run_options.atol;
   pypto::driver::RunResult result = pypto::driver::run(session, program, tensors, nullptr, config);
   print_profile(session);
+  for (const auto& note : result.notes) std::cerr << "pypto: note: " << note << "\n";
   if (!result.passed) {
     std::cout << "FAILED: " << result.error << "\n";
     return kExitFailure;
