@@ -152,10 +152,9 @@ def _workers(value):
         return 0
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"expected an int, got {type(value).__name__}")
-    value = int(value)
-    if not 0 <= value <= _MAX_WORKERS:
-        raise ValueError(f"give 1 to {_MAX_WORKERS} simulated cores, or None for the default")
-    return value
+    if not -2**31 <= value < 2**31:  # the driver reports the range for the rest
+        raise ValueError("out of range: give 1 to 256 simulated cores, or None for the default")
+    return int(value)
 
 
 def _number(value):
@@ -170,7 +169,6 @@ def _flag(value):
     return bool(value)
 
 
-_MAX_WORKERS = 256  # the driver's kMaxWorkers
 _CONFIG_CONVERSIONS = {
     "platform": lambda value: checked_text(value, "the platform name", ValueError),
     "rtol": _number,
@@ -254,11 +252,10 @@ def _error_text(e):
 
 
 def _create_arrays(specs, isolate):
+    """The specs' buffers; raises ValueError naming the spec that cannot be made."""
     arrays = []
     for spec in specs:
-        if not isinstance(spec, TensorSpec):
-            raise ValueError(f"tensor_specs must hold TensorSpec objects, got {type(spec).__name__}")
-        name = checked_text(spec.name, "TensorSpec name", ValueError)
+        name = spec.name
         try:
             # An isolated run's device process inherits the inputs; only outputs need shared
             # memory.
@@ -275,37 +272,59 @@ def run(program, tensor_specs, golden=None, config=None) -> RunResult:
     """Compiles ``program``, computes the expected outputs (``golden(tensors, params)`` fills the
     output arrays of ``tensors``; without it the reference interpreter does), runs the program
     on the CPU-simulator device and compares. Profiling (RunConfig.compile_profiling, an active
-    CompileProfiler, or PYPTO_COMPILE_PROFILING) records compile, golden_write and
-    device_execution; ``result.profile`` holds the profile as a dict.
+    CompileProfiler, or PYPTO_COMPILE_PROFILING) records compile, golden_write (making the
+    inputs, the golden, writing both) and device_execution; ``result.profile`` holds the profile
+    as a dict.
 
     Never raises for what the caller passes or what goes wrong: ``passed`` is False and ``error``
     says why (``exception`` holds what the golden raised). KeyboardInterrupt and SystemExit, from
-    the golden or Ctrl-C during the run, propagate."""
+    the golden, an init_value or Ctrl-C during the run, propagate."""
     config = RunConfig() if config is None else config
+    # One driver session for the whole call: its profile's total is the wall time the caller
+    # waited.
+    with _core.driver.Session(getattr(config, "compile_profiling", False) is True) as session:
+        return _run_in(session, program, tensor_specs, golden, config)
+
+
+def _run_in(session, program, tensor_specs, golden, config):
     try:
         driver_config = _driver_config(config)
     except ValueError as e:
         return RunResult(passed=False, error=str(e))
-    if getattr(program, "_cpp", None) is None:
+    cpp_program = getattr(program, "_cpp", None)
+    if cpp_program is None:
         return RunResult(passed=False, error=f"run() needs a @pl.program, got {program!r}")
     if isinstance(tensor_specs, (str, bytes)) or not hasattr(tensor_specs, "__iter__"):
         return RunResult(passed=False, error="run() needs tensor_specs, a list of TensorSpec; "
                                              f"got {type(tensor_specs).__name__}")
     try:
         specs = list(tensor_specs)
-        arrays = _create_arrays(specs, bool(config.isolate))
-        tensors = [(spec.name, _to_pl_dtype(spec.dtype).name, list(arr.shape), arr.reshape(-1),
-                    bool(spec.is_output)) for spec, arr in zip(specs, arrays)]
-    except MemoryError:
-        return RunResult(passed=False, error="invalid tensor specs: they do not fit in memory")
+        for spec in specs:
+            if not isinstance(spec, TensorSpec):
+                raise ValueError(f"tensor_specs must hold TensorSpec objects, got "
+                                 f"{type(spec).__name__}")
+        tensors = [(checked_text(spec.name, "TensorSpec name", ValueError),
+                    _to_pl_dtype(spec.dtype).name, [int(d) for d in spec.shape],
+                    bool(spec.is_output)) for spec in specs]
     except Exception as e:  # noqa: BLE001 - run() reports, it does not raise
         return RunResult(passed=False, error=f"invalid tensor specs: {e}")
     if golden is not None and not callable(golden):
         return RunResult(passed=False, error=f"golden must be a function, got {type(golden).__name__}")
 
+    arrays = []
     raised = []
+
+    def prepare():
+        # Called by the driver inside `golden_write`, where PyPTO makes and writes its inputs.
+        try:
+            arrays[:] = _create_arrays(specs, driver_config.isolate)
+        except BaseException as e:  # noqa: B036 - kept for run() to re-raise or report
+            raised.append(e)
+            raise
+        return [arr.reshape(-1) for arr in arrays]
+
     golden_cb = _golden_caller(golden, specs, arrays, raised) if golden is not None else None
-    r = _core.driver.run(program._cpp, tensors, golden_cb, driver_config)
+    r = _core.driver.run(session, cpp_program, tensors, prepare, golden_cb, driver_config)
     exception = raised[0] if raised else None
     if exception is not None and not isinstance(exception, Exception):
         raise exception  # KeyboardInterrupt, SystemExit: the caller's, not the run's

@@ -201,13 +201,12 @@ def raising_init(shape):
 
 
 @pytest.mark.parametrize("specs, cfg, expected", [
-    ([TensorSpec("a", [2**20, 2**20], pl.FP32)], {}, "does not fit in memory"),
-    ([TensorSpec("a", [16, 16], pl.FP32, init_value=raising_init)], {},
+    ([TensorSpec("a", [64, 64], pl.FP32, init_value=raising_init)] + add_specs()[1:], {},
      "TensorSpec 'a': RuntimeError: no data today"),
     (None, {}, "run() needs tensor_specs, a list of TensorSpec; got NoneType"),
     ([42], {}, "tensor_specs must hold TensorSpec objects, got int"),
     (add_specs(), {"rtol": "tight"}, "RunConfig.rtol='tight' is not valid: expected a number"),
-    (add_specs(), {"workers": 100000}, "RunConfig.workers=100000 is not valid: give 1 to 256"),
+    (add_specs(), {"workers": 100000}, "RunConfig.workers=100000 is out of range: give 1 to 256"),
     (add_specs(), {"workers": 2.5}, "RunConfig.workers=2.5 is not valid: expected an int"),
     (add_specs(), {"strategy": "Fastest"}, "RunConfig.strategy='Fastest' is not valid"),
     (add_specs(), {"isolate": "yes"}, "RunConfig.isolate='yes' is not valid"),
@@ -218,6 +217,24 @@ def test_run_reports_bad_arguments_instead_of_raising(work, specs, cfg, expected
     result = run(AddProgram, specs, add_golden, config(work, **cfg))
     assert not result.passed
     assert expected in result.error, result.error
+
+
+HUGE = pl.parse("""
+import pypto.language as pl
+
+@pl.program
+class Huge:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[1048576, 1048576], pl.FP32]) -> pl.Tensor[[1048576, 1048576], pl.FP32]:
+        return a
+""")
+
+
+def test_a_spec_too_large_for_memory_is_reported(work):
+    result = run(HUGE, [TensorSpec("a", [2**20, 2**20], pl.FP32)], None, config(work))
+    assert not result.passed
+    assert "TensorSpec 'a' of shape [1048576, 1048576] does not fit in memory" in result.error, \
+        result.error
 
 
 def test_run_reports_a_config_that_is_not_a_run_config(work):

@@ -105,14 +105,32 @@ def _source_text(text, file_name, first_line=1):
     raise ParseError(rendered, message, name, lineno, column, source_line)
 
 
-def _parse_class(cls, frame):
+def _source_file(cls):
+    """The file the class's source is in: that of its methods' code, which also names an
+    IPython/Jupyter cell (whose text IPython keeps in ``linecache``); else what ``inspect``
+    says (it fails for classes of ``__main__`` without a ``__file__``)."""
+    for value in vars(cls).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is not None and getattr(value, "__qualname__", "").startswith(cls.__qualname__):
+            return code.co_filename
     try:
-        file_name = inspect.getsourcefile(cls) or inspect.getfile(cls)
-        candidates = _class_headers(cls, file_name) or [inspect.getsourcelines(cls)]
+        return inspect.getsourcefile(cls) or inspect.getfile(cls)
+    except TypeError:
+        return None
+
+
+def _parse_class(cls, frame):
+    file_name = _source_file(cls)
+    try:
+        candidates = _class_headers(cls, file_name) if file_name else []
+        if not candidates:
+            candidates = [inspect.getsourcelines(cls)]
     except (OSError, TypeError) as e:
+        where = f"in {display_text(file_name)}" if file_name else "where Python keeps no source"
         raise CompileError(
-            f"cannot read the source of class {cls.__qualname__}: @pl.program needs a class "
-            f"defined in a file (use pl.parse(text) for program text)"
+            f"cannot read the source of class {cls.__qualname__}: it was defined {where} "
+            f"(python -c or standard input keep no text). @pl.program reads the class from a "
+            f"file or a notebook cell; for program text held in a string, use pl.parse(text)"
         ) from e
     scopes = [frame.f_globals, frame.f_locals] if frame is not None else [vars(sys.modules.get(cls.__module__, object()))]
     constants = collect_constants(*scopes)
@@ -121,6 +139,7 @@ def _parse_class(cls, frame):
     # decorator when inspect found it: the parser skips decorators either way, and stops at the
     # end of the class when the text goes on. The first candidate that parses is the class; when
     # none does, the nearest one's error is the program's.
+    file_name = file_name or "<unknown>"
     first_error = None
     for lines, first_line in candidates:
         try:
