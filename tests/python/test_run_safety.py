@@ -4,6 +4,8 @@ faults and the text of every message."""
 
 import os
 import pathlib
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -72,8 +74,12 @@ def test_cache_directory_others_can_write_is_not_used(work, monkeypatch):
     monkeypatch.setenv("PYPTO_CACHE_DIR", str(shared))
     result = run(AddProgram, add_specs(), add_golden, config(work))
     assert result.passed, result.error
-    assert any("writable by other users" in n for n in result.notes), result.notes
+    (note,) = [n for n in result.notes if "writable by other users" in n]
     assert not list(shared.glob("*.so"))
+    replacement = pathlib.Path(re.search(r"private directory '([^']+)'", note).group(1))
+    assert pathlib.Path(result.work_dir).exists() and replacement.is_dir()
+    assert replacement.stat().st_mode & 0o777 == 0o700
+    shutil.rmtree(replacement)  # made for this process only
 
 
 # ----- golden views ------------------------------------------------------------------------------
