@@ -195,6 +195,7 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
   pypto::driver::RunResult result =
       pypto::driver::run(session, program, tensors, nullptr, config, prepare);
   print_profile(session);
+  for (const auto& note : result.notes) std::cerr << "pypto: note: " << note << "\n";
   if (!result.passed) {
     std::cout << "FAILED: " << result.error << "\n";
     return kExitFailure;

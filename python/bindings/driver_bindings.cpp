@@ -7,6 +7,9 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <signal.h>
+
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -18,6 +21,7 @@
 #include "pypto/driver/compile.h"
 #include "pypto/driver/run.h"
 #include "pypto/driver/session.h"
+#include "pypto/support/interrupt.h"
 
 namespace nb = nanobind;
 
@@ -30,6 +34,62 @@ using HostBuffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
 // (name, dtype name, shape, is_output) per tensor; the buffers come from the prepare callback.
 using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, bool>;
+
+// Ctrl-C while Python waits for C++ work. Python's SIGINT handler only notes the signal for
+// the interpreter loop, which is not running while a call holds no GIL; so while a run or a
+// compile is in progress, SIGINT also requests an interrupt of the C++ work (support/
+// interrupt.h), which stops within a fraction of a second. Python's own handler still runs,
+// so the call then raises KeyboardInterrupt (or whatever a custom handler raises). A SIGINT
+// that is ignored or left at its default is left alone. Nests across threads: the first
+// forwarder installs the handler, the last restores the previous one.
+class SigintForwarder {
+ public:
+  SigintForwarder() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (users_++ > 0) return;
+    installed_ = false;
+    if (::sigaction(SIGINT, nullptr, &previous_) != 0) return;
+    const bool has_handler =
+        (previous_.sa_flags & SA_SIGINFO) != 0
+            ? previous_.sa_sigaction != nullptr
+            : previous_.sa_handler != SIG_DFL && previous_.sa_handler != SIG_IGN;
+    if (!has_handler) return;
+    struct sigaction forward = previous_;
+    forward.sa_flags |= SA_SIGINFO;
+    forward.sa_sigaction = &on_sigint;
+    support::clear_interrupt();
+    installed_ = ::sigaction(SIGINT, &forward, nullptr) == 0;
+  }
+  ~SigintForwarder() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--users_ > 0) return;
+    if (installed_) ::sigaction(SIGINT, &previous_, nullptr);
+    installed_ = false;
+    support::clear_interrupt();
+  }
+  SigintForwarder(const SigintForwarder&) = delete;
+  SigintForwarder& operator=(const SigintForwarder&) = delete;
+
+  // With the GIL held: raises what Python's handler makes of a pending SIGINT.
+  static void raise_pending_signal() {
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  }
+
+ private:
+  static void on_sigint(int sig, siginfo_t* info, void* context) {
+    support::request_interrupt();
+    if ((previous_.sa_flags & SA_SIGINFO) != 0) {
+      previous_.sa_sigaction(sig, info, context);
+    } else {
+      previous_.sa_handler(sig);
+    }
+  }
+
+  static inline std::mutex mutex_;
+  static inline int users_ = 0;
+  static inline bool installed_ = false;
+  static inline struct sigaction previous_ {};
+};
 
 [[noreturn]] void raise_compile_error(const std::string& message) {
   nb::object type = nb::module_::import_("pypto.errors").attr("CompileError");
@@ -125,7 +185,8 @@ void bind_options(nb::module_& m) {
       .def_rw("work_dir", &driver::RunConfig::work_dir)
       .def_rw("workers", &driver::RunConfig::workers)
       .def_rw("strategy", &driver::RunConfig::strategy)
-      .def_rw("isolate", &driver::RunConfig::isolate);
+      .def_rw("isolate", &driver::RunConfig::isolate)
+      .def_rw("timeout", &driver::RunConfig::timeout);
 }
 
 // A driver session held by Python for the length of a `with` block, so that work done in
@@ -172,8 +233,9 @@ void bind_driver(nb::module_ m) {
       .def_ro("kernel_names", &driver::CompileResult::kernel_names)
       .def_prop_ro("lowered",
                    [](const driver::CompileResult& r) { return ProgramHandle{r.lowered}; })
-      .def_prop_ro("manifest_json",
-                   [](const driver::CompileResult& r) { return r.manifest.dump(); });
+      .def_prop_ro("manifest_json", [](const driver::CompileResult& r) {
+        return r.manifest.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      });
 
   m.def(
       "compile_program",
@@ -182,6 +244,7 @@ void bind_driver(nb::module_ m) {
         driver::CompileResult result;
         std::string error;
         {
+          SigintForwarder forward_sigint;
           // Python profilers are entered on this thread as C++ profilers, so releasing the
           // GIL changes nothing for profiling.
           nb::gil_scoped_release release;
@@ -191,6 +254,7 @@ void bind_driver(nb::module_ m) {
             error = driver::describe_current_exception(program.program.get());
           }
         }
+        SigintForwarder::raise_pending_signal();
         if (!error.empty()) raise_compile_error(error);
         return result;
       },
@@ -209,9 +273,11 @@ void bind_driver(nb::module_ m) {
         driver::Session& s = session.get();
         driver::RunResult r;
         {
+          SigintForwarder forward_sigint;
           nb::gil_scoped_release release;
           r = driver::run(s, program.program, tensors, golden_fn, config, prepare_fn);
         }
+        SigintForwarder::raise_pending_signal();
         nb::dict result;
         result["passed"] = r.passed;
         result["error"] = r.error;
@@ -222,6 +288,7 @@ void bind_driver(nb::module_ m) {
         result["workers"] = r.workers;
         result["isolated"] = r.isolated;
         result["cache_hit"] = r.cache_hit;
+        result["notes"] = r.notes;
         return result;
       },
       nb::arg("session"), nb::arg("program"), nb::arg("tensors"), nb::arg("prepare"),

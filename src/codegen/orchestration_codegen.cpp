@@ -40,6 +40,8 @@ class OrchestrationEmitter : public StructuredEmitter {
                   "static int32_t " + orchestration_function_name(func_.name) +
                       "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams)");
     w_.line("const PtoIsa* const isa = rt->isa;");
+    w_.line("const pto::FaultScope pto_fault_scope(rt->fail, rt->ctx, " +
+            string_literal(func_.name) + ");");
     param_checks();
     for (size_t i = 0; i < func_.params.size(); ++i) param(i);
     stmt(func_.body);

@@ -40,7 +40,9 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
                          o.source});
   }
   files.push_back({"program.cpp", generated.translation_unit});
-  files.push_back({"kernel_config.json", result.manifest.dump(2) + "\n"});
+  files.push_back(
+      {"kernel_config.json",
+       result.manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"});
   write_output_files(out, files);
   result.translation_unit = std::move(generated.translation_unit);
   return result;

@@ -26,6 +26,9 @@ struct RunConfig {
   int workers = 0;       // simulated cores; 0: the runtime's default
   passes::OptimizationStrategy strategy = passes::OptimizationStrategy::Default;
   bool isolate = true;  // run the device in a child process so a faulting kernel is contained
+  // Seconds the reference interpreter and the device may each take (an isolated device run is
+  // killed after that long; an in-process one cannot be).
+  double timeout = 300;
 };
 
 // One tensor argument of the program's entry function, owned by the caller and already holding
@@ -60,6 +63,11 @@ struct RunResult {
   int workers = 0;         // simulated cores
   bool isolated = false;   // in a child process
   bool cache_hit = false;  // the program library came from the binary cache
+  // Things the user should know although they did not stop the run (a damaged cache entry
+  // that was rebuilt, an unsafe cache directory that was not used).
+  std::vector<std::string> notes;
+  // The run stopped because an interrupt was requested (support/interrupt.h): Ctrl-C.
+  bool interrupted = false;
 };
 
 // The most simulated cores a run may ask for (each is a thread, and an isolated run maps a
