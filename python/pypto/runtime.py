@@ -115,6 +115,12 @@ class RunConfig:
     workers: Optional[int] = None
     strategy: Any = "Default"
     isolate: bool = True  # run the device in a child process: a faulting kernel is contained
+    # Runtime DFX (docs/runtime-dfx.md): independent of each other and of compile_profiling; each
+    # writes under <work_dir>/dfx_outputs/ after a successful device run.
+    enable_l2_swimlane: bool = False  # swimlane.json: Perfetto trace, one track per core
+    enable_dump_args: bool = False  # args/task_<id>_<kernel>/: each task's tensors as .npy
+    enable_pmu: bool = False  # pmu.csv: cycles and instructions per task (where the OS allows)
+    enable_dep_gen: bool = False  # dep_graph.json and dep_graph.dot: the task dependency graph
 
 
 @dataclass
