@@ -9,10 +9,15 @@
 //                                 staged through shared memory, S=1: tensors in SharedBuffers
 //   BM_ExecuteSmall/isolated:N    fixed cost of execute() on a 128x128 program
 //   BM_IndependentTasks/workers:N compute-bound independent tasks on 1 and 2 simulated cores
+//   BM_ExecuteStageProfiled/isolated:N  the execute stage of examples/blocked_add.py on 2 cores
+//                                 without a profiler (anchor) and with one, the device swimlane
+//                                 attached (subject), in interleaved rounds: medians and ratio
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +29,7 @@
 
 #include "pypto/driver/compile.h"
 #include "pypto/frontend/parser.h"
+#include "pypto/profiling/profiler.h"
 #include "pypto/runtime/binary_cache.h"
 #include "pypto/runtime/device.h"
 #include "pypto/runtime/shared_memory.h"
@@ -182,6 +188,60 @@ BENCHMARK(BM_BlockedAdd)
     ->Arg(1)
     ->Arg(2)
     ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// What profiling adds to the driver's execute stage: the stage itself and attaching the device
+// swimlane built from the run's task records. Anchor and subject run in the same rounds, the
+// first of the two alternating, and the figures are medians (as bench_rounds.py does).
+void BM_ExecuteStageProfiled(benchmark::State& state) {
+  static auto lib = ProgramLibrary::load(
+      build_library(example_translation_unit("blocked_add"), bench_options()).library);
+  std::vector<float> a(512 * 128, 1.0f), b(512 * 128, 2.0f), c(512 * 128);
+  const std::vector<HostArg> args = {
+      HostTensor{"a", pypto::ir::DataType::FP32, {512, 128}, a.data()},
+      HostTensor{"b", pypto::ir::DataType::FP32, {512, 128}, b.data()},
+      HostTensor{"c", pypto::ir::DataType::FP32, {512, 128}, c.data()}};
+  ExecuteOptions options;
+  options.num_workers = 2;
+  options.isolate = state.range(0) != 0;
+  using Clock = std::chrono::steady_clock;
+  auto execute_stage = [&](pypto::profiling::CompileProfiler* profiler) {
+    pypto::profiling::ProfilerActivation activation(profiler);
+    const auto start = Clock::now();
+    {
+      pypto::profiling::ScopedStage stage("execute");
+      RunStats stats = execute(*lib, args, options);
+      if (profiler) profiler->attach_device_timeline(to_device_timeline(stats));
+    }
+    return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  };
+  std::vector<double> anchor, subject;
+  for (auto _ : state) {
+    pypto::profiling::CompileProfiler profiler;  // fresh per round: the same work every time
+    if (anchor.size() % 2 == 0) {
+      anchor.push_back(execute_stage(nullptr));
+      subject.push_back(execute_stage(&profiler));
+    } else {
+      subject.push_back(execute_stage(&profiler));
+      anchor.push_back(execute_stage(nullptr));
+    }
+  }
+  if (c[1000] != 3.0f) state.SkipWithError("wrong result");
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const double off = median(anchor), on = median(subject);
+  state.counters["off_us"] = off;
+  state.counters["on_us"] = on;
+  state.counters["ratio"] = on / off;
+}
+BENCHMARK(BM_ExecuteStageProfiled)
+    ->ArgName("isolated")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(400)
     ->UseRealTime();
 
 constexpr int64_t kN = 4096;

@@ -186,7 +186,11 @@ void bind_options(nb::module_& m) {
       .def_rw("workers", &driver::RunConfig::workers)
       .def_rw("strategy", &driver::RunConfig::strategy)
       .def_rw("isolate", &driver::RunConfig::isolate)
-      .def_rw("timeout", &driver::RunConfig::timeout);
+      .def_rw("timeout", &driver::RunConfig::timeout)
+      .def_rw("enable_l2_swimlane", &driver::RunConfig::enable_l2_swimlane)
+      .def_rw("enable_dump_args", &driver::RunConfig::enable_dump_args)
+      .def_rw("enable_pmu", &driver::RunConfig::enable_pmu)
+      .def_rw("enable_dep_gen", &driver::RunConfig::enable_dep_gen);
 }
 
 // A driver session held by Python for the length of a `with` block, so that work done in

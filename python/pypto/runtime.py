@@ -118,6 +118,12 @@ class RunConfig:
     isolate: bool = True  # run the device in a child process: a faulting kernel is contained
     # Seconds the reference interpreter and the device may each take before the run fails.
     timeout: float = 300.0
+    # Runtime DFX (docs/runtime-dfx.md): independent of each other and of compile_profiling; each
+    # writes under <work_dir>/dfx_outputs/ after a successful device run.
+    enable_l2_swimlane: bool = False  # swimlane.json: Perfetto trace, one track per core
+    enable_dump_args: bool = False  # args/task_<id>_<kernel>/: each task's tensors as .npy
+    enable_pmu: bool = False  # pmu.csv: cycles and instructions per task (where the OS allows)
+    enable_dep_gen: bool = False  # dep_graph.json and dep_graph.dot: the task dependency graph
 
 
 @dataclass
@@ -177,6 +183,10 @@ _CONFIG_CONVERSIONS = {
     "compile_profiling": _flag,
     "dump_passes": _flag,
     "isolate": _flag,
+    "enable_l2_swimlane": _flag,
+    "enable_dump_args": _flag,
+    "enable_pmu": _flag,
+    "enable_dep_gen": _flag,
     "work_dir": _work_dir,
     "workers": _workers,
     "strategy": lambda value: (value if isinstance(value, _core.driver.OptimizationStrategy)

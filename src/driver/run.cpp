@@ -244,11 +244,18 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     if (config.workers > 0) options.num_workers = config.workers;
     options.program_name = program->name;
     options.timeout = std::max(time_limit, std::chrono::milliseconds(1));
+    options.dfx.swimlane = config.enable_l2_swimlane;
+    options.dfx.dump_args = config.enable_dump_args;
+    options.dfx.pmu = config.enable_pmu;
+    options.dfx.dep_gen = config.enable_dep_gen;
+    options.dfx.dir = fs::path(result.work_dir) / "dfx_outputs";
     result.workers = options.num_workers;
     result.isolated = options.isolate;
     auto library = runtime::ProgramLibrary::load(built.library);
     runtime::RunStats stats = runtime::execute(*library, args, options);
     result.execution_time = stats.wall_seconds;
+    // The runtime times every task anyway; a profile only takes its records, under `execute`.
+    if (session.profiler()) session.profiler()->attach_device_timeline(to_device_timeline(stats));
   }
   ScopedStage validate_stage("validate");
   std::string mismatches = validate(tensors, *expected, config);

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pypto/profiling/device_timeline.h"
 #include "pypto/profiling/report.h"
 
 namespace pypto::profiling {
@@ -51,6 +52,8 @@ struct AttachedRecord {
 struct CompileProfiler::Shared {
   std::mutex mutex;
   std::vector<AttachedRecord> attached;
+  // Device timelines with the record index of the stage they belong to.
+  std::vector<std::pair<std::int32_t, std::shared_ptr<const DeviceTimeline>>> timelines;
   // Stages open on threads other than the owner, innermost last, keyed by thread tag.
   std::unordered_map<const void*, std::vector<StageRecord>> foreign_open;
   // (thread tag, profiler current before enter()) for each enter() not yet exited.
@@ -220,6 +223,13 @@ void CompileProfiler::add_stage_record(StageRecord record) {
   shared_->attached.push_back({open_top_.load(std::memory_order_relaxed), std::move(record)});
 }
 
+void CompileProfiler::attach_device_timeline(DeviceTimeline timeline) {
+  auto shared = std::make_shared<const DeviceTimeline>(std::move(timeline));
+  std::lock_guard lock(shared_->mutex);
+  const std::int32_t stage = open_top_.load(std::memory_order_relaxed);
+  if (stage >= 0) shared_->timelines.emplace_back(stage, std::move(shared));
+}
+
 void CompileProfiler::reserve(std::size_t stages) { records_.reserve(stages); }
 
 void CompileProfiler::clear() {
@@ -229,6 +239,7 @@ void CompileProfiler::clear() {
   ++generation_;
   std::lock_guard lock(shared_->mutex);
   shared_->attached.clear();
+  shared_->timelines.clear();
   shared_->foreign_open.clear();
   shared_->names.clear();
   shared_->sessions.clear();
@@ -239,10 +250,12 @@ Report CompileProfiler::report() const {
   const std::int64_t now = now_ns();
   const double now_s = static_cast<double>(now) / 1e9;
   std::vector<AttachedRecord> attached;
+  std::vector<std::pair<std::int32_t, std::shared_ptr<const DeviceTimeline>>> timelines;
   std::vector<Interval> sessions;
   {
     std::lock_guard lock(shared_->mutex);
     attached = shared_->attached;
+    timelines = shared_->timelines;
     sessions.reserve(shared_->sessions.size() + 1);
     for (const auto& [begin, end] : shared_->sessions) {
       sessions.push_back({static_cast<double>(begin) / 1e9, static_cast<double>(end) / 1e9});
@@ -268,6 +281,11 @@ Report CompileProfiler::report() const {
     (at_root ? attached_roots : attached_children[a.parent]).push_back(&a.record);
   }
 
+  std::vector<std::shared_ptr<const DeviceTimeline>> device(count);
+  for (auto& [index, timeline] : timelines) {
+    if (static_cast<std::size_t>(index) < count) device[index] = std::move(timeline);
+  }
+
   auto build = [&](auto& self, std::int32_t index) -> ReportStage {
     const Record& record = records_[index];
     ReportStage stage;
@@ -277,6 +295,7 @@ Report CompileProfiler::report() const {
     // Dividing integral nanoseconds keeps durations exact to the nanosecond.
     stage.seconds = static_cast<double>((stage.open ? now : record.end_ns) - record.start_ns) / 1e9;
     stage.failed = std::binary_search(failed.begin(), failed.end(), index);
+    stage.device = device[index];
     for (std::int32_t child : children[index]) stage.children.push_back(self(self, child));
     for (const StageRecord* child : attached_children[index]) {
       stage.children.push_back(to_report_stage(*child, now_s));

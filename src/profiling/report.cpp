@@ -63,6 +63,7 @@ Json stage_to_json(const ReportStage& stage) {
   Json children = Json::array();
   for (const ReportStage& child : stage.children) children.push_back(stage_to_json<Json>(child));
   node["children"] = std::move(children);
+  if (stage.device) node["device"] = device_timeline_to_json(*stage.device);
   return node;
 }
 
@@ -121,7 +122,9 @@ std::vector<SummaryLine> fold_siblings(const std::vector<ReportStage>& siblings)
   std::unordered_map<std::string_view, std::size_t> leaf_lines;  // name -> index in `lines`
   for (const ReportStage& stage : siblings) {
     std::size_t index = lines.size();
-    if (stage.children.empty()) index = leaf_lines.try_emplace(stage.name, index).first->second;
+    // A stage with a device timeline keeps its own line: its core lines follow it.
+    if (stage.children.empty() && !stage.device)
+      index = leaf_lines.try_emplace(stage.name, index).first->second;
     if (index == lines.size()) lines.push_back(SummaryLine{&stage, 0});
     SummaryLine& line = lines[index];
     ++line.count;
@@ -164,6 +167,11 @@ void append_lines(std::string& out, const std::vector<ReportStage>& stages, doub
     if (line.failed) out += "  [failed]";
     if (line.open) out += "  [open]";
     out += '\n';
+    if (line.first->device) {
+      for (const std::string& core : format_core_utilisation(*line.first->device)) {
+        out += std::string(indent + kIndentPerDepth, ' ') + core + '\n';
+      }
+    }
     append_lines(out, line.first->children, line.first->untracked, indent + kIndentPerDepth,
                  name_column, total);
   }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/process.h"
@@ -77,20 +78,41 @@ void install_fatal_signal_handlers() {
   }
 }
 
+// Notes the kernel each core runs in the shared status page, then calls `next` (the DFX
+// recorder, or null) inside that window, so that a crash while dumping is attributed too.
 class SlotObserver : public TaskObserver {
  public:
-  explicit SlotObserver(SharedStatus* status) : status_(status) {}
-  void task_started(int worker, const char* kernel) noexcept override {
+  SlotObserver(SharedStatus* status, TaskObserver* next) : status_(status), next_(next) {}
+  void task_started(int worker, const TaskView& task) noexcept override {
     t_worker = worker;
     CoreSlot& slot = status_->slots()[worker];
-    std::strncpy(slot.kernel, kernel, kKernelNameBytes - 1);
+    std::strncpy(slot.kernel, task.kernel, kKernelNameBytes - 1);
     slot.busy.store(1);
+    if (next_) next_->task_started(worker, task);
   }
-  void task_finished(int worker) noexcept override { status_->slots()[worker].busy.store(0); }
+  void task_finished(int worker, const TaskView& task) noexcept override {
+    if (next_) next_->task_finished(worker, task);
+    status_->slots()[worker].busy.store(0);
+  }
 
  private:
   SharedStatus* status_;
+  TaskObserver* next_;
 };
+
+// Runs the program with the DFX recorder the options ask for (none: no observer beyond `slot`).
+RunStats run_observed(TaskRuntime& runtime, const ProgramLibrary& program,
+                      const std::vector<PtoArg>& params, const DfxOptions& dfx,
+                      SharedStatus* status) {
+  std::optional<DfxRecorder> recorder;
+  if (dfx.any()) recorder.emplace(dfx, runtime.num_workers());
+  TaskObserver* observer = recorder ? &*recorder : nullptr;
+  std::optional<SlotObserver> slot;
+  if (status) observer = &slot.emplace(status, observer);
+  RunStats stats = runtime.run(program, params, observer);
+  if (recorder) recorder->finish(stats);
+  return stats;
+}
 
 // One anonymous MAP_SHARED mapping: the status page, then every tensor (64-byte aligned).
 class SharedRegion {
@@ -142,15 +164,14 @@ bool write_all(int fd, const std::string& text) {
 
 // Runs in the forked child; never returns.
 [[noreturn]] void child_main(const ProgramLibrary& program, std::vector<PtoArg> params,
-                             int num_workers, SharedStatus* status, int report_fd) {
+                             const ExecuteOptions& options, SharedStatus* status, int report_fd) {
   g_status = status;
   install_fatal_signal_handlers();
   nlohmann::json report;
   int code = 1;
   try {
-    SlotObserver observer(status);
-    TaskRuntime runtime(num_workers);
-    report = {{"ok", true}, {"stats", runtime.run(program, params, &observer)}};
+    TaskRuntime runtime(options.num_workers);
+    report = {{"ok", true}, {"stats", run_observed(runtime, program, params, options.dfx, status)}};
     code = 0;
   } catch (const ExecutionError& e) {
     report = {{"ok", false}, {"error", e.what()}};
@@ -227,7 +248,7 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
   }
   if (pid == 0) {
     ::close(pipe_fds[0]);
-    child_main(program, std::move(params), options.num_workers, status, pipe_fds[1]);
+    child_main(program, std::move(params), options, status, pipe_fds[1]);
   }
   ::close(pipe_fds[1]);
   // A successful report is the last thing the child does before _exit(): the results are in
@@ -328,7 +349,7 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
   if (options.isolate) return execute_isolated(program, args, options);
   TaskRuntime runtime(options.num_workers);
   try {
-    return runtime.run(program, to_pto_args(args));
+    return run_observed(runtime, program, to_pto_args(args), options.dfx, nullptr);
   } catch (const ExecutionError& e) {
     throw ExecutionError(e.kind(), prefix(options) + e.what());
   }

@@ -1,7 +1,6 @@
 #include "pypto/runtime/task_runtime.h"
 
 #include <algorithm>
-#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -10,14 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "pypto/ir/types.h"
+#include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/thread_pool.h"
 #include "pypto/runtime/tile_isa.h"
 
 namespace pypto::runtime {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
@@ -36,6 +34,7 @@ struct TaskNode {
   int worker = -1;
   double start = 0, end = 0;
   double chain = 0;  // longest chain of task durations ending with this task
+  TaskId waited_on = -1;
 };
 
 class Run;
@@ -63,7 +62,7 @@ class Run {
  public:
   Run(std::vector<std::unique_ptr<TaskRuntime::Core>>& cores, ThreadPool& pool,
       TaskObserver* observer)
-      : cores_(cores), pool_(pool), observer_(observer), start_(Clock::now()) {}
+      : cores_(cores), pool_(pool), observer_(observer), start_ns_(profiling::now_ns()) {}
 
   RunStats execute(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params) {
     for (const PtoArg& p : params) declare_param(p);
@@ -112,9 +111,8 @@ class Run {
     core->run->fail(who + " failed: " + (message ? message : "(no message)"));
   }
 
-  double since_start() const {
-    return std::chrono::duration<double>(Clock::now() - start_).count();
-  }
+  // The profiler's clock, so that task times can be placed in a profile (RunStats::origin).
+  double since_start() const { return static_cast<double>(profiling::now_ns() - start_ns_) / 1e9; }
 
   void fail(const std::string& message) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -204,7 +202,9 @@ class Run {
     const double start = since_start();
     if (!skip) {
       core.task = task;
-      if (observer_) observer_->task_started(worker, task->kernel.c_str());
+      const TaskView view{task->id, task->kernel.c_str(), task->args.data(),
+                          static_cast<int32_t>(task->args.size())};
+      if (observer_) observer_->task_started(worker, view);
       try {
         task->fn(task->args.data(), &core.mem);
       } catch (const std::exception& e) {
@@ -212,7 +212,7 @@ class Run {
       } catch (...) {
         fail(task_label(*task) + " threw an exception");
       }
-      if (observer_) observer_->task_finished(worker);
+      if (observer_) observer_->task_finished(worker, view);
       core.task = nullptr;
     }
     const double end = since_start();
@@ -223,9 +223,15 @@ class Run {
       task->worker = worker;
       task->start = start;
       task->end = end;
-      double longest = 0;
-      for (TaskId d : task->deps)
-        longest = std::max(longest, tasks_[static_cast<size_t>(d)]->chain);
+      double longest = 0, last_end = -1;
+      for (TaskId d : task->deps) {
+        const TaskNode& dep = *tasks_[static_cast<size_t>(d)];
+        longest = std::max(longest, dep.chain);
+        if (dep.end > last_end) {
+          last_end = dep.end;
+          task->waited_on = d;
+        }
+      }
       task->chain = longest + (end - start);
     }
     task->done = true;
@@ -242,11 +248,12 @@ class Run {
     s.orchestration_seconds = orchestration_end;
     s.wall_seconds = orchestration_end;
     s.max_parallelism = max_running_;
+    s.origin = static_cast<double>(start_ns_) / 1e9;
     for (const auto& t : tasks_) {
       s.wall_seconds = std::max(s.wall_seconds, t->end);
       s.task_seconds += t->end - t->start;
       s.critical_path_seconds = std::max(s.critical_path_seconds, t->chain);
-      s.tasks.push_back({t->kernel, t->worker, t->start, t->end, t->deps});
+      s.tasks.push_back({t->kernel, t->worker, t->start, t->end, t->deps, t->waited_on});
     }
     return s;
   }
@@ -254,7 +261,7 @@ class Run {
   std::vector<std::unique_ptr<TaskRuntime::Core>>& cores_;
   ThreadPool& pool_;
   TaskObserver* observer_;
-  const Clock::time_point start_;
+  const int64_t start_ns_;
 
   std::mutex mutex_;
   std::condition_variable all_done_;
@@ -319,6 +326,19 @@ RunStats TaskRuntime::run(const ProgramLibrary& program, const std::vector<PtoAr
   return run(program.orchestrate(), params, observer);
 }
 
+profiling::DeviceTimeline to_device_timeline(const RunStats& s) {
+  profiling::DeviceTimeline timeline;
+  timeline.cores = s.num_workers;
+  timeline.begin = s.origin;
+  timeline.end = s.origin + s.wall_seconds;
+  timeline.tasks.reserve(s.tasks.size());
+  for (const TaskRecord& t : s.tasks) {
+    timeline.tasks.push_back(
+        {t.kernel, t.worker, s.origin + t.start, s.origin + t.end, t.waited_on});
+  }
+  return timeline;
+}
+
 void to_json(nlohmann::json& j, const RunStats& s) {
   nlohmann::json tasks = nlohmann::json::array();
   for (const auto& t : s.tasks) {
@@ -326,7 +346,8 @@ void to_json(nlohmann::json& j, const RunStats& s) {
                      {"worker", t.worker},
                      {"start", t.start},
                      {"end", t.end},
-                     {"deps", t.deps}});
+                     {"deps", t.deps},
+                     {"waited_on", t.waited_on}});
   }
   j = {{"num_workers", s.num_workers},
        {"num_tasks", s.num_tasks},
@@ -335,6 +356,7 @@ void to_json(nlohmann::json& j, const RunStats& s) {
        {"task_seconds", s.task_seconds},
        {"max_parallelism", s.max_parallelism},
        {"critical_path_seconds", s.critical_path_seconds},
+       {"origin", s.origin},
        {"tasks", tasks}};
 }
 
@@ -346,11 +368,12 @@ void from_json(const nlohmann::json& j, RunStats& s) {
   j.at("task_seconds").get_to(s.task_seconds);
   j.at("max_parallelism").get_to(s.max_parallelism);
   j.at("critical_path_seconds").get_to(s.critical_path_seconds);
+  j.at("origin").get_to(s.origin);
   s.tasks.clear();
   for (const auto& t : j.at("tasks")) {
     s.tasks.push_back({t.at("kernel").get<std::string>(), t.at("worker").get<int>(),
                        t.at("start").get<double>(), t.at("end").get<double>(),
-                       t.at("deps").get<std::vector<TaskId>>()});
+                       t.at("deps").get<std::vector<TaskId>>(), t.at("waited_on").get<TaskId>()});
   }
 }
 

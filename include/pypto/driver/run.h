@@ -29,6 +29,12 @@ struct RunConfig {
   // Seconds the reference interpreter and the device may each take (an isolated device run is
   // killed after that long; an in-process one cannot be).
   double timeout = 300;
+  // Runtime DFX (docs/runtime-dfx.md): independent switches, each writing its files under
+  // <work_dir>/dfx_outputs/ after a successful device run; unrelated to compile_profiling.
+  bool enable_l2_swimlane = false;  // swimlane.json: Chrome trace, one track per simulated core
+  bool enable_dump_args = false;    // args/task_<id>_<kernel>/: each task's tensors as .npy
+  bool enable_pmu = false;          // pmu.csv: cycles and instructions per task
+  bool enable_dep_gen = false;      // dep_graph.json and dep_graph.dot
 };
 
 // One tensor argument of the program's entry function, owned by the caller and already holding
@@ -78,7 +84,8 @@ inline constexpr int kMaxWorkers = 256;
 // failures: they give passed=false and an error. Profile stages: `compile` (passes, codegen),
 // `golden_write` (`inputs` when `prepare` makes them; `golden`: output copies and the golden;
 // `write_data`: <work_dir>/data/in/*.npy and data/out/*.npy),
-// `device_execution` (binary_compilation, execute, validate). Without `golden` the reference
+// `device_execution` (binary_compilation, execute, validate); a profiled run attaches the device
+// swimlane (profiling/device_timeline.h) to `execute`. Without `golden` the reference
 // interpreter computes the expected outputs. The session's report is written at the end.
 RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
               const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare = nullptr);

@@ -50,7 +50,8 @@
 
 namespace pypto::profiling {
 
-struct Report;  // report.h
+struct Report;          // report.h
+struct DeviceTimeline;  // device_timeline.h
 
 // CLOCK_MONOTONIC: the clock behind std::chrono::steady_clock and Python's time.perf_counter()
 // on Linux, so records timed in Python line up with records timed here. Read directly rather than
@@ -113,6 +114,10 @@ class CompileProfiler {
   // Inserts a record tree built elsewhere as a child of the stage open at this moment (at the
   // root when none is). Safe to call from any thread, concurrently.
   void add_stage_record(StageRecord record);
+  // Attaches the device swimlane of a run to the stage open at this moment (the `execute` stage
+  // of a run), where reports carry it as that stage's "device". A timeline attached with no stage
+  // open is dropped: it belongs to no stage. Safe to call from any thread.
+  void attach_device_timeline(DeviceTimeline timeline);
 
   // Pre-sizes the record buffer so that the first `stages` stages never reallocate it.
   void reserve(std::size_t stages);

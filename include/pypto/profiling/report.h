@@ -17,12 +17,14 @@
 //   clock-read gaps between back-to-back stages do not clutter the report.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "pypto/profiling/device_timeline.h"
 #include "pypto/profiling/profiler.h"
 
 namespace pypto::profiling {
@@ -36,6 +38,8 @@ struct ReportStage {
   bool open = false;       // still running when the snapshot was taken
   double untracked = 0.0;  // time no child covers; 0 when below the thresholds or a leaf
   std::vector<ReportStage> children;
+  // The tasks the simulated device ran in this stage (device_timeline.h); null for other stages.
+  std::shared_ptr<const DeviceTimeline> device;
 
   double end() const noexcept { return start + seconds; }
 };
@@ -63,7 +67,7 @@ ReportStage to_report_stage(const StageRecord& record, double now);
 Report finalize_report(std::vector<ReportStage> roots, std::vector<Interval> sessions = {});
 
 // {"total_seconds", ["untracked_seconds"], "stages": [{"name", "seconds", ["untracked_seconds"],
-//  "start", "children", optional flags}]}.
+//  "start", "children", optional flags, ["device"]}]}; "device" is device_timeline_to_json().
 nlohmann::json report_to_json(const Report& report);
 // The same document with keys in reading order (name, seconds, ...), for files and Python.
 nlohmann::ordered_json report_to_ordered_json(const Report& report);
@@ -75,6 +79,7 @@ std::string dump_json(const nlohmann::ordered_json& document, int indent);
 // at the first one's place: "verify (11×)" with their summed time and percentage. Stages with
 // children are never folded. The JSON document keeps every stage. Untracked time is an
 // "(untracked)" line after the children of its stage (after the roots for the report's own).
+// A stage with a device timeline is followed by one utilisation line per simulated core.
 std::string format_summary(const Report& report);
 // Three significant digits in the unit that fits: "812ns", "81.2µs", "12.3ms", "2.85s".
 std::string format_duration(double seconds);

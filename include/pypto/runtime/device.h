@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pto_abi.h"
+#include "pypto/runtime/dfx.h"
 #include "pypto/runtime/host_tensor.h"
 #include "pypto/runtime/program_library.h"
 #include "pypto/runtime/task_runtime.h"
@@ -21,6 +22,9 @@ struct ExecuteOptions {
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
   // Names the program in messages ("program 'AddProgram': kernel 'add' crashed with ...").
   std::string program_name;
+  // Runtime DFX files (dfx.h): written by the process that runs the device, after a successful
+  // run. A file that cannot be written fails the run with ExecutionError(Setup or Failed).
+  DfxOptions dfx;
 };
 
 // Runs the program's orchestration and all its tasks on `args` (orchestration parameter order).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pto_abi.h"
+#include "pypto/profiling/device_timeline.h"
 #include "pypto/runtime/dependency_tracker.h"
 #include "pypto/runtime/program_library.h"
 
@@ -22,12 +23,16 @@ inline constexpr int kDefaultNumCores = 4;
 // A contiguous row-major view of `ndim` (<= PTO_MAX_DIMS) dimensions starting at `base`.
 PtoTensor contiguous_tensor(void* base, int32_t dtype, int32_t ndim, const int64_t* shape);
 
-// One executed task, for statistics and tests. Times are seconds since the run started.
+// One executed task, for statistics, the device swimlane and tests. Times are seconds since the
+// run started (RunStats::origin). Every run records these: the runtime times each task anyway to
+// find the critical path, so the swimlane of a profiled run costs no extra work per task.
 struct TaskRecord {
   std::string kernel;
   int worker = -1;  // the simulated core that ran it; -1: skipped after a failure
   double start = 0, end = 0;
   std::vector<TaskId> deps;  // earlier tasks (indices in RunStats::tasks) it waited for
+  // The dependency that finished last, i.e. the one whose end released this task; -1: none.
+  TaskId waited_on = -1;
 };
 
 struct RunStats {
@@ -39,18 +44,35 @@ struct RunStats {
   int max_parallelism = 0;           // most tasks observed running at the same time
   double critical_path_seconds = 0;  // longest chain of dependent task durations
   std::vector<TaskRecord> tasks;     // in submission order
+  // When the run started, in seconds on profiling::now_seconds() (CLOCK_MONOTONIC, shared by
+  // every process on the machine, so the times of an isolated run's child line up with the
+  // caller's profile).
+  double origin = 0;
 };
+
+// The records of a run as a profile's device swimlane: times moved onto the profiler's clock.
+profiling::DeviceTimeline to_device_timeline(const RunStats& s);
 
 void to_json(nlohmann::json& j, const RunStats& s);
 void from_json(const nlohmann::json& j, RunStats& s);
 
+// A task as an observer sees it, valid during the call only.
+struct TaskView {
+  TaskId id = 0;  // index in RunStats::tasks
+  const char* kernel = "";
+  const PtoArg* args = nullptr;  // the kernel's arguments: views of the run's tensors
+  int32_t nargs = 0;
+};
+
 // Hooks called on a worker thread around each kernel, e.g. to note which kernel a core runs so
-// that a crash can be attributed. Must not throw and must be cheap.
+// that a crash can be attributed, or for the runtime DFX (dfx.h). task_started runs before the
+// kernel reads its inputs and task_finished after it wrote its outputs. Must not throw. A run
+// without an observer pays one null check per task.
 class TaskObserver {
  public:
   virtual ~TaskObserver() = default;
-  virtual void task_started(int worker, const char* kernel) noexcept = 0;
-  virtual void task_finished(int worker) noexcept = 0;
+  virtual void task_started(int worker, const TaskView& task) noexcept = 0;
+  virtual void task_finished(int worker, const TaskView& task) noexcept = 0;
 };
 
 // Runs program orchestrations on a simulated device: a fixed pool of worker threads, one per
