@@ -40,6 +40,12 @@ struct RunTensor {
 // their initial values, to be overwritten with the expected ones.
 using GoldenFn = std::function<void(std::vector<ir::HostTensor>& tensors)>;
 
+// Gives every tensor its buffer and input values, for callers that make their tensors lazily
+// (Python creates them from TensorSpecs): run() calls it at the start of `golden_write`, so
+// that making the inputs is part of the profile, as writing them is. It may throw; the message
+// becomes the run's error.
+using PrepareFn = std::function<void(std::vector<RunTensor>& tensors)>;
+
 struct RunResult {
   bool passed = false;
   std::string error;            // what went wrong, for the user; empty when passed
@@ -62,11 +68,12 @@ inline constexpr int kMaxWorkers = 256;
 
 // Runs the whole pipeline in `session`; never throws for compile, build, run or golden
 // failures: they give passed=false and an error. Profile stages: `compile` (passes, codegen),
-// `golden_write` (golden, then <work_dir>/data/in/*.npy and data/out/*.npy),
+// `golden_write` (`inputs` when `prepare` makes them; `golden`: output copies and the golden;
+// `write_data`: <work_dir>/data/in/*.npy and data/out/*.npy),
 // `device_execution` (binary_compilation, execute, validate). Without `golden` the reference
 // interpreter computes the expected outputs. The session's report is written at the end.
 RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
-              const GoldenFn& golden, const RunConfig& config);
+              const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare = nullptr);
 
 // The same in a session of its own (profiling as `config.compile_profiling` asks, or an active
 // profiler).
