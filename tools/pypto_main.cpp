@@ -181,6 +181,7 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
     t.tensor.data = storage.back().data();
     t.is_output = param.direction != pypto::ir::ParamDirection::In;
     if (param.direction != pypto::ir::ParamDirection::Out) fill_random(t.tensor, rng);
+    t.starts_zero = param.direction == pypto::ir::ParamDirection::Out;  // storage is zeroed
     tensors.push_back(std::move(t));
   }
   pypto::driver::RunConfig config;

@@ -28,8 +28,9 @@ namespace {
 using ByteArray = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
 using HostBuffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
-// (name, dtype name, shape, is_output) per tensor; the buffers come from the prepare callback.
-using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, bool>;
+// (name, dtype name, shape, is_output, starts_zero) per tensor; the buffers come from the
+// prepare callback.
+using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, bool, bool>;
 
 [[noreturn]] void raise_compile_error(const std::string& message) {
   nb::object type = nb::module_::import_("pypto.errors").attr("CompileError");
@@ -40,7 +41,7 @@ using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, boo
 
 std::vector<driver::RunTensor> to_run_tensors(const std::vector<TensorArg>& args) {
   std::vector<driver::RunTensor> tensors;
-  for (const auto& [name, dtype_name, shape, is_output] : args) {
+  for (const auto& [name, dtype_name, shape, is_output, starts_zero] : args) {
     auto dtype = ir::dtype_from_name(dtype_name);
     if (!dtype) throw nb::value_error(("unknown dtype '" + dtype_name + "'").c_str());
     driver::RunTensor t;
@@ -48,6 +49,7 @@ std::vector<driver::RunTensor> to_run_tensors(const std::vector<TensorArg>& args
     t.tensor.dtype = *dtype;
     t.tensor.shape = shape;
     t.is_output = is_output;
+    t.starts_zero = starts_zero;
     tensors.push_back(std::move(t));
   }
   return tensors;
@@ -125,7 +127,8 @@ void bind_options(nb::module_& m) {
       .def_rw("work_dir", &driver::RunConfig::work_dir)
       .def_rw("workers", &driver::RunConfig::workers)
       .def_rw("strategy", &driver::RunConfig::strategy)
-      .def_rw("isolate", &driver::RunConfig::isolate);
+      .def_rw("isolate", &driver::RunConfig::isolate)
+      .def_rw("write_golden_data", &driver::RunConfig::write_golden_data);
 }
 
 // A driver session held by Python for the length of a `with` block, so that work done in

@@ -115,6 +115,10 @@ class RunConfig:
     workers: Optional[int] = None
     strategy: Any = "Default"
     isolate: bool = True  # run the device in a child process: a faulting kernel is contained
+    # Inputs and expected outputs as .npy files in <work_dir>/data. On by default as in PyPTO,
+    # whose run() writes its data files on every run; False skips them (the largest cost of
+    # run() on big tensors).
+    write_golden_data: bool = True
 
 
 @dataclass
@@ -197,7 +201,7 @@ def _run_in(session, program, tensor_specs, golden, config):
     specs = list(tensor_specs)
     try:
         tensors = [(spec.name, _to_pl_dtype(spec.dtype).name, [int(d) for d in spec.shape],
-                    bool(spec.is_output)) for spec in specs]
+                    bool(spec.is_output), spec.init_value is None) for spec in specs]
     except (TypeError, ValueError) as e:
         return RunResult(passed=False, error=f"invalid tensor specs: {e}")
     cpp_program = getattr(program, "_cpp", None)

@@ -26,6 +26,10 @@ struct RunConfig {
   int workers = 0;       // simulated cores; 0: the runtime's default
   passes::OptimizationStrategy strategy = passes::OptimizationStrategy::Default;
   bool isolate = true;  // run the device in a child process so a faulting kernel is contained
+  // Inputs and expected outputs as .npy files in <work_dir>/data/{in,out}. On by default, as in
+  // PyPTO, whose run() writes its data files on every run (golden_data_dir only chooses where,
+  // and lets a later run reuse them); off skips the largest cost of run() on big tensors.
+  bool write_golden_data = true;
 };
 
 // One tensor argument of the program's entry function, owned by the caller and already holding
@@ -33,6 +37,9 @@ struct RunConfig {
 struct RunTensor {
   ir::HostTensor tensor;  // tensor.name matches an entry parameter
   bool is_output = false;
+  // The output starts as zeros (no initial values given): its expected copy then starts as
+  // fresh zero pages instead of a copy of the buffer.
+  bool starts_zero = false;
 };
 
 // Fills the expected values of the output tensors. `tensors` follow the order given to run():
