@@ -150,10 +150,11 @@ struct WritableRange {
   size_t bytes;
 };
 
-// fork() does not copy the page table entries of shared mappings, so the child would take one
-// page fault per 4 KiB page of every output it writes (16384 for a 64 MiB tensor). Mapping
-// them in one call per tensor is several times cheaper. Best effort: older kernels say EINVAL
-// and the pages fault in as before.
+// Outputs often arrive unmapped: fresh zero pages from numpy or calloc in a run in this process,
+// and shared pages whose entries fork() did not copy in an isolated one. The device would then
+// take one page fault per 4 KiB page it writes (16384 for a 64 MiB tensor), on its worker
+// threads; mapping each tensor in one call is several times cheaper. Best effort: kernels older
+// than 5.14 say EINVAL and the pages fault in as before.
 void map_writable_ranges(const std::vector<WritableRange>& ranges) {
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   for (const WritableRange& r : ranges) {
@@ -242,6 +243,9 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
     }
     writable.push_back({params[i].tensor.base, bytes});
   }
+  // Here first, so that the pages exist (zeroed once) and this process has them mapped when it
+  // reads the results; the child then only maps pages that already exist.
+  map_writable_ranges(writable);
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -356,6 +360,13 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
     throw ExecutionError(Kind::Setup, "the device needs at least one core");
   }
   if (options.isolate) return execute_isolated(program, args, options);
+  std::vector<WritableRange> writable;
+  for (const HostArg& arg : args) {
+    const auto* t = std::get_if<HostTensor>(&arg);
+    if (t && !t->read_only && t->size_bytes() > 0)
+      writable.push_back({t->data, static_cast<size_t>(t->size_bytes())});
+  }
+  map_writable_ranges(writable);
   TaskRuntime runtime(options.num_workers);
   try {
     return runtime.run(program, to_pto_args(args));
