@@ -15,6 +15,7 @@ kernel; to compare with numpy at its best, run this script with both unset:
 """
 
 import argparse
+import os
 import tempfile
 
 import numpy as np
@@ -62,10 +63,12 @@ def blas_info():
         from threadpoolctl import threadpool_info
     except ImportError:
         return None
-    for lib in threadpool_info():
-        if lib.get("user_api") == "blas":
-            return lib
-    return None
+    # numpy's own BLAS (in numpy.libs or numpy's site folder), not the one pypto's runtime links.
+    blas = [lib for lib in threadpool_info() if lib.get("user_api") == "blas"]
+    numpy_dir = os.path.dirname(os.path.dirname(np.__file__))
+    ours = [lib for lib in blas if "numpy" in lib["filepath"] or
+            lib["filepath"].startswith(numpy_dir)]
+    return (ours or blas or [None])[0]
 
 
 def main():
