@@ -129,6 +129,10 @@ class RunResult:
     profile: Optional[dict] = None
     work_dir: Optional[str] = None
     outputs: dict = field(default_factory=dict)
+    # The input arrays the run made from the TensorSpecs (e.g. from a random init_value), by
+    # name: what the outputs were computed from, also when no data files were written. Handing
+    # them over also means run() does not spend its caller's time releasing them.
+    inputs: dict = field(default_factory=dict)
     workers: int = 0  # simulated cores the device ran with
     isolated: bool = False  # the device ran in a child process
     cache_hit: bool = False  # the program library came from the binary cache
@@ -226,7 +230,9 @@ def _run_in(session, program, tensor_specs, golden, config):
     if r["process_summary"]:  # PYPTO_COMPILE_PROFILING: the driver hands back the process's profile
         print(r["process_summary"])
     outputs = {spec.name: arr for spec, arr in zip(specs, arrays) if spec.is_output}
+    inputs = {spec.name: arr for spec, arr in zip(specs, arrays) if not spec.is_output}
     return RunResult(passed=r["passed"], error=r["error"] or None,
                      execution_time=r["execution_time"], profile=r["profile"],
-                     work_dir=r["work_dir"] or None, outputs=outputs, workers=r["workers"],
+                     work_dir=r["work_dir"] or None, outputs=outputs, inputs=inputs,
+                     workers=r["workers"],
                      isolated=r["isolated"], cache_hit=r["cache_hit"])

@@ -240,6 +240,9 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
   }
   ScopedStage validate_stage("validate");
   std::string mismatches = validate(tensors, *expected, config);
+  // Released here, inside the stage: returning tens of MB of expected values to the system is
+  // part of what validating cost, not time the profile would leave out.
+  expected.reset();
   if (!mismatches.empty()) throw StageFailure("golden mismatch: " + mismatches);
   result.passed = true;
 }

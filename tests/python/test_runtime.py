@@ -288,3 +288,13 @@ def test_golden_sees_each_output_initial_values(work, isolate):
     np.testing.assert_array_equal(seen["d"], np.full((64, 64), 7.0, np.float32))
     np.testing.assert_array_equal(result.outputs["c"], np.full((64, 64), 3.0, np.float32))
     np.testing.assert_array_equal(result.outputs["d"], np.full((64, 64), 3.0, np.float32))
+
+
+def test_result_holds_the_inputs_the_run_made(work):
+    result = run(AddProgram, specs(), golden, config(work, write_golden_data=False))
+    assert result.passed, result.error
+    assert sorted(result.inputs) == ["a", "b"]
+    a = result.inputs["a"]
+    assert a.dtype == np.float32 and a.shape == (64, 64) and float(a.std()) > 0.5
+    np.testing.assert_array_equal(result.inputs["b"], np.full((64, 64), 2.0, np.float32))
+    np.testing.assert_array_equal(result.outputs["c"], a + np.float32(2.0))
