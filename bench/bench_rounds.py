@@ -8,6 +8,7 @@ the luckiest round, which flatters the side that varies more.
 """
 
 import statistics
+import time
 
 
 def interleaved(anchor, subject, rounds):
@@ -32,3 +33,20 @@ def medians(anchor_times, subject_times):
     anchor = statistics.median(anchor_times)
     subject = statistics.median(subject_times)
     return anchor, subject, subject / anchor if anchor > 0 else float("inf")
+
+
+def timed(fn):
+    """Seconds one call of ``fn()`` takes."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def stage_seconds(profile, *path):
+    """Seconds of the profile stage at ``path`` (names from the root, e.g. "device_execution",
+    "execute") in a RunResult.profile dict."""
+    stages = profile["stages"]
+    for name in path:
+        stage = next(s for s in stages if s["name"] == name)
+        stages = stage["children"]
+    return stage["seconds"]

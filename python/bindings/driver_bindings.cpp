@@ -32,8 +32,9 @@ namespace {
 using ByteArray = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
 using HostBuffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
-// (name, dtype name, shape, is_output) per tensor; the buffers come from the prepare callback.
-using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, bool>;
+// (name, dtype name, shape, is_output, starts_zero) per tensor; the buffers come from the
+// prepare callback.
+using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, bool, bool>;
 
 // Ctrl-C while Python waits for C++ work. Python's SIGINT handler only notes the signal for
 // the interpreter loop, which is not running while a call holds no GIL; so while a run or a
@@ -100,7 +101,7 @@ class SigintForwarder {
 
 std::vector<driver::RunTensor> to_run_tensors(const std::vector<TensorArg>& args) {
   std::vector<driver::RunTensor> tensors;
-  for (const auto& [name, dtype_name, shape, is_output] : args) {
+  for (const auto& [name, dtype_name, shape, is_output, starts_zero] : args) {
     auto dtype = ir::dtype_from_name(dtype_name);
     if (!dtype) throw nb::value_error(("unknown dtype '" + dtype_name + "'").c_str());
     driver::RunTensor t;
@@ -108,6 +109,7 @@ std::vector<driver::RunTensor> to_run_tensors(const std::vector<TensorArg>& args
     t.tensor.dtype = *dtype;
     t.tensor.shape = shape;
     t.is_output = is_output;
+    t.starts_zero = starts_zero;
     tensors.push_back(std::move(t));
   }
   return tensors;
@@ -190,7 +192,8 @@ void bind_options(nb::module_& m) {
       .def_rw("enable_l2_swimlane", &driver::RunConfig::enable_l2_swimlane)
       .def_rw("enable_dump_args", &driver::RunConfig::enable_dump_args)
       .def_rw("enable_pmu", &driver::RunConfig::enable_pmu)
-      .def_rw("enable_dep_gen", &driver::RunConfig::enable_dep_gen);
+      .def_rw("enable_dep_gen", &driver::RunConfig::enable_dep_gen)
+      .def_rw("write_golden_data", &driver::RunConfig::write_golden_data);
 }
 
 // A driver session held by Python for the length of a `with` block, so that work done in

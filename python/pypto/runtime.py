@@ -124,6 +124,10 @@ class RunConfig:
     enable_dump_args: bool = False  # args/task_<id>_<kernel>/: each task's tensors as .npy
     enable_pmu: bool = False  # pmu.csv: cycles and instructions per task (where the OS allows)
     enable_dep_gen: bool = False  # dep_graph.json and dep_graph.dot: the task dependency graph
+    # Inputs and expected outputs as .npy files in <work_dir>/data. On by default as in PyPTO,
+    # whose run() writes its data files on every run; False skips them (the largest cost of
+    # run() on big tensors).
+    write_golden_data: bool = True
 
 
 @dataclass
@@ -134,6 +138,10 @@ class RunResult:
     profile: Optional[dict] = None
     work_dir: Optional[str] = None
     outputs: dict = field(default_factory=dict)
+    # The input arrays the run made from the TensorSpecs (e.g. from a random init_value), by
+    # name: what the outputs were computed from, also when no data files were written. Handing
+    # them over also means run() does not spend its caller's time releasing them.
+    inputs: dict = field(default_factory=dict)
     workers: int = 0  # simulated cores the device ran with
     isolated: bool = False  # the device ran in a child process
     cache_hit: bool = False  # the program library came from the binary cache
@@ -187,6 +195,7 @@ _CONFIG_CONVERSIONS = {
     "enable_dump_args": _flag,
     "enable_pmu": _flag,
     "enable_dep_gen": _flag,
+    "write_golden_data": _flag,
     "work_dir": _work_dir,
     "workers": _workers,
     "strategy": lambda value: (value if isinstance(value, _core.driver.OptimizationStrategy)
@@ -234,7 +243,8 @@ def _golden_caller(golden: Callable, specs, arrays, raised):
         takes_params = True
 
     def call(buffers):
-        tensors = {spec.name: (arr.copy() if spec.is_output else arr)
+        # An output that starts as zeros gets fresh zero pages rather than a copy.
+        tensors = {spec.name: (_initial_copy(spec, arr) if spec.is_output else arr)
                    for spec, arr in zip(specs, arrays)}
         try:
             if takes_params:
@@ -254,6 +264,10 @@ def _golden_caller(golden: Callable, specs, arrays, raised):
             raise
 
     return call
+
+
+def _initial_copy(spec, arr):
+    return np.zeros_like(arr) if spec.init_value is None else arr.copy()
 
 
 def _error_text(e):
@@ -315,7 +329,7 @@ def _run_in(session, program, tensor_specs, golden, config):
                                  f"{type(spec).__name__}")
         tensors = [(checked_text(spec.name, "TensorSpec name", ValueError),
                     _to_pl_dtype(spec.dtype).name, [int(d) for d in spec.shape],
-                    bool(spec.is_output)) for spec in specs]
+                    bool(spec.is_output), spec.init_value is None) for spec in specs]
     except Exception as e:  # noqa: BLE001 - run() reports, it does not raise
         return RunResult(passed=False, error=f"invalid tensor specs: {e}")
     if golden is not None and not callable(golden):
@@ -341,8 +355,9 @@ def _run_in(session, program, tensor_specs, golden, config):
     if r["process_summary"]:  # PYPTO_COMPILE_PROFILING: the driver hands back the process's profile
         print(r["process_summary"])
     outputs = {spec.name: arr for spec, arr in zip(specs, arrays) if spec.is_output}
+    inputs = {spec.name: arr for spec, arr in zip(specs, arrays) if not spec.is_output}
     return RunResult(passed=r["passed"], error=r["error"] or None,
                      execution_time=r["execution_time"], profile=r["profile"],
-                     work_dir=r["work_dir"] or None, outputs=outputs, workers=r["workers"],
-                     isolated=r["isolated"], cache_hit=r["cache_hit"], notes=list(r["notes"]),
-                     exception=None if r["passed"] else exception)
+                     work_dir=r["work_dir"] or None, outputs=outputs, inputs=inputs,
+                     workers=r["workers"], isolated=r["isolated"], cache_hit=r["cache_hit"],
+                     notes=list(r["notes"]), exception=None if r["passed"] else exception)

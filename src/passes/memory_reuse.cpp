@@ -32,16 +32,20 @@ struct SharedBuffer {
 
 FunctionPtr reuse_buffers(const FunctionPtr& f) {
   auto buffers = collect_buffers(*f);
-  std::vector<int64_t> order;
-  for (const auto& [id, b] : buffers) order.push_back(id);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    if (buffers[a].size != buffers[b].size) return buffers[a].size > buffers[b].size;
-    return buffers[a].live.start < buffers[b].live.start;
+  // Sorted as pointers into the map: looking buffers up by id inside the comparison cost a map
+  // search per comparison, the largest part of this pass on big kernels.
+  std::vector<std::pair<int64_t, const BufferLiveness*>> order;
+  order.reserve(buffers.size());
+  for (const auto& [id, b] : buffers) order.emplace_back(id, &b);
+  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    if (x.second->size != y.second->size) return x.second->size > y.second->size;
+    return x.second->live.start < y.second->live.start;
   });
   std::vector<SharedBuffer> shared;
   std::unordered_map<int64_t, size_t> assignment;
-  for (int64_t id : order) {
-    const BufferLiveness& b = buffers[id];
+  assignment.reserve(order.size());
+  for (const auto& [id, buffer] : order) {
+    const BufferLiveness& b = *buffer;
     size_t chosen = shared.size();
     for (size_t s = 0; s < shared.size(); ++s) {
       if (shared[s].space == b.space && shared[s].is_free(b.live)) {

@@ -1,13 +1,17 @@
 // The table of tile instructions: each entry decodes its operation and element type once per
-// instruction (through the op tables of pypto/support/element_ops.h) and runs the loop from
-// tile_elements.h instantiated for them.
+// instruction and runs a vector kernel of tile_simd.h when one covers them (the common FP32 and
+// INT32 cases), otherwise the scalar loop of tile_elements.h instantiated for the element type and
+// element function of pypto/support/element_ops.h. Matmul runs on OpenBLAS's sgemm.
 #include "pypto/runtime/tile_isa.h"
+
+#include <cblas.h>
 
 #include <cstring>
 #include <string>
 
 #include "tensor_transfer.h"
 #include "tile_elements.h"
+#include "tile_simd.h"
 
 namespace pypto::runtime {
 namespace {
@@ -20,6 +24,7 @@ using support::with_reduce_op;
 using support::with_unary_op;
 
 void isa_binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
+  if (simd::binary(op, dtype, dst, a, b, n)) return;
   with_dtype(dtype, [&](auto t) {
     with_binary_op(op, [&](auto o) { binary<decltype(t), decltype(o)>(dst, a, b, n); });
   });
@@ -42,15 +47,30 @@ void binary_with_scalar(int32_t op, int32_t dtype, void* dst, const void* a, SC 
 
 void isa_binary_scalar_f64(int32_t op, int32_t dtype, void* dst, const void* a, double s,
                            int32_t scalar_first, int64_t n) {
+  // An FP32 op with a double scalar rounds the double result to float. When the scalar is a
+  // float, that equals the float op: +, -, *, / of two floats rounded to double and then to
+  // float is correctly rounded (53 >= 2 * 24 + 2), and max/min only compare.
+  const auto f = static_cast<float>(s);
+  if (dtype == PTO_FP32 && (static_cast<double>(f) == s || s != s) &&
+      simd::binary_scalar_f32(op, dst, a, f, scalar_first != 0, n))
+    return;
   binary_with_scalar<double>(op, dtype, dst, a, s, scalar_first, n);
 }
 
 void isa_binary_scalar_i64(int32_t op, int32_t dtype, void* dst, const void* a, int64_t s,
                            int32_t scalar_first, int64_t n) {
+  // INT32 with an int64 scalar: the result wraps to 32 bits, so +, -, * depend only on the low
+  // 32 bits of the scalar; max/min only when the scalar is an int32.
+  const auto low = static_cast<int32_t>(static_cast<uint32_t>(s));
+  const bool wraps = op == PTO_OP_ADD || op == PTO_OP_SUB || op == PTO_OP_MUL;
+  if (dtype == PTO_INT32 && (wraps || ((op == PTO_OP_MAX || op == PTO_OP_MIN) && low == s)) &&
+      simd::binary_scalar_i32(op, dst, a, low, scalar_first != 0, n))
+    return;
   binary_with_scalar<int64_t>(op, dtype, dst, a, s, scalar_first, n);
 }
 
 void isa_unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n) {
+  if (simd::unary(op, dtype, dst, a, n)) return;
   with_dtype(dtype, [&](auto t) {
     with_unary_op(op, [&](auto o) { unary<decltype(t), decltype(o)>(dst, a, n); });
   });
@@ -64,6 +84,7 @@ void isa_cast(int32_t dst_dtype, int32_t src_dtype, void* dst, const void* src, 
 
 void isa_row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
                     int64_t cols) {
+  if (simd::row_reduce(op, dtype, dst, src, rows, cols)) return;
   with_dtype(dtype, [&](auto t) {
     with_reduce_op(op, [&](auto o) { row_reduce<decltype(t), decltype(o)>(dst, src, rows, cols); });
   });
@@ -71,14 +92,35 @@ void isa_row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64
 
 void isa_row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                     int64_t rows, int64_t cols) {
+  if (simd::row_expand(op, dtype, dst, src, vec, rows, cols)) return;
   with_dtype(dtype, [&](auto t) {
     with_binary_op(
         op, [&](auto o) { row_expand<decltype(t), decltype(o)>(dst, src, vec, rows, cols); });
   });
 }
 
+// Each simulated core is one worker thread, so BLAS must not start threads of its own. Checked
+// on every call, not once: the process may change it later (threadpoolctl, for one, sets the
+// thread count of every BLAS it finds loaded, ours included).
+void single_threaded_blas() {
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+}
+
 void isa_matmul(int32_t left_dtype, int32_t right_dtype, void* dst, const void* acc,
                 const void* left, const void* right, int64_t m, int64_t k, int64_t n) {
+  if (left_dtype == PTO_FP32 && right_dtype == PTO_FP32 && m > 0 && n > 0 && k > 0) {
+    single_threaded_blas();
+    float* d = static_cast<float*>(dst);
+    if (acc != nullptr && acc != dst)
+      std::memmove(d, acc, static_cast<size_t>(m * n) * sizeof(float));
+    // beta = 0 makes sgemm overwrite dst without reading it.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m),
+                static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
+                static_cast<const float*>(left), static_cast<blasint>(k),
+                static_cast<const float*>(right), static_cast<blasint>(n),
+                acc != nullptr ? 1.0f : 0.0f, d, static_cast<blasint>(n));
+    return;
+  }
   with_dtype(left_dtype, [&](auto l) {
     with_dtype(right_dtype,
                [&](auto r) { matmul<decltype(l), decltype(r)>(dst, acc, left, right, m, k, n); });

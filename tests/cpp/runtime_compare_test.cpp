@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "pypto/runtime/compare.h"
@@ -81,6 +82,41 @@ TEST(Compare, CountsAllMismatchesAndListsTheFirstTwenty) {
   EXPECT_NE(r.message.find("[19, 3]: got 1.5, expected 2.5; ... (17 more)"), std::string::npos)
       << r.message;
   EXPECT_EQ(r.message.find("[20, 3]"), std::string::npos);
+}
+
+// Long FP32 outputs are checked block by block by a vector kernel; the verdict on every element
+// must be the element-wise rule's, wherever the element sits (first block, a block boundary, the
+// tail shorter than a vector).
+TEST(Compare, LongOutputsFollowTheElementRuleEverywhere) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t n = 3 * 4096 + 13;
+  std::vector<float> expected(n), actual(n);
+  for (int64_t i = 0; i < n; ++i) expected[i] = actual[i] = static_cast<float>(i % 97) - 48.0f;
+  // Matches: within the tolerance, don't-care, the same infinity.
+  actual[10] += 1e-5f;
+  expected[4095] = nan;
+  actual[4096] = expected[4096] = -inf;
+  // Mismatches, in index order: a finite value for an infinity, NaN for a number, just outside
+  // the tolerance, and the very last element.
+  const std::vector<int64_t> bad = {17, 4097, 8191, n - 1};
+  actual[17] = 1e30f;
+  expected[17] = inf;
+  actual[4097] = nan;
+  actual[8191] = expected[8191] + 3e-5f * std::fabs(expected[8191]) + 3e-5f;
+  actual[n - 1] = 7.0f;
+  CompareResult r = compare_f32(actual, expected);
+  EXPECT_EQ(r.mismatches, 4);
+  ASSERT_EQ(r.first.size(), 4u);
+  for (size_t k = 0; k < bad.size(); ++k) EXPECT_EQ(r.first[k].index[0], bad[k]);
+  EXPECT_NE(r.message.find("[" + std::to_string(n - 1) + "]: got 7, expected"), std::string::npos)
+      << r.message;
+  // Every element a mismatch: all of them counted, the first twenty listed.
+  std::vector<float> off(n, 1.0f), zero(n, 0.0f);
+  CompareResult all = compare_f32(off, zero);
+  EXPECT_EQ(all.mismatches, n);
+  EXPECT_EQ(all.first.size(), 20u);
+  EXPECT_EQ(all.first[19].index[0], 19);
 }
 
 TEST(Compare, HalfPrecisionFormatsAreDecoded) {

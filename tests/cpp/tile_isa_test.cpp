@@ -6,9 +6,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "pypto/support/element_ops.h"
 
 namespace pypto::runtime {
 namespace {
@@ -100,6 +104,156 @@ TEST_F(TileIsaTest, MatmulAccumulates) {
   EXPECT_EQ(d, (std::vector<float>{19, 22, 43, 50}));
   isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), l.data(), r.data(), 2, 2, 2);
   EXPECT_EQ(acc, (std::vector<float>{20, 23, 44, 51}));
+}
+
+// Vector kernels against the element functions of element_ops.h, bit for bit, over lengths that
+// leave every possible tail and values that tell the comparison rules apart (NaN, signed zeros,
+// infinities, integer wrap-around).
+std::vector<float> awkward_floats(size_t n, uint32_t seed) {
+  const float special[] = {0.0f,
+                           -0.0f,
+                           std::numeric_limits<float>::quiet_NaN(),
+                           std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           1e-40f,
+                           -3.5f,
+                           2.0f};
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = rng() % 3 == 0 ? special[rng() % 8] : normal(rng);
+  return v;
+}
+
+template <typename T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+template <typename F>
+void for_each_binary_op(F&& f) {
+  for (int32_t op : {PTO_OP_ADD, PTO_OP_SUB, PTO_OP_MUL, PTO_OP_DIV, PTO_OP_MAX, PTO_OP_MIN})
+    support::with_binary_op(op, [&](auto o) { f(op, o); });
+}
+
+TEST_F(TileIsaTest, VectorBinaryAgreesBitForBitWithTheElementFunctions) {
+  for (size_t n : {1u, 7u, 16u, 33u, 100u, 1027u}) {
+    auto a = awkward_floats(n, 1), b = awkward_floats(n, 2);
+    for_each_binary_op([&](int32_t op, auto o) {
+      std::vector<float> got(n), want(n), in_place = a;
+      for (size_t i = 0; i < n; ++i) want[i] = decltype(o)::f(a[i], b[i]);
+      isa.binary(op, PTO_FP32, got.data(), a.data(), b.data(), static_cast<int64_t>(n));
+      isa.binary(op, PTO_FP32, in_place.data(), in_place.data(), b.data(), static_cast<int64_t>(n));
+      EXPECT_TRUE(same_bits(got, want)) << "op " << op << " n " << n;
+      EXPECT_TRUE(same_bits(in_place, want)) << "in place, op " << op << " n " << n;
+    });
+  }
+}
+
+TEST_F(TileIsaTest, VectorIntegerBinaryWrapsLikeTheElementFunctions) {
+  const int32_t big = std::numeric_limits<int32_t>::max(),
+                low = std::numeric_limits<int32_t>::min();
+  std::vector<int32_t> a(67), b(67);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = i % 3 == 0 ? big - static_cast<int32_t>(i) : low + static_cast<int32_t>(i) * 7;
+    b[i] = i % 5 == 0 ? 0 : static_cast<int32_t>(i * 40503u) - (i % 2 ? 1 : big);
+  }
+  for_each_binary_op([&](int32_t op, auto o) {
+    std::vector<int32_t> got(a.size()), want(a.size());
+    for (size_t i = 0; i < a.size(); ++i) want[i] = decltype(o)::f(a[i], b[i]);
+    isa.binary(op, PTO_INT32, got.data(), a.data(), b.data(), static_cast<int64_t>(a.size()));
+    EXPECT_EQ(got, want) << "op " << op;
+  });
+  // A scalar operand wider than int32 wraps the same way.
+  std::vector<int32_t> got(a.size()), want(a.size());
+  const int64_t wide = (int64_t{1} << 33) + 5;
+  for (size_t i = 0; i < a.size(); ++i)
+    want[i] = support::Convert<int32_t>::from(support::OpMul::f(int64_t{a[i]}, wide));
+  isa.binary_scalar_i64(PTO_OP_MUL, PTO_INT32, got.data(), a.data(), wide, 0,
+                        static_cast<int64_t>(a.size()));
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(TileIsaTest, VectorScalarOperandsRoundLikeTheElementFunctions) {
+  const size_t n = 45;
+  auto a = awkward_floats(n, 3);
+  // 0.1 is not a float: the op runs in double and rounds once, as the interpreter does.
+  for (double s : {0.75, 0.1, -2.0}) {
+    for (int32_t first : {0, 1}) {
+      for_each_binary_op([&](int32_t op, auto o) {
+        std::vector<float> got(n), want(n);
+        for (size_t i = 0; i < n; ++i)
+          want[i] = static_cast<float>(first ? decltype(o)::f(s, static_cast<double>(a[i]))
+                                             : decltype(o)::f(static_cast<double>(a[i]), s));
+        isa.binary_scalar_f64(op, PTO_FP32, got.data(), a.data(), s, first,
+                              static_cast<int64_t>(n));
+        EXPECT_TRUE(same_bits(got, want)) << "op " << op << " s " << s << " first " << first;
+      });
+    }
+  }
+}
+
+TEST_F(TileIsaTest, VectorUnaryAgreesBitForBitWithTheElementFunctions) {
+  const size_t n = 131;
+  auto a = awkward_floats(n, 4);
+  for (int32_t op : {PTO_OP_EXP, PTO_OP_NEG, PTO_OP_SQRT, PTO_OP_ABS, PTO_OP_RECIP, PTO_OP_RELU}) {
+    support::with_unary_op(op, [&](auto o) {
+      std::vector<float> got(n), want(n);
+      for (size_t i = 0; i < n; ++i) want[i] = decltype(o)::f(a[i]);
+      isa.unary(op, PTO_FP32, got.data(), a.data(), static_cast<int64_t>(n));
+      EXPECT_TRUE(same_bits(got, want)) << "op " << op;
+    });
+  }
+}
+
+TEST_F(TileIsaTest, VectorRowReductionsAndBroadcastsOnWideRows) {
+  const int64_t rows = 5, cols = 77;
+  std::vector<float> x(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) x[i] = static_cast<float>((i * 37) % 101) - 50.0f;
+  x[2 * cols + 60] = std::numeric_limits<float>::quiet_NaN();  // a NaN wins a max
+  x[3 * cols + 76] = 1000.0f;                                  // the maximum in the tail
+  std::vector<float> mx(rows), sum(rows), out(rows * cols);
+  isa.row_reduce(PTO_ROW_MAX, PTO_FP32, mx.data(), x.data(), rows, cols);
+  isa.row_reduce(PTO_ROW_SUM, PTO_FP32, sum.data(), x.data(), rows, cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    float m = x[r * cols], s = 0;
+    for (int64_t c = 1; c < cols; ++c) m = support::ReduceMax::f(m, x[r * cols + c]);
+    for (int64_t c = 0; c < cols; ++c) s += x[r * cols + c];  // integers: exact in any order
+    if (r == 2) {
+      EXPECT_TRUE(std::isnan(mx[r]));
+    } else {
+      EXPECT_EQ(mx[r], m) << "row " << r;
+      EXPECT_EQ(sum[r], s) << "row " << r;
+    }
+  }
+  EXPECT_EQ(mx[3], 1000.0f);
+  isa.row_expand(PTO_OP_DIV, PTO_FP32, out.data(), x.data(), sum.data(), rows, cols);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    float want = x[i] / sum[i / cols];
+    EXPECT_TRUE(std::memcmp(&out[i], &want, sizeof want) == 0) << i;
+  }
+  std::vector<int32_t> xi(rows * cols), si(rows);
+  for (int64_t i = 0; i < rows * cols; ++i) xi[i] = std::numeric_limits<int32_t>::max() - 3 + i % 5;
+  isa.row_reduce(PTO_ROW_SUM, PTO_INT32, si.data(), xi.data(), rows, cols);
+  int32_t wrapped = 0;
+  for (int64_t c = 0; c < cols; ++c) wrapped = support::add_values(wrapped, xi[c]);
+  EXPECT_EQ(si[0], wrapped);
+}
+
+TEST_F(TileIsaTest, MatmulOnTilesMatchesAPlainLoop) {
+  const int64_t m = 37, k = 29, n = 41;
+  std::vector<float> l(m * k), r(k * n), d(m * n), acc(m * n, 0.5f);
+  for (size_t i = 0; i < l.size(); ++i) l[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<float>(i % 5) * 0.5f;
+  isa.matmul(PTO_FP32, PTO_FP32, d.data(), acc.data(), l.data(), r.data(), m, k, n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float want = 0.5f;  // small integers and halves: exact in any summation order
+      for (int64_t p = 0; p < k; ++p) want += l[i * k + p] * r[p * n + j];
+      ASSERT_EQ(d[i * n + j], want) << i << "," << j;
+    }
+  }
+  EXPECT_EQ(acc[0], 0.5f);  // acc is read, not written, when it is not dst
 }
 
 TEST_F(TileIsaTest, LoadAndStoreMoveABoxOfAStridedView) {

@@ -2,6 +2,7 @@
 and its effect observed in the result."""
 
 import dataclasses
+import pathlib
 
 import numpy as np
 import pytest
@@ -128,3 +129,14 @@ def test_compile_options_reach_the_driver(tmp_path):
     assert any((tmp_path / "full" / "passes_dump").iterdir())
     assert (tmp_path / "full" / "report" / "pipeline_profile.txt").is_file()
     assert plain.output_dir == str(tmp_path / "plain")
+
+
+def test_write_golden_data(work):
+    written = run_with(work)
+    assert (pathlib.Path(written.work_dir) / "data" / "out" / "c.npy").exists()
+    skipped = run_with(work, write_golden_data=False, compile_profiling=True,
+                       work_dir=str(work / "skipped"))
+    assert skipped.passed, skipped.error
+    assert not (pathlib.Path(skipped.work_dir) / "data").exists()
+    golden_write = skipped.profile["stages"][1]
+    assert [c["name"] for c in golden_write["children"]] == ["inputs", "golden"]

@@ -26,6 +26,24 @@ class AddProgram:
 
 
 @pl.program
+class TwoOutputProgram:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_into(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32],
+                 out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        s = pl.add(pl.load(a, [0, 0], [64, 64]), pl.load(b, [0, 0], [64, 64]))
+        out = pl.store(s, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+             d: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        c = self.add_into(a, b, c)
+        d = self.add_into(a, b, d)
+        return d
+
+
+@pl.program
 class TooBigProgram:
     @pl.function(type=pl.FunctionType.InCore)
     def big(self, a: pl.Tensor[[256, 256], pl.FP32],
@@ -245,3 +263,38 @@ def test_isolated_run_returns_outputs_written_by_the_device_process(work):
     assert result.passed, result.error
     (out,) = result.outputs.values()
     assert out.any(), "the device's writes are visible in the caller's output array"
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_golden_sees_each_output_initial_values(work, isolate):
+    # An output without init_value starts as zeros in the golden's copy too (fresh zero pages,
+    # not a copy); one with init_value starts with those values. Both are the golden's own
+    # buffers: what it writes does not reach the device's outputs.
+    seen = {}
+
+    def accumulate(tensors, params=None):
+        seen["c"] = tensors["c"].copy()
+        seen["d"] = tensors["d"].copy()
+        tensors["c"][:] = tensors["a"] + tensors["b"]
+        tensors["d"][:] = tensors["a"] + tensors["b"]
+
+    two_outputs = [TensorSpec("a", [64, 64], pl.FP32, init_value=1.0),
+                   TensorSpec("b", [64, 64], pl.FP32, init_value=2.0),
+                   TensorSpec("c", [64, 64], pl.FP32, is_output=True),
+                   TensorSpec("d", [64, 64], pl.FP32, init_value=7.0, is_output=True)]
+    result = run(TwoOutputProgram, two_outputs, accumulate, config(work, isolate=isolate))
+    assert result.passed, result.error
+    np.testing.assert_array_equal(seen["c"], np.zeros((64, 64), np.float32))
+    np.testing.assert_array_equal(seen["d"], np.full((64, 64), 7.0, np.float32))
+    np.testing.assert_array_equal(result.outputs["c"], np.full((64, 64), 3.0, np.float32))
+    np.testing.assert_array_equal(result.outputs["d"], np.full((64, 64), 3.0, np.float32))
+
+
+def test_result_holds_the_inputs_the_run_made(work):
+    result = run(AddProgram, specs(), golden, config(work, write_golden_data=False))
+    assert result.passed, result.error
+    assert sorted(result.inputs) == ["a", "b"]
+    a = result.inputs["a"]
+    assert a.dtype == np.float32 and a.shape == (64, 64) and float(a.std()) > 0.5
+    np.testing.assert_array_equal(result.inputs["b"], np.full((64, 64), 2.0, np.float32))
+    np.testing.assert_array_equal(result.outputs["c"], a + np.float32(2.0))

@@ -35,6 +35,10 @@ struct RunConfig {
   bool enable_dump_args = false;    // args/task_<id>_<kernel>/: each task's tensors as .npy
   bool enable_pmu = false;          // pmu.csv: cycles and instructions per task
   bool enable_dep_gen = false;      // dep_graph.json and dep_graph.dot
+  // Inputs and expected outputs as .npy files in <work_dir>/data/{in,out}. On by default, as in
+  // PyPTO, whose run() writes its data files on every run (golden_data_dir only chooses where,
+  // and lets a later run reuse them); off skips the largest cost of run() on big tensors.
+  bool write_golden_data = true;
 };
 
 // One tensor argument of the program's entry function, owned by the caller and already holding
@@ -42,6 +46,9 @@ struct RunConfig {
 struct RunTensor {
   ir::HostTensor tensor;  // tensor.name matches an entry parameter
   bool is_output = false;
+  // The output starts as zeros (no initial values given): its expected copy then starts as
+  // fresh zero pages instead of a copy of the buffer.
+  bool starts_zero = false;
 };
 
 // Fills the expected values of the output tensors. `tensors` follow the order given to run():

@@ -1,0 +1,133 @@
+"""Device time of a 512x512x512 FP32 matmul in 128x128 tiles through pypto.runtime.run, next to
+numpy's `a @ b` with the same number of threads, in one process.
+
+    python bench/matmul_throughput_bench.py [--rounds N]
+
+The program computes each 128x128 block of C in one task (16 tasks), accumulating four
+128x128x128 tile matmuls (Left/Right tiles moved from Mat); the device runs the tasks on as many
+simulated cores as numpy's BLAS has threads. numpy (the anchor) and run() (the subject) are timed
+in the same rounds, the order alternating (bench_rounds.py); figures are medians.
+
+numpy's BLAS build, kernel and thread count are printed when threadpoolctl is importable. Some
+machines set OPENBLAS_CORETYPE (and OPENBLAS_L2_SIZE), which makes numpy's OpenBLAS run an older
+kernel; to compare with numpy at its best, run this script with both unset:
+`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/matmul_throughput_bench.py`.
+"""
+
+import argparse
+import os
+import tempfile
+
+import numpy as np
+
+import pypto.language as pl
+from bench_rounds import interleaved, medians, stage_seconds, timed
+from pypto.runtime import RunConfig, TensorSpec, run
+
+N, T = 512, 128
+
+
+@pl.program
+class TiledMatmul:
+    @pl.function(type=pl.FunctionType.InCore)
+    def block(self, a: pl.Tensor[[T, N], pl.FP32], b: pl.Tensor[[N, T], pl.FP32],
+              c: pl.Out[pl.Tensor[[T, T], pl.FP32]]) -> pl.Tensor[[T, T], pl.FP32]:
+        a0 = pl.load(a, [0, 0], [T, T], target_memory=pl.MemorySpace.Mat)
+        b0 = pl.load(b, [0, 0], [T, T], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(pl.move(a0, target_memory=pl.MemorySpace.Left),
+                        pl.move(b0, target_memory=pl.MemorySpace.Right))
+        for k in pl.range(1, N // T):
+            ak = pl.load(a, [0, k * T], [T, T], target_memory=pl.MemorySpace.Mat)
+            bk = pl.load(b, [k * T, 0], [T, T], target_memory=pl.MemorySpace.Mat)
+            acc = pl.matmul_acc(acc, pl.move(ak, target_memory=pl.MemorySpace.Left),
+                                pl.move(bk, target_memory=pl.MemorySpace.Right))
+        c = pl.store(acc, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
+             c: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        for i in pl.range(N // T):
+            for j in pl.range(N // T):
+                self.block(pl.slice(a, [T, N], [i * T, 0]), pl.slice(b, [N, T], [0, j * T]),
+                           pl.slice(c, [T, T], [i * T, j * T]))
+        return c
+
+
+def golden(tensors, params=None):
+    np.matmul(tensors["a"], tensors["b"], out=tensors["c"])
+
+
+def blas_info():
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    # numpy's own BLAS (in numpy.libs or numpy's site folder), not the one pypto's runtime links.
+    blas = [lib for lib in threadpool_info() if lib.get("user_api") == "blas"]
+    numpy_dir = os.path.dirname(os.path.dirname(np.__file__))
+    ours = [lib for lib in blas if "numpy" in lib["filepath"] or
+            lib["filepath"].startswith(numpy_dir)]
+    return (ours or blas or [None])[0]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (medians)")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((N, N), dtype=np.float32)
+    b = rng.standard_normal((N, N), dtype=np.float32)
+    info = blas_info()
+    if info:
+        print(f"numpy BLAS: {info['internal_api']} {info['version']}, kernel "
+              f"{info.get('architecture')}, {info['num_threads']} threads by default")
+    else:
+        print("numpy BLAS: unknown (threadpoolctl not importable): its thread count cannot be "
+              "set, only the default one is measured")
+    specs = [TensorSpec("a", [N, N], pl.FP32, init_value=a),
+             TensorSpec("b", [N, N], pl.FP32, init_value=b),
+             TensorSpec("c", [N, N], pl.FP32, is_output=True)]
+    work = tempfile.mkdtemp()
+    print(f"medians of {args.rounds} interleaved rounds; numpy a @ b is the anchor")
+    for threads in ((1, 2) if info else (2,)):
+        with _blas_threads(threads):
+            measure(specs, work, threads, args.rounds)
+
+
+def _blas_threads(n):
+    """numpy's BLAS limited to n threads for the block (a no-op without threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n, user_api="blas")
+
+
+def measure(specs, work, threads, rounds):
+    a, b = specs[0].init_value, specs[1].init_value
+    flop = 2.0 * N ** 3
+    for label, isolate in (("in-process", False), ("isolated  ", True)):
+        config = RunConfig(work_dir=work, isolate=isolate, workers=threads, rtol=1e-4,
+                           atol=1e-3, compile_profiling=True)
+        execute = []
+
+        def subject():
+            r = run(TiledMatmul, specs, golden, config)
+            assert r.passed, r.error
+            execute.append(stage_seconds(r.profile, "device_execution", "execute"))
+            return r.execution_time
+
+        numpy_times, device_times = interleaved(lambda: timed(lambda: a @ b), subject, rounds)
+        numpy_s, device_s, _ = medians(numpy_times, device_times)
+        _, execute_s, _ = medians(numpy_times, execute)
+        print(f"  {label} ({threads} cores)  numpy {numpy_s * 1e3:7.2f} ms "
+              f"{flop / numpy_s / 1e9:6.1f} GFLOP/s   device {device_s * 1e3:7.2f} ms "
+              f"{flop / device_s / 1e9:6.1f} GFLOP/s {numpy_s / device_s:5.2f}x numpy   "
+              f"execute stage {execute_s * 1e3:7.2f} ms {numpy_s / execute_s:5.2f}x numpy")
+
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+// The vector kernels of tile_simd.h. Highway compiles the code between HWY_BEFORE_NAMESPACE and
+// HWY_AFTER_NAMESPACE once per instruction set (foreach_target.h re-includes this file) and
+// HWY_DYNAMIC_DISPATCH picks the best one the host supports on the first call.
+//
+// Each vector expression mirrors the element function of pypto/support/element_ops.h, with the
+// same comparisons in the same operand order (max is `a < b ? b : a`, not the instruction max,
+// whose NaN and signed-zero rules differ); tails shorter than a vector run that element function
+// itself.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tile_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <limits>
+
+#include "pypto/support/element_ops.h"
+#include "tile_simd.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace pypto::runtime::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Vector forms of the binary element functions; E is the element function of element_ops.h.
+// Division only for floats: integer division by zero must give 0. Max and min compare like the
+// element functions do (`a < b ? b : a`), not like the max instruction, whose NaN and
+// signed-zero rules differ.
+#define PYPTO_VECTOR_BINARY(Name, Element, expr) \
+  struct Name {                                  \
+    using E = support::Element;                  \
+    template <class D, class V>                  \
+    static V f(D, V a, V b) {                    \
+      return expr;                               \
+    }                                            \
+  };
+PYPTO_VECTOR_BINARY(VAdd, OpAdd, hn::Add(a, b))
+PYPTO_VECTOR_BINARY(VSub, OpSub, hn::Sub(a, b))
+PYPTO_VECTOR_BINARY(VMul, OpMul, hn::Mul(a, b))
+PYPTO_VECTOR_BINARY(VDiv, OpDiv, hn::Div(a, b))
+PYPTO_VECTOR_BINARY(VMax, OpMax, hn::IfThenElse(hn::Lt(a, b), b, a))
+PYPTO_VECTOR_BINARY(VMin, OpMin, hn::IfThenElse(hn::Lt(b, a), b, a))
+#undef PYPTO_VECTOR_BINARY
+
+template <typename T, typename F>
+bool with_binary(int32_t op, F&& f) {
+  switch (op) {
+    case PTO_OP_ADD:
+      f(VAdd{});
+      return true;
+    case PTO_OP_SUB:
+      f(VSub{});
+      return true;
+    case PTO_OP_MUL:
+      f(VMul{});
+      return true;
+    case PTO_OP_DIV:
+      if constexpr (hwy::IsFloat<T>()) {
+        f(VDiv{});
+        return true;
+      } else {
+        return false;
+      }
+    case PTO_OP_MAX:
+      f(VMax{});
+      return true;
+    case PTO_OP_MIN:
+      f(VMin{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Tiles may be updated in place (dst == a or b): every vector is loaded before it is stored.
+template <typename T, class Op>
+void binary_loop(T* d, const T* a, const T* b, int64_t n) {
+  const hn::ScalableTag<T> dt;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    const auto x0 = hn::LoadU(dt, a + i), x1 = hn::LoadU(dt, a + i + L);
+    const auto y0 = hn::LoadU(dt, b + i), y1 = hn::LoadU(dt, b + i + L);
+    hn::StoreU(Op::f(dt, x0, y0), dt, d + i);
+    hn::StoreU(Op::f(dt, x1, y1), dt, d + i + L);
+  }
+  for (; i + L <= n; i += L)
+    hn::StoreU(Op::f(dt, hn::LoadU(dt, a + i), hn::LoadU(dt, b + i)), dt, d + i);
+  for (; i < n; ++i) d[i] = Op::E::f(a[i], b[i]);
+}
+
+template <typename T, class Op>
+void scalar_loop(T* d, const T* a, T s, bool scalar_first, int64_t n) {
+  const hn::ScalableTag<T> dt;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
+  const auto vs = hn::Set(dt, s);
+  int64_t i = 0;
+  if (scalar_first) {
+    for (; i + L <= n; i += L) hn::StoreU(Op::f(dt, vs, hn::LoadU(dt, a + i)), dt, d + i);
+    for (; i < n; ++i) d[i] = Op::E::f(s, a[i]);
+  } else {
+    for (; i + L <= n; i += L) hn::StoreU(Op::f(dt, hn::LoadU(dt, a + i), vs), dt, d + i);
+    for (; i < n; ++i) d[i] = Op::E::f(a[i], s);
+  }
+}
+
+bool BinaryImpl(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
+  auto run = [&](auto* d) {
+    using T = std::remove_pointer_t<decltype(d)>;
+    return with_binary<T>(op, [&](auto o) {
+      binary_loop<T, decltype(o)>(d, static_cast<const T*>(a), static_cast<const T*>(b), n);
+    });
+  };
+  if (dtype == PTO_FP32) return run(static_cast<float*>(dst));
+  if (dtype == PTO_INT32) return run(static_cast<int32_t*>(dst));
+  return false;
+}
+
+bool BinaryScalarF32Impl(int32_t op, void* dst, const void* a, float s, bool scalar_first,
+                         int64_t n) {
+  return with_binary<float>(op, [&](auto o) {
+    scalar_loop<float, decltype(o)>(static_cast<float*>(dst), static_cast<const float*>(a), s,
+                                    scalar_first, n);
+  });
+}
+
+bool BinaryScalarI32Impl(int32_t op, void* dst, const void* a, int32_t s, bool scalar_first,
+                         int64_t n) {
+  return with_binary<int32_t>(op, [&](auto o) {
+    scalar_loop<int32_t, decltype(o)>(static_cast<int32_t*>(dst), static_cast<const int32_t*>(a), s,
+                                      scalar_first, n);
+  });
+}
+
+// Unary FP32 forms of element_ops.h's PYPTO_UNARY_ELEMENT_OPS.
+template <class D, class V>
+V unary_vector(int32_t op, D d, V x) {
+  switch (op) {
+    case PTO_OP_NEG:
+      return hn::Neg(x);
+    case PTO_OP_SQRT:
+      return hn::Sqrt(x);
+    case PTO_OP_ABS:
+      return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Neg(x), x);
+    case PTO_OP_RECIP:
+      return hn::Div(hn::Set(d, 1.0f), x);
+    default:  // PTO_OP_RELU
+      return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Zero(d));
+  }
+}
+
+template <class E>
+void unary_tail(float* d, const float* a, int64_t i, int64_t n) {
+  for (; i < n; ++i) d[i] = E::f(a[i]);
+}
+
+bool UnaryImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t n) {
+  if (dtype != PTO_FP32 || op == PTO_OP_EXP) return false;
+  float* d = static_cast<float*>(dst);
+  const float* a = static_cast<const float*>(src);
+  const hn::ScalableTag<float> df;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  switch (op) {  // hoisted out of the loop: one loop per op
+#define PYPTO_UNARY_CASE(code, Name, expr)                                 \
+  case code:                                                               \
+    for (; i + L <= n; i += L)                                             \
+      hn::StoreU(unary_vector(code, df, hn::LoadU(df, a + i)), df, d + i); \
+    unary_tail<support::Name>(d, a, i, n);                                 \
+    return true;
+    PYPTO_UNARY_ELEMENT_OPS(PYPTO_UNARY_CASE)
+#undef PYPTO_UNARY_CASE
+    default:
+      return false;
+  }
+}
+
+// Row reductions: lane-wise accumulators over the row, then the lanes and the tail folded in
+// order by the element function.
+template <typename T, bool kMax>
+void reduce_rows(T* dst, const T* src, int64_t rows, int64_t cols) {
+  using E = std::conditional_t<kMax, support::ReduceMax, support::ReduceSum>;
+  const hn::ScalableTag<T> dt;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
+  auto fold = [&](auto acc, auto v) {
+    if constexpr (!kMax) {
+      return hn::Add(acc, v);
+    } else if constexpr (hwy::IsFloat<T>()) {
+      return hn::IfThenElse(hn::Or(hn::Gt(v, acc), hn::IsNaN(v)), v, acc);
+    } else {
+      return hn::IfThenElse(hn::Gt(v, acc), v, acc);
+    }
+  };
+  HWY_ALIGN T lanes[HWY_MAX_BYTES / sizeof(T)];
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = src + r * cols;
+    T acc;
+    int64_t c;
+    if (cols >= 2 * L) {
+      auto a0 = hn::LoadU(dt, row), a1 = hn::LoadU(dt, row + L);
+      for (c = 2 * L; c + 2 * L <= cols; c += 2 * L) {
+        a0 = fold(a0, hn::LoadU(dt, row + c));
+        a1 = fold(a1, hn::LoadU(dt, row + c + L));
+      }
+      hn::Store(fold(a0, a1), dt, lanes);
+      acc = lanes[0];
+      for (int64_t l = 1; l < L; ++l) acc = E::f(acc, lanes[l]);
+    } else {
+      acc = row[0];
+      c = 1;
+    }
+    for (; c < cols; ++c) acc = E::f(acc, row[c]);
+    dst[r] = acc;
+  }
+}
+
+bool RowReduceImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
+                   int64_t cols) {
+  if (op != PTO_ROW_MAX && op != PTO_ROW_SUM) return false;
+  const bool max = op == PTO_ROW_MAX;
+  if (dtype == PTO_FP32) {
+    auto* d = static_cast<float*>(dst);
+    const auto* s = static_cast<const float*>(src);
+    max ? reduce_rows<float, true>(d, s, rows, cols) : reduce_rows<float, false>(d, s, rows, cols);
+    return true;
+  }
+  if (dtype == PTO_INT32) {
+    auto* d = static_cast<int32_t*>(dst);
+    const auto* s = static_cast<const int32_t*>(src);
+    max ? reduce_rows<int32_t, true>(d, s, rows, cols)
+        : reduce_rows<int32_t, false>(d, s, rows, cols);
+    return true;
+  }
+  return false;
+}
+
+bool RowExpandImpl(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
+                   int64_t rows, int64_t cols) {
+  if (dtype != PTO_FP32) return false;
+  return with_binary<float>(op, [&](auto o) {
+    auto* d = static_cast<float*>(dst);
+    const auto* s = static_cast<const float*>(src);
+    const auto* v = static_cast<const float*>(vec);
+    for (int64_t r = 0; r < rows; ++r)
+      scalar_loop<float, decltype(o)>(d + r * cols, s + r * cols, v[r], false, cols);
+  });
+}
+
+// |a - e| <= atol + rtol * |e| in double, with compare.cpp's rules: a NaN expected value matches
+// anything, an infinite one only itself, a NaN actual value nothing else.
+bool AllCloseF32Impl(const float* actual, const float* expected, int64_t n, double rtol,
+                     double atol) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
+  const auto vr = hn::Set(dd, rtol), va = hn::Set(dd, atol);
+  auto close = [&](auto a, auto e) {
+    const auto within = hn::Le(hn::Abs(hn::Sub(a, e)), hn::Add(va, hn::Mul(vr, hn::Abs(e))));
+    const auto inf = hn::IsInf(e);
+    return hn::Or(hn::IsNaN(e), hn::Or(hn::And(inf, hn::Eq(a, e)), hn::AndNot(inf, within)));
+  };
+  auto all = hn::FirstN(dd, static_cast<size_t>(L));  // all true
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    const auto a = hn::PromoteTo(dd, hn::LoadU(df, actual + i));
+    const auto e = hn::PromoteTo(dd, hn::LoadU(df, expected + i));
+    all = hn::And(all, close(a, e));
+  }
+  if (i < n) {  // the tail, padded with "don't care" expected values
+    HWY_ALIGN float a_tail[HWY_MAX_BYTES / sizeof(double)] = {};
+    HWY_ALIGN float e_tail[HWY_MAX_BYTES / sizeof(double)];
+    for (int64_t l = 0; l < L; ++l) {
+      e_tail[l] = std::numeric_limits<float>::quiet_NaN();
+      if (i + l < n) a_tail[l] = actual[i + l], e_tail[l] = expected[i + l];
+    }
+    all = hn::And(all, close(hn::PromoteTo(dd, hn::Load(df, a_tail)),
+                             hn::PromoteTo(dd, hn::Load(df, e_tail))));
+  }
+  return hn::AllTrue(dd, all);
+}
+
+const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace pypto::runtime::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace pypto::runtime::simd {
+
+HWY_EXPORT(BinaryImpl);
+HWY_EXPORT(BinaryScalarF32Impl);
+HWY_EXPORT(BinaryScalarI32Impl);
+HWY_EXPORT(UnaryImpl);
+HWY_EXPORT(RowReduceImpl);
+HWY_EXPORT(RowExpandImpl);
+HWY_EXPORT(AllCloseF32Impl);
+HWY_EXPORT(TargetNameImpl);
+
+bool binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(BinaryImpl)(op, dtype, dst, a, b, n);
+}
+bool binary_scalar_f32(int32_t op, void* dst, const void* a, float s, bool scalar_first,
+                       int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(BinaryScalarF32Impl)(op, dst, a, s, scalar_first, n);
+}
+bool binary_scalar_i32(int32_t op, void* dst, const void* a, int32_t s, bool scalar_first,
+                       int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(BinaryScalarI32Impl)(op, dst, a, s, scalar_first, n);
+}
+bool unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(UnaryImpl)(op, dtype, dst, a, n);
+}
+bool row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(RowReduceImpl)(op, dtype, dst, src, rows, cols);
+}
+bool row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
+                int64_t rows, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(RowExpandImpl)(op, dtype, dst, src, vec, rows, cols);
+}
+bool all_close_f32(const float* actual, const float* expected, int64_t n, double rtol,
+                   double atol) {
+  return HWY_DYNAMIC_DISPATCH(AllCloseF32Impl)(actual, expected, n, rtol, atol);
+}
+const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
+
+}  // namespace pypto::runtime::simd
+#endif  // HWY_ONCE

@@ -1,0 +1,36 @@
+// Vector kernels behind the tile instructions (and the output comparison), compiled once per
+// instruction set by Google Highway and chosen at run time for the host (tile_simd.cpp). They cover
+// the hot (op, dtype) pairs; each returns false for a pair it does not cover, and the caller then
+// runs the scalar loop of tile_elements.h. Either way the element function is the one of
+// pypto/support/element_ops.h: a vector kernel computes the same expression lane by lane (and
+// runs the scalar element function on a row's tail), so results agree bit for bit, except that
+// a float row_sum adds in a different order (lane-wise partial sums).
+#pragma once
+
+#include <cstdint>
+
+namespace pypto::runtime::simd {
+
+// dst[i] = a[i] op b[i] for FP32 and INT32 (integer division stays scalar).
+bool binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n);
+// dst[i] = a[i] op s (s op a[i] when scalar_first), s already of the element type: the caller
+// checks that this equals computing in the scalar's own precision (tile_isa.cpp).
+bool binary_scalar_f32(int32_t op, void* dst, const void* a, float s, bool scalar_first, int64_t n);
+bool binary_scalar_i32(int32_t op, void* dst, const void* a, int32_t s, bool scalar_first,
+                       int64_t n);
+// dst[i] = op a[i] for FP32 neg, sqrt, abs, recip, relu (exp stays scalar: libm's expf).
+bool unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n);
+// dst[r] = reduce(src[r, :]) for FP32 and INT32.
+bool row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols);
+// dst[r, c] = src[r, c] op vec[r] for FP32.
+bool row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
+                int64_t rows, int64_t cols);
+
+// Whether every actual FP32 value is close to its expected one by compare.cpp's rule (exactly:
+// the caller lists mismatches only from blocks where this says false).
+bool all_close_f32(const float* actual, const float* expected, int64_t n, double rtol, double atol);
+
+// The instruction set the kernels run on here (e.g. "AVX3", "AVX2"), for benchmark reports.
+const char* target_name();
+
+}  // namespace pypto::runtime::simd
