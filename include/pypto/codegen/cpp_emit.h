@@ -26,6 +26,7 @@ class VarNames {
  private:
   std::unordered_map<const ir::Var*, std::string> names_;
   std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int64_t> next_suffix_;  // last suffix given, per base name
 };
 
 std::string cpp_scalar_type(ir::DataType t);       // int64_t, float, bool, ...
