@@ -11,8 +11,10 @@ import pytest
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 # pip installs the tool into this interpreter's scripts folder, which need not be on PATH
 # (e.g. under pyenv before a rehash).
+# PYPTO_CLI names the tool explicitly (a build tree tested without installing the package).
 _SCRIPT = pathlib.Path(sysconfig.get_path("scripts")) / "pypto"
-PYPTO = str(_SCRIPT) if os.access(_SCRIPT, os.X_OK) else shutil.which("pypto")
+PYPTO = (os.environ.get("PYPTO_CLI")
+         or (str(_SCRIPT) if os.access(_SCRIPT, os.X_OK) else shutil.which("pypto")))
 
 
 def cli(*args, cwd):
