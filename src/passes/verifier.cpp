@@ -241,9 +241,10 @@ void check_addresses(const Function& f, Problems* problems) {
                                             std::to_string(kMemoryAlignment) + " bytes"});
     }
     if (capacity > 0 && !support::box_fits(m.addr, m.size, capacity)) {
-      problems->push_back({var->span(), name + " of " + std::to_string(m.size) +
-                                            " bytes at address " + std::to_string(m.addr) +
-                                            " exceeds " + std::string(memory_space_name(m.space)) +
+      const auto end = support::checked_add(m.addr, m.size);
+      problems->push_back({var->span(), name + " at [" + std::to_string(m.addr) + ", " +
+                                            (end ? std::to_string(*end) : "beyond 2^63") +
+                                            ") exceeds " + std::string(memory_space_name(m.space)) +
                                             " capacity of " + std::to_string(capacity) + " bytes"});
     }
     auto [it, inserted] = buffers.try_emplace(m.buffer_id);
