@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 3
+#define PTO_ABI_VERSION 4
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -66,7 +66,8 @@ enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1 };
 // instructions: a cold build then costs about as much as compiling that control flow.
 //
 // Tiles are dense row-major blocks in an on-chip arena, given by pointer and element count.
-// Integer arithmetic wraps around; integer division by zero gives 0; float-to-integer
+// Integer arithmetic wraps around; integer division by zero is a fault that the kernel checks
+// for first (check_divisor, or a test of a scalar divisor) and reports; float-to-integer
 // conversions truncate and saturate (NaN gives 0); FP16/BF16 compute in float.
 // The checked instructions return 1, or report through `fail(ctx, message)` (naming `where`)
 // and return 0, after which the caller returns.
@@ -115,6 +116,10 @@ typedef struct PtoIsa {
   // Checks the arguments of orchestration function `func` against its parameters.
   int32_t (*check_params)(const PtoArg* params, int32_t nparams, const PtoParamSpec* specs,
                           int32_t count, const char* func, PtoFailFn fail, void* ctx);
+  // Checks that none of the n elements of `divisor` is zero when `dtype` is an integer type
+  // (integer division by zero is a fault; float division follows IEEE).
+  int32_t (*check_divisor)(int32_t dtype, const void* divisor, int64_t n, const char* where,
+                           PtoFailFn fail, void* ctx);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

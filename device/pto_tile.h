@@ -13,17 +13,62 @@
 namespace pto {
 
 // ---------------------------------------------------------------------------------------------
+// Faults of scalar arithmetic (integer division by zero): reported through the `fail` of the
+// kernel or orchestration running on this thread, which each sets on entry. The operation then
+// gives 0 and the function runs on; the run is failed with the first message.
+
+struct FaultSink {
+  PtoFailFn fail;
+  void* ctx;
+  const char* func;
+};
+// static, not inline: an inline variable would be a unique symbol, which makes the library
+// impossible to unload (dlclose).
+static thread_local FaultSink t_fault_sink = {nullptr, nullptr, ""};
+
+struct FaultScope {
+  FaultSink saved;
+  FaultScope(PtoFailFn fail, void* ctx, const char* func) : saved(t_fault_sink) {
+    t_fault_sink = FaultSink{fail, ctx, func};
+  }
+  ~FaultScope() { t_fault_sink = saved; }
+  FaultScope(const FaultScope&) = delete;
+  FaultScope& operator=(const FaultScope&) = delete;
+};
+
+// Reports "<func>: <what>".
+inline void scalar_fault(const char* what) {
+  const FaultSink sink = t_fault_sink;
+  if (!sink.fail) return;
+  char message[256];
+  unsigned long n = 0;
+  for (const char* p = sink.func; *p && n < 120; ++p) message[n++] = *p;
+  message[n++] = ':';
+  message[n++] = ' ';
+  for (const char* p = what; *p && n + 1 < sizeof(message); ++p) message[n++] = *p;
+  message[n] = '\0';
+  sink.fail(sink.ctx, message);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Scalar helpers with the DSL's semantics
 
 inline int64_t floordiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
+  if (b == 0) {
+    scalar_fault("integer division by zero (//)");
+    return 0;
+  }
   if (a == INT64_MIN && b == -1) return INT64_MIN;
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 inline int64_t floormod(int64_t a, int64_t b) {
-  if (b == 0 || (a == INT64_MIN && b == -1)) return 0;
+  if (b == 0) {
+    scalar_fault("integer modulo by zero (%)");
+    return 0;
+  }
+  if (a == INT64_MIN && b == -1) return 0;
   int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;

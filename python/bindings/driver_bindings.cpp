@@ -7,6 +7,10 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <signal.h>
+
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -17,6 +21,7 @@
 #include "pypto/driver/compile.h"
 #include "pypto/driver/run.h"
 #include "pypto/driver/session.h"
+#include "pypto/support/interrupt.h"
 
 namespace nb = nanobind;
 
@@ -27,8 +32,64 @@ namespace {
 using ByteArray = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
 using HostBuffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
-// (name, dtype name, shape, contiguous buffer, is_output) per tensor.
-using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, HostBuffer, bool>;
+// (name, dtype name, shape, is_output) per tensor; the buffers come from the prepare callback.
+using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, bool>;
+
+// Ctrl-C while Python waits for C++ work. Python's SIGINT handler only notes the signal for
+// the interpreter loop, which is not running while a call holds no GIL; so while a run or a
+// compile is in progress, SIGINT also requests an interrupt of the C++ work (support/
+// interrupt.h), which stops within a fraction of a second. Python's own handler still runs,
+// so the call then raises KeyboardInterrupt (or whatever a custom handler raises). A SIGINT
+// that is ignored or left at its default is left alone. Nests across threads: the first
+// forwarder installs the handler, the last restores the previous one.
+class SigintForwarder {
+ public:
+  SigintForwarder() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (users_++ > 0) return;
+    installed_ = false;
+    if (::sigaction(SIGINT, nullptr, &previous_) != 0) return;
+    const bool has_handler =
+        (previous_.sa_flags & SA_SIGINFO) != 0
+            ? previous_.sa_sigaction != nullptr
+            : previous_.sa_handler != SIG_DFL && previous_.sa_handler != SIG_IGN;
+    if (!has_handler) return;
+    struct sigaction forward = previous_;
+    forward.sa_flags |= SA_SIGINFO;
+    forward.sa_sigaction = &on_sigint;
+    support::clear_interrupt();
+    installed_ = ::sigaction(SIGINT, &forward, nullptr) == 0;
+  }
+  ~SigintForwarder() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--users_ > 0) return;
+    if (installed_) ::sigaction(SIGINT, &previous_, nullptr);
+    installed_ = false;
+    support::clear_interrupt();
+  }
+  SigintForwarder(const SigintForwarder&) = delete;
+  SigintForwarder& operator=(const SigintForwarder&) = delete;
+
+  // With the GIL held: raises what Python's handler makes of a pending SIGINT.
+  static void raise_pending_signal() {
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  }
+
+ private:
+  static void on_sigint(int sig, siginfo_t* info, void* context) {
+    support::request_interrupt();
+    if ((previous_.sa_flags & SA_SIGINFO) != 0) {
+      previous_.sa_sigaction(sig, info, context);
+    } else {
+      previous_.sa_handler(sig);
+    }
+  }
+
+  static inline std::mutex mutex_;
+  static inline int users_ = 0;
+  static inline bool installed_ = false;
+  static inline struct sigaction previous_ {};
+};
 
 [[noreturn]] void raise_compile_error(const std::string& message) {
   nb::object type = nb::module_::import_("pypto.errors").attr("CompileError");
@@ -37,25 +98,47 @@ using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, Hos
   throw nb::python_error();
 }
 
-std::vector<driver::RunTensor> to_run_tensors(std::vector<TensorArg>& args) {
+std::vector<driver::RunTensor> to_run_tensors(const std::vector<TensorArg>& args) {
   std::vector<driver::RunTensor> tensors;
-  for (auto& [name, dtype_name, shape, buffer, is_output] : args) {
+  for (const auto& [name, dtype_name, shape, is_output] : args) {
     auto dtype = ir::dtype_from_name(dtype_name);
     if (!dtype) throw nb::value_error(("unknown dtype '" + dtype_name + "'").c_str());
     driver::RunTensor t;
     t.tensor.name = name;
     t.tensor.dtype = *dtype;
     t.tensor.shape = shape;
-    t.tensor.data = buffer.data();
     t.is_output = is_output;
-    if (static_cast<int64_t>(buffer.nbytes()) != t.tensor.size_bytes()) {
-      throw nb::value_error(("tensor '" + name + "': buffer of " + std::to_string(buffer.nbytes()) +
-                             " bytes for " + std::to_string(t.tensor.size_bytes()) + " expected")
-                                .c_str());
-    }
     tensors.push_back(std::move(t));
   }
   return tensors;
+}
+
+// Calls Python's prepare() (with the GIL) for one contiguous buffer per tensor and points the
+// tensors at them. The buffers stay alive in `keep` (the caller's arrays) for the whole run.
+driver::PrepareFn make_prepare(nb::object callback, std::vector<HostBuffer>& keep) {
+  return [callback, &keep](std::vector<driver::RunTensor>& tensors) {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object buffers = callback();
+      keep.clear();
+      for (nb::handle b : buffers) keep.push_back(nb::cast<HostBuffer>(b));
+    } catch (const nb::python_error& e) {
+      // The exception's own message (e.g. the wrong init_value shape), without a traceback.
+      throw std::runtime_error(std::string("invalid tensor specs: ") + nb::str(e.value()).c_str());
+    } catch (const nb::cast_error&) {
+      throw std::runtime_error("invalid tensor specs: a tensor's data is not a contiguous array");
+    }
+    if (keep.size() != tensors.size()) throw std::runtime_error("invalid tensor specs");
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      ir::HostTensor& t = tensors[i].tensor;
+      if (static_cast<int64_t>(keep[i].nbytes()) != t.size_bytes()) {
+        throw std::runtime_error("tensor '" + t.name + "': buffer of " +
+                                 std::to_string(keep[i].nbytes()) + " bytes for " +
+                                 std::to_string(t.size_bytes()) + " expected");
+      }
+      t.data = keep[i].data();
+    }
+  };
 }
 
 // Hands the golden callback one flat byte view per tensor (valid during the call only); the
@@ -102,13 +185,47 @@ void bind_options(nb::module_& m) {
       .def_rw("work_dir", &driver::RunConfig::work_dir)
       .def_rw("workers", &driver::RunConfig::workers)
       .def_rw("strategy", &driver::RunConfig::strategy)
-      .def_rw("isolate", &driver::RunConfig::isolate);
+      .def_rw("isolate", &driver::RunConfig::isolate)
+      .def_rw("timeout", &driver::RunConfig::timeout);
+}
+
+// A driver session held by Python for the length of a `with` block, so that work done in
+// Python (preparing inputs) is part of the session and its profile. Closed on exit, on the
+// thread that opened it.
+struct PySession {
+  std::optional<driver::Session> session;
+
+  driver::Session& get() {
+    if (!session) throw nb::value_error("the driver session is closed");
+    return *session;
+  }
+};
+
+void bind_session(nb::module_& m) {
+  nb::class_<PySession>(m, "Session")
+      .def(
+          "__init__",
+          [](PySession* self, bool profiling_requested) {
+            new (self) PySession();
+            self->session.emplace(profiling_requested);
+          },
+          nb::arg("profiling_requested"))
+      .def("__enter__", [](nb::handle self) { return self; })
+      .def(
+          "__exit__",
+          [](PySession& s, nb::handle, nb::handle, nb::handle) {
+            s.session.reset();
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none())
+      .def_prop_ro("profiling", [](PySession& s) { return s.get().profiling(); });
 }
 
 }  // namespace
 
 void bind_driver(nb::module_ m) {
   bind_options(m);
+  bind_session(m);
 
   nb::class_<driver::CompileResult>(m, "CompileResult")
       .def_ro("output_dir", &driver::CompileResult::output_dir)
@@ -116,8 +233,9 @@ void bind_driver(nb::module_ m) {
       .def_ro("kernel_names", &driver::CompileResult::kernel_names)
       .def_prop_ro("lowered",
                    [](const driver::CompileResult& r) { return ProgramHandle{r.lowered}; })
-      .def_prop_ro("manifest_json",
-                   [](const driver::CompileResult& r) { return r.manifest.dump(); });
+      .def_prop_ro("manifest_json", [](const driver::CompileResult& r) {
+        return r.manifest.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      });
 
   m.def(
       "compile_program",
@@ -126,6 +244,7 @@ void bind_driver(nb::module_ m) {
         driver::CompileResult result;
         std::string error;
         {
+          SigintForwarder forward_sigint;
           // Python profilers are entered on this thread as C++ profilers, so releasing the
           // GIL changes nothing for profiling.
           nb::gil_scoped_release release;
@@ -135,6 +254,7 @@ void bind_driver(nb::module_ m) {
             error = driver::describe_current_exception(program.program.get());
           }
         }
+        SigintForwarder::raise_pending_signal();
         if (!error.empty()) raise_compile_error(error);
         return result;
       },
@@ -143,15 +263,21 @@ void bind_driver(nb::module_ m) {
 
   m.def(
       "run",
-      [](const ProgramHandle& program, std::vector<TensorArg> tensor_args, nb::object golden,
+      [](PySession& session, const ProgramHandle& program,
+         const std::vector<TensorArg>& tensor_args, nb::object prepare, nb::object golden,
          const driver::RunConfig& config) {
         std::vector<driver::RunTensor> tensors = to_run_tensors(tensor_args);
+        std::vector<HostBuffer> buffers;
+        driver::PrepareFn prepare_fn = make_prepare(prepare, buffers);
         driver::GoldenFn golden_fn = make_golden(golden);
+        driver::Session& s = session.get();
         driver::RunResult r;
         {
+          SigintForwarder forward_sigint;
           nb::gil_scoped_release release;
-          r = driver::run(program.program, tensors, golden_fn, config);
+          r = driver::run(s, program.program, tensors, golden_fn, config, prepare_fn);
         }
+        SigintForwarder::raise_pending_signal();
         nb::dict result;
         result["passed"] = r.passed;
         result["error"] = r.error;
@@ -162,10 +288,12 @@ void bind_driver(nb::module_ m) {
         result["workers"] = r.workers;
         result["isolated"] = r.isolated;
         result["cache_hit"] = r.cache_hit;
+        result["notes"] = r.notes;
         return result;
       },
-      nb::arg("program"), nb::arg("tensors"), nb::arg("golden").none(), nb::arg("config"),
-      "Runs the whole pipeline in a session of its own; returns a dict with the fields of the "
+      nb::arg("session"), nb::arg("program"), nb::arg("tensors"), nb::arg("prepare"),
+      nb::arg("golden").none(), nb::arg("config"),
+      "Runs the whole pipeline in `session`; returns a dict with the fields of the "
       "driver's RunResult (profile: a dict or None; process_summary: text to print or '').");
 }
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from pypto import _core
+from pypto._text import checked_path, checked_text
 from pypto.language import _types
 
 __all__ = ["TensorSpec", "RunConfig", "RunResult", "run"]
@@ -122,6 +123,8 @@ class RunConfig:
     workers: Optional[int] = None
     strategy: Any = "Default"
     isolate: bool = True  # run the device in a child process: a faulting kernel is contained
+    # Seconds the reference interpreter and the device may each take before the run fails.
+    timeout: float = 300.0
 
 
 @dataclass
@@ -135,6 +138,11 @@ class RunResult:
     workers: int = 0  # simulated cores the device ran with
     isolated: bool = False  # the device ran in a child process
     cache_hit: bool = False  # the program library came from the binary cache
+    # What the user should know although it did not stop the run (e.g. a damaged binary-cache
+    # entry that was rebuilt).
+    notes: list = field(default_factory=list)
+    # The exception the golden function raised, when that is why the run failed.
+    exception: Optional[BaseException] = None
 
     def __bool__(self):
         return self.passed
@@ -142,32 +150,79 @@ class RunResult:
 
 # RunConfig fields whose Python spelling differs from the driver's; every other field is copied as
 # it is, and a field the driver lacks fails loudly instead of being dropped.
+def _work_dir(value):
+    return "" if value is None else checked_path(value, "a path", ValueError)
+
+
+def _workers(value):
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"expected an int, got {type(value).__name__}")
+    if not -2**31 <= value < 2**31:  # the driver reports the range for the rest
+        raise ValueError("out of range: give 1 to 256 simulated cores, or None for the default")
+    return int(value)
+
+
+def _number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _flag(value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"expected True or False, got {type(value).__name__}")
+    return bool(value)
+
+
 _CONFIG_CONVERSIONS = {
-    "work_dir": lambda value: "" if value is None else str(value),
-    "workers": lambda value: 0 if value is None else int(value),
+    "platform": lambda value: checked_text(value, "the platform name", ValueError),
+    "rtol": _number,
+    "timeout": _number,
+    "atol": _number,
+    "compile_profiling": _flag,
+    "dump_passes": _flag,
+    "isolate": _flag,
+    "work_dir": _work_dir,
+    "workers": _workers,
     "strategy": lambda value: (value if isinstance(value, _core.driver.OptimizationStrategy)
-                               else _core.driver.OptimizationStrategy.__members__[str(value)]),
+                               else _strategy(value)),
 }
 
 
+def _strategy(value):
+    members = _core.driver.OptimizationStrategy.__members__
+    if str(value) not in members:
+        raise ValueError(f"unknown strategy; use one of {', '.join(members)}")
+    return members[str(value)]
+
+
 def _driver_config(config):
-    """The driver's RunConfig with every field of ``config``; raises TypeError, ValueError or
-    KeyError naming the field that does not fit."""
+    """The driver's RunConfig with every field of ``config``; raises ValueError naming the
+    field that does not fit."""
+    if not isinstance(config, RunConfig):
+        raise ValueError(f"config must be a pypto.runtime.RunConfig, got {type(config).__name__}")
     driver_config = _core.driver.RunConfig()
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
+        convert = _CONFIG_CONVERSIONS.get(f.name)
+        if convert is None:  # a field added to RunConfig without a conversion: fail loudly
+            raise ValueError(f"RunConfig.{f.name} is not known to the driver")
         try:
-            convert = _CONFIG_CONVERSIONS.get(f.name)
-            setattr(driver_config, f.name, convert(value) if convert else value)
-        except (TypeError, ValueError, KeyError) as e:
-            raise ValueError(f"RunConfig.{f.name}={value!r} is not valid ({e})") from None
+            setattr(driver_config, f.name, convert(value))
+        except (TypeError, ValueError, KeyError, OverflowError) as e:
+            shown = e.args[0] if isinstance(e, KeyError) and e.args else e
+            raise ValueError(f"RunConfig.{f.name}={value!r} is not valid: {shown}") from None
     return driver_config
 
 
-def _golden_caller(golden: Callable, specs, arrays):
-    """Adapts the user's golden(tensors[, params]) to the driver's callback, which passes one
-    flat byte buffer per tensor, valid during the call: the run's inputs, and copies of its
-    outputs for the golden to fill."""
+def _golden_caller(golden: Callable, specs, arrays, raised):
+    """Adapts the user's golden(tensors[, params]) to the driver's callback. The golden gets
+    arrays that Python owns, so it may keep them after run() returns: the run's input arrays, and
+    fresh copies of the outputs (holding their initial values) to fill, which are then copied into
+    the driver's buffers (one flat byte view per tensor, valid during the call only). What the
+    golden raises is kept in ``raised``."""
     try:
         positional = [p for p in inspect.signature(golden).parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -176,46 +231,115 @@ def _golden_caller(golden: Callable, specs, arrays):
         takes_params = True
 
     def call(buffers):
-        tensors = {spec.name: buf.view(arr.dtype).reshape(arr.shape)
-                   for spec, buf, arr in zip(specs, buffers, arrays)}
-        if takes_params:
-            golden(tensors, None)
-        else:
-            golden(tensors)
+        tensors = {spec.name: (arr.copy() if spec.is_output else arr)
+                   for spec, arr in zip(specs, arrays)}
+        try:
+            if takes_params:
+                golden(tensors, None)
+            else:
+                golden(tensors)
+            for spec, buf, arr in zip(specs, buffers, arrays):
+                if spec.is_output:
+                    expected = np.asarray(tensors[spec.name])
+                    if expected.shape != arr.shape:
+                        raise ValueError(f"golden replaced tensors[{spec.name!r}] with an array "
+                                         f"of shape {expected.shape}; fill it in place "
+                                         f"(tensors[{spec.name!r}][:] = ...)")
+                    buf.view(arr.dtype).reshape(arr.shape)[...] = expected
+        except BaseException as e:  # noqa: B036 - kept for run() to re-raise or report
+            raised.append(e)
+            raise
 
     return call
+
+
+def _error_text(e):
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _create_arrays(specs, isolate):
+    """The specs' buffers; raises ValueError naming the spec that cannot be made."""
+    arrays = []
+    for spec in specs:
+        name = spec.name
+        try:
+            # An isolated run's device process inherits the inputs; only outputs need shared
+            # memory.
+            arrays.append(spec.create_array(shared=isolate and spec.is_output))
+        except MemoryError:
+            raise ValueError(f"TensorSpec '{name}' of shape {list(spec.shape)} does not fit in "
+                             f"memory") from None
+        except Exception as e:  # an init_value callable may raise anything
+            raise ValueError(f"TensorSpec '{name}': {_error_text(e)}") from None
+    return arrays
 
 
 def run(program, tensor_specs, golden=None, config=None) -> RunResult:
     """Compiles ``program``, computes the expected outputs (``golden(tensors, params)`` fills the
     output arrays of ``tensors``; without it the reference interpreter does), runs the program
     on the CPU-simulator device and compares. Profiling (RunConfig.compile_profiling, an active
-    CompileProfiler, or PYPTO_COMPILE_PROFILING) records compile, golden_write and
-    device_execution; ``result.profile`` holds the profile as a dict."""
-    config = config or RunConfig()
-    specs = list(tensor_specs)
-    try:
-        # An isolated run's device process inherits the inputs; only outputs need shared memory.
-        arrays = [spec.create_array(shared=config.isolate and spec.is_output) for spec in specs]
-        tensors = [(spec.name, _to_pl_dtype(spec.dtype).name, list(arr.shape), arr.reshape(-1),
-                    bool(spec.is_output)) for spec, arr in zip(specs, arrays)]
-    except (TypeError, ValueError) as e:
-        return RunResult(passed=False, error=f"invalid tensor specs: {e}")
-    cpp_program = getattr(program, "_cpp", None)
-    if cpp_program is None:
-        return RunResult(passed=False, error=f"run() needs a @pl.program, got {program!r}")
+    CompileProfiler, or PYPTO_COMPILE_PROFILING) records compile, golden_write (making the
+    inputs, the golden, writing both) and device_execution; ``result.profile`` holds the profile
+    as a dict.
 
+    Never raises for what the caller passes or what goes wrong: ``passed`` is False and ``error``
+    says why (``exception`` holds what the golden raised). KeyboardInterrupt and SystemExit, from
+    the golden, an init_value or Ctrl-C during the run, propagate."""
+    config = RunConfig() if config is None else config
+    # One driver session for the whole call: its profile's total is the wall time the caller
+    # waited.
+    with _core.driver.Session(getattr(config, "compile_profiling", False) is True) as session:
+        return _run_in(session, program, tensor_specs, golden, config)
+
+
+def _run_in(session, program, tensor_specs, golden, config):
     try:
         driver_config = _driver_config(config)
     except ValueError as e:
         return RunResult(passed=False, error=str(e))
+    cpp_program = getattr(program, "_cpp", None)
+    if cpp_program is None:
+        return RunResult(passed=False, error=f"run() needs a @pl.program, got {program!r}")
+    if isinstance(tensor_specs, (str, bytes)) or not hasattr(tensor_specs, "__iter__"):
+        return RunResult(passed=False, error="run() needs tensor_specs, a list of TensorSpec; "
+                                             f"got {type(tensor_specs).__name__}")
+    try:
+        specs = list(tensor_specs)
+        for spec in specs:
+            if not isinstance(spec, TensorSpec):
+                raise ValueError(f"tensor_specs must hold TensorSpec objects, got "
+                                 f"{type(spec).__name__}")
+        tensors = [(checked_text(spec.name, "TensorSpec name", ValueError),
+                    _to_pl_dtype(spec.dtype).name, [int(d) for d in spec.shape],
+                    bool(spec.is_output)) for spec in specs]
+    except Exception as e:  # noqa: BLE001 - run() reports, it does not raise
+        return RunResult(passed=False, error=f"invalid tensor specs: {e}")
+    if golden is not None and not callable(golden):
+        return RunResult(passed=False, error=f"golden must be a function, got {type(golden).__name__}")
 
-    golden_cb = _golden_caller(golden, specs, arrays) if golden is not None else None
-    r = _core.driver.run(cpp_program, tensors, golden_cb, driver_config)
+    arrays = []
+    raised = []
+
+    def prepare():
+        # Called by the driver inside `golden_write`, where PyPTO makes and writes its inputs.
+        try:
+            arrays[:] = _create_arrays(specs, driver_config.isolate)
+        except BaseException as e:  # noqa: B036 - kept for run() to re-raise or report
+            raised.append(e)
+            raise
+        return [arr.reshape(-1) for arr in arrays]
+
+    golden_cb = _golden_caller(golden, specs, arrays, raised) if golden is not None else None
+    r = _core.driver.run(session, cpp_program, tensors, prepare, golden_cb, driver_config)
+    exception = raised[0] if raised else None
+    if exception is not None and not isinstance(exception, Exception):
+        raise exception  # KeyboardInterrupt, SystemExit: the caller's, not the run's
     if r["process_summary"]:  # PYPTO_COMPILE_PROFILING: the driver hands back the process's profile
         print(r["process_summary"])
     outputs = {spec.name: arr for spec, arr in zip(specs, arrays) if spec.is_output}
     return RunResult(passed=r["passed"], error=r["error"] or None,
                      execution_time=r["execution_time"], profile=r["profile"],
                      work_dir=r["work_dir"] or None, outputs=outputs, workers=r["workers"],
-                     isolated=r["isolated"], cache_hit=r["cache_hit"])
+                     isolated=r["isolated"], cache_hit=r["cache_hit"], notes=list(r["notes"]),
+                     exception=None if r["passed"] else exception)

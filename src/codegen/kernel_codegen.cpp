@@ -8,6 +8,7 @@
 
 #include "pypto/codegen/cpp_emit.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/support/element_ops.h"
 #include "structured_emitter.h"
 
 namespace pypto::codegen {
@@ -46,13 +47,15 @@ class KernelEmitter : public StructuredEmitter {
       : func_(func), line_offset_(line_offset) {}
 
   std::string run() {
-    w_.line("// InCore function '" + func_.name + "'");
-    w_.open("static void " + kernel_function_name(func_.name) +
-            "(const PtoArg* args, PtoCoreMemory* mem)");
+    open_function("InCore", func_,
+                  "static void " + kernel_function_name(func_.name) +
+                      "(const PtoArg* args, PtoCoreMemory* mem)");
     w_.line("(void)args;");
     w_.line("(void)mem;");
     w_.line("const PtoIsa* const isa = mem->isa;");
     w_.line("(void)isa;");
+    w_.line("const pto::FaultScope pto_fault_scope(mem->fail, mem->ctx, " +
+            string_literal(func_.name) + ");");
     for (size_t i = 0; i < func_.params.size(); ++i) {
       const auto& p = func_.params[i];
       const std::string& name = names_.name(p.var.get());
@@ -439,6 +442,15 @@ class KernelEmitter : public StructuredEmitter {
     w_.close();
   }
 
+  // Integer division by zero is a fault (pypto/support/element_ops.h): before an instruction that
+  // divides by the n elements of `divisor`, check them.
+  void check_divisor(const OpSite& o, support::OpFamily family, const std::string& divisor,
+                     int64_t n) {
+    if (ir::is_float(o.dst.type->dtype) || !support::op_divides(family, o.def.isa_opcode)) return;
+    w_.line("if (!isa->check_divisor(" + o.dtype() + ", " + divisor + ", " + std::to_string(n) +
+            ", " + checked_where(o.span, o.op()) + ")) " + leave_after_failure());
+  }
+
   // tile op tile, tile op scalar or scalar op tile.
   void emit_binary(const OpSite& o) {
     const TileRef& d = o.dst;
@@ -450,6 +462,7 @@ class KernelEmitter : public StructuredEmitter {
       if (x.elements() != d.elements() || y.elements() != d.elements())
         codegen_error(o.span, "pl." + o.op() + ": operand shapes differ from the result shape");
       bool scratch = partial_overlap(d, x) || partial_overlap(d, y);
+      check_divisor(o, support::OpFamily::Binary, y.ptr, y.elements());
       with_destination(d, scratch, [&](const std::string& out) {
         w_.line("isa->binary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
                 y.ptr + ", " + o.n() + ");");
@@ -469,6 +482,16 @@ class KernelEmitter : public StructuredEmitter {
     bool float_scalar = ir::is_float(d.type->dtype) || ir::is_float(*sdt);
     std::string value = std::string(float_scalar ? "(double)(" : "(int64_t)(") +
                         emit_scalar_expr(scalar, names_) + ")";
+    if (!float_scalar && support::op_divides(support::OpFamily::Binary, o.def.isa_opcode)) {
+      if (tile_a) {
+        w_.line("if (" + value + " == 0) { " +
+                fail_statement(string_literal(where(o.span, o.op()) + ": " +
+                                              support::kIntegerDivisionByZero)) +
+                " " + leave_after_failure() + " }");
+      } else {
+        check_divisor(o, support::OpFamily::Binary, t.ptr, t.elements());
+      }
+    }
     with_destination(d, partial_overlap(d, t), [&](const std::string& out) {
       w_.line(std::string(float_scalar ? "isa->binary_scalar_f64(" : "isa->binary_scalar_i64(") +
               o.opcode() + ", " + o.dtype() + ", " + out + ", " + t.ptr + ", " + value + ", " +
@@ -478,6 +501,7 @@ class KernelEmitter : public StructuredEmitter {
 
   void emit_unary(const OpSite& o) {
     TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    check_divisor(o, support::OpFamily::Unary, x.ptr, x.elements());
     with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
       w_.line("isa->unary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
               o.n() + ");");
@@ -511,6 +535,7 @@ class KernelEmitter : public StructuredEmitter {
     if (v.elements() != x.rows())
       codegen_error(o.span, "pl." + o.op() + ": the second operand must have one value per row");
     bool scratch = partial_overlap(d, x) || overlaps(d, v);
+    check_divisor(o, support::OpFamily::RowExpand, v.ptr, v.elements());
     with_destination(d, scratch, [&](const std::string& out) {
       w_.line("isa->row_expand(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr +
               ", " + v.ptr + ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) +

@@ -36,10 +36,12 @@ class OrchestrationEmitter : public StructuredEmitter {
       : program_(program), func_(func) {}
 
   std::string run() {
-    w_.line("// Orchestration function '" + func_.name + "'");
-    w_.open("static int32_t " + orchestration_function_name(func_.name) +
-            "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams)");
+    open_function("Orchestration", func_,
+                  "static int32_t " + orchestration_function_name(func_.name) +
+                      "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams)");
     w_.line("const PtoIsa* const isa = rt->isa;");
+    w_.line("const pto::FaultScope pto_fault_scope(rt->fail, rt->ctx, " +
+            string_literal(func_.name) + ");");
     param_checks();
     for (size_t i = 0; i < func_.params.size(); ++i) param(i);
     stmt(func_.body);

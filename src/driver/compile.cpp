@@ -5,6 +5,7 @@
 
 #include "pypto/codegen/kernel_config.h"
 #include "pypto/codegen/program_codegen.h"
+#include "pypto/profiling/profiler.h"
 
 namespace pypto::driver {
 
@@ -23,6 +24,7 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
 
   codegen::GeneratedProgram generated = codegen::generate_program(*result.lowered);
   result.manifest = codegen::build_kernel_config(*result.lowered);
+  profiling::ScopedStage write_stage("write_sources");
   std::vector<OutputFile> files;
   const std::string includes = "#include \"pto_abi.h\"\n#include \"pto_tile.h\"\n\n";
   for (const auto& k : generated.kernels) {
@@ -38,7 +40,9 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
                          o.source});
   }
   files.push_back({"program.cpp", generated.translation_unit});
-  files.push_back({"kernel_config.json", result.manifest.dump(2) + "\n"});
+  files.push_back(
+      {"kernel_config.json",
+       result.manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"});
   write_output_files(out, files);
   result.translation_unit = std::move(generated.translation_unit);
   return result;

@@ -42,6 +42,13 @@ fs::path default_output_dir(const std::string& program_name) {
 }
 
 void prepare_output_dir(const fs::path& dir) {
+  if (const std::string& text = dir.native(); text.find('\0') != std::string::npos) {
+    // The OS would see the path only up to the NUL and write somewhere else.
+    std::string shown;
+    for (char c : text) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+    throw CompileOutputError(
+        "cannot use the output directory '" + shown + "': the path contains a NUL character", dir);
+  }
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) fail("create the output directory", dir, ec.message());

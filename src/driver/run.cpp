@@ -1,5 +1,7 @@
 #include "pypto/driver/run.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "pypto/runtime/device.h"
 #include "pypto/runtime/npy.h"
 #include "pypto/runtime/program_library.h"
+#include "pypto/support/interrupt.h"
 
 namespace pypto::driver {
 
@@ -23,6 +26,9 @@ namespace fs = std::filesystem;
 using ir::HostArg;
 using ir::HostTensor;
 using profiling::ScopedStage;
+
+// A day: longer limits are surely a mistake (and would overflow the clock arithmetic).
+constexpr double kMaxTimeoutSeconds = 86400;
 
 // A failure of one stage of the run, already phrased for the user.
 class StageFailure : public std::runtime_error {
@@ -50,6 +56,12 @@ std::vector<HostArg> entry_arguments(const ir::Program& program,
     }
     size_t i = 0;
     while (i < tensors.size() && tensors[i].name != name) ++i;
+    for (size_t j = i + 1; j < tensors.size(); ++j) {
+      if (tensors[j].name == name) {
+        throw StageFailure("duplicated TensorSpec '" + name + "': give each parameter of " +
+                           entry->name + " exactly one TensorSpec");
+      }
+    }
     if (i == tensors.size()) {
       throw StageFailure("no TensorSpec named '" + name + "' for parameter '" + name + "' of " +
                          entry->name + " (" + ir::type_to_string(param.var->type()) + ")");
@@ -101,7 +113,8 @@ struct ExpectedTensors {
   }
 };
 
-void compute_golden(const ir::Program& program, const GoldenFn& golden, ExpectedTensors& expected) {
+void compute_golden(const ir::Program& program, const GoldenFn& golden, ExpectedTensors& expected,
+                    std::chrono::milliseconds time_limit) {
   if (golden) {
     try {
       golden(expected.tensors);
@@ -111,7 +124,9 @@ void compute_golden(const ir::Program& program, const GoldenFn& golden, Expected
     return;
   }
   try {
-    ir::interpret(program, entry_arguments(program, expected.tensors));
+    ir::InterpretLimits limits;
+    limits.time_limit = time_limit;
+    ir::interpret(program, entry_arguments(program, expected.tensors), limits);
   } catch (const ir::CompileError&) {
     throw StageFailure("the reference interpreter failed: " + describe_current_exception(&program));
   }
@@ -153,7 +168,8 @@ std::string validate(const std::vector<RunTensor>& tensors, const ExpectedTensor
 }
 
 void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
-                  const GoldenFn& golden, const RunConfig& config, RunResult& result) {
+                  const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare,
+                  RunResult& result) {
   if (config.platform != "cpu_sim") {
     throw StageFailure("unknown platform '" + config.platform +
                        "'; the available platform is 'cpu_sim'");
@@ -163,7 +179,15 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
                        " is out of range: give 1 to " + std::to_string(kMaxWorkers) +
                        " simulated cores, or 0 for the default");
   }
-  std::vector<HostArg> args = entry_arguments(*program, host_tensors(tensors));
+  if (!(config.timeout > 0) || config.timeout > kMaxTimeoutSeconds) {
+    throw StageFailure("RunConfig.timeout=" + std::to_string(config.timeout) +
+                       " is out of range: give a number of seconds above 0 and at most " +
+                       std::to_string(static_cast<int>(kMaxTimeoutSeconds)));
+  }
+  const auto time_limit = std::chrono::milliseconds(static_cast<int64_t>(config.timeout * 1e3));
+  // Checked before the compile, so a mismatched tensor fails fast; the arguments are taken again
+  // once the tensors hold their data.
+  entry_arguments(*program, host_tensors(tensors));
 
   CompileResult compiled;
   {
@@ -183,8 +207,17 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
   std::optional<ExpectedTensors> expected;
   {
     ScopedStage stage("golden_write");
-    expected.emplace(tensors);
-    compute_golden(*program, golden, *expected);
+    if (prepare) {
+      ScopedStage inputs_stage("inputs");  // the caller makes the tensors and their values
+      prepare(tensors);
+    }
+    {
+      ScopedStage golden_stage("golden");  // copies of the outputs, then the golden fills them
+      expected.emplace(tensors);
+      compute_golden(*program, golden, *expected,
+                     std::max(time_limit, std::chrono::milliseconds(1)));
+    }
+    ScopedStage write_stage("write_data");
     try {
       write_golden_files(fs::path(result.work_dir) / "data", tensors, *expected);
     } catch (const std::runtime_error& e) {
@@ -192,6 +225,7 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     }
   }
 
+  std::vector<HostArg> args = entry_arguments(*program, host_tensors(tensors));
   ScopedStage stage("device_execution");
   runtime::BuildResult built;
   {
@@ -201,6 +235,7 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     options.program_name = program->name;
     built = runtime::build_library(compiled.translation_unit, options);
     result.cache_hit = built.cache_hit;
+    result.notes.insert(result.notes.end(), built.notes.begin(), built.notes.end());
   }
   {
     ScopedStage execute_stage("execute");
@@ -208,6 +243,7 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     options.isolate = config.isolate;
     if (config.workers > 0) options.num_workers = config.workers;
     options.program_name = program->name;
+    options.timeout = std::max(time_limit, std::chrono::milliseconds(1));
     result.workers = options.num_workers;
     result.isolated = options.isolate;
     auto library = runtime::ProgramLibrary::load(built.library);
@@ -223,28 +259,32 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
 }  // namespace
 
 RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
-              const GoldenFn& golden, const RunConfig& config) {
+              const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare) {
   RunResult result;
   try {
-    run_pipeline(session, program, tensors, golden, config, result);
+    run_pipeline(session, program, tensors, golden, config, prepare, result);
   } catch (const std::exception& e) {
     // Build and execution errors are already phrased for the user (they name the program,
     // the compiler's diagnostics, the kernel and the signal).
     result.passed = false;
     result.error = e.what();
+    // Whichever stage noticed it (and however it phrased it), Ctrl-C stopped the run.
+    result.interrupted = support::interrupt_requested();
   }
 
   if (session.profiling()) {
-    result.profiled = true;
-    result.profile = session.report();
-    if (session.process_wide_profiling()) {
-      result.process_summary = session.profiler()->summary();
-    }
     try {
       session.write_report();
     } catch (const std::exception& e) {
       if (result.passed) result.error = e.what();
       result.passed = false;
+    }
+    // Taken after the report is written, so that the write (slow when a file is replaced on a
+    // busy disk) shows in the caller's profile as untracked time rather than vanishing.
+    result.profiled = true;
+    result.profile = session.report();
+    if (session.process_wide_profiling()) {
+      result.process_summary = session.profiler()->summary();
     }
   }
   return result;

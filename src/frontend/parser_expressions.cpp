@@ -25,6 +25,15 @@ ExprPtr Parser::binary(ir::BinaryOp op, const Value& a, const Value& b, Span op_
   ExprPtr y = expect_expr(
       b, [op] { return "the right operand of '" + std::string(ir::binary_op_symbol(op)) + "'"; });
   (void)op_span;
+  if (op == ir::BinaryOp::Div || op == ir::BinaryOp::FloorDiv || op == ir::BinaryOp::Mod) {
+    // As in Python (ZeroDivisionError), and as the device would report at run time.
+    const ir::ScalarFold divisor = fold_constant(y);
+    if (divisor.value && !divisor.value->truthy()) {
+      fail(b.span, std::string(op == ir::BinaryOp::Mod ? "modulo" : "division") +
+                       " by zero: the right operand of '" + std::string(ir::binary_op_symbol(op)) +
+                       "' is the constant 0");
+    }
+  }
   try {
     return ir::make_binary(op, x, y, a.span);
   } catch (const CompileError& e) {

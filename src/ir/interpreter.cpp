@@ -1,6 +1,7 @@
 #include "pypto/ir/interpreter.h"
 
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -8,6 +9,7 @@
 #include "interpreter_values.h"
 #include "pypto/ir/scalar_arith.h"
 #include "pypto/support/checked_int.h"
+#include "pypto/support/interrupt.h"
 
 namespace pypto::ir {
 
@@ -69,8 +71,9 @@ Value scalar_binary(BinaryOp op, const Value& a, const Value& b, DataType result
 
 class Interpreter {
  public:
-  explicit Interpreter(const Program& program) {
+  Interpreter(const Program& program, const InterpretLimits& limits) : limits_(limits) {
     for (const auto& f : program.functions) functions_.emplace(f->name, f.get());
+    if (limits.time_limit.count() > 0) deadline_ = Clock::now() + limits.time_limit;
   }
 
   // Binds arguments to parameters (tensors by reference), runs the body, and applies the
@@ -136,8 +139,22 @@ class Interpreter {
     }
   }
 
+  // Every kCheckEvery statements: has the time run out, or was Ctrl-C pressed?
+  void check_limits() {
+    if (++steps_ % kCheckEvery != 0) return;
+    support::throw_if_interrupted();
+    if (Clock::now() > deadline_) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g s",
+                    std::chrono::duration<double>(limits_.time_limit).count());
+      throw support::Interrupted(std::string("the reference interpreter did not finish within ") +
+                                 limit + " (raise the time limit, e.g. RunConfig.timeout)");
+    }
+  }
+
   void exec(const StmtPtr& s, Frame& frame) {
     if (!s) return;
+    check_limits();
     switch (s->kind()) {
       case StmtKind::Assign: {
         const auto& a = *s->as<AssignStmt>();
@@ -300,8 +317,14 @@ class Interpreter {
     return call(*it->second, std::move(args), c.span());
   }
 
+  using Clock = std::chrono::steady_clock;
+  static constexpr uint64_t kCheckEvery = 256;
+
   std::unordered_map<std::string, const Function*> functions_;
   int depth_ = 0;
+  InterpretLimits limits_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  uint64_t steps_ = 0;
 };
 
 Value entry_arg(const Param& param, const InterpreterArg& arg) {
@@ -329,7 +352,7 @@ Value entry_arg(const Param& param, const InterpreterArg& arg) {
 }  // namespace
 
 void interpret_function(const Program& program, std::string_view function,
-                        const std::vector<InterpreterArg>& args) {
+                        const std::vector<InterpreterArg>& args, const InterpretLimits& limits) {
   FunctionPtr f = program.find_function(function);
   if (!f)
     throw CompileError({}, "program " + program.name + " has no function " + std::string(function));
@@ -340,16 +363,17 @@ void interpret_function(const Program& program, std::string_view function,
   std::vector<Value> values;
   values.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) values.push_back(entry_arg(f->params[i], args[i]));
-  Interpreter(program).call(*f, std::move(values), f->span);
+  Interpreter(program, limits).call(*f, std::move(values), f->span);
 }
 
-void interpret(const Program& program, const std::vector<InterpreterArg>& args) {
+void interpret(const Program& program, const std::vector<InterpreterArg>& args,
+               const InterpretLimits& limits) {
   FunctionPtr entry = program.entry();
   if (!entry) {
     throw CompileError(
         {}, "program " + program.name + " has no entry: name one orchestration function main");
   }
-  interpret_function(program, entry->name, args);
+  interpret_function(program, entry->name, args, limits);
 }
 
 }  // namespace pypto::ir

@@ -235,10 +235,20 @@ TilePtr zeros(DataType dtype, std::vector<int64_t> shape) {
   return make_tile(dtype, std::move(shape));
 }
 
+// Integer division by zero is a fault, as on the device (pypto/support/element_ops.h).
+void check_divisor(support::OpFamily family, int32_t op, DataType dtype,
+                   const std::vector<double>& divisor) {
+  if (!integer_dtype(dtype) || !support::op_divides(family, op)) return;
+  if (std::find(divisor.begin(), divisor.end(), 0.0) != divisor.end()) {
+    throw RunError(support::kIntegerDivisionByZero);
+  }
+}
+
 TilePtr binary(int32_t op, const Tile& a, const Tile& b) {
   if (a.shape != b.shape) {
     throw RunError("shape mismatch: " + list_text(a.shape) + " vs " + list_text(b.shape));
   }
+  check_divisor(support::OpFamily::Binary, op, a.dtype, b.data);
   auto out = make_tile(a.dtype, a.shape);
   with_binary(op, a.dtype, [&](auto t, auto o) {
     using W = Wide<decltype(t)>;
@@ -268,6 +278,11 @@ TilePtr binary_scalar(int32_t op, const Tile& a, const Value& s, bool scalar_fir
     });
   };
   if (integer_dtype(a.dtype) && s.is_integral()) {
+    if (scalar_first) {
+      check_divisor(support::OpFamily::Binary, op, a.dtype, a.data);
+    } else if (support::op_divides(support::OpFamily::Binary, op) && s.as_int() == 0) {
+      throw RunError(support::kIntegerDivisionByZero);
+    }
     run(s.as_int());
   } else {
     run(s.as_double());
@@ -277,6 +292,7 @@ TilePtr binary_scalar(int32_t op, const Tile& a, const Value& s, bool scalar_fir
 }
 
 TilePtr unary(int32_t op, const Tile& a) {
+  check_divisor(support::OpFamily::Unary, op, a.dtype, a.data);
   auto out = make_tile(a.dtype, a.shape);
   with_element_type(a.dtype, [&](auto t) {
     using W = Wide<decltype(t)>;
@@ -333,6 +349,7 @@ TilePtr row_expand(int32_t op, const Tile& a, const Tile& row) {
     throw RunError("row_expand operand has " + std::to_string(row.data.size()) + " values for " +
                    std::to_string(rows) + " rows");
   }
+  check_divisor(support::OpFamily::RowExpand, op, a.dtype, row.data);
   auto out = make_tile(a.dtype, a.shape);
   with_binary(op, a.dtype, [&](auto t, auto o) {
     using W = Wide<decltype(t)>;

@@ -8,6 +8,7 @@
 #include "pypto/ir/printer.h"
 #include "pypto/passes/verifier.h"
 #include "pypto/profiling/profiler.h"
+#include "pypto/support/interrupt.h"
 
 namespace pypto::passes {
 
@@ -71,6 +72,7 @@ ir::ProgramPtr PassManager::run(ir::ProgramPtr program, const PassRunOptions& op
   IRProperties properties = 0;
   for (size_t i = 0; i < passes_.size(); ++i) {
     const Pass& pass = *passes_[i];
+    support::throw_if_interrupted();
     for (const auto& hook : before_) hook(pass.name, i, program);
     {
       // The registry outlives every profiler, so its names can be recorded as views.

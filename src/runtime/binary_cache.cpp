@@ -1,11 +1,12 @@
 #include "pypto/runtime/binary_cache.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "library_file.h"
 #include "pypto/runtime/device_headers.h"
 #include "pypto/runtime/process.h"
 #include "pypto/support/file_io.h"
@@ -93,18 +95,94 @@ std::string compute_key(std::string_view source, const std::string& compiler,
                    "; set PYPTO_CACHE_DIR to a writable directory");
 }
 
-void ensure_cache_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw_cache_dir_error(dir, ec.message());
-  if (!fs::is_directory(dir, ec)) throw_cache_dir_error(dir, "not a directory");
+// Why `dir` is not a safe cache directory (it must belong to the effective user and be writable
+// by nobody else, or anyone could plant a library there), or empty.
+std::string unsafe_dir_reason(const fs::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "not a directory";
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  if (st.st_uid != ::geteuid()) {
+    return "owned by uid " + std::to_string(st.st_uid) + " (mode " + mode + "), not by uid " +
+           std::to_string(::geteuid());
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return std::string("writable by other users (mode ") + mode + ")";
+  }
+  return {};
 }
 
-// A name no other thread or process uses, for build outputs that are renamed into place.
-fs::path unique_temp(const fs::path& final_path) {
-  static std::atomic<uint64_t> counter{0};
-  return final_path.string() + ".tmp." + std::to_string(::getpid()) + "." +
-         std::to_string(counter.fetch_add(1));
+// A directory only this process knows, for when the configured one is unsafe. One per
+// requested directory and process, so that later builds in the process still hit.
+fs::path private_replacement(const fs::path& requested) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, fs::path> replacements;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& dir = replacements[requested.string()];
+  if (dir.empty()) {
+    std::error_code ec;
+    fs::path tmp = fs::temp_directory_path(ec);
+    if (ec) tmp = "/tmp";
+    std::string tmpl = (tmp / ("pypto-cache-" + std::to_string(::geteuid()) + "-XXXXXX")).string();
+    if (!::mkdtemp(tmpl.data())) {  // mode 0700
+      throw_cache_dir_error(requested, std::string("it is unsafe and no private replacement "
+                                                   "could be made: ") +
+                                           std::strerror(errno));
+    }
+    dir = tmpl;
+  }
+  return dir;
+}
+
+// Creates the cache directory (mode 0700) if needed and returns the directory to use: `dir`
+// when it is safe, else a private replacement (with a note saying why).
+fs::path ensure_cache_dir(const fs::path& dir, std::vector<std::string>& notes) {
+  std::error_code ec;
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
+  if (ec) throw_cache_dir_error(dir, ec.message());
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw_cache_dir_error(dir, std::strerror(errno));
+  }
+  if (!fs::is_directory(dir, ec)) throw_cache_dir_error(dir, "not a directory");
+  std::string reason = unsafe_dir_reason(dir);
+  if (reason.empty()) return dir;
+  fs::path replacement = private_replacement(dir);
+  notes.push_back("the binary cache directory '" + dir.string() + "' is " + reason +
+                  ", so it was not used; built in the private directory '" + replacement.string() +
+                  "' instead (set PYPTO_CACHE_DIR to a directory only you can write)");
+  return replacement;
+}
+
+// A fresh file next to `final_path` named <final_path>.tmp.XXXXXX<suffix>, created with O_EXCL
+// under an unpredictable name (so nothing planted there is followed) and closed again.
+fs::path make_temp(const fs::path& final_path, const fs::path& cache_dir,
+                   const std::string& suffix = {}) {
+  std::string name = final_path.string() + ".tmp.XXXXXX" + suffix;
+  int fd = ::mkstemps(name.data(), static_cast<int>(suffix.size()));
+  if (fd < 0) throw_cache_dir_error(cache_dir, std::strerror(errno));
+  ::close(fd);
+  return name;
+}
+
+// Removes a file when it goes out of scope.
+class TempFile {
+ public:
+  explicit TempFile(fs::path path) : path_(std::move(path)) {}
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { ::unlink(path_.c_str()); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
 }
 
 // The embedded device headers, materialized once per header version in the cache directory.
@@ -115,7 +193,11 @@ fs::path ensure_device_headers(const fs::path& cache_dir) {
   if (ec) throw_cache_dir_error(cache_dir, ec.message());
   for (const auto& header : device_headers()) {
     fs::path file = dir / std::string(header.file_name);
-    if (fs::exists(file, ec)) continue;
+    // What the compiler includes must be the embedded text (which the key hashes), whatever
+    // happened to the file since it was written.
+    std::ifstream in(file, std::ios::binary);
+    std::string existing((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in && existing == header.text) continue;
     try {
       support::write_file_atomically(file, header.text);
     } catch (const support::FileError& e) {
@@ -130,7 +212,7 @@ fs::path ensure_device_headers(const fs::path& cache_dir) {
 class BuildLock {
  public:
   BuildLock(const fs::path& path, const fs::path& cache_dir) {
-    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd_ < 0) throw_cache_dir_error(cache_dir, std::strerror(errno));
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno != EINTR) {
@@ -167,10 +249,19 @@ const std::vector<std::string>& default_build_flags() {
 
 fs::path default_cache_dir() {
   if (const char* dir = std::getenv("PYPTO_CACHE_DIR"); dir && *dir) return dir;
+  // The XDG base directory spec ignores relative paths.
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') {
+    return fs::path(xdg) / "pypto";
+  }
   if (const char* home = std::getenv("HOME"); home && *home) {
     return fs::path(home) / ".cache" / "pypto";
   }
-  return fs::temp_directory_path() / ("pypto-cache-" + std::to_string(::getuid()));
+  if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir && *pw->pw_dir == '/') {
+    return fs::path(pw->pw_dir) / ".cache" / "pypto";
+  }
+  std::error_code ec;
+  fs::path tmp = fs::temp_directory_path(ec);
+  return (ec ? fs::path("/tmp") : tmp) / ("pypto-cache-" + std::to_string(::geteuid()));
 }
 
 std::string resolve_compiler(const BuildOptions& options) {
@@ -220,9 +311,10 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
   const auto start = Clock::now();
   const std::string compiler = resolve_compiler(options);
   const auto& flags = options.flags.empty() ? default_build_flags() : options.flags;
-  const fs::path cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
-
   BuildResult result;
+  const fs::path cache_dir = ensure_cache_dir(
+      options.cache_dir.empty() ? default_cache_dir() : options.cache_dir, result.notes);
+
   result.key = compute_key(source, compiler, flags);
   result.library = cache_dir / (result.key + ".so");
   result.source =
@@ -233,7 +325,6 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
     return result;
   };
 
-  std::error_code ec;
   auto write_source = [&] {
     try {
       support::write_file_atomically(result.source, source);
@@ -248,22 +339,43 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
     if (!options.source_path.empty()) write_source();
     return finish(true);
   };
+  // A cached library counts only when its bytes are the ones recorded at build time.
+  std::string damage;
+  auto usable = [&] {
+    bool missing = false;
+    bool ok = library_file::open_verified(result.library, damage, &missing).ok();
+    if (missing) damage.clear();
+    return ok;
+  };
 
-  // The warm path: one hash and one stat().
-  if (fs::exists(result.library, ec)) return hit();
+  // The warm path: one hash of the source and one of the library.
+  if (usable()) return hit();
 
-  ensure_cache_dir(cache_dir);
   BuildLock lock(cache_dir / (result.key + ".lock"), cache_dir);
-  if (fs::exists(result.library, ec)) return hit();  // built while we waited
+  if (usable()) return hit();  // built while we waited
+  if (!damage.empty()) {
+    result.notes.push_back("the cached library '" + result.library.string() + "' was not used (" +
+                           damage + "); it was rebuilt");
+    std::error_code ec;
+    fs::remove(result.library, ec);
+  }
 
   const fs::path include_dir = ensure_device_headers(cache_dir);
   write_source();
+  // The compiler reads a private copy of exactly the text that was hashed, not the user's file,
+  // which anyone with access to the work directory could change between the two.
+  TempFile private_source(make_temp(cache_dir / (result.key + ".cpp"), cache_dir, ".cpp"));
+  try {
+    support::write_file_atomically(private_source.path(), source);
+  } catch (const support::FileError& e) {
+    throw_cache_dir_error(cache_dir, e.what());
+  }
 
-  const fs::path tmp = unique_temp(result.library);
+  TempFile tmp(make_temp(result.library, cache_dir));
   std::vector<std::string> argv = split_words(compiler);
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(),
-              {"-I" + include_dir.string(), result.source.string(), "-o", tmp.string()});
+  argv.insert(argv.end(), {"-I" + include_dir.string(), private_source.path().string(), "-o",
+                           tmp.path().string()});
 
   ProcessResult r;
   try {
@@ -272,8 +384,10 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
     throw BuildError("cannot run C++ compiler '" + compiler + "': " + e.what() +
                      "; set CXX to a C++17 compiler");
   }
+  // Diagnostics name the file the user can open.
+  replace_all(r.output, private_source.path().string(), result.source.string());
+  argv[argv.size() - 3] = result.source.string();
   if (!r.succeeded()) {
-    fs::remove(tmp, ec);
     std::string what = "building " + program_label(options) + " failed: ";
     if (r.timed_out) {
       what +=
@@ -288,12 +402,16 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
     what += "command: " + join(argv);
     throw BuildError(what);
   }
-  fs::rename(tmp, result.library, ec);
-  if (ec) {
-    std::string reason = "installing " + result.library.string() + ": " + ec.message();
-    fs::remove(tmp, ec);
-    throw_cache_dir_error(cache_dir, reason);
+  // The digest goes in first: a library is never visible without the record that vouches for it.
+  if (std::string problem =
+          library_file::seal(tmp.path(), library_file::digest_path(result.library));
+      !problem.empty()) {
+    throw BuildError("building " + program_label(options) + " failed: " + problem);
   }
+  std::error_code ec;
+  fs::rename(tmp.path(), result.library, ec);
+  if (ec)
+    throw_cache_dir_error(cache_dir, "installing " + result.library.string() + ": " + ec.message());
   result.compiler_output = std::move(r.output);
   return finish(false);
 }

@@ -14,6 +14,8 @@
 #include <system_error>
 #include <thread>
 
+#include "pypto/support/interrupt.h"
+
 extern char** environ;
 
 namespace pypto::runtime {
@@ -56,6 +58,8 @@ int open_pidfd(pid_t pid) {
   return -1;
 #endif
 }
+
+constexpr std::chrono::milliseconds kInterruptPoll{100};
 
 void append_output(std::string& out, const char* data, size_t n) {
   if (out.size() >= kMaxCapturedOutput) return;
@@ -132,8 +136,16 @@ ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds ti
       break;
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    int rc = ::poll(fds, n, static_cast<int>(std::max<int64_t>(0, left.count())));
+    // Woken at least every kInterruptPoll to notice a Ctrl-C.
+    int rc = ::poll(fds, n,
+                    static_cast<int>(std::clamp<int64_t>(left.count(), 0, kInterruptPoll.count())));
+    if (support::interrupt_requested()) {
+      ::kill(kill_group ? -pid : pid, SIGKILL);
+      reap_blocking(pid, result);
+      support::throw_if_interrupted();
+    }
     if (rc < 0 && errno == EINTR) continue;
+    if (rc == 0 && Clock::now() < deadline) continue;
     if (rc == 0) {
       ::kill(kill_group ? -pid : pid, SIGKILL);
       reap_blocking(pid, result);

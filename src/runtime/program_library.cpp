@@ -1,9 +1,11 @@
 #include "pypto/runtime/program_library.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <string>
 
+#include "library_file.h"
 #include "pypto/runtime/errors.h"
 
 namespace pypto::runtime {
@@ -19,6 +21,24 @@ std::string dl_error() {
 
 std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem::path& path) {
   const std::string where = "program library '" + path.string() + "'";
+  // dlopen() runs the file's constructors and maps it, so a planted file would run its code in
+  // the caller and a truncated one would raise SIGBUS there: only bytes that match the digest
+  // the binary cache recorded when it built them are loaded, and only if the path still names
+  // the file that was checked. (Not dlopen("/proc/self/fd/N"): the loader recognizes loaded
+  // libraries by name, and descriptor numbers are reused.)
+  std::string problem;
+  library_file::VerifiedFile file = library_file::open_verified(path, problem);
+  struct stat checked {
+  }, named{};
+  if (file.ok() && (::fstat(file.fd(), &checked) != 0 || ::stat(path.c_str(), &named) != 0 ||
+                    checked.st_ino != named.st_ino || checked.st_dev != named.st_dev)) {
+    problem = "it was replaced while it was being checked";
+  }
+  if (!problem.empty()) {
+    throw ExecutionError(ExecutionError::Kind::Load,
+                         "cannot load " + where + ": " + problem +
+                             "; delete it and build again (the binary cache rebuilds it)");
+  }
   // RTLD_NOW: an unresolved symbol must fail here, with dlerror's text, not in the middle of a
   // run. RTLD_LOCAL: two programs may define kernels with the same names.
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -4,6 +4,7 @@
 #include "pypto/runtime/tile_isa.h"
 
 #include <cstring>
+#include <string>
 
 #include "tensor_transfer.h"
 #include "tile_elements.h"
@@ -102,6 +103,20 @@ void isa_assemble(void* dst, int64_t dst_cols, const void* src, int64_t r0, int6
                  static_cast<size_t>(cols * elem_size));
 }
 
+int32_t isa_check_divisor(int32_t dtype, const void* divisor, int64_t n, const char* where,
+                          PtoFailFn fail, void* ctx) {
+  if (!support::integer_dtype(dtype)) return 1;
+  bool zero = false;
+  with_dtype(dtype, [&](auto t) {
+    using S = typename decltype(t)::S;
+    const auto* d = static_cast<const S*>(divisor);
+    for (int64_t i = 0; i < n && !zero; ++i) zero = d[i] == S(0);
+  });
+  if (!zero) return 1;
+  fail(ctx, (std::string(where) + ": " + support::kIntegerDivisionByZero).c_str());
+  return 0;
+}
+
 }  // namespace
 
 const PtoIsa& tile_isa() {
@@ -122,6 +137,7 @@ const PtoIsa& tile_isa() {
       &transfer::check_tile_box,
       &transfer::copy_tensor,
       &transfer::check_params,
+      &isa_check_divisor,
   };
   return isa;
 }

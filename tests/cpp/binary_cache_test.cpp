@@ -1,6 +1,8 @@
 #include "pypto/runtime/binary_cache.h"
 
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,16 +283,55 @@ TEST_F(BinaryCacheTest, ConcurrentBuildsFromProcessesCompileOnce) {
   EXPECT_NO_THROW(ProgramLibrary::load(dir / (build_cache_key(kSource, options) + ".so")));
 }
 
-TEST(BinaryCacheDefaults, CacheDirFollowsPyptoCacheDir) {
-  const char* old = std::getenv("PYPTO_CACHE_DIR");
-  std::string saved = old ? old : "";
-  ::setenv("PYPTO_CACHE_DIR", "/some/where", 1);
-  EXPECT_EQ(default_cache_dir(), fs::path("/some/where"));
-  ::unsetenv("PYPTO_CACHE_DIR");
-  if (const char* home = std::getenv("HOME"); home && *home) {
-    EXPECT_EQ(default_cache_dir(), fs::path(home) / ".cache" / "pypto");
+// Sets an environment variable for the scope (unset when `value` is null).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
   }
-  if (old) ::setenv("PYPTO_CACHE_DIR", saved.c_str(), 1);
+  ~ScopedEnv() {
+    if (had_) {
+      ::setenv(name_, old_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST(BinaryCacheDefaults, CacheDirFollowsPyptoCacheDirThenXdgThenHome) {
+  ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+  {
+    ScopedEnv env("PYPTO_CACHE_DIR", "/some/where");
+    EXPECT_EQ(default_cache_dir(), fs::path("/some/where"));
+  }
+  ScopedEnv no_cache_dir("PYPTO_CACHE_DIR", nullptr);
+  {
+    ScopedEnv home("HOME", "/home/someone");
+    EXPECT_EQ(default_cache_dir(), fs::path("/home/someone/.cache/pypto"));
+    ScopedEnv xdg_set("XDG_CACHE_HOME", "/xdg/cache");
+    EXPECT_EQ(default_cache_dir(), fs::path("/xdg/cache/pypto"));
+    ScopedEnv xdg_relative("XDG_CACHE_HOME", "relative");  // ignored, as the spec says
+    EXPECT_EQ(default_cache_dir(), fs::path("/home/someone/.cache/pypto"));
+  }
+  {
+    // Without HOME: the user database's home folder, never a shared /tmp name by default.
+    ScopedEnv home("HOME", nullptr);
+    const passwd* pw = ::getpwuid(::geteuid());
+    ASSERT_NE(pw, nullptr);
+    EXPECT_EQ(default_cache_dir(), fs::path(pw->pw_dir) / ".cache" / "pypto");
+  }
   EXPECT_EQ(default_build_flags(),
             (std::vector<std::string>{"-O2", "-shared", "-fPIC", "-std=c++17"}));
 }

@@ -106,6 +106,14 @@ constexpr const char* kToRight =
 constexpr const char* kX = "pl.load(x, [0, 0], [16, 16])";
 constexpr const char* kW = "pl.load(w, [0, 0], [16, 16])";
 
+// An integer operand that an op divides by must not hold zeros: integer division by zero is a
+// fault (IntegerDivisionByZeroIsAFault below), not a value to compare.
+std::string divisor(const OpDef& def, support::OpFamily family, const std::string& operand,
+                    const DtypeCase& d) {
+  if (!d.integer || !support::op_divides(family, def.isa_opcode)) return operand;
+  return "pl.add(pl.mul(pl.abs(" + operand + "), 2), 1)";
+}
+
 // The blocks exercising `def`; `r` is the result name, `op` the call's callee.
 std::vector<Block> blocks_for(const OpDef& def) {
   const std::string op = "pl." + def.name;
@@ -117,15 +125,18 @@ std::vector<Block> blocks_for(const OpDef& def) {
   switch (def.emit) {
     case EmitShape::Binary:
       for (const auto& d : kDtypes) {
-        std::string a = operand("x", "[16, 16]", d), b = operand("w", "[16, 16]", d);
+        std::string a = operand("x", "[16, 16]", d);
+        std::string b = divisor(def, support::OpFamily::Binary, operand("w", "[16, 16]", d), d);
         add(op + "(" + a + ", " + b + ")", false, d.tolerance);
         add(op + "(" + a + (d.integer ? ", 3)" : ", 0.75)"), false, d.tolerance);
         add(op + (d.integer ? "(1.5, " : "(-3, ") + a + ")", false, d.tolerance);
       }
       break;
     case EmitShape::Unary:
-      for (const auto& d : kDtypes)
-        add(op + "(" + operand("x", "[16, 16]", d) + ")", false, d.tolerance);
+      for (const auto& d : kDtypes) {
+        add(op + "(" + divisor(def, support::OpFamily::Unary, operand("x", "[16, 16]", d), d) + ")",
+            false, d.tolerance);
+      }
       break;
     case EmitShape::RowReduce:
       for (const auto& d : kDtypes)
@@ -133,8 +144,9 @@ std::vector<Block> blocks_for(const OpDef& def) {
       break;
     case EmitShape::RowExpand:
       for (const auto& d : kDtypes) {
-        add(op + "(" + operand("x", "[16, 16]", d) + ", " + operand("w", "[16, 1]", d) + ")", false,
-            d.tolerance);
+        add(op + "(" + operand("x", "[16, 16]", d) + ", " +
+                divisor(def, support::OpFamily::RowExpand, operand("w", "[16, 1]", d), d) + ")",
+            false, d.tolerance);
       }
       break;
     case EmitShape::Cast:
@@ -267,6 +279,67 @@ INSTANTIATE_TEST_SUITE_P(Registry, OpAgreesWithInterpreter, ::testing::ValuesIn(
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
+
+}  // namespace
+}  // namespace pypto::ir
+
+namespace pypto::ir {
+namespace {
+
+// Integer division by zero is a fault on the device, reported like the interpreter reports it,
+// for every instruction that divides and for the scalar `//` and `%` of generated code.
+class IntegerDivisionByZero : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(IntegerDivisionByZero, IsAFaultInTheInterpreterAndOnTheDevice) {
+  const std::string text =
+      "import pypto.language as pl\n\n@pl.program\nclass DivProgram:\n"
+      "    @pl.function(type=pl.FunctionType.InCore)\n"
+      "    def k(self, x: pl.Tensor[[16, 16], pl.FP32],\n"
+      "          y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+      "        z = pl.cast(pl.load(x, [0, 0], [16, 16]), target_type=pl.INT32)\n"
+      "        for i in pl.range(1):\n"
+      "            y = pl.store(pl.cast(" +
+      GetParam() +
+      ", target_type=pl.FP32), [0, 0], y)\n"
+      "        return y\n\n"
+      "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+      "    def main(self, x: pl.Tensor[[16, 16], pl.FP32],\n"
+      "             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+      "        y = self.k(x, y)\n        return y\n";
+  SCOPED_TRACE(text);
+  auto program = frontend::parse_module(text, "div.py").at(0);
+  HostArray x({16, 16}), y({16, 16});  // x: zeros
+  std::vector<InterpreterArg> args;
+  for (auto* a : {&x, &y}) {
+    ir::HostTensor t;
+    t.shape = a->shape;
+    t.data = a->data.data();
+    args.emplace_back(t);
+  }
+  try {
+    interpret(*program, args);
+    ADD_FAILURE() << "the interpreter divided by zero";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("by zero"), std::string::npos) << e.what();
+  }
+
+  auto lowered =
+      passes::PassManager::for_strategy(passes::OptimizationStrategy::Default).run(program);
+  codegen::testing::Library lib(codegen::generate_program(*lowered).translation_unit, "div");
+  ASSERT_TRUE(lib.ok());
+  codegen::testing::InlineRuntime rt;
+  std::vector<PtoArg> pto_args = {x.arg(), y.arg(PTO_ARG_OUT)};
+  lib.orchestrate()(rt.api(), pto_args.data(), 2);
+  ASSERT_FALSE(rt.failures().empty()) << "the device divided by zero silently";
+  EXPECT_EQ(rt.failures().front().rfind("k: ", 0), 0u) << rt.failures().front();
+  EXPECT_NE(rt.failures().front().find("by zero"), std::string::npos) << rt.failures().front();
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, IntegerDivisionByZero,
+                         ::testing::Values("pl.div(pl.add(z, 5), z)", "pl.div(pl.add(z, 5), 0)",
+                                           "pl.div(7, z)", "pl.recip(z)",
+                                           "pl.row_expand_div(pl.add(z, 5), pl.row_sum(z))",
+                                           "pl.add(z, 64 // i)", "pl.add(z, 64 % i)"));
 
 }  // namespace
 }  // namespace pypto::ir

@@ -9,9 +9,8 @@ import sysconfig
 import pytest
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
-# pip installs the tool into this interpreter's scripts folder, which need not be on PATH
-# (e.g. under pyenv before a rehash).
-# PYPTO_CLI names the tool explicitly (a build tree tested without installing the package).
+# PYPTO_CLI names the tool to test (e.g. a build tree's); otherwise pip installs it into this
+# interpreter's scripts folder, which need not be on PATH (e.g. under pyenv before a rehash).
 _SCRIPT = pathlib.Path(sysconfig.get_path("scripts")) / "pypto"
 PYPTO = (os.environ.get("PYPTO_CLI")
          or (str(_SCRIPT) if os.access(_SCRIPT, os.X_OK) else shutil.which("pypto")))
@@ -77,3 +76,26 @@ def test_program_error_exits_with_1_and_points_at_it(tmp_path):
     proc = cli("compile", bad, cwd=tmp_path)
     assert proc.returncode == 1
     assert "bad.py:8:" in proc.stderr and "^" in proc.stderr
+
+
+def test_invalid_utf8_in_a_name_is_written_not_thrown(tmp_path):
+    # A kernel name holding the byte 0xFF reaches kernel_config.json and the profile report.
+    source = (
+        b"import pypto.language as pl\n\n@pl.program\nclass Odd:\n"
+        b"    @pl.function(type=pl.FunctionType.InCore)\n"
+        b"    def k\xff(self, a: pl.Tensor[[16, 16], pl.FP32],\n"
+        b"          c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+        b"        c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)\n"
+        b"        return c\n\n"
+        b"    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        b"    def main(self, a: pl.Tensor[[16, 16], pl.FP32],\n"
+        b"             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+        b"        c = self.k\xff(a, c)\n"
+        b"        return c\n")
+    (tmp_path / "odd.py").write_bytes(source)
+    proc = subprocess.run([PYPTO, "compile", "odd.py", "-o", "out", "--profile"], cwd=tmp_path,
+                          capture_output=True, timeout=300)
+    output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+    assert "json.exception" not in output
+    assert proc.returncode == 0, output
+    assert "k\ufffd" in (tmp_path / "out" / "kernel_config.json").read_text(encoding="utf-8")

@@ -26,6 +26,9 @@ struct RunConfig {
   int workers = 0;       // simulated cores; 0: the runtime's default
   passes::OptimizationStrategy strategy = passes::OptimizationStrategy::Default;
   bool isolate = true;  // run the device in a child process so a faulting kernel is contained
+  // Seconds the reference interpreter and the device may each take (an isolated device run is
+  // killed after that long; an in-process one cannot be).
+  double timeout = 300;
 };
 
 // One tensor argument of the program's entry function, owned by the caller and already holding
@@ -39,6 +42,12 @@ struct RunTensor {
 // inputs are the run's own buffers (read them, do not write them), outputs are copies holding
 // their initial values, to be overwritten with the expected ones.
 using GoldenFn = std::function<void(std::vector<ir::HostTensor>& tensors)>;
+
+// Gives every tensor its buffer and input values, for callers that make their tensors lazily
+// (Python creates them from TensorSpecs): run() calls it at the start of `golden_write`, so
+// that making the inputs is part of the profile, as writing them is. It may throw; the message
+// becomes the run's error.
+using PrepareFn = std::function<void(std::vector<RunTensor>& tensors)>;
 
 struct RunResult {
   bool passed = false;
@@ -54,6 +63,11 @@ struct RunResult {
   int workers = 0;         // simulated cores
   bool isolated = false;   // in a child process
   bool cache_hit = false;  // the program library came from the binary cache
+  // Things the user should know although they did not stop the run (a damaged cache entry
+  // that was rebuilt, an unsafe cache directory that was not used).
+  std::vector<std::string> notes;
+  // The run stopped because an interrupt was requested (support/interrupt.h): Ctrl-C.
+  bool interrupted = false;
 };
 
 // The most simulated cores a run may ask for (each is a thread, and an isolated run maps a
@@ -62,11 +76,12 @@ inline constexpr int kMaxWorkers = 256;
 
 // Runs the whole pipeline in `session`; never throws for compile, build, run or golden
 // failures: they give passed=false and an error. Profile stages: `compile` (passes, codegen),
-// `golden_write` (golden, then <work_dir>/data/in/*.npy and data/out/*.npy),
+// `golden_write` (`inputs` when `prepare` makes them; `golden`: output copies and the golden;
+// `write_data`: <work_dir>/data/in/*.npy and data/out/*.npy),
 // `device_execution` (binary_compilation, execute, validate). Without `golden` the reference
 // interpreter computes the expected outputs. The session's report is written at the end.
 RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
-              const GoldenFn& golden, const RunConfig& config);
+              const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare = nullptr);
 
 // The same in a session of its own (profiling as `config.compile_profiling` asks, or an active
 // profiler).

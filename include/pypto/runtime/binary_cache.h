@@ -17,10 +17,13 @@ struct BuildOptions {
   std::string compiler;
   // Compiler flags. Empty: default_build_flags(). Part of the cache key.
   std::vector<std::string> flags;
-  // Where libraries are cached. Empty: default_cache_dir().
+  // Where libraries are cached. Empty: default_cache_dir(). It must belong to the effective
+  // user and be writable by nobody else (it is created with mode 0700); otherwise the build
+  // uses a fresh private directory for the rest of the process and says so in a note.
   std::filesystem::path cache_dir;
-  // Compile the source from this path instead of <cache_dir>/<key>.cpp, so that diagnostics name
-  // a file in the caller's work directory. Written (atomically) on every build, hit or miss.
+  // Where the user finds the source: <cache_dir>/<key>.cpp when empty. Written (atomically) on
+  // every build, hit or miss, and named in diagnostics; the compiler itself reads a private
+  // copy written from the hashed text, so what is built is exactly what the key covers.
   std::filesystem::path source_path;
   // The compiler is killed (with everything it started) after this long.
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
@@ -35,12 +38,17 @@ struct BuildResult {
   bool cache_hit = false;         // true: no compiler ran
   double seconds = 0;             // wall time of build_library
   std::string compiler_output;    // warnings of a successful compile; empty on a cache hit
+  // What the user should know although the build succeeded: a damaged cache entry that was
+  // rebuilt, an unsafe cache directory that was replaced by a private one.
+  std::vector<std::string> notes;
 };
 
 // {"-O2", "-shared", "-fPIC", "-std=c++17"}.
 const std::vector<std::string>& default_build_flags();
 
-// ${PYPTO_CACHE_DIR}, else ~/.cache/pypto.
+// ${PYPTO_CACHE_DIR}, else ${XDG_CACHE_HOME}/pypto, else ~/.cache/pypto (the home folder from
+// $HOME or the user database), else <temp>/pypto-cache-<euid> (whose owner and mode are checked
+// before use, like every cache directory).
 std::filesystem::path default_cache_dir();
 
 // The compiler command for `options` (options.compiler, $CXX or "c++").
@@ -59,7 +67,9 @@ std::string build_cache_key(std::string_view source, const BuildOptions& options
 // cache directory and passed with -I, so the source tree is not needed at run time.
 // Safe to call concurrently for the same source from threads and processes: one of them
 // compiles (under a lock file), into a unique temporary that is renamed into place, and the
-// others then find the library in the cache. Throws BuildError.
+// others then find the library in the cache. A cached library is used only when its bytes match
+// the digest recorded when it was built (library_file.h); a damaged or planted one is rebuilt,
+// with a note. Throws BuildError.
 BuildResult build_library(std::string_view source, const BuildOptions& options = {});
 
 }  // namespace pypto::runtime

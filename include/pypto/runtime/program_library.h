@@ -12,8 +12,10 @@ namespace pypto::runtime {
 // goes away.
 class ProgramLibrary {
  public:
-  // Throws ExecutionError(Kind::Load) with dlerror()'s text, or naming the missing symbol or the
-  // ABI version mismatch.
+  // Loads a library built by build_library: its bytes must match the digest recorded next to
+  // it (see src/runtime/library_file.h), else nothing of it runs. Throws ExecutionError(Kind::Load)
+  // saying what is wrong with the file, with dlerror()'s text, or naming the missing symbol or
+  // the ABI version mismatch.
   static std::shared_ptr<const ProgramLibrary> load(const std::filesystem::path& path);
 
   ProgramLibrary(const ProgramLibrary&) = delete;

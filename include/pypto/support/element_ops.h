@@ -2,8 +2,10 @@
 // (src/ir) and the runtime's tile instructions (src/runtime), so that the two cannot drift apart.
 //
 // - Element types: storage type S and compute type C per dtype (FP16/BF16 compute in float).
-// - Integer arithmetic wraps around (two's complement); integer division truncates toward zero
-//   and dividing by zero gives 0 instead of trapping.
+// - Integer arithmetic wraps around (two's complement); integer division truncates toward zero.
+//   Integer division by zero is a fault that the dividing ops (div, recip, row_expand_div)
+//   report before they run -- PtoIsa::check_divisor on the device, the interpreter likewise;
+//   the element function itself still gives 0, so that no path can trap.
 // - Float-to-integer conversions truncate and saturate, and NaN becomes 0, so a kernel never hits
 //   undefined behaviour on odd data; integer-to-integer conversions wrap.
 // - The op tables below map the device opcodes of device/pto_abi.h onto element functions. An
@@ -159,6 +161,18 @@ inline int64_t sub_values(int64_t a, int64_t b) {
 inline int64_t mul_values(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
+// The element types whose division is integer division (and so may fault on a zero divisor).
+constexpr bool integer_dtype(int32_t dtype) {
+  return dtype == PTO_INT32 || dtype == PTO_INT64 || dtype == PTO_BOOL;
+}
+inline constexpr const char* kIntegerDivisionByZero = "integer division by zero";
+
+// True when the instruction `op` of `family` divides by its (last) operand.
+enum class OpFamily { Binary, Unary, RowExpand };
+constexpr bool op_divides(OpFamily family, int32_t op) {
+  return family == OpFamily::Unary ? op == PTO_OP_RECIP : op == PTO_OP_DIV;
+}
+
 inline int64_t neg_value(int64_t a) { return static_cast<int64_t>(0u - static_cast<uint64_t>(a)); }
 
 template <typename C>

@@ -8,6 +8,7 @@ import json
 import os
 
 from pypto import _core
+from pypto._text import checked_path
 from pypto.errors import CompileError
 from pypto.ir.program import Program
 
@@ -71,7 +72,8 @@ def compile(  # noqa: A001 - the documented name
     if not isinstance(strategy, OptimizationStrategy):
         raise CompileError(f"ir.compile: strategy must be an OptimizationStrategy, got {strategy!r}")
     options = _core.driver.CompileOptions()
-    options.output_dir = "" if output_dir is None else os.fspath(output_dir)
+    options.output_dir = ("" if output_dir is None
+                          else checked_path(output_dir, "ir.compile: output_dir", CompileError))
     options.strategy = strategy
     options.dump_passes = bool(dump_passes)
     options.profiling = bool(profiling)

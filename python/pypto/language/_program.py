@@ -7,7 +7,8 @@ import sys
 import tokenize
 
 from pypto import _core
-from pypto.errors import CompileError
+from pypto._text import checked_text, display_text, undecodable_at
+from pypto.errors import CompileError, ParseError
 # Imported with the package, not on the first @pl.program: a one-time import is no part of the
 # `parse` stage it would otherwise be timed in.
 from pypto.ir.program import Program
@@ -110,14 +111,52 @@ def _class_keyword_lines(lines):
     return found
 
 
-def _parse_class(cls, frame):
+def _source_text(text, file_name, first_line=1):
+    """``text`` as the parser takes it (UTF-8), or a located ParseError at the first character
+    that is not (a str can hold lone surrogates, e.g. from surrogate-escaped bytes)."""
+    at = undecodable_at(text)
+    if at is None:
+        return text
+    line = text.count("\n", 0, at) + 1
+    start = text.rfind("\n", 0, at) + 1
+    column = at - start + 1
+    end = text.find("\n", at)
+    source_line = display_text(text[start:end if end >= 0 else len(text)])
+    message = (f"character U+{ord(text[at]):04X} is not valid text (it stands for a byte that is "
+               f"not UTF-8); save the program as UTF-8")
+    name = display_text(file_name)
+    lineno = line + first_line - 1
+    rendered = (f"{name}:{lineno}:{column}: error: {message}\n{source_line}\n"
+                f"{' ' * (column - 1)}^")
+    raise ParseError(rendered, message, name, lineno, column, source_line)
+
+
+def _source_file(cls):
+    """The file the class's source is in: that of its methods' code, which also names an
+    IPython/Jupyter cell (whose text IPython keeps in ``linecache``); else what ``inspect``
+    says (it fails for classes of ``__main__`` without a ``__file__``)."""
+    for value in vars(cls).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is not None and getattr(value, "__qualname__", "").startswith(cls.__qualname__):
+            return code.co_filename
     try:
-        file_name = inspect.getsourcefile(cls) or inspect.getfile(cls)
-        candidates = _class_headers(cls, file_name) or [inspect.getsourcelines(cls)]
+        return inspect.getsourcefile(cls) or inspect.getfile(cls)
+    except TypeError:
+        return None
+
+
+def _parse_class(cls, frame):
+    file_name = _source_file(cls)
+    try:
+        candidates = _class_headers(cls, file_name) if file_name else []
+        if not candidates:
+            candidates = [inspect.getsourcelines(cls)]
     except (OSError, TypeError) as e:
+        where = f"in {display_text(file_name)}" if file_name else "where Python keeps no source"
         raise CompileError(
-            f"cannot read the source of class {cls.__qualname__}: @pl.program needs a class "
-            f"defined in a file (use pl.parse(text) for program text)"
+            f"cannot read the source of class {cls.__qualname__}: it was defined {where} "
+            f"(python -c or standard input keep no text). @pl.program reads the class from a "
+            f"file or a notebook cell; for program text held in a string, use pl.parse(text)"
         ) from e
     scopes = [frame.f_globals, frame.f_locals] if frame is not None else [vars(sys.modules.get(cls.__module__, object()))]
     constants = collect_constants(*scopes)
@@ -126,10 +165,12 @@ def _parse_class(cls, frame):
     # decorator when inspect found it: the parser skips decorators either way, and stops at the
     # end of the class when the text goes on. The first candidate that parses is the class; when
     # none does, the nearest one's error is the program's.
+    file_name = file_name or "<unknown>"
     first_error = None
     for lines, first_line in candidates:
         try:
-            return _wrap(_core.ir.parse_program("".join(lines), file_name, constants,
+            return _wrap(_core.ir.parse_program(_source_text("".join(lines), file_name, first_line),
+                                                display_text(file_name), constants,
                                                 max(first_line - 1, 0), rest_of_file=True))
         except CompileError as e:
             first_error = first_error or e
@@ -177,6 +218,10 @@ def parse(text, file_name="<string>", constants=None):
         del frame
     if constants:
         scope.update(collect_constants(constants))
+    file_name = display_text(checked_text(file_name, "pl.parse: file_name", CompileError)
+                             if not isinstance(file_name, str) else file_name)
+    text = _source_text(checked_text(text, "pl.parse: the program text", CompileError)
+                        if not isinstance(text, str) else text, file_name)
     programs = _core.ir.parse_module(text, file_name, scope)  # the `parse` stage, in C++
     if len(programs) != 1:
         raise CompileError(
