@@ -30,6 +30,19 @@ bool is_identifier_char(char c) {
 
 }  // namespace
 
+std::string function_symbol(std::string_view prefix, std::string_view name) {
+  bool plain = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+  for (char c : name) plain = plain && is_identifier_char(c);
+  if (plain) return std::string(prefix) + "_" + std::string(name);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = std::string(prefix) + "x_";
+  for (unsigned char c : name) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
 VarNames::VarNames() {
   for (const char* word : kReserved) used_.insert(word);
 }

@@ -13,7 +13,7 @@
 
 namespace pypto::codegen {
 
-std::string kernel_function_name(std::string_view func) { return "kernel_" + std::string(func); }
+std::string kernel_function_name(std::string_view func) { return function_symbol("kernel", func); }
 
 namespace {
 

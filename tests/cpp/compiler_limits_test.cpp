@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pass_test_helpers.h"
+#include "pypto/codegen/cpp_emit.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/support/checked_int.h"
@@ -82,6 +83,15 @@ TEST(IRDepth, A100000DeepTreeIsALocatedErrorNamingTheLimit) {
               "(expressions, calls, loops and ifs inside one another); split it into several "
               "statements or functions");
   }
+}
+
+// Function names are DSL names, which may hold any non-ASCII bytes (even invalid UTF-8): their
+// C++ symbols must still be identifiers, and distinct names distinct symbols.
+TEST(FunctionSymbols, NamesThatAreNotAsciiIdentifiersAreHexEncoded) {
+  EXPECT_EQ(codegen::function_symbol("kernel", "add_kernel"), "kernel_add_kernel");
+  EXPECT_EQ(codegen::function_symbol("kernel", "k\xff"), "kernelx_6bff");
+  EXPECT_EQ(codegen::function_symbol("kernel", "\xc3\xa9"), "kernelx_c3a9");
+  EXPECT_EQ(codegen::function_symbol("orchestration", "x6bff"), "orchestration_x6bff");
 }
 
 class StatementBudget : public ::testing::Test {
