@@ -231,6 +231,11 @@ def cases():
     add("non_utf8", "nul_byte", "compile-error", base.replace(b"t = pl.load", b"t =\x00 pl.load"))
     add("non_utf8", "nul_comment", "", b"# \x00\n" + base)
     add("non_utf8", "bom", "", b"\xef\xbb\xbf" + base)
+    # Invalid UTF-8 in names that reach the outputs (kernel_config.json, generated code).
+    add("non_utf8", "kernel_name", "ok", base.replace(b"def k(", b"def k\xff(").replace(
+        b"self.k(", b"self.k\xff("))
+    add("non_utf8", "param_name", "ok", base.replace(b"a: pl.Tensor", b"a\xfe: pl.Tensor").replace(
+        b"pl.load(a,", b"pl.load(a\xfe,").replace(b"self.k(a,", b"self.k(a\xfe,"))
 
     # 10. Columns count characters: the caret stands under the offending character.
     for i, name in enumerate(["\u00e9l\u00e9ment", "\u53d8\u91cf", "\u0394x", "\U0001d465"]):
@@ -266,6 +271,13 @@ def cases():
     for i, expr in enumerate(["64 // 0", "64 % 0", "64 / 0", "1.0 / 0.0", "(-2**63) // -1"]):
         add("division_by_zero", f"offset_{i}", "compile-error",
             kernel(f"t = pl.load(a, [0, {expr}], [64, 64])", STORE))
+
+    # Run-time division by zero: a fault on the device as in the interpreter.
+    div_sig = scalar_sig("z: pl.Scalar[pl.INT64]")
+    for i, expr in enumerate(["64 // z", "64 % z", "(z + 64) // (z * 0)"]):
+        add("division_by_zero", f"runtime_{i}", "run-error by zero",
+            program(f"t = pl.load(a, [0, {expr}], [64, 64])\n{STORE}",
+                    main_body="c = self.k(a, c, 0)", kernel_sig=div_sig))
 
     # 15. Type errors and misuse of ops.
     for i, line in enumerate(["u = pl.add(a, t)", "u = pl.matmul(t, t)", "u = pl.load(t, [0, 0], [64, 64])",
