@@ -83,6 +83,12 @@ template <typename T>
 inline T max(T a, T b) {
   return a < b ? b : a;
 }
+// The next index of a pl.range loop: `stop` (which ends the loop) when `i + step` would
+// overflow, so a step near 2^63 ends the loop instead of wrapping around (undefined behaviour).
+inline int64_t next_index(int64_t i, int64_t step, int64_t stop) {
+  int64_t n;
+  return __builtin_add_overflow(i, step, &n) ? stop : n;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Tiles and tensor views

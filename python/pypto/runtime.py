@@ -81,7 +81,7 @@ class TensorSpec:
         that an isolated run moves no data between the processes (ordinary numpy memory is
         faster to fill for an in-process run: it can use huge pages)."""
         dtype = _to_pl_dtype(self.dtype)
-        shape = tuple(int(d) for d in self.shape)
+        shape = tuple(_dimension(self.name, d) for d in self.shape)
         storage = _storage_dtype(dtype)
         empty = _shared_array if shared else np.zeros
         value = self.init_value
@@ -96,6 +96,13 @@ class TensorSpec:
         out = empty(shape, storage)
         np.copyto(out, array, casting="unsafe")
         return out
+
+
+def _dimension(name, d):
+    """A shape dimension as an int; a float such as 128.7 (or a bool) is an error, not truncated."""
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+        raise TypeError(f"TensorSpec '{name}': shape dimensions must be integers, got {d!r}")
+    return int(d)
 
 
 def _shared_array(shape, storage):

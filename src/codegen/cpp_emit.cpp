@@ -30,6 +30,19 @@ bool is_identifier_char(char c) {
 
 }  // namespace
 
+std::string function_symbol(std::string_view prefix, std::string_view name) {
+  bool plain = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+  for (char c : name) plain = plain && is_identifier_char(c);
+  if (plain) return std::string(prefix) + "_" + std::string(name);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = std::string(prefix) + "x_";
+  for (unsigned char c : name) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
 VarNames::VarNames() {
   for (const char* word : kReserved) used_.insert(word);
 }
@@ -41,12 +54,15 @@ std::string VarNames::fresh(std::string_view base) {
   // Leading underscores followed by capitals, and double underscores, are reserved in C++.
   if (clean[0] == '_') clean.insert(0, "v");
   std::string candidate = clean;
-  for (int n = 1; used_.count(candidate) != 0 || candidate.find("__") != std::string::npos; ++n) {
-    candidate = clean + "_" + std::to_string(n);
-    if (candidate.find("__") != std::string::npos) {
-      clean = "v";
-      candidate = "v_" + std::to_string(n);
-    }
+  if (used_.count(candidate) != 0 || candidate.find("__") != std::string::npos) {
+    // `<clean>_<n>` would hold a double underscore: number `v` instead.
+    if (clean.find("__") != std::string::npos || clean.back() == '_') clean = "v";
+    // The search resumes after the last suffix given to this base: starting from 1 every time
+    // made naming n rebindings of one variable quadratic.
+    int64_t& n = next_suffix_[clean];
+    do {
+      candidate = clean + "_" + std::to_string(++n);
+    } while (used_.count(candidate) != 0);
   }
   used_.insert(candidate);
   return candidate;

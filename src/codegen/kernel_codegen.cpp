@@ -13,7 +13,7 @@
 
 namespace pypto::codegen {
 
-std::string kernel_function_name(std::string_view func) { return "kernel_" + std::string(func); }
+std::string kernel_function_name(std::string_view func) { return function_symbol("kernel", func); }
 
 namespace {
 
@@ -579,7 +579,11 @@ class KernelEmitter : public StructuredEmitter {
     auto offsets = emit_int_list(o.arg(2), names_, "the offsets of pl.slice");
     if (offsets.size() != x.type->shape.size() || d.type->shape.size() != x.type->shape.size())
       codegen_error(o.span, "pl.slice: offsets must have one entry per tile dimension");
-    auto [r0, c0] = box_origin(offsets);
+    // Plain variables, not a structured binding: C++17 does not let the lambda below capture
+    // one (clang rejects it).
+    const auto origin = box_origin(offsets);
+    const std::string& r0 = origin.first;
+    const std::string& c0 = origin.second;
     emit_tile_box_check(r0, c0, d.rows(), d.cols(), x.rows(), x.cols(), o.span, o.op());
     with_destination(d, overlaps(d, x), [&](const std::string& out) {
       w_.line("isa->slice(" + out + ", " + x.ptr + ", " + std::to_string(x.cols()) + ", " + r0 +

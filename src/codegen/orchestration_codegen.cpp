@@ -11,7 +11,7 @@
 namespace pypto::codegen {
 
 std::string orchestration_function_name(std::string_view func) {
-  return "orchestration_" + std::string(func);
+  return function_symbol("orchestration", func);
 }
 
 namespace {

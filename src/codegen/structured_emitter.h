@@ -177,7 +177,7 @@ class StructuredEmitter {
       cond = "(" + step + " > 0 ? " + iv + " < " + stop + " : " + iv + " > " + stop + ")";
     }
     w_.open("for (int64_t " + iv + " = (int64_t)" + start + "; " + cond + "; " + iv +
-            " += " + step + ")");
+            " = pto::next_index(" + iv + ", " + step + ", " + stop + "))");
     yield_targets_.push_back(&s.iter_args);
     stmt(s.body);
     yield_targets_.pop_back();

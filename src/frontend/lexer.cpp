@@ -127,7 +127,21 @@ class Lexer {
     throw CompileError(Span{line, column}, message);
   }
 
-  int32_t col() const { return static_cast<int32_t>(pos_ - line_start_) + 1; }
+  int32_t col() const { return column_at(pos_); }
+  // Columns count characters, not bytes: a UTF-8 continuation byte (10xxxxxx) does not start
+  // one. The count resumes from the last position asked for on the line, so lexing a long line
+  // stays linear.
+  int32_t column_at(size_t pos) const {
+    if (col_cache_line_start_ != line_start_ || pos < col_cache_pos_) {
+      col_cache_line_start_ = line_start_;
+      col_cache_pos_ = line_start_;
+      col_cache_col_ = 1;
+    }
+    for (; col_cache_pos_ < pos && col_cache_pos_ < text_.size(); ++col_cache_pos_) {
+      if ((static_cast<unsigned char>(text_[col_cache_pos_]) & 0xC0) != 0x80) ++col_cache_col_;
+    }
+    return col_cache_col_;
+  }
   size_t bracket_depth() const { return brackets_.size(); }
   char peek(size_t ahead = 0) const {
     return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0';
@@ -298,7 +312,7 @@ class Lexer {
 
   void lex_string(size_t start) {
     const int32_t line = line_;
-    const int32_t column = static_cast<int32_t>(start - line_start_) + 1;
+    const int32_t column = column_at(start);
     const char quote = text_[pos_];
     const bool triple = peek(1) == quote && peek(2) == quote;
     pos_ += triple ? 3 : 1;
@@ -503,6 +517,9 @@ class Lexer {
   LexOptions options_;
   size_t pos_ = 0;
   size_t line_start_ = 0;
+  mutable size_t col_cache_line_start_ = 0;
+  mutable size_t col_cache_pos_ = 0;
+  mutable int32_t col_cache_col_ = 1;
   int32_t line_ = 1;
   bool at_line_start_ = true;
   bool stopped_ = false;  // LexOptions::first_statement_only reached its end

@@ -9,37 +9,7 @@
 
 namespace pypto::frontend::detail {
 
-ir::ScalarFold fold_constant(const ExprPtr& e) {
-  if (!e) return {};
-  const auto* st = e->type() ? e->type()->as<ir::ScalarType>() : nullptr;
-  const DataType dtype = st ? st->dtype : DataType::INT64;
-  switch (e->kind()) {
-    case ir::ExprKind::IntImm:
-      return {ir::Scalar::of_int(e->as<ir::IntImm>()->value)};
-    case ir::ExprKind::FloatImm:
-      return {ir::Scalar::of_float(e->as<ir::FloatImm>()->value)};
-    case ir::ExprKind::BoolImm:
-      return {ir::Scalar::of_bool(e->as<ir::BoolImm>()->value)};
-    case ir::ExprKind::Unary: {
-      const auto* u = e->as<ir::Unary>();
-      const ir::ScalarFold a = fold_constant(u->a);
-      if (!a.value) return {};
-      ir::ScalarFold r = ir::fold_unary(u->op, *a.value, dtype);
-      r.overflowed = r.overflowed || a.overflowed;
-      return r;
-    }
-    case ir::ExprKind::Binary: {
-      const auto* b = e->as<ir::Binary>();
-      const ir::ScalarFold x = fold_constant(b->a), y = fold_constant(b->b);
-      if (!x.value || !y.value) return {};
-      ir::ScalarFold r = ir::fold_binary(b->op, *x.value, *y.value, dtype);
-      r.overflowed = r.overflowed || x.overflowed || y.overflowed;
-      return r;
-    }
-    default:
-      return {};
-  }
-}
+ir::ScalarFold fold_constant(const ExprPtr& e) { return ir::fold_literal_expr(e); }
 
 std::optional<Constant> to_constant(const std::optional<ir::Scalar>& s) {
   if (!s) return std::nullopt;

@@ -1,6 +1,7 @@
 // Types and annotations: pl.Tensor / pl.Tile / pl.Scalar / tuple types, parameter directions
 // (pl.Out, pl.InOut), shapes, dtypes and MemRef annotations.
 #include "parser_state.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::frontend::detail {
 
@@ -23,6 +24,11 @@ int64_t Parser::parse_constant_int(const std::string& what) {
   Value v = parse_value();
   ir::ScalarFold c;
   if (v.kind == Value::Kind::Expr) c = fold_constant(v.expr);
+  if (c.zero_divisor) fail(v.span, "division by zero in " + what);
+  if (c.value && c.value->kind == ir::Scalar::Kind::Float) {
+    // Never truncated: 128.7 (or 64.0) where an integer belongs is a mistake.
+    fail(v.span, what + " must be an integer, got the float " + ir::print_expr(v.expr));
+  }
   if (!c.value || c.value->kind != ir::Scalar::Kind::Int) {
     fail(v.span, "non-constant " + what + ": expected a constant integer");
   }
@@ -90,9 +96,14 @@ TypePtr Parser::parse_type() {
   if (kind.text == "Scalar") {
     result = ir::scalar_type(parse_dtype("pl.Scalar[...]"));
   } else {
+    const Span shape_span = here();
     std::vector<int64_t> shape = parse_shape();
     expect(TK::Comma, "',' and a dtype after the shape");
     DataType dtype = parse_dtype("pl." + std::string(kind.text) + "[...]");
+    if (!ir::shape_bytes(shape, dtype)) {
+      fail(shape_span, "integer overflow in the size of shape " + ir::shape_to_string(shape) +
+                           " of " + std::string(ir::dtype_name(dtype)) + ": more than 2^63 bytes");
+    }
     if (kind.text == "Tensor") {
       result = ir::tensor_type(std::move(shape), dtype);
     } else {

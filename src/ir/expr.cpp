@@ -63,6 +63,14 @@ const AttrValue* find_attr(const Attrs& attrs, std::string_view key) {
   return nullptr;
 }
 
+void throw_nesting_too_deep(Span span, int32_t depth) {
+  throw CompileError(span, "program nested " + std::to_string(depth) +
+                               " levels deep exceeds the compiler's nesting limit of " +
+                               std::to_string(kMaxIRDepth) +
+                               " (expressions, calls, loops and ifs inside one another); "
+                               "split it into several statements or functions");
+}
+
 ExprPtr make_int(int64_t v, Span span) {
   return std::make_shared<IntImm>(v, DataType::INT64, span);
 }

@@ -8,6 +8,7 @@
 
 #include "interpreter_values.h"
 #include "pypto/ir/scalar_arith.h"
+#include "pypto/support/checked_int.h"
 #include "pypto/support/interrupt.h"
 
 namespace pypto::ir {
@@ -211,7 +212,12 @@ class Interpreter {
                        std::to_string(carried.size()) + " init values");
       }
     });
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    // Counted, not `i += step` until past stop: a step near 2^63 would overflow the index and
+    // never reach the bound. The trip count is exact for any bounds.
+    const uint64_t trips = support::trip_count(start, stop, step);
+    for (uint64_t k = 0; k < trips; ++k) {
+      const auto i =
+          static_cast<int64_t>(static_cast<uint64_t>(start) + k * static_cast<uint64_t>(step));
       frame.env[s.loop_var.get()] = Value::of_int(i);
       for (size_t k = 0; k < carried.size(); ++k) frame.env[s.iter_args[k].get()] = carried[k];
       frame.yielded = false;

@@ -1,10 +1,13 @@
 // Element loops of the reference interpreter: tensor transfers and tile arithmetic. Dtype and op
 // dispatch happen once per row or per tile, never per element.
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "interpreter_values.h"
+#include "pypto/support/checked_int.h"
 #include "pypto/support/element_ops.h"
 
 namespace pypto::ir::interp {
@@ -82,7 +85,8 @@ void check_region(const TensorView& t, const std::vector<int64_t>& offsets,
                   const std::vector<int64_t>& shape, const char* what) {
   bool ok = offsets.size() == t.shape.size() && shape.size() == t.shape.size();
   for (size_t d = 0; ok && d < shape.size(); ++d) {
-    ok = offsets[d] >= 0 && shape[d] >= 0 && offsets[d] + shape[d] <= t.shape[d];
+    // As the device checks it: an offset near INT64_MAX is outside, not wrapped.
+    ok = support::box_fits(offsets[d], shape[d], t.shape[d]);
   }
   if (!ok) {
     throw RunError(std::string("out of bounds in ") + what + ": offsets " + list_text(offsets) +
@@ -98,15 +102,37 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
 }
 
 int64_t count(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  return support::saturated(support::checked_product(shape));
+}
+
+// Storage of `elements` values of `element_bytes` each, or a RunError saying it cannot be had
+// (a shape of the program too large for this machine), never the library's exception text.
+template <typename T>
+void allocate(std::vector<T>* v, int64_t elements, int64_t element_bytes, const char* kind,
+              const std::vector<int64_t>& shape) {
+  const auto what = [&] { return std::string(kind) + " of shape " + shape_to_string(shape); };
+  const int64_t bytes = support::saturated(support::checked_mul(elements, element_bytes));
+  try {
+    if (elements < 0 || bytes == support::kInt64Max ||
+        static_cast<uint64_t>(elements) > v->max_size()) {
+      throw std::bad_alloc();
+    }
+    v->assign(static_cast<size_t>(elements), T{});
+  } catch (const std::bad_alloc&) {
+    throw RunError(
+        std::string("out of memory: cannot allocate ") +
+        (bytes == support::kInt64Max ? std::string("more than 2^63") : std::to_string(bytes)) +
+        " bytes for " + what() + " in the reference interpreter");
+  } catch (const std::length_error&) {
+    throw RunError(std::string("out of memory: cannot allocate ") + std::to_string(bytes) +
+                   " bytes for " + what() + " in the reference interpreter");
+  }
 }
 
 std::shared_ptr<Tile> make_tile(DataType dtype, std::vector<int64_t> shape) {
   auto t = std::make_shared<Tile>();
   t->dtype = dtype;
-  t->data.assign(static_cast<size_t>(count(shape)), 0.0);
+  allocate(&t->data, count(shape), static_cast<int64_t>(sizeof(double)), "a tile", shape);
   t->shape = std::move(shape);
   return t;
 }
@@ -145,7 +171,8 @@ TensorView new_tensor(DataType dtype, std::vector<int64_t> shape) {
   auto b = std::make_shared<Buffer>();
   b->dtype = dtype;
   b->num_elements = count(shape);
-  b->owned.assign(static_cast<size_t>(b->num_elements * dtype_bytes(dtype)), 0);
+  allocate(&b->owned, support::saturated(support::checked_mul(b->num_elements, dtype_bytes(dtype))),
+           1, "a tensor", shape);
   b->data = b->owned.data();
   TensorView v;
   v.buffer = std::move(b);

@@ -6,6 +6,9 @@
 
 #include "interpreter_values.h"
 #include "pto_abi.h"
+#include "pypto/ir/printer.h"
+#include "pypto/ir/scalar_arith.h"
+#include "pypto/support/checked_int.h"
 
 namespace pypto::ir {
 
@@ -99,7 +102,18 @@ std::vector<int64_t> expect_const_shape(const OpContext& c, size_t i) {
   std::vector<int64_t> shape;
   shape.reserve(tuple->elements.size());
   for (const auto& e : tuple->elements) {
-    auto v = as_const_int(e);
+    // A dimension computed from literals (`BIG * BIG`) counts as constant when it is exact.
+    const ScalarFold folded = fold_literal_expr(e);
+    const Span at = e && e->span().valid() ? e->span() : c.span_of(i);
+    if (folded.overflowed) throw CompileError(at, "integer overflow in a shape" + c.where(i));
+    if (folded.zero_divisor) throw CompileError(at, "division by zero in a shape" + c.where(i));
+    if (folded.value && folded.value->kind == Scalar::Kind::Float) {
+      // Never truncated: 128.7 (or 64.0) where an integer belongs is a mistake.
+      throw CompileError(
+          at, "shape dimensions must be integers, got the float " + print_expr(e) + c.where(i));
+    }
+    std::optional<int64_t> v;
+    if (folded.value && folded.value->kind == Scalar::Kind::Int) v = folded.value->i;
     if (!v) {
       throw CompileError(e && e->span().valid() ? e->span() : c.span_of(i),
                          "shape must be a constant list of integers" + c.where(i));
@@ -130,7 +144,16 @@ std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i)
                          "offsets must be integer scalars, got " +
                              (e ? type_to_string(e->type()) : std::string("nothing")) + c.where(i));
     }
-    offsets.push_back(as_const_int(e));
+    // An offset computed from literals only is as static as a literal: checked here.
+    const ScalarFold v = fold_literal_expr(e);
+    if (v.overflowed || v.zero_divisor) {
+      throw CompileError(e->span().valid() ? e->span() : c.span_of(i),
+                         std::string(v.overflowed ? "integer overflow" : "division by zero") +
+                             " in an offset" + c.where(i));
+    }
+    offsets.push_back(v.value && v.value->kind == Scalar::Kind::Int
+                          ? std::optional<int64_t>(v.value->i)
+                          : std::nullopt);
   }
   return offsets;
 }
@@ -143,13 +166,14 @@ void expect_rank(const OpContext& c, size_t i, const char* what, size_t got, siz
   }
 }
 
-// With constant offsets, the region [offsets, offsets + extent) must lie inside `bounds`.
+// The region [offsets, offsets + extent) must lie inside `bounds`: checked where an offset is
+// constant (without overflow, so an offset near INT64_MAX is outside), and for every dimension
+// the extent must fit at all. Run-time offsets are checked again on the device.
 void check_region(const OpContext& c, size_t offsets_arg,
                   const std::vector<std::optional<int64_t>>& offsets,
                   const std::vector<int64_t>& extent, const std::vector<int64_t>& bounds) {
   for (size_t d = 0; d < offsets.size(); ++d) {
-    if (!offsets[d]) continue;
-    if (*offsets[d] < 0 || *offsets[d] + extent[d] > bounds[d]) {
+    if (!support::box_fits(offsets[d].value_or(0), extent[d], bounds[d])) {
       std::string offs = "[";
       for (size_t k = 0; k < offsets.size(); ++k) {
         if (k) offs += ", ";
@@ -272,15 +296,26 @@ TypePtr infer_move(const OpContext& c) {
   return tile_type(tile->shape, tile->dtype, *target);
 }
 
+// A shape whose byte count does not fit in int64 can describe no buffer.
+void expect_shape_fits(const OpContext& c, size_t i, const std::vector<int64_t>& shape,
+                       DataType dtype) {
+  if (!shape_bytes(shape, dtype)) {
+    c.fail(i, "integer overflow in the size of shape " + shape_to_string(shape) + " of " +
+                  std::string(dtype_name(dtype)) + ": more than 2^63 bytes" + c.where(i));
+  }
+}
+
 TypePtr infer_create_tile(const OpContext& c) {
   auto shape = expect_const_shape(c, 0);
   DataType dtype = required_dtype_attr(c, "dtype");
+  expect_shape_fits(c, 0, shape, dtype);
   return tile_type(std::move(shape), dtype, memory_attr(c, "target_memory"));
 }
 
 TypePtr infer_create_tensor(const OpContext& c) {
   auto shape = expect_const_shape(c, 0);
   DataType dtype = required_dtype_attr(c, "dtype");
+  expect_shape_fits(c, 0, shape, dtype);
   return tensor_type(std::move(shape), dtype);
 }
 

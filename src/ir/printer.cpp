@@ -172,8 +172,11 @@ class Printer {
     if (it != names_.end()) return it->second;
     std::string name = v->name.empty() ? "v" : v->name;
     if (used_.count(name)) {
-      for (int k = 1;; ++k) {
-        std::string candidate = name + "_" + std::to_string(k);
+      // The search resumes after the last suffix given to this name: starting from 1 every
+      // time made printing n rebindings of one name quadratic.
+      int64_t& k = next_suffix_[name];
+      while (true) {
+        std::string candidate = name + "_" + std::to_string(++k);
         if (!used_.count(candidate) && !reserved_.count(candidate)) {
           name = std::move(candidate);
           break;
@@ -340,6 +343,7 @@ class Printer {
   std::unordered_map<const Var*, std::string> names_;
   std::unordered_set<std::string> used_;
   std::unordered_set<std::string> reserved_;
+  std::unordered_map<std::string, int64_t> next_suffix_;  // last suffix given, per base name
   const std::vector<VarPtr>* yield_targets_ = nullptr;
 };
 

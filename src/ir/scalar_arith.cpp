@@ -139,4 +139,36 @@ ScalarFold fold_unary(UnaryOp op, const Scalar& a, DataType result) noexcept {
   return integer_result(0 - static_cast<uint64_t>(x), x == kInt64Min, result);
 }
 
+ScalarFold fold_literal_expr(const ExprPtr& e) {
+  if (!e) return {};
+  const auto* st = e->type() ? e->type()->as<ScalarType>() : nullptr;
+  const DataType dtype = st ? st->dtype : DataType::INT64;
+  switch (e->kind()) {
+    case ExprKind::IntImm:
+      return {Scalar::of_int(e->as<IntImm>()->value)};
+    case ExprKind::FloatImm:
+      return {Scalar::of_float(e->as<FloatImm>()->value)};
+    case ExprKind::BoolImm:
+      return {Scalar::of_bool(e->as<BoolImm>()->value)};
+    case ExprKind::Unary: {
+      const auto* u = e->as<Unary>();
+      const ScalarFold a = fold_literal_expr(u->a);
+      if (!a.value) return {};
+      ScalarFold r = fold_unary(u->op, *a.value, dtype);
+      r.overflowed = r.overflowed || a.overflowed;
+      return r;
+    }
+    case ExprKind::Binary: {
+      const auto* b = e->as<Binary>();
+      const ScalarFold x = fold_literal_expr(b->a), y = fold_literal_expr(b->b);
+      if (!x.value || !y.value) return {};
+      ScalarFold r = fold_binary(b->op, *x.value, *y.value, dtype);
+      r.overflowed = r.overflowed || x.overflowed || y.overflowed;
+      return r;
+    }
+    default:
+      return {};
+  }
+}
+
 }  // namespace pypto::ir

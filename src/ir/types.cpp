@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "pypto/support/checked_int.h"
+
 namespace pypto::ir {
 
 namespace {
@@ -101,10 +103,18 @@ std::string_view param_direction_name(ParamDirection d) {
   return "In";
 }
 
+// Shapes that reach the IR have byte counts that fit in int64 (the parser and the type rules
+// check that); a type built otherwise saturates, which reads as "larger than any memory space".
 int64_t TileType::num_elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  return support::saturated(support::checked_product(shape));
+}
+
+int64_t TileType::size_bytes() const {
+  return support::saturated(support::checked_mul(num_elements(), dtype_bytes(dtype)));
+}
+
+std::optional<int64_t> shape_bytes(const std::vector<int64_t>& shape, DataType dtype) {
+  return support::checked_mul(support::checked_product(shape), dtype_bytes(dtype));
 }
 
 TypePtr scalar_type(DataType dtype) {

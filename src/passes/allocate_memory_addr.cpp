@@ -18,8 +18,10 @@ namespace {
 
 using namespace ir;
 
+// Saturates: an end address that overflowed stays "past every capacity".
 int64_t align_up(int64_t v) {
-  return (v + kMemoryAlignment - 1) / kMemoryAlignment * kMemoryAlignment;
+  auto bumped = support::checked_add(v, kMemoryAlignment - 1);
+  return bumped ? *bumped / kMemoryAlignment * kMemoryAlignment : support::kInt64Max;
 }
 
 FunctionPtr allocate(const FunctionPtr& f) {
@@ -40,17 +42,18 @@ FunctionPtr allocate(const FunctionPtr& f) {
     std::vector<std::pair<int64_t, int64_t>> taken;  // [addr, addr + size)
     int64_t in_use = 0;
     for (const auto& [end, other] : live) {
-      taken.emplace_back(other->addr, other->addr + other->size);
+      taken.emplace_back(other->addr,
+                         support::saturated(support::checked_add(other->addr, other->size)));
       in_use += other->size;
     }
     std::sort(taken.begin(), taken.end());
     int64_t addr = 0;
     for (const auto& [lo, hi] : taken) {
-      if (addr + b->size <= lo) break;
+      if (support::box_fits(addr, b->size, lo)) break;
       addr = std::max(addr, align_up(hi));
     }
     int64_t capacity = memory_space_capacity(b->space);
-    if (capacity > 0 && addr + b->size > capacity) {
+    if (capacity > 0 && !support::box_fits(addr, b->size, capacity)) {
       std::string space(memory_space_name(b->space));
       throw CompileError(b->first_tile ? b->first_tile->span() : f->span,
                          "tile '" + (b->first_tile ? b->first_tile->name : std::string("?")) +

@@ -233,24 +233,8 @@ namespace pypto::passes::detail {
 ir::ScalarFold evaluate_const_int(const ir::ExprPtr& e) {
   using namespace ir;
   const auto* st = e && e->type() ? e->type()->as<ScalarType>() : nullptr;
-  const DataType dtype = st ? st->dtype : DataType::INT64;
-  if (!e || is_float(dtype)) return {};
-  if (const auto* i = e->as<IntImm>()) return {Scalar::of_int(i->value)};
-  ScalarFold r;
-  if (const auto* u = e->as<Unary>()) {
-    ScalarFold a = evaluate_const_int(u->a);
-    if (!a.value || u->op != UnaryOp::Neg) return {};
-    r = fold_unary(u->op, *a.value, dtype);
-    r.overflowed = r.overflowed || a.overflowed;
-  } else if (const auto* b = e->as<Binary>()) {
-    ScalarFold x = evaluate_const_int(b->a), y = evaluate_const_int(b->b);
-    if (!x.value || !y.value || is_comparison(b->op) || b->op == BinaryOp::Div ||
-        b->op == BinaryOp::And || b->op == BinaryOp::Or) {
-      return {};
-    }
-    r = fold_binary(b->op, *x.value, *y.value, dtype);
-    r.overflowed = r.overflowed || x.overflowed || y.overflowed;
-  }
+  if (!e || (st && is_float(st->dtype))) return {};
+  ScalarFold r = fold_literal_expr(e);
   if (r.value && r.value->kind != Scalar::Kind::Int) return {};
   return r;
 }

@@ -13,6 +13,7 @@
 #include "pypto/ir/program.h"
 #include "pypto/ir/scalar_arith.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/support/checked_int.h"
 
 namespace pypto::passes::detail {
 

@@ -240,10 +240,11 @@ void check_addresses(const Function& f, Problems* problems) {
                                             " is not aligned to " +
                                             std::to_string(kMemoryAlignment) + " bytes"});
     }
-    if (capacity > 0 && m.addr + m.size > capacity) {
+    if (capacity > 0 && !support::box_fits(m.addr, m.size, capacity)) {
+      const auto end = support::checked_add(m.addr, m.size);
       problems->push_back({var->span(), name + " at [" + std::to_string(m.addr) + ", " +
-                                            std::to_string(m.addr + m.size) + ") exceeds " +
-                                            std::string(memory_space_name(m.space)) +
+                                            (end ? std::to_string(*end) : "beyond 2^63") +
+                                            ") exceeds " + std::string(memory_space_name(m.space)) +
                                             " capacity of " + std::to_string(capacity) + " bytes"});
     }
     auto [it, inserted] = buffers.try_emplace(m.buffer_id);
@@ -272,7 +273,9 @@ void check_addresses(const Function& f, Problems* problems) {
     for (const Buffer* o : live) {
       if (o->memref.space != b->memref.space) continue;
       int64_t lo = std::max(o->memref.addr, b->memref.addr);
-      int64_t hi = std::min(o->memref.addr + o->memref.size, b->memref.addr + b->memref.size);
+      int64_t hi =
+          std::min(support::saturated(support::checked_add(o->memref.addr, o->memref.size)),
+                   support::saturated(support::checked_add(b->memref.addr, b->memref.size)));
       if (lo < hi) {
         problems->push_back(
             {b->tile->span(),

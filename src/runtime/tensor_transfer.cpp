@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "pypto/ir/types.h"
+#include "pypto/support/checked_int.h"
 
 namespace pypto::runtime::transfer {
 namespace {
@@ -30,7 +31,8 @@ std::string list(const int64_t* v, int32_t n) {
 bool box_inside(const PtoTensor& t, const int64_t* offsets, const int64_t* shape, int32_t ndim) {
   if (ndim != t.ndim) return false;
   for (int32_t i = 0; i < ndim; ++i)
-    if (offsets[i] < 0 || shape[i] < 0 || offsets[i] + shape[i] > t.shape[i]) return false;
+    // Overflow-safe: an offset near INT64_MAX is outside, not wrapped to a small number.
+    if (!support::box_fits(offsets[i], shape[i], t.shape[i])) return false;
   return true;
 }
 
@@ -99,7 +101,7 @@ int32_t store(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, 
 
 int32_t check_tile_box(int64_t r0, int64_t c0, int64_t rows, int64_t cols, int64_t tile_rows,
                        int64_t tile_cols, const char* where, PtoFailFn fail, void* ctx) noexcept {
-  if (r0 >= 0 && c0 >= 0 && r0 + rows <= tile_rows && c0 + cols <= tile_cols) return 1;
+  if (support::box_fits(r0, rows, tile_rows) && support::box_fits(c0, cols, tile_cols)) return 1;
   fail(ctx, (std::string(where) + ": offsets [" + std::to_string(r0) + ", " + std::to_string(c0) +
              "] with shape [" + std::to_string(rows) + ", " + std::to_string(cols) +
              "] exceed the tile of shape [" + std::to_string(tile_rows) + ", " +
@@ -111,9 +113,10 @@ int32_t check_tile_box(int64_t r0, int64_t c0, int64_t rows, int64_t cols, int64
 void copy_tensor(const PtoTensor* dst, const PtoTensor* src) noexcept {
   // Through a bounce buffer, so overlapping views are safe.
   const int64_t zeros[PTO_MAX_DIMS] = {0, 0, 0, 0};
-  int64_t n = dtype_size(src->dtype);
-  for (int32_t i = 0; i < src->ndim; ++i) n *= src->shape[i];
-  if (n <= 0) return;
+  const int64_t n = support::saturated(support::checked_mul(
+      support::checked_product(src->shape, static_cast<size_t>(std::max(src->ndim, 0))),
+      dtype_size(src->dtype)));
+  if (n <= 0 || n == support::kInt64Max) return;
   std::vector<uint8_t> bounce(static_cast<size_t>(n));
   transfer_box(bounce.data(), *src, zeros, src->shape, false);
   transfer_box(bounce.data(), *dst, zeros, src->shape, true);

@@ -20,13 +20,19 @@ std::string_view source_line_of(std::string_view text, int32_t line) {
 }
 
 // Spaces under every character before the column, keeping tabs so the caret lines up however
-// the terminal expands them.
+// the terminal expands them. Columns count characters (as the lexer does): a UTF-8 continuation
+// byte adds nothing, so the caret sits under the right character of a line with non-ASCII text.
 std::string caret_line(std::string_view source_line, int32_t col) {
   std::string out;
-  size_t width = col > 1 ? static_cast<size_t>(col - 1) : 0;
+  const size_t width = col > 1 ? static_cast<size_t>(col - 1) : 0;
   out.reserve(width + 1);
-  for (size_t i = 0; i < width; ++i) {
+  size_t chars = 0;
+  for (size_t i = 0; chars < width && i <= source_line.size(); ++i) {
+    if (i < source_line.size() && (static_cast<unsigned char>(source_line[i]) & 0xC0) == 0x80) {
+      continue;
+    }
     out += (i < source_line.size() && source_line[i] == '\t') ? '\t' : ' ';
+    ++chars;
   }
   out += '^';
   return out;

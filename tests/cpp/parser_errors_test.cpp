@@ -138,9 +138,14 @@ std::vector<ErrorCase> cases() {
       {"tile_as_if_condition", kernel(L + "        if t:\n            pass\n" + S), 8, 12,
        "expected a scalar condition"},
       // ---- types and annotations
-      {"non_constant_shape",
+      {"fractional_shape",  // true division gives a float, never truncated to 32
        members(std::string(kInCore) +
                "    def k(self, a: pl.Tensor[[64 / 2, 64], pl.FP32]) -> pl.Scalar[pl.INT64]:\n"
+               "        return 1\n"),
+       6, 31, "shape must be an integer, got the float 64 / 2"},
+      {"non_constant_shape",
+       members(std::string(kInCore) +
+               "    def k(self, a: pl.Tensor[[True, 64], pl.FP32]) -> pl.Scalar[pl.INT64]:\n"
                "        return 1\n"),
        6, 31, "non-constant shape"},
       {"non_positive_shape",

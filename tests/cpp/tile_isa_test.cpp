@@ -286,6 +286,30 @@ TEST_F(TileIsaTest, OutOfBoundsLoadReportsWhereAndTouchesNothing) {
   EXPECT_EQ(tile[0], 7.0f);
 }
 
+// Offsets near INT64_MAX wrap a naive `offset + extent <= size` to a small number; the checks
+// must reject them before any byte moves (a store there corrupted the caller's heap).
+TEST_F(TileIsaTest, OffsetsNearInt64MaxFailTheChecksAndTouchNothing) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  std::vector<float> g(4 * 6, 1.0f), tile(8, 7.0f);
+  PtoTensor t = matrix(g.data(), 4, 6);
+  const int64_t shape[2] = {2, 4};
+  for (const int64_t bad : {kMax, kMax - 1, kMax - 3, int64_t{1} << 62, -kMax}) {
+    SCOPED_TRACE(bad);
+    const int64_t rows_off[2] = {bad, 0}, cols_off[2] = {0, bad};
+    g_failures.clear();
+    EXPECT_EQ(
+        isa.store(&t, cols_off, shape, 2, tile.data(), "k: pl.store", &record_failure, nullptr), 0);
+    EXPECT_EQ(isa.load(tile.data(), &t, rows_off, shape, 2, "k: pl.load", &record_failure, nullptr),
+              0);
+    EXPECT_EQ(isa.check_box(&t, cols_off, shape, 2, "main: pl.slice", &record_failure, nullptr), 0);
+    EXPECT_EQ(isa.check_tile_box(bad, 0, 2, 2, 16, 16, "k: pl.slice", &record_failure, nullptr), 0);
+    EXPECT_EQ(isa.check_tile_box(0, bad, 2, 2, 16, 16, "k: pl.slice", &record_failure, nullptr), 0);
+    EXPECT_EQ(g_failures.size(), 5u);
+  }
+  EXPECT_EQ(g, std::vector<float>(4 * 6, 1.0f));
+  EXPECT_EQ(tile, std::vector<float>(8, 7.0f));
+}
+
 TEST_F(TileIsaTest, TileBoxCheckNamesBothShapes) {
   EXPECT_EQ(isa.check_tile_box(0, 60, 16, 8, 16, 64, "k: pl.slice", &record_failure, nullptr), 0);
   ASSERT_EQ(g_failures.size(), 1u);

@@ -26,6 +26,7 @@ class VarNames {
  private:
   std::unordered_map<const ir::Var*, std::string> names_;
   std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int64_t> next_suffix_;  // last suffix given, per base name
 };
 
 std::string cpp_scalar_type(ir::DataType t);       // int64_t, float, bool, ...
@@ -37,6 +38,10 @@ std::string float_literal(double v);  // a double literal that reads back exactl
 std::string brace_list(const std::vector<std::string>& items);
 // A C++ string literal (quotes and escapes added).
 std::string string_literal(std::string_view text);
+// The C++ symbol of a program function: `<prefix>_<name>` for an ASCII identifier, else
+// `<prefix>x_<hex of the name's bytes>` (DSL names may hold any non-ASCII bytes; the `x`
+// keeps the two forms from ever colliding).
+std::string function_symbol(std::string_view prefix, std::string_view name);
 
 // The scalar type of an expression, or nullopt when it is not a scalar.
 std::optional<ir::DataType> scalar_dtype(const ir::ExprPtr& e);

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -27,6 +29,32 @@ enum class ExprKind : uint8_t {
 class Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
 
+// Every IR node records its nesting depth (1 for a leaf, 1 + the deepest child otherwise, counted
+// through statements and expressions alike). Building a node deeper than kMaxIRDepth
+// throws a located CompileError, so no IR tree exists that the recursive walkers (passes,
+// printer, verifier, interpreter, codegen, destructors) could not walk on any thread's stack.
+constexpr int32_t kMaxIRDepth = 2000;
+// Throws the CompileError for a node at `span` that would nest `depth` levels deep.
+[[noreturn]] void throw_nesting_too_deep(Span span, int32_t depth);
+// 1 + the deepest of the nodes' depths (null nodes count 0), checked against the limit.
+template <typename Node>
+int32_t nested_depth(Span span, std::initializer_list<const std::shared_ptr<const Node>*> one,
+                     int32_t deepest = 0) {
+  for (const auto* p : one) {
+    if (*p) deepest = std::max(deepest, (*p)->depth());
+  }
+  if (deepest >= kMaxIRDepth) throw_nesting_too_deep(span, deepest + 1);
+  return deepest + 1;
+}
+template <typename Node>
+int32_t deepest_of(const std::vector<std::shared_ptr<const Node>>& nodes) {
+  int32_t deepest = 0;
+  for (const auto& n : nodes) {
+    if (n) deepest = std::max(deepest, n->depth());
+  }
+  return deepest;
+}
+
 // Expression nodes are immutable and shared; every node carries its type and source position.
 class Expr {
  public:
@@ -35,6 +63,7 @@ class Expr {
   ExprKind kind() const { return kind_; }
   const TypePtr& type() const { return type_; }
   Span span() const { return span_; }
+  int32_t depth() const { return depth_; }
 
   template <typename T>
   const T* as() const {
@@ -45,6 +74,9 @@ class Expr {
   ExprKind kind_;
   TypePtr type_;
   Span span_;
+
+ protected:
+  int32_t depth_ = 1;
 };
 
 class IntImm : public Expr {
@@ -108,7 +140,9 @@ class Binary : public Expr {
  public:
   static constexpr ExprKind kKind = ExprKind::Binary;
   Binary(BinaryOp op, ExprPtr a, ExprPtr b, TypePtr type, Span span = {})
-      : Expr(kKind, std::move(type), span), op(op), a(std::move(a)), b(std::move(b)) {}
+      : Expr(kKind, std::move(type), span), op(op), a(std::move(a)), b(std::move(b)) {
+    depth_ = nested_depth(span, {&this->a, &this->b});
+  }
   BinaryOp op;
   ExprPtr a, b;
 };
@@ -119,7 +153,9 @@ class Unary : public Expr {
  public:
   static constexpr ExprKind kKind = ExprKind::Unary;
   Unary(UnaryOp op, ExprPtr a, TypePtr type, Span span = {})
-      : Expr(kKind, std::move(type), span), op(op), a(std::move(a)) {}
+      : Expr(kKind, std::move(type), span), op(op), a(std::move(a)) {
+    depth_ = nested_depth(span, {&this->a});
+  }
   UnaryOp op;
   ExprPtr a;
 };
@@ -144,7 +180,9 @@ class Call : public Expr {
         call_kind(call_kind),
         callee(std::move(callee)),
         args(std::move(args)),
-        attrs(std::move(attrs)) {}
+        attrs(std::move(attrs)) {
+    depth_ = nested_depth<Expr>(span, {}, deepest_of(this->args));
+  }
   CallKind call_kind;
   std::string callee;  // op name without the "pl." prefix ("add", "load"), or a function name
   std::vector<ExprPtr> args;
@@ -156,7 +194,9 @@ class MakeTuple : public Expr {
  public:
   static constexpr ExprKind kKind = ExprKind::MakeTuple;
   MakeTuple(std::vector<ExprPtr> elements, TypePtr type, Span span = {})
-      : Expr(kKind, std::move(type), span), elements(std::move(elements)) {}
+      : Expr(kKind, std::move(type), span), elements(std::move(elements)) {
+    depth_ = nested_depth<Expr>(span, {}, deepest_of(this->elements));
+  }
   std::vector<ExprPtr> elements;
 };
 
@@ -165,7 +205,9 @@ class TupleGetItem : public Expr {
  public:
   static constexpr ExprKind kKind = ExprKind::TupleGetItem;
   TupleGetItem(ExprPtr tuple, int64_t index, TypePtr type, Span span = {})
-      : Expr(kKind, std::move(type), span), tuple(std::move(tuple)), index(index) {}
+      : Expr(kKind, std::move(type), span), tuple(std::move(tuple)), index(index) {
+    depth_ = nested_depth(span, {&this->tuple});
+  }
   ExprPtr tuple;
   int64_t index;
 };

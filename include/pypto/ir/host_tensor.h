@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pypto/ir/types.h"
+#include "pypto/support/checked_int.h"
 
 namespace pypto::ir {
 
@@ -23,12 +24,12 @@ struct HostTensor {
   // lands in the device process's private copy.
   bool read_only = false;
 
-  int64_t num_elements() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
+  // Saturating (pypto/support/checked_int.h): a shape whose size overflows reads as larger than
+  // any buffer, so a size check rejects it instead of seeing a wrapped small number.
+  int64_t num_elements() const { return support::saturated(support::checked_product(shape)); }
+  int64_t size_bytes() const {
+    return support::saturated(support::checked_mul(num_elements(), dtype_bytes(dtype)));
   }
-  int64_t size_bytes() const { return num_elements() * dtype_bytes(dtype); }
 };
 
 // One argument of a program's orchestration function, in parameter order: a tensor or a scalar

@@ -96,4 +96,10 @@ ScalarFold fold_binary(BinaryOp op, const Scalar& a, const Scalar& b, DataType r
 // `-a` or `not a`. Minus of a bool is an integer, as in Python.
 ScalarFold fold_unary(UnaryOp op, const Scalar& a, DataType result) noexcept;
 
+// The value of an expression built only from literals (IntImm, FloatImm, BoolImm, Unary,
+// Binary), as the program computes it; no value otherwise. `overflowed` when any integer
+// operation in it wrapped around. The one constant evaluator of the parser, the type rules and
+// the passes.
+ScalarFold fold_literal_expr(const ExprPtr& e);
+
 }  // namespace pypto::ir

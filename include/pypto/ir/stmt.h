@@ -19,6 +19,7 @@ class Stmt {
   virtual ~Stmt() = default;
   StmtKind kind() const { return kind_; }
   Span span() const { return span_; }
+  int32_t depth() const { return depth_; }  // see kMaxIRDepth
 
   template <typename T>
   const T* as() const {
@@ -28,6 +29,9 @@ class Stmt {
  private:
   StmtKind kind_;
   Span span_;
+
+ protected:
+  int32_t depth_ = 1;
 };
 
 // `var = value`. Before ConvertToSSA a variable may be assigned several times (the frontend
@@ -36,7 +40,9 @@ class AssignStmt : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Assign;
   AssignStmt(VarPtr var, ExprPtr value, Span span = {})
-      : Stmt(kKind, span), var(std::move(var)), value(std::move(value)) {}
+      : Stmt(kKind, span), var(std::move(var)), value(std::move(value)) {
+    depth_ = nested_depth(span, {&this->value});
+  }
   VarPtr var;
   ExprPtr value;
 };
@@ -45,7 +51,9 @@ class AssignStmt : public Stmt {
 class EvalStmt : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Eval;
-  explicit EvalStmt(ExprPtr expr, Span span = {}) : Stmt(kKind, span), expr(std::move(expr)) {}
+  explicit EvalStmt(ExprPtr expr, Span span = {}) : Stmt(kKind, span), expr(std::move(expr)) {
+    depth_ = nested_depth(span, {&this->expr});
+  }
   ExprPtr expr;
 };
 
@@ -53,7 +61,9 @@ class ReturnStmt : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Return;
   explicit ReturnStmt(std::vector<ExprPtr> values, Span span = {})
-      : Stmt(kKind, span), values(std::move(values)) {}
+      : Stmt(kKind, span), values(std::move(values)) {
+    depth_ = nested_depth<Expr>(span, {}, deepest_of(this->values));
+  }
   std::vector<ExprPtr> values;
 };
 
@@ -61,7 +71,9 @@ class SeqStmts : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Seq;
   explicit SeqStmts(std::vector<StmtPtr> stmts, Span span = {})
-      : Stmt(kKind, span), stmts(std::move(stmts)) {}
+      : Stmt(kKind, span), stmts(std::move(stmts)) {
+    depth_ = nested_depth<Stmt>(span, {}, deepest_of(this->stmts));
+  }
   std::vector<StmtPtr> stmts;
 };
 
@@ -85,7 +97,11 @@ class ForStmt : public Stmt {
         iter_args(std::move(iter_args)),
         init_values(std::move(init_values)),
         body(std::move(body)),
-        return_vars(std::move(return_vars)) {}
+        return_vars(std::move(return_vars)) {
+    depth_ =
+        nested_depth(span, {&this->start, &this->stop, &this->step},
+                     std::max(deepest_of(this->init_values), this->body ? this->body->depth() : 0));
+  }
   VarPtr loop_var;
   ExprPtr start, stop, step;
   ForKind for_kind;
@@ -106,7 +122,10 @@ class IfStmt : public Stmt {
         cond(std::move(cond)),
         then_body(std::move(then_body)),
         else_body(std::move(else_body)),
-        return_vars(std::move(return_vars)) {}
+        return_vars(std::move(return_vars)) {
+    depth_ = nested_depth(span, {&this->then_body, &this->else_body},
+                          this->cond ? this->cond->depth() : 0);
+  }
   ExprPtr cond;
   StmtPtr then_body;
   StmtPtr else_body;  // may be null
@@ -118,7 +137,9 @@ class YieldStmt : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Yield;
   explicit YieldStmt(std::vector<ExprPtr> values, Span span = {})
-      : Stmt(kKind, span), values(std::move(values)) {}
+      : Stmt(kKind, span), values(std::move(values)) {
+    depth_ = nested_depth<Expr>(span, {}, deepest_of(this->values));
+  }
   std::vector<ExprPtr> values;
 };
 
@@ -128,7 +149,9 @@ class ScopeStmt : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Scope;
   ScopeStmt(std::string level, StmtPtr body, Span span = {})
-      : Stmt(kKind, span), level(std::move(level)), body(std::move(body)) {}
+      : Stmt(kKind, span), level(std::move(level)), body(std::move(body)) {
+    depth_ = nested_depth(span, {&this->body});
+  }
   std::string level;  // "CORE_GROUP"
   StmtPtr body;
 };

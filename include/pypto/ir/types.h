@@ -100,7 +100,7 @@ class TileType : public Type {
   std::optional<MemRef> memref;
 
   int64_t num_elements() const;
-  int64_t size_bytes() const { return num_elements() * dtype_bytes(dtype); }
+  int64_t size_bytes() const;
 };
 
 class TupleType : public Type {
@@ -120,5 +120,7 @@ bool types_equal(const TypePtr& a, const TypePtr& b);
 // Human-readable, in DSL syntax: "pl.Tile[[64, 64], pl.FP32]".
 std::string type_to_string(const TypePtr& t);
 std::string shape_to_string(const std::vector<int64_t>& shape);  // "[64, 64]"
+// The byte count of a tile or tensor of this shape; no value when it does not fit in int64.
+std::optional<int64_t> shape_bytes(const std::vector<int64_t>& shape, DataType dtype);
 
 }  // namespace pypto::ir

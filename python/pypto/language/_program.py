@@ -1,8 +1,10 @@
 """``@pl.program``, ``@pl.function`` and ``pl.parse``: hand program text to the C++ parser."""
 
 import inspect
+import io
 import linecache
 import sys
+import tokenize
 
 from pypto import _core
 from pypto._text import checked_text, display_text, undecodable_at
@@ -80,9 +82,33 @@ def _class_headers(cls, file_name):
     if first_method > len(lines):
         return []
     body_width = _indent_width(lines[first_method - 1])
+    code_lines = _class_keyword_lines(lines[: first_method - 1])
     return [(lines[start:], start + 1) for start in range(first_method - 2, -1, -1)
             if _indent_width(lines[start]) < body_width
-            and _starts_class(lines[start], cls.__name__)]
+            and _starts_class(lines[start], cls.__name__)
+            and (code_lines is None or start + 1 in code_lines)]
+
+
+def _class_keyword_lines(lines):
+    """The 1-based lines of ``lines`` where a ``class`` keyword starts a statement, i.e. not
+    inside a string or comment (a docstring that quotes ``class P:`` must not pass for the
+    header). None when the text does not tokenize; the caller then tries every look-alike."""
+    found = set()
+    at_statement_start = True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("".join(lines)).readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT,
+                            tokenize.COMMENT):
+                at_statement_start = at_statement_start or tok.type != tokenize.COMMENT
+                continue
+            if at_statement_start and tok.type == tokenize.NAME and tok.string == "class":
+                found.add(tok.start[0])
+            at_statement_start = False
+    except (tokenize.TokenError, SyntaxError):
+        # The prefix ends inside the class: an open bracket or string there is expected; lines
+        # found before it still count.
+        pass
+    return found
 
 
 def _source_text(text, file_name, first_line=1):

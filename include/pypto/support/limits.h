@@ -1,0 +1,23 @@
+// Global budgets of the compiler, so that no program can make a compile take unbounded time or
+// memory. Each limit is named in the error that reports it, with how to raise it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pypto::support {
+
+// The most statements a program may have after loop unrolling, over all its functions and all
+// (nested) unrolled loops together. Compile time grows about linearly with the count, so this
+// keeps a compile to seconds. Overridden by the environment variable below (a positive integer).
+constexpr int64_t kDefaultMaxStatements = 200000;
+constexpr const char* kMaxStatementsEnv = "PYPTO_MAX_STATEMENTS";
+
+// The statement budget in effect: $PYPTO_MAX_STATEMENTS when it holds a positive integer, else
+// kDefaultMaxStatements. Read on every call (cheap; once per pass run).
+int64_t max_statements();
+
+// "... exceeds the compiler's budget of N statements (set PYPTO_MAX_STATEMENTS to raise it)".
+std::string statement_budget_message(const std::string& what);
+
+}  // namespace pypto::support

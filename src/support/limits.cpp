@@ -1,0 +1,24 @@
+#include "pypto/support/limits.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace pypto::support {
+
+int64_t max_statements() {
+  const char* env = std::getenv(kMaxStatementsEnv);
+  if (env == nullptr || *env == '\0') return kDefaultMaxStatements;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(env, &end, 10);
+  // A malformed value is ignored rather than trusted: the default still bounds the compile.
+  if (errno != 0 || *end != '\0' || v <= 0) return kDefaultMaxStatements;
+  return static_cast<int64_t>(v);
+}
+
+std::string statement_budget_message(const std::string& what) {
+  return what + " exceeds the compiler's budget of " + std::to_string(max_statements()) +
+         " statements (set the environment variable " + kMaxStatementsEnv + " to raise it)";
+}
+
+}  // namespace pypto::support

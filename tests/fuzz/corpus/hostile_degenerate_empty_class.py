@@ -1,0 +1,6 @@
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    pass

@@ -1,0 +1,2 @@
+import pypto.language as pl
+X = 1
