@@ -232,6 +232,7 @@ RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTe
     // the compiler's diagnostics, the kernel and the signal).
     result.passed = false;
     result.error = e.what();
+    session.record_error(result.error);
   }
 
   if (session.profiling()) {
