@@ -3,11 +3,16 @@
 //
 //   pypto compile FILE.py [--program NAME] [-o DIR] [--profile] [--no-dump-passes]
 //   pypto run FILE.py [--program NAME] [-o DIR] [--profile] [--seed N] [--workers N]
+//   pypto profile show|diff|convert|html ...   (profile_command.cpp)
+//
+// With PYPTO_COMPILE_PROFILING set, the process-wide profile is printed to stderr at exit (and
+// written to $PYPTO_COMPILE_PROFILING_DIR when set) instead of after the command.
 //
 // Exit codes: 0 success, 1 compile/run/golden failure, 2 usage error.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -18,10 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "profile_command.h"
 #include "pypto/driver/compile.h"
 #include "pypto/driver/parse.h"
 #include "pypto/driver/run.h"
 #include "pypto/driver/session.h"
+#include "pypto/profiling/profiler.h"
 
 namespace {
 
@@ -117,7 +124,9 @@ void fill_random(pypto::ir::HostTensor& t, std::mt19937_64& rng) {
 // With --profile (or PYPTO_COMPILE_PROFILING) the session's profile, parse included, is printed
 // at the end and written to <output>/report/ by the session, once.
 void print_profile(const pypto::driver::Session& session) {
-  if (session.profiling()) std::cout << pypto::profiling::format_summary(session.report());
+  // The process-wide profile of PYPTO_COMPILE_PROFILING is the exit report's to print.
+  if (session.profiling() && !session.process_wide_profiling())
+    std::cout << pypto::profiling::format_summary(session.report());
 }
 
 int compile_command(const CommonOptions& common, const std::string& output_dir, bool dump) {
@@ -241,6 +250,12 @@ int main(int argc, char** argv) {
   run->add_option("--atol", run_options.atol, "Absolute tolerance of the output check")
       ->capture_default_str();
 
+  CLI::App* profile = pypto::tools::add_profile_command(app);
+
+  // Also on paths that leave through exit(); it runs once and only when the variable made a
+  // process-wide profiler.
+  std::atexit([] { pypto::profiling::write_exit_report(); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -248,6 +263,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitUsage;
   }
 
+  if (profile->parsed()) return pypto::tools::run_profile_command();
   try {
     if (compile->parsed()) return compile_command(common, output_dir, !no_dump);
     return run_command(common, run_options);
