@@ -1,24 +1,11 @@
 """The `pypto` command-line tool (installed with the package): exit codes and output."""
 
-import os
 import pathlib
-import shutil
-import subprocess
-import sysconfig
 
 import pytest
+from cli_tool import cli
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
-# pip installs the tool into this interpreter's scripts folder, which need not be on PATH
-# (e.g. under pyenv before a rehash).
-_SCRIPT = pathlib.Path(sysconfig.get_path("scripts")) / "pypto"
-PYPTO = str(_SCRIPT) if os.access(_SCRIPT, os.X_OK) else shutil.which("pypto")
-
-
-def cli(*args, cwd):
-    assert PYPTO, "the pypto tool is not installed (pip install . installs it)"
-    return subprocess.run([PYPTO, *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
 
 
 @pytest.mark.parametrize("name", ["add", "blocked_add", "ffn", "matmul", "matmul_ksplit",
