@@ -12,7 +12,9 @@
 #include <benchmark/benchmark.h>
 
 #include "profiler_bench_loops.h"
+#include "pypto/profiling/formats.h"
 #include "pypto/profiling/profiler.h"
+#include "pypto/profiling/report.h"
 
 namespace {
 
@@ -71,6 +73,46 @@ void BM_EnabledLazyNameStage(benchmark::State& state) {
   run_enabled_stages(state, [&] { ScopedStage stage([&] { return "kernel_codegen:" + func; }); });
 }
 BENCHMARK(BM_EnabledLazyNameStage);
+
+// The same loop with memory tracking on: two pread()s of /proc/self/statm per stage on top.
+void BM_EnabledStageWithMemory(benchmark::State& state) {
+  constexpr std::int64_t kBatch = 1 << 12;
+  CompileProfiler profiler(/*memory=*/true);
+  profiler.reserve(kBatch);
+  ProfilerActivation active(&profiler);
+  std::int64_t recorded = 0;
+  for (auto _ : state) {
+    { ScopedStage stage("passes"); }
+    if (++recorded == kBatch) {
+      profiler.clear();
+      recorded = 0;
+    }
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_EnabledStageWithMemory);
+
+// Chrome trace export of a profile of 100,000 stages: 1,000 passes-like parents of 99 children.
+void BM_ChromeTraceExport100kStages(benchmark::State& state) {
+  CompileProfiler profiler;
+  profiler.reserve(100'000);
+  {
+    ProfilerActivation active(&profiler);
+    for (int parent = 0; parent < 1000; ++parent) {
+      ScopedStage outer("passes");
+      for (int child = 0; child < 99; ++child) ScopedStage inner("Simplify");
+    }
+  }
+  const Report report = profiler.report();
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    std::string trace = to_chrome_trace(report);
+    bytes = trace.size();
+    benchmark::DoNotOptimize(trace.data());
+  }
+  state.counters["trace_MB"] = static_cast<double>(bytes) / 1e6;
+}
+BENCHMARK(BM_ChromeTraceExport100kStages)->Unit(benchmark::kMillisecond);
 
 void BM_DisabledStage(benchmark::State& state) {
   if (CompileProfiler::current() != nullptr) state.SkipWithError("a profiler is current");
