@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: the C++ suite (GoogleTest through ctest) and the Python suite (pytest against
-# the installed package). Run scripts/setup.sh once first.
+# the package installed in .venv). Run scripts/setup.sh once first.
 #   scripts/test.sh              C++ + Python tests
 #   scripts/test.sh sanitizers   C++ tests under ASan+UBSan and the threaded tests under TSan
 set -euo pipefail
@@ -28,4 +28,4 @@ echo "==> C++ tests"
 run_ctest build/test "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 echo "==> Python tests"
-python3 -m pytest -q tests/python
+.venv/bin/python -m pytest -q tests/python

@@ -169,12 +169,9 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
     std::cerr << "pypto: program '" << program->name << "' has no Orchestration entry function\n";
     return kExitFailure;
   }
-  // Random inputs for every tensor parameter of the entry; Out/InOut ones are checked against
-  // the reference interpreter.
-  std::mt19937_64 rng(run_options.seed);
-  std::vector<std::vector<unsigned char>> storage;
+  // Every tensor parameter of the entry; Out/InOut ones are checked against the reference
+  // interpreter. Their random values are made by the driver's prepare step, inside the profile.
   std::vector<pypto::driver::RunTensor> tensors;
-  storage.reserve(entry->params.size());
   for (const auto& param : entry->params) {
     const auto* type = param.var->type()->as<pypto::ir::TensorType>();
     if (!type) {
@@ -186,18 +183,26 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
     t.tensor.name = param.var->name;
     t.tensor.dtype = type->dtype;
     t.tensor.shape = type->shape;
-    storage.emplace_back(static_cast<size_t>(t.tensor.size_bytes()));
-    t.tensor.data = storage.back().data();
     t.is_output = param.direction != pypto::ir::ParamDirection::In;
-    if (param.direction != pypto::ir::ParamDirection::Out) fill_random(t.tensor, rng);
     tensors.push_back(std::move(t));
   }
+  std::vector<std::vector<unsigned char>> storage(tensors.size());
+  auto prepare = [&](std::vector<pypto::driver::RunTensor>& run_tensors) {
+    std::mt19937_64 rng(run_options.seed);
+    for (size_t i = 0; i < run_tensors.size(); ++i) {
+      pypto::ir::HostTensor& t = run_tensors[i].tensor;
+      storage[i].assign(static_cast<size_t>(t.size_bytes()), 0);
+      t.data = storage[i].data();
+      if (entry->params[i].direction != pypto::ir::ParamDirection::Out) fill_random(t, rng);
+    }
+  };
   pypto::driver::RunConfig config;
   config.work_dir = run_options.output_dir;
   config.workers = run_options.workers;
   config.rtol = run_options.rtol;
   config.atol = run_options.atol;
-  pypto::driver::RunResult result = pypto::driver::run(session, program, tensors, nullptr, config);
+  pypto::driver::RunResult result =
+      pypto::driver::run(session, program, tensors, nullptr, config, prepare);
   print_profile(session);
   if (!result.passed) {
     std::cout << "FAILED: " << result.error << "\n";

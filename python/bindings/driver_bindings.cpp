@@ -7,6 +7,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -27,8 +28,8 @@ namespace {
 using ByteArray = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
 using HostBuffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
-// (name, dtype name, shape, contiguous buffer, is_output) per tensor.
-using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, HostBuffer, bool>;
+// (name, dtype name, shape, is_output) per tensor; the buffers come from the prepare callback.
+using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, bool>;
 
 [[noreturn]] void raise_compile_error(const std::string& message) {
   nb::object type = nb::module_::import_("pypto.errors").attr("CompileError");
@@ -37,25 +38,47 @@ using TensorArg = std::tuple<std::string, std::string, std::vector<int64_t>, Hos
   throw nb::python_error();
 }
 
-std::vector<driver::RunTensor> to_run_tensors(std::vector<TensorArg>& args) {
+std::vector<driver::RunTensor> to_run_tensors(const std::vector<TensorArg>& args) {
   std::vector<driver::RunTensor> tensors;
-  for (auto& [name, dtype_name, shape, buffer, is_output] : args) {
+  for (const auto& [name, dtype_name, shape, is_output] : args) {
     auto dtype = ir::dtype_from_name(dtype_name);
     if (!dtype) throw nb::value_error(("unknown dtype '" + dtype_name + "'").c_str());
     driver::RunTensor t;
     t.tensor.name = name;
     t.tensor.dtype = *dtype;
     t.tensor.shape = shape;
-    t.tensor.data = buffer.data();
     t.is_output = is_output;
-    if (static_cast<int64_t>(buffer.nbytes()) != t.tensor.size_bytes()) {
-      throw nb::value_error(("tensor '" + name + "': buffer of " + std::to_string(buffer.nbytes()) +
-                             " bytes for " + std::to_string(t.tensor.size_bytes()) + " expected")
-                                .c_str());
-    }
     tensors.push_back(std::move(t));
   }
   return tensors;
+}
+
+// Calls Python's prepare() (with the GIL) for one contiguous buffer per tensor and points the
+// tensors at them. The buffers stay alive in `keep` (the caller's arrays) for the whole run.
+driver::PrepareFn make_prepare(nb::object callback, std::vector<HostBuffer>& keep) {
+  return [callback, &keep](std::vector<driver::RunTensor>& tensors) {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object buffers = callback();
+      keep.clear();
+      for (nb::handle b : buffers) keep.push_back(nb::cast<HostBuffer>(b));
+    } catch (const nb::python_error& e) {
+      // The exception's own message (e.g. the wrong init_value shape), without a traceback.
+      throw std::runtime_error(std::string("invalid tensor specs: ") + nb::str(e.value()).c_str());
+    } catch (const nb::cast_error&) {
+      throw std::runtime_error("invalid tensor specs: a tensor's data is not a contiguous array");
+    }
+    if (keep.size() != tensors.size()) throw std::runtime_error("invalid tensor specs");
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      ir::HostTensor& t = tensors[i].tensor;
+      if (static_cast<int64_t>(keep[i].nbytes()) != t.size_bytes()) {
+        throw std::runtime_error("tensor '" + t.name + "': buffer of " +
+                                 std::to_string(keep[i].nbytes()) + " bytes for " +
+                                 std::to_string(t.size_bytes()) + " expected");
+      }
+      t.data = keep[i].data();
+    }
+  };
 }
 
 // Hands the golden callback one flat byte view per tensor (valid during the call only); the
@@ -105,10 +128,43 @@ void bind_options(nb::module_& m) {
       .def_rw("isolate", &driver::RunConfig::isolate);
 }
 
+// A driver session held by Python for the length of a `with` block, so that work done in
+// Python (preparing inputs) is part of the session and its profile. Closed on exit, on the
+// thread that opened it.
+struct PySession {
+  std::optional<driver::Session> session;
+
+  driver::Session& get() {
+    if (!session) throw nb::value_error("the driver session is closed");
+    return *session;
+  }
+};
+
+void bind_session(nb::module_& m) {
+  nb::class_<PySession>(m, "Session")
+      .def(
+          "__init__",
+          [](PySession* self, bool profiling_requested) {
+            new (self) PySession();
+            self->session.emplace(profiling_requested);
+          },
+          nb::arg("profiling_requested"))
+      .def("__enter__", [](nb::handle self) { return self; })
+      .def(
+          "__exit__",
+          [](PySession& s, nb::handle, nb::handle, nb::handle) {
+            s.session.reset();
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none())
+      .def_prop_ro("profiling", [](PySession& s) { return s.get().profiling(); });
+}
+
 }  // namespace
 
 void bind_driver(nb::module_ m) {
   bind_options(m);
+  bind_session(m);
 
   nb::class_<driver::CompileResult>(m, "CompileResult")
       .def_ro("output_dir", &driver::CompileResult::output_dir)
@@ -143,14 +199,18 @@ void bind_driver(nb::module_ m) {
 
   m.def(
       "run",
-      [](const ProgramHandle& program, std::vector<TensorArg> tensor_args, nb::object golden,
+      [](PySession& session, const ProgramHandle& program,
+         const std::vector<TensorArg>& tensor_args, nb::object prepare, nb::object golden,
          const driver::RunConfig& config) {
         std::vector<driver::RunTensor> tensors = to_run_tensors(tensor_args);
+        std::vector<HostBuffer> buffers;
+        driver::PrepareFn prepare_fn = make_prepare(prepare, buffers);
         driver::GoldenFn golden_fn = make_golden(golden);
+        driver::Session& s = session.get();
         driver::RunResult r;
         {
           nb::gil_scoped_release release;
-          r = driver::run(program.program, tensors, golden_fn, config);
+          r = driver::run(s, program.program, tensors, golden_fn, config, prepare_fn);
         }
         nb::dict result;
         result["passed"] = r.passed;
@@ -158,15 +218,16 @@ void bind_driver(nb::module_ m) {
         result["execution_time"] = r.execution_time;
         result["profile"] = r.profiled ? report_to_python(r.profile) : nb::none();
         result["work_dir"] = r.work_dir;
-        result["process_summary"] = r.process_summary;
+        result["run_summary"] = r.run_summary;
         result["workers"] = r.workers;
         result["isolated"] = r.isolated;
         result["cache_hit"] = r.cache_hit;
         return result;
       },
-      nb::arg("program"), nb::arg("tensors"), nb::arg("golden").none(), nb::arg("config"),
-      "Runs the whole pipeline in a session of its own; returns a dict with the fields of the "
-      "driver's RunResult (profile: a dict or None; process_summary: text to print or '').");
+      nb::arg("session"), nb::arg("program"), nb::arg("tensors"), nb::arg("prepare"),
+      nb::arg("golden").none(), nb::arg("config"),
+      "Runs the whole pipeline in `session`; returns a dict with the fields of the "
+      "driver's RunResult (profile: a dict or None; run_summary: text to print or '').");
 }
 
 }  // namespace pypto::bindings

@@ -183,15 +183,21 @@ def run(program, tensor_specs, golden=None, config=None) -> RunResult:
     """Compiles ``program``, computes the expected outputs (``golden(tensors, params)`` fills the
     output arrays of ``tensors``; without it the reference interpreter does), runs the program
     on the CPU-simulator device and compares. Profiling (RunConfig.compile_profiling, an active
-    CompileProfiler, or PYPTO_COMPILE_PROFILING) records compile, golden_write and
-    device_execution; ``result.profile`` holds the profile as a dict."""
+    CompileProfiler, or PYPTO_COMPILE_PROFILING) records compile, golden_write (making the
+    inputs, the golden, writing both) and device_execution; ``result.profile`` holds the profile
+    as a dict."""
     config = config or RunConfig()
+    # One driver session for the whole call: its profile's total is the wall time the caller
+    # waited.
+    with _core.driver.Session(bool(getattr(config, "compile_profiling", False))) as session:
+        return _run_in(session, program, tensor_specs, golden, config)
+
+
+def _run_in(session, program, tensor_specs, golden, config):
     specs = list(tensor_specs)
     try:
-        # An isolated run's device process inherits the inputs; only outputs need shared memory.
-        arrays = [spec.create_array(shared=config.isolate and spec.is_output) for spec in specs]
-        tensors = [(spec.name, _to_pl_dtype(spec.dtype).name, list(arr.shape), arr.reshape(-1),
-                    bool(spec.is_output)) for spec, arr in zip(specs, arrays)]
+        tensors = [(spec.name, _to_pl_dtype(spec.dtype).name, [int(d) for d in spec.shape],
+                    bool(spec.is_output)) for spec in specs]
     except (TypeError, ValueError) as e:
         return RunResult(passed=False, error=f"invalid tensor specs: {e}")
     cpp_program = getattr(program, "_cpp", None)
@@ -203,10 +209,20 @@ def run(program, tensor_specs, golden=None, config=None) -> RunResult:
     except ValueError as e:
         return RunResult(passed=False, error=str(e))
 
+    arrays = []
+
+    def prepare():
+        # Called by the driver inside `golden_write`, where PyPTO makes and writes its inputs.
+        # An isolated run's device process inherits the inputs; only outputs need shared memory.
+        arrays[:] = [spec.create_array(shared=config.isolate and spec.is_output) for spec in specs]
+        return [arr.reshape(-1) for arr in arrays]
+
     golden_cb = _golden_caller(golden, specs, arrays) if golden is not None else None
-    r = _core.driver.run(cpp_program, tensors, golden_cb, driver_config)
-    # With PYPTO_COMPILE_PROFILING the process-wide profile is printed once, to stderr, when the
-    # process exits (pypto.compile_profiling registers the exit report), not after every run.
+    r = _core.driver.run(session, cpp_program, tensors, prepare, golden_cb, driver_config)
+    # With PYPTO_COMPILE_PROFILING each run prints its own profile when it ends; the process's
+    # whole profile is printed once, to stderr, at exit (pypto.compile_profiling).
+    if r["run_summary"]:
+        print(r["run_summary"])
     outputs = {spec.name: arr for spec, arr in zip(specs, arrays) if spec.is_output}
     return RunResult(passed=r["passed"], error=r["error"] or None,
                      execution_time=r["execution_time"], profile=r["profile"],

@@ -46,9 +46,9 @@ class KernelEmitter : public StructuredEmitter {
       : func_(func), line_offset_(line_offset) {}
 
   std::string run() {
-    w_.line("// InCore function '" + func_.name + "'");
-    w_.open("static void " + kernel_function_name(func_.name) +
-            "(const PtoArg* args, PtoCoreMemory* mem)");
+    open_function("InCore", func_,
+                  "static void " + kernel_function_name(func_.name) +
+                      "(const PtoArg* args, PtoCoreMemory* mem)");
     w_.line("(void)args;");
     w_.line("(void)mem;");
     w_.line("const PtoIsa* const isa = mem->isa;");

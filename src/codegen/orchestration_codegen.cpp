@@ -36,9 +36,9 @@ class OrchestrationEmitter : public StructuredEmitter {
       : program_(program), func_(func) {}
 
   std::string run() {
-    w_.line("// Orchestration function '" + func_.name + "'");
-    w_.open("static int32_t " + orchestration_function_name(func_.name) +
-            "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams)");
+    open_function("Orchestration", func_,
+                  "static int32_t " + orchestration_function_name(func_.name) +
+                      "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams)");
     w_.line("const PtoIsa* const isa = rt->isa;");
     param_checks();
     for (size_t i = 0; i < func_.params.size(); ++i) param(i);

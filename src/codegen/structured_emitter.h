@@ -18,6 +18,14 @@ class StructuredEmitter {
   virtual ~StructuredEmitter() = default;
 
  protected:
+  // Opens the generated C++ function of `func`: a comment naming its role ("InCore",
+  // "Orchestration") and the signature line; close it with w_.close().
+  void open_function(std::string_view role, const ir::Function& func,
+                     const std::string& signature) {
+    w_.line("// " + std::string(role) + " function '" + func.name + "'");
+    w_.open(signature);
+  }
+
   // The arguments `fail, ctx` that report a failed run-time check, the statement that reports
   // `message_expr` directly, and the statement that then leaves the generated function.
   virtual std::string fail_target() const = 0;

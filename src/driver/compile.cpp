@@ -5,6 +5,7 @@
 
 #include "pypto/codegen/kernel_config.h"
 #include "pypto/codegen/program_codegen.h"
+#include "pypto/profiling/profiler.h"
 
 namespace pypto::driver {
 
@@ -23,6 +24,7 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
 
   codegen::GeneratedProgram generated = codegen::generate_program(*result.lowered);
   result.manifest = codegen::build_kernel_config(*result.lowered);
+  profiling::ScopedStage write_stage("write_sources");
   std::vector<OutputFile> files;
   const std::string includes = "#include \"pto_abi.h\"\n#include \"pto_tile.h\"\n\n";
   for (const auto& k : generated.kernels) {

@@ -115,25 +115,10 @@ bool Parser::skip_decorators() {
 }
 
 bool Parser::try_constant_assignment() {
-  size_t start = pos_;
+  std::vector<const Token*> targets;
+  if (!parse_assignment_targets(targets)) return false;
   std::vector<std::string_view> names;
-  while (true) {
-    if (!at(TK::Name)) {
-      pos_ = start;
-      return false;
-    }
-    names.push_back(advance().text);
-    if (at(TK::Comma)) {
-      advance();
-      continue;
-    }
-    break;
-  }
-  if (!at(TK::Assign)) {
-    pos_ = start;
-    return false;
-  }
-  advance();
+  for (const Token* t : targets) names.push_back(t->text);
   size_t rhs = pos_;
   std::vector<std::optional<Constant>> values;
   try {

@@ -12,11 +12,11 @@
 #include <unordered_map>
 #include <utility>
 
-#include "pypto/support/diagnostics.h"
 #include "pypto/frontend/lexer.h"
 #include "pypto/frontend/parser.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/scalar_arith.h"
+#include "pypto/support/diagnostics.h"
 
 namespace pypto::frontend::detail {
 
@@ -294,6 +294,9 @@ class Parser {
   // `x = e`, `x, y = self.f(...)`, `x = pl.yield_(...)`. Returns false when the targets turn
   // out not to be a plain list of names (the caller parses an expression statement).
   bool parse_assignment(Block& block, BlockKind kind);
+  // Reads the `name, name, ... =` of an assignment (a trailing comma is allowed) into `targets`.
+  // On anything else it rewinds to where it started and returns false.
+  bool parse_assignment_targets(std::vector<const Token*>& targets);
 
   void parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets);
 

@@ -108,27 +108,27 @@ void Parser::parse_expression_statement(Block& block, Span start) {
   block.stmts.push_back(std::make_shared<ir::EvalStmt>(v.expr, start));
 }
 
-bool Parser::parse_assignment(Block& block, BlockKind kind) {
+bool Parser::parse_assignment_targets(std::vector<const Token*>& targets) {
   const size_t start = pos_;
-  std::vector<const Token*> targets;
   while (true) {
-    if (!at(TK::Name)) {
-      pos_ = start;
-      return false;
-    }
+    if (!at(TK::Name)) break;
     targets.push_back(&advance());
-    if (at(TK::Comma)) {
-      advance();
-      if (at(TK::Assign)) break;
-      continue;
-    }
-    break;
+    if (!at(TK::Comma)) break;
+    advance();
+    if (at(TK::Assign)) break;
   }
-  if (!at(TK::Assign)) {
+  if (targets.empty() || !at(TK::Assign)) {
+    targets.clear();
     pos_ = start;
     return false;
   }
   advance();
+  return true;
+}
+
+bool Parser::parse_assignment(Block& block, BlockKind kind) {
+  std::vector<const Token*> targets;
+  if (!parse_assignment_targets(targets)) return false;
   for (const Token* t : targets) check_assignable(*t);
   if (at_pl_member(0, "yield_")) {
     parse_yield(block, kind, targets);

@@ -68,40 +68,33 @@ struct Value {
   TilePtr tile;
   std::shared_ptr<const std::vector<Value>> tuple;
 
+  // One factory per kind; each sets the kind and the one field that kind uses.
   static Value of_int(int64_t v) {
-    Value x;
-    x.kind = Kind::Int;
-    x.i = v;
-    return x;
+    return with(Kind::Int, [&](Value& x) { x.i = v; });
   }
   static Value of_float(double v) {
-    Value x;
-    x.kind = Kind::Float;
-    x.f = v;
-    return x;
+    return with(Kind::Float, [&](Value& x) { x.f = v; });
   }
   static Value of_bool(bool v) {
-    Value x;
-    x.kind = Kind::Bool;
-    x.b = v;
-    return x;
+    return with(Kind::Bool, [&](Value& x) { x.b = v; });
   }
   static Value of_tensor(TensorView v) {
-    Value x;
-    x.kind = Kind::Tensor;
-    x.tensor = std::move(v);
-    return x;
+    return with(Kind::Tensor, [&](Value& x) { x.tensor = std::move(v); });
   }
   static Value of_tile(TilePtr v) {
-    Value x;
-    x.kind = Kind::Tile;
-    x.tile = std::move(v);
-    return x;
+    return with(Kind::Tile, [&](Value& x) { x.tile = std::move(v); });
   }
   static Value of_tuple(std::vector<Value> v) {
+    return with(Kind::Tuple, [&](Value& x) {
+      x.tuple = std::make_shared<const std::vector<Value>>(std::move(v));
+    });
+  }
+
+  template <typename Set>
+  static Value with(Kind k, Set&& set) {
     Value x;
-    x.kind = Kind::Tuple;
-    x.tuple = std::make_shared<const std::vector<Value>>(std::move(v));
+    x.kind = k;
+    set(x);
     return x;
   }
 

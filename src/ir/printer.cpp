@@ -25,18 +25,12 @@ enum Precedence : int {
 };
 
 int binary_precedence(BinaryOp op) {
+  if (is_comparison(op)) return kCompare;
   switch (op) {
     case BinaryOp::Or:
       return kOr;
     case BinaryOp::And:
       return kAnd;
-    case BinaryOp::Eq:
-    case BinaryOp::Ne:
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge:
-      return kCompare;
     case BinaryOp::Add:
     case BinaryOp::Sub:
       return kAdditive;
@@ -45,11 +39,9 @@ int binary_precedence(BinaryOp op) {
     case BinaryOp::FloorDiv:
     case BinaryOp::Mod:
       return kMultiplicative;
-    case BinaryOp::Min:
-    case BinaryOp::Max:
+    default:  // min/max print as calls
       return kAtom;
   }
-  return kAtom;
 }
 
 std::string format_float(double v) {

@@ -34,14 +34,21 @@ constexpr std::array<SpaceInfo, 6> kSpaces = {{
     {MemorySpace::Acc, "Acc", 128 * 1024},
 }};
 
+// The entry of a name table (kDTypes, kSpaces) with the given name, or null.
+template <typename Table>
+const typename Table::value_type* find_named(const Table& table, std::string_view name) {
+  for (const auto& info : table) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::string_view dtype_name(DataType t) { return kDTypes[static_cast<size_t>(t)].name; }
 
 std::optional<DataType> dtype_from_name(std::string_view name) {
-  for (const auto& info : kDTypes) {
-    if (info.name == name) return info.type;
-  }
+  if (const auto* info = find_named(kDTypes, name)) return info->type;
   return std::nullopt;
 }
 
@@ -54,9 +61,7 @@ bool is_float(DataType t) {
 std::string_view memory_space_name(MemorySpace s) { return kSpaces[static_cast<size_t>(s)].name; }
 
 std::optional<MemorySpace> memory_space_from_name(std::string_view name) {
-  for (const auto& info : kSpaces) {
-    if (info.name == name) return info.space;
-  }
+  if (const auto* info = find_named(kSpaces, name)) return info->space;
   return std::nullopt;
 }
 

@@ -106,9 +106,10 @@ TEST_F(CompileDriverTest, ProfilingWritesAReportOfThisCompile) {
   compile_program(parse_add(), options);
   ASSERT_TRUE(fs::is_regular_file(dir_ / "report" / "pipeline_profile.txt"));
   auto profile = nlohmann::json::parse(read(dir_ / "report" / "pipeline_profile.json"));
-  ASSERT_EQ(profile["stages"].size(), 2u);
+  ASSERT_EQ(profile["stages"].size(), 3u);
   const auto& passes_stage = profile["stages"][0];
   const auto& codegen_stage = profile["stages"][1];
+  EXPECT_EQ(profile["stages"][2]["name"], "write_sources");
   EXPECT_EQ(passes_stage["name"], "passes");
   EXPECT_EQ(codegen_stage["name"], "codegen");
   std::vector<std::string> pass_names;
@@ -138,7 +139,8 @@ TEST_F(CompileDriverTest, OuterProfilerGetsTheStagesUnderItsOpenStage) {
   auto d = outer.to_dict();
   ASSERT_EQ(d["stages"].size(), 1u);
   EXPECT_EQ(d["stages"][0]["name"], "compile");
-  EXPECT_EQ(child_names(d["stages"][0]), (std::vector<std::string>{"passes", "codegen"}));
+  EXPECT_EQ(child_names(d["stages"][0]),
+            (std::vector<std::string>{"passes", "codegen", "write_sources"}));
   // An active profiler also makes the compile write its own report.
   EXPECT_TRUE(fs::is_regular_file(dir_ / "report" / "pipeline_profile.json"));
 }

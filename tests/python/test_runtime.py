@@ -88,7 +88,7 @@ def test_profile_has_exactly_the_run_stages(work):
     roots = [s["name"] for s in result.profile["stages"]]
     assert roots == ["compile", "golden_write", "device_execution"]
     compile_stage = result.profile["stages"][0]
-    assert [s["name"] for s in compile_stage["children"]] == ["passes", "codegen"]
+    assert [s["name"] for s in compile_stage["children"]] == ["passes", "codegen", "write_sources"]
     passes = compile_stage["children"][0]
     pass_names = [s["name"] for s in passes["children"] if s["name"] not in ("verify", "dump")]
     assert pass_names[0] == "UnrollLoops" and pass_names[-1] == "DeriveCallDirections"

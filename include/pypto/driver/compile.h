@@ -33,8 +33,8 @@ struct CompileResult {
 };
 
 // Compiles `program` in `session` (the layout is in output_dir.h). Profile stages: `passes`
-// (PassManager, one child per pass) and `codegen` (kernel_codegen:<f>, orchestration_codegen),
-// at the level where it is called. Throws ir::CompileError (passes, codegen),
+// (PassManager, one child per pass), `codegen` (kernel_codegen:<f>, orchestration_codegen) and
+// `write_sources` (the files under <output_dir>), at the level where it is called. Throws ir::CompileError (passes, codegen),
 // CompileOutputError (output directory) and std::runtime_error (pass dumps).
 CompileResult compile(Session& session, const ir::ProgramPtr& program,
                       const CompileOptions& options);

@@ -40,15 +40,21 @@ struct RunTensor {
 // their initial values, to be overwritten with the expected ones.
 using GoldenFn = std::function<void(std::vector<ir::HostTensor>& tensors)>;
 
+// Gives every tensor its buffer and input values, for callers that make their tensors lazily
+// (Python creates them from TensorSpecs): run() calls it at the start of `golden_write`, so
+// that making the inputs is part of the profile, as writing them is. It may throw; the message
+// becomes the run's error.
+using PrepareFn = std::function<void(std::vector<RunTensor>& tensors)>;
+
 struct RunResult {
   bool passed = false;
   std::string error;            // what went wrong, for the user; empty when passed
   double execution_time = 0.0;  // seconds on the device (orchestration + tasks)
   bool profiled = false;        // a profiler recorded the run; `profile` is its part
   profiling::Report profile;    // the session's profile (Session::report())
-  // With PYPTO_COMPILE_PROFILING the process-wide summary, for the caller to show at the end of
-  // the run; empty otherwise.
-  std::string process_summary;
+  // With PYPTO_COMPILE_PROFILING, the summary of this run's own profile, for the caller to show
+  // when the run ends (the process's whole profile is reported once, at exit); empty otherwise.
+  std::string run_summary;
   std::string work_dir;  // where the compile output, data/ and report/ are
   // How the device ran it (set once the run got that far).
   int workers = 0;         // simulated cores
@@ -62,11 +68,12 @@ inline constexpr int kMaxWorkers = 256;
 
 // Runs the whole pipeline in `session`; never throws for compile, build, run or golden
 // failures: they give passed=false and an error. Profile stages: `compile` (passes, codegen),
-// `golden_write` (golden, then <work_dir>/data/in/*.npy and data/out/*.npy),
+// `golden_write` (`inputs` when `prepare` makes them; `golden`: output copies and the golden;
+// `write_data`: <work_dir>/data/in/*.npy and data/out/*.npy),
 // `device_execution` (binary_compilation, execute, validate). Without `golden` the reference
 // interpreter computes the expected outputs. The session's report is written at the end.
 RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
-              const GoldenFn& golden, const RunConfig& config);
+              const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare = nullptr);
 
 // The same in a session of its own (profiling as `config.compile_profiling` asks, or an active
 // profiler).

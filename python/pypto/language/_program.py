@@ -84,14 +84,32 @@ def _class_headers(cls, file_name):
             and _starts_class(lines[start], cls.__name__)]
 
 
-def _parse_class(cls, frame):
+def _source_file(cls):
+    """The file the class's source is in: that of its methods' code, which also names an
+    IPython/Jupyter cell (whose text IPython keeps in ``linecache``); else what ``inspect``
+    says (it fails for classes of ``__main__`` without a ``__file__``)."""
+    for value in vars(cls).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is not None and getattr(value, "__qualname__", "").startswith(cls.__qualname__):
+            return code.co_filename
     try:
-        file_name = inspect.getsourcefile(cls) or inspect.getfile(cls)
-        candidates = _class_headers(cls, file_name) or [inspect.getsourcelines(cls)]
+        return inspect.getsourcefile(cls) or inspect.getfile(cls)
+    except TypeError:
+        return None
+
+
+def _parse_class(cls, frame):
+    file_name = _source_file(cls)
+    try:
+        candidates = _class_headers(cls, file_name) if file_name else []
+        if not candidates:
+            candidates = [inspect.getsourcelines(cls)]
     except (OSError, TypeError) as e:
+        where = f"in {file_name}" if file_name else "where Python keeps no source"
         raise CompileError(
-            f"cannot read the source of class {cls.__qualname__}: @pl.program needs a class "
-            f"defined in a file (use pl.parse(text) for program text)"
+            f"cannot read the source of class {cls.__qualname__}: it was defined {where} "
+            f"(python -c or standard input keep no text). @pl.program reads the class from a "
+            f"file or a notebook cell; for program text held in a string, use pl.parse(text)"
         ) from e
     scopes = [frame.f_globals, frame.f_locals] if frame is not None else [vars(sys.modules.get(cls.__module__, object()))]
     constants = collect_constants(*scopes)
