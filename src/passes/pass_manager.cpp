@@ -79,7 +79,7 @@ ir::ProgramPtr PassManager::run(ir::ProgramPtr program, const PassRunOptions& op
     const Pass& pass = *passes_[i];
     for (const auto& hook : before_) hook(pass.name, i, program);
     {
-      // The registry outlives every profiler, so its names can be recorded as views.
+      // The registry is never destroyed, so its names can be recorded as views.
       profiling::ScopedStage stage(std::string_view(pass.name));
       ir::ProgramPtr before = program;
       program = pass.run(program);
