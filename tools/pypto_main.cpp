@@ -5,8 +5,9 @@
 //   pypto run FILE.py [--program NAME] [-o DIR] [--profile] [--seed N] [--workers N]
 //   pypto profile show|diff|convert|html ...   (profile_command.cpp)
 //
-// With PYPTO_COMPILE_PROFILING set, the process-wide profile is printed to stderr at exit (and
-// written to $PYPTO_COMPILE_PROFILING_DIR when set) instead of after the command.
+// With PYPTO_COMPILE_PROFILING set, the command prints its own profile as with --profile, and
+// the process-wide profile is printed to stderr at exit (and written to
+// $PYPTO_COMPILE_PROFILING_DIR when set).
 //
 // Exit codes: 0 success, 1 compile/run/golden failure, 2 usage error.
 #include <CLI/CLI.hpp>
@@ -121,12 +122,11 @@ void fill_random(pypto::ir::HostTensor& t, std::mt19937_64& rng) {
   }
 }
 
-// With --profile (or PYPTO_COMPILE_PROFILING) the session's profile, parse included, is printed
-// at the end and written to <output>/report/ by the session, once.
+// With --profile (or PYPTO_COMPILE_PROFILING) the command's own profile, parse included, is
+// printed to stdout when it ends and written to <output>/report/ by the session, once. With
+// PYPTO_COMPILE_PROFILING the process-wide profile is also printed to stderr at exit.
 void print_profile(const pypto::driver::Session& session) {
-  // The process-wide profile of PYPTO_COMPILE_PROFILING is the exit report's to print.
-  if (session.profiling() && !session.process_wide_profiling())
-    std::cout << pypto::profiling::format_summary(session.report());
+  if (session.profiling()) std::cout << pypto::profiling::format_summary(session.report());
 }
 
 int compile_command(const CommonOptions& common, const std::string& output_dir, bool dump) {
