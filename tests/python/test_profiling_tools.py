@@ -17,6 +17,7 @@ from cli_tool import cli
 from pypto import ir
 from pypto.compile_profiling import CompileProfiler
 from pypto.errors import CompileError
+from summary_text import HEADER, profiles, root_stages, stage_names
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -304,12 +305,24 @@ def test_env_var_exit_report_of_add_py(tmp_path):
     proc = run_python(["add.py"], tmp_path, PYPTO_COMPILE_PROFILING="1",
                       PYPTO_COMPILE_PROFILING_DIR=str(out))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.count("PyPTO Compile Profile") == 1, proc.stderr
-    assert "device_execution" in proc.stderr and "PyPTO Compile Profile" not in proc.stdout
-    assert (out / "pipeline_profile.txt").read_text().startswith("PyPTO Compile Profile")
-    assert "device_execution" in (out / "pipeline_profile.json").read_text()
+    # stdout: the run's own profile, printed once when run() ends.
+    assert proc.stdout.count(HEADER) == 1, proc.stdout
+    assert root_stages(profiles(proc.stdout)[0]) == ["compile", "golden_write",
+                                                    "device_execution"]
+    # stderr: the exit report, once: the whole process, parse included.
+    assert proc.stderr.count(HEADER) == 1, proc.stderr
+    exit_report = profiles(proc.stderr)[0]
+    assert root_stages(exit_report)[:4] == ["parse", "compile", "golden_write",
+                                           "device_execution"]
+    assert set(PASSES) <= stage_names(exit_report), proc.stderr
+    assert f"Compile profile written to {out}/pipeline_profile.{{txt,json}}" in proc.stderr
+    text = (out / "pipeline_profile.txt").read_text()
+    assert text.startswith(HEADER) and profiles(text) == [exit_report]
+    data = json.loads((out / "pipeline_profile.json").read_text())
+    assert [s["name"] for s in data["stages"]] == ["parse", "compile", "golden_write",
+                                                   "device_execution"]
     quiet = run_python(["add.py"], tmp_path)
-    assert quiet.returncode == 0 and "PyPTO Compile Profile" not in quiet.stderr
+    assert quiet.returncode == 0 and HEADER not in quiet.stderr + quiet.stdout
 
 
 def test_env_var_exit_report_also_when_the_program_raises(tmp_path):
@@ -318,7 +331,8 @@ def test_env_var_exit_report_also_when_the_program_raises(tmp_path):
     proc = run_python([str(script)], tmp_path, PYPTO_COMPILE_PROFILING="1")
     assert proc.returncode == 1
     assert "RuntimeError: after the run" in proc.stderr
-    assert proc.stderr.count("PyPTO Compile Profile") == 1
+    assert proc.stderr.count(HEADER) == 1 and proc.stdout.count(HEADER) == 1
+    assert "device_execution" in stage_names(profiles(proc.stderr)[0])
     # The report follows the traceback.
     assert proc.stderr.index("PyPTO Compile Profile") > proc.stderr.index("RuntimeError")
 
@@ -326,8 +340,22 @@ def test_env_var_exit_report_also_when_the_program_raises(tmp_path):
 def test_cli_env_var_exit_report_prints_once(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_COMPILE_PROFILING")}
     env.update(PYPTO_COMPILE_PROFILING="1", PYPTO_COMPILE_PROFILING_DIR=str(tmp_path / "p"))
-    proc = cli("compile", EXAMPLES / "add.py", "-o", tmp_path / "out", cwd=tmp_path, env=env)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.count("PyPTO Compile Profile") == 1
-    assert "PyPTO Compile Profile" not in proc.stdout
-    assert (tmp_path / "p" / "pipeline_profile.json").is_file()
+    for command in ["compile", "run"]:
+        out = tmp_path / command
+        proc = cli(command, EXAMPLES / "add.py", "-o", out, cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+        # The command's own profile on stdout, as with --profile, parse included; the exit
+        # report on stderr. Each once.
+        assert proc.stdout.count(HEADER) == 1, proc.stdout
+        assert proc.stderr.count(HEADER) == 1, proc.stderr
+        own, exit_report = profiles(proc.stdout)[0], profiles(proc.stderr)[0]
+        expected = (["parse", "passes", "codegen", "write_sources"] if command == "compile"
+                    else ["parse", "compile", "golden_write", "device_execution"])
+        assert root_stages(own) == expected, proc.stdout
+        assert root_stages(exit_report)[:len(expected)] == expected, proc.stderr
+        # The exit report runs after the pass registry's static destructors could have: its pass
+        # names must still be intact.
+        assert set(PASSES) <= stage_names(own) and set(PASSES) <= stage_names(exit_report)
+        assert (out / "report" / "pipeline_profile.json").is_file()
+        written = json.loads((tmp_path / "p" / "pipeline_profile.json").read_text())
+        assert [s["name"] for s in written["stages"]] == expected
