@@ -189,20 +189,16 @@ void append_line_head(std::string& out, std::size_t indent, std::string_view lab
   out += percent;
 }
 
-// The first line of an error, cut to a width that keeps the summary readable.
-std::string short_error(std::string_view error) {
-  constexpr std::size_t kMaxErrorWidth = 100;
-  std::string_view first = error.substr(0, error.find('\n'));
-  if (first.size() <= kMaxErrorWidth) return std::string(first);
-  std::size_t cut = kMaxErrorWidth;
-  while (cut > 0 && (static_cast<unsigned char>(first[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
-  return std::string(first.substr(0, cut)) + "...";
-}
+// The first line of an error: the message itself (the lines after it show the source). Kept
+// whole: it ends the stage's line, so its length moves no column, and its end is often the
+// useful part ("... (capacity 196608 bytes, 0 already in use)").
+std::string_view first_line(std::string_view error) { return error.substr(0, error.find('\n')); }
 
 void append_flags(std::string& out, const SummaryLine& line) {
   if (line.parallel) out += "  [parallel]";
   if (line.failed) {
-    out += line.error.empty() ? "  [failed]" : "  [failed: " + short_error(line.error) + "]";
+    out += line.error.empty() ? "  [failed]"
+                              : "  [failed: " + std::string(first_line(line.error)) + "]";
   }
   if (line.open) out += "  [open]";
   if (line.count != 1) return;  // statistics of one stage, not of a folded line
