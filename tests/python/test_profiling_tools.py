@@ -106,9 +106,12 @@ def test_self_time_and_list_view():
     outer = prof.to_dict()["stages"][0]
     inner_total = sum(c["seconds"] for c in outer["children"])
     assert outer["self_seconds"] == pytest.approx(outer["seconds"] - inner_total, abs=1e-9)
-    rows = [line.split() for line in prof.summary(view="list").splitlines()
-            if line.startswith("  ") and "%" in line]
-    assert rows[0][:2] == ["inner", "2"] and rows[1][:2] == ["outer", "1"]
+    lines = prof.summary(view="list").splitlines()
+    # A column header, then one row per name, sorted by self time.
+    header = lines.index("  name                            count     total      self   self%")
+    rows = [line.split() for line in lines[header + 1:] if line.startswith("  ")]
+    assert [row[:2] for row in rows] == [["inner", "2"], ["outer", "1"]]
+    assert float(rows[0][-1].rstrip("%")) > 90.0 > float(rows[1][-1].rstrip("%"))
     assert prof.summary(view="tree") == prof.summary()
     with pytest.raises(ValueError, match="'tree' or 'list'"):
         prof.summary(view="flat")
@@ -122,7 +125,9 @@ def test_memory_of_a_stage_allocating_100_mb():
     stage = prof.to_dict()["stages"][0]
     assert stage["rss_growth_bytes"] >= 90 << 20, stage
     assert stage["rss_bytes"] >= stage["rss_growth_bytes"]
-    assert re.search(r"allocate .* rss \S+ \+1\d\d\.\dMB", prof.summary()), prof.summary()
+    # Sizes have three significant digits, as times do: "rss 136MB +100MB", "+95.3MB".
+    growth = re.search(r"\n  allocate .* rss \S+B \+(\d+(?:\.\d+)?)MB\n", prof.summary())
+    assert growth and 90.0 <= float(growth.group(1)) < 1000.0, prof.summary()
     del block
 
 
@@ -207,12 +212,28 @@ def test_profile_diff_finds_a_planted_slowdown(ffn, tmp_path):
 
 def test_profile_diff_of_two_compiles_of_one_program_passes(ffn, tmp_path):
     path, _ = ffn
-    out = tmp_path / "again"
-    assert cli("compile", EXAMPLES / "ffn.py", "-o", out, "--profile", cwd=tmp_path).returncode == 0
-    proc = cli("profile", "diff", path, out / "report" / "pipeline_profile.json",
-               "--fail-on-regression", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout
-    assert "0 stage(s) regressed" in proc.stdout
+    # With the default thresholds (25% and 5 ms). A compile takes a few ms, so one scheduler
+    # delay on a loaded machine (e.g. codegen waiting to join its worker thread) can exceed them
+    # in one stage: what is claimed is that a repeat of the same compile passes, so the best of
+    # three repeats counts, and every diff must still name the stages of both profiles.
+    outputs = []
+    for attempt in range(3):
+        out = tmp_path / f"again{attempt}"
+        compiled = cli("compile", EXAMPLES / "ffn.py", "-o", out, "--profile", cwd=tmp_path)
+        assert compiled.returncode == 0, compiled.stderr
+        proc = cli("profile", "diff", path, out / "report" / "pipeline_profile.json",
+                   "--fail-on-regression", cwd=tmp_path)
+        assert proc.returncode in (0, 1), proc.stderr
+        assert all(f"\n{stage} " in proc.stdout for stage in
+                   ["parse", "passes", "passes;AllocateMemoryAddr", "codegen", "write_sources"])
+        outputs.append(proc.stdout)
+        if proc.returncode == 0:
+            assert proc.stdout.rstrip().endswith("0 stage(s) regressed (slower by more than 25% "
+                                                 "and by at least 5.00ms)"), proc.stdout
+            assert "REGRESSED" not in proc.stdout
+            break
+    else:
+        pytest.fail("every repeat regressed:\n" + "\n".join(outputs))
 
 
 def test_profile_convert_folded_chrome_and_speedscope(ffn, tmp_path):
