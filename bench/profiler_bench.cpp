@@ -7,6 +7,7 @@
 // compiled into this program and into that shared object; see bench/README.md for figures.
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -20,7 +21,9 @@ namespace {
 
 using pypto::profiling::CompileProfiler;
 using pypto::profiling::ProfilerActivation;
+using pypto::profiling::Report;
 using pypto::profiling::ScopedStage;
+using pypto::profiling::to_chrome_trace;
 
 void BM_TwoSteadyClockNow(benchmark::State& state) {
   for (auto _ : state) {
@@ -113,6 +116,27 @@ void BM_ChromeTraceExport100kStages(benchmark::State& state) {
   state.counters["trace_MB"] = static_cast<double>(bytes) / 1e6;
 }
 BENCHMARK(BM_ChromeTraceExport100kStages)->Unit(benchmark::kMillisecond);
+
+// The whole export a user asks for: CompileProfiler::to_chrome_trace(path), i.e. the snapshot of
+// the 100,000 records, the trace text and writing the file.
+void BM_ChromeTraceFile100kStages(benchmark::State& state) {
+  CompileProfiler profiler;
+  profiler.reserve(100'000);
+  {
+    ProfilerActivation active(&profiler);
+    for (int parent = 0; parent < 1000; ++parent) {
+      ScopedStage outer("passes");
+      for (int child = 0; child < 99; ++child) ScopedStage inner("Simplify");
+    }
+  }
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "pypto_profiler_bench_trace.json";
+  for (auto _ : state) profiler.to_chrome_trace(path);
+  std::error_code ec;
+  state.counters["trace_MB"] = static_cast<double>(std::filesystem::file_size(path, ec)) / 1e6;
+  std::filesystem::remove(path, ec);
+}
+BENCHMARK(BM_ChromeTraceFile100kStages)->Unit(benchmark::kMillisecond);
 
 void BM_DisabledStage(benchmark::State& state) {
   if (CompileProfiler::current() != nullptr) state.SkipWithError("a profiler is current");
