@@ -7,18 +7,23 @@
 // compiled into this program and into that shared object; see bench/README.md for figures.
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include <benchmark/benchmark.h>
 
 #include "profiler_bench_loops.h"
+#include "pypto/profiling/formats.h"
 #include "pypto/profiling/profiler.h"
+#include "pypto/profiling/report.h"
 
 namespace {
 
 using pypto::profiling::CompileProfiler;
 using pypto::profiling::ProfilerActivation;
+using pypto::profiling::Report;
 using pypto::profiling::ScopedStage;
+using pypto::profiling::to_chrome_trace;
 
 void BM_TwoSteadyClockNow(benchmark::State& state) {
   for (auto _ : state) {
@@ -71,6 +76,67 @@ void BM_EnabledLazyNameStage(benchmark::State& state) {
   run_enabled_stages(state, [&] { ScopedStage stage([&] { return "kernel_codegen:" + func; }); });
 }
 BENCHMARK(BM_EnabledLazyNameStage);
+
+// The same loop with memory tracking on: two pread()s of /proc/self/statm per stage on top.
+void BM_EnabledStageWithMemory(benchmark::State& state) {
+  constexpr std::int64_t kBatch = 1 << 12;
+  CompileProfiler profiler(/*memory=*/true);
+  profiler.reserve(kBatch);
+  ProfilerActivation active(&profiler);
+  std::int64_t recorded = 0;
+  for (auto _ : state) {
+    { ScopedStage stage("passes"); }
+    if (++recorded == kBatch) {
+      profiler.clear();
+      recorded = 0;
+    }
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_EnabledStageWithMemory);
+
+// Chrome trace export of a profile of 100,000 stages: 1,000 passes-like parents of 99 children.
+void BM_ChromeTraceExport100kStages(benchmark::State& state) {
+  CompileProfiler profiler;
+  profiler.reserve(100'000);
+  {
+    ProfilerActivation active(&profiler);
+    for (int parent = 0; parent < 1000; ++parent) {
+      ScopedStage outer("passes");
+      for (int child = 0; child < 99; ++child) ScopedStage inner("Simplify");
+    }
+  }
+  const Report report = profiler.report();
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    std::string trace = to_chrome_trace(report);
+    bytes = trace.size();
+    benchmark::DoNotOptimize(trace.data());
+  }
+  state.counters["trace_MB"] = static_cast<double>(bytes) / 1e6;
+}
+BENCHMARK(BM_ChromeTraceExport100kStages)->Unit(benchmark::kMillisecond);
+
+// The whole export a user asks for: CompileProfiler::to_chrome_trace(path), i.e. the snapshot of
+// the 100,000 records, the trace text and writing the file.
+void BM_ChromeTraceFile100kStages(benchmark::State& state) {
+  CompileProfiler profiler;
+  profiler.reserve(100'000);
+  {
+    ProfilerActivation active(&profiler);
+    for (int parent = 0; parent < 1000; ++parent) {
+      ScopedStage outer("passes");
+      for (int child = 0; child < 99; ++child) ScopedStage inner("Simplify");
+    }
+  }
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "pypto_profiler_bench_trace.json";
+  for (auto _ : state) profiler.to_chrome_trace(path);
+  std::error_code ec;
+  state.counters["trace_MB"] = static_cast<double>(std::filesystem::file_size(path, ec)) / 1e6;
+  std::filesystem::remove(path, ec);
+}
+BENCHMARK(BM_ChromeTraceFile100kStages)->Unit(benchmark::kMillisecond);
 
 void BM_DisabledStage(benchmark::State& state) {
   if (CompileProfiler::current() != nullptr) state.SkipWithError("a profiler is current");

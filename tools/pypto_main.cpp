@@ -3,11 +3,17 @@
 //
 //   pypto compile FILE.py [--program NAME] [-o DIR] [--profile] [--no-dump-passes]
 //   pypto run FILE.py [--program NAME] [-o DIR] [--profile] [--seed N] [--workers N]
+//   pypto profile show|diff|convert|html ...   (profile_command.cpp)
+//
+// With PYPTO_COMPILE_PROFILING set, the command prints its own profile as with --profile, and
+// the process-wide profile is printed to stderr at exit (and written to
+// $PYPTO_COMPILE_PROFILING_DIR when set).
 //
 // Exit codes: 0 success, 1 compile/run/golden failure, 2 usage error.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -18,10 +24,12 @@
 #include <string>
 #include <vector>
 
+#include "profile_command.h"
 #include "pypto/driver/compile.h"
 #include "pypto/driver/parse.h"
 #include "pypto/driver/run.h"
 #include "pypto/driver/session.h"
+#include "pypto/profiling/profiler.h"
 
 namespace {
 
@@ -114,8 +122,9 @@ void fill_random(pypto::ir::HostTensor& t, std::mt19937_64& rng) {
   }
 }
 
-// With --profile (or PYPTO_COMPILE_PROFILING) the session's profile, parse included, is printed
-// at the end and written to <output>/report/ by the session, once.
+// With --profile (or PYPTO_COMPILE_PROFILING) the command's own profile, parse included, is
+// printed to stdout when it ends and written to <output>/report/ by the session, once. With
+// PYPTO_COMPILE_PROFILING the process-wide profile is also printed to stderr at exit.
 void print_profile(const pypto::driver::Session& session) {
   if (session.profiling()) std::cout << pypto::profiling::format_summary(session.report());
 }
@@ -251,6 +260,12 @@ int main(int argc, char** argv) {
   run->add_option("--atol", run_options.atol, "Absolute tolerance of the output check")
       ->capture_default_str();
 
+  CLI::App* profile = pypto::tools::add_profile_command(app);
+
+  // Also on paths that leave through exit(); it runs once and only when the variable made a
+  // process-wide profiler.
+  std::atexit([] { pypto::profiling::write_exit_report(); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -258,6 +273,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitUsage;
   }
 
+  if (profile->parsed()) return pypto::tools::run_profile_command();
   try {
     if (compile->parsed()) return compile_command(common, output_dir, !no_dump);
     return run_command(common, run_options);

@@ -291,7 +291,7 @@ void bind_driver(nb::module_ m) {
         result["execution_time"] = r.execution_time;
         result["profile"] = r.profiled ? report_to_python(r.profile) : nb::none();
         result["work_dir"] = r.work_dir;
-        result["process_summary"] = r.process_summary;
+        result["run_summary"] = r.run_summary;
         result["workers"] = r.workers;
         result["isolated"] = r.isolated;
         result["cache_hit"] = r.cache_hit;
@@ -301,7 +301,7 @@ void bind_driver(nb::module_ m) {
       nb::arg("session"), nb::arg("program"), nb::arg("tensors"), nb::arg("prepare"),
       nb::arg("golden").none(), nb::arg("config"),
       "Runs the whole pipeline in `session`; returns a dict with the fields of the "
-      "driver's RunResult (profile: a dict or None; process_summary: text to print or '').");
+      "driver's RunResult (profile: a dict or None; run_summary: text to print or '').");
 }
 
 }  // namespace pypto::bindings

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.h"
+#include "pypto/profiling/formats.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/profiling/report.h"
 
@@ -108,6 +109,7 @@ StageRecord record_from_python(nb::handle object) {
       record.children.push_back(record_from_python(child));
     }
     if (nb::hasattr(object, "failed")) record.failed = nb::cast<bool>(object.attr("failed"));
+    if (nb::hasattr(object, "error")) record.error = nb::cast<std::string>(object.attr("error"));
   } catch (const nb::cast_error&) {
     throw nb::type_error(
         "add_stage_record() expects a StageRecord: name (str), start and end (float seconds on "
@@ -142,8 +144,16 @@ void bind_stage_scope(nb::module_& m) {
            })
       .def(
           "__exit__",
-          [](StageScope& s, nb::handle exc_type, nb::handle, nb::handle) {
-            if (s.scope) s.scope->end(/*failed=*/!exc_type.is_none());
+          [](StageScope& s, nb::handle exc_type, nb::handle exc_value, nb::handle) {
+            const bool failed = !exc_type.is_none();
+            if (s.scope) s.scope->end(failed);
+            if (failed && s.profiler != nullptr && s.scope) {
+              // The exception's message is the stage's error, as the C++ driver records it.
+              nb::str text = nb::str(exc_value);
+              std::string message = nb::cast<std::string>(nb::str(exc_type.attr("__name__")));
+              if (nb::len(text) > 0) message += ": " + std::string(text.c_str());
+              s.profiler->record_error(message);
+            }
             s.scope.reset();
             return false;
           },
@@ -154,7 +164,16 @@ void bind_compile_profiler(nb::module_& m) {
   nb::class_<CompileProfiler>(m, "CompileProfiler",
                               "Records compile stages as a tree. Use as a context manager to make "
                               "it current on this thread.")
-      .def(nb::init<>())
+      .def(
+          "__init__",
+          [](CompileProfiler* self, std::optional<bool> memory) {
+            new (self)
+                CompileProfiler(memory.value_or(profiling::memory_tracking_enabled_by_env()));
+          },
+          nb::arg("memory").none() = nb::none(),
+          "memory: also record resident memory at each stage's end and its growth over the "
+          "stage (default: PYPTO_COMPILE_PROFILING_MEMORY).")
+      .def_prop_ro("memory", &CompileProfiler::tracks_memory)
       .def_static(
           "current", [] { return to_python(CompileProfiler::current()); },
           "The profiler current on this thread (the very object that was entered), or None.")
@@ -185,8 +204,12 @@ void bind_compile_profiler(nb::module_& m) {
           },
           nb::arg("name"))
       .def(
-          "_end_stage", [](CompileProfiler& profiler, bool failed) { profiler.end_stage(failed); },
-          nb::arg("failed") = false, "Closes the innermost open stage; no-op when none is open.")
+          "_end_stage",
+          [](CompileProfiler& profiler, bool failed, std::optional<std::string> error) {
+            profiler.end_stage(failed, error.value_or(std::string()));
+          },
+          nb::arg("failed") = false, nb::arg("error").none() = nb::none(),
+          "Closes the innermost open stage; no-op when none is open. `error`: why it failed.")
       .def(
           "add_stage_record",
           [](CompileProfiler& profiler, nb::handle record) {
@@ -208,7 +231,26 @@ void bind_compile_profiler(nb::module_& m) {
           },
           nb::arg("path").none() = nb::none(), nb::arg("indent") = 2,
           "The profile as a JSON string; with `path`, also writes it there (creating folders).")
-      .def("summary", &CompileProfiler::summary)
+      .def(
+          "summary",
+          [](const CompileProfiler& profiler, const std::string& view) {
+            if (view == "tree") return profiler.summary();
+            if (view == "list") return profiling::format_summary_list(profiler.report());
+            throw nb::value_error(
+                ("summary(view=...) takes 'tree' or 'list', not '" + view + "'").c_str());
+          },
+          nb::arg("view") = "tree",
+          "The text summary: 'tree' (the stage tree) or 'list' (by name, sorted by self time).")
+      .def(
+          "to_chrome_trace",
+          [](const CompileProfiler& profiler, std::optional<std::filesystem::path> path) {
+            std::string text = profiling::to_chrome_trace(profiler.report());
+            if (path) profiling::write_file_atomically(*path, text);
+            return text;
+          },
+          nb::arg("path").none() = nb::none(),
+          "The profile as Chrome Trace Event JSON (Perfetto UI, chrome://tracing); with `path`, "
+          "also writes it there.")
       .def("write_report", &CompileProfiler::write_report, nb::arg("dir"),
            "Writes dir/pipeline_profile.txt and dir/pipeline_profile.json, creating dir.")
       .def("clear", &CompileProfiler::clear, "Drops every record.")
@@ -253,6 +295,10 @@ void bind_profiling(nb::module_ m) {
   m.def("now_seconds", &profiling::now_seconds,
         "Seconds on the profiler's clock (the time.perf_counter() clock).");
   m.def("profiling_enabled_by_env", &profiling::profiling_enabled_by_env);
+  m.def("write_exit_report", &profiling::write_exit_report,
+        "The PYPTO_COMPILE_PROFILING exit report (summary to stderr, files to "
+        "$PYPTO_COMPILE_PROFILING_DIR); once per process, nothing without a process-wide "
+        "profiler.");
 }
 
 }  // namespace pypto::bindings

@@ -21,7 +21,9 @@ Times are seconds on the ``time.perf_counter()`` clock, which is the clock the C
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, ContextManager, Dict, List, Optional
@@ -52,6 +54,7 @@ class StageRecord:
     end: float = 0.0
     children: List["StageRecord"] = field(default_factory=list)
     failed: bool = False
+    error: str = ""
 
     @property
     def duration(self) -> float:
@@ -68,6 +71,8 @@ class StageRecord:
         }
         if self.failed:
             data["failed"] = True
+        if self.error:
+            data["error"] = self.error
         if self.end == 0.0:
             data["open"] = True
         data["children"] = [child.to_dict() for child in self.children]
@@ -82,6 +87,21 @@ def use_profiler(profiler: Optional[CompileProfiler]) -> ContextManager[Optional
     if profiler is None:
         return contextlib.nullcontext()
     return profiler
+
+
+def _exit_report() -> None:
+    """With ``PYPTO_COMPILE_PROFILING`` on, the process-wide profile at exit: the summary on
+    stderr (after whatever Python printed, a traceback included) and, when
+    ``PYPTO_COMPILE_PROFILING_DIR`` is set, ``pipeline_profile.{txt,json}`` there. Runs once."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # a closed stream must not hide the report
+    _core.write_exit_report()
+
+
+atexit.register(_exit_report)
 
 
 __all__ = [

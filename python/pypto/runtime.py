@@ -359,8 +359,10 @@ def _run_in(session, program, tensor_specs, golden, config):
     exception = raised[0] if raised else None
     if exception is not None and not isinstance(exception, Exception):
         raise exception  # KeyboardInterrupt, SystemExit: the caller's, not the run's
-    if r["process_summary"]:  # PYPTO_COMPILE_PROFILING: the driver hands back the process's profile
-        print(r["process_summary"])
+    # With PYPTO_COMPILE_PROFILING each run prints its own profile when it ends; the process's
+    # whole profile is printed once, to stderr, at exit (pypto.compile_profiling).
+    if r["run_summary"]:
+        print(r["run_summary"])
     outputs = {spec.name: arr for spec, arr in zip(specs, arrays) if spec.is_output}
     inputs = {spec.name: arr for spec, arr in zip(specs, arrays) if not spec.is_output}
     return RunResult(passed=r["passed"], error=r["error"] or None,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <string>
 #include <thread>
 
 #include "pypto/codegen/kernel_codegen.h"
@@ -29,14 +30,22 @@ class KernelQueue {
       : jobs_(jobs), line_offset_(line_offset), timed_(timed) {}
 
   void work() {
+    profiling::ThreadIdentity thread;  // of the thread running this call, read once
     for (size_t i = next_++; i < jobs_.size(); i = next_++) {
       KernelJob& job = jobs_[i];
       if (timed_) {
         job.record.name = "kernel_codegen:" + job.func->name;
+        // Chrome traces show each worker on its own track.
+        if (thread.id == 0) thread = profiling::this_thread_identity();
+        job.record.thread = thread;
         job.record.start = profiling::now_seconds();
       }
       try {
         job.source = generate_kernel(*job.func, line_offset_);
+      } catch (const std::exception& e) {
+        job.error = std::current_exception();
+        job.record.failed = true;
+        job.record.error = e.what();
       } catch (...) {
         job.error = std::current_exception();
         job.record.failed = true;
@@ -76,7 +85,13 @@ GeneratedProgram generate_program(const ir::Program& program) {
     size_t helpers = jobs.size() > 1 ? std::min(jobs.size(), hardware) - 1 : 0;
     std::vector<std::thread> threads;
     threads.reserve(helpers);
-    for (size_t i = 0; i < helpers; ++i) threads.emplace_back([&queue] { queue.work(); });
+    for (size_t i = 0; i < helpers; ++i) {
+      threads.emplace_back([&queue, i, profiler] {
+        if (profiler) profiling::name_this_thread("codegen worker " + std::to_string(i + 1));
+        queue.work();
+        if (profiler) profiling::name_this_thread({});
+      });
+    }
     queue.work();
     try {
       profiling::ScopedStage orchestration_stage("orchestration_codegen");

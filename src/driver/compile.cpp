@@ -54,8 +54,9 @@ CompileResult compile_program(const ir::ProgramPtr& program, const CompileOption
   try {
     result = compile(session, program, options);
   } catch (...) {
-    // The profile of a failed compile is written too: it shows the stage that failed.
+    // The profile of a failed compile is written too: it shows the stage that failed and why.
     try {
+      session.record_error(describe_current_exception(program.get()));
       session.write_report();
     } catch (const profiling::ProfilerError&) {
       // The compile's own error is the one to report.

@@ -292,6 +292,7 @@ RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTe
     result.error = e.what();
     // Whichever stage noticed it (and however it phrased it), Ctrl-C stopped the run.
     result.interrupted = support::interrupt_requested();
+    session.record_error(result.error);
   }
 
   if (session.profiling()) {
@@ -305,9 +306,8 @@ RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTe
     // busy disk) shows in the caller's profile as untracked time rather than vanishing.
     result.profiled = true;
     result.profile = session.report();
-    if (session.process_wide_profiling()) {
-      result.process_summary = session.profiler()->summary();
-    }
+    if (session.process_wide_profiling())
+      result.run_summary = profiling::format_summary(result.profile);
   }
   return result;
 }

@@ -16,7 +16,7 @@ profiling::CompileProfiler* choose_profiler(bool requested,
                                             std::unique_ptr<profiling::CompileProfiler>& own) {
   if (profiling::CompileProfiler* active = profiling::get_active_profiler()) return active;
   if (!requested) return nullptr;
-  own = std::make_unique<profiling::CompileProfiler>();
+  own = std::make_unique<profiling::CompileProfiler>(profiling::memory_tracking_enabled_by_env());
   return own.get();
 }
 
@@ -62,7 +62,13 @@ profiling::Report Session::report() const {
   if (own_profiler_) return all;
   std::vector<profiling::ReportStage> mine;
   collect_since(all.stages, start_seconds_, mine);
-  return profiling::finalize_report(std::move(mine));
+  profiling::Report report = profiling::finalize_report(std::move(mine));
+  report.threads = std::move(all.threads);
+  return report;
+}
+
+void Session::record_error(const std::string& message) {
+  if (profiler_ != nullptr) profiler_->record_error(message);
 }
 
 void Session::write_report() {

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "pypto/ir/ir_size.h"
 #include "pypto/ir/printer.h"
+#include "pypto/ir/structural_equal.h"
 #include "pypto/passes/verifier.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/support/interrupt.h"
@@ -70,14 +72,27 @@ ir::ProgramPtr PassManager::run(ir::ProgramPtr program, const PassRunOptions& op
     write_dump(options.dump_dir, "00_frontend.py", *program);
   }
   IRProperties properties = 0;
+  // Pass statistics cost an IR walk per pass (and a structural comparison when the pass built a
+  // new program), so they are gathered only when profiling; outside the pass's own stage.
+  const bool statistics = profiling::CompileProfiler::current() != nullptr;
+  std::int64_t size = statistics ? ir::count_nodes(*program) : 0;
   for (size_t i = 0; i < passes_.size(); ++i) {
     const Pass& pass = *passes_[i];
     support::throw_if_interrupted();
     for (const auto& hook : before_) hook(pass.name, i, program);
     {
-      // The registry outlives every profiler, so its names can be recorded as views.
+      // The registry is never destroyed, so its names can be recorded as views.
       profiling::ScopedStage stage(std::string_view(pass.name));
+      ir::ProgramPtr before = program;
       program = pass.run(program);
+      stage.end();
+      if (statistics) {
+        profiling::PassStats stats;
+        stats.ir_size_before = size;
+        stats.ir_size_after = size = ir::count_nodes(*program);
+        stats.changed = program != before && !ir::structural_equal(*program, *before);
+        stage.set_pass_stats(stats);
+      }
     }
     properties = (properties & ~pass.invalidates) | pass.produces;
     // After each pass the verifier checks what that pass promised; after the last one, every

@@ -42,7 +42,9 @@ const std::vector<Pass>& registered_passes() {
   using P = IRProperty;
   // Passes that add tiles or change their types invalidate the memory plan made before them.
   constexpr IRProperties kMemoryPlan = P::MemRefsSet | P::AddressesAssigned;
-  static const std::vector<Pass> passes = {
+  // Never destroyed: profilers record pass names as views, and the process-wide profiler's exit
+  // report (an atexit hook) may run after static destructors of objects made before it.
+  static const std::vector<Pass>* const passes = new std::vector<Pass>{
       {"UnrollLoops", unroll_loops, static_cast<IRProperties>(P::NoUnrollLoops), 0},
       {"ConvertToSSA", convert_to_ssa, static_cast<IRProperties>(P::SSA), 0},
       {"Simplify", simplify, 0, 0},
@@ -60,7 +62,7 @@ const std::vector<Pass>& registered_passes() {
       {"DeriveCallDirections", derive_call_directions,
        static_cast<IRProperties>(P::CallDirectionsSet), 0},
   };
-  return passes;
+  return *passes;
 }
 
 const Pass* find_pass(std::string_view name) {

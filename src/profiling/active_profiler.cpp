@@ -1,11 +1,15 @@
 // The profiler entry points record into: the one entered on this thread, or the process-wide
-// one that PYPTO_COMPILE_PROFILING switches on.
+// one that PYPTO_COMPILE_PROFILING switches on, and that profiler's report at exit.
 #include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <string>
 #include <string_view>
 
 #include "pypto/profiling/profiler.h"
+#include "pypto/profiling/report.h"
 
 namespace pypto::profiling {
 
@@ -22,10 +26,8 @@ bool equals_ignoring_case(std::string_view text, std::string_view lower) {
   return true;
 }
 
-}  // namespace
-
-bool profiling_enabled_by_env() noexcept {
-  const char* raw = std::getenv("PYPTO_COMPILE_PROFILING");
+bool env_flag(const char* variable) noexcept {
+  const char* raw = std::getenv(variable);
   if (raw == nullptr) return false;
   std::string_view value(raw);
   constexpr std::string_view kBlanks = " \t\r\n\v\f";
@@ -35,6 +37,38 @@ bool profiling_enabled_by_env() noexcept {
   return value == "1" || equals_ignoring_case(value, "true") || equals_ignoring_case(value, "yes");
 }
 
+std::atomic<bool> g_exit_report_written{false};
+
+}  // namespace
+
+bool profiling_enabled_by_env() noexcept { return env_flag("PYPTO_COMPILE_PROFILING"); }
+
+bool memory_tracking_enabled_by_env() noexcept {
+  return env_flag("PYPTO_COMPILE_PROFILING_MEMORY");
+}
+
+CompileProfiler* process_profiler() noexcept {
+  return g_process_profiler.load(std::memory_order_acquire);
+}
+
+void write_exit_report() noexcept {
+  CompileProfiler* profiler = process_profiler();
+  if (profiler == nullptr || g_exit_report_written.exchange(true)) return;
+  try {
+    const Report report = profiler->report();
+    const std::string summary = format_summary(report);
+    std::fwrite(summary.data(), 1, summary.size(), stderr);
+    const char* dir = std::getenv("PYPTO_COMPILE_PROFILING_DIR");
+    if (dir != nullptr && *dir != '\0') {
+      write_report(report, dir);
+      std::fprintf(stderr, "Compile profile written to %s/pipeline_profile.{txt,json}\n", dir);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pypto: the compile profile was not written: %s\n", e.what());
+  }
+  std::fflush(stderr);
+}
+
 CompileProfiler* get_active_profiler() {
   CompileProfiler* current = CompileProfiler::current();
   CompileProfiler* process = g_process_profiler.load(std::memory_order_acquire);
@@ -42,7 +76,7 @@ CompileProfiler* get_active_profiler() {
   if (profiling_enabled_by_env()) {
     // Never destroyed: threads may still record into it while static destructors run.
     static CompileProfiler* const instance = [] {
-      auto* profiler = new CompileProfiler();
+      auto* profiler = new CompileProfiler(memory_tracking_enabled_by_env());
       profiler->process_wide_ = true;
       g_process_profiler.store(profiler, std::memory_order_release);
       return profiler;

@@ -8,6 +8,8 @@
 #include <unordered_set>
 
 #include <cxxabi.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -47,7 +49,76 @@ struct AttachedRecord {
   StageRecord record;
 };
 
+// Names given by name_this_thread(), by thread id.
+std::mutex g_thread_names_mutex;
+std::unordered_map<std::uint64_t, std::string>& thread_names() {
+  static auto* names = new std::unordered_map<std::uint64_t, std::string>();  // never destroyed
+  return *names;
+}
+
+std::uint64_t this_thread_id() noexcept { return static_cast<std::uint64_t>(::gettid()); }
+
+ThreadIdentity identity_of(std::uint64_t id) {
+  {
+    std::lock_guard lock(g_thread_names_mutex);
+    auto it = thread_names().find(id);
+    if (it != thread_names().end()) return {id, it->second};
+  }
+  if (id == static_cast<std::uint64_t>(::getpid())) return {id, "main"};
+  return {id, "thread " + std::to_string(id)};
+}
+
+void give_error(StageRecord& record, const std::string& message) {
+  if (record.failed && record.error.empty()) record.error = message;
+  for (StageRecord& child : record.children) give_error(child, message);
+}
+
+// Records attached without a thread ran on the thread of their parent.
+void inherit_threads(std::vector<ReportStage>& stages, std::uint64_t parent_thread) {
+  for (ReportStage& stage : stages) {
+    if (stage.thread == 0) stage.thread = parent_thread;
+    inherit_threads(stage.children, stage.thread);
+  }
+}
+
+void note_thread(std::vector<ThreadIdentity>& threads, const StageRecord& record) {
+  if (record.thread.id != 0 &&
+      std::none_of(threads.begin(), threads.end(),
+                   [&](const ThreadIdentity& t) { return t.id == record.thread.id; })) {
+    threads.push_back(record.thread.name.empty() ? identity_of(record.thread.id) : record.thread);
+  }
+  for (const StageRecord& child : record.children) note_thread(threads, child);
+}
+
 }  // namespace
+
+ThreadIdentity this_thread_identity() { return identity_of(this_thread_id()); }
+
+void name_this_thread(std::string name) {
+  std::lock_guard lock(g_thread_names_mutex);
+  if (name.empty()) {
+    thread_names().erase(this_thread_id());
+  } else {
+    thread_names()[this_thread_id()] = std::move(name);
+  }
+}
+
+std::int64_t resident_memory_bytes() noexcept {
+  // Kept open for the life of the process: opening /proc costs more than reading it.
+  static const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  static const long page = ::sysconf(_SC_PAGESIZE);
+  if (fd < 0) return -1;
+  char text[128];
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  if (n <= 0) return -1;
+  text[n] = '\0';
+  // "size resident shared text lib data dt", in pages: the second field.
+  const char* p = text;
+  while (*p != '\0' && *p != ' ') ++p;
+  std::int64_t pages = 0;
+  for (++p; *p >= '0' && *p <= '9'; ++p) pages = pages * 10 + (*p - '0');
+  return pages * page;
+}
 
 struct CompileProfiler::Shared {
   std::mutex mutex;
@@ -66,6 +137,11 @@ struct CompileProfiler::Shared {
   // Dynamic names live here so records can hold views; repeated names are stored once. Only the
   // owner thread touches it, so it needs no lock.
   std::unordered_set<std::string> names;
+  // Owner thread only, like `names`: error messages and pass statistics by record index.
+  std::unordered_map<std::int32_t, std::string> errors;
+  std::vector<std::pair<std::int32_t, PassStats>> pass_stats;
+  // The owner's thread id, set when a thread claims the buffer.
+  std::atomic<std::uint64_t> owner_thread{0};
 };
 
 ProfilerError::ProfilerError(const std::string& message, std::filesystem::path path,
@@ -73,6 +149,8 @@ ProfilerError::ProfilerError(const std::string& message, std::filesystem::path p
     : std::runtime_error(message), path_(std::move(path)), error_number_(error_number) {}
 
 CompileProfiler::CompileProfiler() : shared_(std::make_unique<Shared>()) {}
+
+CompileProfiler::CompileProfiler(bool memory) : CompileProfiler() { memory_ = memory; }
 
 CompileProfiler::~CompileProfiler() {
   // A profiler destroyed while current would leave a dangling thread-local pointer behind.
@@ -91,7 +169,9 @@ CompileProfiler::~CompileProfiler() {
 void CompileProfiler::bind_to_this_thread() noexcept {
   t_current_ = this;
   const void* expected = nullptr;
-  owner_.compare_exchange_strong(expected, &t_thread_tag_, std::memory_order_relaxed);
+  if (owner_.compare_exchange_strong(expected, &t_thread_tag_, std::memory_order_relaxed)) {
+    shared_->owner_thread.store(this_thread_id(), std::memory_order_relaxed);
+  }
 }
 
 void CompileProfiler::begin_session_locked(std::int64_t now) noexcept {
@@ -130,8 +210,11 @@ bool CompileProfiler::exit() {
 bool CompileProfiler::claim_ownership() noexcept {
   // The first thread to record claims the lock-free buffer.
   const void* owner = nullptr;
-  return owner_.compare_exchange_strong(owner, &t_thread_tag_, std::memory_order_relaxed) ||
-         owner == &t_thread_tag_;
+  if (owner_.compare_exchange_strong(owner, &t_thread_tag_, std::memory_order_relaxed)) {
+    shared_->owner_thread.store(this_thread_id(), std::memory_order_relaxed);
+    return true;
+  }
+  return owner == &t_thread_tag_;
 }
 
 CompileProfiler::Token CompileProfiler::open_stage(std::string_view name) {
@@ -145,6 +228,8 @@ CompileProfiler::Token CompileProfiler::open_stage(std::string_view name) {
   record.parent = open_top_.load(std::memory_order_relaxed);
   record.end_ns = kOpen;
   open_top_.store(index, std::memory_order_relaxed);
+  // Before the clock read: the /proc read is not billed to the stage.
+  if (__builtin_expect(memory_, 0)) rss_.push_back({resident_memory_bytes(), -1});
   // Read the clock last so that a buffer reallocation is not billed to the stage.
   record.start_ns = now_ns();
   return Token{index, generation_};
@@ -173,15 +258,34 @@ void CompileProfiler::close_stage(Token token, bool failed) noexcept {
        i = records_[i].parent) {
     records_[i].end_ns = end;
     if (failed) failed_.push_back(i);
+    if (__builtin_expect(memory_, 0)) sample_close_memory(i);
   }
   record.end_ns = end;
   if (failed) failed_.push_back(token.index);
+  if (__builtin_expect(memory_, 0)) sample_close_memory(token.index);
   open_top_.store(record.parent, std::memory_order_relaxed);
+}
+
+void CompileProfiler::sample_close_memory(std::int32_t index) noexcept {
+  if (static_cast<std::size_t>(index) < rss_.size()) rss_[index].end = resident_memory_bytes();
+}
+
+void CompileProfiler::set_pass_stats(Token token, const PassStats& stats) noexcept {
+  if (token.generation != generation_ || token.index < 0 ||
+      static_cast<std::size_t>(token.index) >= records_.size() || !owned_by_this_thread()) {
+    return;
+  }
+  try {
+    shared_->pass_stats.emplace_back(token.index, stats);
+  } catch (...) {
+    // Out of memory: the statistics are dropped, the compile goes on.
+  }
 }
 
 CompileProfiler::Token CompileProfiler::open_foreign_stage(std::string name) {
   StageRecord record;
   record.name = std::move(name);
+  record.thread = this_thread_identity();
   record.start = now_seconds();
   std::lock_guard lock(shared_->mutex);
   shared_->foreign_open[&t_thread_tag_].push_back(std::move(record));
@@ -209,13 +313,30 @@ void CompileProfiler::close_foreign_stage(bool failed) noexcept {
 
 void CompileProfiler::begin_stage(std::string name) { open_owned_stage(std::move(name)); }
 
-void CompileProfiler::end_stage(bool failed) {
+void CompileProfiler::end_stage(bool failed, std::string error) {
   if (!owned_by_this_thread()) {
+    if (!error.empty()) {
+      std::lock_guard lock(shared_->mutex);
+      auto it = shared_->foreign_open.find(&t_thread_tag_);
+      if (it != shared_->foreign_open.end() && !it->second.empty()) {
+        it->second.back().error = std::move(error);
+      }
+    }
     close_foreign_stage(failed);
     return;
   }
   const std::int32_t top = open_top_.load(std::memory_order_relaxed);
-  if (top >= 0) close_stage(Token{top, generation_}, failed);
+  if (top < 0) return;
+  close_stage(Token{top, generation_}, failed);
+  if (failed && !error.empty()) shared_->errors[top] = std::move(error);
+}
+
+void CompileProfiler::record_error(const std::string& message) {
+  if (owned_by_this_thread()) {
+    for (std::int32_t index : failed_) shared_->errors.try_emplace(index, message);
+  }
+  std::lock_guard lock(shared_->mutex);
+  for (AttachedRecord& attached : shared_->attached) give_error(attached.record, message);
 }
 
 void CompileProfiler::add_stage_record(StageRecord record) {
@@ -230,11 +351,15 @@ void CompileProfiler::attach_device_timeline(DeviceTimeline timeline) {
   if (stage >= 0) shared_->timelines.emplace_back(stage, std::move(shared));
 }
 
-void CompileProfiler::reserve(std::size_t stages) { records_.reserve(stages); }
+void CompileProfiler::reserve(std::size_t stages) {
+  records_.reserve(stages);
+  if (memory_) rss_.reserve(stages);
+}
 
 void CompileProfiler::clear() {
   records_.clear();
   failed_.clear();
+  rss_.clear();
   open_top_.store(-1, std::memory_order_relaxed);
   ++generation_;
   std::lock_guard lock(shared_->mutex);
@@ -242,6 +367,8 @@ void CompileProfiler::clear() {
   shared_->timelines.clear();
   shared_->foreign_open.clear();
   shared_->names.clear();
+  shared_->errors.clear();
+  shared_->pass_stats.clear();
   shared_->sessions.clear();
   if (shared_->session_depth > 0) shared_->session_begin_ns = now_ns();
 }
@@ -267,6 +394,9 @@ Report CompileProfiler::report() const {
 
   std::vector<std::int32_t> failed = failed_;
   std::sort(failed.begin(), failed.end());
+  const std::uint64_t owner_thread = shared_->owner_thread.load(std::memory_order_relaxed);
+  std::unordered_map<std::int32_t, const PassStats*> pass_stats;
+  for (const auto& [index, stats] : shared_->pass_stats) pass_stats[index] = &stats;
   const std::size_t count = records_.size();
   std::vector<std::vector<std::int32_t>> children(count);
   std::vector<std::int32_t> roots;
@@ -296,6 +426,19 @@ Report CompileProfiler::report() const {
     stage.seconds = static_cast<double>((stage.open ? now : record.end_ns) - record.start_ns) / 1e9;
     stage.failed = std::binary_search(failed.begin(), failed.end(), index);
     stage.device = device[index];
+    stage.thread = owner_thread;
+    if (stage.failed) {
+      auto error = shared_->errors.find(index);
+      if (error != shared_->errors.end()) stage.error = error->second;
+    }
+    if (memory_ && static_cast<std::size_t>(index) < rss_.size() && rss_[index].start >= 0) {
+      const RssSample& rss = rss_[index];
+      const std::int64_t end = stage.open ? resident_memory_bytes() : rss.end;
+      if (end >= 0) stage.memory = StageMemory{end, end - rss.start};
+    }
+    if (auto stats = pass_stats.find(index); stats != pass_stats.end()) {
+      stage.pass = *stats->second;
+    }
     for (std::int32_t child : children[index]) stage.children.push_back(self(self, child));
     for (const StageRecord* child : attached_children[index]) {
       stage.children.push_back(to_report_stage(*child, now_s));
@@ -306,7 +449,12 @@ Report CompileProfiler::report() const {
   stages.reserve(roots.size() + attached_roots.size());
   for (std::int32_t root : roots) stages.push_back(build(build, root));
   for (const StageRecord* root : attached_roots) stages.push_back(to_report_stage(*root, now_s));
-  return finalize_report(std::move(stages), std::move(sessions));
+  const std::uint64_t main_thread = owner_thread != 0 ? owner_thread : this_thread_id();
+  inherit_threads(stages, main_thread);
+  Report report = finalize_report(std::move(stages), std::move(sessions));
+  report.threads.push_back(identity_of(main_thread));
+  for (const AttachedRecord& a : attached) note_thread(report.threads, a.record);
+  return report;
 }
 
 double CompileProfiler::total_seconds() const { return report().total_seconds; }
@@ -346,7 +494,13 @@ void ScopedStage::finish() noexcept {
 void ScopedStage::end(bool failed) noexcept {
   if (profiler_ == nullptr) return;
   profiler_->close_stage(token_, failed);
+  recorded_in_ = profiler_;
   profiler_ = nullptr;
+}
+
+void ScopedStage::set_pass_stats(const PassStats& stats) noexcept {
+  CompileProfiler* profiler = profiler_ != nullptr ? profiler_ : recorded_in_;
+  if (profiler != nullptr) profiler->set_pass_stats(token_, stats);
 }
 
 // The session lock is uncontended in practice (entry points, not stage boundaries, take it); a

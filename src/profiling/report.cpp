@@ -45,23 +45,41 @@ double arrange_siblings(std::vector<ReportStage>& siblings) {
   }
   for (ReportStage& stage : siblings) {
     const double children_cover = arrange_siblings(stage.children);
+    stage.self_seconds = std::max(0.0, stage.seconds - children_cover);
     if (!stage.children.empty()) stage.untracked = shown_untracked(stage.seconds, children_cover);
   }
   return covered;
 }
 
 template <typename Json>
-Json stage_to_json(const ReportStage& stage) {
+Json stage_to_json(const ReportStage& stage, std::uint64_t parent_thread) {
   Json node;
   node["name"] = stage.name;
   node["seconds"] = stage.seconds;
+  node["self_seconds"] = stage.self_seconds;
   if (stage.untracked > 0.0) node["untracked_seconds"] = stage.untracked;
   node["start"] = stage.start;
+  if (stage.thread != parent_thread && stage.thread != 0) node["thread"] = stage.thread;
   if (stage.failed) node["failed"] = true;
+  if (!stage.error.empty()) node["error"] = stage.error;
   if (stage.parallel) node["parallel"] = true;
   if (stage.open) node["open"] = true;
+  if (stage.memory) {
+    node["rss_bytes"] = stage.memory->rss_bytes;
+    node["rss_growth_bytes"] = stage.memory->growth_bytes;
+  }
+  if (stage.pass) {
+    Json pass;
+    pass["ir_size_before"] = stage.pass->ir_size_before;
+    pass["ir_size_after"] = stage.pass->ir_size_after;
+    pass["changed"] = stage.pass->changed;
+    node["pass"] = std::move(pass);
+  }
   Json children = Json::array();
-  for (const ReportStage& child : stage.children) children.push_back(stage_to_json<Json>(child));
+  const std::uint64_t thread = stage.thread != 0 ? stage.thread : parent_thread;
+  for (const ReportStage& child : stage.children) {
+    children.push_back(stage_to_json<Json>(child, thread));
+  }
   node["children"] = std::move(children);
   if (stage.device) node["device"] = device_timeline_to_json(*stage.device);
   return node;
@@ -72,9 +90,22 @@ Json to_json_document(const Report& report) {
   Json document;
   document["total_seconds"] = report.total_seconds;
   if (report.untracked_seconds > 0.0) document["untracked_seconds"] = report.untracked_seconds;
+  const std::uint64_t main_thread = report.threads.empty() ? 0 : report.threads.front().id;
   Json stages = Json::array();
-  for (const ReportStage& stage : report.stages) stages.push_back(stage_to_json<Json>(stage));
+  for (const ReportStage& stage : report.stages) {
+    stages.push_back(stage_to_json<Json>(stage, main_thread));
+  }
   document["stages"] = std::move(stages);
+  if (!report.threads.empty()) {
+    Json threads = Json::array();
+    for (const ThreadIdentity& thread : report.threads) {
+      Json entry;
+      entry["id"] = thread.id;
+      entry["name"] = thread.name;
+      threads.push_back(std::move(entry));
+    }
+    document["threads"] = std::move(threads);
+  }
   return document;
 }
 
@@ -107,6 +138,7 @@ struct SummaryLine {
   bool parallel = false;
   bool failed = false;
   bool open = false;
+  std::string_view error;  // the first error of its stages
 
   std::string label() const {
     if (count == 1) return first->name;
@@ -125,13 +157,15 @@ std::vector<SummaryLine> fold_siblings(const std::vector<ReportStage>& siblings)
     // A stage with a device timeline keeps its own line: its core lines follow it.
     if (stage.children.empty() && !stage.device)
       index = leaf_lines.try_emplace(stage.name, index).first->second;
-    if (index == lines.size()) lines.push_back(SummaryLine{&stage, 0});
+    if (index == lines.size())
+      lines.push_back(SummaryLine{&stage, 0, 0.0, false, false, false, {}});
     SummaryLine& line = lines[index];
     ++line.count;
     line.seconds += stage.seconds;
     line.parallel = line.parallel || stage.parallel;
     line.failed = line.failed || stage.failed;
     line.open = line.open || stage.open;
+    if (line.error.empty()) line.error = stage.error;
   }
   return lines;
 }
@@ -158,14 +192,36 @@ void append_line_head(std::string& out, std::size_t indent, std::string_view lab
   out += percent;
 }
 
+// The first line of an error: the message itself (the lines after it show the source). Kept
+// whole: it ends the stage's line, so its length moves no column, and its end is often the
+// useful part ("... (capacity 196608 bytes, 0 already in use)").
+std::string_view first_line(std::string_view error) { return error.substr(0, error.find('\n')); }
+
+void append_flags(std::string& out, const SummaryLine& line) {
+  if (line.parallel) out += "  [parallel]";
+  if (line.failed) {
+    out += line.error.empty() ? "  [failed]"
+                              : "  [failed: " + std::string(first_line(line.error)) + "]";
+  }
+  if (line.open) out += "  [open]";
+  if (line.count != 1) return;  // statistics of one stage, not of a folded line
+  if (const auto& pass = line.first->pass) {
+    out += "  ir " + std::to_string(pass->ir_size_before);
+    out += pass->changed ? "\u2192" + std::to_string(pass->ir_size_after) : std::string(" =");
+  }
+  if (const auto& memory = line.first->memory) {
+    out += "  rss " + format_bytes(memory->rss_bytes) + " " +
+           (memory->growth_bytes >= 0 ? "+" : "") + format_bytes(memory->growth_bytes);
+  }
+}
+
 // Lines of one sibling list; `untracked` is the time their parent has that they do not cover.
 void append_lines(std::string& out, const std::vector<ReportStage>& stages, double untracked,
-                  std::size_t indent, std::size_t name_column, double total) {
+                  std::size_t indent, std::size_t name_column, double total, double min_seconds) {
   for (const SummaryLine& line : fold_siblings(stages)) {
+    if (line.seconds < min_seconds) continue;
     append_line_head(out, indent, line.label(), name_column, line.seconds, total);
-    if (line.parallel) out += "  [parallel]";
-    if (line.failed) out += "  [failed]";
-    if (line.open) out += "  [open]";
+    append_flags(out, line);
     out += '\n';
     if (line.first->device) {
       for (const std::string& core : format_core_utilisation(*line.first->device)) {
@@ -173,9 +229,9 @@ void append_lines(std::string& out, const std::vector<ReportStage>& stages, doub
       }
     }
     append_lines(out, line.first->children, line.first->untracked, indent + kIndentPerDepth,
-                 name_column, total);
+                 name_column, total, min_seconds);
   }
-  if (untracked > 0.0) {
+  if (untracked > 0.0 && untracked >= min_seconds) {
     append_line_head(out, indent, kUntrackedLabel, name_column, untracked, total);
     out += '\n';
   }
@@ -190,6 +246,8 @@ ReportStage to_report_stage(const StageRecord& record, double now) {
   stage.open = record.end == 0.0;
   stage.seconds = (stage.open ? now : record.end) - record.start;
   stage.failed = record.failed;
+  stage.error = record.error;
+  stage.thread = record.thread.id;
   stage.children.reserve(record.children.size());
   for (const StageRecord& child : record.children) {
     stage.children.push_back(to_report_stage(child, now));
@@ -264,10 +322,103 @@ std::string format_duration(double seconds) {
   return text;
 }
 
-std::string format_summary(const Report& report) {
+std::string format_bytes(std::int64_t bytes) {
+  if (bytes < 0) return "-" + format_bytes(-bytes);
+  static constexpr const char* kUnits[] = {"B", "KB", "MB", "GB", "TB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 999.5 && unit + 1 < std::size(kUnits)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  const int decimals = unit == 0 ? 0 : value < 9.995 ? 2 : value < 99.95 ? 1 : 0;
+  std::snprintf(text, sizeof text, "%.*f%s", decimals, value, kUnits[unit]);
+  return text;
+}
+
+namespace {
+
+std::string summary_header(const Report& report) {
   std::string out = "PyPTO Compile Profile\n======================\nTotal: ";
   out += format_duration(report.total_seconds);
   out += "\n\n";
+  return out;
+}
+
+double min_seconds_of(const Report& report, const SummaryOptions& options) {
+  return options.min_percent > 0.0 ? report.total_seconds * options.min_percent / 100.0 : 0.0;
+}
+
+struct NameTotals {
+  std::string_view name;
+  std::size_t count = 0;
+  double seconds = 0.0;
+  double self_seconds = 0.0;
+  bool parallel = false;
+  bool failed = false;
+};
+
+void add_name_totals(const std::vector<ReportStage>& stages,
+                     std::unordered_map<std::string_view, std::size_t>& index,
+                     std::vector<NameTotals>& rows) {
+  for (const ReportStage& stage : stages) {
+    auto [it, added] = index.try_emplace(stage.name, rows.size());
+    if (added) rows.push_back(NameTotals{stage.name, 0, 0.0, 0.0, false, false});
+    NameTotals& row = rows[it->second];
+    ++row.count;
+    row.seconds += stage.seconds;
+    row.self_seconds += stage.self_seconds;
+    row.parallel = row.parallel || stage.parallel;
+    row.failed = row.failed || stage.failed;
+    add_name_totals(stage.children, index, rows);
+  }
+}
+
+}  // namespace
+
+std::string format_summary_list(const Report& report, const SummaryOptions& options) {
+  std::string out = summary_header(report);
+  std::vector<NameTotals> rows;
+  std::unordered_map<std::string_view, std::size_t> index;
+  add_name_totals(report.stages, index, rows);
+  if (report.untracked_seconds > 0.0) {
+    rows.push_back(NameTotals{kUntrackedLabel, 1, report.untracked_seconds,
+                              report.untracked_seconds, false, false});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const NameTotals& a, const NameTotals& b) {
+    return a.self_seconds > b.self_seconds;
+  });
+  if (rows.empty()) return out + "  (no stages recorded)\n";
+  std::size_t name_column = kMinNameColumn;
+  for (const NameTotals& row : rows) {
+    name_column = std::max(name_column, kIndentPerDepth + display_width(row.name) + 2);
+  }
+  pad_right(out, "  name", name_column);
+  out += "count     total      self   self%\n";
+  const double min_seconds = min_seconds_of(report, options);
+  for (const NameTotals& row : rows) {
+    if (row.self_seconds < min_seconds) continue;
+    pad_right(out, std::string(kIndentPerDepth, ' ') + std::string(row.name), name_column);
+    pad_left(out, std::to_string(row.count), 5);
+    pad_left(out, format_duration(row.seconds), 10);
+    pad_left(out, format_duration(row.self_seconds), 10);
+    char percent[32];
+    std::snprintf(
+        percent, sizeof percent, "  %5.1f%%",
+        report.total_seconds > 0.0 ? 100.0 * row.self_seconds / report.total_seconds : 0.0);
+    out += percent;
+    if (row.parallel) out += "  [parallel]";
+    if (row.failed) out += "  [failed]";
+    out += '\n';
+  }
+  return out;
+}
+
+std::string format_summary(const Report& report) { return format_summary(report, {}); }
+
+std::string format_summary(const Report& report, const SummaryOptions& options) {
+  std::string out = summary_header(report);
   if (report.stages.empty()) out += "  (no stages recorded)\n";
   if (report.stages.empty() && report.untracked_seconds == 0.0) return out;
   const std::size_t name_column =
@@ -275,7 +426,7 @@ std::string format_summary(const Report& report) {
                 kIndentPerDepth + kUntrackedLabel.size()}) +
       2;
   append_lines(out, report.stages, report.untracked_seconds, kIndentPerDepth, name_column,
-               report.total_seconds);
+               report.total_seconds, min_seconds_of(report, options));
   return out;
 }
 

@@ -56,10 +56,10 @@ class TempDir : public ::testing::Test {
 
 // A profile with the seed's shape: 2.0 s in total.
 CompileProfiler& seed_like(CompileProfiler& profiler) {
-  StageRecord passes{"passes", 10.0, 11.0, {}, false};
-  passes.children.push_back({"UnrollLoops", 10.0, 10.000812, {}, false});
-  passes.children.push_back({"ConvertToSSA", 10.1, 10.1246, {}, false});
-  profiler.add_stage_record({"parse", 9.0, 10.0, {}, false});
+  StageRecord passes{"passes", 10.0, 11.0, {}, false, {}, {}};
+  passes.children.push_back({"UnrollLoops", 10.0, 10.000812, {}, false, {}, {}});
+  passes.children.push_back({"ConvertToSSA", 10.1, 10.1246, {}, false, {}, {}});
+  profiler.add_stage_record({"parse", 9.0, 10.0, {}, false, {}, {}});
   profiler.add_stage_record(passes);
   return profiler;
 }
@@ -108,8 +108,8 @@ TEST(ProfilerReportTest, SummaryHasTheSeedHeaderTotalAndIndentedLines) {
 TEST(ProfilerReportTest, SummaryColumnsStayAlignedForLongNames) {
   CompileProfiler profiler;
   const std::string long_name = "kernel_codegen:" + std::string(60, 'k');
-  StageRecord codegen{"codegen", 1.0, 2.0, {}, false};
-  codegen.children.push_back({long_name, 1.0, 1.5, {}, false});
+  StageRecord codegen{"codegen", 1.0, 2.0, {}, false, {}, {}};
+  codegen.children.push_back({long_name, 1.0, 1.5, {}, false, {}, {}});
   profiler.add_stage_record(codegen);
   const std::vector<std::string> lines = lines_of(profiler.summary());
   ASSERT_EQ(lines.size(), 7u);  // the last is codegen's untracked half
@@ -130,7 +130,9 @@ TEST(ProfilerReportTest, JsonHasTheSchemaKeys) {
   CompileProfiler profiler;
   const nlohmann::json data = seed_like(profiler).to_dict();
   EXPECT_TRUE(data.is_object());
-  EXPECT_EQ(data.size(), 2u);
+  // The seed's two keys, plus the names of the threads that recorded stages.
+  EXPECT_EQ(data.size(), 3u);
+  EXPECT_TRUE(data.at("threads").is_array());
   EXPECT_DOUBLE_EQ(data.at("total_seconds").get<double>(), 2.0);
   const nlohmann::json& stages = data.at("stages");
   ASSERT_EQ(stages.size(), 2u);
@@ -149,13 +151,13 @@ TEST(ProfilerReportTest, JsonHasTheSchemaKeys) {
 
 TEST(ProfilerReportTest, OverlappingSiblingsAreMarkedParallelAndTotalIsTheirSpan) {
   CompileProfiler profiler;
-  StageRecord codegen{"codegen", 0.0, 3.0, {}, false};
-  codegen.children.push_back({"kernel_codegen:a", 0.0, 2.0, {}, false});
-  codegen.children.push_back({"kernel_codegen:b", 0.5, 2.5, {}, false});
-  codegen.children.push_back({"orchestration_codegen", 2.5, 3.0, {}, false});
+  StageRecord codegen{"codegen", 0.0, 3.0, {}, false, {}, {}};
+  codegen.children.push_back({"kernel_codegen:a", 0.0, 2.0, {}, false, {}, {}});
+  codegen.children.push_back({"kernel_codegen:b", 0.5, 2.5, {}, false, {}, {}});
+  codegen.children.push_back({"orchestration_codegen", 2.5, 3.0, {}, false, {}, {}});
   profiler.add_stage_record(codegen);
-  profiler.add_stage_record({"worker_root_1", 10.0, 12.0, {}, false});
-  profiler.add_stage_record({"worker_root_2", 11.0, 13.0, {}, false});
+  profiler.add_stage_record({"worker_root_1", 10.0, 12.0, {}, false, {}, {}});
+  profiler.add_stage_record({"worker_root_2", 11.0, 13.0, {}, false, {}, {}});
 
   const nlohmann::json data = profiler.to_dict();
   // 3 s of codegen + one 3 s span for the two overlapping roots, not 3 + 2 + 2.
@@ -175,14 +177,14 @@ TEST(ProfilerReportTest, OverlappingSiblingsAreMarkedParallelAndTotalIsTheirSpan
 
 // The PassManager's shape: a `dump` before the first pass, then `verify` and `dump` after each.
 StageRecord passes_with_checks() {
-  StageRecord passes{"passes", 0.0, 10.0, {}, false};
-  passes.children.push_back({"dump", 0.0, 1.0, {}, false});
-  passes.children.push_back({"UnrollLoops", 1.0, 3.0, {}, false});
-  passes.children.push_back({"verify", 3.0, 3.5, {}, false});
-  passes.children.push_back({"dump", 3.5, 4.5, {}, false});
-  passes.children.push_back({"ConvertToSSA", 4.5, 6.5, {}, false});
-  passes.children.push_back({"verify", 6.5, 7.0, {}, false});
-  passes.children.push_back({"dump", 7.0, 8.0, {}, false});
+  StageRecord passes{"passes", 0.0, 10.0, {}, false, {}, {}};
+  passes.children.push_back({"dump", 0.0, 1.0, {}, false, {}, {}});
+  passes.children.push_back({"UnrollLoops", 1.0, 3.0, {}, false, {}, {}});
+  passes.children.push_back({"verify", 3.0, 3.5, {}, false, {}, {}});
+  passes.children.push_back({"dump", 3.5, 4.5, {}, false, {}, {}});
+  passes.children.push_back({"ConvertToSSA", 4.5, 6.5, {}, false, {}, {}});
+  passes.children.push_back({"verify", 6.5, 7.0, {}, false, {}, {}});
+  passes.children.push_back({"dump", 7.0, 8.0, {}, false, {}, {}});
   return passes;
 }
 
@@ -211,11 +213,11 @@ TEST(ProfilerReportTest, RepeatedLeafSiblingsAreFoldedIntoOneLineWithSummedTime)
 
 TEST(ProfilerReportTest, FoldedLinePositionFollowsStartTimeNotRecordingOrder) {
   CompileProfiler profiler;
-  StageRecord parent{"passes", 0.0, 4.0, {}, false};
-  parent.children.push_back({"B", 2.0, 3.0, {}, false});
-  parent.children.push_back({"verify", 3.0, 4.0, {}, false});
-  parent.children.push_back({"A", 1.0, 2.0, {}, false});
-  parent.children.push_back({"verify", 0.0, 1.0, {}, false});  // the first by start time
+  StageRecord parent{"passes", 0.0, 4.0, {}, false, {}, {}};
+  parent.children.push_back({"B", 2.0, 3.0, {}, false, {}, {}});
+  parent.children.push_back({"verify", 3.0, 4.0, {}, false, {}, {}});
+  parent.children.push_back({"A", 1.0, 2.0, {}, false, {}, {}});
+  parent.children.push_back({"verify", 0.0, 1.0, {}, false, {}, {}});  // the first by start time
   profiler.add_stage_record(parent);
   const std::vector<std::string> lines = lines_of(profiler.summary());
   ASSERT_EQ(lines.size(), 8u) << profiler.summary();
@@ -228,18 +230,18 @@ TEST(ProfilerReportTest, FoldedLinePositionFollowsStartTimeNotRecordingOrder) {
 TEST(ProfilerReportTest, StagesWithChildrenAndSingleNamesAreNotFolded) {
   CompileProfiler profiler;
   // Children cover their parents: no `(untracked)` lines among the ones checked.
-  StageRecord first{"compile", 0.0, 2.0, {}, false};
-  first.children.push_back({"codegen", 0.0, 2.0, {}, false});
-  StageRecord second{"compile", 2.0, 4.0, {}, false};
-  second.children.push_back({"codegen", 2.0, 4.0, {}, false});
-  StageRecord with_child{"dump", 4.5, 5.5, {}, false};
-  with_child.children.push_back({"write", 4.5, 5.5, {}, false});
+  StageRecord first{"compile", 0.0, 2.0, {}, false, {}, {}};
+  first.children.push_back({"codegen", 0.0, 2.0, {}, false, {}, {}});
+  StageRecord second{"compile", 2.0, 4.0, {}, false, {}, {}};
+  second.children.push_back({"codegen", 2.0, 4.0, {}, false, {}, {}});
+  StageRecord with_child{"dump", 4.5, 5.5, {}, false, {}, {}};
+  with_child.children.push_back({"write", 4.5, 5.5, {}, false, {}, {}});
   profiler.add_stage_record(first);
   profiler.add_stage_record(second);
-  profiler.add_stage_record({"dump", 4.0, 4.5, {}, false});
+  profiler.add_stage_record({"dump", 4.0, 4.5, {}, false, {}, {}});
   profiler.add_stage_record(with_child);
-  profiler.add_stage_record({"dump", 5.5, 6.0, {}, false});
-  profiler.add_stage_record({"golden_write", 6.0, 8.0, {}, false});
+  profiler.add_stage_record({"dump", 5.5, 6.0, {}, false, {}, {}});
+  profiler.add_stage_record({"golden_write", 6.0, 8.0, {}, false, {}, {}});
   const std::vector<std::string> lines = lines_of(profiler.summary());
   ASSERT_EQ(lines.size(), 12u) << profiler.summary();
   EXPECT_EQ(lines[2], "Total: 8.00s");
@@ -261,14 +263,16 @@ TEST(ProfilerReportTest, StagesWithChildrenAndSingleNamesAreNotFolded) {
 
 TEST(ProfilerReportTest, FoldedPercentagesAddUpAndFlagsCarryOver) {
   CompileProfiler profiler;
-  StageRecord parent{"passes", 0.0, 8.0, {}, false};
+  StageRecord parent{"passes", 0.0, 8.0, {}, false, {}, {}};
   for (int i = 0; i < 8; ++i) {
     const double start = i;
     parent.children.push_back({i % 2 == 0 ? "Pass" + std::to_string(i) : std::string("verify"),
                                start,
                                start + 1.0,
                                {},
-                               i == 5});
+                               i == 5,
+                               {},
+                               {}});
   }
   profiler.add_stage_record(parent);
   const std::vector<std::string> lines = lines_of(profiler.summary());
@@ -285,9 +289,9 @@ TEST(ProfilerReportTest, FoldedPercentagesAddUpAndFlagsCarryOver) {
 TEST(ProfilerReportTest, FoldedLabelWidensTheNameColumn) {
   CompileProfiler profiler;
   const std::string name(33, 'v');  // "  " + name fits the minimum column, with the count it won't
-  StageRecord parent{"p", 0.0, 2.0, {}, false};
-  parent.children.push_back({name, 0.0, 1.0, {}, false});
-  parent.children.push_back({name, 1.0, 2.0, {}, false});
+  StageRecord parent{"p", 0.0, 2.0, {}, false, {}, {}};
+  parent.children.push_back({name, 0.0, 1.0, {}, false, {}, {}});
+  parent.children.push_back({name, 1.0, 2.0, {}, false, {}, {}});
   profiler.add_stage_record(parent);
   const std::vector<std::string> lines = lines_of(profiler.summary());
   ASSERT_EQ(lines.size(), 6u) << profiler.summary();
@@ -324,10 +328,10 @@ TEST_F(TempDir, WriteReportWritesSummaryAndJson) {
 
 TEST_F(TempDir, WriteReportReplacesAnOldReport) {
   CompileProfiler first;
-  first.add_stage_record({"old", 0.0, 1.0, {}, false});
+  first.add_stage_record({"old", 0.0, 1.0, {}, false, {}, {}});
   first.write_report(dir_);
   CompileProfiler second;
-  second.add_stage_record({"new", 0.0, 1.0, {}, false});
+  second.add_stage_record({"new", 0.0, 1.0, {}, false, {}, {}});
   second.write_report(dir_);
   EXPECT_EQ(read_file(dir_ / "pipeline_profile.txt").find("old"), std::string::npos);
   EXPECT_NE(read_file(dir_ / "pipeline_profile.json").find("\"new\""), std::string::npos);
@@ -335,7 +339,7 @@ TEST_F(TempDir, WriteReportReplacesAnOldReport) {
 
 TEST(ProfilerReportTest, UnwritableLocationNamesThePathAndTheReason) {
   CompileProfiler profiler;
-  profiler.add_stage_record({"parse", 0.0, 1.0, {}, false});
+  profiler.add_stage_record({"parse", 0.0, 1.0, {}, false, {}, {}});
   // Under a regular file: fails even for root, unlike a permission check.
   const fs::path dir = "/etc/passwd/report";
   try {

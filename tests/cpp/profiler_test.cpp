@@ -252,7 +252,7 @@ TEST(CompileProfilerTest, StageOpenedAndClosedDuringUnwindingIsNotFailed) {
 
 TEST(CompileProfilerTest, AddStageRecordAtRootKeepsExactSeconds) {
   CompileProfiler profiler;
-  profiler.add_stage_record(StageRecord{"imported", 0.0, 1.0, {}, false});
+  profiler.add_stage_record(StageRecord{"imported", 0.0, 1.0, {}, false, {}, {}});
   EXPECT_EQ(profiler.total_seconds(), 1.0);
   const nlohmann::json data = profiler.to_dict();
   EXPECT_EQ(data["stages"][0]["name"], "imported");
@@ -266,8 +266,8 @@ TEST(CompileProfilerTest, AddStageRecordGoesUnderTheOpenStageWithItsChildren) {
   {
     ScopedStage codegen("codegen");
     const double t = now_seconds();
-    StageRecord kernel{"kernel_codegen:k", t, t + 0.5, {}, false};
-    kernel.children.push_back(StageRecord{"ptoas", t + 0.1, t + 0.2, {}, true});
+    StageRecord kernel{"kernel_codegen:k", t, t + 0.5, {}, false, {}, {}};
+    kernel.children.push_back(StageRecord{"ptoas", t + 0.1, t + 0.2, {}, true, {}, {}});
     profiler.add_stage_record(kernel);
   }
   const nlohmann::json codegen = profiler.to_dict()["stages"][0];
@@ -281,11 +281,11 @@ TEST(CompileProfilerTest, AddStageRecordGoesUnderTheOpenStageWithItsChildren) {
 
 TEST(CompileProfilerTest, OpenStageRecordMeasuresUpToNow) {
   CompileProfiler profiler;
-  profiler.add_stage_record(StageRecord{"running", now_seconds() - 0.25, 0.0, {}, false});
+  profiler.add_stage_record(StageRecord{"running", now_seconds() - 0.25, 0.0, {}, false, {}, {}});
   const nlohmann::json stage = profiler.to_dict()["stages"][0];
   EXPECT_GE(stage["seconds"].get<double>(), 0.25);
   EXPECT_TRUE(stage.value("open", false));
-  StageRecord closed{"r", 2.0, 3.5, {}, false};
+  StageRecord closed{"r", 2.0, 3.5, {}, false, {}, {}};
   EXPECT_EQ(closed.duration(), 1.5);
 }
 
@@ -295,7 +295,7 @@ TEST(CompileProfilerTest, RecordsAreSortedByStartAmongRecordedStages) {
   const double before = now_seconds();
   spin_for(0.0005);
   { ScopedStage stage("recorded"); }
-  profiler.add_stage_record(StageRecord{"earlier", before, before + 0.0001, {}, false});
+  profiler.add_stage_record(StageRecord{"earlier", before, before + 0.0001, {}, false, {}, {}});
   EXPECT_EQ(names(profiler.to_dict()["stages"]), (std::vector<std::string>{"earlier", "recorded"}));
 }
 
@@ -304,7 +304,7 @@ TEST(CompileProfilerTest, ClearDropsRecordsAndIgnoresScopesOpenedBefore) {
   ProfilerActivation active(&profiler);
   {
     ScopedStage stale("stale");
-    profiler.add_stage_record(StageRecord{"x", 1.0, 2.0, {}, false});
+    profiler.add_stage_record(StageRecord{"x", 1.0, 2.0, {}, false, {}, {}});
     profiler.clear();
     profiler.begin_stage("fresh");
   }

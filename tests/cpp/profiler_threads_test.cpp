@@ -143,8 +143,10 @@ TEST_F(SharedProfilerThreadsTest, ConcurrentAddStageRecordKeepsEveryRecord) {
                            start,
                            start + 1e-6,
                            {},
-                           false};
-        record.children.push_back({"ptoas", start, start + 5e-7, {}, false});
+                           false,
+                           {},
+                           {}};
+        record.children.push_back({"ptoas", start, start + 5e-7, {}, false, {}, {}});
         profiler.add_stage_record(std::move(record));
       }
     };

@@ -167,10 +167,10 @@ TEST(ProfilerTotalTest, SleepBetweenTwoChildStagesIsUntrackedUnderTheirParent) {
 
 TEST(ProfilerTotalTest, StagesCoveringEverythingShowNoUntrackedTime) {
   CompileProfiler profiler;
-  StageRecord passes{"passes", 10.0, 12.0, {}, false};
-  passes.children.push_back({"UnrollLoops", 10.0, 11.0, {}, false});
-  passes.children.push_back({"ConvertToSSA", 11.0, 12.0, {}, false});
-  profiler.add_stage_record({"parse", 9.0, 10.0, {}, false});
+  StageRecord passes{"passes", 10.0, 12.0, {}, false, {}, {}};
+  passes.children.push_back({"UnrollLoops", 10.0, 11.0, {}, false, {}, {}});
+  passes.children.push_back({"ConvertToSSA", 11.0, 12.0, {}, false, {}, {}});
+  profiler.add_stage_record({"parse", 9.0, 10.0, {}, false, {}, {}});
   profiler.add_stage_record(passes);
   const nlohmann::json data = profiler.to_dict();
   EXPECT_FALSE(data.contains("untracked_seconds"));
@@ -180,13 +180,13 @@ TEST(ProfilerTotalTest, StagesCoveringEverythingShowNoUntrackedTime) {
 
 TEST(ProfilerTotalTest, UntrackedBelowOnePercentOrTenMicrosecondsIsOmitted) {
   CompileProfiler profiler;
-  StageRecord big{"big", 0.0, 10.0, {}, false};  // 50 ms untracked: 0.5%
-  big.children.push_back({"a", 0.0, 5.0, {}, false});
-  big.children.push_back({"b", 5.05, 10.0, {}, false});
-  StageRecord tiny{"tiny", 20.0, 20.0001, {}, false};  // 5 µs untracked: 5%
-  tiny.children.push_back({"a", 20.0, 20.000095, {}, false});
-  StageRecord shown{"shown", 30.0, 30.0001, {}, false};  // 20 µs untracked: 20%
-  shown.children.push_back({"a", 30.0, 30.00008, {}, false});
+  StageRecord big{"big", 0.0, 10.0, {}, false, {}, {}};  // 50 ms untracked: 0.5%
+  big.children.push_back({"a", 0.0, 5.0, {}, false, {}, {}});
+  big.children.push_back({"b", 5.05, 10.0, {}, false, {}, {}});
+  StageRecord tiny{"tiny", 20.0, 20.0001, {}, false, {}, {}};  // 5 µs untracked: 5%
+  tiny.children.push_back({"a", 20.0, 20.000095, {}, false, {}, {}});
+  StageRecord shown{"shown", 30.0, 30.0001, {}, false, {}, {}};  // 20 µs untracked: 20%
+  shown.children.push_back({"a", 30.0, 30.00008, {}, false, {}, {}});
   profiler.add_stage_record(big);
   profiler.add_stage_record(tiny);
   profiler.add_stage_record(shown);
@@ -199,9 +199,9 @@ TEST(ProfilerTotalTest, UntrackedBelowOnePercentOrTenMicrosecondsIsOmitted) {
 
 TEST(ProfilerTotalTest, ParallelChildrenCountTheirSpanNotTheirSum) {
   CompileProfiler profiler;
-  StageRecord codegen{"codegen", 0.0, 3.0, {}, false};
-  codegen.children.push_back({"kernel_codegen:a", 0.0, 2.0, {}, false});
-  codegen.children.push_back({"kernel_codegen:b", 0.5, 2.5, {}, false});
+  StageRecord codegen{"codegen", 0.0, 3.0, {}, false, {}, {}};
+  codegen.children.push_back({"kernel_codegen:a", 0.0, 2.0, {}, false, {}, {}});
+  codegen.children.push_back({"kernel_codegen:b", 0.5, 2.5, {}, false, {}, {}});
   profiler.add_stage_record(codegen);
   const nlohmann::json data = profiler.to_dict();
   EXPECT_DOUBLE_EQ(data["stages"][0]["untracked_seconds"].get<double>(), 0.5);
@@ -229,7 +229,7 @@ TEST(ProfilerTotalTest, ClearOutsideASessionMakesTheProfilerAsNew) {
   }
   profiler.clear();
   EXPECT_EQ(profiler.total_seconds(), 0.0);
-  profiler.add_stage_record({"imported", 0.0, 1.0, {}, false});
+  profiler.add_stage_record({"imported", 0.0, 1.0, {}, false, {}, {}});
   EXPECT_EQ(profiler.total_seconds(), 1.0);  // a never-entered total again
 }
 

@@ -1,25 +1,12 @@
 """The `pypto` command-line tool (installed with the package): exit codes and output."""
 
-import os
 import pathlib
-import shutil
 import subprocess
-import sysconfig
 
 import pytest
+from cli_tool import PYPTO, cli
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
-# PYPTO_CLI names the tool to test (e.g. a build tree's); otherwise pip installs it into this
-# interpreter's scripts folder, which need not be on PATH (e.g. under pyenv before a rehash).
-_SCRIPT = pathlib.Path(sysconfig.get_path("scripts")) / "pypto"
-PYPTO = (os.environ.get("PYPTO_CLI")
-         or (str(_SCRIPT) if os.access(_SCRIPT, os.X_OK) else shutil.which("pypto")))
-
-
-def cli(*args, cwd):
-    assert PYPTO, "the pypto tool is not installed (pip install . installs it)"
-    return subprocess.run([PYPTO, *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
 
 
 @pytest.mark.parametrize("name", ["add", "blocked_add", "ffn", "matmul", "matmul_ksplit",

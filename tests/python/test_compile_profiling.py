@@ -97,9 +97,15 @@ def test_stage_order_root_and_nested():
             with cp.stage("kernel_codegen:my_kernel"):
                 pass
     data = prof.to_dict()
-    # The session's own time between the stages may add "untracked_seconds" in between.
-    assert list(data)[0] == "total_seconds" and list(data)[-1] == "stages"
-    assert set(data) <= {"total_seconds", "untracked_seconds", "stages"}
+    # The seed's keys come first; the session's own time between the stages may add
+    # "untracked_seconds", and the threads that recorded stages follow in "threads".
+    keys = list(data)
+    assert keys[0] == "total_seconds" and "stages" in keys
+    assert set(data) <= {"total_seconds", "untracked_seconds", "stages", "threads"}
+    assert keys.index("total_seconds") < keys.index("stages")
+    # Every stage ran on this thread: one entry, with the OS thread id and the name "main".
+    assert data["threads"] == [{"id": data["threads"][0]["id"], "name": "main"}]
+    assert isinstance(data["threads"][0]["id"], int) and data["threads"][0]["id"] > 0
     assert names(data["stages"]) == ["parse", "passes", "codegen"]
     assert names(data["stages"][1]["children"]) == ["UnrollLoops", "ConvertToSSA"]
     assert names(data["stages"][2]["children"]) == ["kernel_codegen:my_kernel"]
@@ -162,7 +168,12 @@ def test_exception_in_stage_closes_and_marks_it_failed():
     assert passes["failed"] is True
     assert passes["children"][0]["failed"] is True
     assert "open" not in passes
-    assert "[failed]" in prof.summary()
+    # Both stages the exception left are marked with its type and message.
+    summary = prof.summary()
+    assert summary.count("[failed: ValueError: tile too large]") == 2, summary
+    assert "[failed]" not in summary
+    assert passes["error"] == "ValueError: tile too large"
+    assert passes["children"][0]["error"] == "ValueError: tile too large"
 
 
 def test_stage_records_python_seconds_on_the_cpp_clock():

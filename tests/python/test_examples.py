@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from summary_text import HEADER, profiles, root_stages, stage_names
+
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 PROGRAMS = ["add", "blocked_add", "ffn", "matmul", "matmul_ksplit", "scoped_scale", "softmax"]
 
@@ -32,12 +34,24 @@ def test_example_passes_its_golden(name, tmp_path):
 def test_env_var_prints_the_profile(name, tmp_path):
     proc = run_example(name, tmp_path, PYPTO_COMPILE_PROFILING="1")
     assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
-    assert "PyPTO Compile Profile" in out
+    # The run prints its own profile to stdout when it ends: its three stages, not the parse
+    # of the @pl.program class, which happened before the run.
+    run_profiles = profiles(proc.stdout)
+    assert len(run_profiles) == 1 and proc.stdout.count(HEADER) == 1, proc.stdout
+    assert root_stages(run_profiles[0]) == ["compile", "golden_write", "device_execution"]
+    # The process's whole profile is the exit report, printed once to stderr: the parse too.
+    exit_profiles = profiles(proc.stderr)
+    assert len(exit_profiles) == 1 and proc.stderr.count(HEADER) == 1, proc.stderr
+    assert root_stages(exit_profiles[0])[:4] == ["parse", "compile", "golden_write",
+                                                "device_execution"]
     for stage in ["parse", "compile", "passes", "UnrollLoops", "AllocateMemoryAddr", "codegen",
                   "orchestration_codegen", "golden_write", "device_execution"]:
-        assert stage in out, f"stage {stage} missing from:\n{out}"
-    assert out.strip().splitlines()[-1] == "passed"
+        assert stage in stage_names(exit_profiles[0]), f"stage {stage} missing from:\n{proc.stderr}"
+        if stage != "parse":
+            assert stage in stage_names(run_profiles[0]), f"{stage} missing from:\n{proc.stdout}"
+    # The run's profile comes before the program's own last line.
+    assert proc.stdout.strip().splitlines()[-1] == "passed"
+    assert proc.stdout.index(HEADER) < proc.stdout.rindex("passed")
 
 
 def test_profiling_api_walkthrough_runs(tmp_path):

@@ -10,10 +10,8 @@ import json
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 import time
 
 import pytest
@@ -22,9 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "hostile"))
 import generate  # noqa: E402
 
-_SCRIPT = pathlib.Path(sysconfig.get_path("scripts")) / "pypto"
-PYPTO = (os.environ.get("PYPTO_CLI")
-         or (str(_SCRIPT) if os.access(_SCRIPT, os.X_OK) else shutil.which("pypto")))
+from cli_tool import PYPTO  # noqa: E402
 
 TIMEOUT = 120  # seconds per path; the limits inside the compiler are far below this
 # Text of C++ libraries, bindings or the runtime that must never reach a user.

@@ -68,9 +68,9 @@ struct RunResult {
   double execution_time = 0.0;  // seconds on the device (orchestration + tasks)
   bool profiled = false;        // a profiler recorded the run; `profile` is its part
   profiling::Report profile;    // the session's profile (Session::report())
-  // With PYPTO_COMPILE_PROFILING the process-wide summary, for the caller to show at the end of
-  // the run; empty otherwise.
-  std::string process_summary;
+  // With PYPTO_COMPILE_PROFILING, the summary of this run's own profile, for the caller to show
+  // when the run ends (the process's whole profile is reported once, at exit); empty otherwise.
+  std::string run_summary;
   std::string work_dir;  // where the compile output, data/ and report/ are
   // How the device ran it (set once the run got that far).
   int workers = 0;         // simulated cores

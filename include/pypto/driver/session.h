@@ -47,6 +47,10 @@ class Session {
   // with its caller, the stages that started after the session began (with their children).
   profiling::Report report() const;
 
+  // Gives the message of a failure (as shown to the user) to the profile's failed stages, which
+  // then carry it as "error" in the JSON and in the summary.
+  void record_error(const std::string& message);
+
   // Writes <output_dir>/report/pipeline_profile.{txt,json} from one snapshot of report(). Only
   // the first call writes; without a profiler or an output directory it does nothing. Throws
   // profiling::ProfilerError.

@@ -78,6 +78,37 @@ class ProfilerError : public std::runtime_error {
   int error_number_;
 };
 
+// The OS thread a stage ran on: its kernel thread id and a name for timelines.
+struct ThreadIdentity {
+  std::uint64_t id = 0;  // 0: unknown (a record then belongs to the thread of its parent)
+  std::string name;
+};
+
+// The calling thread: gettid(), and the name given by name_this_thread(), else "main" for the
+// process's first thread and "thread <id>" for others. Costs a system call: call it once per
+// thread or per record, never per stage boundary.
+ThreadIdentity this_thread_identity();
+// Names the calling thread in timelines (Chrome trace tracks); any length. An empty name forgets
+// it: a thread that ends should, since thread ids are reused.
+void name_this_thread(std::string name);
+
+// Resident memory of the process, for stages of a profiler with memory tracking on.
+struct StageMemory {
+  std::int64_t rss_bytes = 0;     // resident set size when the stage ended
+  std::int64_t growth_bytes = 0;  // rss at the end minus rss at the start (negative: shrank)
+};
+
+// Resident set size of the process in bytes (one pread() of /proc/self/statm through a file
+// kept open), or -1 when it cannot be read.
+std::int64_t resident_memory_bytes() noexcept;
+
+// What a pass run did to the IR (ir::count_nodes before and after); recorded only when profiling.
+struct PassStats {
+  std::int64_t ir_size_before = 0;
+  std::int64_t ir_size_after = 0;
+  bool changed = false;
+};
+
 // A stage timed elsewhere (a worker thread, Python), handed to add_stage_record().
 struct StageRecord {
   std::string name;
@@ -85,6 +116,8 @@ struct StageRecord {
   double end = 0.0;    // 0.0 while the stage is still running
   std::vector<StageRecord> children;
   bool failed = false;
+  std::string error;      // why it failed, when known
+  ThreadIdentity thread;  // id 0: the thread of the stage it is attached under
 
   // end - start; a record still running measures up to now.
   double duration() const noexcept { return (end != 0.0 ? end : now_seconds()) - start; }
@@ -93,6 +126,9 @@ struct StageRecord {
 class CompileProfiler {
  public:
   CompileProfiler();
+  // memory: also sample resident memory at each stage's start and end (StageMemory), at the
+  // price of two /proc reads per stage (figures in bench/README.md).
+  explicit CompileProfiler(bool memory);
   ~CompileProfiler();
   CompileProfiler(const CompileProfiler&) = delete;
   CompileProfiler& operator=(const CompileProfiler&) = delete;
@@ -109,7 +145,14 @@ class CompileProfiler {
   // Split form of ScopedStage for callbacks. The name is copied. end_stage() closes the innermost
   // open stage (and is a no-op when none is open).
   void begin_stage(std::string name);
-  void end_stage(bool failed = false);
+  void end_stage(bool failed = false, std::string error = {});
+
+  // Gives `message` (what went wrong, as shown to the user) to every failed stage that has no
+  // message yet: scopes left by an exception know that it failed, not why; the code that catches
+  // the exception does. Call it on the owner thread.
+  void record_error(const std::string& message);
+
+  bool tracks_memory() const noexcept { return memory_; }
 
   // Inserts a record tree built elsewhere as a child of the stage open at this moment (at the
   // root when none is). Safe to call from any thread, concurrently.
@@ -150,6 +193,9 @@ class CompileProfiler {
   // Writes to_json() to `path`, creating parent folders; throws ProfilerError.
   void to_json_file(const std::filesystem::path& path, int indent = 2) const;
   std::string summary() const;
+  // Writes the profile as Chrome Trace Event JSON (formats.h) to `path`, creating parent
+  // folders; the file appears complete or not at all. Throws ProfilerError.
+  void to_chrome_trace(const std::filesystem::path& path) const;
   // Writes dir/pipeline_profile.txt and dir/pipeline_profile.json (creating dir) from one
   // snapshot; each file appears complete or not at all. Throws ProfilerError.
   void write_report(const std::filesystem::path& dir) const;
@@ -174,6 +220,11 @@ class CompileProfiler {
     std::int64_t end_ns;  // kOpen while running
   };
   struct Shared;  // mutex-guarded state of the slow paths
+  // Resident memory at a record's start and end (memory tracking only; parallel to records_).
+  struct RssSample {
+    std::int64_t start;
+    std::int64_t end;
+  };
 
   static constexpr std::int64_t kOpen = INT64_MIN;
   static constexpr std::int32_t kForeignStage = -2;
@@ -182,6 +233,8 @@ class CompileProfiler {
   Token open_stage(std::string_view name);
   Token open_owned_stage(std::string name);
   void close_stage(Token token, bool failed) noexcept;
+  void set_pass_stats(Token token, const PassStats& stats) noexcept;
+  void sample_close_memory(std::int32_t index) noexcept;
   bool owned_by_this_thread() noexcept {
     return __builtin_expect(owner_.load(std::memory_order_relaxed) == &t_thread_tag_, 1) ||
            claim_ownership();
@@ -195,7 +248,9 @@ class CompileProfiler {
   void end_session_locked(std::int64_t now) noexcept;
 
   std::vector<Record> records_;
-  std::vector<std::int32_t> failed_;        // indices of failed records; failures are rare
+  std::vector<std::int32_t> failed_;  // indices of failed records; failures are rare
+  std::vector<RssSample> rss_;        // memory tracking only
+  bool memory_ = false;
   std::atomic<std::int32_t> open_top_{-1};  // innermost open record; read by other threads
   std::atomic<const void*> owner_{nullptr};
   std::uint32_t generation_ = 0;
@@ -250,6 +305,8 @@ class ScopedStage {
 
   // Closes the stage before the scope ends; the destructor then does nothing.
   void end(bool failed = false) noexcept;
+  // Attaches pass statistics to this stage, open or already ended; no-op when not profiling.
+  void set_pass_stats(const PassStats& stats) noexcept;
 
  private:
   void start(CompileProfiler* profiler, std::string_view name) noexcept;
@@ -257,6 +314,7 @@ class ScopedStage {
   void finish() noexcept;
 
   CompileProfiler* profiler_ = nullptr;
+  CompileProfiler* recorded_in_ = nullptr;  // kept after end() for set_pass_stats()
   CompileProfiler::Token token_;
   int uncaught_ = 0;
 };
@@ -281,6 +339,19 @@ class ProfilerActivation {
 // True when PYPTO_COMPILE_PROFILING is 1, true or yes (any case, surrounding blanks ignored).
 // Read on every call.
 bool profiling_enabled_by_env() noexcept;
+// The same test for PYPTO_COMPILE_PROFILING_MEMORY: profilers the library creates (the
+// process-wide one, a session's own) then track memory.
+bool memory_tracking_enabled_by_env() noexcept;
+
+// The process-wide profiler if get_active_profiler() has created it, else nullptr.
+CompileProfiler* process_profiler() noexcept;
+
+// The exit report of PYPTO_COMPILE_PROFILING: when the process-wide profiler exists, prints its
+// summary to stderr and, when PYPTO_COMPILE_PROFILING_DIR is set, writes
+// pipeline_profile.{txt,json} there. Runs once per process (later calls do nothing), so both an
+// atexit hook and an explicit call may ask for it. A file that cannot be written is reported on
+// stderr, never thrown.
+void write_exit_report() noexcept;
 
 // The profiler current on this thread. Otherwise, when profiling_enabled_by_env(), the one
 // process-wide profiler (created on first use), made current on the calling thread. Otherwise

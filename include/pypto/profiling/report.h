@@ -17,7 +17,9 @@
 //   clock-read gaps between back-to-back stages do not clutter the report.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,10 +35,17 @@ struct ReportStage {
   std::string name;
   double start = 0.0;    // seconds on the now_seconds() clock
   double seconds = 0.0;  // wall time of this stage
-  bool failed = false;   // left by an exception
+  // Wall time no child covers (overlapping children count once): seconds minus the children's
+  // coverage, never negative. Unlike `untracked` it has no threshold.
+  double self_seconds = 0.0;
+  bool failed = false;  // left by an exception
   bool parallel = false;
-  bool open = false;       // still running when the snapshot was taken
-  double untracked = 0.0;  // time no child covers; 0 when below the thresholds or a leaf
+  bool open = false;         // still running when the snapshot was taken
+  double untracked = 0.0;    // time no child covers; 0 when below the thresholds or a leaf
+  std::uint64_t thread = 0;  // ThreadIdentity::id of the thread it ran on; 0: unknown
+  std::string error;         // why it failed, when known
+  std::optional<StageMemory> memory;
+  std::optional<PassStats> pass;
   std::vector<ReportStage> children;
   // The tasks the simulated device ran in this stage (device_timeline.h); null for other stages.
   std::shared_ptr<const DeviceTimeline> device;
@@ -48,6 +57,8 @@ struct Report {
   double total_seconds = 0.0;
   double untracked_seconds = 0.0;  // total_seconds not covered by the root stages (see above)
   std::vector<ReportStage> stages;
+  // The threads stages ran on, the recording (owner) thread first; names for timelines.
+  std::vector<ThreadIdentity> threads;
 };
 
 // A [begin, end) time range in seconds on the now_seconds() clock.
@@ -66,8 +77,13 @@ ReportStage to_report_stage(const StageRecord& record, double now);
 // above). `sessions`: when the profiler was entered; empty for one never entered.
 Report finalize_report(std::vector<ReportStage> roots, std::vector<Interval> sessions = {});
 
-// {"total_seconds", ["untracked_seconds"], "stages": [{"name", "seconds", ["untracked_seconds"],
-//  "start", "children", optional flags, ["device"]}]}; "device" is device_timeline_to_json().
+// {"total_seconds", ["untracked_seconds"], "stages": [{"name", "seconds", "self_seconds",
+//  ["untracked_seconds"], "start", ["thread"], ["error"], ["rss_bytes", "rss_growth_bytes"],
+//  ["pass": {"ir_size_before", "ir_size_after", "changed"}], optional flags, ["device"],
+//  "children"}],
+//  ["threads": [{"id", "name"}]]}. A stage's "thread" is given where it differs from its
+//  parent's (for a root: from the first entry of "threads").
+// "device" is device_timeline_to_json().
 nlohmann::json report_to_json(const Report& report);
 // The same document with keys in reading order (name, seconds, ...), for files and Python.
 nlohmann::ordered_json report_to_ordered_json(const Report& report);
@@ -80,7 +96,24 @@ std::string dump_json(const nlohmann::ordered_json& document, int indent);
 // children are never folded. The JSON document keeps every stage. Untracked time is an
 // "(untracked)" line after the children of its stage (after the roots for the report's own).
 // A stage with a device timeline is followed by one utilisation line per simulated core.
+// Each stage line may end with columns: "[parallel]", "[failed: <first line of the error>]",
+// "[open]", the pass statistics "ir 412→398" ("ir 412 =" when the pass left the IR unchanged)
+// and the memory "rss 95.3MB +91.2MB".
 std::string format_summary(const Report& report);
+
+struct SummaryOptions {
+  double min_percent = 0.0;  // hide stages (tree) or names (list) below this share of the total
+};
+std::string format_summary(const Report& report, const SummaryOptions& options);
+
+// The list view: one line per stage name, over the whole tree, with the number of stages of that
+// name, their summed wall time, their summed self time and the self time's share of the total,
+// sorted by self time (largest first). Names whose stages ran in parallel are marked so, since
+// their wall times overlap.
+std::string format_summary_list(const Report& report, const SummaryOptions& options = {});
+
+// "95.3MB", "812KB", "-1.20GB": bytes in the unit that keeps three significant digits.
+std::string format_bytes(std::int64_t bytes);
 // Three significant digits in the unit that fits: "812ns", "81.2µs", "12.3ms", "2.85s".
 std::string format_duration(double seconds);
 

@@ -1,0 +1,154 @@
+// Rebuilds a Report from its JSON document, checking every field it uses.
+#include "pypto/profiling/profile_file.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace pypto::profiling {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw ProfileFormatError(where + ": " + what +
+                           ". Expected a compile profile as written by to_json() or "
+                           "write_report() (pipeline_profile.json).");
+}
+
+double number(const json& node, const char* key, const std::string& where) {
+  auto it = node.find(key);
+  if (it == node.end()) bad(where, std::string("'") + key + "' is missing");
+  if (!it->is_number()) bad(where, std::string("'") + key + "' is not a number");
+  return it->get<double>();
+}
+
+double optional_number(const json& node, const char* key, double fallback,
+                       const std::string& where) {
+  auto it = node.find(key);
+  if (it == node.end()) return fallback;
+  if (!it->is_number()) bad(where, std::string("'") + key + "' is not a number");
+  return it->get<double>();
+}
+
+bool optional_flag(const json& node, const char* key, const std::string& where) {
+  auto it = node.find(key);
+  if (it == node.end()) return false;
+  if (!it->is_boolean()) bad(where, std::string("'") + key + "' is not true or false");
+  return it->get<bool>();
+}
+
+std::int64_t integer(const json& node, const char* key, const std::string& where) {
+  auto it = node.find(key);
+  if (it == node.end()) bad(where, std::string("'") + key + "' is missing");
+  if (!it->is_number_integer()) bad(where, std::string("'") + key + "' is not an integer");
+  return it->get<std::int64_t>();
+}
+
+// `cursor`: where a stage without "start" begins (after its previous sibling).
+ReportStage stage_from_json(const json& node, const std::string& where, double& cursor,
+                            std::uint64_t parent_thread) {
+  if (!node.is_object()) bad(where, "a stage is not an object");
+  ReportStage stage;
+  auto name = node.find("name");
+  if (name == node.end() || !name->is_string()) bad(where, "'name' is missing or not a string");
+  stage.name = name->get<std::string>();
+  stage.seconds = number(node, "seconds", where);
+  if (stage.seconds < 0.0) bad(where, "'seconds' is negative");
+  stage.start = optional_number(node, "start", cursor, where);
+  cursor = stage.end();
+  stage.untracked = optional_number(node, "untracked_seconds", 0.0, where);
+  stage.failed = optional_flag(node, "failed", where);
+  stage.parallel = optional_flag(node, "parallel", where);
+  stage.open = optional_flag(node, "open", where);
+  stage.thread = parent_thread;
+  if (auto it = node.find("thread"); it != node.end()) {
+    if (!it->is_number_unsigned()) bad(where, "'thread' is not a thread id");
+    stage.thread = it->get<std::uint64_t>();
+  }
+  if (auto it = node.find("error"); it != node.end()) {
+    if (!it->is_string()) bad(where, "'error' is not a string");
+    stage.error = it->get<std::string>();
+  }
+  if (node.contains("rss_bytes")) {
+    stage.memory =
+        StageMemory{integer(node, "rss_bytes", where), integer(node, "rss_growth_bytes", where)};
+  }
+  if (auto it = node.find("pass"); it != node.end()) {
+    if (!it->is_object()) bad(where, "'pass' is not an object");
+    stage.pass = PassStats{integer(*it, "ir_size_before", where + ".pass"),
+                           integer(*it, "ir_size_after", where + ".pass"),
+                           optional_flag(*it, "changed", where + ".pass")};
+  }
+  auto children = node.find("children");
+  if (children == node.end() || !children->is_array()) {
+    bad(where, "'children' is missing or not a list");
+  }
+  double child_cursor = stage.start;
+  double covered = 0.0;
+  for (std::size_t i = 0; i < children->size(); ++i) {
+    stage.children.push_back(stage_from_json((*children)[i],
+                                             where + ".children[" + std::to_string(i) + "]",
+                                             child_cursor, stage.thread));
+    covered += stage.children.back().seconds;
+  }
+  stage.self_seconds =
+      optional_number(node, "self_seconds", std::max(0.0, stage.seconds - covered), where);
+  return stage;
+}
+
+}  // namespace
+
+Report report_from_json(const json& document, const std::string& where) {
+  if (!document.is_object()) bad(where, "the document is not a JSON object");
+  Report report;
+  report.total_seconds = number(document, "total_seconds", where);
+  report.untracked_seconds = optional_number(document, "untracked_seconds", 0.0, where);
+  if (auto threads = document.find("threads"); threads != document.end()) {
+    if (!threads->is_array()) bad(where, "'threads' is not a list");
+    for (const json& thread : *threads) {
+      if (!thread.is_object() || !thread.contains("id") || !thread["id"].is_number_unsigned() ||
+          !thread.contains("name") || !thread["name"].is_string()) {
+        bad(where + ".threads", "each thread needs an 'id' (integer) and a 'name' (string)");
+      }
+      report.threads.push_back(
+          {thread["id"].get<std::uint64_t>(), thread["name"].get<std::string>()});
+    }
+  }
+  const std::uint64_t main_thread = report.threads.empty() ? 0 : report.threads.front().id;
+  auto stages = document.find("stages");
+  if (stages == document.end() || !stages->is_array()) {
+    bad(where, "'stages' is missing or not a list");
+  }
+  double cursor = 0.0;
+  for (std::size_t i = 0; i < stages->size(); ++i) {
+    report.stages.push_back(stage_from_json(
+        (*stages)[i], where + ": stages[" + std::to_string(i) + "]", cursor, main_thread));
+  }
+  return report;
+}
+
+Report read_profile_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw ProfileFormatError("cannot read the profile file '" + path.string() +
+                             "': no such file or not readable. Pass the path of a "
+                             "pipeline_profile.json or of a file written by to_json().");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  json document;
+  try {
+    document = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    // The library's message starts with its own error code; keep only the position.
+    throw ProfileFormatError("'" + path.string() + "' is not valid JSON (at byte " +
+                             std::to_string(e.byte) +
+                             "). Pass a profile written by to_json() or write_report().");
+  }
+  return report_from_json(document, path.string());
+}
+
+}  // namespace pypto::profiling
