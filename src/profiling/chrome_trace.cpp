@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pypto/profiling/device_timeline.h"
 #include "pypto/profiling/formats.h"
 #include "pypto/profiling/profiler.h"
 
@@ -18,6 +19,9 @@ namespace pypto::profiling {
 namespace {
 
 constexpr int kPid = 1;
+// Tracks of the simulated cores: ids no OS thread id reaches, one per core, after the compile
+// threads in the track order.
+constexpr std::uint64_t kDeviceTrackBase = std::uint64_t{1} << 48;
 
 void append_string(std::string& out, std::string_view text) {
   out += nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -30,8 +34,33 @@ double earliest_start(const std::vector<ReportStage>& stages, double earliest) {
   return earliest;
 }
 
+// One complete event per device task on its core's track ("cat":"device"), so the swimlane sits
+// under the stage that ran the device, next to the compile stages.
+void append_device_tasks(std::string& out, const DeviceTimeline& device, double origin,
+                         int& cores) {
+  char number[200];
+  cores = std::max(cores, device.cores);
+  for (std::size_t i = 0; i < device.tasks.size(); ++i) {
+    const DeviceTask& task = device.tasks[i];
+    if (task.core < 0) continue;  // skipped after a failure: it never ran
+    const long long begin_ns = std::max(0LL, std::llround((task.start - origin) * 1e9));
+    const long long end_ns = std::max(begin_ns, std::llround((task.end - origin) * 1e9));
+    out += "{\"name\":";
+    append_string(out, task.kernel);
+    std::snprintf(number, sizeof number,
+                  ",\"cat\":\"device\",\"ph\":\"X\",\"ts\":%lld.%03lld,\"dur\":%lld.%03lld,"
+                  "\"pid\":%d,\"tid\":%" PRIu64
+                  ",\"args\":{\"task\":%zu,\"core\":%d,\"waited_on\":%" PRId64 "}},\n",
+                  begin_ns / 1000, begin_ns % 1000, (end_ns - begin_ns) / 1000,
+                  (end_ns - begin_ns) % 1000, kPid,
+                  kDeviceTrackBase + static_cast<std::uint64_t>(task.core), i, task.core,
+                  task.waited_on);
+    out += number;
+  }
+}
+
 void append_events(std::string& out, const std::vector<ReportStage>& stages, double origin,
-                   std::uint64_t parent_thread, std::vector<std::uint64_t>& threads) {
+                   std::uint64_t parent_thread, std::vector<std::uint64_t>& threads, int& cores) {
   char number[160];
   for (const ReportStage& stage : stages) {
     const std::uint64_t thread = stage.thread != 0 ? stage.thread : parent_thread;
@@ -69,7 +98,8 @@ void append_events(std::string& out, const std::vector<ReportStage>& stages, dou
       out += number;
     }
     out += "}},\n";
-    append_events(out, stage.children, origin, thread, threads);
+    if (stage.device) append_device_tasks(out, *stage.device, origin, cores);
+    append_events(out, stage.children, origin, thread, threads, cores);
   }
 }
 
@@ -99,7 +129,10 @@ std::string to_chrome_trace(const Report& report) {
   std::string events;
   events.reserve(report.stages.size() * 200);
   std::vector<std::uint64_t> threads;
-  if (!report.stages.empty()) append_events(events, report.stages, origin, main_thread, threads);
+  int cores = 0;
+  if (!report.stages.empty()) {
+    append_events(events, report.stages, origin, main_thread, threads, cores);
+  }
 
   std::string out = "{\"traceEvents\":[\n";
   append_metadata(out, "process_name", main_thread, "pypto compile", 0);
@@ -109,6 +142,10 @@ std::string to_chrome_trace(const Report& report) {
       if (known.id == threads[i]) name = known.name;
     }
     append_metadata(out, "thread_name", threads[i], name, i);
+  }
+  for (int core = 0; core < cores; ++core) {
+    append_metadata(out, "thread_name", kDeviceTrackBase + static_cast<std::uint64_t>(core),
+                    "device core " + std::to_string(core), threads.size() + core);
   }
   out += events;
   // Every event line ends with ",\n"; JSON allows no trailing comma.

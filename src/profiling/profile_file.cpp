@@ -2,7 +2,9 @@
 #include "pypto/profiling/profile_file.h"
 
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -75,6 +77,13 @@ ReportStage stage_from_json(const json& node, const std::string& where, double& 
   if (node.contains("rss_bytes")) {
     stage.memory =
         StageMemory{integer(node, "rss_bytes", where), integer(node, "rss_growth_bytes", where)};
+  }
+  if (auto it = node.find("device"); it != node.end()) {
+    try {
+      stage.device = std::make_shared<const DeviceTimeline>(device_timeline_from_json(*it));
+    } catch (const std::invalid_argument& e) {
+      bad(where, std::string("'device': ") + e.what());
+    }
   }
   if (auto it = node.find("pass"); it != node.end()) {
     if (!it->is_object()) bad(where, "'pass' is not an object");

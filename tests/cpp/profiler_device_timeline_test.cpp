@@ -2,11 +2,17 @@
 // as one utilisation line per core in the summary.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "pypto/profiling/device_timeline.h"
+#include "pypto/profiling/formats.h"
+#include "pypto/profiling/profile_file.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/profiling/report.h"
 
@@ -79,6 +85,70 @@ TEST(ProfilerDeviceTimeline, AttachedToTheOpenStageInJsonAndSummary) {
             "      core 1      1 task   busy 100ms of 1.00s  (10.0%)\n"
             "      core 2      0 tasks  busy 0ns of 1.00s  (0.0%)\n    ")
       << summary;
+}
+
+TEST(ProfilerDeviceTimeline, ChromeTraceHasOneTrackPerCoreUnderTheDeviceStage) {
+  CompileProfiler profiler;
+  profiler.enter();
+  {
+    ScopedStage device(&profiler, "device_execution");
+    ScopedStage execute(&profiler, "execute");
+    // The sample's second, scaled to 10 µs from now on the profiler's clock: inside the stage.
+    DeviceTimeline timeline = sample_timeline();
+    const double t0 = now_seconds();
+    auto place = [&](double t) { return t0 + (t - 10.0) * 1e-5; };
+    for (DeviceTask& task : timeline.tasks)
+      task.start = place(task.start), task.end = place(task.end);
+    timeline.begin = place(timeline.begin);
+    timeline.end = place(timeline.end);
+    profiler.attach_device_timeline(timeline);
+    while (now_seconds() < timeline.end) {
+    }
+  }
+  profiler.exit();
+  const json trace = json::parse(to_chrome_trace(profiler.report()));
+  std::map<std::uint64_t, std::string> track_names;
+  std::vector<json> tasks;
+  const json* device_stage = nullptr;
+  for (const json& event : trace["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "thread_name") {
+      track_names[event["tid"].get<std::uint64_t>()] = event["args"]["name"];
+    } else if (event["ph"] == "X" && event.value("cat", "") == "device") {
+      tasks.push_back(event);
+    } else if (event["name"] == "device_execution") {
+      device_stage = &event;
+    }
+  }
+  ASSERT_NE(device_stage, nullptr);
+  ASSERT_EQ(tasks.size(), 3u);
+  std::vector<std::string> cores;
+  for (const auto& [tid, name] : track_names) {
+    if (name.rfind("device core ", 0) == 0) cores.push_back(name);
+  }
+  EXPECT_EQ(cores, (std::vector<std::string>{"device core 0", "device core 1", "device core 2"}));
+  const double stage_begin = (*device_stage)["ts"].get<double>();
+  const double stage_end = stage_begin + (*device_stage)["dur"].get<double>();
+  for (const json& task : tasks) {
+    const std::string track = track_names.at(task["tid"].get<std::uint64_t>());
+    EXPECT_EQ(track, "device core " + std::to_string(task["args"]["core"].get<int>()));
+    EXPECT_GE(task["ts"].get<double>(), stage_begin - 1e-3);
+    EXPECT_LE(task["ts"].get<double>() + task["dur"].get<double>(), stage_end + 1e-3);
+  }
+  EXPECT_EQ(tasks[1]["name"], "mul");
+  EXPECT_EQ(tasks[1]["args"]["waited_on"], 0);
+  EXPECT_NEAR(tasks[1]["dur"].get<double>(), 1.0, 0.01);  // 0.1 s scaled: 1 µs
+}
+
+TEST(ProfilerDeviceTimeline, ADeviceTimelineSurvivesAProfileFile) {
+  CompileProfiler profiler;
+  {
+    ScopedStage execute(&profiler, "execute");
+    profiler.attach_device_timeline(sample_timeline());
+  }
+  const Report read = report_from_json(json::parse(profiler.to_json()), "profile.json");
+  ASSERT_TRUE(read.stages.at(0).device);
+  EXPECT_EQ(read.stages[0].device->tasks.size(), 3u);
+  EXPECT_EQ(read.stages[0].device->tasks[2].kernel, "store");
 }
 
 TEST(ProfilerDeviceTimeline, WithoutAnOpenStageOrAfterClearThereIsNone) {
