@@ -9,7 +9,8 @@
 // the process-wide profile is printed to stderr at exit (and written to
 // $PYPTO_COMPILE_PROFILING_DIR when set).
 //
-// Exit codes: 0 success, 1 compile/run/golden failure, 2 usage error.
+//   pypto --version
+// Exit codes: 0 success, 1 compile/run/golden failure, 2 usage error (also in --help).
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -220,14 +221,28 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
 
 }  // namespace
 
+// A number that is 0 or more, with a message that says so.
+const CLI::Validator kNonNegative(
+    [](std::string& text) {
+      double value = 0;
+      if (CLI::detail::lexical_cast(text, value) && value >= 0) return std::string();
+      return "must be a number >= 0, got '" + text + "'";
+    },
+    "NUMBER>=0");
+
 int main(int argc, char** argv) {
-  CLI::App app{"PyPTO-C++: compile and run tile programs written in the PyPTO DSL"};
+  CLI::App app{"PyPTO-C++: compile and run tile programs written in the PyPTO DSL", "pypto"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "pypto " PYPTO_VERSION);
+  app.footer(
+      "Exit codes: 0 success; 1 the program failed to compile, build, run or match its golden; "
+      "2 usage error (bad option, missing file).");
 
   CommonOptions common;
   auto add_common = [&common](CLI::App* sub) {
     sub->add_option("file", common.file, "DSL source file (a .py file with @pl.program classes)")
-        ->required();
+        ->required()
+        ->check(CLI::ExistingFile);
     sub->add_option("--program", common.program,
                     "Name of the @pl.program class to use (needed when the file has several)");
     sub->add_flag("--profile", common.profile,
@@ -252,12 +267,16 @@ int main(int argc, char** argv) {
   run->add_option("-o,--output", run_options.output_dir,
                   "Output directory (default: ${PYPTO_PROG_BUILD_DIR:-build_output}/"
                   "<Program>_<timestamp>)");
-  run->add_option("--seed", run_options.seed, "Seed of the random inputs")->capture_default_str();
+  run->add_option("--seed", run_options.seed, "Seed of the random inputs")
+      ->check(kNonNegative)
+      ->capture_default_str();
   run->add_option("--workers", run_options.workers, "Simulated cores (worker threads); default 4")
       ->check(CLI::Range(1, 256));
   run->add_option("--rtol", run_options.rtol, "Relative tolerance of the output check")
+      ->check(kNonNegative)
       ->capture_default_str();
   run->add_option("--atol", run_options.atol, "Absolute tolerance of the output check")
+      ->check(kNonNegative)
       ->capture_default_str();
 
   CLI::App* profile = pypto::tools::add_profile_command(app);
@@ -266,6 +285,17 @@ int main(int argc, char** argv) {
   // process-wide profiler.
   std::atexit([] { pypto::profiling::write_exit_report(); });
 
+  const auto is_command = [&app](const char* name) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == name) return true;
+    }
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::cerr << "pypto: unknown command '" << argv[1]
+              << "'; the commands are compile, run and profile (see pypto --help)\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

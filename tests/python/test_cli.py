@@ -86,3 +86,27 @@ def test_invalid_utf8_in_a_name_is_written_not_thrown(tmp_path):
     assert "json.exception" not in output
     assert proc.returncode == 0, output
     assert "k\ufffd" in (tmp_path / "out" / "kernel_config.json").read_text(encoding="utf-8")
+
+
+def test_version_usage_name_and_exit_code_table(tmp_path):
+    version = cli("--version", cwd=tmp_path)
+    assert version.returncode == 0
+    assert version.stdout.strip() == "pypto 0.1.0"
+    usage = cli("--help", cwd=tmp_path)
+    assert usage.returncode == 0
+    assert "Usage: pypto [OPTIONS] SUBCOMMAND" in usage.stdout  # not the binary's full path
+    assert "Exit codes: 0 success; 1 " in usage.stdout and "2 usage error" in usage.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--rtol", "-1", EXAMPLES / "add.py"], "--rtol: must be a number >= 0, got '-1'"),
+    (["run", "--atol", "x", EXAMPLES / "add.py"], "--atol: must be a number >= 0, got 'x'"),
+    (["run", "--seed", "-3", EXAMPLES / "add.py"], "--seed: must be a number >= 0, got '-3'"),
+    (["run", "missing.py"], "File does not exist: missing.py"),
+    (["frobnicate"], "pypto: unknown command 'frobnicate'; the commands are compile, run and "
+                     "profile"),
+])
+def test_bad_usage_exits_2_with_a_clear_message(args, message, tmp_path):
+    proc = cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr
