@@ -144,20 +144,24 @@ void bind_ir(nb::module_ m) {
 
   m.def(
       "parse_module",
-      [](const std::string& text, const std::string& file_name, const nb::dict& constants) {
+      [](const std::string& text, const std::string& file_name, const nb::dict& constants,
+         const nb::dict& pinned) {
         frontend::Constants values = to_constants(constants);
+        frontend::Constants pinned_values = to_constants(pinned);
         std::vector<ir::ProgramPtr> programs;
         {
           nb::gil_scoped_release release;
-          programs = driver::parse_module(text, file_name, values);
+          programs = driver::parse_module(text, file_name, values, pinned_values);
         }
         std::vector<ProgramHandle> out;
         for (auto& p : programs) out.push_back(ProgramHandle{std::move(p)});
         return out;
       },
       nb::arg("text"), nb::arg("file_name") = "<string>", nb::arg("constants") = nb::dict(),
+      nb::arg("pinned") = nb::dict(),
       "Parses a Python file: top-level constants are evaluated, every @pl.program class is "
-      "parsed (the `parse` stage of the active profiler).");
+      "parsed (the `parse` stage of the active profiler). `pinned` constants replace the file's "
+      "own assignments of those names.");
 
   m.def(
       "render_diagnostic",

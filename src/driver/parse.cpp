@@ -5,9 +5,10 @@
 namespace pypto::driver {
 
 std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view file_name,
-                                         const frontend::Constants& constants) {
+                                         const frontend::Constants& constants,
+                                         const frontend::Constants& pinned) {
   profiling::ScopedStage stage(profiling::get_active_profiler(), "parse");
-  return frontend::parse_module(text, file_name, constants);
+  return frontend::parse_module(text, file_name, constants, pinned);
 }
 
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,

@@ -30,6 +30,19 @@ std::vector<ir::ProgramPtr> Parser::parse_module() {
     if (at(TK::Name) && try_constant_assignment()) continue;
     skip_statement();
   }
+  std::string never_assigned;
+  for (const auto& [name, assigned] : pinned_) {
+    if (!assigned) never_assigned += (never_assigned.empty() ? "'" : ", '") + name + "'";
+  }
+  if (!never_assigned.empty()) {
+    std::string defined;
+    for (const auto& [name, value] : constants_) {
+      if (!pinned_.count(name)) defined += (defined.empty() ? "" : ", ") + name;
+    }
+    throw CompileError(Span{}, "cannot override " + never_assigned +
+                                   ": the file assigns no such module constant (its constants: " +
+                                   (defined.empty() ? "none" : defined) + ")");
+  }
   return programs;
 }
 
@@ -154,6 +167,10 @@ bool Parser::try_constant_assignment() {
   }
   if (values.size() != names.size()) values.assign(names.size(), std::nullopt);
   for (size_t i = 0; i < names.size(); ++i) {
+    if (auto pinned = pinned_.find(names[i]); pinned != pinned_.end()) {
+      pinned->second = true;  // keeps its pinned value
+      continue;
+    }
     auto it = constants_.find(names[i]);
     if (values[i]) {
       if (it != constants_.end()) {
@@ -419,9 +436,10 @@ auto run_reporting_errors(std::string_view text, std::string_view file_name, int
 }  // namespace
 
 std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view file_name,
-                                         const Constants& constants) {
+                                         const Constants& constants, const Constants& pinned) {
   return run_reporting_errors(text, file_name, 0, [&] {
     Parser parser(text, file_name, constants, 0, LexOptions{});
+    parser.pin_constants(pinned);
     return parser.parse_module();
   });
 }

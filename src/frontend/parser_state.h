@@ -101,6 +101,16 @@ class Parser {
 
   std::vector<ir::ProgramPtr> parse_module();
 
+  // Module constants that the file's own assignments do not replace (a sweep's parameters):
+  // `NAME = ...` at the top level keeps the pinned value, and constants computed from NAME
+  // later in the file see it. parse_module() then fails if the file assigns no such name.
+  void pin_constants(const Constants& pinned) {
+    for (const auto& [name, value] : pinned) {
+      constants_.insert_or_assign(name, value);
+      pinned_.emplace(name, false);
+    }
+  }
+
   ir::ProgramPtr parse_single_program();
 
  private:
@@ -381,6 +391,7 @@ class Parser {
   std::string_view file_name_;
   int32_t line_offset_;
   Constants constants_;
+  std::map<std::string, bool, std::less<>> pinned_;  // name -> assigned at the top level yet
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;

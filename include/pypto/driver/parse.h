@@ -13,7 +13,8 @@
 namespace pypto::driver {
 
 std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view file_name,
-                                         const frontend::Constants& constants = {});
+                                         const frontend::Constants& constants = {},
+                                         const frontend::Constants& pinned = {});
 
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
                              const frontend::Constants& constants = {}, int32_t line_offset = 0,

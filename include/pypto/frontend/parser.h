@@ -34,9 +34,12 @@ inline constexpr int kMaxNestingDepth = 100;
 // Parses a whole Python file: imports are skipped, top-level constant assignments
 // (`N = 64`, `ROWS, COLS = 512, 128`, `K = N // 2`, `DT = pl.FP32`) are evaluated into the
 // constants (on top of `constants`), other top-level statements are skipped, and every
-// `@pl.program` class is parsed, in file order.
+// `@pl.program` class is parsed, in file order. `pinned` constants override the file's own
+// assignments of those names (a sweep over a module constant); naming one the file does not
+// assign is an error.
 std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view file_name,
-                                         const Constants& constants = {});
+                                         const Constants& constants = {},
+                                         const Constants& pinned = {});
 
 // Parses the source of one `@pl.program` class (decorators included), as inspect.getsource
 // returns it: it may be indented as a whole. `line_offset` is the number of file lines before
