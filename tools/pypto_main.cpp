@@ -3,6 +3,8 @@
 //
 //   pypto compile FILE.py [--program NAME] [-o DIR] [--profile] [--no-dump-passes]
 //   pypto run FILE.py [--program NAME] [-o DIR] [--profile] [--seed N] [--workers N]
+//   pypto run FILE.py --rounds N [--warmup W]  benchmark: N measured launches of the loaded program
+//   pypto sweep FILE.py --param NAME=v1,v2 ...  runs `python -m pypto.sweep` (Python, on Dask)
 //   pypto profile show|diff|convert|html ...   (profile_command.cpp)
 //
 // With PYPTO_COMPILE_PROFILING set, the command prints its own profile as with --profile, and
@@ -11,22 +13,24 @@
 //
 //   pypto --version
 // Exit codes: 0 success, 1 compile/run/golden failure, 2 usage error (also in --help).
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "profile_command.h"
 #include "pypto/driver/compile.h"
+#include "pypto/driver/generated_run.h"
 #include "pypto/driver/parse.h"
 #include "pypto/driver/run.h"
 #include "pypto/driver/session.h"
@@ -91,38 +95,6 @@ pypto::ir::ProgramPtr load_program(const CommonOptions& options) {
   return programs.front();
 }
 
-// Fills a tensor with reproducible random values: standard normal for floats, small integers
-// for integers, coin flips for booleans.
-void fill_random(pypto::ir::HostTensor& t, std::mt19937_64& rng) {
-  using pypto::ir::DataType;
-  const int64_t n = t.num_elements();
-  std::normal_distribution<float> normal;
-  std::uniform_int_distribution<int> small(-8, 8);
-  switch (t.dtype) {
-    case DataType::FP32:
-      for (int64_t i = 0; i < n; ++i) static_cast<float*>(t.data)[i] = normal(rng);
-      break;
-    case DataType::INT32:
-      for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(t.data)[i] = small(rng);
-      break;
-    case DataType::INT64:
-      for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(t.data)[i] = small(rng);
-      break;
-    case DataType::BOOL:
-      for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(t.data)[i] = small(rng) > 0;
-      break;
-    case DataType::FP16:
-    case DataType::BF16:
-      // Bit patterns of small normal numbers: exponent near the bias, random mantissa.
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t mantissa = static_cast<uint16_t>(rng() & 0x7f);
-        uint16_t bits = t.dtype == DataType::BF16 ? (0x3f00 | mantissa) : (0x3800 | mantissa);
-        static_cast<uint16_t*>(t.data)[i] = bits;
-      }
-      break;
-  }
-}
-
 // With --profile (or PYPTO_COMPILE_PROFILING) the command's own profile, parse included, is
 // printed to stdout when it ends and written to <output>/report/ by the session, once. With
 // PYPTO_COMPILE_PROFILING the process-wide profile is also printed to stderr at exit.
@@ -156,6 +128,8 @@ int compile_command(const CommonOptions& common, const std::string& output_dir, 
 
 struct RunOptions {
   std::string output_dir;
+  int rounds = 1;
+  int warmup = 0;
   uint64_t seed = 0;
   int workers = 0;
   // The reference interpreter computes in double; FP32 kernels accumulate in float (matmul on a
@@ -165,49 +139,33 @@ struct RunOptions {
   double atol = 1e-4;
 };
 
+// The measured launches of `pypto run --rounds N`, one line each, then their statistics.
+void print_round_statistics(const pypto::driver::RunResult& result, int warmup) {
+  const pypto::driver::RoundStatistics stats = pypto::driver::round_statistics(result.round_times);
+  std::cout << "benchmark: " << stats.rounds << " rounds after " << warmup
+            << " warm-up launches (device time, ms)\n";
+  for (size_t i = 0; i < result.round_times.size(); ++i) {
+    std::cout << "  round " << i + 1 << ": " << result.round_times[i] * 1e3 << "\n";
+  }
+  std::cout << "  min " << stats.min * 1e3 << "  median " << stats.median * 1e3 << "  mean "
+            << stats.mean * 1e3 << "  p95 " << stats.p95 * 1e3 << "  stdev " << stats.stdev * 1e3
+            << "\n";
+}
+
 int run_command(const CommonOptions& common, const RunOptions& run_options) {
   pypto::driver::Session session(common.profile);
   pypto::ir::ProgramPtr program = load_program(common);
-  pypto::ir::FunctionPtr entry = program->entry();
-  if (!entry) {
-    std::cerr << "pypto: program '" << program->name << "' has no Orchestration entry function\n";
-    return kExitFailure;
-  }
-  // Every tensor parameter of the entry; Out/InOut ones are checked against the reference
-  // interpreter. Their random values are made by the driver's prepare step, inside the profile.
-  std::vector<pypto::driver::RunTensor> tensors;
-  for (const auto& param : entry->params) {
-    const auto* type = param.var->type()->as<pypto::ir::TensorType>();
-    if (!type) {
-      std::cerr << "pypto: parameter '" << param.var->name
-                << "' of the entry is not a tensor; `pypto run` supports tensor parameters only\n";
-      return kExitFailure;
-    }
-    pypto::driver::RunTensor t;
-    t.tensor.name = param.var->name;
-    t.tensor.dtype = type->dtype;
-    t.tensor.shape = type->shape;
-    t.is_output = param.direction != pypto::ir::ParamDirection::In;
-    t.starts_zero = param.direction == pypto::ir::ParamDirection::Out;  // prepare zeroes it
-    tensors.push_back(std::move(t));
-  }
-  std::vector<std::vector<unsigned char>> storage(tensors.size());
-  auto prepare = [&](std::vector<pypto::driver::RunTensor>& run_tensors) {
-    std::mt19937_64 rng(run_options.seed);
-    for (size_t i = 0; i < run_tensors.size(); ++i) {
-      pypto::ir::HostTensor& t = run_tensors[i].tensor;
-      storage[i].assign(static_cast<size_t>(t.size_bytes()), 0);
-      t.data = storage[i].data();
-      if (entry->params[i].direction != pypto::ir::ParamDirection::Out) fill_random(t, rng);
-    }
-  };
   pypto::driver::RunConfig config;
   config.work_dir = run_options.output_dir;
   config.workers = run_options.workers;
   config.rtol = run_options.rtol;
   config.atol = run_options.atol;
+  config.rounds = run_options.rounds;
+  config.warmup = run_options.warmup;
+  // Random inputs from --seed, made inside the profile; Out/InOut tensors are checked against
+  // the reference interpreter.
   pypto::driver::RunResult result =
-      pypto::driver::run(session, program, tensors, nullptr, config, prepare);
+      pypto::driver::run_generated(session, program, config, run_options.seed).run;
   print_profile(session);
   for (const auto& note : result.notes) std::cerr << "pypto: note: " << note << "\n";
   if (!result.passed) {
@@ -216,7 +174,35 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
   }
   std::cout << "passed (" << program->name << ", device time " << result.execution_time * 1e3
             << " ms, output in " << result.work_dir << ")\n";
+  if (run_options.rounds > 1) print_round_statistics(result, run_options.warmup);
   return 0;
+}
+
+// `pypto sweep ...` is the Python module pypto.sweep (the scheduler is Dask, a Python library):
+// runs `python3 -m pypto.sweep ARGS...` in place of this process. The interpreter is
+// $PYPTO_PYTHON, else the python3 next to this executable (a virtual environment's bin/), else
+// python3 from PATH.
+int exec_python_sweep(int argc, char** argv) {
+  std::string python;
+  if (const char* configured = std::getenv("PYPTO_PYTHON"); configured && *configured) {
+    python = configured;
+  } else {
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    auto sibling = self.parent_path() / "python3";
+    python = !ec && std::filesystem::exists(sibling, ec) ? sibling.string() : "python3";
+  }
+  std::vector<char*> args;
+  std::string dash_m = "-m", module = "pypto.sweep";
+  args.push_back(python.data());
+  args.push_back(dash_m.data());
+  args.push_back(module.data());
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  ::execvp(python.c_str(), args.data());
+  std::cerr << "pypto: cannot start '" << python << "' for `pypto sweep` (" << std::strerror(errno)
+            << "); set PYPTO_PYTHON to a Python that has the pypto package installed\n";
+  return kExitUsage;
 }
 
 }  // namespace
@@ -236,7 +222,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "pypto " PYPTO_VERSION);
   app.footer(
       "Exit codes: 0 success; 1 the program failed to compile, build, run or match its golden; "
-      "2 usage error (bad option, missing file).");
+      "2 usage error (bad option, missing file). `pypto sweep FILE --param NAME=v1,v2,...` runs "
+      "a program over a grid of module constants (see pypto sweep --help).");
 
   CommonOptions common;
   auto add_common = [&common](CLI::App* sub) {
@@ -272,6 +259,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_option("--workers", run_options.workers, "Simulated cores (worker threads); default 4")
       ->check(CLI::Range(1, 256));
+  run->add_option("--rounds", run_options.rounds,
+                  "Benchmark: launch the loaded program N times and print each launch's device "
+                  "time and their min/median/mean/p95/stdev")
+      ->check(CLI::Range(1, pypto::driver::kMaxRounds));
+  run->add_option("--warmup", run_options.warmup, "Unmeasured launches before the --rounds ones")
+      ->check(CLI::Range(0, pypto::driver::kMaxRounds));
   run->add_option("--rtol", run_options.rtol, "Relative tolerance of the output check")
       ->check(kNonNegative)
       ->capture_default_str();
@@ -291,9 +284,10 @@ int main(int argc, char** argv) {
     }
     return false;
   };
+  if (argc > 1 && std::strcmp(argv[1], "sweep") == 0) return exec_python_sweep(argc, argv);
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "pypto: unknown command '" << argv[1]
-              << "'; the commands are compile, run and profile (see pypto --help)\n";
+              << "'; the commands are compile, run, sweep and profile (see pypto --help)\n";
     return kExitUsage;
   }
   try {

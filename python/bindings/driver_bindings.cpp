@@ -19,6 +19,7 @@
 #include "bindings.h"
 #include "ir_handles.h"
 #include "pypto/driver/compile.h"
+#include "pypto/driver/generated_run.h"
 #include "pypto/driver/run.h"
 #include "pypto/driver/session.h"
 #include "pypto/support/interrupt.h"
@@ -193,7 +194,9 @@ void bind_options(nb::module_& m) {
       .def_rw("enable_dump_args", &driver::RunConfig::enable_dump_args)
       .def_rw("enable_pmu", &driver::RunConfig::enable_pmu)
       .def_rw("enable_dep_gen", &driver::RunConfig::enable_dep_gen)
-      .def_rw("write_golden_data", &driver::RunConfig::write_golden_data);
+      .def_rw("write_golden_data", &driver::RunConfig::write_golden_data)
+      .def_rw("rounds", &driver::RunConfig::rounds)
+      .def_rw("warmup", &driver::RunConfig::warmup);
 }
 
 // A driver session held by Python for the length of a `with` block, so that work done in
@@ -226,6 +229,23 @@ void bind_session(nb::module_& m) {
           },
           nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none())
       .def_prop_ro("profiling", [](PySession& s) { return s.get().profiling(); });
+}
+
+// The fields of the driver's RunResult (profile: a dict or None).
+nb::dict run_result_dict(const driver::RunResult& r) {
+  nb::dict result;
+  result["passed"] = r.passed;
+  result["error"] = r.error;
+  result["execution_time"] = r.execution_time;
+  result["round_times"] = r.round_times;
+  result["profile"] = r.profiled ? report_to_python(r.profile) : nb::none();
+  result["work_dir"] = r.work_dir;
+  result["run_summary"] = r.run_summary;
+  result["workers"] = r.workers;
+  result["isolated"] = r.isolated;
+  result["cache_hit"] = r.cache_hit;
+  result["notes"] = r.notes;
+  return result;
 }
 
 }  // namespace
@@ -285,23 +305,48 @@ void bind_driver(nb::module_ m) {
           r = driver::run(s, program.program, tensors, golden_fn, config, prepare_fn);
         }
         SigintForwarder::raise_pending_signal();
-        nb::dict result;
-        result["passed"] = r.passed;
-        result["error"] = r.error;
-        result["execution_time"] = r.execution_time;
-        result["profile"] = r.profiled ? report_to_python(r.profile) : nb::none();
-        result["work_dir"] = r.work_dir;
-        result["run_summary"] = r.run_summary;
-        result["workers"] = r.workers;
-        result["isolated"] = r.isolated;
-        result["cache_hit"] = r.cache_hit;
-        result["notes"] = r.notes;
-        return result;
+        return run_result_dict(r);
       },
       nb::arg("session"), nb::arg("program"), nb::arg("tensors"), nb::arg("prepare"),
       nb::arg("golden").none(), nb::arg("config"),
       "Runs the whole pipeline in `session`; returns a dict with the fields of the "
       "driver's RunResult (profile: a dict or None; run_summary: text to print or '').");
+
+  m.def(
+      "run_generated",
+      [](PySession& session, const ProgramHandle& program, const driver::RunConfig& config,
+         uint64_t seed) {
+        driver::Session& s = session.get();
+        driver::GeneratedRunResult r;
+        {
+          SigintForwarder forward_sigint;
+          nb::gil_scoped_release release;
+          r = driver::run_generated(s, program.program, config, seed);
+        }
+        SigintForwarder::raise_pending_signal();
+        nb::dict result = run_result_dict(r.run);
+        result["output_checksum"] = r.output_checksum;
+        return result;
+      },
+      nb::arg("session"), nb::arg("program"), nb::arg("config"), nb::arg("seed"),
+      "Runs the program on random inputs made from `seed` against the reference interpreter "
+      "(what `pypto run` does); the dict of run() plus output_checksum (XXH3-64 hex of the "
+      "outputs, '' when the device did not finish).");
+
+  m.def(
+      "round_statistics",
+      [](std::vector<double> seconds) {
+        driver::RoundStatistics s = driver::round_statistics(std::move(seconds));
+        nb::dict d;
+        d["rounds"] = s.rounds;
+        d["min"] = s.min;
+        d["median"] = s.median;
+        d["mean"] = s.mean;
+        d["p95"] = s.p95;
+        d["stdev"] = s.stdev;
+        return d;
+      },
+      nb::arg("seconds"), "min, median, mean, p95 and stdev of a benchmark's round times.");
 }
 
 }  // namespace pypto::bindings

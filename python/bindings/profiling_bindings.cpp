@@ -295,6 +295,8 @@ void bind_profiling(nb::module_ m) {
   m.def("now_seconds", &profiling::now_seconds,
         "Seconds on the profiler's clock (the time.perf_counter() clock).");
   m.def("profiling_enabled_by_env", &profiling::profiling_enabled_by_env);
+  m.def("format_duration", &profiling::format_duration, nb::arg("seconds"),
+        "Seconds in the unit the profile summary uses (3 significant digits: µs, ms or s).");
   m.def("write_exit_report", &profiling::write_exit_report,
         "The PYPTO_COMPILE_PROFILING exit report (summary to stderr, files to "
         "$PYPTO_COMPILE_PROFILING_DIR); once per process, nothing without a process-wide "

@@ -18,7 +18,7 @@ from pypto import _core
 from pypto._text import checked_path, checked_text
 from pypto.language import _types
 
-__all__ = ["TensorSpec", "RunConfig", "RunResult", "run"]
+__all__ = ["TensorSpec", "RunConfig", "RunResult", "run", "BenchmarkResult", "benchmark"]
 
 _DTYPES_BY_NAME = {d.name: d for d in (_types.FP32, _types.FP16, _types.BF16, _types.INT32,
                                        _types.INT64, _types.BOOL)}
@@ -135,6 +135,10 @@ class RunConfig:
     # whose run() writes its data files on every run; False skips them (the largest cost of
     # run() on big tensors).
     write_golden_data: bool = True
+    # Launches of the loaded program: `warmup` unmeasured, then `rounds` measured (benchmark());
+    # the outputs checked are the last launch's, and every launch starts from the same inputs.
+    rounds: int = 1
+    warmup: int = 0
 
 
 @dataclass
@@ -157,6 +161,9 @@ class RunResult:
     notes: list = field(default_factory=list)
     # The exception the golden function raised, when that is why the run failed.
     exception: Optional[BaseException] = None
+    # Device seconds of every measured launch (one unless RunConfig.rounds > 1); execution_time
+    # is their median.
+    round_times: list = field(default_factory=list)
 
     def __bool__(self):
         return self.passed
@@ -175,6 +182,14 @@ def _workers(value):
         raise TypeError(f"expected an int, got {type(value).__name__}")
     if not -2**31 <= value < 2**31:  # the driver reports the range for the rest
         raise ValueError("out of range: give 1 to 256 simulated cores, or None for the default")
+    return int(value)
+
+
+def _count(value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"expected an int, got {type(value).__name__}")
+    if not -2**31 <= value < 2**31:  # the driver reports the range for the rest
+        raise ValueError("out of range")
     return int(value)
 
 
@@ -205,6 +220,8 @@ _CONFIG_CONVERSIONS = {
     "write_golden_data": _flag,
     "work_dir": _work_dir,
     "workers": _workers,
+    "rounds": _count,
+    "warmup": _count,
     "strategy": lambda value: (value if isinstance(value, _core.driver.OptimizationStrategy)
                                else _strategy(value)),
 }
@@ -369,4 +386,60 @@ def _run_in(session, program, tensor_specs, golden, config):
                      execution_time=r["execution_time"], profile=r["profile"],
                      work_dir=r["work_dir"] or None, outputs=outputs, inputs=inputs,
                      workers=r["workers"], isolated=r["isolated"], cache_hit=r["cache_hit"],
-                     notes=list(r["notes"]), exception=None if r["passed"] else exception)
+                     notes=list(r["notes"]), exception=None if r["passed"] else exception,
+                     round_times=list(r["round_times"]))
+
+
+@dataclass
+class BenchmarkResult:
+    """What benchmark() measured: the device seconds of every measured launch and their
+    statistics (seconds), the one compile profile, and the run itself (outputs, error...)."""
+
+    passed: bool
+    error: Optional[str]
+    round_times: list
+    min: float
+    median: float
+    mean: float
+    p95: float
+    stdev: float
+    profile: Optional[dict]
+    run: RunResult
+
+    def __bool__(self):
+        return self.passed
+
+    def summary(self):
+        """One line: rounds and min/median/mean/p95/stdev in the profile's units."""
+        fmt = _core.profiling.format_duration
+        return (f"{len(self.round_times)} rounds: min {fmt(self.min)}  median {fmt(self.median)}"
+                f"  mean {fmt(self.mean)}  p95 {fmt(self.p95)}  stdev {fmt(self.stdev)}")
+
+
+def benchmark(program, tensor_specs, golden=None, rounds=10, warmup=1, config=None):
+    """Compiles, builds and loads ``program`` once, launches it ``warmup`` times unmeasured and
+    ``rounds`` times measured on the device (one device process, one set of worker threads),
+    and checks the last launch's outputs as run() does. The compile is profiled (one profile,
+    in ``result.profile``). Like run(), it never raises for a failure: ``passed`` is False and
+    ``error`` says why."""
+    config = RunConfig() if config is None else config
+    if not isinstance(config, RunConfig):
+        return _failed_benchmark(f"config must be a pypto.runtime.RunConfig, got "
+                                 f"{type(config).__name__}")
+    try:
+        config = dataclasses.replace(config, rounds=_count(rounds), warmup=_count(warmup),
+                                     compile_profiling=True)
+    except (TypeError, ValueError) as e:
+        return _failed_benchmark(f"benchmark(rounds={rounds!r}, warmup={warmup!r}): {e}")
+    result = run(program, tensor_specs, golden, config)
+    stats = _core.driver.round_statistics(result.round_times)
+    return BenchmarkResult(passed=result.passed, error=result.error,
+                           round_times=list(result.round_times), min=stats["min"],
+                           median=stats["median"], mean=stats["mean"], p95=stats["p95"],
+                           stdev=stats["stdev"], profile=result.profile, run=result)
+
+
+def _failed_benchmark(error):
+    return BenchmarkResult(passed=False, error=error, round_times=[], min=0.0, median=0.0,
+                           mean=0.0, p95=0.0, stdev=0.0, profile=None,
+                           run=RunResult(passed=False, error=error))

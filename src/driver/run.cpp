@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -194,6 +195,13 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
                        " is out of range: give a number of seconds above 0 and at most " +
                        std::to_string(static_cast<int>(kMaxTimeoutSeconds)));
   }
+  if (config.rounds < 1 || config.rounds > kMaxRounds || config.warmup < 0 ||
+      config.warmup > kMaxRounds) {
+    throw StageFailure("RunConfig.rounds=" + std::to_string(config.rounds) + ", warmup=" +
+                       std::to_string(config.warmup) + " is out of range: give 1 to " +
+                       std::to_string(kMaxRounds) + " measured rounds and 0 to " +
+                       std::to_string(kMaxRounds) + " warm-up launches");
+  }
   const auto time_limit = std::chrono::milliseconds(static_cast<int64_t>(config.timeout * 1e3));
   // Checked before the compile, so a mismatched tensor fails fast; the arguments are taken again
   // once the tensors hold their data.
@@ -261,11 +269,15 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     options.dfx.pmu = config.enable_pmu;
     options.dfx.dep_gen = config.enable_dep_gen;
     options.dfx.dir = fs::path(result.work_dir) / "dfx_outputs";
+    options.rounds = config.rounds;
+    options.warmup = config.warmup;
     result.workers = options.num_workers;
     result.isolated = options.isolate;
     auto library = runtime::ProgramLibrary::load(built.library);
     runtime::RunStats stats = runtime::execute(*library, args, options);
-    result.execution_time = stats.wall_seconds;
+    result.round_times =
+        stats.round_seconds.empty() ? std::vector<double>{stats.wall_seconds} : stats.round_seconds;
+    result.execution_time = round_statistics(result.round_times).median;
     // The runtime times every task anyway; a profile only takes its records, under `execute`.
     if (session.profiler()) session.profiler()->attach_device_timeline(to_device_timeline(stats));
   }
@@ -279,6 +291,29 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
 }
 
 }  // namespace
+
+RoundStatistics round_statistics(std::vector<double> seconds) {
+  RoundStatistics s;
+  if (seconds.empty()) return s;
+  std::sort(seconds.begin(), seconds.end());
+  const size_t n = seconds.size();
+  s.rounds = static_cast<int>(n);
+  s.min = seconds.front();
+  s.median = n % 2 == 1 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+  double sum = 0;
+  for (double x : seconds) sum += x;
+  s.mean = sum / static_cast<double>(n);
+  const double rank = 0.95 * static_cast<double>(n - 1);
+  const auto below = static_cast<size_t>(rank);
+  const size_t above = std::min(below + 1, n - 1);
+  s.p95 = seconds[below] + (rank - static_cast<double>(below)) * (seconds[above] - seconds[below]);
+  if (n > 1) {
+    double squares = 0;
+    for (double x : seconds) squares += (x - s.mean) * (x - s.mean);
+    s.stdev = std::sqrt(squares / static_cast<double>(n - 1));
+  }
+  return s;
+}
 
 RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
               const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare) {

@@ -17,6 +17,7 @@
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/process.h"
 #include "pypto/runtime/shared_memory.h"
+#include "pypto/support/interrupt.h"
 
 namespace pypto::runtime {
 namespace {
@@ -114,6 +115,44 @@ RunStats run_observed(TaskRuntime& runtime, const ProgramLibrary& program,
   return stats;
 }
 
+// A byte range the device may write: an output in memory shared with the caller.
+struct WritableRange {
+  void* data;
+  size_t bytes;
+};
+
+// Launches the program ExecuteOptions::warmup + rounds times on one runtime (the library and the
+// worker threads are set up once), restoring `writable` to its first values before each launch
+// after the first. One launch is run_observed as it is. The DFX recorder sees the last launch.
+RunStats launch_rounds(TaskRuntime& runtime, const ProgramLibrary& program,
+                       const std::vector<PtoArg>& params,
+                       const std::vector<WritableRange>& writable, const ExecuteOptions& options,
+                       SharedStatus* status) {
+  const int launches = options.warmup + options.rounds;
+  if (launches == 1) return run_observed(runtime, program, params, options.dfx, status);
+  std::vector<std::vector<uint8_t>> initial;
+  for (const WritableRange& r : writable) {
+    const auto* first = static_cast<const uint8_t*>(r.data);
+    initial.emplace_back(first, first + r.bytes);
+  }
+  const DfxOptions no_dfx;
+  std::vector<double> measured;
+  RunStats stats;
+  for (int launch = 0; launch < launches; ++launch) {
+    if (launch > 0) {
+      support::throw_if_interrupted();
+      for (size_t k = 0; k < writable.size(); ++k) {
+        std::memcpy(writable[k].data, initial[k].data(), writable[k].bytes);
+      }
+    }
+    const bool last = launch + 1 == launches;
+    stats = run_observed(runtime, program, params, last ? options.dfx : no_dfx, status);
+    if (launch >= options.warmup) measured.push_back(stats.wall_seconds);
+  }
+  stats.round_seconds = std::move(measured);
+  return stats;
+}
+
 // One anonymous MAP_SHARED mapping: the status page, then every tensor (64-byte aligned).
 class SharedRegion {
  public:
@@ -166,12 +205,6 @@ bool write_all(int fd, const std::string& text) {
 #define MADV_POPULATE_WRITE 23  // Linux >= 5.14
 #endif
 
-// A byte range the device may write: an output in memory shared with the caller.
-struct WritableRange {
-  void* data;
-  size_t bytes;
-};
-
 // Outputs often arrive unmapped: fresh zero pages from numpy or calloc in a run in this process,
 // and shared pages whose entries fork() did not copy in an isolated one. The device would then
 // take one page fault per 4 KiB page it writes (16384 for a 64 MiB tensor), on its worker
@@ -197,7 +230,8 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges) {
   int code = 1;
   try {
     TaskRuntime runtime(options.num_workers);
-    report = {{"ok", true}, {"stats", run_observed(runtime, program, params, options.dfx, status)}};
+    report = {{"ok", true},
+              {"stats", launch_rounds(runtime, program, params, writable, options, status)}};
     code = 0;
   } catch (const ExecutionError& e) {
     report = {{"ok", false}, {"error", e.what()}};
@@ -380,6 +414,11 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
   if (options.num_workers < 1) {
     throw ExecutionError(Kind::Setup, "the device needs at least one core");
   }
+  if (options.rounds < 1 || options.warmup < 0) {
+    throw ExecutionError(Kind::Setup,
+                         "a benchmark needs at least one measured round and no "
+                         "negative number of warm-up launches");
+  }
   if (options.isolate) return execute_isolated(program, args, options);
   std::vector<WritableRange> writable;
   for (const HostArg& arg : args) {
@@ -390,7 +429,7 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
   map_writable_ranges(writable);
   TaskRuntime runtime(options.num_workers);
   try {
-    return run_observed(runtime, program, to_pto_args(args), options.dfx, nullptr);
+    return launch_rounds(runtime, program, to_pto_args(args), writable, options, nullptr);
   } catch (const ExecutionError& e) {
     throw ExecutionError(e.kind(), prefix(options) + e.what());
   }

@@ -357,6 +357,7 @@ void to_json(nlohmann::json& j, const RunStats& s) {
        {"max_parallelism", s.max_parallelism},
        {"critical_path_seconds", s.critical_path_seconds},
        {"origin", s.origin},
+       {"round_seconds", s.round_seconds},
        {"tasks", tasks}};
 }
 
@@ -369,6 +370,7 @@ void from_json(const nlohmann::json& j, RunStats& s) {
   j.at("max_parallelism").get_to(s.max_parallelism);
   j.at("critical_path_seconds").get_to(s.critical_path_seconds);
   j.at("origin").get_to(s.origin);
+  j.at("round_seconds").get_to(s.round_seconds);
   s.tasks.clear();
   for (const auto& t : j.at("tasks")) {
     s.tasks.push_back({t.at("kernel").get<std::string>(), t.at("worker").get<int>(),

@@ -39,7 +39,26 @@ struct RunConfig {
   // PyPTO, whose run() writes its data files on every run (golden_data_dir only chooses where,
   // and lets a later run reuse them); off skips the largest cost of run() on big tensors.
   bool write_golden_data = true;
+  // Benchmarking (pypto.runtime.benchmark, `pypto run --rounds`): the program is compiled, built
+  // and loaded once, then launched `warmup` times unmeasured and `rounds` times measured in one
+  // device process; RunResult::round_times holds the measured ones. The outputs checked are
+  // those of the last launch (every launch starts from the same inputs). The timeout covers all
+  // launches together.
+  int rounds = 1;
+  int warmup = 0;
 };
+
+// The most launches a benchmark may ask for (rounds and warm-up launches each).
+inline constexpr int kMaxRounds = 1000000;
+
+// Statistics of a benchmark's measured launches, in seconds. p95 interpolates linearly between
+// the two nearest ranks (numpy's default percentile); stdev is the sample standard deviation
+// (0 for one round).
+struct RoundStatistics {
+  int rounds = 0;
+  double min = 0, median = 0, mean = 0, p95 = 0, stdev = 0;
+};
+RoundStatistics round_statistics(std::vector<double> seconds);
 
 // One tensor argument of the program's entry function, owned by the caller and already holding
 // its input values. Outputs receive the device's results.
@@ -64,10 +83,13 @@ using PrepareFn = std::function<void(std::vector<RunTensor>& tensors)>;
 
 struct RunResult {
   bool passed = false;
-  std::string error;            // what went wrong, for the user; empty when passed
-  double execution_time = 0.0;  // seconds on the device (orchestration + tasks)
-  bool profiled = false;        // a profiler recorded the run; `profile` is its part
-  profiling::Report profile;    // the session's profile (Session::report())
+  std::string error;  // what went wrong, for the user; empty when passed
+  // Seconds on the device (orchestration + tasks): of the one launch, or with several rounds
+  // the median of round_times.
+  double execution_time = 0.0;
+  std::vector<double> round_times;  // device seconds of every measured launch, in order
+  bool profiled = false;            // a profiler recorded the run; `profile` is its part
+  profiling::Report profile;        // the session's profile (Session::report())
   // With PYPTO_COMPILE_PROFILING, the summary of this run's own profile, for the caller to show
   // when the run ends (the process's whole profile is reported once, at exit); empty otherwise.
   std::string run_summary;

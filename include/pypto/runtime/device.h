@@ -25,6 +25,14 @@ struct ExecuteOptions {
   // Runtime DFX files (dfx.h): written by the process that runs the device, after a successful
   // run. A file that cannot be written fails the run with ExecutionError(Setup or Failed).
   DfxOptions dfx;
+  // Benchmarking: the library is loaded and the device (its worker threads) set up once, then
+  // the program is launched `warmup` times unmeasured and `rounds` times measured, in the same
+  // process (the isolated child too). Before every launch after the first, the tensors the
+  // program may write get back the values they had before the first, so that every launch
+  // computes the same thing (an InOut accumulator does not drift) and the results are those of
+  // one launch. The DFX files describe the last launch.
+  int rounds = 1;
+  int warmup = 0;
 };
 
 // Runs the program's orchestration and all its tasks on `args` (orchestration parameter order).

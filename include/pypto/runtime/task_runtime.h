@@ -44,6 +44,9 @@ struct RunStats {
   int max_parallelism = 0;           // most tasks observed running at the same time
   double critical_path_seconds = 0;  // longest chain of dependent task durations
   std::vector<TaskRecord> tasks;     // in submission order
+  // With ExecuteOptions::rounds > 1 (device.h): the wall seconds of every measured launch, in
+  // order; the other fields describe the last one. Empty for a single launch.
+  std::vector<double> round_seconds;
   // When the run started, in seconds on profiling::now_seconds() (CLOCK_MONOTONIC, shared by
   // every process on the machine, so the times of an isolated run's child line up with the
   // caller's profile).
