@@ -1,0 +1,109 @@
+"""Sweeps: one program over a grid of module constants (tile shapes, block sizes...), or a list
+of program files, each job a whole parse, compile, build, run (or benchmark), validate and
+profile, spread over Dask.
+
+    from pypto.sweep import sweep
+    result = sweep("examples/blocked_add.py", {"BLOCK": [32, 64, 128]}, workers=2)
+    print(result.summary())            # table sorted by device time, aggregated profile, best
+    result.rows                        # one dict per job; result.csv_path, result.parquet_path
+
+``python -m pypto.sweep`` (and ``pypto sweep``) is the command line. Without Dask installed
+(``pip install pypto[distributed]``) the jobs run in a local process pool, with the same rows.
+"""
+
+import itertools
+import os
+import time
+from typing import Mapping, Optional, Sequence, Union
+
+from pypto.sweep import executors
+from pypto.sweep.jobs import Job, run_job
+from pypto.sweep.results import SweepResult, aggregate_profiles, format_aggregate
+
+__all__ = ["sweep", "grid", "Job", "run_job", "SweepResult", "aggregate_profiles",
+           "format_aggregate", "BACKENDS"]
+
+BACKENDS = ("auto", "dask", "processes", "serial")
+
+
+def grid(params: Optional[Mapping[str, Sequence]]):
+    """Every combination of the parameters' values (the first parameter varies slowest)."""
+    params = dict(params or {})
+    for name, values in params.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"sweep parameter {name!r} is not a module constant name")
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise ValueError(f"sweep parameter '{name}': give a list of values, got {values!r}")
+        for v in values:
+            if not isinstance(v, (bool, int, float)):
+                raise ValueError(f"sweep parameter '{name}': values must be ints, floats or "
+                                 f"bools, got {v!r}")
+    names = list(params)
+    return [dict(zip(names, combo)) for combo in itertools.product(*params.values())]
+
+
+def _default_out_dir():
+    base = os.environ.get("PYPTO_SWEEP_DIR", "sweep_output")
+    return os.path.join(base, time.strftime("sweep_%Y%m%d_%H%M%S") + f"_{os.getpid()}")
+
+
+def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = None, *,
+          program: Optional[str] = None, backend: str = "auto", client=None,
+          scheduler: Optional[str] = None, workers: int = 2, rounds: int = 1, warmup: int = 0,
+          seed: int = 0, device_cores: Optional[int] = None, cache_dir: Optional[str] = None,
+          out_dir: Optional[str] = None, sort_by: str = "device_median_s",
+          progress: bool = True, on_row=None, timeout: float = 300.0) -> SweepResult:
+    """Runs every file (one path or a list) with every combination of ``params`` (constant name
+    -> list of values, each pinned over the file's own assignment) as one job, and returns the
+    SweepResult, whose files (results.csv, results.parquet, profile.json/.txt) are in
+    ``out_dir``.
+
+    Each job runs the program on random inputs from ``seed`` against the reference interpreter
+    (as ``pypto run``); ``rounds``/``warmup`` > 1 benchmark it. ``backend``: "dask" (``client``,
+    or ``scheduler`` "tcp://HOST:PORT", or an embedded LocalCluster of ``workers`` processes),
+    "processes" (a local pool of ``workers``), "serial" (this process), "auto" (Dask when it is
+    installed, else processes). ``cache_dir``: a binary cache shared by the workers (a
+    directory they all mount); without it each worker builds into its own machine's cache.
+    ``on_row(row)`` is called as each job completes. A failing job is a row with its error."""
+    if isinstance(files, (str, os.PathLike)):
+        files = [files]
+    files = [os.path.abspath(os.fspath(f)) for f in files]
+    if not files:
+        raise ValueError("sweep: give at least one program file")
+    if backend not in BACKENDS:
+        raise ValueError(f"sweep: unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    if (client is not None or scheduler) and backend not in ("auto", "dask"):
+        raise ValueError(f"sweep: a Dask client or scheduler needs backend 'dask', not {backend!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"sweep: workers must be a positive int, got {workers!r}")
+    combos = grid(params)
+    out_dir = os.path.abspath(out_dir or _default_out_dir())
+    jobs = []
+    for file in files:
+        for combo in combos:
+            index = len(jobs)
+            jobs.append(Job(index=index, file=file, params=combo, program=program, seed=seed,
+                            rounds=rounds, warmup=warmup, device_cores=device_cores,
+                            timeout=timeout, work_dir=os.path.join(out_dir, "jobs", str(index)),
+                            cache_dir=os.path.abspath(cache_dir) if cache_dir else None))
+
+    if backend == "auto":
+        backend = "dask" if client is not None or scheduler or executors.dask_available() \
+            else "processes"
+    if backend == "dask" and not executors.dask_available():
+        raise RuntimeError("sweep: Dask is not installed; pip install 'pypto[distributed]' or "
+                           "use backend='processes'")
+    bar = executors.Progress(len(jobs), enabled=progress, on_row=on_row)
+    try:
+        if backend == "dask":
+            rows = executors.run_on_dask(jobs, bar, client=client, scheduler=scheduler,
+                                         workers=workers)
+        elif backend == "processes":
+            rows = executors.run_on_processes(jobs, workers, bar)
+        else:
+            rows = executors.run_serially(jobs, bar)
+    finally:
+        bar.close()
+    result = SweepResult(rows, list(combos[0]) if combos else [], out_dir, sort_by=sort_by)
+    result.backend = backend
+    return result.write()

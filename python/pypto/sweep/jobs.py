@@ -1,0 +1,125 @@
+"""One job of a sweep: parse a program file with some module constants pinned, compile, build,
+run (or benchmark) it on generated inputs against the reference interpreter, and return one row
+of the result table. Runs wherever the scheduler puts it: a Dask worker, a pool process, or the
+caller's own process. It never raises for what goes wrong with the job: the row says it."""
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+from pypto import _core
+from pypto.errors import CompileError, ParseError
+
+# The top-level stages of a run's profile, each a column of seconds in the table.
+TOP_STAGES = ("parse", "compile", "golden_write", "device_execution")
+DEVICE_STATISTICS = ("min", "median", "mean", "p95", "stdev")
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one job runs. ``params`` pins module constants of ``file`` (name -> value)."""
+
+    index: int
+    file: str
+    params: dict = field(default_factory=dict)
+    program: Optional[str] = None  # the @pl.program class, when the file has several
+    seed: int = 0
+    rounds: int = 1
+    warmup: int = 0
+    device_cores: Optional[int] = None  # simulated cores; None: the device's default
+    rtol: float = 1e-4  # as `pypto run`: the interpreter computes in double
+    atol: float = 1e-4
+    timeout: float = 300.0
+    work_dir: Optional[str] = None
+    # A binary cache the workers share (a directory every machine of the cluster mounts); None:
+    # each worker uses its own machine's cache.
+    cache_dir: Optional[str] = None
+
+
+def empty_row(job):
+    """The row of a job before it ran: every column present, so that failed rows line up."""
+    row = {"job": job.index, "file": job.file, "program": job.program or ""}
+    row.update(job.params)
+    row.update({"passed": False, "error": "", "output_checksum": "", "cache_hit": False,
+                "rounds": job.rounds})
+    for stage in TOP_STAGES:
+        row[f"{stage}_s"] = None
+    row["total_s"] = None
+    for stat in DEVICE_STATISTICS:
+        row[f"device_{stat}_s"] = None
+    row.update({"host": socket.gethostname(), "pid": os.getpid(), "wall_s": None,
+                "work_dir": job.work_dir or "", "profile": None})
+    return row
+
+
+def _pick_program(programs, job):
+    names = [p.name for p in programs]
+    if job.program:
+        for p in programs:
+            if p.name == job.program:
+                return p
+        raise CompileError(f"{job.file}: no program '{job.program}' (it defines: "
+                           f"{', '.join(names) or 'none'})")
+    if len(programs) != 1:
+        raise CompileError(f"{job.file}: expected one @pl.program class, found {len(programs)} "
+                           f"({', '.join(names)}); choose one with program=")
+    return programs[0]
+
+
+def _driver_config(job):
+    config = _core.driver.RunConfig()
+    config.rtol, config.atol, config.timeout = job.rtol, job.atol, job.timeout
+    config.rounds, config.warmup = job.rounds, job.warmup
+    config.compile_profiling = True
+    config.write_golden_data = False  # a sweep compares checksums, not .npy files
+    config.work_dir = job.work_dir or ""
+    if job.device_cores:
+        config.workers = job.device_cores
+    return config
+
+
+def run_job(job):
+    """Runs ``job``; returns its row (a dict). Failures are the row's ``error``."""
+    row = empty_row(job)
+    started = time.perf_counter()
+    if job.cache_dir:
+        os.environ["PYPTO_CACHE_DIR"] = job.cache_dir  # read by the binary cache on each build
+    try:
+        with open(job.file, encoding="utf-8") as f:
+            text = f.read()
+        with _core.driver.Session(True) as session:
+            # Parsed inside the session, so that `parse` is part of the job's profile.
+            programs = _core.ir.parse_module(text, job.file, {}, dict(job.params))
+            program = _pick_program(programs, job)
+            row["program"] = program.name
+            r = _core.driver.run_generated(session, program, _driver_config(job), job.seed)
+    except ParseError as e:
+        row["error"] = str(e)  # file:line:col, the source line and a caret
+    except (CompileError, OSError, UnicodeDecodeError, ValueError, TypeError) as e:
+        row["error"] = f"{type(e).__name__}: {e}"
+    except Exception as e:  # noqa: BLE001 - a row, never the end of the sweep
+        row["error"] = f"internal error: {type(e).__name__}: {e}"
+    else:
+        _fill_from_run(row, r)
+    row["wall_s"] = time.perf_counter() - started
+    return row
+
+
+def _fill_from_run(row, r):
+    row.update({"passed": bool(r["passed"]), "error": r["error"],
+                "output_checksum": r["output_checksum"], "cache_hit": bool(r["cache_hit"]),
+                "work_dir": r["work_dir"]})
+    profile = r["profile"]
+    row["profile"] = profile
+    if profile:
+        row["total_s"] = profile["total_seconds"]
+        for stage in profile["stages"]:
+            key = f"{stage['name']}_s"
+            if key in row:
+                row[key] = (row[key] or 0.0) + stage["seconds"]
+    if r["round_times"]:
+        stats = _core.driver.round_statistics(list(r["round_times"]))
+        for stat in DEVICE_STATISTICS:
+            row[f"device_{stat}_s"] = stats[stat]

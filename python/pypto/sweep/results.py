@@ -1,0 +1,213 @@
+"""What a sweep hands back: the table (one row per job), written as CSV and Parquet and printed
+sorted by a column; the profile aggregated over the jobs; the best configuration."""
+
+import csv
+import json
+import math
+import os
+from typing import Optional
+
+from pypto import _core
+from pypto.sweep.jobs import TOP_STAGES
+
+# Columns left out of the files and the printed table: the per-job profile goes into the
+# aggregated one instead.
+_NOT_TABULATED = ("profile",)
+
+
+def _percentile(sorted_values, q):
+    """Linear interpolation between the nearest ranks (numpy's default)."""
+    rank = q * (len(sorted_values) - 1)
+    below = int(math.floor(rank))
+    above = min(below + 1, len(sorted_values) - 1)
+    return sorted_values[below] + (rank - below) * (sorted_values[above] - sorted_values[below])
+
+
+def _collect(stages, into):
+    """Adds one job's stage tree into ``into`` (name -> [seconds per job, children]); stages of
+    the same name under one parent (a pass run twice) count once for the job, their seconds
+    summed."""
+    seen = {}
+    for stage in stages:
+        entry = seen.setdefault(stage["name"], [0.0, []])
+        entry[0] += stage["seconds"]
+        entry[1].extend(stage.get("children", []))
+    for name, (seconds, children) in seen.items():
+        node = into.setdefault(name, [[], {}])
+        node[0].append(seconds)
+        _collect(children, node[1])
+
+
+def _aggregate_nodes(nodes):
+    out = []
+    for name, (seconds, children) in nodes.items():
+        ordered = sorted(seconds)
+        out.append({"name": name, "count": len(seconds),
+                    "median_seconds": _percentile(ordered, 0.5),
+                    "p95_seconds": _percentile(ordered, 0.95), "max_seconds": ordered[-1],
+                    "children": _aggregate_nodes(children)})
+    return out
+
+
+def aggregate_profiles(profiles):
+    """Per stage, across the jobs that ran it: count, median, p95 and max seconds, as a tree in
+    the profile's shape (``stages[{name, ..., children}]``). ``total_seconds`` aggregates the
+    jobs' totals the same way."""
+    profiles = [p for p in profiles if p]
+    nodes = {}
+    totals = []
+    for profile in profiles:
+        totals.append(profile["total_seconds"])
+        _collect(profile["stages"], nodes)
+    ordered = sorted(totals)
+    total = ({"count": len(ordered), "median_seconds": _percentile(ordered, 0.5),
+              "p95_seconds": _percentile(ordered, 0.95), "max_seconds": ordered[-1]}
+             if ordered else {"count": 0})
+    return {"jobs": len(profiles), "total_seconds": total, "stages": _aggregate_nodes(nodes)}
+
+
+def format_aggregate(aggregate):
+    """The aggregated profile as text, laid out like the profile summary."""
+    fmt = _core.profiling.format_duration
+    lines = ["PyPTO Sweep Profile", "===================",
+             f"Jobs profiled: {aggregate['jobs']}", "",
+             f"  {'stage':<34}{'jobs':>6}{'median':>10}{'p95':>10}{'max':>10}"]
+
+    def walk(stages, depth):
+        for s in stages:
+            name = "  " * depth + s["name"]
+            lines.append(f"  {name:<34}{s['count']:>6}{fmt(s['median_seconds']):>10}"
+                         f"{fmt(s['p95_seconds']):>10}{fmt(s['max_seconds']):>10}")
+            walk(s["children"], depth + 1)
+
+    total = aggregate["total_seconds"]
+    if total["count"]:
+        lines.append(f"  {'total':<34}{total['count']:>6}{fmt(total['median_seconds']):>10}"
+                     f"{fmt(total['p95_seconds']):>10}{fmt(total['max_seconds']):>10}")
+    walk(aggregate["stages"], 0)
+    return "\n".join(lines) + "\n"
+
+
+def table_rows(rows):
+    return [{k: v for k, v in row.items() if k not in _NOT_TABULATED} for row in rows]
+
+
+def write_csv(rows, path):
+    rows = table_rows(rows)
+    columns = list(rows[0]) if rows else []
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+
+
+def write_parquet(rows, path):
+    """Writes the table with pyarrow; returns False (nothing written) when it is not installed."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return False
+    pq.write_table(pa.Table.from_pylist(table_rows(rows)), path)
+    return True
+
+
+def _sort_key(column):
+    def key(row):
+        value = row.get(column)
+        # Missing values (a failed job has no device time) go last, whatever the column's type.
+        return (value is None or value == "", value if value not in (None, "") else 0)
+    return key
+
+
+def sorted_rows(rows, column):
+    if column not in (rows[0] if rows else {}):
+        raise ValueError(f"cannot sort by '{column}': the columns are "
+                         f"{', '.join(table_rows(rows)[0]) if rows else 'none'}")
+    return sorted(rows, key=_sort_key(column))
+
+
+def format_table(rows, column, param_names):
+    """The rows as a text table sorted by ``column``: parameters, passed, compile and device
+    times, cache hit, error."""
+    fmt = _core.profiling.format_duration
+    shown = ["job", "file", *param_names, "passed", *[f"{s}_s" for s in TOP_STAGES],
+             "device_median_s", "device_p95_s", "cache_hit", "error"]
+    if len({row["file"] for row in rows}) <= 1:
+        shown.remove("file")
+
+    def cell(name, value):
+        if value is None:
+            return "-"
+        if name.endswith("_s"):
+            return fmt(value)
+        if name == "file":
+            return os.path.basename(value)
+        if name == "error":
+            first = value.splitlines()[0] if value else ""
+            return first[:60] + ("..." if len(first) > 60 else "")
+        return str(value)
+
+    body = [[cell(name, row.get(name)) for name in shown] for row in sorted_rows(rows, column)]
+    headers = [name[:-2] if name.endswith("_s") else name for name in shown]
+    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h)
+              for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
+    return "\n".join(lines) + "\n"
+
+
+def best_row(rows, column="device_median_s"):
+    """The passed job with the smallest ``column``; None when none passed."""
+    passed = [row for row in rows if row["passed"] and row.get(column) is not None]
+    return min(passed, key=lambda row: row[column]) if passed else None
+
+
+class SweepResult:
+    """Rows (dicts, one per job, in job order), the aggregated profile, the best row and the
+    files written."""
+
+    def __init__(self, rows, param_names, out_dir, sort_by="device_median_s"):
+        self.rows = rows
+        self.param_names = list(param_names)
+        self.profile = aggregate_profiles(row["profile"] for row in rows)
+        self.best = best_row(rows)
+        self.sort_by = sort_by
+        self.out_dir = out_dir
+        self.csv_path: Optional[str] = None
+        self.parquet_path: Optional[str] = None
+        self.profile_path: Optional[str] = None
+
+    @property
+    def failed(self):
+        return [row for row in self.rows if not row["passed"]]
+
+    def write(self, out_dir=None):
+        """results.csv, results.parquet (with pyarrow), profile.json and profile.txt."""
+        out_dir = out_dir or self.out_dir
+        os.makedirs(out_dir, exist_ok=True)
+        self.csv_path = os.path.join(out_dir, "results.csv")
+        write_csv(self.rows, self.csv_path)
+        parquet = os.path.join(out_dir, "results.parquet")
+        self.parquet_path = parquet if write_parquet(self.rows, parquet) else None
+        self.profile_path = os.path.join(out_dir, "profile.json")
+        with open(self.profile_path, "w", encoding="utf-8") as f:
+            json.dump(self.profile, f, indent=1)
+        with open(os.path.join(out_dir, "profile.txt"), "w", encoding="utf-8") as f:
+            f.write(format_aggregate(self.profile))
+        return self
+
+    def table(self, sort_by=None):
+        return format_table(self.rows, sort_by or self.sort_by, self.param_names)
+
+    def summary(self, sort_by=None):
+        text = self.table(sort_by) + "\n" + format_aggregate(self.profile)
+        n, failed = len(self.rows), len(self.failed)
+        text += f"\n{n - failed} of {n} jobs passed"
+        if self.best is not None:
+            params = ", ".join(f"{k}={self.best[k]}" for k in self.param_names)
+            where = params or os.path.basename(self.best["file"])
+            text += (f"; best: job {self.best['job']} ({where}), device median "
+                     f"{_core.profiling.format_duration(self.best['device_median_s'])}")
+        return text + "\n"

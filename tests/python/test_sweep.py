@@ -1,0 +1,295 @@
+"""pypto.sweep and pypto.runtime.benchmark: a tile-shape sweep of examples/blocked_add.py on an
+embedded Dask LocalCluster, on a real `dask scheduler` with two `dask worker` processes (one
+killed mid-sweep), and in the process-pool fallback, each checked row by row against a serial
+run; the aggregated profile; failing jobs; the command line."""
+
+import contextlib
+import csv
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from cli_tool import cli
+
+import pypto.language as pl
+from pypto.runtime import RunConfig, TensorSpec, benchmark
+from pypto.sweep import aggregate_profiles, grid, sweep
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+BLOCKED_ADD = EXAMPLES / "blocked_add.py"
+# 12 tile shapes of the blocked add; the largest tiles do not fit in the Vec memory, so those
+# jobs fail in AllocateMemoryAddr.
+TILE_GRID = {"BLOCK": [32, 64, 128, 512], "COLS": [32, 64, 128]}
+
+
+
+def _outcome(row):
+    return (row["job"], row["BLOCK"], row["COLS"], row["passed"], row["output_checksum"])
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("shared-cache"))
+
+
+@pytest.fixture(scope="module")
+def serial(cache_dir, tmp_path_factory):
+    """The reference: every job in this process, one after another (and it warms the cache)."""
+    return sweep(BLOCKED_ADD, TILE_GRID, backend="serial", cache_dir=cache_dir, progress=False,
+                 out_dir=str(tmp_path_factory.mktemp("serial")))
+
+
+def test_serial_sweep_rows(serial):
+    rows = serial.rows
+    assert [(r["BLOCK"], r["COLS"]) for r in rows] == [(c["BLOCK"], c["COLS"])
+                                                      for c in grid(TILE_GRID)]
+    passed = [r for r in rows if r["passed"]]
+    failed = [r for r in rows if not r["passed"]]
+    assert passed and failed
+    for r in passed:
+        assert len(r["output_checksum"]) == 16 and r["error"] == ""
+        assert r["device_median_s"] > 0 and r["compile_s"] > 0 and r["parse_s"] > 0
+    # Same COLS, same random inputs, same sums: the block shape does not change the outputs.
+    for cols in TILE_GRID["COLS"]:
+        sums = {r["output_checksum"] for r in passed if r["COLS"] == cols}
+        assert len(sums) <= 1
+    # A failing job is a row with its error, never the end of the sweep.
+    big = [r for r in failed if r["BLOCK"] == 512 and r["COLS"] == 128]
+    assert big and "Vec" in big[0]["error"] and big[0]["device_median_s"] is None
+
+
+def test_sweep_on_local_cluster_matches_serial(serial, cache_dir, tmp_path):
+    done = []
+    result = sweep(BLOCKED_ADD, TILE_GRID, backend="dask", workers=2, cache_dir=cache_dir,
+                   progress=False, out_dir=str(tmp_path), on_row=done.append)
+    assert result.backend == "dask"
+    assert [_outcome(r) for r in result.rows] == [_outcome(r) for r in serial.rows]
+    assert len(done) == 12
+    assert len({r["pid"] for r in result.rows}) == 2  # two worker processes, not this one
+    assert os.getpid() not in {r["pid"] for r in result.rows}
+    assert all(r["cache_hit"] for r in result.rows if r["passed"])  # warmed by the serial run
+    _check_files(result, tmp_path)
+
+
+def _check_files(result, out_dir):
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out_dir / "results.parquet")
+    assert table.num_rows == len(result.rows)
+    assert table.column("output_checksum").to_pylist() == [r["output_checksum"]
+                                                          for r in result.rows]
+    with open(out_dir / "results.csv", newline="") as f:
+        csv_rows = list(csv.DictReader(f))
+    assert [r["output_checksum"] for r in csv_rows] == [r["output_checksum"] for r in result.rows]
+    assert [r["error"] for r in csv_rows] == [r["error"] for r in result.rows]
+    profile = json.loads((out_dir / "profile.json").read_text())
+    assert profile == result.profile
+    assert "PyPTO Sweep Profile" in (out_dir / "profile.txt").read_text()
+
+
+def test_aggregated_profile_counts_the_jobs_that_ran_each_stage(serial):
+    profile = serial.profile
+    rows = serial.rows
+    ran_device = sum(1 for r in rows if r["device_execution_s"] is not None)
+    stages = {s["name"]: s for s in profile["stages"]}
+    assert profile["jobs"] == 12
+    assert stages["parse"]["count"] == 12 and stages["compile"]["count"] == 12
+    assert stages["device_execution"]["count"] == ran_device == sum(r["passed"] for r in rows)
+    passes = {s["name"]: s for s in stages["compile"]["children"]}["passes"]
+    names = {s["name"]: s["count"] for s in passes["children"]}
+    assert names["UnrollLoops"] == 12  # every job ran the first pass
+    assert names["AllocateMemoryAddr"] == 12  # where the failing jobs stopped
+    for stage in stages.values():
+        assert stage["median_seconds"] <= stage["p95_seconds"] <= stage["max_seconds"]
+    # Every stage of every job's own profile is in the aggregate, with count = jobs that ran it.
+    def stage_paths(stages, prefix=()):
+        for s in stages:
+            yield prefix + (s["name"],)
+            yield from stage_paths(s.get("children", []), prefix + (s["name"],))
+    expected = {}
+    for r in rows:
+        for path in set(stage_paths(r["profile"]["stages"])):
+            expected[path] = expected.get(path, 0) + 1
+    assert dict((p, c) for p, c in _aggregate_counts(profile["stages"])) == expected
+
+
+def _aggregate_counts(stages, prefix=()):
+    for s in stages:
+        yield prefix + (s["name"],), s["count"]
+        yield from _aggregate_counts(s["children"], prefix + (s["name"],))
+
+
+def test_aggregate_counts_a_repeated_stage_once_per_job():
+    job = {"total_seconds": 3.0, "stages": [{"name": "p", "seconds": 1.0, "children": []},
+                                            {"name": "p", "seconds": 2.0, "children": []}]}
+    aggregate = aggregate_profiles([job, job, None])
+    assert aggregate["jobs"] == 2
+    assert aggregate["stages"] == [{"name": "p", "count": 2, "median_seconds": 3.0,
+                                    "p95_seconds": 3.0, "max_seconds": 3.0, "children": []}]
+
+
+def test_process_pool_fallback_without_dask(serial, cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` now fails
+    subset = {"BLOCK": [64, 512], "COLS": [128]}
+    result = sweep(BLOCKED_ADD, subset, workers=2, cache_dir=cache_dir, progress=False,
+                   out_dir=str(tmp_path))
+    assert result.backend == "processes"
+    reference = {(r["BLOCK"], r["COLS"]): (r["passed"], r["output_checksum"]) for r in serial.rows}
+    assert [(r["passed"], r["output_checksum"]) for r in result.rows] == [
+        reference[(64, 128)], reference[(512, 128)]]
+
+
+def test_bad_files_and_parameters_are_rows(tmp_path, cache_dir):
+    broken = tmp_path / "broken.py"
+    broken.write_text("import pypto.language as pl\nN = 4\n\n@pl.program\nclass P:\n"
+                      "    @pl.function(type=pl.FunctionType.InCore)\n"
+                      "    def k(self, a: pl.Tensor[[N, N], pl.FP32]) -> pl.Tensor[[N, N], pl.FP32]:\n"
+                      "        return pl.nope(a)\n")
+    result = sweep([EXAMPLES / "add.py", BLOCKED_ADD], {"BLOCK": [64]}, backend="serial",
+                   progress=False, cache_dir=cache_dir, out_dir=str(tmp_path / "out"))
+    first, second = result.rows
+    # add.py has no BLOCK to override.
+    assert not first["passed"] and "cannot override 'BLOCK'" in first["error"]
+    assert "add.py" in first["error"] and first["profile"] is None
+    assert second["passed"]
+    result = sweep(broken, None, backend="serial", progress=False, cache_dir=cache_dir,
+                   out_dir=str(tmp_path / "out2"))
+    (row,) = result.rows
+    assert not row["passed"] and "broken.py:8:" in row["error"] and "^" in row["error"]
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _processes():
+    started = []
+    try:
+        yield started
+    finally:
+        for p in started:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+
+
+def _spawn(started, *args):
+    p = subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    started.append(p)
+    return p
+
+
+def test_sweep_on_a_dask_cluster_survives_a_lost_worker(serial, tmp_path):
+    from distributed import Client
+
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    with _processes() as started:
+        _spawn(started, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+               "--no-dashboard")
+        # No nanny: each `dask worker` process is the worker itself, so killing it loses the
+        # worker (a nanny would restart it).
+        workers = {}
+        for _ in range(2):
+            p = _spawn(started, "worker", address, "--nthreads", "1", "--no-nanny",
+                       "--no-dashboard", "--host", "127.0.0.1")
+            workers[p.pid] = p
+        with Client(address, timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+        killed = []
+
+        def kill_the_other_worker(row):
+            # When the first row comes back, the other worker is in the middle of a job: a cold
+            # build (this test has a cache of its own), which it never finishes.
+            if not killed:
+                (other,) = [p for pid, p in workers.items() if pid != row["pid"]]
+                other.kill()
+                killed.append(other.pid)
+
+        result = sweep(BLOCKED_ADD, TILE_GRID, scheduler=address,
+                       cache_dir=str(tmp_path / "cache"), progress=False,
+                       out_dir=str(tmp_path / "out"), on_row=kill_the_other_worker)
+        assert killed and workers[killed[0]].wait(timeout=30) is not None
+    assert result.backend == "dask"
+    assert [_outcome(r) for r in result.rows] == [_outcome(r) for r in serial.rows]
+    assert all("did not complete" not in r["error"] for r in result.rows)
+    assert any(r["passed"] for r in result.rows)
+    survivors = {r["pid"] for r in result.rows} - set(killed)
+    assert len(survivors) == 1 and sum(r["pid"] in survivors for r in result.rows) >= 11
+
+
+def test_cli_sweep(tmp_path, cache_dir):
+    env = dict(os.environ, PYPTO_PYTHON=sys.executable)
+    proc = cli("sweep", BLOCKED_ADD, "--param", "BLOCK=64,512", "--param", "COLS=128",
+               "--backend", "serial", "--cache-dir", cache_dir, "-o", tmp_path / "out",
+               "--no-progress", "--sort-by", "job", cwd=tmp_path, env=env)
+    assert proc.returncode == 1, proc.stderr  # the 512 block fails
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:4] == ["job", "BLOCK", "COLS", "passed"]
+    assert lines[1].split()[:4] == ["0", "64", "128", "True"]
+    assert lines[2].split()[:4] == ["1", "512", "128", "False"]
+    assert "1 of 2 jobs passed; best: job 0 (BLOCK=64, COLS=128)" in proc.stdout
+    assert (tmp_path / "out" / "results.parquet").is_file()
+    usage = cli("sweep", BLOCKED_ADD, "--param", "BLOCK=sixty", cwd=tmp_path, env=env)
+    assert usage.returncode == 2 and "'sixty' is not an int" in usage.stderr
+
+
+def test_benchmark_runs_rounds_on_one_loaded_program():
+    n = 64
+
+    @pl.program
+    class Accumulate:
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[n, n], pl.FP32],
+                c: pl.InOut[pl.Tensor[[n, n], pl.FP32]]) -> pl.Tensor[[n, n], pl.FP32]:
+            t = pl.add(pl.load(a, [0, 0], [n, n]), pl.load(c, [0, 0], [n, n]))
+            c = pl.store(t, [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[n, n], pl.FP32],
+                 c: pl.InOut[pl.Tensor[[n, n], pl.FP32]]) -> pl.Tensor[[n, n], pl.FP32]:
+            c = self.acc(a, c)
+            return c
+
+    def golden(tensors):
+        tensors["c"][:] = tensors["a"] + 1.0
+
+    specs = [TensorSpec("a", [n, n], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("c", [n, n], pl.FP32, init_value=1.0, is_output=True)]
+    for isolate in (True, False):
+        result = benchmark(Accumulate, specs, golden, rounds=7, warmup=2,
+                           config=RunConfig(isolate=isolate, write_golden_data=False))
+        # Every launch starts from c = 1: an InOut accumulator does not drift over 9 launches.
+        assert result.passed, result.error
+        times = np.array(result.round_times)
+        assert len(times) == 7 and (times > 0).all()
+        assert result.min == times.min() and result.median == pytest.approx(np.median(times))
+        assert result.mean == pytest.approx(times.mean())
+        assert result.p95 == pytest.approx(np.percentile(times, 95))
+        assert result.stdev == pytest.approx(times.std(ddof=1))
+        assert [s["name"] for s in result.profile["stages"]] == [
+            "compile", "golden_write", "device_execution"]
+        assert "7 rounds: min" in result.summary()
+    bad = benchmark(Accumulate, specs, golden, rounds=0)
+    assert not bad.passed and "rounds" in bad.error
+
+
+def test_cli_run_rounds(tmp_path):
+    proc = cli("run", BLOCKED_ADD, "--rounds", 5, "--warmup", 1, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "benchmark: 5 rounds after 1 warm-up launches" in proc.stdout
+    assert sum(line.strip().startswith("round ") for line in proc.stdout.splitlines()) == 5
+    assert "median" in proc.stdout and "p95" in proc.stdout and "stdev" in proc.stdout
+    assert cli("run", BLOCKED_ADD, "--rounds", 0, cwd=tmp_path).returncode == 2
