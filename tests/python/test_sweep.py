@@ -293,3 +293,28 @@ def test_cli_run_rounds(tmp_path):
     assert sum(line.strip().startswith("round ") for line in proc.stdout.splitlines()) == 5
     assert "median" in proc.stdout and "p95" in proc.stdout and "stdev" in proc.stdout
     assert cli("run", BLOCKED_ADD, "--rounds", 0, cwd=tmp_path).returncode == 2
+
+
+def test_progress_without_tqdm_prints_done_failed_and_eta(monkeypatch, capsys):
+    from pypto.sweep.executors import Progress
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    seen = []
+    progress = Progress(2, on_row=seen.append)
+    progress.row_done({"passed": True})
+    progress.row_done({"passed": False})
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("sweep: 1/2 jobs done, 0 failed, ETA ")
+    assert lines[1] == "sweep: 2/2 jobs done, 1 failed, ETA 0 s"
+    assert len(seen) == 2
+
+
+def test_grid_rejects_what_cannot_be_a_module_constant():
+    assert grid({"A": [1, 2], "B": [True]}) == [{"A": 1, "B": True}, {"A": 2, "B": True}]
+    with pytest.raises(ValueError, match="column of the result table"):
+        grid({"passed": [1]})
+    with pytest.raises(ValueError, match="ints, floats or bools"):
+        grid({"A": ["x"]})
+    with pytest.raises(ValueError, match="list of values"):
+        grid({"A": 3})

@@ -17,7 +17,7 @@ import time
 from typing import Mapping, Optional, Sequence, Union
 
 from pypto.sweep import executors
-from pypto.sweep.jobs import Job, run_job
+from pypto.sweep.jobs import Job, empty_row, run_job
 from pypto.sweep.results import SweepResult, aggregate_profiles, format_aggregate
 
 __all__ = ["sweep", "grid", "Job", "run_job", "SweepResult", "aggregate_profiles",
@@ -38,6 +38,11 @@ def grid(params: Optional[Mapping[str, Sequence]]):
             if not isinstance(v, (bool, int, float)):
                 raise ValueError(f"sweep parameter '{name}': values must be ints, floats or "
                                  f"bools, got {v!r}")
+    reserved = set(empty_row(Job(index=0, file="")))
+    for name in params:
+        if name in reserved:
+            raise ValueError(f"sweep parameter '{name}' has the name of a column of the result "
+                             f"table; rename the constant")
     names = list(params)
     return [dict(zip(names, combo)) for combo in itertools.product(*params.values())]
 
@@ -104,6 +109,6 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
             rows = executors.run_serially(jobs, bar)
     finally:
         bar.close()
-    result = SweepResult(rows, list(combos[0]) if combos else [], out_dir, sort_by=sort_by)
-    result.backend = backend
+    result = SweepResult(rows, list(combos[0]) if combos else [], out_dir, sort_by=sort_by,
+                         backend=backend)
     return result.write()

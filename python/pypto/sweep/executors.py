@@ -7,18 +7,20 @@ import concurrent.futures
 import logging
 import multiprocessing
 import sys
+import time
 import uuid
 
 from pypto.sweep.jobs import empty_row, run_job
 
 
 class Progress:
-    """Jobs done and failed, with the ETA: a tqdm bar when tqdm is installed and the output is a
-    terminal or asked for, else one line per job on stderr; nothing when disabled."""
+    """Jobs done and failed, with the ETA, on stderr: a tqdm bar when tqdm is installed, else
+    one line per job; nothing when disabled. ``on_row(row)`` is called for every row."""
 
     def __init__(self, total, enabled=True, on_row=None):
         self.total, self.done, self.failed = total, 0, 0
         self.enabled, self.on_row = enabled, on_row
+        self._started = time.monotonic()
         self._bar = None
         if enabled:
             try:
@@ -36,8 +38,10 @@ class Progress:
             self._bar.set_postfix(failed=self.failed, refresh=False)
             self._bar.update(1)
         elif self.enabled:
-            print(f"sweep: {self.done}/{self.total} jobs done, {self.failed} failed",
-                  file=sys.stderr, flush=True)
+            elapsed = time.monotonic() - self._started
+            eta = elapsed / self.done * (self.total - self.done)
+            print(f"sweep: {self.done}/{self.total} jobs done, {self.failed} failed, "
+                  f"ETA {eta:.0f} s", file=sys.stderr, flush=True)
         if self.on_row is not None:
             self.on_row(row)
 
@@ -108,8 +112,11 @@ def embedded_cluster(workers):
 
     # A job whose worker is lost is run once more, then reported (Dask's default is 3 tries).
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        # No dashboard, and the scheduler's HTTP endpoints on a free port rather than 8787,
+        # which another cluster on the machine may hold.
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                            dashboard_address=None, silence_logs=logging.ERROR)
+                            dashboard_address=None, silence_logs=logging.ERROR,
+                            scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
 
 
 def run_on_dask(jobs, progress, client=None, scheduler=None, workers=2):

@@ -84,8 +84,11 @@ def run_job(job):
     """Runs ``job``; returns its row (a dict). Failures are the row's ``error``."""
     row = empty_row(job)
     started = time.perf_counter()
+    # The binary cache reads PYPTO_CACHE_DIR on each build; set for this job only, since a
+    # worker process runs jobs of other sweeps too.
+    saved_cache_dir = os.environ.get("PYPTO_CACHE_DIR")
     if job.cache_dir:
-        os.environ["PYPTO_CACHE_DIR"] = job.cache_dir  # read by the binary cache on each build
+        os.environ["PYPTO_CACHE_DIR"] = job.cache_dir
     try:
         with open(job.file, encoding="utf-8") as f:
             text = f.read()
@@ -103,6 +106,12 @@ def run_job(job):
         row["error"] = f"internal error: {type(e).__name__}: {e}"
     else:
         _fill_from_run(row, r)
+    finally:
+        if job.cache_dir:
+            if saved_cache_dir is None:
+                os.environ.pop("PYPTO_CACHE_DIR", None)
+            else:
+                os.environ["PYPTO_CACHE_DIR"] = saved_cache_dir
     row["wall_s"] = time.perf_counter() - started
     return row
 

@@ -168,8 +168,9 @@ class SweepResult:
     """Rows (dicts, one per job, in job order), the aggregated profile, the best row and the
     files written."""
 
-    def __init__(self, rows, param_names, out_dir, sort_by="device_median_s"):
+    def __init__(self, rows, param_names, out_dir, sort_by="device_median_s", backend=None):
         self.rows = rows
+        self.backend = backend  # "dask", "processes" or "serial": where the jobs ran
         self.param_names = list(param_names)
         self.profile = aggregate_profiles(row["profile"] for row in rows)
         self.best = best_row(rows)
