@@ -103,8 +103,8 @@ def test_version_usage_name_and_exit_code_table(tmp_path):
     (["run", "--atol", "x", EXAMPLES / "add.py"], "--atol: must be a number >= 0, got 'x'"),
     (["run", "--seed", "-3", EXAMPLES / "add.py"], "--seed: must be a number >= 0, got '-3'"),
     (["run", "missing.py"], "File does not exist: missing.py"),
-    (["frobnicate"], "pypto: unknown command 'frobnicate'; the commands are compile, run and "
-                     "profile"),
+    (["frobnicate"], "pypto: unknown command 'frobnicate'; the commands are compile, run, "
+                     "sweep and profile"),
 ])
 def test_bad_usage_exits_2_with_a_clear_message(args, message, tmp_path):
     proc = cli(*args, cwd=tmp_path)
