@@ -318,3 +318,17 @@ def test_grid_rejects_what_cannot_be_a_module_constant():
         grid({"A": ["x"]})
     with pytest.raises(ValueError, match="list of values"):
         grid({"A": 3})
+
+
+def test_parameters_of_mixed_types_and_a_bad_sort_column(tmp_path, cache_dir):
+    with pytest.raises(ValueError, match="cannot sort by 'speed'"):
+        sweep(BLOCKED_ADD, {"BLOCK": [64]}, backend="serial", sort_by="speed", progress=False,
+              out_dir=str(tmp_path / "never"))
+    assert not (tmp_path / "never").exists()
+    # An int and a float for one constant: the Parquet column holds both.
+    result = sweep(BLOCKED_ADD, {"BLOCK": [64, 64.0]}, backend="serial", progress=False,
+                   cache_dir=cache_dir, out_dir=str(tmp_path / "out"))
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(result.parquet_path).column("BLOCK").to_pylist() == [64, 64.0]
+    assert result.rows[0]["passed"]

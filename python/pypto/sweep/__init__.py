@@ -82,6 +82,10 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"sweep: workers must be a positive int, got {workers!r}")
     combos = grid(params)
+    columns = set(empty_row(Job(index=0, file="", params=combos[0] if combos else {})))
+    if sort_by not in columns - {"profile"}:
+        raise ValueError(f"sweep: cannot sort by {sort_by!r}; the columns are "
+                         f"{', '.join(sorted(columns - {'profile'}))}")
     out_dir = os.path.abspath(out_dir or _default_out_dir())
     jobs = []
     for file in files:

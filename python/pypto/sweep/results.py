@@ -109,7 +109,16 @@ def write_parquet(rows, path):
         import pyarrow.parquet as pq
     except ImportError:
         return False
-    pq.write_table(pa.Table.from_pylist(table_rows(rows)), path)
+    rows = table_rows(rows)
+    try:
+        table = pa.Table.from_pylist(rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        # A column whose values have several types (a parameter given as 1 and True): as text.
+        mixed = {name for name in rows[0]
+                 if len({type(r[name]) for r in rows if r[name] is not None}) > 1}
+        table = pa.Table.from_pylist([{k: (str(v) if k in mixed and v is not None else v)
+                                       for k, v in r.items()} for r in rows])
+    pq.write_table(table, path)
     return True
 
 
