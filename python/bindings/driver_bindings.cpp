@@ -228,7 +228,18 @@ void bind_session(nb::module_& m) {
             return false;
           },
           nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none())
-      .def_prop_ro("profiling", [](PySession& s) { return s.get().profiling(); });
+      .def_prop_ro("profiling", [](PySession& s) { return s.get().profiling(); })
+      .def(
+          "failed_report",
+          [](PySession& s, const std::string& error) -> nb::object {
+            driver::Session& session = s.get();
+            if (!session.profiling()) return nb::none();
+            session.record_error(error);
+            return report_to_python(session.report());
+          },
+          nb::arg("error"),
+          "The session's profile after a failure outside run() (a parse error): the failed "
+          "stage carries `error`. None without a profiler.");
 }
 
 // The fields of the driver's RunResult (profile: a dict or None).

@@ -157,8 +157,14 @@ def test_bad_files_and_parameters_are_rows(tmp_path, cache_dir):
     first, second = result.rows
     # add.py has no BLOCK to override.
     assert not first["passed"] and "cannot override 'BLOCK'" in first["error"]
-    assert "add.py" in first["error"] and first["profile"] is None
+    assert "add.py" in first["error"]
+    # Its profile is the failed parse: the aggregate counts both jobs as having parsed.
+    (parse,) = first["profile"]["stages"]
+    assert parse["name"] == "parse" and "cannot override" in parse["error"]
+    assert first["parse_s"] > 0 and first["compile_s"] is None
     assert second["passed"]
+    counts = {s["name"]: s["count"] for s in result.profile["stages"]}
+    assert counts["parse"] == 2 and counts["compile"] == 1
     result = sweep(broken, None, backend="serial", progress=False, cache_dir=cache_dir,
                    out_dir=str(tmp_path / "out2"))
     (row,) = result.rows

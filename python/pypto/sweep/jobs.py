@@ -93,14 +93,23 @@ def run_job(job):
         with open(job.file, encoding="utf-8") as f:
             text = f.read()
         with _core.driver.Session(True) as session:
-            # Parsed inside the session, so that `parse` is part of the job's profile.
-            programs = _core.ir.parse_module(text, job.file, {}, dict(job.params))
-            program = _pick_program(programs, job)
+            # Parsed inside the session, so that `parse` is part of the job's profile (a failed
+            # parse too: the aggregated profile counts every job that ran a stage).
+            try:
+                programs = _core.ir.parse_module(text, job.file, {}, dict(job.params))
+                program = _pick_program(programs, job)
+            except CompileError as e:  # ParseError too
+                row["profile"] = session.failed_report(str(e))
+                raise
             row["program"] = program.name
             r = _core.driver.run_generated(session, program, _driver_config(job), job.seed)
     except ParseError as e:
         row["error"] = str(e)  # file:line:col, the source line and a caret
-    except (CompileError, OSError, UnicodeDecodeError, ValueError, TypeError) as e:
+        _fill_stage_seconds(row)
+    except CompileError as e:
+        row["error"] = str(e)
+        _fill_stage_seconds(row)
+    except (OSError, UnicodeDecodeError, ValueError, TypeError) as e:
         row["error"] = f"{type(e).__name__}: {e}"
     except Exception as e:  # noqa: BLE001 - a row, never the end of the sweep
         row["error"] = f"internal error: {type(e).__name__}: {e}"
@@ -120,15 +129,21 @@ def _fill_from_run(row, r):
     row.update({"passed": bool(r["passed"]), "error": r["error"],
                 "output_checksum": r["output_checksum"], "cache_hit": bool(r["cache_hit"]),
                 "work_dir": r["work_dir"]})
-    profile = r["profile"]
-    row["profile"] = profile
-    if profile:
-        row["total_s"] = profile["total_seconds"]
-        for stage in profile["stages"]:
-            key = f"{stage['name']}_s"
-            if key in row:
-                row[key] = (row[key] or 0.0) + stage["seconds"]
+    row["profile"] = r["profile"]
+    _fill_stage_seconds(row)
     if r["round_times"]:
         stats = _core.driver.round_statistics(list(r["round_times"]))
         for stat in DEVICE_STATISTICS:
             row[f"device_{stat}_s"] = stats[stat]
+
+
+def _fill_stage_seconds(row):
+    """total_s and <stage>_s of the top stages, from the row's profile."""
+    profile = row["profile"]
+    if not profile:
+        return
+    row["total_s"] = profile["total_seconds"]
+    for stage in profile["stages"]:
+        key = f"{stage['name']}_s"
+        if key in row:
+            row[key] = (row[key] or 0.0) + stage["seconds"]
