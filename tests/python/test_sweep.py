@@ -324,6 +324,8 @@ def test_grid_rejects_what_cannot_be_a_module_constant():
         grid({"A": ["x"]})
     with pytest.raises(ValueError, match="list of values"):
         grid({"A": 3})
+    with pytest.raises(ValueError, match="does not fit in 64 bits"):
+        grid({"A": [2**64]})
 
 
 def test_parameters_of_mixed_types_and_a_bad_sort_column(tmp_path, cache_dir):

@@ -38,6 +38,8 @@ def grid(params: Optional[Mapping[str, Sequence]]):
             if not isinstance(v, (bool, int, float)):
                 raise ValueError(f"sweep parameter '{name}': values must be ints, floats or "
                                  f"bools, got {v!r}")
+            if isinstance(v, int) and not -2**63 <= v < 2**63:
+                raise ValueError(f"sweep parameter '{name}': {v} does not fit in 64 bits")
     reserved = set(empty_row(Job(index=0, file="")))
     for name in params:
         if name in reserved:
