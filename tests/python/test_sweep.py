@@ -239,7 +239,7 @@ def test_cli_sweep(tmp_path, cache_dir):
     env = dict(os.environ, PYPTO_PYTHON=sys.executable)
     proc = cli("sweep", BLOCKED_ADD, "--param", "BLOCK=64,512", "--param", "COLS=128",
                "--backend", "serial", "--cache-dir", cache_dir, "-o", tmp_path / "out",
-               "--no-progress", "--sort-by", "job", cwd=tmp_path, env=env)
+               "--no-progress", "--sort-by", "BLOCK", cwd=tmp_path, env=env)
     assert proc.returncode == 1, proc.stderr  # the 512 block fails
     lines = proc.stdout.splitlines()
     assert lines[0].split()[:4] == ["job", "BLOCK", "COLS", "passed"]
@@ -249,6 +249,9 @@ def test_cli_sweep(tmp_path, cache_dir):
     assert (tmp_path / "out" / "results.parquet").is_file()
     usage = cli("sweep", BLOCKED_ADD, "--param", "BLOCK=sixty", cwd=tmp_path, env=env)
     assert usage.returncode == 2 and "'sixty' is not an int" in usage.stderr
+    usage = cli("sweep", BLOCKED_ADD, "--param", "BLOCK=64", "--sort-by", "speed",
+                cwd=tmp_path, env=env)
+    assert usage.returncode == 2 and "cannot sort by 'speed'" in usage.stderr
 
 
 def test_benchmark_runs_rounds_on_one_loaded_program():

@@ -83,8 +83,9 @@ def build_parser():
     p.add_argument("--device-cores", type=positive, help="simulated cores per run (default 4)")
     p.add_argument("--cache-dir", help="binary cache shared by all workers")
     p.add_argument("-o", "--output", help="output directory (default sweep_output/sweep_<time>)")
-    p.add_argument("--sort-by", default="device_median_s", choices=columns,
-                   help="column the printed table is sorted by (default device_median_s)")
+    p.add_argument("--sort-by", default="device_median_s", metavar="COLUMN",
+                   help="column the printed table is sorted by: a --param name or one of "
+                        f"{', '.join(columns)} (default device_median_s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
