@@ -246,7 +246,7 @@ ir::ProgramPtr Parser::parse_class() {
     info->line_offset = line_offset_;
     source_ = std::move(info);
   }
-  return std::make_shared<ir::Program>(std::string(name.text), std::move(functions), source_);
+  return ir::make_node<ir::Program>(std::string(name.text), std::move(functions), source_);
 }
 
 void Parser::parse_function_signature() {
@@ -368,8 +368,8 @@ ir::FunctionPtr Parser::parse_function_body(const FunctionSignature& sig) {
                        "' declares a return type but does not end with a "
                        "return statement");
   }
-  return std::make_shared<ir::Function>(sig.name, sig.type, sig.params, sig.return_types,
-                                        ir::make_seq(std::move(body.stmts), sig.span), sig.span);
+  return ir::make_node<ir::Function>(sig.name, sig.type, sig.params, sig.return_types,
+                                     ir::make_seq(std::move(body.stmts), sig.span), sig.span);
 }
 
 void Parser::check_recursion() {

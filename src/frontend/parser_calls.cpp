@@ -280,8 +280,8 @@ Value Parser::parse_self_call() {
   calls_[current_function_].push_back(CallSite{callee, span});
   TypePtr type =
       sig.return_types.size() == 1 ? sig.return_types[0] : ir::tuple_type(sig.return_types);
-  return expr_value(std::make_shared<ir::Call>(ir::CallKind::Function, sig.name, std::move(args),
-                                               std::move(attrs), type, span),
+  return expr_value(ir::make_node<ir::Call>(ir::CallKind::Function, sig.name, std::move(args),
+                                            std::move(attrs), type, span),
                     span);
 }
 

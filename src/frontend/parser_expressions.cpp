@@ -87,8 +87,7 @@ Value Parser::parse_not() {
            "expected a scalar operand of 'not', got " + ir::type_to_string(a->type()));
     }
     return expr_value(
-        std::make_shared<ir::Unary>(ir::UnaryOp::Not, a, ir::scalar_type(DataType::BOOL), span),
-        span);
+        ir::make_node<ir::Unary>(ir::UnaryOp::Not, a, ir::scalar_type(DataType::BOOL), span), span);
   }
   return parse_comparison();
 }
@@ -198,16 +197,16 @@ Value Parser::parse_factor() {
     if (literal) {
       if (const auto* i = a->as<ir::IntImm>()) {
         return expr_value(
-            std::make_shared<ir::IntImm>(-i->value, i->type()->as<ir::ScalarType>()->dtype, span),
+            ir::make_node<ir::IntImm>(-i->value, i->type()->as<ir::ScalarType>()->dtype, span),
             span);
       }
       if (const auto* f = a->as<ir::FloatImm>()) {
         return expr_value(
-            std::make_shared<ir::FloatImm>(-f->value, f->type()->as<ir::ScalarType>()->dtype, span),
+            ir::make_node<ir::FloatImm>(-f->value, f->type()->as<ir::ScalarType>()->dtype, span),
             span);
       }
     }
-    return expr_value(std::make_shared<ir::Unary>(ir::UnaryOp::Neg, a, a->type(), span), span);
+    return expr_value(ir::make_node<ir::Unary>(ir::UnaryOp::Neg, a, a->type(), span), span);
   }
   if (at(TK::Tilde)) fail_here("operator '~' is not supported in the DSL");
   Value base = parse_postfix();

@@ -107,8 +107,8 @@ ExprPtr Parser::refine(const ExprPtr& value, const TypePtr& annotated, Span span
   }
   if (ir::types_equal(var_type, inferred)) return value;
   if (const auto* call = value->as<ir::Call>()) {
-    return std::make_shared<ir::Call>(call->call_kind, call->callee, call->args, call->attrs,
-                                      var_type, call->span());
+    return ir::make_node<ir::Call>(call->call_kind, call->callee, call->args, call->attrs, var_type,
+                                   call->span());
   }
   return value;
 }

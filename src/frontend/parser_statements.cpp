@@ -105,7 +105,7 @@ void Parser::parse_expression_statement(Block& block, Span start) {
   if (v.kind != Value::Kind::Expr || !v.expr->as<ir::Call>()) {
     fail(start, "expected a call or an assignment; an expression statement has no effect");
   }
-  block.stmts.push_back(std::make_shared<ir::EvalStmt>(v.expr, start));
+  block.stmts.push_back(ir::make_node<ir::EvalStmt>(v.expr, start));
 }
 
 bool Parser::parse_assignment_targets(std::vector<const Token*>& targets) {
@@ -142,7 +142,7 @@ bool Parser::parse_assignment(Block& block, BlockKind kind) {
   ExprPtr value = expect_expr(v, "the right-hand side of an assignment");
   if (targets.size() == 1) {
     VarPtr var = bind_var(targets[0]->text, value->type(), span_of(*targets[0]));
-    block.stmts.push_back(std::make_shared<ir::AssignStmt>(var, value, span_of(*targets[0])));
+    block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(*targets[0])));
     return true;
   }
   const auto* tuple = value->type() ? value->type()->as<ir::TupleType>() : nullptr;
@@ -156,12 +156,12 @@ bool Parser::parse_assignment(Block& block, BlockKind kind) {
   synthesized_names_.push_back(std::move(tuple_name));
   Span first = span_of(*targets[0]);
   VarPtr tuple_var = bind_var(synthesized_names_.back(), value->type(), first);
-  block.stmts.push_back(std::make_shared<ir::AssignStmt>(tuple_var, value, first));
+  block.stmts.push_back(ir::make_node<ir::AssignStmt>(tuple_var, value, first));
   for (size_t i = 0; i < targets.size(); ++i) {
     Span s = span_of(*targets[i]);
     ExprPtr item = ir::make_tuple_get_item(tuple_var, static_cast<int64_t>(i), s);
     VarPtr var = bind_var(targets[i]->text, item->type(), s);
-    block.stmts.push_back(std::make_shared<ir::AssignStmt>(var, item, s));
+    block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, item, s));
   }
   return true;
 }
@@ -196,7 +196,7 @@ void Parser::parse_yield(Block& block, BlockKind kind, const std::vector<const T
     info.names.push_back(t->text);
     info.name_spans.push_back(span_of(*t));
   }
-  block.stmts.push_back(std::make_shared<ir::YieldStmt>(info.values, span));
+  block.stmts.push_back(ir::make_node<ir::YieldStmt>(info.values, span));
   block.yield = std::move(info);
 }
 
@@ -223,7 +223,7 @@ void Parser::parse_annotated_assignment(Block& block) {
                             " (a variable keeps its shape and dtype)");
   }
   VarPtr var = bind_var(name.text, var_type, span_of(name));
-  block.stmts.push_back(std::make_shared<ir::AssignStmt>(var, value, span_of(name)));
+  block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(name)));
 }
 
 StmtPtr Parser::parse_return() {
@@ -254,7 +254,7 @@ StmtPtr Parser::parse_return() {
                                ir::type_to_string(expected_types[i]));
     }
   }
-  return std::make_shared<ir::ReturnStmt>(std::move(values), span);
+  return ir::make_node<ir::ReturnStmt>(std::move(values), span);
 }
 
 StmtPtr Parser::parse_for() {
@@ -378,7 +378,7 @@ StmtPtr Parser::parse_for() {
       return_vars.push_back(bind_var(y.names[i], iter_args[i]->type(), y.name_spans[i]));
     }
   }
-  return std::make_shared<ir::ForStmt>(
+  return ir::make_node<ir::ForStmt>(
       loop_var, start, stop, step, for_kind, std::move(iter_args), std::move(init_values),
       ir::make_seq(std::move(body.stmts), span), std::move(return_vars), span);
 }
@@ -456,8 +456,8 @@ StmtPtr Parser::parse_if() {
     }
   }
   StmtPtr else_body = else_block ? ir::make_seq(std::move(else_block->stmts), span) : StmtPtr();
-  return std::make_shared<ir::IfStmt>(cond, ir::make_seq(std::move(then_block.stmts), span),
-                                      std::move(else_body), std::move(return_vars), span);
+  return ir::make_node<ir::IfStmt>(cond, ir::make_seq(std::move(then_block.stmts), span),
+                                   std::move(else_body), std::move(return_vars), span);
 }
 
 StmtPtr Parser::parse_with() {
@@ -496,8 +496,8 @@ StmtPtr Parser::parse_with() {
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
   });
-  return std::make_shared<ir::ScopeStmt>(std::string(*level),
-                                         ir::make_seq(std::move(body.stmts), span), span);
+  return ir::make_node<ir::ScopeStmt>(std::string(*level),
+                                      ir::make_seq(std::move(body.stmts), span), span);
 }
 
 }  // namespace pypto::frontend::detail

@@ -71,15 +71,11 @@ void throw_nesting_too_deep(Span span, int32_t depth) {
                                "split it into several statements or functions");
 }
 
-ExprPtr make_int(int64_t v, Span span) {
-  return std::make_shared<IntImm>(v, DataType::INT64, span);
-}
-ExprPtr make_float(double v, Span span) {
-  return std::make_shared<FloatImm>(v, DataType::FP32, span);
-}
-ExprPtr make_bool(bool v, Span span) { return std::make_shared<BoolImm>(v, span); }
+ExprPtr make_int(int64_t v, Span span) { return ir::make_node<IntImm>(v, DataType::INT64, span); }
+ExprPtr make_float(double v, Span span) { return ir::make_node<FloatImm>(v, DataType::FP32, span); }
+ExprPtr make_bool(bool v, Span span) { return ir::make_node<BoolImm>(v, span); }
 VarPtr make_var(std::string name, TypePtr type, Span span) {
-  return std::make_shared<Var>(std::move(name), std::move(type), span);
+  return ir::make_node<Var>(std::move(name), std::move(type), span);
 }
 
 namespace {
@@ -114,14 +110,14 @@ ExprPtr make_binary(BinaryOp op, ExprPtr a, ExprPtr b, Span span) {
   } else {
     result = promote(da, db);
   }
-  return std::make_shared<Binary>(op, std::move(a), std::move(b), scalar_type(result), span);
+  return ir::make_node<Binary>(op, std::move(a), std::move(b), scalar_type(result), span);
 }
 
 ExprPtr make_tuple(std::vector<ExprPtr> elements, Span span) {
   std::vector<TypePtr> types;
   types.reserve(elements.size());
   for (const auto& e : elements) types.push_back(e->type());
-  return std::make_shared<MakeTuple>(std::move(elements), tuple_type(std::move(types)), span);
+  return ir::make_node<MakeTuple>(std::move(elements), tuple_type(std::move(types)), span);
 }
 
 ExprPtr make_tuple_get_item(ExprPtr tuple, int64_t index, Span span) {
@@ -132,7 +128,7 @@ ExprPtr make_tuple_get_item(ExprPtr tuple, int64_t index, Span span) {
                                  std::to_string(tt->elements.size()) + " values");
   }
   TypePtr t = tt->elements[static_cast<size_t>(index)];
-  return std::make_shared<TupleGetItem>(std::move(tuple), index, std::move(t), span);
+  return ir::make_node<TupleGetItem>(std::move(tuple), index, std::move(t), span);
 }
 
 std::optional<int64_t> as_const_int(const ExprPtr& e) {

@@ -75,8 +75,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   }
   StmtPtr body = mutate(f->body);
   if (!changed && body == f->body) return f;
-  return std::make_shared<Function>(f->name, f->type, std::move(params), f->return_types,
-                                    std::move(body), f->span);
+  return ir::make_node<Function>(f->name, f->type, std::move(params), f->return_types,
+                                 std::move(body), f->span);
 }
 
 std::vector<ExprPtr> IRMutator::mutate_all(const std::vector<ExprPtr>& es, bool* changed) {
@@ -118,54 +118,54 @@ ExprPtr IRMutator::mutate_var(const std::shared_ptr<const Var>& e) {
 ExprPtr IRMutator::mutate_binary(const std::shared_ptr<const Binary>& e) {
   ExprPtr a = mutate(e->a), b = mutate(e->b);
   if (a == e->a && b == e->b) return e;
-  return std::make_shared<Binary>(e->op, std::move(a), std::move(b), e->type(), e->span());
+  return ir::make_node<Binary>(e->op, std::move(a), std::move(b), e->type(), e->span());
 }
 
 ExprPtr IRMutator::mutate_unary(const std::shared_ptr<const Unary>& e) {
   ExprPtr a = mutate(e->a);
   if (a == e->a) return e;
-  return std::make_shared<Unary>(e->op, std::move(a), e->type(), e->span());
+  return ir::make_node<Unary>(e->op, std::move(a), e->type(), e->span());
 }
 
 ExprPtr IRMutator::mutate_call(const std::shared_ptr<const Call>& e) {
   bool changed = false;
   auto args = mutate_all(e->args, &changed);
   if (!changed) return e;
-  return std::make_shared<Call>(e->call_kind, e->callee, std::move(args), e->attrs, e->type(),
-                                e->span());
+  return ir::make_node<Call>(e->call_kind, e->callee, std::move(args), e->attrs, e->type(),
+                             e->span());
 }
 
 ExprPtr IRMutator::mutate_make_tuple(const std::shared_ptr<const MakeTuple>& e) {
   bool changed = false;
   auto els = mutate_all(e->elements, &changed);
   if (!changed) return e;
-  return std::make_shared<MakeTuple>(std::move(els), e->type(), e->span());
+  return ir::make_node<MakeTuple>(std::move(els), e->type(), e->span());
 }
 
 ExprPtr IRMutator::mutate_tuple_get_item(const std::shared_ptr<const TupleGetItem>& e) {
   ExprPtr t = mutate(e->tuple);
   if (t == e->tuple) return e;
-  return std::make_shared<TupleGetItem>(std::move(t), e->index, e->type(), e->span());
+  return ir::make_node<TupleGetItem>(std::move(t), e->index, e->type(), e->span());
 }
 
 StmtPtr IRMutator::mutate_assign(const std::shared_ptr<const AssignStmt>& s) {
   ExprPtr value = mutate(s->value);
   VarPtr var = remap(s->var);
   if (value == s->value && var == s->var) return s;
-  return std::make_shared<AssignStmt>(std::move(var), std::move(value), s->span());
+  return ir::make_node<AssignStmt>(std::move(var), std::move(value), s->span());
 }
 
 StmtPtr IRMutator::mutate_eval(const std::shared_ptr<const EvalStmt>& s) {
   ExprPtr e = mutate(s->expr);
   if (e == s->expr) return s;
-  return std::make_shared<EvalStmt>(std::move(e), s->span());
+  return ir::make_node<EvalStmt>(std::move(e), s->span());
 }
 
 StmtPtr IRMutator::mutate_return(const std::shared_ptr<const ReturnStmt>& s) {
   bool changed = false;
   auto values = mutate_all(s->values, &changed);
   if (!changed) return s;
-  return std::make_shared<ReturnStmt>(std::move(values), s->span());
+  return ir::make_node<ReturnStmt>(std::move(values), s->span());
 }
 
 StmtPtr IRMutator::mutate_seq(const std::shared_ptr<const SeqStmts>& s) {
@@ -192,9 +192,9 @@ StmtPtr IRMutator::mutate_for(const std::shared_ptr<const ForStmt>& s) {
   changed |= body != s->body;
   auto return_vars = remap_all(s->return_vars, &changed);
   if (!changed) return s;
-  return std::make_shared<ForStmt>(
-      std::move(loop_var), std::move(start), std::move(stop), std::move(step), s->for_kind,
-      std::move(iter_args), std::move(init), std::move(body), std::move(return_vars), s->span());
+  return ir::make_node<ForStmt>(std::move(loop_var), std::move(start), std::move(stop),
+                                std::move(step), s->for_kind, std::move(iter_args), std::move(init),
+                                std::move(body), std::move(return_vars), s->span());
 }
 
 StmtPtr IRMutator::mutate_if(const std::shared_ptr<const IfStmt>& s) {
@@ -205,21 +205,21 @@ StmtPtr IRMutator::mutate_if(const std::shared_ptr<const IfStmt>& s) {
   changed |= cond != s->cond || then_body != s->then_body || else_body != s->else_body;
   auto return_vars = remap_all(s->return_vars, &changed);
   if (!changed) return s;
-  return std::make_shared<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body),
-                                  std::move(return_vars), s->span());
+  return ir::make_node<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body),
+                               std::move(return_vars), s->span());
 }
 
 StmtPtr IRMutator::mutate_yield(const std::shared_ptr<const YieldStmt>& s) {
   bool changed = false;
   auto values = mutate_all(s->values, &changed);
   if (!changed) return s;
-  return std::make_shared<YieldStmt>(std::move(values), s->span());
+  return ir::make_node<YieldStmt>(std::move(values), s->span());
 }
 
 StmtPtr IRMutator::mutate_scope(const std::shared_ptr<const ScopeStmt>& s) {
   StmtPtr body = mutate(s->body);
   if (body == s->body) return s;
-  return std::make_shared<ScopeStmt>(s->level, std::move(body), s->span());
+  return ir::make_node<ScopeStmt>(s->level, std::move(body), s->span());
 }
 
 StmtPtr substitute(const StmtPtr& s, const std::unordered_map<const Var*, ExprPtr>& map) {

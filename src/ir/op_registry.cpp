@@ -611,8 +611,8 @@ ExprPtr make_op_call(std::string_view op, std::vector<ExprPtr> args, Attrs attrs
   check_arity(*def, args, span);
   check_attr_names(*def, attrs, span);
   TypePtr type = def->infer(args, attrs, span);
-  return std::make_shared<Call>(CallKind::Op, def->name, std::move(args), std::move(attrs),
-                                std::move(type), span);
+  return ir::make_node<Call>(CallKind::Op, def->name, std::move(args), std::move(attrs),
+                             std::move(type), span);
 }
 
 }  // namespace pypto::ir

@@ -22,7 +22,7 @@ FunctionPtr Program::entry() const {
 }
 
 std::shared_ptr<const Program> Program::with_functions(std::vector<FunctionPtr> fns) const {
-  return std::make_shared<Program>(name, std::move(fns), source);
+  return ir::make_node<Program>(name, std::move(fns), source);
 }
 
 }  // namespace pypto::ir

@@ -14,7 +14,7 @@ StmtPtr make_seq(std::vector<StmtPtr> stmts, Span span) {
     }
   }
   if (flat.size() == 1) return flat.front();
-  return std::make_shared<SeqStmts>(std::move(flat), span);
+  return ir::make_node<SeqStmts>(std::move(flat), span);
 }
 
 }  // namespace pypto::ir

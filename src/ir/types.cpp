@@ -119,24 +119,24 @@ std::optional<int64_t> shape_bytes(const std::vector<int64_t>& shape, DataType d
 
 TypePtr scalar_type(DataType dtype) {
   static const std::array<TypePtr, 6> kScalars = {
-      std::make_shared<ScalarType>(DataType::FP32),  std::make_shared<ScalarType>(DataType::FP16),
-      std::make_shared<ScalarType>(DataType::BF16),  std::make_shared<ScalarType>(DataType::INT32),
-      std::make_shared<ScalarType>(DataType::INT64), std::make_shared<ScalarType>(DataType::BOOL),
+      ir::make_node<ScalarType>(DataType::FP32),  ir::make_node<ScalarType>(DataType::FP16),
+      ir::make_node<ScalarType>(DataType::BF16),  ir::make_node<ScalarType>(DataType::INT32),
+      ir::make_node<ScalarType>(DataType::INT64), ir::make_node<ScalarType>(DataType::BOOL),
   };
   return kScalars[static_cast<size_t>(dtype)];
 }
 
 TypePtr tensor_type(std::vector<int64_t> shape, DataType dtype) {
-  return std::make_shared<TensorType>(std::move(shape), dtype);
+  return ir::make_node<TensorType>(std::move(shape), dtype);
 }
 
 TypePtr tile_type(std::vector<int64_t> shape, DataType dtype, std::optional<MemorySpace> space,
                   std::optional<MemRef> memref) {
-  return std::make_shared<TileType>(std::move(shape), dtype, space, memref);
+  return ir::make_node<TileType>(std::move(shape), dtype, space, memref);
 }
 
 TypePtr tuple_type(std::vector<TypePtr> elements) {
-  return std::make_shared<TupleType>(std::move(elements));
+  return ir::make_node<TupleType>(std::move(elements));
 }
 
 bool types_equal(const TypePtr& a, const TypePtr& b) {

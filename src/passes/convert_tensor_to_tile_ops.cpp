@@ -141,7 +141,7 @@ class TensorOpLowering : public IRMutator {
       name = v->name + "_tile";
     }
     auto tile = make_var(name, value->type(), v->span());
-    b->out->push_back(std::make_shared<AssignStmt>(tile, value, v->span()));
+    b->out->push_back(ir::make_node<AssignStmt>(tile, value, v->span()));
     b->tiles[v] = tile;
     return tile;
   }
@@ -181,7 +181,7 @@ class TensorOpLowering : public IRMutator {
       Block b{block_shape, make_int(0), &out, {}};
       ExprPtr tile = block_value(s.var, &b);
       auto stored = make_var(destination->name, destination->type(), s.span());
-      out.push_back(std::make_shared<AssignStmt>(
+      out.push_back(ir::make_node<AssignStmt>(
           stored, make_op_call("store", {tile, offsets(b), destination}, {}, s.span()), s.span()));
       var_map[s.var.get()] = stored;
       return make_seq(std::move(out), s.span());
@@ -192,15 +192,15 @@ class TensorOpLowering : public IRMutator {
     Block b{block_shape, make_binary(BinaryOp::Mul, row_block, make_int(block_rows)), &body, {}};
     ExprPtr tile = block_value(s.var, &b);
     auto stored = make_var(destination->name, destination->type(), s.span());
-    body.push_back(std::make_shared<AssignStmt>(
+    body.push_back(ir::make_node<AssignStmt>(
         stored, make_op_call("store", {tile, offsets(b), carried}, {}, s.span()), s.span()));
-    body.push_back(std::make_shared<YieldStmt>(std::vector<ExprPtr>{stored}, s.span()));
+    body.push_back(ir::make_node<YieldStmt>(std::vector<ExprPtr>{stored}, s.span()));
     auto final_value = make_var(destination->name, destination->type(), s.span());
     var_map[s.var.get()] = final_value;
-    return std::make_shared<ForStmt>(row_block, make_int(0), make_int(blocks), make_int(1),
-                                     ForKind::Sequential, std::vector<VarPtr>{carried},
-                                     std::vector<ExprPtr>{destination}, make_seq(body, s.span()),
-                                     std::vector<VarPtr>{final_value}, s.span());
+    return ir::make_node<ForStmt>(row_block, make_int(0), make_int(blocks), make_int(1),
+                                  ForKind::Sequential, std::vector<VarPtr>{carried},
+                                  std::vector<ExprPtr>{destination}, make_seq(body, s.span()),
+                                  std::vector<VarPtr>{final_value}, s.span());
   }
 
   const Function& function_;

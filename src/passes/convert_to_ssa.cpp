@@ -29,8 +29,8 @@ class SsaConverter {
       defined_.insert(p.var.get());
     }
     StmtPtr body = convert(f->body, &env);
-    return std::make_shared<Function>(f->name, f->type, std::move(params), f->return_types,
-                                      std::move(body), f->span);
+    return ir::make_node<Function>(f->name, f->type, std::move(params), f->return_types,
+                                   std::move(body), f->span);
   }
 
  private:
@@ -71,19 +71,19 @@ class SsaConverter {
       case StmtKind::Assign: {
         const auto* a = s->as<AssignStmt>();
         ExprPtr value = rewrite(a->value, *env);
-        return std::make_shared<AssignStmt>(define(a->var, env), std::move(value), a->span());
+        return ir::make_node<AssignStmt>(define(a->var, env), std::move(value), a->span());
       }
       case StmtKind::Eval: {
         const auto* e = s->as<EvalStmt>();
-        return std::make_shared<EvalStmt>(rewrite(e->expr, *env), e->span());
+        return ir::make_node<EvalStmt>(rewrite(e->expr, *env), e->span());
       }
       case StmtKind::Return: {
         const auto* r = s->as<ReturnStmt>();
-        return std::make_shared<ReturnStmt>(rewrite_all(r->values, *env), r->span());
+        return ir::make_node<ReturnStmt>(rewrite_all(r->values, *env), r->span());
       }
       case StmtKind::Yield: {
         const auto* y = s->as<YieldStmt>();
-        return std::make_shared<YieldStmt>(rewrite_all(y->values, *env), y->span());
+        return ir::make_node<YieldStmt>(rewrite_all(y->values, *env), y->span());
       }
       case StmtKind::Seq: {
         std::vector<StmtPtr> out;
@@ -93,7 +93,7 @@ class SsaConverter {
       case StmtKind::Scope: {
         // A scope is inline code: its definitions stay visible after it.
         const auto* sc = s->as<ScopeStmt>();
-        return std::make_shared<ScopeStmt>(sc->level, convert(sc->body, env), sc->span());
+        return ir::make_node<ScopeStmt>(sc->level, convert(sc->body, env), sc->span());
       }
       case StmtKind::For:
         return convert_for(*s->as<ForStmt>(), env);
@@ -159,7 +159,7 @@ class SsaConverter {
                                        std::to_string(yielded.size()));
     }
     for (const Var* c : carried) yielded.push_back(body_env.at(c));
-    if (!iter_args.empty()) stmts.push_back(std::make_shared<YieldStmt>(yielded, s.span()));
+    if (!iter_args.empty()) stmts.push_back(ir::make_node<YieldStmt>(yielded, s.span()));
 
     std::vector<VarPtr> return_vars;
     for (const auto& r : s.return_vars) return_vars.push_back(define(r, env));
@@ -169,9 +169,9 @@ class SsaConverter {
       return_vars.push_back(result);
       (*env)[carried[i]] = result;
     }
-    return std::make_shared<ForStmt>(loop_var, start, stop, step, s.for_kind, std::move(iter_args),
-                                     std::move(init_values), make_seq(std::move(stmts), s.span()),
-                                     std::move(return_vars), s.span());
+    return ir::make_node<ForStmt>(loop_var, start, stop, step, s.for_kind, std::move(iter_args),
+                                  std::move(init_values), make_seq(std::move(stmts), s.span()),
+                                  std::move(return_vars), s.span());
   }
 
   StmtPtr convert_if(const IfStmt& s, Env* env) {
@@ -219,13 +219,13 @@ class SsaConverter {
       (*env)[m] = result;
     }
     if (!return_vars.empty()) {
-      then_stmts.push_back(std::make_shared<YieldStmt>(then_yield, s.span()));
-      else_stmts.push_back(std::make_shared<YieldStmt>(else_yield, s.span()));
+      then_stmts.push_back(ir::make_node<YieldStmt>(then_yield, s.span()));
+      else_stmts.push_back(ir::make_node<YieldStmt>(else_yield, s.span()));
     }
     StmtPtr else_body =
         else_stmts.empty() && !s.else_body ? nullptr : make_seq(std::move(else_stmts), s.span());
-    return std::make_shared<IfStmt>(cond, make_seq(std::move(then_stmts), s.span()), else_body,
-                                    std::move(return_vars), s.span());
+    return ir::make_node<IfStmt>(cond, make_seq(std::move(then_stmts), s.span()), else_body,
+                                 std::move(return_vars), s.span());
   }
 
   std::unordered_set<const Var*> defined_;

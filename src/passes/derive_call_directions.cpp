@@ -135,8 +135,8 @@ FunctionPtr check_kernel(const FunctionPtr& f) {
     }
   }
   if (!changed) return f;
-  return std::make_shared<Function>(f->name, f->type, std::move(params), f->return_types, f->body,
-                                    f->span);
+  return ir::make_node<Function>(f->name, f->type, std::move(params), f->return_types, f->body,
+                                 f->span);
 }
 
 }  // namespace

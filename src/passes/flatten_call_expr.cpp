@@ -16,28 +16,28 @@ class CallFlattener : public IRMutator {
     std::vector<StmtPtr> pre;
     ExprPtr value = flatten(s->value, /*whole=*/true, &pre);
     if (pre.empty()) return s;
-    pre.push_back(std::make_shared<AssignStmt>(s->var, value, s->span()));
+    pre.push_back(ir::make_node<AssignStmt>(s->var, value, s->span()));
     return make_seq(std::move(pre), s->span());
   }
   StmtPtr mutate_eval(const std::shared_ptr<const EvalStmt>& s) override {
     std::vector<StmtPtr> pre;
     ExprPtr e = flatten(s->expr, /*whole=*/true, &pre);
     if (pre.empty()) return s;
-    pre.push_back(std::make_shared<EvalStmt>(e, s->span()));
+    pre.push_back(ir::make_node<EvalStmt>(e, s->span()));
     return make_seq(std::move(pre), s->span());
   }
   StmtPtr mutate_return(const std::shared_ptr<const ReturnStmt>& s) override {
     std::vector<StmtPtr> pre;
     auto values = flatten_all(s->values, &pre);
     if (pre.empty()) return s;
-    pre.push_back(std::make_shared<ReturnStmt>(std::move(values), s->span()));
+    pre.push_back(ir::make_node<ReturnStmt>(std::move(values), s->span()));
     return make_seq(std::move(pre), s->span());
   }
   StmtPtr mutate_yield(const std::shared_ptr<const YieldStmt>& s) override {
     std::vector<StmtPtr> pre;
     auto values = flatten_all(s->values, &pre);
     if (pre.empty()) return s;
-    pre.push_back(std::make_shared<YieldStmt>(std::move(values), s->span()));
+    pre.push_back(ir::make_node<YieldStmt>(std::move(values), s->span()));
     return make_seq(std::move(pre), s->span());
   }
   StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
@@ -47,9 +47,8 @@ class CallFlattener : public IRMutator {
     auto init = flatten_all(s->init_values, &pre);
     StmtPtr body = mutate(s->body);
     if (pre.empty() && body == s->body) return s;
-    pre.push_back(std::make_shared<ForStmt>(s->loop_var, start, stop, step, s->for_kind,
-                                            s->iter_args, std::move(init), body, s->return_vars,
-                                            s->span()));
+    pre.push_back(ir::make_node<ForStmt>(s->loop_var, start, stop, step, s->for_kind, s->iter_args,
+                                         std::move(init), body, s->return_vars, s->span()));
     return make_seq(std::move(pre), s->span());
   }
   StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
@@ -57,7 +56,7 @@ class CallFlattener : public IRMutator {
     ExprPtr cond = flatten(s->cond, false, &pre);
     if (pre.empty()) return IRMutator::mutate_if(s);
     pre.push_back(IRMutator::mutate_if(
-        std::make_shared<IfStmt>(cond, s->then_body, s->else_body, s->return_vars, s->span())));
+        ir::make_node<IfStmt>(cond, s->then_body, s->else_body, s->return_vars, s->span())));
     return make_seq(std::move(pre), s->span());
   }
 
@@ -82,7 +81,7 @@ class CallFlattener : public IRMutator {
             pre->size() == before ? e : detail::rebuild_call(*c, args, c->attrs, c->type());
         if (whole) return call;
         auto tmp = make_var(c->callee, c->type(), c->span());
-        pre->push_back(std::make_shared<AssignStmt>(tmp, call, c->span()));
+        pre->push_back(ir::make_node<AssignStmt>(tmp, call, c->span()));
         return tmp;
       }
       case ExprKind::Binary: {
@@ -90,28 +89,28 @@ class CallFlattener : public IRMutator {
         size_t before = pre->size();
         ExprPtr x = flatten(b->a, false, pre), y = flatten(b->b, false, pre);
         if (pre->size() == before) return e;
-        return std::make_shared<Binary>(b->op, x, y, b->type(), b->span());
+        return ir::make_node<Binary>(b->op, x, y, b->type(), b->span());
       }
       case ExprKind::Unary: {
         const auto* u = e->as<Unary>();
         size_t before = pre->size();
         ExprPtr x = flatten(u->a, false, pre);
         if (pre->size() == before) return e;
-        return std::make_shared<Unary>(u->op, x, u->type(), u->span());
+        return ir::make_node<Unary>(u->op, x, u->type(), u->span());
       }
       case ExprKind::MakeTuple: {
         const auto* t = e->as<MakeTuple>();
         size_t before = pre->size();
         auto els = flatten_all(t->elements, pre);
         if (pre->size() == before) return e;
-        return std::make_shared<MakeTuple>(std::move(els), t->type(), t->span());
+        return ir::make_node<MakeTuple>(std::move(els), t->type(), t->span());
       }
       case ExprKind::TupleGetItem: {
         const auto* g = e->as<TupleGetItem>();
         size_t before = pre->size();
         ExprPtr x = flatten(g->tuple, false, pre);
         if (pre->size() == before) return e;
-        return std::make_shared<TupleGetItem>(x, g->index, g->type(), g->span());
+        return ir::make_node<TupleGetItem>(x, g->index, g->type(), g->span());
       }
       default:
         return e;

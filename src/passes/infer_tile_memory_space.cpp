@@ -94,7 +94,7 @@ class SpaceInference : public IRMutator {
       if (const auto* t = detail::as_tile(value)) {
         if (t->space) define(s->var, *t->space);
       }
-      return std::make_shared<AssignStmt>(remap(s->var), value, s->span());
+      return ir::make_node<AssignStmt>(remap(s->var), value, s->span());
     }
     std::vector<StmtPtr> out;
     std::vector<ExprPtr> args;
@@ -107,7 +107,7 @@ class SpaceInference : public IRMutator {
         auto moved = make_var((source ? source->name : std::string("tile")) + "_" +
                                   std::string(memory_space_name(*need)),
                               detail::with_space(a->type(), *need), a->span());
-        out.push_back(std::make_shared<AssignStmt>(
+        out.push_back(ir::make_node<AssignStmt>(
             moved,
             detail::make_typed_op_call("move", {a}, {{"target_memory", *need}}, moved->type(),
                                        a->span()),
@@ -121,7 +121,7 @@ class SpaceInference : public IRMutator {
     TypePtr type = space ? detail::with_space(call->type(), *space) : call->type();
     ExprPtr value = detail::rebuild_call(*call, args, attrs, type);
     if (space) define(s->var, *space);
-    out.push_back(std::make_shared<AssignStmt>(remap(s->var), value, s->span()));
+    out.push_back(ir::make_node<AssignStmt>(remap(s->var), value, s->span()));
     return make_seq(std::move(out), s->span());
   }
 
@@ -160,7 +160,7 @@ class SpaceInference : public IRMutator {
     }
     bool changed = false;
     auto return_vars = remap_all(s->return_vars, &changed);
-    return std::make_shared<IfStmt>(cond, then_body, else_body, std::move(return_vars), s->span());
+    return ir::make_node<IfStmt>(cond, then_body, else_body, std::move(return_vars), s->span());
   }
 
  private:

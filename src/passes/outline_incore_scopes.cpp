@@ -165,37 +165,36 @@ class ScopeOutliner : public IRMutator {
       return_types.push_back(out->type());
     }
     std::vector<StmtPtr> fn_body = detail::stmt_list(substitute(body, to_param));
-    fn_body.push_back(std::make_shared<ReturnStmt>(
+    fn_body.push_back(ir::make_node<ReturnStmt>(
         [&] {
           std::vector<ExprPtr> vs;
           for (const auto& r : returned) vs.push_back(substitute(r, to_param));
           return vs;
         }(),
         s->span()));
-    outlined.push_back(std::make_shared<Function>(name, FunctionType::InCore, params, return_types,
-                                                  make_seq(std::move(fn_body), s->span()),
-                                                  s->span()));
+    outlined.push_back(ir::make_node<Function>(name, FunctionType::InCore, params, return_types,
+                                               make_seq(std::move(fn_body), s->span()), s->span()));
 
     std::vector<ExprPtr> args(free_vars.begin(), free_vars.end());
     TypePtr call_type = return_types.size() == 1 ? return_types[0] : tuple_type(return_types);
-    ExprPtr call = std::make_shared<Call>(CallKind::Function, name, std::move(args), Attrs{},
-                                          call_type, s->span());
-    if (escaping.empty()) return std::make_shared<EvalStmt>(call, s->span());
+    ExprPtr call = ir::make_node<Call>(CallKind::Function, name, std::move(args), Attrs{},
+                                       call_type, s->span());
+    if (escaping.empty()) return ir::make_node<EvalStmt>(call, s->span());
     std::vector<StmtPtr> out;
     ExprPtr results = call;
     if (outputs.size() > 1) {
       auto tuple = make_var(name + "_results", call_type, s->span());
-      out.push_back(std::make_shared<AssignStmt>(tuple, call, s->span()));
+      out.push_back(ir::make_node<AssignStmt>(tuple, call, s->span()));
       results = tuple;
     }
     for (const auto& e : escaping) {
       size_t index =
           std::find(outputs.begin(), outputs.end(), versions.root_of(e)) - outputs.begin();
       ExprPtr value = outputs.size() > 1
-                          ? std::make_shared<TupleGetItem>(results, static_cast<int64_t>(index),
-                                                           return_types[index], s->span())
+                          ? ir::make_node<TupleGetItem>(results, static_cast<int64_t>(index),
+                                                        return_types[index], s->span())
                           : results;
-      out.push_back(std::make_shared<AssignStmt>(e, value, s->span()));
+      out.push_back(ir::make_node<AssignStmt>(e, value, s->span()));
       if (outputs.size() == 1) results = e;  // later versions copy the first, not re-call
     }
     return make_seq(std::move(out), s->span());

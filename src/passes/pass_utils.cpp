@@ -64,14 +64,14 @@ TypePtr with_memref(const TypePtr& tile, std::optional<MemRef> memref) {
 }
 
 ExprPtr rebuild_call(const Call& call, std::vector<ExprPtr> args, Attrs attrs, TypePtr type) {
-  return std::make_shared<Call>(call.call_kind, call.callee, std::move(args), std::move(attrs),
-                                std::move(type), call.span());
+  return ir::make_node<Call>(call.call_kind, call.callee, std::move(args), std::move(attrs),
+                             std::move(type), call.span());
 }
 
 ExprPtr make_typed_op_call(std::string op, std::vector<ExprPtr> args, Attrs attrs, TypePtr type,
                            Span span) {
-  return std::make_shared<Call>(CallKind::Op, std::move(op), std::move(args), std::move(attrs),
-                                std::move(type), span);
+  return ir::make_node<Call>(CallKind::Op, std::move(op), std::move(args), std::move(attrs),
+                             std::move(type), span);
 }
 
 namespace {
@@ -157,7 +157,7 @@ class TileRetyper : public IRMutator {
       }
     }
     if (value == s->value && var == s->var) return s;
-    return std::make_shared<AssignStmt>(std::move(var), std::move(value), s->span());
+    return ir::make_node<AssignStmt>(std::move(var), std::move(value), s->span());
   }
 };
 

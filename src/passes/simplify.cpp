@@ -44,11 +44,11 @@ const DataType* scalar_dtype(const ExprPtr& e) {
 ExprPtr make_literal(const Scalar& value, DataType dtype, Span span) {
   switch (value.kind) {
     case Scalar::Kind::Int:
-      return std::make_shared<IntImm>(value.i, dtype, span);
+      return ir::make_node<IntImm>(value.i, dtype, span);
     case Scalar::Kind::Float: {
       double r = value.f;
       if (dtype == DataType::FP32) r = static_cast<double>(static_cast<float>(r));
-      return std::make_shared<FloatImm>(r, dtype, span);
+      return ir::make_node<FloatImm>(r, dtype, span);
     }
     case Scalar::Kind::Bool:
       break;
@@ -81,14 +81,14 @@ class ExprSimplifier : public IRMutator {
       if (const auto* b = a->as<BoolImm>()) return make_bool(!b->value, e->span());
     }
     if (a == e->a) return e;
-    return std::make_shared<Unary>(e->op, a, e->type(), e->span());
+    return ir::make_node<Unary>(e->op, a, e->type(), e->span());
   }
 
   ExprPtr mutate_binary(const std::shared_ptr<const Binary>& e) override {
     ExprPtr a = mutate(e->a), b = mutate(e->b);
     ExprPtr node = (a == e->a && b == e->b)
                        ? ExprPtr(e)
-                       : std::make_shared<Binary>(e->op, a, b, e->type(), e->span());
+                       : ir::make_node<Binary>(e->op, a, b, e->type(), e->span());
     const auto& bin = *node->as<Binary>();
     if (ExprPtr folded = fold_constants(bin)) return folded;
     bool same_type = types_equal(node->type(), a->type()) || types_equal(node->type(), b->type());
@@ -114,7 +114,7 @@ class ExprSimplifier : public IRMutator {
           if (is_number_literal(a, 1))
             if (auto r = keep(b)) return r;
           if (is_int_type(node) && (is_int_literal(a, 0) || is_int_literal(b, 0)))
-            return std::make_shared<IntImm>(0, *scalar_dtype(node), e->span());
+            return ir::make_node<IntImm>(0, *scalar_dtype(node), e->span());
           break;
         case BinaryOp::FloorDiv:
           if (is_int_type(node) && is_int_literal(b, 1))
@@ -138,13 +138,13 @@ class ExprSimplifier : public IRMutator {
           const DataType dtype = *scalar_dtype(node);
           const int64_t c =
               fold_binary(e->op, Scalar::of_int(*ci), Scalar::of_int(*cb), dtype).value->i;
-          return mutate(std::make_shared<Binary>(
-              e->op, inner->a, std::make_shared<IntImm>(c, dtype), node->type(), e->span()));
+          return mutate(ir::make_node<Binary>(e->op, inner->a, ir::make_node<IntImm>(c, dtype),
+                                              node->type(), e->span()));
         }
       }
       // Put the literal on the right so the rule above applies to `c + x` too.
       if (as_const_int(a) && !as_const_int(b)) {
-        return mutate(std::make_shared<Binary>(e->op, b, a, node->type(), e->span()));
+        return mutate(ir::make_node<Binary>(e->op, b, a, node->type(), e->span()));
       }
     }
     return node;
@@ -171,7 +171,7 @@ class StmtSimplifier : public ExprSimplifier {
       return make_seq({}, s->span());
     }
     if (value == s->value) return s;
-    return std::make_shared<AssignStmt>(s->var, value, s->span());
+    return ir::make_node<AssignStmt>(s->var, value, s->span());
   }
 
   StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
@@ -181,7 +181,7 @@ class StmtSimplifier : public ExprSimplifier {
     if (!c) {
       if (cond == s->cond) return IRMutator::mutate_if(s);
       return IRMutator::mutate_if(
-          std::make_shared<IfStmt>(cond, s->then_body, s->else_body, s->return_vars, s->span()));
+          ir::make_node<IfStmt>(cond, s->then_body, s->else_body, s->return_vars, s->span()));
     }
     const StmtPtr& taken = *c ? s->then_body : s->else_body;
     std::vector<StmtPtr> stmts = detail::stmt_list(mutate(taken));
@@ -191,7 +191,7 @@ class StmtSimplifier : public ExprSimplifier {
         stmts.pop_back();
         for (size_t i = 0; i < s->return_vars.size() && i < values.size(); ++i) {
           stmts.push_back(
-              mutate(std::make_shared<AssignStmt>(s->return_vars[i], values[i], s->span())));
+              mutate(ir::make_node<AssignStmt>(s->return_vars[i], values[i], s->span())));
         }
       }
     }

@@ -143,7 +143,7 @@ class LoopUnroller : public IRMutator {
       for (auto& st : stmts) out.push_back(std::move(st));
     }
     for (size_t i = 0; i < s->return_vars.size() && i < carried.size(); ++i) {
-      out.push_back(std::make_shared<AssignStmt>(s->return_vars[i], carried[i], s->span()));
+      out.push_back(ir::make_node<AssignStmt>(s->return_vars[i], carried[i], s->span()));
     }
     return make_seq(std::move(out), s->span());
   }

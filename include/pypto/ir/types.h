@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pypto/ir/node_memory.h"
+
 namespace pypto::ir {
 
 // Element types. The numeric values are part of the device ABI (device/pto_abi.h: PtoDType).

@@ -1,0 +1,28 @@
+// Where IR nodes live. Every pass rebuilds the IR and drops the previous version, so a compile
+// allocates and frees each node's memory many times over; at hundreds of thousands of nodes the
+// general-purpose allocator's free-list upkeep grows faster than the IR (see bench/README.md,
+// "Pass pipeline per IR node"). IR nodes, types and programs are therefore allocated from one
+// process-wide pool of fixed-size blocks: a freed node's block is reused by the next node of
+// that size without going back to malloc.
+//
+// The pool is thread-safe (a program may be built on one thread and dropped on another) and is
+// never destroyed, so a node may outlive static destruction. It keeps the blocks it has handed
+// out once: the process's footprint stays at the largest IR it has held.
+#pragma once
+
+#include <memory>
+#include <memory_resource>
+#include <utility>
+
+namespace pypto::ir {
+
+std::pmr::memory_resource* node_memory();
+
+// `std::make_shared` for IR objects: one allocation (node + reference count) from the pool.
+template <typename T, typename... Args>
+std::shared_ptr<T> make_node(Args&&... args) {
+  return std::allocate_shared<T>(std::pmr::polymorphic_allocator<T>(node_memory()),
+                                 std::forward<Args>(args)...);
+}
+
+}  // namespace pypto::ir
