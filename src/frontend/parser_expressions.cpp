@@ -242,9 +242,38 @@ Value Parser::parse_postfix() {
       continue;
     }
     if (at(TK::LParen)) fail_here("this expression cannot be called");
+    if (at(TK::Dot) && peek_token(1).kind == TK::Name && peek_token(1).text == "shape" &&
+        v.kind == Value::Kind::Expr) {
+      v = parse_shape_item(v);
+      continue;
+    }
     if (at(TK::Dot)) fail_here("attribute access is not supported on values");
     return v;
   }
+}
+
+Value Parser::parse_shape_item(const Value& v) {
+  // Shapes are static (a @pl.jit specialisation fixes them), so `x.shape[i]` is a constant.
+  const Span span = here();
+  const std::vector<int64_t>* shape = nullptr;
+  if (const auto* tensor = v.expr->type()->as<ir::TensorType>()) shape = &tensor->shape;
+  if (const auto* tile = v.expr->type()->as<ir::TileType>()) shape = &tile->shape;
+  if (!shape) {
+    fail(span, "only tensors and tiles have a shape, got " + ir::type_to_string(v.expr->type()));
+  }
+  advance();
+  advance();
+  expect(TK::LBracket, "'[' after .shape: x.shape[i] is the extent of dimension i");
+  const Span index_span = here();
+  const int64_t rank = static_cast<int64_t>(shape->size());
+  int64_t i = parse_constant_int("a shape index");
+  expect(TK::RBracket, "']' after the shape index");
+  if (i < 0) i += rank;
+  if (i < 0 || i >= rank) {
+    fail(index_span, "shape index out of range for " + ir::type_to_string(v.expr->type()) +
+                         " (it has " + std::to_string(rank) + " dimension(s))");
+  }
+  return expr_value(ir::make_int((*shape)[static_cast<size_t>(i)], v.span), v.span);
 }
 
 Value Parser::parse_atom() {

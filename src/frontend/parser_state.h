@@ -376,6 +376,9 @@ class Parser {
 
   Value parse_atom();
 
+  // `x.shape[i]` after x: the constant extent of dimension i of a tensor or tile.
+  Value parse_shape_item(const Value& v);
+
   Value parse_parenthesized();
 
   Value parse_list();
