@@ -482,10 +482,11 @@ std::vector<Token> jit_function_tokens(std::string_view file_text,
 }  // namespace
 
 std::vector<JitFunctionSource> find_jit_functions(std::string_view file_text,
-                                                  std::string_view file_name) {
+                                                  std::string_view file_name,
+                                                  Constants* module_constants) {
   return run_reporting_errors(file_text, file_name, 0, [&] {
     Parser parser(file_text, file_name, {}, 0, LexOptions{});
-    return parser.list_jit_functions();
+    return parser.list_jit_functions(module_constants);
   });
 }
 

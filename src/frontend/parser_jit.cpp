@@ -37,7 +37,7 @@ std::optional<JitKind> Parser::read_jit_decorator() {
   return kind;
 }
 
-std::vector<JitFunctionSource> Parser::list_jit_functions() {
+std::vector<JitFunctionSource> Parser::list_jit_functions(Constants* module_constants) {
   std::vector<JitFunctionSource> found;
   while (!at(TK::EndOfFile)) {
     if (at(TK::Newline) || at(TK::Dedent) || at(TK::Indent)) {
@@ -53,9 +53,13 @@ std::vector<JitFunctionSource> Parser::list_jit_functions() {
       if (kind && at(TK::KwDef) && peek_token(1).kind == TK::Name) {
         found.push_back(JitFunctionSource{std::string(peek_token(1).text), *kind, first_line});
       }
+      skip_statement();
+      continue;
     }
+    if (at(TK::Name) && try_constant_assignment()) continue;
     skip_statement();
   }
+  if (module_constants) *module_constants = constants_;
   return found;
 }
 

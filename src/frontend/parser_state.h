@@ -133,7 +133,7 @@ class Parser {
 
   // parser_jit.cpp: the @pl.jit functions of a whole file; a jit program from tokens holding
   // only jit functions.
-  std::vector<JitFunctionSource> list_jit_functions();
+  std::vector<JitFunctionSource> list_jit_functions(Constants* module_constants);
 
   ir::ProgramPtr parse_jit_program(std::string_view entry, const JitArguments& arguments);
 

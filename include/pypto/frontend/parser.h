@@ -77,9 +77,11 @@ using JitArgument = std::variant<JitTensorArgument, Constant>;
 using JitArguments = std::map<std::string, JitArgument, std::less<>>;
 
 // The top-level `@pl.jit` and `@pl.jit.incore` functions of a whole Python file, in file order
-// (what `pypto compile` and `pypto run` offer).
+// (what `pypto compile` and `pypto run` offer). `module_constants`, when given, receives the
+// file's top-level constants (as parse_module evaluates them), for parse_jit.
 std::vector<JitFunctionSource> find_jit_functions(std::string_view file_text,
-                                                  std::string_view file_name);
+                                                  std::string_view file_name,
+                                                  Constants* module_constants = nullptr);
 
 // Parses the jit function `entry` of `functions` (all in `file_text`, the whole file; helpers
 // are the `Incore` ones, called by name) specialised on `arguments` (one per parameter). The
