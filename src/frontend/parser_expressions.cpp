@@ -322,6 +322,11 @@ Value Parser::parse_atom() {
   if (it != constants_.end()) return constant_value(it->second, span);
   if (at(TK::LParen)) {
     if (auto helper = find_jit_helper(t.text)) return parse_jit_helper_call(*helper, t);
+    if (!jit_functions_.empty()) {
+      fail(span, "unknown function '" + std::string(t.text) +
+                     "' (ops are called as pl.<op>(...); the kernels a @pl.jit function calls "
+                     "are @pl.jit.incore functions of the same file)");
+    }
     fail(span, "unknown function '" + std::string(t.text) +
                    "' (ops are called as pl.<op>(...), program functions as self.<name>(...))");
   }

@@ -2,6 +2,9 @@
 parses, compiles and builds its specialisation, the second must hit the cache (no parse or
 compile stage in its profile, cache_hit set, the hit counter up)."""
 
+import importlib.util
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -369,6 +372,19 @@ def test_a_specialisation_is_the_ir_of_the_equivalent_program():
     # Another shape is another program.
     assert chunked_scale.lower(np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32)) \
         != program
+
+
+def test_the_jit_example_specialises_to_a_print_parse_fixed_point():
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jit_blocked_add.py"
+    spec = importlib.util.spec_from_file_location("jit_blocked_add", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    a = np.zeros((256, 64), np.float32)
+    program = module.blocked_add.lower(a, a, a, 0.5)
+    printed = program.as_python()
+    reparsed = pl.parse(printed)
+    assert reparsed == program
+    assert reparsed.as_python() == printed
 
 
 def test_the_dlpack_path_without_the_buffer_protocol(config):

@@ -168,3 +168,19 @@ def test_a_bad_config(config):
         copy_64(zeros(64, 64), zeros(64, 64), config={"isolate": False})
     with pytest.raises(ValueError, match="RunConfig.workers"):
         copy_64(zeros(64, 64), zeros(64, 64), config=RunConfig(workers="many"))
+
+
+@pl.jit
+def calls_a_plain_function(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = zeros(a, c)  # a Python function, not a kernel
+    return c
+
+
+def test_calling_something_that_is_not_a_kernel(config):
+    with pytest.raises(ParseError) as e:
+        calls_a_plain_function(zeros(4, 4), zeros(4, 4), config=config)
+    line, col = line_of("c = zeros(a, c)")
+    assert e.value.rendered.startswith(
+        f"{__file__}:{line}:{col + 4}: error: unknown function 'zeros' (ops are called as "
+        f"pl.<op>(...); the kernels a @pl.jit function calls are @pl.jit.incore functions of the "
+        f"same file)")
