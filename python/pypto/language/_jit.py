@@ -282,8 +282,8 @@ class JitFunction:
         return (_source_text(text, file_name), display_text(file_name), functions,
                 collect_constants(scope))
 
-    def _parse(self, key, tensors, dtypes, scalars):
-        text, file_name, functions, constants = self._sources()
+    def _parse(self, sources, tensors, dtypes, scalars):
+        text, file_name, functions, constants = sources
         arguments = dict(scalars)
         tensor_index = 0
         for param in self._params:
@@ -298,7 +298,7 @@ class JitFunction:
         what a call with them would compile."""
         args = self._arguments(args, kwargs)
         _, tensors, dtypes, _, scalars = self._key(args)
-        return self._parse(None, tensors, dtypes, scalars)
+        return self._parse(self._sources(), tensors, dtypes, scalars)
 
     # ----------------------------------------------------------------- calls
 
@@ -316,12 +316,15 @@ class JitFunction:
                 key, tensors, dtypes, outputs, scalars = self._key(args)
                 key = (key, driver_config.strategy)
                 compiled = self._cache.get(key)
+                # A miss also reads the function's file and scope here, so that `parse` is the
+                # parser's time only.
+                sources = self._sources() if compiled is None else None
             finally:
                 if profiling:
                     session.end_stage()
             hit = compiled is not None
             if not hit:
-                program = self._parse(key, tensors, dtypes, scalars)
+                program = self._parse(sources, tensors, dtypes, scalars)
                 compiled = _core.driver.compile_for_calls(session, program._cpp, driver_config)
                 with self._lock:
                     compiled = self._cache.setdefault(key, compiled)
