@@ -406,3 +406,19 @@ def test_the_dlpack_path_without_the_buffer_protocol(config):
     c = np.zeros_like(a)
     fused_elementwise(DlpackOnly(a), DlpackOnly(b), DlpackOnly(c), config=config)
     np.testing.assert_allclose(c, (a + b) * 2 - np.maximum(a, b), rtol=1e-5, atol=1e-5)
+
+
+def test_an_entered_profiler_records_the_calls(tmp_path):
+    from pypto.compile_profiling import CompileProfiler
+
+    x = randn(32, 64)
+    y = np.zeros_like(x)
+    config = RunConfig(work_dir=str(tmp_path / "out"))  # profiling not asked for by the config
+    softmax.clear_cache()
+    with CompileProfiler() as prof:
+        softmax(x, y, config=config)
+        softmax(x, y, config=config)
+    names = stage_names(prof.to_dict()["stages"])
+    assert names == ["specialize", "parse", "compile", "device_execution", "specialize",
+                     "device_execution"]
+    assert softmax.last_call.profile["cache_hit"] is True
