@@ -15,6 +15,10 @@ from test_jit import (  # noqa: E402 - after the skip
 
 @pytest.fixture
 def config(tmp_path):
+    # test_jit.py may have compiled the same specialisations already: start from empty caches,
+    # as call_twice expects its first call to compile.
+    for f in (chunked_scale, fused_elementwise, matmul):
+        f.clear_cache()
     return RunConfig(work_dir=str(tmp_path / "out"), compile_profiling=True, rtol=1e-4, atol=1e-4)
 
 
