@@ -1,10 +1,15 @@
-// The `pypto` command-line tool: compile or run the @pl.program classes of a DSL file without
-// Python.
+// The `pypto` command-line tool: compile or run the @pl.program classes and @pl.jit functions
+// of a DSL file without Python.
 //
-//   pypto compile FILE.py [--program NAME] [-o DIR] [--profile] [--no-dump-passes]
-//   pypto run FILE.py [--program NAME] [-o DIR] [--profile] [--seed N] [--workers N]
+//   pypto compile FILE.py [--program NAME] [--arg NAME=VALUE]... [-o DIR] [--profile]
+//                         [--no-dump-passes]
+//   pypto run FILE.py [--program NAME] [--arg NAME=VALUE]... [-o DIR] [--profile] [--seed N]
+//                     [--workers N]
 //   pypto run FILE.py --rounds N [--warmup W]  benchmark: N measured launches of the loaded program
 //   pypto sweep FILE.py --param NAME=v1,v2 ...  runs `python -m pypto.sweep` (Python, on Dask)
+//
+// A @pl.jit function has no shapes of its own: each of its parameters gets one --arg, a tensor
+// as NAME=DTYPE[d0,d1,...] (`--arg a=FP32[128,128]`), a scalar as NAME=VALUE (`--arg n=4`).
 //   pypto profile show|diff|convert|html ...   (profile_command.cpp)
 //
 // With PYPTO_COMPILE_PROFILING set, the command prints its own profile as with --profile, and
@@ -44,6 +49,7 @@ constexpr int kExitUsage = 2;
 struct CommonOptions {
   std::string file;
   std::string program;
+  std::vector<std::string> jit_args;  // --arg NAME=VALUE, for a @pl.jit function
   bool profile = false;
 };
 
@@ -63,36 +69,119 @@ std::string read_text_file(const std::string& path) {
   return ss.str();
 }
 
-// Parses FILE and picks the program to work on (--program, or the only one in the file).
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "pypto: " << message << "\n";
+  throw ToolFailure{kExitUsage};
+}
+
+// One --arg of a @pl.jit function: NAME=DTYPE[d0,d1,...] for a tensor, NAME=VALUE for a scalar
+// (an integer, a number with a point or exponent, True or False).
+std::pair<std::string, pypto::frontend::JitArgument> parse_jit_arg(const std::string& text) {
+  const auto bad = [&text](const std::string& why) {
+    usage_error("--arg '" + text + "': " + why +
+                " (expected NAME=DTYPE[d0,d1,...] for a tensor, e.g. a=FP32[128,128], or "
+                "NAME=VALUE for a scalar, e.g. n=4)");
+  };
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) bad("no NAME=");
+  std::string name = text.substr(0, eq);
+  std::string value = text.substr(eq + 1);
+  const size_t bracket = value.find('[');
+  if (bracket != std::string::npos) {
+    auto dtype = pypto::ir::dtype_from_name(value.substr(0, bracket));
+    if (!dtype) bad("unknown dtype '" + value.substr(0, bracket) + "'");
+    if (value.back() != ']') bad("the shape must end with ']'");
+    pypto::frontend::JitTensorArgument tensor;
+    tensor.dtype = *dtype;
+    std::stringstream dims(value.substr(bracket + 1, value.size() - bracket - 2));
+    std::string dim;
+    while (std::getline(dims, dim, ',')) {
+      int64_t d = 0;
+      if (!CLI::detail::lexical_cast(dim, d) || d <= 0) bad("dimension '" + dim + "'");
+      tensor.shape.push_back(d);
+    }
+    if (tensor.shape.empty()) bad("a tensor needs at least one dimension");
+    return {name, tensor};
+  }
+  if (value == "True" || value == "False")
+    return {name, pypto::frontend::Constant(value == "True")};
+  int64_t i = 0;
+  if (CLI::detail::lexical_cast(value, i)) return {name, pypto::frontend::Constant(i)};
+  double f = 0;
+  if (CLI::detail::lexical_cast(value, f)) return {name, pypto::frontend::Constant(f)};
+  bad("'" + value + "' is neither a tensor nor a number");
+  throw ToolFailure{kExitUsage};  // not reached: bad() throws
+}
+
+// Parses FILE and picks the program to work on (--program, or the only @pl.program class or
+// @pl.jit function in the file); a @pl.jit function is specialised on the --arg values.
 pypto::ir::ProgramPtr load_program(const CommonOptions& options) {
   std::string text = read_text_file(options.file);
   std::vector<pypto::ir::ProgramPtr> programs;
+  std::vector<pypto::frontend::JitFunctionSource> jit_functions;
+  pypto::frontend::Constants constants;
   try {
     programs = pypto::driver::parse_module(text, options.file);
+    jit_functions = pypto::frontend::find_jit_functions(text, options.file, &constants);
   } catch (const std::exception&) {
     std::cerr << pypto::driver::describe_current_exception(nullptr) << "\n";
     throw ToolFailure{kExitFailure};
   }
-  std::string names;
+  std::vector<std::string> names;
+  pypto::ir::ProgramPtr chosen;
   for (const auto& p : programs) {
-    if (p->name == options.program) return p;
-    names += (names.empty() ? "" : ", ") + p->name;
+    if (p->name == options.program) chosen = p;
+    names.push_back(p->name);
   }
-  if (programs.empty()) {
-    std::cerr << "pypto: " << options.file << " defines no @pl.program class\n";
+  std::string jit_entry;
+  for (const auto& f : jit_functions) {
+    if (f.kind != pypto::frontend::JitKind::Entry) continue;
+    if (f.name == options.program) jit_entry = f.name;
+    names.push_back(f.name);
+  }
+  std::string listed;
+  for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+  if (names.empty()) {
+    std::cerr << "pypto: " << options.file << " defines no @pl.program class or @pl.jit function\n";
     throw ToolFailure{kExitFailure};
   }
-  if (!options.program.empty()) {
-    std::cerr << "pypto: no program '" << options.program << "' in " << options.file
-              << " (it defines: " << names << ")\n";
-    throw ToolFailure{kExitUsage};
+  if (!options.program.empty() && !chosen && jit_entry.empty()) {
+    usage_error("no program '" + options.program + "' in " + options.file +
+                " (it defines: " + listed + ")");
   }
-  if (programs.size() > 1) {
-    std::cerr << "pypto: " << options.file << " defines several programs (" << names
-              << "); choose one with --program NAME\n";
-    throw ToolFailure{kExitUsage};
+  if (options.program.empty()) {
+    if (names.size() > 1) {
+      usage_error(options.file + " defines several programs (" + listed +
+                  "); choose one with --program NAME");
+    }
+    if (programs.empty()) {
+      jit_entry = names.front();
+    } else {
+      chosen = programs.front();
+    }
   }
-  return programs.front();
+  if (chosen) {
+    if (!options.jit_args.empty()) {
+      usage_error("--arg is for @pl.jit functions; '" + chosen->name +
+                  "' is a @pl.program with shapes of its own");
+    }
+    return chosen;
+  }
+  pypto::frontend::JitArguments arguments;
+  for (const std::string& arg : options.jit_args) {
+    auto [name, value] = parse_jit_arg(arg);
+    if (!arguments.emplace(name, value).second) usage_error("--arg " + name + " given twice");
+  }
+  try {
+    return pypto::driver::parse_jit(text, options.file, jit_functions, jit_entry, arguments,
+                                    constants);
+  } catch (const std::exception&) {
+    std::cerr << pypto::driver::describe_current_exception(nullptr) << "\n";
+    std::cerr << "pypto: '" << jit_entry
+              << "' is a @pl.jit function: give each parameter an --arg, NAME=DTYPE[d0,d1,...] "
+                 "for a tensor (a=FP32[128,128]) and NAME=VALUE for a scalar (n=4)\n";
+    throw ToolFailure{kExitFailure};
+  }
 }
 
 // With --profile (or PYPTO_COMPILE_PROFILING) the command's own profile, parse included, is
@@ -227,11 +316,17 @@ int main(int argc, char** argv) {
 
   CommonOptions common;
   auto add_common = [&common](CLI::App* sub) {
-    sub->add_option("file", common.file, "DSL source file (a .py file with @pl.program classes)")
+    sub->add_option("file", common.file,
+                    "DSL source file (a .py file with @pl.program classes or @pl.jit functions)")
         ->required()
         ->check(CLI::ExistingFile);
     sub->add_option("--program", common.program,
-                    "Name of the @pl.program class to use (needed when the file has several)");
+                    "Name of the @pl.program class or @pl.jit function to use (needed when the "
+                    "file has several)");
+    sub->add_option("--arg", common.jit_args,
+                    "An argument of a @pl.jit function: NAME=DTYPE[d0,d1,...] for a tensor "
+                    "(a=FP32[128,128]), NAME=VALUE for a scalar (n=4); one per parameter")
+        ->take_all();
     sub->add_flag("--profile", common.profile,
                   "Profile every stage and print the summary (also: PYPTO_COMPILE_PROFILING=1)");
   };

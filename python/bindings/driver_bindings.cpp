@@ -3,12 +3,14 @@
 // python/pypto/ir/compile.py and python/pypto/runtime.py fill them and shape the results.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <signal.h>
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -18,6 +20,7 @@
 
 #include "bindings.h"
 #include "ir_handles.h"
+#include "pypto/driver/call.h"
 #include "pypto/driver/compile.h"
 #include "pypto/driver/generated_run.h"
 #include "pypto/driver/run.h"
@@ -239,7 +242,18 @@ void bind_session(nb::module_& m) {
           },
           nb::arg("error"),
           "The session's profile after a failure outside run() (a parse error): the failed "
-          "stage carries `error`. None without a profiler.");
+          "stage carries `error`. None without a profiler.")
+      // A stage timed in Python (the specialisation of a @pl.jit call); no-ops unprofiled.
+      .def("begin_stage",
+           [](PySession& s, const std::string& name) {
+             if (auto* p = s.get().profiler()) p->begin_stage(name);
+           })
+      .def("end_stage",
+           [](PySession& s) {
+             if (auto* p = s.get().profiler()) p->end_stage();
+           })
+      .def("report", [](PySession& s) { return report_to_python(s.get().report()); })
+      .def("write_report", [](PySession& s) { s.get().write_report(); });
 }
 
 // The fields of the driver's RunResult (profile: a dict or None).
@@ -257,6 +271,101 @@ nb::dict run_result_dict(const driver::RunResult& r) {
   result["cache_hit"] = r.cache_hit;
   result["notes"] = r.notes;
   return result;
+}
+
+// The @pl.jit path (driver/call.h): a program compiled once, called on the caller's arrays.
+void bind_calls(nb::module_& m) {
+  nb::class_<driver::CompiledProgram>(m, "CompiledProgram")
+      .def_prop_ro("program",
+                   [](const driver::CompiledProgram& c) { return ProgramHandle{c.program()}; })
+      .def_prop_ro("output_dir",
+                   [](const driver::CompiledProgram& c) { return c.compiled().output_dir; });
+
+  m.def(
+      "compile_for_calls",
+      [](PySession& session, const ProgramHandle& program, const driver::RunConfig& config) {
+        std::shared_ptr<driver::CompiledProgram> compiled;
+        std::string error;
+        driver::Session& s = session.get();
+        {
+          SigintForwarder forward_sigint;
+          nb::gil_scoped_release release;
+          try {
+            compiled = driver::compile_for_calls(s, program.program, config);
+          } catch (...) {
+            error = driver::describe_current_exception(program.program.get());
+            s.record_error(error);
+          }
+        }
+        SigintForwarder::raise_pending_signal();
+        if (!error.empty()) raise_compile_error(error);
+        return compiled;
+      },
+      nb::arg("session"), nb::arg("program"), nb::arg("config"),
+      "Compiles a program to be called many times (stage `compile`); raises CompileError.");
+
+  // Arrays: anything nanobind takes as a CPU ndarray without converting it (numpy arrays,
+  // torch tensors through DLPack), so the program reads and writes the caller's memory.
+  m.def(
+      "call",
+      [](nb::object session, driver::CompiledProgram& compiled, nb::list arrays,
+         const std::vector<std::string>& dtype_names, const driver::RunConfig& config) {
+        const auto& params = compiled.entry_params();
+        if (arrays.size() != params.size() || dtype_names.size() != params.size()) {
+          throw nb::value_error("call: one array and one dtype per tensor parameter");
+        }
+        std::vector<HostBuffer> keep;
+        std::vector<ir::HostTensor> args(params.size());
+        for (size_t i = 0; i < params.size(); ++i) {
+          HostBuffer buffer;
+          if (!nb::try_cast<HostBuffer>(arrays[i], buffer, /*convert=*/false)) {
+            throw nb::type_error(
+                ("argument '" + params[i].var->name + "' is not a C-contiguous CPU array").c_str());
+          }
+          auto dtype = ir::dtype_from_name(dtype_names[i]);
+          if (!dtype) throw nb::value_error(("unknown dtype '" + dtype_names[i] + "'").c_str());
+          ir::HostTensor& t = args[i];
+          t.dtype = *dtype;
+          t.shape.assign(buffer.shape_ptr(), buffer.shape_ptr() + buffer.ndim());
+          t.data = buffer.data();
+          if (static_cast<int64_t>(buffer.itemsize()) != ir::dtype_bytes(*dtype)) {
+            throw nb::type_error(("argument '" + params[i].var->name + "' has " +
+                                  std::to_string(buffer.itemsize()) + "-byte elements, not " +
+                                  dtype_names[i])
+                                     .c_str());
+          }
+          keep.push_back(std::move(buffer));
+        }
+        std::optional<driver::Session> own;
+        driver::Session* s = nullptr;
+        if (session.is_none()) {
+          own.emplace(false);
+          s = &*own;
+        } else {
+          s = &nb::cast<PySession&>(session).get();
+        }
+        driver::CallResult result;
+        std::string error;
+        {
+          SigintForwarder forward_sigint;
+          nb::gil_scoped_release release;
+          try {
+            result = driver::call(*s, compiled, std::move(args), config);
+          } catch (...) {
+            error = driver::describe_current_exception(compiled.program().get());
+            s->record_error(error);
+          }
+        }
+        SigintForwarder::raise_pending_signal();
+        if (!error.empty()) throw std::runtime_error(error);
+        return std::make_tuple(result.execution_time, result.built, result.library_cache_hit,
+                               result.notes);
+      },
+      nb::arg("session").none(), nb::arg("compiled"), nb::arg("arrays"), nb::arg("dtypes"),
+      nb::arg("config"),
+      "Runs a compiled program on the given arrays (stage `device_execution`); Out/InOut "
+      "arrays hold the results. Returns (execution_time, built, library_cache_hit, notes); "
+      "raises RuntimeError with the device's message.");
 }
 
 }  // namespace
@@ -298,6 +407,8 @@ void bind_driver(nb::module_ m) {
       },
       nb::arg("program"), nb::arg("options"),
       "Runs the pass pipeline and codegen in a session of its own; raises CompileError.");
+
+  bind_calls(m);
 
   m.def(
       "run",

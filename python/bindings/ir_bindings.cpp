@@ -164,6 +164,43 @@ void bind_ir(nb::module_ m) {
       "own assignments of those names.");
 
   m.def(
+      "parse_jit",
+      [](const std::string& file_text, const std::string& file_name,
+         const std::vector<std::tuple<std::string, bool, int32_t>>& functions,
+         const std::string& entry, const nb::dict& arguments, const nb::dict& constants) {
+        std::vector<frontend::JitFunctionSource> sources;
+        for (const auto& [name, is_incore, first_line] : functions) {
+          sources.push_back(frontend::JitFunctionSource{
+              name, is_incore ? frontend::JitKind::Incore : frontend::JitKind::Entry, first_line});
+        }
+        // Tensors are (shape, dtype name); scalars are converted as constants are.
+        frontend::JitArguments values;
+        nb::dict scalars;
+        for (auto [key, value] : arguments) {
+          std::string name = nb::cast<std::string>(key);
+          if (nb::isinstance<nb::tuple>(value)) {
+            auto [shape, dtype_name] =
+                nb::cast<std::tuple<std::vector<int64_t>, std::string>>(value);
+            auto dtype = ir::dtype_from_name(dtype_name);
+            if (!dtype) throw nb::value_error(("unknown dtype '" + dtype_name + "'").c_str());
+            values.emplace(name, frontend::JitTensorArgument{std::move(shape), *dtype});
+          } else {
+            scalars[key] = value;
+          }
+        }
+        for (auto& [name, value] : to_constants(scalars)) values.emplace(name, value);
+        frontend::Constants scope = to_constants(constants);
+        nb::gil_scoped_release release;
+        return ProgramHandle{
+            driver::parse_jit(file_text, file_name, sources, entry, values, scope)};
+      },
+      nb::arg("file_text"), nb::arg("file_name"), nb::arg("functions"), nb::arg("entry"),
+      nb::arg("arguments"), nb::arg("constants") = nb::dict(),
+      "Parses the @pl.jit function `entry` of a file specialised on `arguments` (name -> "
+      "(shape, dtype name) for tensors, a number for scalars); `functions` are the file's jit "
+      "functions as (name, is_incore, first_line). The `parse` stage of the active profiler.");
+
+  m.def(
       "render_diagnostic",
       [](const std::string& file_name, const std::string& text, int32_t line_offset, int32_t line,
          int32_t col, const std::string& message) {

@@ -18,4 +18,12 @@ ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
   return frontend::parse_program(text, file_name, constants, line_offset, rest_of_file);
 }
 
+ir::ProgramPtr parse_jit(std::string_view file_text, std::string_view file_name,
+                         const std::vector<frontend::JitFunctionSource>& functions,
+                         std::string_view entry, const frontend::JitArguments& arguments,
+                         const frontend::Constants& constants) {
+  profiling::ScopedStage stage(profiling::get_active_profiler(), "parse");
+  return frontend::parse_jit(file_text, file_name, functions, entry, arguments, constants);
+}
+
 }  // namespace pypto::driver

@@ -357,6 +357,9 @@ void Parser::skip_block_body(const What& owner) {
   if (at(TK::Newline)) advance();
 }
 
+// For parser_jit.cpp, which names the block's owner with a string.
+template void Parser::skip_block_body<std::string>(const std::string&);
+
 ir::FunctionPtr Parser::parse_function_body(const FunctionSignature& sig) {
   vars_.clear();
   for (const auto& p : sig.params) vars_[p.var->name] = p.var;
@@ -452,6 +455,65 @@ ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
     lex_options.first_statement_only = rest_of_file;
     Parser parser(text, file_name, constants, line_offset, lex_options);
     return parser.parse_single_program();
+  });
+}
+
+namespace {
+
+// The tokens of the jit functions, each lexed from its first line to the end of its block, with
+// lines counted from the top of the file, one after the other.
+std::vector<Token> jit_function_tokens(std::string_view file_text,
+                                       const std::vector<JitFunctionSource>& functions) {
+  std::vector<Token> all;
+  for (const JitFunctionSource& f : functions) {
+    size_t start = 0;
+    for (int32_t line = 1; line < f.first_line; ++line) {
+      start = file_text.find('\n', start);
+      if (start == std::string_view::npos) break;
+      ++start;
+    }
+    if (f.first_line < 1 || start == std::string_view::npos || start >= file_text.size()) {
+      throw CompileError(Span{}, "function '" + f.name + "' is not at line " +
+                                     std::to_string(f.first_line) +
+                                     " of the file (was the file changed after it was loaded?)");
+    }
+    LexOptions options;
+    options.indented_start = true;
+    options.first_statement_only = true;
+    std::vector<Token> tokens;
+    try {
+      tokens = tokenize(file_text.substr(start), options);
+    } catch (const CompileError& e) {
+      Span at = e.span();
+      at.line += f.first_line - 1;
+      throw CompileError(at, e.what());
+    }
+    for (Token& t : tokens) t.line += f.first_line - 1;
+    if (!tokens.empty() && tokens.back().kind == TokenKind::EndOfFile) tokens.pop_back();
+    all.insert(all.end(), tokens.begin(), tokens.end());
+  }
+  const int32_t last_line = all.empty() ? 1 : all.back().line + 1;
+  all.push_back(Token{TokenKind::EndOfFile, last_line, 1, {}});
+  return all;
+}
+
+}  // namespace
+
+std::vector<JitFunctionSource> find_jit_functions(std::string_view file_text,
+                                                  std::string_view file_name,
+                                                  Constants* module_constants) {
+  return run_reporting_errors(file_text, file_name, 0, [&] {
+    Parser parser(file_text, file_name, {}, 0, LexOptions{});
+    return parser.list_jit_functions(module_constants);
+  });
+}
+
+ir::ProgramPtr parse_jit(std::string_view file_text, std::string_view file_name,
+                         const std::vector<JitFunctionSource>& functions, std::string_view entry,
+                         const JitArguments& arguments, const Constants& constants) {
+  return run_reporting_errors(file_text, file_name, 0, [&] {
+    Parser parser(file_text, file_name, constants, 0, jit_function_tokens(file_text, functions));
+    return parser.parse_jit_program(entry, arguments);
   });
 }
 

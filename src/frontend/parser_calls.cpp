@@ -37,6 +37,9 @@ std::vector<Parser::CallArg> Parser::parse_call_args(const Name& callee_name) {
   return args;
 }
 
+// For parser_jit.cpp, which names its callee with a string.
+template std::vector<Parser::CallArg> Parser::parse_call_args<std::string>(const std::string&);
+
 Value Parser::parse_pl_member() {
   const Span span = here();
   advance();  // pl

@@ -241,9 +241,38 @@ Value Parser::parse_postfix() {
       continue;
     }
     if (at(TK::LParen)) fail_here("this expression cannot be called");
+    if (at(TK::Dot) && peek_token(1).kind == TK::Name && peek_token(1).text == "shape" &&
+        v.kind == Value::Kind::Expr) {
+      v = parse_shape_item(v);
+      continue;
+    }
     if (at(TK::Dot)) fail_here("attribute access is not supported on values");
     return v;
   }
+}
+
+Value Parser::parse_shape_item(const Value& v) {
+  // Shapes are static (a @pl.jit specialisation fixes them), so `x.shape[i]` is a constant.
+  const Span span = here();
+  const std::vector<int64_t>* shape = nullptr;
+  if (const auto* tensor = v.expr->type()->as<ir::TensorType>()) shape = &tensor->shape;
+  if (const auto* tile = v.expr->type()->as<ir::TileType>()) shape = &tile->shape;
+  if (!shape) {
+    fail(span, "only tensors and tiles have a shape, got " + ir::type_to_string(v.expr->type()));
+  }
+  advance();
+  advance();
+  expect(TK::LBracket, "'[' after .shape: x.shape[i] is the extent of dimension i");
+  const Span index_span = here();
+  const int64_t rank = static_cast<int64_t>(shape->size());
+  int64_t i = parse_constant_int("a shape index");
+  expect(TK::RBracket, "']' after the shape index");
+  if (i < 0) i += rank;
+  if (i < 0 || i >= rank) {
+    fail(index_span, "shape index out of range for " + ir::type_to_string(v.expr->type()) +
+                         " (it has " + std::to_string(rank) + " dimension(s))");
+  }
+  return expr_value(ir::make_int((*shape)[static_cast<size_t>(i)], v.span), v.span);
 }
 
 Value Parser::parse_atom() {
@@ -291,6 +320,12 @@ Value Parser::parse_atom() {
   auto it = constants_.find(t.text);
   if (it != constants_.end()) return constant_value(it->second, span);
   if (at(TK::LParen)) {
+    if (auto helper = find_jit_helper(t.text)) return parse_jit_helper_call(*helper, t);
+    if (!jit_functions_.empty()) {
+      fail(span, "unknown function '" + std::string(t.text) +
+                     "' (ops are called as pl.<op>(...); the kernels a @pl.jit function calls "
+                     "are @pl.jit.incore functions of the same file)");
+    }
     fail(span, "unknown function '" + std::string(t.text) +
                    "' (ops are called as pl.<op>(...), program functions as self.<name>(...))");
   }

@@ -89,15 +89,43 @@ struct Block {
   bool ends_with_return = false;
 };
 
+// A parameter of a @pl.jit or @pl.jit.incore function as written: a tensor (shape-less, or with
+// a shape the argument must have) or a scalar of a dtype.
+struct JitParam {
+  std::string_view name;
+  Span span;
+  ir::ParamDirection direction = ir::ParamDirection::In;
+  bool is_tensor = false;
+  TypePtr annotated;  // pl.Tensor[[...], dtype] when written with a shape
+  DataType scalar_dtype = DataType::FP32;
+};
+
+struct JitSignature {
+  std::string name;
+  JitKind kind = JitKind::Entry;
+  Span span;
+  std::vector<JitParam> params;
+  size_t body_start = 0;
+  // A helper, once a call has specialised it: its index in signatures_ and where that call is.
+  std::optional<size_t> signature;
+  Span first_call;
+  bool in_progress = false;  // its body is being parsed (a call now would be recursion)
+};
+
 class Parser {
  public:
   Parser(std::string_view text, std::string_view file_name, Constants constants,
          int32_t line_offset, LexOptions lex_options)
+      : Parser(text, file_name, std::move(constants), line_offset, tokenize(text, lex_options)) {}
+
+  // Over tokens made elsewhere (the functions of a jit program, lexed one by one).
+  Parser(std::string_view text, std::string_view file_name, Constants constants,
+         int32_t line_offset, std::vector<Token> tokens)
       : text_(text),
         file_name_(file_name),
         line_offset_(line_offset),
         constants_(std::move(constants)),
-        tokens_(tokenize(text, lex_options)) {}
+        tokens_(std::move(tokens)) {}
 
   std::vector<ir::ProgramPtr> parse_module();
 
@@ -112,6 +140,12 @@ class Parser {
   }
 
   ir::ProgramPtr parse_single_program();
+
+  // parser_jit.cpp: the @pl.jit functions of a whole file; a jit program from tokens holding
+  // only jit functions.
+  std::vector<JitFunctionSource> list_jit_functions(Constants* module_constants);
+
+  ir::ProgramPtr parse_jit_program(std::string_view entry, const JitArguments& arguments);
 
  private:
   // -------------------------------- tokens, errors and shared helpers
@@ -352,6 +386,9 @@ class Parser {
 
   Value parse_atom();
 
+  // `x.shape[i]` after x: the constant extent of dimension i of a tensor or tile.
+  Value parse_shape_item(const Value& v);
+
   Value parse_parenthesized();
 
   Value parse_list();
@@ -385,6 +422,29 @@ class Parser {
 
   Value parse_self_call();
 
+  // -------------------------------- @pl.jit functions (parser_jit.cpp)
+
+  // At '@': reads one decorator line; its kind when it is @pl.jit or @pl.jit.incore.
+  std::optional<JitKind> read_jit_decorator();
+
+  void parse_jit_signature();
+
+  void parse_jit_param_type(JitParam& p);
+
+  void parse_jit_value_type(JitParam& p);
+
+  // A scalar parameter's value as a constant of its dtype (an int for a float parameter is
+  // converted; anything else that does not fit is an error at the parameter).
+  Constant jit_scalar_constant(const JitParam& p, const Constant& value) const;
+
+  // Parses the body of signatures_[signature]; its return types come from its return statement.
+  ir::FunctionPtr parse_jit_body(size_t signature);
+
+  std::optional<size_t> find_jit_helper(std::string_view name) const;
+
+  // `helper(args)` after the name: specialises the helper on the first call.
+  Value parse_jit_helper_call(size_t helper, const Token& name);
+
   // -------------------------------- state
 
   std::string_view text_;
@@ -401,6 +461,11 @@ class Parser {
   std::vector<std::vector<CallSite>> calls_;  // per function, in source order
   size_t current_function_ = 0;
   const std::vector<TypePtr>* return_types_ = nullptr;
+  // A jit function's return types, set by its first return statement.
+  std::vector<TypePtr>* inferred_returns_ = nullptr;
+  bool returns_known_ = false;
+  std::vector<JitSignature> jit_functions_;
+  std::vector<ir::FunctionPtr> jit_helper_functions_;  // in the order of their first calls
   std::unordered_map<std::string_view, VarPtr> vars_;  // keys view the Vars' own names
   std::deque<std::string> synthesized_names_;
   // Variables referenced while parsing the current statement, with where they are written: the

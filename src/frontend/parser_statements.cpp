@@ -241,6 +241,10 @@ StmtPtr Parser::parse_return() {
       if (at(TK::Newline)) break;
     }
   }
+  if (inferred_returns_ && !returns_known_) {  // a jit function: its first return types it
+    for (const ExprPtr& v : values) inferred_returns_->push_back(v->type());
+    returns_known_ = true;
+  }
   const auto& expected_types = *return_types_;
   if (values.size() != expected_types.size()) {
     fail(span, "return gives " + std::to_string(values.size()) +

@@ -50,4 +50,47 @@ ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
                              const Constants& constants = {}, int32_t line_offset = 0,
                              bool rest_of_file = false);
 
+// -------------------------------- @pl.jit functions (parser_jit.cpp)
+//
+// A `@pl.jit` function is a plain function whose tensor parameters carry no shape
+// (`a: pl.Tensor`, `c: pl.Out[pl.Tensor]`) and whose scalar parameters name a dtype (`n: pl.INT32`
+// or `pl.Scalar[pl.INT32]`). A specialisation gives every parameter its argument: a tensor its
+// shape and dtype, a scalar its value. Parsed with one, the function becomes the same IR as the
+// equivalent `@pl.program`: an Orchestration function named after it (tensor parameters only;
+// each scalar is a constant of the body), `with pl.at(level=pl.Level.CORE_GROUP)` scopes left
+// for OutlineIncoreScopes, and one InCore function per `@pl.jit.incore` helper it calls, typed
+// by the arguments of its calls.
+
+enum class JitKind : uint8_t { Entry, Incore };  // @pl.jit, @pl.jit.incore
+
+// Where a jit function is in its file: `first_line` (1-based) is its first decorator's line.
+struct JitFunctionSource {
+  std::string name;
+  JitKind kind = JitKind::Entry;
+  int32_t first_line = 1;
+};
+
+struct JitTensorArgument {
+  std::vector<int64_t> shape;
+  ir::DataType dtype = ir::DataType::FP32;
+};
+
+// A parameter's argument in a specialisation: a tensor's shape and dtype, or a scalar's value.
+using JitArgument = std::variant<JitTensorArgument, Constant>;
+using JitArguments = std::map<std::string, JitArgument, std::less<>>;
+
+// The top-level `@pl.jit` and `@pl.jit.incore` functions of a whole Python file, in file order
+// (what `pypto compile` and `pypto run` offer). `module_constants`, when given, receives the
+// file's top-level constants (as parse_module evaluates them), for parse_jit.
+std::vector<JitFunctionSource> find_jit_functions(std::string_view file_text,
+                                                  std::string_view file_name,
+                                                  Constants* module_constants = nullptr);
+
+// Parses the jit function `entry` of `functions` (all in `file_text`, the whole file; helpers
+// are the `Incore` ones, called by name) specialised on `arguments` (one per parameter). The
+// program is named after the entry. Errors are located in the file as for parse_program.
+ir::ProgramPtr parse_jit(std::string_view file_text, std::string_view file_name,
+                         const std::vector<JitFunctionSource>& functions, std::string_view entry,
+                         const JitArguments& arguments, const Constants& constants = {});
+
 }  // namespace pypto::frontend

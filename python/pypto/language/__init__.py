@@ -6,6 +6,7 @@ class's source is parsed by the C++ frontend into a ``pypto.ir.Program``.
 
 from pypto.language._ops import OP_NAMES as _OP_NAMES
 from pypto.language._ops import at, make_ops as _make_ops, range, tile, unroll, yield_
+from pypto.language._jit import jit
 from pypto.language._program import function, parse, program
 from pypto.language._types import (
     BF16,
@@ -31,7 +32,7 @@ DataType = DType
 globals().update(_make_ops())
 
 __all__ = [
-    "program", "function", "parse",
+    "program", "function", "parse", "jit",
     "Tensor", "Tile", "Scalar", "Out", "InOut", "MemRef",
     "DType", "DataType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL",
     "MemorySpace", "FunctionType", "Level",

@@ -1,0 +1,100 @@
+#include "pypto/driver/call.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "pypto/profiling/profiler.h"
+#include "pypto/runtime/binary_cache.h"
+#include "pypto/runtime/device.h"
+
+namespace pypto::driver {
+
+namespace fs = std::filesystem;
+using profiling::ScopedStage;
+
+std::shared_ptr<const runtime::ProgramLibrary> CompiledProgram::library(
+    bool& built, bool& cache_hit, std::vector<std::string>& notes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (library_) return library_;
+  ScopedStage stage("binary_compilation");
+  runtime::BuildOptions options;
+  options.source_path = fs::path(compiled_.output_dir) / "program.cpp";
+  options.program_name = program_->name;
+  runtime::BuildResult result = runtime::build_library(compiled_.translation_unit, options);
+  library_ = runtime::ProgramLibrary::load(result.library);
+  built = true;
+  cache_hit = result.cache_hit;
+  notes = result.notes;
+  return library_;
+}
+
+std::shared_ptr<CompiledProgram> compile_for_calls(Session& session, const ir::ProgramPtr& program,
+                                                   const RunConfig& config) {
+  ScopedStage stage("compile");
+  ir::FunctionPtr entry = program->entry();
+  if (!entry) {
+    throw std::runtime_error("program '" + program->name + "' has no Orchestration entry");
+  }
+  for (const ir::Param& p : entry->params) {
+    if (!p.var->type()->as<ir::TensorType>()) {
+      throw std::runtime_error("parameter '" + p.var->name + "' of " + entry->name +
+                               " is not a tensor; a compiled program is called with tensors");
+    }
+  }
+  CompileOptions options;
+  options.output_dir = config.work_dir;
+  options.strategy = config.strategy;
+  options.dump_passes = config.dump_passes;
+  return std::make_shared<CompiledProgram>(program, compile(session, program, options));
+}
+
+CallResult call(Session& session, CompiledProgram& program, std::vector<ir::HostTensor> args,
+                const RunConfig& config) {
+  const std::vector<ir::Param>& params = program.entry_params();
+  if (args.size() != params.size()) {
+    throw std::runtime_error(program.program()->name + " takes " + std::to_string(params.size()) +
+                             " tensor(s), got " + std::to_string(args.size()));
+  }
+  std::vector<ir::HostArg> host_args;
+  host_args.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto* type = params[i].var->type()->as<ir::TensorType>();
+    ir::HostTensor& t = args[i];
+    if (t.dtype != type->dtype || t.shape != type->shape) {
+      throw std::runtime_error("argument '" + params[i].var->name + "' is " +
+                               std::string(ir::dtype_name(t.dtype)) + " " +
+                               ir::shape_to_string(t.shape) + " but the compiled program takes " +
+                               ir::type_to_string(params[i].var->type()));
+    }
+    t.name = params[i].var->name;
+    t.read_only = params[i].direction == ir::ParamDirection::In;
+    host_args.emplace_back(std::move(t));
+  }
+  if (config.workers < 0 || config.workers > kMaxWorkers) {
+    throw std::runtime_error("RunConfig.workers=" + std::to_string(config.workers) +
+                             " is out of range: give 1 to " + std::to_string(kMaxWorkers) +
+                             " simulated cores, or 0 for the default");
+  }
+  CallResult result;
+  ScopedStage stage("device_execution");
+  auto library = program.library(result.built, result.library_cache_hit, result.notes);
+  ScopedStage execute_stage("execute");
+  runtime::ExecuteOptions options;
+  options.isolate = config.isolate;
+  if (config.workers > 0) options.num_workers = config.workers;
+  options.program_name = program.program()->name;
+  const double timeout = std::clamp(config.timeout, 0.001, 86400.0);
+  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3));
+  options.dfx.swimlane = config.enable_l2_swimlane;
+  options.dfx.dump_args = config.enable_dump_args;
+  options.dfx.pmu = config.enable_pmu;
+  options.dfx.dep_gen = config.enable_dep_gen;
+  options.dfx.dir = fs::path(program.compiled().output_dir) / "dfx_outputs";
+  runtime::RunStats stats = runtime::execute(*library, host_args, options);
+  result.execution_time = stats.wall_seconds;
+  if (session.profiler()) session.profiler()->attach_device_timeline(to_device_timeline(stats));
+  return result;
+}
+
+}  // namespace pypto::driver

@@ -1,0 +1,422 @@
+// @pl.jit functions: finding them in a file, reading their shape-less signatures, specialising
+// the entry on the arguments of a call (tensor parameters get the arguments' shapes and dtypes,
+// scalar parameters become constants of the body), and specialising the @pl.jit.incore helpers
+// it calls on the types of their arguments. The result is the IR a hand-written @pl.program
+// would give: the entry is the Orchestration function, each helper an InCore function, and the
+// `with pl.at(level=pl.Level.CORE_GROUP)` scopes are left for OutlineIncoreScopes.
+#include <limits>
+
+#include "parser_state.h"
+#include "pypto/ir/printer.h"
+
+namespace pypto::frontend::detail {
+
+namespace {
+
+// What the function's parameter annotation may be, for messages.
+constexpr const char* kJitParamTypes =
+    "pl.Tensor, pl.Out[pl.Tensor], pl.InOut[pl.Tensor], pl.Scalar[dtype] or a dtype such as "
+    "pl.INT32";
+
+}  // namespace
+
+std::optional<JitKind> Parser::read_jit_decorator() {
+  advance();  // @
+  std::optional<JitKind> kind;
+  if (at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).kind == TK::Name &&
+      peek_token(2).text == "jit") {
+    if (peek_token(3).kind == TK::Newline) {
+      kind = JitKind::Entry;
+    } else if (peek_token(3).kind == TK::Dot && peek_token(4).text == "incore" &&
+               peek_token(5).kind == TK::Newline) {
+      kind = JitKind::Incore;
+    }
+  }
+  while (!at(TK::Newline) && !at(TK::EndOfFile)) advance();
+  if (at(TK::Newline)) advance();
+  return kind;
+}
+
+std::vector<JitFunctionSource> Parser::list_jit_functions(Constants* module_constants) {
+  std::vector<JitFunctionSource> found;
+  while (!at(TK::EndOfFile)) {
+    if (at(TK::Newline) || at(TK::Dedent) || at(TK::Indent)) {
+      advance();
+      continue;
+    }
+    if (at(TK::At)) {
+      const int32_t first_line = cur().line + line_offset_;
+      std::optional<JitKind> kind;
+      while (at(TK::At)) {
+        if (auto k = read_jit_decorator()) kind = k;
+      }
+      if (kind && at(TK::KwDef) && peek_token(1).kind == TK::Name) {
+        found.push_back(JitFunctionSource{std::string(peek_token(1).text), *kind, first_line});
+      }
+      skip_statement();
+      continue;
+    }
+    if (at(TK::Name) && try_constant_assignment()) continue;
+    skip_statement();
+  }
+  if (module_constants) *module_constants = constants_;
+  return found;
+}
+
+void Parser::parse_jit_value_type(JitParam& p) {
+  const Span start = here();
+  if (at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).text == "Tensor") {
+    p.is_tensor = true;
+    if (peek_token(3).kind == TK::LBracket) {
+      p.annotated = parse_type();  // a shape given anyway: the argument must have it
+    } else {
+      advance();
+      advance();
+      advance();
+    }
+    return;
+  }
+  if (at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).text == "Scalar") {
+    p.scalar_dtype = parse_type()->as<ir::ScalarType>()->dtype;
+    return;
+  }
+  if (at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).text == "Tile") {
+    fail(start, std::string("a jit parameter is a tensor or a scalar (tiles live inside kernels): "
+                            "expected ") +
+                    kJitParamTypes);
+  }
+  Value v = parse_value();
+  if (v.kind != Value::Kind::DType) {
+    fail(v.span, std::string("expected ") + kJitParamTypes +
+                     " as the type of a jit parameter, got " +
+                     std::string(value_kind_description(v)));
+  }
+  p.scalar_dtype = v.dtype;
+}
+
+void Parser::parse_jit_param_type(JitParam& p) {
+  const Span start = here();
+  if (at_name("pl") && peek_token(1).kind == TK::Dot &&
+      (peek_token(2).text == "Out" || peek_token(2).text == "InOut")) {
+    p.direction = peek_token(2).text == "Out" ? ir::ParamDirection::Out : ir::ParamDirection::InOut;
+    advance();
+    advance();
+    advance();
+    expect(TK::LBracket, "'[' after pl.Out / pl.InOut");
+    parse_jit_value_type(p);
+    expect(TK::RBracket, "']' to close pl.Out[...] / pl.InOut[...]");
+    if (!p.is_tensor) {
+      fail(start, "pl.Out[...] and pl.InOut[...] take a tensor: pl.Out[pl.Tensor]");
+    }
+    return;
+  }
+  parse_jit_value_type(p);
+}
+
+void Parser::parse_jit_signature() {
+  JitSignature sig;
+  std::optional<JitKind> kind;
+  while (at(TK::At)) {
+    const Span deco = here();
+    kind = read_jit_decorator();
+    if (!kind) fail(deco, "unsupported decorator (expected @pl.jit or @pl.jit.incore)");
+  }
+  if (!kind) expected("@pl.jit or @pl.jit.incore before the function");
+  sig.kind = *kind;
+  expect(TK::KwDef, "'def' after the decorator");
+  const Token& name = expect_name("a function name after 'def'");
+  sig.name = std::string(name.text);
+  sig.span = span_of(name);
+  for (const JitSignature& other : jit_functions_) {
+    if (other.name == sig.name) {
+      fail(sig.span, "duplicate jit function '" + sig.name + "' (first defined on line " +
+                         std::to_string(other.span.line) + ")");
+    }
+  }
+  expect(TK::LParen, "'(' after the function name");
+  while (!at(TK::RParen)) {
+    if (at(TK::Star) || at(TK::DoubleStar)) fail_here("variadic parameters are not supported");
+    const Token& pname = expect_name("a parameter name");
+    for (const JitParam& other : sig.params) {
+      if (other.name == pname.text) {
+        fail(span_of(pname), "duplicate parameter '" + std::string(pname.text) + "'");
+      }
+    }
+    if (!at(TK::Colon)) {
+      fail_here("parameter '" + std::string(pname.text) +
+                "' needs a type annotation: " + kJitParamTypes);
+    }
+    advance();
+    JitParam p;
+    p.name = pname.text;
+    p.span = span_of(pname);
+    parse_jit_param_type(p);
+    if (at(TK::Assign)) fail_here("default parameter values are not supported");
+    sig.params.push_back(std::move(p));
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, "')' after the parameters");
+  if (at(TK::Arrow)) {
+    // The result types follow from the body's return statement; the annotation is not read.
+    int brackets = 0;
+    while (!at(TK::EndOfFile) && !(brackets == 0 && at(TK::Colon))) {
+      if (at(TK::LBracket) || at(TK::LParen)) ++brackets;
+      if (at(TK::RBracket) || at(TK::RParen)) --brackets;
+      advance();
+    }
+  }
+  expect(TK::Colon, "':' after the function signature");
+  sig.body_start = pos_;
+  skip_block_body("function definition on line " + std::to_string(name.line + line_offset_));
+  jit_functions_.push_back(std::move(sig));
+}
+
+Constant Parser::jit_scalar_constant(const JitParam& p, const Constant& value) const {
+  const std::string what = "parameter '" + std::string(p.name) + "' (" +
+                           std::string(ir::dtype_name(p.scalar_dtype)) + ")";
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    if (ir::is_float(p.scalar_dtype)) return Constant(static_cast<double>(*i));
+    if (p.scalar_dtype == DataType::BOOL)
+      fail(p.span, what + " takes True or False, got an integer");
+    if (p.scalar_dtype == DataType::INT32 &&
+        (*i < std::numeric_limits<int32_t>::min() || *i > std::numeric_limits<int32_t>::max())) {
+      fail(p.span, what + " cannot hold " + std::to_string(*i));
+    }
+    return value;
+  }
+  if (std::holds_alternative<double>(value)) {
+    if (!ir::is_float(p.scalar_dtype)) fail(p.span, what + " takes an integer, got a float");
+    return value;
+  }
+  if (std::holds_alternative<bool>(value)) {
+    if (p.scalar_dtype != DataType::BOOL) fail(p.span, what + " got a bool");
+    return value;
+  }
+  fail(p.span, what + " takes a number, got a dtype");
+}
+
+ir::FunctionPtr Parser::parse_jit_body(size_t signature) {
+  const FunctionSignature sig = signatures_[signature];
+  vars_.clear();
+  for (const auto& p : sig.params) vars_[p.var->name] = p.var;
+  std::vector<TypePtr> returns;
+  return_types_ = &returns;
+  inferred_returns_ = &returns;
+  returns_known_ = false;
+  current_function_ = signature;
+  pos_ = sig.body_start;
+  Block body = parse_block(BlockKind::Function, "function definition");
+  inferred_returns_ = nullptr;
+  return_types_ = nullptr;
+  signatures_[signature].return_types = returns;
+  return ir::make_node<ir::Function>(sig.name, sig.type, sig.params, std::move(returns),
+                                        ir::make_seq(std::move(body.stmts), sig.span), sig.span);
+}
+
+std::optional<size_t> Parser::find_jit_helper(std::string_view name) const {
+  for (size_t i = 0; i < jit_functions_.size(); ++i) {
+    if (jit_functions_[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
+  const Span span = span_of(name);
+  JitSignature& h = jit_functions_[helper];
+  if (h.kind == JitKind::Entry) {
+    fail(span, "'" + h.name +
+                   "' is a @pl.jit function; a @pl.jit function calls @pl.jit.incore helpers and "
+                   "pl ops only");
+  }
+  auto label = [&h] { return "'" + h.name + "'"; };
+  std::vector<CallArg> call_args = parse_call_args(label());
+  std::vector<ExprPtr> args;
+  for (const CallArg& a : call_args) {
+    if (!a.keyword.empty()) {
+      fail(a.keyword_span, "@pl.jit.incore helper " + label() + " takes positional arguments");
+    }
+    args.push_back(expect_expr(
+        a.value, [&] { return "argument " + std::to_string(args.size() + 1) + " of " + label(); }));
+  }
+  if (args.size() != h.params.size()) {
+    fail(span, label() + " takes " + std::to_string(h.params.size()) + " argument(s), got " +
+                   std::to_string(args.size()));
+  }
+  std::vector<TypePtr> types;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const JitParam& p = h.params[i];
+    const TypePtr& given = args[i]->type();
+    auto where = [&] {
+      return " in argument " + std::to_string(i + 1) + " ('" + std::string(p.name) + "') of " +
+             label();
+    };
+    if (p.is_tensor) {
+      const auto* tensor = given->as<ir::TensorType>();
+      if (!tensor) {
+        fail(call_args[i].value.span,
+             "expected a tensor, got " + ir::type_to_string(given) + where());
+      }
+      TypePtr type = ir::tensor_type(tensor->shape, tensor->dtype);
+      if (p.annotated && !same_shape_dtype(p.annotated, type)) {
+        fail(call_args[i].value.span, "expected " + ir::type_to_string(p.annotated) + ", got " +
+                                          ir::type_to_string(type) + where());
+      }
+      types.push_back(std::move(type));
+    } else {
+      TypePtr want = ir::scalar_type(p.scalar_dtype);
+      if (!argument_fits(want, given)) {
+        fail(call_args[i].value.span, "expected " + ir::type_to_string(want) + ", got " +
+                                          ir::type_to_string(given) + where());
+      }
+      types.push_back(std::move(want));
+    }
+  }
+  if (h.in_progress) {
+    fail(span, label() +
+                   " calls itself (directly or through other helpers); recursion is not "
+                   "supported");
+  }
+  if (!h.signature) {
+    // First call: the helper is specialised on these argument types and parsed now, since its
+    // return statement types this call.
+    FunctionSignature sig;
+    sig.name = h.name;
+    sig.type = ir::FunctionType::InCore;
+    sig.span = h.span;
+    sig.body_start = h.body_start;
+    for (size_t i = 0; i < types.size(); ++i) {
+      sig.params.push_back(
+          ir::Param{ir::make_var(std::string(h.params[i].name), types[i], h.params[i].span),
+                    h.params[i].direction});
+    }
+    const size_t index = signatures_.size();
+    signatures_.push_back(std::move(sig));
+    calls_.emplace_back();
+    h.signature = index;
+    h.first_call = span;
+    h.in_progress = true;
+    // The caller's body state, restored once the helper is parsed.
+    const size_t saved_pos = pos_;
+    auto saved_vars = std::move(vars_);
+    auto saved_uses = std::move(var_uses_);
+    const auto* saved_returns = return_types_;
+    auto* saved_inferred = inferred_returns_;
+    const bool saved_known = returns_known_;
+    const size_t saved_function = current_function_;
+    vars_.clear();
+    var_uses_.clear();
+    jit_helper_functions_.push_back(parse_jit_body(index));
+    pos_ = saved_pos;
+    vars_ = std::move(saved_vars);
+    var_uses_ = std::move(saved_uses);
+    return_types_ = saved_returns;
+    inferred_returns_ = saved_inferred;
+    returns_known_ = saved_known;
+    current_function_ = saved_function;
+    h.in_progress = false;
+  } else {
+    const FunctionSignature& sig = signatures_[*h.signature];
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (!same_shape_dtype(sig.params[i].var->type(), types[i])) {
+        fail(call_args[i].value.span,
+             "argument " + std::to_string(i + 1) + " of " + label() + " is " +
+                 ir::type_to_string(types[i]) + " here but " +
+                 ir::type_to_string(sig.params[i].var->type()) + " in its first call (line " +
+                 std::to_string(h.first_call.line) +
+                 "); a @pl.jit.incore helper has one specialisation per program, so give every "
+                 "call the same shapes");
+      }
+    }
+  }
+  const FunctionSignature& sig = signatures_[*h.signature];
+  TypePtr type =
+      sig.return_types.size() == 1 ? sig.return_types[0] : ir::tuple_type(sig.return_types);
+  return expr_value(ir::make_node<ir::Call>(ir::CallKind::Function, sig.name, std::move(args),
+                                               ir::Attrs{}, type, span),
+                    span);
+}
+
+ir::ProgramPtr Parser::parse_jit_program(std::string_view entry, const JitArguments& arguments) {
+  while (!at(TK::EndOfFile)) {
+    if (at(TK::Newline) || at(TK::Dedent) || at(TK::Indent)) {
+      advance();
+      continue;
+    }
+    parse_jit_signature();
+  }
+  std::optional<size_t> found = find_jit_helper(entry);
+  if (!found) {
+    throw CompileError(Span{}, "no @pl.jit function named '" + std::string(entry) + "'");
+  }
+  const JitSignature& e = jit_functions_[*found];
+  if (e.kind != JitKind::Entry) {
+    fail(e.span, "'" + e.name +
+                     "' is a @pl.jit.incore helper; it runs when a @pl.jit function "
+                     "calls it");
+  }
+  FunctionSignature sig;
+  sig.name = e.name;
+  sig.type = ir::FunctionType::Orchestration;
+  sig.span = e.span;
+  sig.body_start = e.body_start;
+  for (const JitParam& p : e.params) {
+    auto it = arguments.find(p.name);
+    if (it == arguments.end()) {
+      fail(p.span,
+           "the specialisation gives no argument for parameter '" + std::string(p.name) + "'");
+    }
+    if (p.is_tensor) {
+      const auto* t = std::get_if<JitTensorArgument>(&it->second);
+      if (!t) fail(p.span, "parameter '" + std::string(p.name) + "' is a tensor; got a scalar");
+      if (t->shape.empty())
+        fail(p.span, "the tensor for '" + std::string(p.name) + "' has no dimensions");
+      for (int64_t d : t->shape) {
+        if (d <= 0) {
+          fail(p.span, "the tensor for '" + std::string(p.name) + "' has shape " +
+                           ir::shape_to_string(t->shape) + "; dimensions must be positive");
+        }
+      }
+      if (!ir::shape_bytes(t->shape, t->dtype)) {
+        fail(p.span, "the tensor for '" + std::string(p.name) + "' is too large");
+      }
+      TypePtr type = ir::tensor_type(t->shape, t->dtype);
+      if (p.annotated && !same_shape_dtype(p.annotated, type)) {
+        fail(p.span, "parameter '" + std::string(p.name) + "' is declared " +
+                         ir::type_to_string(p.annotated) + " but the argument is " +
+                         ir::type_to_string(type));
+      }
+      sig.params.push_back(ir::Param{ir::make_var(std::string(p.name), type, p.span), p.direction});
+    } else {
+      const auto* c = std::get_if<Constant>(&it->second);
+      if (!c) fail(p.span, "parameter '" + std::string(p.name) + "' is a scalar; got a tensor");
+      constants_[std::string(p.name)] = jit_scalar_constant(p, *c);
+    }
+  }
+  for (const auto& [name, unused] : arguments) {
+    (void)unused;
+    bool known = false;
+    for (const JitParam& p : e.params) known = known || p.name == name;
+    if (!known) {
+      fail(e.span, "the specialisation gives an argument for '" + name +
+                       "', which is not a "
+                       "parameter of '" +
+                       e.name + "'");
+    }
+  }
+  signatures_.push_back(std::move(sig));
+  calls_.emplace_back();
+  ir::FunctionPtr entry_function = parse_jit_body(signatures_.size() - 1);
+
+  auto info = std::make_shared<ir::SourceInfo>();
+  info->file_name = std::string(file_name_);
+  info->text = std::string(text_);
+  info->line_offset = line_offset_;
+  // Helpers first, in the order of their first calls, then the entry: the layout of a
+  // hand-written program whose kernels precede main.
+  std::vector<ir::FunctionPtr> functions = std::move(jit_helper_functions_);
+  functions.push_back(std::move(entry_function));
+  return ir::make_node<ir::Program>(e.name, std::move(functions), std::move(info));
+}
+
+}  // namespace pypto::frontend::detail
