@@ -211,7 +211,7 @@ ir::FunctionPtr Parser::parse_jit_body(size_t signature) {
   return_types_ = nullptr;
   signatures_[signature].return_types = returns;
   return ir::make_node<ir::Function>(sig.name, sig.type, sig.params, std::move(returns),
-                                        ir::make_seq(std::move(body.stmts), sig.span), sig.span);
+                                     ir::make_seq(std::move(body.stmts), sig.span), sig.span);
 }
 
 std::optional<size_t> Parser::find_jit_helper(std::string_view name) const {
@@ -333,7 +333,7 @@ Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
   TypePtr type =
       sig.return_types.size() == 1 ? sig.return_types[0] : ir::tuple_type(sig.return_types);
   return expr_value(ir::make_node<ir::Call>(ir::CallKind::Function, sig.name, std::move(args),
-                                               ir::Attrs{}, type, span),
+                                            ir::Attrs{}, type, span),
                     span);
 }
 
