@@ -212,13 +212,17 @@ class KernelEmitter : public StructuredEmitter {
     if (type->as<TileType>()) {
       if (const auto* call = s.value->as<ir::Call>()) {
         TileRef dst = declare_tile(var, s.span());
+        result_var_ = &var;
         tile_op(*call, &dst, s.span());
+        result_var_ = nullptr;
+        inherit_valid(var, *call);
         return;
       }
       if (const auto* src = s.value->as<ir::Var>()) {
         TileRef from = tile_ref(*src, s.span());
         TileRef dst = declare_tile(var, s.span());
         copy_tile(dst, from);
+        if (auto it = valid_.find(src); it != valid_.end()) valid_[&var] = it->second;
         return;
       }
       codegen_error(s.span(), "unsupported tile value for '" + var.name + "'");
@@ -240,11 +244,20 @@ class KernelEmitter : public StructuredEmitter {
           tensor_view(name, *call, s.span());
           return;
         }
+        if (shape == ir::EmitShape::Reshape) {  // of a tensor: a view as well
+          reshape_view(name, *call, s.span());
+          return;
+        }
       }
       codegen_error(s.span(), "unsupported tensor value for '" + var.name +
                                   "' in InCore function '" + func_.name + "'");
     }
     if (const auto* st = type->as<ir::ScalarType>()) {
+      if (const auto* call = s.value->as<ir::Call>();
+          call && emit_shape(*call) == ir::EmitShape::Read) {
+        emit_read(var, *st, *call, s.span());
+        return;
+      }
       w_.line(cpp_scalar_type(st->dtype) + " " + names_.name(&var) + " = " +
               emit_scalar_expr(s.value, names_) + ";");
       w_.line("(void)" + names_.name(&var) + ";");
@@ -293,6 +306,7 @@ class KernelEmitter : public StructuredEmitter {
       if (!targets[i]->type()->as<TileType>()) continue;
       const auto* v = values[i]->as<ir::Var>();
       if (!v) codegen_error(values[i]->span(), "a yielded tile must be a variable");
+      expect_fully_valid(*v, span);
       TileRef dst = tile_ref(*targets[i], span);
       TileRef src = tile_ref(*v, span);
       if (!same_start(dst, src)) copies.emplace_back(dst, src);
@@ -325,6 +339,7 @@ class KernelEmitter : public StructuredEmitter {
     if (init) {
       const auto* v = init->as<ir::Var>();
       if (!v) codegen_error(init->span(), "the initial value of a tile must be a variable");
+      expect_fully_valid(*v, span);
       copy_tile(dst, tile_ref(*v, span));
     }
     return true;
@@ -332,6 +347,7 @@ class KernelEmitter : public StructuredEmitter {
 
   bool bind_own_result(const ir::Var& result, const ir::Var& from, Span span) override {
     if (!result.type()->as<TileType>()) return false;
+    expect_fully_valid(from, span);
     TileRef dst = declare_tile(result, span);
     copy_tile(dst, tile_ref(from, span));
     return true;
@@ -382,6 +398,16 @@ class KernelEmitter : public StructuredEmitter {
         return emit_slice(site);
       case ir::EmitShape::Assemble:
         return emit_assemble(site);
+      case ir::EmitShape::ColExpand:
+        return emit_col_expand(site);
+      case ir::EmitShape::Concat:
+        return emit_concat(site);
+      case ir::EmitShape::Reshape:
+        return emit_reshape(site);
+      case ir::EmitShape::FillPad:
+        return emit_fillpad(site);
+      case ir::EmitShape::Read:
+        codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
       case ir::EmitShape::None:
       case ir::EmitShape::Store:
         break;
@@ -418,11 +444,24 @@ class KernelEmitter : public StructuredEmitter {
       codegen_error(span, "pl.store: offsets must have one entry per tensor dimension");
     std::vector<std::string> shape(rank - src.type->shape.size(), "1");
     for (int64_t d : src.type->shape) shape.push_back(std::to_string(d));
+    const auto* var = a[0]->as<ir::Var>();
+    auto valid = var ? valid_.find(var) : valid_.end();
     w_.open("");
+    std::string data = src.ptr;
+    if (valid != valid_.end()) {
+      // A partly valid tile writes its valid region only: packed densely first.
+      const auto& [vr, vc] = valid->second;
+      shape.back() = vc;
+      if (src.type->shape.size() >= 2) shape[shape.size() - 2] = vr;
+      w_.line("pto::Scratch packed(" + std::to_string(src.bytes) + ");");
+      w_.line("isa->slice(packed.p, " + src.ptr + ", " + std::to_string(src.cols()) + ", 0, 0, " +
+              vr + ", " + vc + ", " + std::to_string(ir::dtype_bytes(src.type->dtype)) + ");");
+      data = "packed.p";
+    }
     std::string off = int_array("offsets", offsets);
     std::string sh = int_array("shape", shape);
     w_.line("if (!isa->store(&" + tensor + ", " + off + ", " + sh + ", " + std::to_string(rank) +
-            ", " + src.ptr + ", " + checked_where(span, op) + ")) " + leave_after_failure());
+            ", " + data + ", " + checked_where(span, op) + ")) " + leave_after_failure());
     w_.close();
   }
 
@@ -433,6 +472,7 @@ class KernelEmitter : public StructuredEmitter {
     auto shape = emit_int_list(o.arg(2), names_, "the shape of pl.load");
     if (offsets.size() != rank || shape.size() != rank)
       codegen_error(o.span, "pl.load: offsets and shape must have one entry per tensor dimension");
+    if (o.call.args.size() > 3 && o.arg(3)) return emit_partial_load(o, tensor, offsets);
     w_.open("");
     std::string off = int_array("offsets", offsets);
     std::string sh = int_array("shape", shape);
@@ -618,6 +658,183 @@ class KernelEmitter : public StructuredEmitter {
     w_.close();
   }
 
+  // ----- valid regions ------------------------------------------------------------------------
+  // A tile loaded with valid_shapes is valid in [0, rows) x [0, cols) given by two int64
+  // variables of the kernel; elementwise results keep their first operand's region (as in the
+  // interpreter), pl.store writes only that region, pl.tile.fillpad ends it.
+
+  void inherit_valid(const ir::Var& var, const ir::Call& call) {
+    if (valid_.count(&var) || call.args.empty()) return;
+    const ir::EmitShape shape = emit_shape(call);
+    auto of = [&](const ExprPtr& e) {
+      const auto* v = e ? e->as<ir::Var>() : nullptr;
+      return v ? valid_.find(v) : valid_.end();
+    };
+    if (shape == ir::EmitShape::Binary) {
+      for (const auto& a : call.args)
+        if (auto it = of(a); it != valid_.end()) {
+          valid_[&var] = it->second;
+          return;
+        }
+      return;
+    }
+    auto it = of(call.args[0]);
+    if (it == valid_.end()) return;
+    switch (shape) {
+      case ir::EmitShape::Unary:
+      case ir::EmitShape::Cast:
+      case ir::EmitShape::Move:
+      case ir::EmitShape::RowExpand:
+      case ir::EmitShape::ColExpand:
+        valid_[&var] = it->second;
+        return;
+      case ir::EmitShape::RowReduce:
+        valid_[&var] = {it->second.first, "(int64_t)1"};
+        return;
+      default:
+        return;
+    }
+  }
+
+  void expect_fully_valid(const ir::Var& var, Span span) {
+    if (!valid_.count(&var)) return;
+    codegen_error(span, "tile '" + var.name +
+                            "' is valid only in the region its pl.load valid_shapes gave; "
+                            "pl.tile.fillpad it before carrying it through a loop or an if");
+  }
+
+  // pl.load(tensor, offsets, shapes, valid_shapes): reads the valid box only, into the top-left
+  // corner of the tile; the rest keeps whatever the buffer held until pl.tile.fillpad.
+  void emit_partial_load(const OpSite& o, const std::string& tensor,
+                         const std::vector<std::string>& offsets) {
+    const TileRef& d = o.dst;
+    auto valid = emit_int_list(o.arg(3), names_, "the valid_shapes of pl.load");
+    const size_t rank = offsets.size();
+    if (!result_var_ || valid.size() != rank || rank > 2 || d.type->shape.size() != rank)
+      codegen_error(o.span,
+                    "pl.load: valid_shapes needs one entry per dimension of a 1-D or 2-D tile");
+    const std::string base = names_.name(result_var_);
+    const std::string vr = names_.fresh(base + "_valid_rows");
+    const std::string vc = names_.fresh(base + "_valid_cols");
+    w_.line("const int64_t " + vr + " = " +
+            (rank == 2 ? "(int64_t)(" + valid[0] + ")" : "(int64_t)1") + ";");
+    w_.line("const int64_t " + vc + " = (int64_t)(" + valid.back() + ");");
+    w_.line("if (!isa->check_tile_box(0, 0, " + vr + ", " + vc + ", " + std::to_string(d.rows()) +
+            ", " + std::to_string(d.cols()) + ", " + checked_where(o.span, o.op()) + ")) " +
+            leave_after_failure());
+    w_.open("if (" + vr + " > 0 && " + vc + " > 0)");
+    std::string off = int_array("offsets", offsets);
+    std::string sh = int_array(
+        "shape", rank == 2 ? std::vector<std::string>{vr, vc} : std::vector<std::string>{vc});
+    w_.line("pto::Scratch region(" + std::to_string(d.bytes) + ");");
+    w_.line("if (!isa->load(region.p, &" + tensor + ", " + off + ", " + sh + ", " +
+            std::to_string(rank) + ", " + checked_where(o.span, o.op()) + ")) " +
+            leave_after_failure());
+    w_.line("isa->assemble(" + d.ptr + ", " + std::to_string(d.cols()) + ", region.p, 0, 0, " + vr +
+            ", " + vc + ", " + std::to_string(ir::dtype_bytes(d.type->dtype)) + ");");
+    w_.close();
+    valid_[result_var_] = {vr, vc};
+  }
+
+  // ----- layout ops ---------------------------------------------------------------------------
+
+  // col_expand_<op>(x, col): the binary instruction on each row of x against the row `col`;
+  // col_expand(target, col) (no opcode): `col` copied into every row.
+  void emit_col_expand(const OpSite& o) {
+    const TileRef& d = o.dst;
+    TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    TileRef v = tile_arg(o.arg(1), o.op(), 1);
+    if (v.elements() != x.cols() || d.elements() != x.elements())
+      codegen_error(o.span, "pl." + o.op() + ": the second operand must have one value per column");
+    const bool plain = o.def.isa_opcode < 0;
+    const std::string row_bytes = std::to_string(x.cols() * ir::dtype_bytes(x.type->dtype));
+    if (!plain) check_divisor(o, support::OpFamily::Binary, v.ptr, v.elements());
+    const bool scratch = overlaps(d, v) || (!plain && partial_overlap(d, x));
+    with_destination(d, scratch, [&](const std::string& out) {
+      const std::string r = names_.fresh("row");
+      const std::string at = " + " + r + " * " + row_bytes;
+      w_.open("for (int64_t " + r + " = 0; " + r + " < " + std::to_string(x.rows()) + "; ++" + r +
+              ")");
+      if (plain) {
+        w_.line("pto::copy((uint8_t*)" + out + at + ", " + v.ptr + ", " + row_bytes + ");");
+      } else {
+        w_.line("isa->binary(" + o.opcode() + ", " + o.dtype() + ", (uint8_t*)" + out + at +
+                ", (const uint8_t*)" + x.ptr + at + ", " + v.ptr + ", " + std::to_string(x.cols()) +
+                ");");
+      }
+      w_.close();
+    });
+  }
+
+  void emit_concat(const OpSite& o) {
+    const TileRef& d = o.dst;
+    TileRef a = tile_arg(o.arg(0), o.op(), 0);
+    TileRef b = tile_arg(o.arg(1), o.op(), 1);
+    const std::string esize = std::to_string(ir::dtype_bytes(d.type->dtype));
+    with_destination(d, overlaps(d, a) || overlaps(d, b), [&](const std::string& out) {
+      w_.line("isa->assemble(" + out + ", " + std::to_string(d.cols()) + ", " + a.ptr + ", 0, 0, " +
+              std::to_string(a.rows()) + ", " + std::to_string(a.cols()) + ", " + esize + ");");
+      w_.line("isa->assemble(" + out + ", " + std::to_string(d.cols()) + ", " + b.ptr + ", 0, " +
+              std::to_string(a.cols()) + ", " + std::to_string(b.rows()) + ", " +
+              std::to_string(b.cols()) + ", " + esize + ");");
+    });
+  }
+
+  // A tile keeps its elements in row-major order, so a reshape is a copy of the bytes.
+  void emit_reshape(const OpSite& o) {
+    TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
+      w_.line("pto::copy(" + out + ", " + x.ptr + ", " + std::to_string(o.dst.bytes) + ");");
+    });
+  }
+
+  void emit_fillpad(const OpSite& o) {
+    TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    copy_tile(o.dst, x);
+    const auto* var = o.arg(0)->as<ir::Var>();
+    auto it = var ? valid_.find(var) : valid_.end();
+    if (it == valid_.end()) return;  // valid everywhere: nothing to pad
+    ir::PadValue pad = ir::PadValue::Zero;
+    if (const auto* a = ir::find_attr(o.call.attrs, "pad_value"))
+      if (const auto* p = std::get_if<ir::PadValue>(a)) pad = *p;
+    const char* pad_enum = pad == ir::PadValue::Zero  ? "PTO_PAD_ZERO"
+                           : pad == ir::PadValue::Min ? "PTO_PAD_MIN"
+                                                      : "PTO_PAD_MAX";
+    w_.line("isa->fill_pad(" + o.dtype() + ", " + o.dst.ptr + ", " + std::to_string(o.dst.rows()) +
+            ", " + std::to_string(o.dst.cols()) + ", " + it->second.first + ", " +
+            it->second.second + ", " + pad_enum + ");");
+  }
+
+  // `name = pl.read(tile or tensor, indices)`: one element, bounds-checked.
+  void emit_read(const ir::Var& var, const ir::ScalarType& st, const ir::Call& call, Span span) {
+    const std::string& name = names_.name(&var);
+    const ir::DataType dt = st.dtype;
+    const std::string storage = dt == ir::DataType::FP32    ? "float"
+                                : dt == ir::DataType::INT32 ? "int32_t"
+                                : dt == ir::DataType::INT64 ? "int64_t"
+                                                            : "uint8_t";
+    const std::string ctype = cpp_scalar_type(dt);
+    auto idx = emit_int_list(call.args.at(1), names_, "the indices of pl.read");
+    w_.line(ctype + " " + name + " = 0;");
+    w_.open("");
+    if (call.args[0]->type()->as<TileType>()) {
+      TileRef t = tile_arg(call.args[0], "read", 0);
+      const std::string r = idx.size() == 2 ? idx[0] : "(int64_t)0";
+      emit_tile_box_check(r, idx.back(), 1, 1, t.rows(), t.cols(), span, "read");
+      w_.line(name + " = (" + ctype + ")((const " + storage + "*)" + t.ptr + ")[(" + r + ") * " +
+              std::to_string(t.cols()) + " + (" + idx.back() + ")];");
+    } else {
+      std::string tensor = tensor_arg(call.args[0], "read");
+      std::string at = int_array("index", idx);
+      std::string ones = int_array("one", std::vector<std::string>(idx.size(), "1"));
+      check_box(tensor, at, ones, idx.size(), span, "read");
+      w_.line(name + " = (" + ctype + ")*(const " + storage + "*)pto::element_at(" + tensor + ", " +
+              at + ", " + std::to_string(ir::dtype_bytes(dt)) + ");");
+    }
+    w_.close();
+    w_.line("(void)" + name + ";");
+  }
+
   // Checks at run time that a rows x cols box at (r0, c0) fits a tile of tile_rows x tile_cols.
   void emit_tile_box_check(const std::string& r0, const std::string& c0, int64_t rows, int64_t cols,
                            int64_t tile_rows, int64_t tile_cols, Span span, std::string_view op) {
@@ -630,6 +847,9 @@ class KernelEmitter : public StructuredEmitter {
   const ir::Function& func_;
   int32_t line_offset_;
   std::unordered_map<const ir::Var*, std::string> tile_ptrs_;
+  // Tiles valid only in part: the C++ names of their valid row and column counts.
+  std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> valid_;
+  const ir::Var* result_var_ = nullptr;  // the tile the op being emitted defines
 };
 
 }  // namespace

@@ -155,6 +155,11 @@ class OrchestrationEmitter : public StructuredEmitter {
         tensor_view(name, *call, e->span());
         return name;
       }
+      if (call->call_kind == ir::CallKind::Op && call->callee == "reshape") {
+        std::string name = names_.fresh("view");
+        reshape_view(name, *call, e->span());
+        return name;
+      }
       if (call->call_kind == ir::CallKind::Op && call->callee == "create_tensor") {
         std::string name = names_.fresh("tensor");
         create_tensor(name, *call, e->span());
@@ -204,6 +209,8 @@ class OrchestrationEmitter : public StructuredEmitter {
         create_tensor(name, *call, s.span());
       } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "slice") {
         tensor_view(name, *call, s.span());
+      } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "reshape") {
+        reshape_view(name, *call, s.span());
       } else if (call) {
         codegen_error(s.span(), "pl." + call->callee +
                                     " in an orchestration function; tile computations belong in "

@@ -50,6 +50,20 @@ Value Parser::parse_pl_member() {
     v.span = span;
     return v;
   }
+  if (name == "PadValue") {
+    expect(TK::Dot, "'.' after pl.PadValue");
+    const Token& item = expect_name("a member of pl.PadValue");
+    auto pad = ir::pad_value_from_name(item.text);
+    if (!pad) {
+      fail(span_of(item), "unknown pad value 'pl.PadValue." + std::string(item.text) +
+                              "' (expected zero, min or max)");
+    }
+    Value v;
+    v.span = span;
+    v.kind = Value::Kind::Pad;
+    v.pad = *pad;
+    return v;
+  }
   if (name == "MemorySpace" || name == "Level" || name == "FunctionType") {
     expect(TK::Dot, [&] { return "'.' after pl." + std::string(name); });
     const Token& item = expect_name([&] { return "a member of pl." + std::string(name); });
@@ -113,6 +127,8 @@ std::optional<ir::AttrValue> Parser::attr_value(const Value& v) {
       return ir::AttrValue(v.dtype);
     case Value::Kind::Space:
       return ir::AttrValue(v.space);
+    case Value::Kind::Pad:
+      return ir::AttrValue(v.pad);
     case Value::Kind::Level:
     case Value::Kind::FuncType:
       return std::nullopt;
