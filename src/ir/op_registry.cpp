@@ -132,16 +132,17 @@ std::vector<int64_t> expect_const_shape(const OpContext& c, size_t i) {
 bool is_integer_dtype(DataType d) { return d == DataType::INT32 || d == DataType::INT64; }
 
 // Offsets `[e0, e1]`: integer scalar expressions. Returns the constant values where known.
-std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i) {
+std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i,
+                                                   const std::string& what = "offsets") {
   const auto* tuple = c.args[i]->as<MakeTuple>();
-  if (!tuple) c.fail(i, "offsets must be a list of integer scalars" + c.where(i));
+  if (!tuple) c.fail(i, what + " must be a list of integer scalars" + c.where(i));
   std::vector<std::optional<int64_t>> offsets;
   offsets.reserve(tuple->elements.size());
   for (const auto& e : tuple->elements) {
     const auto* s = e && e->type() ? e->type()->as<ScalarType>() : nullptr;
     if (!s || !is_integer_dtype(s->dtype)) {
       throw CompileError(e && e->span().valid() ? e->span() : c.span_of(i),
-                         "offsets must be integer scalars, got " +
+                         what + " must be integer scalars, got " +
                              (e ? type_to_string(e->type()) : std::string("nothing")) + c.where(i));
     }
     // An offset computed from literals only is as static as a literal: checked here.
@@ -149,7 +150,8 @@ std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i)
     if (v.overflowed || v.zero_divisor) {
       throw CompileError(e->span().valid() ? e->span() : c.span_of(i),
                          std::string(v.overflowed ? "integer overflow" : "division by zero") +
-                             " in an offset" + c.where(i));
+                             " in " + (what == "offsets" ? std::string("an offset") : what) +
+                             c.where(i));
     }
     offsets.push_back(v.value && v.value->kind == Scalar::Kind::Int
                           ? std::optional<int64_t>(v.value->i)
@@ -251,7 +253,7 @@ void expect_space(const OpContext& c, size_t i, const TileType* tile, MemorySpac
 // valid_shapes of pl.load: integer scalars, constant or not; a constant one lies in [0, dim].
 std::vector<std::optional<int64_t>> expect_valid_shape(const OpContext& c, size_t i,
                                                        const std::vector<int64_t>& shape) {
-  auto valid = expect_offsets(c, i);
+  auto valid = expect_offsets(c, i, "valid_shapes");
   expect_rank(c, i, "valid_shapes dimensions", valid.size(), shape.size());
   for (size_t d = 0; d < valid.size(); ++d) {
     if (valid[d] && (*valid[d] < 0 || *valid[d] > shape[d])) {
@@ -437,7 +439,7 @@ TypePtr infer_reshape(const OpContext& c) {
 // read(tensor or tile, indices) -> Scalar of the element type.
 TypePtr infer_read(const OpContext& c) {
   ShapedInfo x = expect_shaped(c, 0);
-  auto indices = expect_offsets(c, 1);
+  auto indices = expect_offsets(c, 1, "indices");
   expect_rank(c, 1, "indices", indices.size(), x.shape->size());
   check_region(c, 1, indices, std::vector<int64_t>(indices.size(), 1), *x.shape);
   if (x.dtype == DataType::FP16 || x.dtype == DataType::BF16) {
