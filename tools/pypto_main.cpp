@@ -41,6 +41,7 @@ struct CommonOptions {
   std::string file;
   std::string program;
   bool profile = false;
+  std::string platform = "a2a3sim";  // the target: which data movement is legal
 };
 
 // A failure already explained to the user; carries the exit code.
@@ -136,6 +137,7 @@ int compile_command(const CommonOptions& common, const std::string& output_dir, 
   pypto::driver::CompileOptions options;
   options.output_dir = output_dir;
   options.dump_passes = dump;
+  options.platform = common.platform;
   int status = 0;
   try {
     pypto::driver::CompileResult result = pypto::driver::compile(session, program, options);
@@ -203,6 +205,7 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
   };
   pypto::driver::RunConfig config;
   config.work_dir = run_options.output_dir;
+  config.platform = common.platform;
   config.workers = run_options.workers;
   config.rtol = run_options.rtol;
   config.atol = run_options.atol;
@@ -245,6 +248,17 @@ int main(int argc, char** argv) {
         ->check(CLI::ExistingFile);
     sub->add_option("--program", common.program,
                     "Name of the @pl.program class to use (needed when the file has several)");
+    sub->add_option("--platform", common.platform,
+                    "Target hardware, by PyPTO's names: a2a3sim (a2a3) or a5sim (a5), which also "
+                    "moves tiles between Mat and Vec")
+        ->check(CLI::Validator(
+            [](std::string& name) {
+              if (pypto::ir::target_from_platform(name)) return std::string();
+              return "unknown platform '" + name + "'; the platforms are " +
+                     pypto::ir::platform_names();
+            },
+            "PLATFORM"))
+        ->capture_default_str();
     sub->add_flag("--profile", common.profile,
                   "Profile every stage and print the summary (also: PYPTO_COMPILE_PROFILING=1)");
   };

@@ -355,3 +355,18 @@ def test_unknown_platform_names_the_platforms(work):
                  RunConfig(work_dir=str(work / "out"), platform="b9"))
     assert not result.passed
     assert "unknown platform 'b9'; the platforms are a2a3, a2a3sim, cpu_sim, a5, a5sim" in result.error
+
+
+def test_cli_takes_the_platform(tmp_path):
+    from cli_tool import cli
+
+    source = tmp_path / "mat_vec.py"
+    source.write_text(MAT_VEC)
+    refused = cli("run", source, "--workers", 1, cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "cannot move tile 'm' from Mat to Vec" in refused.stderr + refused.stdout
+    accepted = cli("run", source, "--workers", 1, "--platform", "a5sim", cwd=tmp_path)
+    assert accepted.returncode == 0, accepted.stderr
+    unknown = cli("compile", source, "--platform", "npu", cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "unknown platform 'npu'" in unknown.stderr
