@@ -228,6 +228,13 @@ class OrchestrationEmitter : public StructuredEmitter {
       return;
     }
     if (const auto* st = type->as<ir::ScalarType>()) {
+      if (call && call->call_kind == ir::CallKind::Op && call->callee == "read") {
+        // Tasks run while the orchestration goes on, so an element read here could see a
+        // tensor before the task that writes it has run.
+        codegen_error(s.span(),
+                      "pl.read in an orchestration function is not supported: read the element "
+                      "in the InCore function that uses it (pl.read takes a tensor there)");
+      }
       w_.line(cpp_scalar_type(st->dtype) + " " + name + " = " + emit_scalar_expr(s.value, names_) +
               ";");
       w_.line("(void)" + name + ";");

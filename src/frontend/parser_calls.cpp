@@ -41,6 +41,10 @@ Value Parser::parse_pl_member() {
   const Span span = here();
   advance();  // pl
   expect(TK::Dot, "'.' after 'pl' (pl.<op>, pl.FP32, pl.MemorySpace.<space>)");
+  // pl.min / pl.max of scalars (PyPTO's spelling for a block's valid length) are min / max.
+  if ((at_name("min") || at_name("max")) && peek_token(1).kind == TK::LParen) {
+    return parse_min_max();
+  }
   const Token& member = expect_name("a name after 'pl.'");
   const std::string_view name = member.text;
   if (auto dtype = ir::dtype_from_name(name)) {
@@ -180,6 +184,8 @@ ExprPtr Parser::parse_op_call(const ir::OpDef& def, Span span) {
       a.keyword_span = a.value.span;
       ++positional;
     }
+    // PyPTO's pl.tile.load spells valid_shapes in the singular.
+    if (def.name == "load" && a.keyword == "valid_shape") a.keyword = "valid_shapes";
     auto arg_it = std::find(def.arg_names.begin(), def.arg_names.end(), a.keyword);
     if (arg_it != def.arg_names.end()) {
       size_t index = static_cast<size_t>(arg_it - def.arg_names.begin());

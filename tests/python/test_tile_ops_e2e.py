@@ -245,7 +245,7 @@ class RaggedBlocks:
               row_max: pl.Out[pl.Tensor[[16, 4], pl.FP32]]) -> pl.Tensor[[16, 4], pl.FP32]:
         for j in pl.range(4):
             c0 = j * 32
-            t = pl.load(a, [0, c0], [16, 32], valid_shapes=[16, min(32, 100 - c0)])
+            t = pl.tile.load(a, [0, c0], [16, 32], valid_shape=[16, pl.min(32, 100 - c0)])
             padded = pl.tile.fillpad(t, pad_value=pl.PadValue.min)
             row_max = pl.store(pl.row_max(padded), [0, j], row_max)
         return row_max
@@ -370,3 +370,54 @@ def test_cli_takes_the_platform(tmp_path):
     unknown = cli("compile", source, "--platform", "npu", cwd=tmp_path)
     assert unknown.returncode == 2
     assert "unknown platform 'npu'" in unknown.stderr
+
+
+@pl.program
+class OrchestrationReshape:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 16], pl.FP32],
+          o: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        o = pl.store(pl.add(pl.load(a, [0, 0], [8, 16]), 1.0), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 32], pl.FP32],
+             o: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        view = pl.reshape(a, [8, 16])
+        o = self.k(view, o)
+        return o
+
+
+def test_tensor_reshape_in_an_orchestration(work):
+    specs = [TensorSpec("a", [4, 32], pl.FP32, init_value=rand()),
+             TensorSpec("o", [8, 16], pl.FP32, is_output=True)]
+    check_both(work, OrchestrationReshape, specs,
+               lambda t, p=None: t["o"].__setitem__(..., t["a"].reshape(8, 16) + 1.0))
+
+
+ORCHESTRATION_READ = """
+import pypto.language as pl
+
+@pl.program
+class OrchestrationRead:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], s: pl.Scalar[pl.FP32],
+          o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        o = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), s), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+             o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        s = pl.read(a, [1, 1])
+        o = self.k(a, s, o)
+        return o
+"""
+
+
+def test_read_in_an_orchestration_is_a_located_error(work):
+    result = run(pl.parse(ORCHESTRATION_READ, file_name="orch.py"), mat_vec_specs(), None,
+                 RunConfig(work_dir=str(work / "out")))
+    assert not result.passed
+    assert ("orch.py:15:9: error: code generation: pl.read in an orchestration function is not "
+            "supported") in result.error
