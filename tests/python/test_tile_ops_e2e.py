@@ -421,3 +421,16 @@ def test_read_in_an_orchestration_is_a_located_error(work):
     assert not result.passed
     assert ("orch.py:15:9: error: code generation: pl.read in an orchestration function is not "
             "supported") in result.error
+
+
+def test_a_run_time_valid_length_outside_the_tile_is_reported(work):
+    program = pl.parse(ScalarLength.as_python().replace("n = 40", "n = 70"))
+    specs = [TensorSpec("a", [8, 64], pl.FP32, init_value=rand()),
+             TensorSpec("o", [8, 64], pl.FP32, is_output=True)]
+    # The reference interpreter (no golden given) and the device (a numpy golden) both refuse.
+    interpreted = run(program, specs, None, RunConfig(work_dir=str(work / "i")))
+    assert not interpreted.passed
+    assert "pl.load: valid_shapes [8, 70] is outside the tile [8, 64]" in interpreted.error
+    device = run(program, specs, lambda t, p=None: None, RunConfig(work_dir=str(work / "d")))
+    assert not device.passed
+    assert "k: pl.load" in device.error, device.error
