@@ -415,12 +415,27 @@ class OrchestrationRead:
 """
 
 
-def test_read_in_an_orchestration_is_a_located_error(work):
-    result = run(pl.parse(ORCHESTRATION_READ, file_name="orch.py"), mat_vec_specs(), None,
+def test_read_of_an_input_in_an_orchestration(work):
+    def golden(t, params=None):
+        t["o"][:] = t["a"] + t["a"][1, 1]
+
+    check_both(work, pl.parse(ORCHESTRATION_READ), mat_vec_specs(), golden)
+
+
+@pytest.mark.parametrize("change", [
+    # `o` is written by the kernel's task, which may not have run when main reads it.
+    ("s = pl.read(a, [1, 1])", "s = pl.read(o, [1, 1])"),
+    # `a` itself is written through a view given to an Out parameter.
+    ("        o = self.k(a, s, o)\n", "        view = pl.slice(a, [16, 16], [0, 0])\n"
+     "        view = self.k(o, s, view)\n        o = self.k(a, s, o)\n"),
+], ids=["read_an_output", "input_written_through_a_view"])
+def test_read_of_a_tensor_a_task_writes_is_a_located_error(work, change):
+    text = ORCHESTRATION_READ.replace(*change)
+    result = run(pl.parse(text, file_name="orch.py"), mat_vec_specs(), None,
                  RunConfig(work_dir=str(work / "out")))
     assert not result.passed
-    assert ("orch.py:15:9: error: code generation: pl.read in an orchestration function is not "
-            "supported") in result.error
+    assert ("orch.py:15:9: error: code generation: pl.read in an orchestration function reads "
+            "only an input tensor of the entry function that no call writes") in result.error
 
 
 def test_a_run_time_valid_length_outside_the_tile_is_reported(work):
