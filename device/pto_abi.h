@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 4
+#define PTO_ABI_VERSION 5
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -59,6 +59,8 @@ typedef struct PtoParamSpec {
 enum PtoBinaryOp { PTO_OP_ADD = 0, PTO_OP_SUB = 1, PTO_OP_MUL = 2, PTO_OP_DIV = 3, PTO_OP_MAX = 4, PTO_OP_MIN = 5 };
 enum PtoUnaryOp { PTO_OP_EXP = 0, PTO_OP_NEG = 1, PTO_OP_SQRT = 2, PTO_OP_ABS = 3, PTO_OP_RECIP = 4, PTO_OP_RELU = 5 };
 enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1 };
+// What fill_pad writes outside the valid region; the values equal pypto::ir::PadValue.
+enum PtoPadValue { PTO_PAD_ZERO = 0, PTO_PAD_MIN = 1, PTO_PAD_MAX = 2 };
 
 // The instruction set of a simulated core, implemented (and optimized once) in the runtime.
 // Generated code holds the program's control flow, scalar arithmetic and addressing and issues
@@ -120,6 +122,10 @@ typedef struct PtoIsa {
   // (integer division by zero is a fault; float division follows IEEE).
   int32_t (*check_divisor)(int32_t dtype, const void* divisor, int64_t n, const char* where,
                            PtoFailFn fail, void* ctx);
+  // Sets every element of the rows x cols tile outside [0, valid_rows) x [0, valid_cols) to
+  // `pad` (PtoPadValue): 0, or the lowest / highest value of dtype (-inf / +inf for floats).
+  void (*fill_pad)(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t valid_rows,
+                   int64_t valid_cols, int32_t pad);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

@@ -108,6 +108,33 @@ struct Scratch {
   Scratch& operator=(const Scratch&) = delete;
 };
 
+// `t` seen in another shape (pl.reshape of a tensor): a view, so `t` must be contiguous in
+// row-major order; *ok is 0 when it is not (a slice of some columns), and the view is unusable.
+inline PtoTensor reshaped(const PtoTensor& t, const int64_t* shape, int32_t ndim, int32_t* ok) {
+  *ok = 1;
+  int64_t expect = 1;
+  for (int32_t d = t.ndim; d-- > 0;) {
+    if (t.shape[d] != 1 && t.strides[d] != expect) *ok = 0;
+    expect *= t.shape[d];
+  }
+  PtoTensor v = t;
+  v.ndim = ndim;
+  int64_t stride = 1;
+  for (int32_t d = ndim; d-- > 0;) {
+    v.shape[d] = shape[d];
+    v.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return v;
+}
+
+// The address of element `index` of view `t` (checked first with PtoIsa::check_box).
+inline const void* element_at(const PtoTensor& t, const int64_t* index, int64_t elem_size) {
+  int64_t at = t.offset;
+  for (int32_t d = 0; d < t.ndim; ++d) at += index[d] * t.strides[d];
+  return (const uint8_t*)t.base + at * elem_size;
+}
+
 // A sub-view (no copy) of a box checked with PtoIsa::check_box.
 inline PtoTensor view(const PtoTensor& t, const int64_t* offsets, const int64_t* shape) {
   PtoTensor v = t;

@@ -51,6 +51,7 @@ struct CommonOptions {
   std::string program;
   std::vector<std::string> jit_args;  // --arg NAME=VALUE, for a @pl.jit function
   bool profile = false;
+  std::string platform = "a2a3sim";  // the target: which data movement is legal
 };
 
 // A failure already explained to the user; carries the exit code.
@@ -197,6 +198,7 @@ int compile_command(const CommonOptions& common, const std::string& output_dir, 
   pypto::driver::CompileOptions options;
   options.output_dir = output_dir;
   options.dump_passes = dump;
+  options.platform = common.platform;
   int status = 0;
   try {
     pypto::driver::CompileResult result = pypto::driver::compile(session, program, options);
@@ -246,6 +248,7 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
   pypto::ir::ProgramPtr program = load_program(common);
   pypto::driver::RunConfig config;
   config.work_dir = run_options.output_dir;
+  config.platform = common.platform;
   config.workers = run_options.workers;
   config.rtol = run_options.rtol;
   config.atol = run_options.atol;
@@ -327,6 +330,17 @@ int main(int argc, char** argv) {
                     "An argument of a @pl.jit function: NAME=DTYPE[d0,d1,...] for a tensor "
                     "(a=FP32[128,128]), NAME=VALUE for a scalar (n=4); one per parameter")
         ->take_all();
+    sub->add_option("--platform", common.platform,
+                    "Target hardware, by PyPTO's names: a2a3sim (a2a3) or a5sim (a5), which also "
+                    "moves tiles between Mat and Vec")
+        ->check(CLI::Validator(
+            [](std::string& name) {
+              if (pypto::ir::target_from_platform(name)) return std::string();
+              return "unknown platform '" + name + "'; the platforms are " +
+                     pypto::ir::platform_names();
+            },
+            "PLATFORM"))
+        ->capture_default_str();
     sub->add_flag("--profile", common.profile,
                   "Profile every stage and print the summary (also: PYPTO_COMPILE_PROFILING=1)");
   };

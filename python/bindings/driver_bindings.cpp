@@ -179,7 +179,8 @@ void bind_options(nb::module_& m) {
       .def_rw("output_dir", &driver::CompileOptions::output_dir)
       .def_rw("strategy", &driver::CompileOptions::strategy)
       .def_rw("dump_passes", &driver::CompileOptions::dump_passes)
-      .def_rw("profiling", &driver::CompileOptions::profiling);
+      .def_rw("profiling", &driver::CompileOptions::profiling)
+      .def_rw("platform", &driver::CompileOptions::platform);
 
   nb::class_<driver::RunConfig>(m, "RunConfig")
       .def(nb::init<>())

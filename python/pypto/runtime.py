@@ -114,7 +114,9 @@ def _shared_array(shape, storage):
 class RunConfig:
     """How run() compiles, runs and checks a program."""
 
-    platform: str = "cpu_sim"
+    # The hardware simulated: "a2a3sim" (or "a2a3") or "a5sim" (or "a5"), which also moves tiles
+    # between Mat and Vec. "cpu_sim" is the former name of "a2a3sim".
+    platform: str = "a2a3sim"
     rtol: float = 1e-5
     atol: float = 1e-5
     compile_profiling: bool = False

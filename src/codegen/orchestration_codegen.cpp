@@ -1,11 +1,14 @@
 #include "pypto/codegen/orchestration_codegen.h"
 
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "pypto/codegen/cpp_emit.h"
 #include "pypto/codegen/kernel_codegen.h"
+#include "read_only_inputs.h"
 #include "structured_emitter.h"
 
 namespace pypto::codegen {
@@ -155,6 +158,11 @@ class OrchestrationEmitter : public StructuredEmitter {
         tensor_view(name, *call, e->span());
         return name;
       }
+      if (call->call_kind == ir::CallKind::Op && call->callee == "reshape") {
+        std::string name = names_.fresh("view");
+        reshape_view(name, *call, e->span());
+        return name;
+      }
       if (call->call_kind == ir::CallKind::Op && call->callee == "create_tensor") {
         std::string name = names_.fresh("tensor");
         create_tensor(name, *call, e->span());
@@ -204,6 +212,8 @@ class OrchestrationEmitter : public StructuredEmitter {
         create_tensor(name, *call, s.span());
       } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "slice") {
         tensor_view(name, *call, s.span());
+      } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "reshape") {
+        reshape_view(name, *call, s.span());
       } else if (call) {
         codegen_error(s.span(), "pl." + call->callee +
                                     " in an orchestration function; tile computations belong in "
@@ -221,6 +231,10 @@ class OrchestrationEmitter : public StructuredEmitter {
       return;
     }
     if (const auto* st = type->as<ir::ScalarType>()) {
+      if (call && call->call_kind == ir::CallKind::Op && call->callee == "read") {
+        read_element(var, *st, *call, s.span());
+        return;
+      }
       w_.line(cpp_scalar_type(st->dtype) + " " + name + " = " + emit_scalar_expr(s.value, names_) +
               ";");
       w_.line("(void)" + name + ";");
@@ -318,9 +332,41 @@ class OrchestrationEmitter : public StructuredEmitter {
     w_.line("return 0;");
   }
 
+  // `name = pl.read(tensor, indices)`, of a tensor no task writes (read_only_inputs.h).
+  void read_element(const ir::Var& var, const ir::ScalarType& st, const ir::Call& call, Span span) {
+    if (!read_only_) read_only_ = read_only_inputs(program_, func_);
+    const auto* tensor = call.args.at(0)->as<ir::Var>();
+    if (!tensor || !read_only_->count(tensor)) {
+      // Tasks run while the orchestration goes on: an element of a tensor a task may write
+      // could be read before that task has run.
+      codegen_error(span,
+                    "pl.read in an orchestration function reads only an input tensor of the "
+                    "entry function that no call writes (tasks run while the orchestration "
+                    "goes on); read the element in the InCore function that uses it");
+    }
+    const ir::DataType dt = st.dtype;
+    const std::string storage = dt == ir::DataType::FP32    ? "float"
+                                : dt == ir::DataType::INT32 ? "int32_t"
+                                : dt == ir::DataType::INT64 ? "int64_t"
+                                                            : "uint8_t";
+    const std::string& name = names_.name(&var);
+    const std::string view = tensor_value(call.args[0]);
+    auto idx = emit_int_list(call.args.at(1), names_, "the indices of pl.read");
+    w_.line(cpp_scalar_type(dt) + " " + name + " = 0;");
+    w_.open("");
+    std::string at = int_array("index", idx);
+    std::string ones = int_array("one", std::vector<std::string>(idx.size(), "1"));
+    check_box(view, at, ones, idx.size(), span, "read");
+    w_.line(name + " = (" + cpp_scalar_type(dt) + ")*(const " + storage + "*)pto::element_at(" +
+            view + ", " + at + ", " + std::to_string(ir::dtype_bytes(dt)) + ");");
+    w_.close();
+    w_.line("(void)" + name + ";");
+  }
+
   const ir::Program& program_;
   const ir::Function& func_;
   std::unordered_map<const ir::Var*, std::vector<std::string>> tuples_;
+  std::optional<std::unordered_set<const ir::Var*>> read_only_;
 };
 
 }  // namespace

@@ -247,6 +247,24 @@ class StructuredEmitter {
     w_.line("const PtoTensor " + name + " = pto::view(" + src + ", " + off + ", " + sh + ");");
   }
 
+  // `const PtoTensor <name> = <pl.reshape(tensor, shape)>;`: a view of a contiguous tensor.
+  void reshape_view(const std::string& name, const ir::Call& call, ir::Span span) {
+    if (call.args.size() < 2) codegen_error(span, "pl.reshape expects (tensor, shape)");
+    std::string src = view_name(call.args[0], "the first argument of pl.reshape");
+    auto shape = emit_int_list(call.args[1], names_, "the shape of pl.reshape");
+    std::string sh = int_array(name + "_shape", shape);
+    std::string ok = names_.fresh(name + "_contiguous");
+    w_.line("int32_t " + ok + " = 0;");
+    w_.line("const PtoTensor " + name + " = pto::reshaped(" + src + ", " + sh + ", " +
+            std::to_string(shape.size()) + ", &" + ok + ");");
+    w_.line("if (!" + ok + ") { " +
+            fail_statement(string_literal(
+                where(span, "reshape") +
+                ": the tensor is a view that is not contiguous (a slice of some columns); reshape "
+                "the whole tensor, or load a tile and reshape that")) +
+            " " + leave_after_failure() + " }");
+  }
+
   SourceWriter w_;
   VarNames names_;
   std::vector<const std::vector<ir::VarPtr>*> yield_targets_;

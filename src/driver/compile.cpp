@@ -14,13 +14,19 @@ namespace fs = std::filesystem;
 CompileResult compile(Session& session, const ir::ProgramPtr& program,
                       const CompileOptions& options) {
   if (!program) throw std::invalid_argument("compile: no program given");
+  const auto target = ir::target_from_platform(options.platform);
+  if (!target) {
+    throw std::invalid_argument("unknown platform '" + options.platform + "'; the platforms are " +
+                                ir::platform_names());
+  }
   const fs::path& out = session.open_output_dir(options.output_dir, program->name);
 
   CompileResult result;
   result.output_dir = out.string();
   passes::PassRunOptions run_options;
   if (options.dump_passes) run_options.dump_dir = (out / "passes_dump").string();
-  result.lowered = passes::PassManager::for_strategy(options.strategy).run(program, run_options);
+  result.lowered = passes::PassManager::for_strategy(options.strategy)
+                       .run(program->with_target(*target), run_options);
 
   codegen::GeneratedProgram generated = codegen::generate_program(*result.lowered);
   result.manifest = codegen::build_kernel_config(*result.lowered);

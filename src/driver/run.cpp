@@ -181,9 +181,9 @@ std::string validate(const std::vector<RunTensor>& tensors, const ExpectedTensor
 void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
                   const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare,
                   RunResult& result) {
-  if (config.platform != "cpu_sim") {
-    throw StageFailure("unknown platform '" + config.platform +
-                       "'; the available platform is 'cpu_sim'");
+  if (!ir::target_from_platform(config.platform)) {
+    throw StageFailure("unknown platform '" + config.platform + "'; the platforms are " +
+                       ir::platform_names());
   }
   if (config.workers < 0 || config.workers > kMaxWorkers) {
     throw StageFailure("RunConfig.workers=" + std::to_string(config.workers) +
@@ -214,6 +214,7 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     options.output_dir = config.work_dir;
     options.strategy = config.strategy;
     options.dump_passes = config.dump_passes;
+    options.platform = config.platform;
     try {
       compiled = compile(session, program, options);
     } catch (const std::exception&) {

@@ -44,6 +44,10 @@ Value Parser::parse_pl_member() {
   const Span span = here();
   advance();  // pl
   expect(TK::Dot, "'.' after 'pl' (pl.<op>, pl.FP32, pl.MemorySpace.<space>)");
+  // pl.min / pl.max of scalars (PyPTO's spelling for a block's valid length) are min / max.
+  if ((at_name("min") || at_name("max")) && peek_token(1).kind == TK::LParen) {
+    return parse_min_max();
+  }
   const Token& member = expect_name("a name after 'pl.'");
   const std::string_view name = member.text;
   if (auto dtype = ir::dtype_from_name(name)) {
@@ -51,6 +55,20 @@ Value Parser::parse_pl_member() {
     v.kind = Value::Kind::DType;
     v.dtype = *dtype;
     v.span = span;
+    return v;
+  }
+  if (name == "PadValue") {
+    expect(TK::Dot, "'.' after pl.PadValue");
+    const Token& item = expect_name("a member of pl.PadValue");
+    auto pad = ir::pad_value_from_name(item.text);
+    if (!pad) {
+      fail(span_of(item), "unknown pad value 'pl.PadValue." + std::string(item.text) +
+                              "' (expected zero, min or max)");
+    }
+    Value v;
+    v.span = span;
+    v.kind = Value::Kind::Pad;
+    v.pad = *pad;
     return v;
   }
   if (name == "MemorySpace" || name == "Level" || name == "FunctionType") {
@@ -116,6 +134,8 @@ std::optional<ir::AttrValue> Parser::attr_value(const Value& v) {
       return ir::AttrValue(v.dtype);
     case Value::Kind::Space:
       return ir::AttrValue(v.space);
+    case Value::Kind::Pad:
+      return ir::AttrValue(v.pad);
     case Value::Kind::Level:
     case Value::Kind::FuncType:
       return std::nullopt;
@@ -167,6 +187,8 @@ ExprPtr Parser::parse_op_call(const ir::OpDef& def, Span span) {
       a.keyword_span = a.value.span;
       ++positional;
     }
+    // PyPTO's pl.tile.load spells valid_shapes in the singular.
+    if (def.name == "load" && a.keyword == "valid_shape") a.keyword = "valid_shapes";
     auto arg_it = std::find(def.arg_names.begin(), def.arg_names.end(), a.keyword);
     if (arg_it != def.arg_names.end()) {
       size_t index = static_cast<size_t>(arg_it - def.arg_names.begin());

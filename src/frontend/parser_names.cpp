@@ -13,6 +13,8 @@ std::string_view value_kind_description(const Value& v) {
       return "a dtype";
     case Value::Kind::Space:
       return "a memory space";
+    case Value::Kind::Pad:
+      return "a pad value";
     case Value::Kind::Level:
       return "a level";
     case Value::Kind::FuncType:

@@ -32,11 +32,12 @@ using TK = TokenKind;
 // What an expression evaluates to: an IR expression, or one of the enum-like values of the
 // `pl` namespace that only make sense as attributes, type parts or scope levels.
 struct Value {
-  enum class Kind : uint8_t { Expr, DType, Space, Level, FuncType };
+  enum class Kind : uint8_t { Expr, DType, Space, Level, FuncType, Pad };
   Kind kind = Kind::Expr;
   ExprPtr expr;
   DataType dtype = DataType::FP32;
   ir::MemorySpace space = ir::MemorySpace::Vec;
+  ir::PadValue pad = ir::PadValue::Zero;
   ir::FunctionType func_type = ir::FunctionType::InCore;
   std::string_view level;
   Span span;

@@ -88,13 +88,42 @@ DataType result_dtype(const Call& call) {
 // ----- the `interpret` attributes of the registered ops ---------------------------------------
 
 Value op_load(const OpDef&, const Call& c, const Args& a) {
-  return Value::of_tile(
-      read_region(tensor_arg(c, a, 0), int_list(c, a, 1), int_list(c, a, 2), "pl.load"));
+  auto shape = int_list(c, a, 2);
+  if (a.size() < 4 || a[3].kind == Value::Kind::None) {
+    return Value::of_tile(read_region(tensor_arg(c, a, 0), int_list(c, a, 1), shape, "pl.load"));
+  }
+  // Only the valid region is read; the rest of the tile is undefined until pl.tile.fillpad.
+  auto valid = int_list(c, a, 3);
+  if (valid.size() != shape.size()) throw RunError("pl.load: valid_shapes has the wrong rank");
+  for (size_t d = 0; d < valid.size(); ++d) {
+    if (valid[d] < 0 || valid[d] > shape[d]) {
+      throw RunError("pl.load: valid_shapes " + shape_to_string(valid) + " is outside the tile " +
+                     shape_to_string(shape));
+    }
+  }
+  TilePtr tile = zeros(tensor_arg(c, a, 0).dtype(), shape);
+  bool empty = false;
+  for (int64_t v : valid) empty = empty || v == 0;
+  if (!empty) {
+    TilePtr region = read_region(tensor_arg(c, a, 0), int_list(c, a, 1), valid, "pl.load");
+    tile = assemble_tile(*tile, *region, std::vector<int64_t>(shape.size(), 0));
+  }
+  return Value::of_tile(mark_invalid_region(std::move(tile), valid));
 }
 
 Value op_store(const OpDef&, const Call& c, const Args& a) {
   const TensorView& out = tensor_arg(c, a, 2);
-  write_region(out, int_list(c, a, 1), tile_arg(c, a, 0), "pl.store");
+  const Tile& tile = tile_arg(c, a, 0);
+  if (tile.valid.empty()) {
+    write_region(out, int_list(c, a, 1), tile, "pl.store");
+  } else {  // a partly valid tile writes its valid region only
+    bool empty = false;
+    for (int64_t v : tile.valid) empty = empty || v == 0;
+    if (!empty) {
+      TilePtr region = slice_tile(tile, tile.valid, std::vector<int64_t>(tile.valid.size(), 0));
+      write_region(out, int_list(c, a, 1), *region, "pl.store");
+    }
+  }
   return a[2];
 }
 
@@ -111,34 +140,51 @@ Value op_create_tensor(const OpDef&, const Call& c, const Args& a) {
   return Value::of_tensor(new_tensor(result_dtype(c), int_list(c, a, 0)));
 }
 
+// The valid region an elementwise result inherits: its first partly valid tile operand's.
+std::vector<int64_t> inherited_valid(const Args& a) {
+  for (const Value& v : a)
+    if (v.kind == Value::Kind::Tile && !v.tile->valid.empty()) return v.tile->valid;
+  return {};
+}
+
 Value op_binary(const OpDef& def, const Call& c, const Args& a) {
   const int32_t op = def.isa_opcode;
   const Value& x = arg(c, a, 0);
   const Value& y = arg(c, a, 1);
   bool as_tensor = x.kind == Value::Kind::Tensor || y.kind == Value::Kind::Tensor;
-  if (x.is_scalar())
-    return wrap_result(binary_scalar(op, *tile_or_tensor(c, a, 1), x, true), as_tensor);
-  if (y.is_scalar())
-    return wrap_result(binary_scalar(op, *tile_or_tensor(c, a, 0), y, false), as_tensor);
-  return wrap_result(binary(op, *tile_or_tensor(c, a, 0), *tile_or_tensor(c, a, 1)), as_tensor);
+  TilePtr r;
+  if (x.is_scalar()) {
+    r = binary_scalar(op, *tile_or_tensor(c, a, 1), x, true);
+  } else if (y.is_scalar()) {
+    r = binary_scalar(op, *tile_or_tensor(c, a, 0), y, false);
+  } else {
+    r = binary(op, *tile_or_tensor(c, a, 0), *tile_or_tensor(c, a, 1));
+  }
+  return wrap_result(with_valid(std::move(r), inherited_valid(a)), as_tensor);
 }
 
 Value op_unary(const OpDef& def, const Call& c, const Args& a) {
   bool as_tensor = arg(c, a, 0).kind == Value::Kind::Tensor;
-  return wrap_result(unary(def.isa_opcode, *tile_or_tensor(c, a, 0)), as_tensor);
+  return wrap_result(
+      with_valid(unary(def.isa_opcode, *tile_or_tensor(c, a, 0)), inherited_valid(a)), as_tensor);
 }
 
 Value op_cast(const OpDef&, const Call& c, const Args& a) {
   bool as_tensor = arg(c, a, 0).kind == Value::Kind::Tensor;
-  return wrap_result(cast(*tile_or_tensor(c, a, 0), result_dtype(c)), as_tensor);
+  return wrap_result(
+      with_valid(cast(*tile_or_tensor(c, a, 0), result_dtype(c)), inherited_valid(a)), as_tensor);
 }
 
 Value op_row_reduce(const OpDef& def, const Call& c, const Args& a) {
-  return Value::of_tile(row_reduce(def.isa_opcode, tile_arg(c, a, 0)));
+  const Tile& x = tile_arg(c, a, 0);
+  std::vector<int64_t> valid;
+  if (!x.valid.empty()) valid = {x.valid[0], 1};  // the reduced rows that are valid
+  return Value::of_tile(with_valid(row_reduce(def.isa_opcode, x), std::move(valid)));
 }
 
 Value op_row_expand(const OpDef& def, const Call& c, const Args& a) {
-  return Value::of_tile(row_expand(def.isa_opcode, tile_arg(c, a, 0), tile_arg(c, a, 1)));
+  return Value::of_tile(with_valid(row_expand(def.isa_opcode, tile_arg(c, a, 0), tile_arg(c, a, 1)),
+                                   tile_arg(c, a, 0).valid));
 }
 
 Value op_matmul(const OpDef&, const Call& c, const Args& a) {

@@ -52,6 +52,11 @@ struct Tile {
   DataType dtype = DataType::FP32;
   std::vector<int64_t> shape;
   std::vector<double> data;
+  // The extent of the valid region, from the origin, per dimension; empty when the whole tile
+  // is valid. A load with valid_shapes sets it, elementwise ops keep their first operand's,
+  // pl.store writes only this region and pl.tile.fillpad defines the rest. Outside it, floats
+  // hold NaN ("any value" to the output comparison) and integers 0.
+  std::vector<int64_t> valid;
 
   int64_t rows() const { return shape.size() == 2 ? shape[0] : 1; }
   int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
@@ -155,5 +160,16 @@ Value op_matmul(const OpDef& def, const Call& c, const Args& a);
 Value op_matmul_acc(const OpDef& def, const Call& c, const Args& a);
 Value op_slice(const OpDef& def, const Call& c, const Args& a);
 Value op_assemble(const OpDef& def, const Call& c, const Args& a);
+// src/ir/interpreter_layout_ops.cpp
+Value op_col_expand(const OpDef& def, const Call& c, const Args& a);  // opcode, or -1: copy
+Value op_concat(const OpDef& def, const Call& c, const Args& a);
+Value op_reshape(const OpDef& def, const Call& c, const Args& a);
+Value op_read(const OpDef& def, const Call& c, const Args& a);
+Value op_fillpad(const OpDef& def, const Call& c, const Args& a);
+
+// `t` with the valid region `valid` (empty: all of it).
+TilePtr with_valid(TilePtr t, std::vector<int64_t> valid);
+// The value of `t` as a dense tile whose region outside `valid` holds the "undefined" filler.
+TilePtr mark_invalid_region(TilePtr t, const std::vector<int64_t>& valid);
 
 }  // namespace pypto::ir::interp

@@ -132,16 +132,17 @@ std::vector<int64_t> expect_const_shape(const OpContext& c, size_t i) {
 bool is_integer_dtype(DataType d) { return d == DataType::INT32 || d == DataType::INT64; }
 
 // Offsets `[e0, e1]`: integer scalar expressions. Returns the constant values where known.
-std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i) {
+std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i,
+                                                   const std::string& what = "offsets") {
   const auto* tuple = c.args[i]->as<MakeTuple>();
-  if (!tuple) c.fail(i, "offsets must be a list of integer scalars" + c.where(i));
+  if (!tuple) c.fail(i, what + " must be a list of integer scalars" + c.where(i));
   std::vector<std::optional<int64_t>> offsets;
   offsets.reserve(tuple->elements.size());
   for (const auto& e : tuple->elements) {
     const auto* s = e && e->type() ? e->type()->as<ScalarType>() : nullptr;
     if (!s || !is_integer_dtype(s->dtype)) {
       throw CompileError(e && e->span().valid() ? e->span() : c.span_of(i),
-                         "offsets must be integer scalars, got " +
+                         what + " must be integer scalars, got " +
                              (e ? type_to_string(e->type()) : std::string("nothing")) + c.where(i));
     }
     // An offset computed from literals only is as static as a literal: checked here.
@@ -149,7 +150,8 @@ std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i)
     if (v.overflowed || v.zero_divisor) {
       throw CompileError(e->span().valid() ? e->span() : c.span_of(i),
                          std::string(v.overflowed ? "integer overflow" : "division by zero") +
-                             " in an offset" + c.where(i));
+                             " in " + (what == "offsets" ? std::string("an offset") : what) +
+                             c.where(i));
     }
     offsets.push_back(v.value && v.value->kind == Scalar::Kind::Int
                           ? std::optional<int64_t>(v.value->i)
@@ -229,25 +231,12 @@ DataType required_dtype_attr(const OpContext& c, const char* key) {
   return *d;
 }
 
-std::string legal_moves_text() {
-  std::string s;
-  const MemorySpace all[] = {MemorySpace::DDR,  MemorySpace::Vec,   MemorySpace::Mat,
-                             MemorySpace::Left, MemorySpace::Right, MemorySpace::Acc};
-  for (MemorySpace from : all) {
-    for (MemorySpace to : all) {
-      if (!is_legal_transfer(from, to)) continue;
-      if (!s.empty()) s += ", ";
-      s += std::string(memory_space_name(from)) + "->" + std::string(memory_space_name(to));
-    }
-  }
-  return s;
-}
-
 void expect_transfer(const OpContext& c, size_t i, MemorySpace from, MemorySpace to) {
   if (!is_legal_transfer(from, to)) {
     c.fail(i, "illegal data movement in " + c.op_name() + " from " +
                   std::string(memory_space_name(from)) + " to " +
-                  std::string(memory_space_name(to)) + "; legal moves are " + legal_moves_text());
+                  std::string(memory_space_name(to)) + "; legal moves are " +
+                  legal_moves_text(Target::A5));
   }
 }
 
@@ -261,6 +250,21 @@ void expect_space(const OpContext& c, size_t i, const TileType* tile, MemorySpac
 // ---------------------------------------------------------------------------------------------
 // Type inference per op family.
 
+// valid_shapes of pl.load: integer scalars, constant or not; a constant one lies in [0, dim].
+std::vector<std::optional<int64_t>> expect_valid_shape(const OpContext& c, size_t i,
+                                                       const std::vector<int64_t>& shape) {
+  auto valid = expect_offsets(c, i, "valid_shapes");
+  expect_rank(c, i, "valid_shapes dimensions", valid.size(), shape.size());
+  for (size_t d = 0; d < valid.size(); ++d) {
+    if (valid[d] && (*valid[d] < 0 || *valid[d] > shape[d])) {
+      c.fail(i, "valid_shapes " + std::to_string(*valid[d]) + " of dimension " + std::to_string(d) +
+                    " is outside [0, " + std::to_string(shape[d]) + "] (the tile's shape)" +
+                    c.where(i));
+    }
+  }
+  return valid;
+}
+
 TypePtr infer_load(const OpContext& c) {
   const auto* tensor = expect_tensor(c, 0);
   auto offsets = expect_offsets(c, 1);
@@ -269,7 +273,14 @@ TypePtr infer_load(const OpContext& c) {
   expect_rank(c, 2, "shape dimensions", shape.size(), tensor->shape.size());
   MemorySpace target = memory_attr(c, "target_memory").value_or(MemorySpace::Vec);
   expect_transfer(c, 0, MemorySpace::DDR, target);
-  check_region(c, 1, offsets, shape, tensor->shape);
+  // Only the valid region is read: a ragged last block may have a tile that reaches past the
+  // tensor. A run-time valid extent is checked on the device.
+  std::vector<int64_t> read_extent = shape;
+  if (c.args.size() > 3) {
+    auto valid = expect_valid_shape(c, 3, shape);
+    for (size_t d = 0; d < valid.size(); ++d) read_extent[d] = valid[d].value_or(0);
+  }
+  check_region(c, 1, offsets, read_extent, tensor->shape);
   return tile_type(std::move(shape), tensor->dtype, target);
 }
 
@@ -378,6 +389,78 @@ TypePtr infer_row_expand(const OpContext& c) {
   return tile_type(tile->shape, tile->dtype);
 }
 
+// col_expand_<op>(tile [R, C], col [1, C]) and col_expand(target [R, C], col [1, C]).
+TypePtr infer_col_expand(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  const auto* col = expect_tile(c, 1);
+  expect_2d(c, 0, tile->shape);
+  std::vector<int64_t> want = {1, tile->shape[1]};
+  expect_same_shape(c, 1, want, col->shape);
+  expect_same_dtype(c, 1, tile->dtype, col->dtype);
+  return tile_type(tile->shape, tile->dtype);
+}
+
+// concat(a [R, Ca], b [R, Cb]) -> [R, Ca + Cb]: the columns of b after those of a.
+TypePtr infer_concat(const OpContext& c) {
+  const auto* a = expect_tile(c, 0);
+  const auto* b = expect_tile(c, 1);
+  expect_2d(c, 0, a->shape);
+  expect_2d(c, 1, b->shape);
+  if (a->shape[0] != b->shape[0]) {
+    c.fail(1, "row mismatch in " + c.op_name() + ": " + shape_to_string(a->shape) + " and " +
+                  shape_to_string(b->shape) + " must have the same number of rows");
+  }
+  expect_same_dtype(c, 1, a->dtype, b->dtype);
+  std::vector<int64_t> shape = {a->shape[0], a->shape[1] + b->shape[1]};
+  expect_shape_fits(c, 1, shape, a->dtype);
+  return tile_type(std::move(shape), a->dtype);
+}
+
+// reshape(tile or tensor, shape): the same elements in row-major order, another shape.
+TypePtr infer_reshape(const OpContext& c) {
+  ShapedInfo x = expect_shaped(c, 0);
+  auto shape = expect_const_shape(c, 1);
+  auto count = [](const std::vector<int64_t>& s) {
+    return support::checked_product(s.data(), s.size()).value_or(-1);
+  };
+  const int64_t from = count(*x.shape), to = count(shape);
+  if (from != to) {
+    c.fail(1, c.op_name() + " cannot change the element count: " + shape_to_string(*x.shape) +
+                  " has " + std::to_string(from) + " elements, " + shape_to_string(shape) +
+                  " has " + (to < 0 ? std::string("too many") : std::to_string(to)));
+  }
+  if (x.is_tile) {
+    if (shape.size() > 2) c.fail(1, "a tile has at most 2 dimensions" + c.where(1));
+    return tile_type(std::move(shape), x.dtype);
+  }
+  return tensor_type(std::move(shape), x.dtype);
+}
+
+// read(tensor or tile, indices) -> Scalar of the element type.
+TypePtr infer_read(const OpContext& c) {
+  ShapedInfo x = expect_shaped(c, 0);
+  auto indices = expect_offsets(c, 1, "indices");
+  expect_rank(c, 1, "indices", indices.size(), x.shape->size());
+  check_region(c, 1, indices, std::vector<int64_t>(indices.size(), 1), *x.shape);
+  if (x.dtype == DataType::FP16 || x.dtype == DataType::BF16) {
+    c.fail(0, c.op_name() + " reads FP32, INT32, INT64 or BOOL elements, got " +
+                  std::string(dtype_name(x.dtype)) + " (cast the tile first)");
+  }
+  return scalar_type(x.dtype);
+}
+
+// fillpad(tile, pad_value=pl.PadValue.zero): the tile with every element outside its valid
+// region set to the pad value; the result is valid everywhere.
+TypePtr infer_fillpad(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  expect_2d(c, 0, tile->shape);
+  if (const AttrValue* v = find_attr(c.attrs, "pad_value"); v && !std::get_if<PadValue>(v)) {
+    c.fail_call("pad_value of " + c.op_name() +
+                " must be a pl.PadValue (pl.PadValue.zero, pl.PadValue.min or pl.PadValue.max)");
+  }
+  return tile_type(tile->shape, tile->dtype, tile->space);
+}
+
 // Checks left [M, K] @ right [K, N] starting at argument `first`; returns {M, N}.
 std::vector<int64_t> check_matmul_operands(const OpContext& c, size_t first) {
   const auto* left = expect_tile(c, first);
@@ -474,6 +557,8 @@ const OpFamily kRowReduce{OpCategory::RowReduce, {"tile", "tmp_tile"}, 1, infer_
                           interp::op_row_reduce, EmitShape::RowReduce};
 const OpFamily kRowExpand{OpCategory::RowExpand, {"tile", "row"}, 2, infer_row_expand,
                           interp::op_row_expand, EmitShape::RowExpand};
+const OpFamily kColExpand{OpCategory::ColExpand, {"tile", "col"}, 2, infer_col_expand,
+                          interp::op_col_expand, EmitShape::ColExpand};
 // clang-format on
 
 OpSpec member(const OpFamily& f, const char* name, int32_t opcode, const char* opcode_name) {
@@ -488,8 +573,8 @@ std::vector<OpSpec> op_specs() {
   namespace in = interp;
   // clang-format off
   return {
-      {"load", C::Load, {"tensor", "offsets", "shapes"}, 3, {"target_memory"}, infer_load,
-       in::op_load, E::Load},
+      {"load", C::Load, {"tensor", "offsets", "shapes", "valid_shapes"}, 3, {"target_memory"},
+       infer_load, in::op_load, E::Load},
       {"store", C::Store, {"tile", "offsets", "output_tensor"}, 3, {}, infer_store, in::op_store,
        E::Store},
       {"move", C::Move, {"tile"}, 1, {"target_memory"}, infer_move, in::op_move, E::Move},
@@ -505,6 +590,14 @@ std::vector<OpSpec> op_specs() {
        E::Slice},
       {"assemble", C::Assemble, {"target", "source", "offsets"}, 3, {}, infer_assemble,
        in::op_assemble, E::Assemble},
+      {"concat", C::Concat, {"src0", "src1"}, 2, {}, infer_concat, in::op_concat, E::Concat},
+      {"reshape", C::Reshape, {"input", "shape"}, 2, {}, infer_reshape, in::op_reshape,
+       E::Reshape},
+      {"read", C::Read, {"input", "indices"}, 2, {}, infer_read, in::op_read, E::Read},
+      {"fillpad", C::FillPad, {"tile"}, 1, {"pad_value"}, infer_fillpad, in::op_fillpad,
+       E::FillPad},
+      {"col_expand", C::ColExpand, {"target", "col"}, 2, {}, infer_col_expand,
+       in::op_col_expand, E::ColExpand},
       member(kBinary, "add", ISA(PTO_OP_ADD)),
       member(kBinary, "sub", ISA(PTO_OP_SUB)),
       member(kBinary, "mul", ISA(PTO_OP_MUL)),
@@ -523,6 +616,12 @@ std::vector<OpSpec> op_specs() {
       member(kRowExpand, "row_expand_sub", ISA(PTO_OP_SUB)),
       member(kRowExpand, "row_expand_mul", ISA(PTO_OP_MUL)),
       member(kRowExpand, "row_expand_div", ISA(PTO_OP_DIV)),
+      member(kColExpand, "col_expand_add", ISA(PTO_OP_ADD)),
+      member(kColExpand, "col_expand_sub", ISA(PTO_OP_SUB)),
+      member(kColExpand, "col_expand_mul", ISA(PTO_OP_MUL)),
+      member(kColExpand, "col_expand_div", ISA(PTO_OP_DIV)),
+      member(kColExpand, "col_expand_max", ISA(PTO_OP_MAX)),
+      member(kColExpand, "col_expand_min", ISA(PTO_OP_MIN)),
   };
   // clang-format on
 }

@@ -78,6 +78,9 @@ std::string format_attr(const AttrValue& v) {
       return "pl.MemorySpace." + std::string(memory_space_name(x));
     }
     std::string operator()(const std::vector<int64_t>& x) const { return shape_to_string(x); }
+    std::string operator()(PadValue x) const {
+      return "pl.PadValue." + std::string(pad_value_name(x));
+    }
   };
   return std::visit(Formatter{}, v);
 }

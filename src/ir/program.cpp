@@ -22,7 +22,15 @@ FunctionPtr Program::entry() const {
 }
 
 std::shared_ptr<const Program> Program::with_functions(std::vector<FunctionPtr> fns) const {
-  return ir::make_node<Program>(name, std::move(fns), source);
+  auto copy = ir::make_node<Program>(name, std::move(fns), source);
+  copy->target = target;
+  return copy;
+}
+
+std::shared_ptr<const Program> Program::with_target(Target t) const {
+  auto copy = ir::make_node<Program>(name, functions, source);
+  copy->target = t;
+  return copy;
 }
 
 }  // namespace pypto::ir

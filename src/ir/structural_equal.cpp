@@ -333,6 +333,7 @@ class Hasher {
       void operator()(DataType x) const { h->u64(static_cast<uint64_t>(x)); }
       void operator()(MemorySpace x) const { h->u64(static_cast<uint64_t>(x)); }
       void operator()(const std::vector<int64_t>& x) const { h->shape(x); }
+      void operator()(PadValue x) const { h->u64(static_cast<uint64_t>(x)); }
     };
     std::visit(Visitor{this}, v);
   }

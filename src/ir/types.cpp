@@ -1,6 +1,7 @@
 #include "pypto/ir/types.h"
 
 #include <array>
+#include <string>
 
 #include "pypto/support/checked_int.h"
 
@@ -51,6 +52,7 @@ std::string_view dtype_name(DataType t) { return kDTypes[static_cast<size_t>(t)]
 
 std::optional<DataType> dtype_from_name(std::string_view name) {
   if (const auto* info = find_named(kDTypes, name)) return info->type;
+  if (name == "INDEX") return DataType::INT64;
   return std::nullopt;
 }
 
@@ -69,22 +71,74 @@ std::optional<MemorySpace> memory_space_from_name(std::string_view name) {
 
 int64_t memory_space_capacity(MemorySpace s) { return kSpaces[static_cast<size_t>(s)].capacity; }
 
-bool is_legal_transfer(MemorySpace from, MemorySpace to) {
+bool is_legal_transfer(MemorySpace from, MemorySpace to, Target target) {
   using M = MemorySpace;
   switch (from) {
     case M::DDR:
       return to == M::Vec || to == M::Mat;
     case M::Mat:
-      return to == M::Left || to == M::Right;
+      return to == M::Left || to == M::Right || (target == Target::A5 && to == M::Vec);
     case M::Acc:
       return to == M::Mat || to == M::DDR;
     case M::Vec:
-      return to == M::DDR;
+      return to == M::DDR || (target == Target::A5 && to == M::Mat);
     case M::Left:
     case M::Right:
       return false;
   }
   return false;
+}
+
+bool is_legal_transfer(MemorySpace from, MemorySpace to) {
+  return is_legal_transfer(from, to, Target::A5);
+}
+
+std::string legal_moves_text(Target target) {
+  std::string s;
+  for (const auto& from : kSpaces) {
+    for (const auto& to : kSpaces) {
+      if (!is_legal_transfer(from.space, to.space, target)) continue;
+      if (!s.empty()) s += ", ";
+      s += std::string(from.name) + "->" + std::string(to.name);
+    }
+  }
+  return s;
+}
+
+namespace {
+struct PlatformInfo {
+  std::string_view name;
+  Target target;
+};
+constexpr std::array<PlatformInfo, 5> kPlatforms = {{
+    {"a2a3", Target::A2A3},
+    {"a2a3sim", Target::A2A3},
+    {"cpu_sim", Target::A2A3},
+    {"a5", Target::A5},
+    {"a5sim", Target::A5},
+}};
+constexpr std::array<std::string_view, 3> kPadValues = {"zero", "min", "max"};
+}  // namespace
+
+std::string_view target_name(Target t) { return t == Target::A5 ? "a5" : "a2a3"; }
+
+std::optional<Target> target_from_platform(std::string_view platform) {
+  if (const auto* info = find_named(kPlatforms, platform)) return info->target;
+  return std::nullopt;
+}
+
+std::string platform_names() {
+  std::string s;
+  for (const auto& p : kPlatforms) s += (s.empty() ? "" : ", ") + std::string(p.name);
+  return s;
+}
+
+std::string_view pad_value_name(PadValue p) { return kPadValues[static_cast<size_t>(p)]; }
+
+std::optional<PadValue> pad_value_from_name(std::string_view name) {
+  for (size_t i = 0; i < kPadValues.size(); ++i)
+    if (kPadValues[i] == name) return static_cast<PadValue>(i);
+  return std::nullopt;
 }
 
 std::string_view function_type_name(FunctionType t) {

@@ -16,11 +16,11 @@ namespace {
 
 using namespace ir;
 
-std::string legal_moves_from(MemorySpace from) {
+std::string legal_moves_from(MemorySpace from, Target target) {
   std::string out;
   for (auto to : {MemorySpace::DDR, MemorySpace::Vec, MemorySpace::Mat, MemorySpace::Left,
                   MemorySpace::Right, MemorySpace::Acc}) {
-    if (!is_legal_transfer(from, to)) continue;
+    if (!is_legal_transfer(from, to, target)) continue;
     if (!out.empty()) out += ", ";
     out += memory_space_name(to);
   }
@@ -79,7 +79,7 @@ class MatmulOnlyLoads : public IRVisitor {
 
 class SpaceInference : public IRMutator {
  public:
-  explicit SpaceInference(const Function& f) {
+  SpaceInference(const Function& f, Target target) : target_(target) {
     MatmulOnlyLoads loads;
     loads.visit(f.body);
     for (const auto& [v, only] : loads.matmul_only)
@@ -179,14 +179,14 @@ class SpaceInference : public IRMutator {
     return "operand";
   }
 
-  [[noreturn]] static void reject(const ExprPtr& operand, MemorySpace have, MemorySpace need,
-                                  const Call& c) {
+  [[noreturn]] void reject(const ExprPtr& operand, MemorySpace have, MemorySpace need,
+                           const Call& c) {
     throw CompileError(operand->span().valid() ? operand->span() : c.span(),
                        "tile " + describe(operand) + " is in " +
                            std::string(memory_space_name(have)) + " but pl." + c.callee +
                            " needs it in " + std::string(memory_space_name(need)) +
                            "; legal moves from " + std::string(memory_space_name(have)) + ": " +
-                           legal_moves_from(have));
+                           legal_moves_from(have, target_));
   }
 
   std::optional<MemorySpace> result_space(const AssignStmt& s, const Call& c,
@@ -211,10 +211,11 @@ class SpaceInference : public IRMutator {
           attrs->emplace_back("target_memory", MemorySpace::Mat);
         }
         if (!space) space = MemorySpace::Vec;
-        if (!is_legal_transfer(MemorySpace::DDR, *space)) {
-          throw CompileError(c.span(),
-                             "pl.load cannot target " + std::string(memory_space_name(*space)) +
-                                 "; legal targets from DDR: " + legal_moves_from(MemorySpace::DDR));
+        if (!is_legal_transfer(MemorySpace::DDR, *space, target_)) {
+          throw CompileError(
+              c.span(),
+              "pl.load cannot target " + std::string(memory_space_name(*space)) +
+                  "; legal targets from DDR: " + legal_moves_from(MemorySpace::DDR, target_));
         }
         return space;
       }
@@ -222,12 +223,18 @@ class SpaceInference : public IRMutator {
         auto target = attr_space();
         auto from = args.empty() ? std::nullopt : space_of(args[0]);
         if (!target) throw CompileError(c.span(), "pl.move needs target_memory");
-        if (from && !is_legal_transfer(*from, *target)) {
-          throw CompileError(
-              c.span(), "cannot move tile " + describe(args[0]) + " from " +
-                            std::string(memory_space_name(*from)) + " to " +
-                            std::string(memory_space_name(*target)) + "; legal moves from " +
-                            std::string(memory_space_name(*from)) + ": " + legal_moves_from(*from));
+        if (from && !is_legal_transfer(*from, *target, target_)) {
+          // A move another target can do names the platform that can.
+          std::string elsewhere;
+          if (is_legal_transfer(*from, *target, Target::A5))
+            elsewhere = " (platform 'a5' can; this compile is for '" +
+                        std::string(target_name(target_)) + "')";
+          throw CompileError(c.span(), "cannot move tile " + describe(args[0]) + " from " +
+                                           std::string(memory_space_name(*from)) + " to " +
+                                           std::string(memory_space_name(*target)) +
+                                           "; legal moves from " +
+                                           std::string(memory_space_name(*from)) + ": " +
+                                           legal_moves_from(*from, target_) + elsewhere);
         }
         return target;
       }
@@ -237,11 +244,12 @@ class SpaceInference : public IRMutator {
       }
       case OpCategory::Store: {
         auto from = args.empty() ? std::nullopt : space_of(args[0]);
-        if (from && !is_legal_transfer(*from, MemorySpace::DDR)) {
-          throw CompileError(
-              c.span(), "cannot store tile " + describe(args[0]) + " from " +
-                            std::string(memory_space_name(*from)) + " to DDR; legal moves from " +
-                            std::string(memory_space_name(*from)) + ": " + legal_moves_from(*from));
+        if (from && !is_legal_transfer(*from, MemorySpace::DDR, target_)) {
+          throw CompileError(c.span(), "cannot store tile " + describe(args[0]) + " from " +
+                                           std::string(memory_space_name(*from)) +
+                                           " to DDR; legal moves from " +
+                                           std::string(memory_space_name(*from)) + ": " +
+                                           legal_moves_from(*from, target_));
         }
         return std::nullopt;
       }
@@ -252,13 +260,19 @@ class SpaceInference : public IRMutator {
       }
       case OpCategory::Slice:
       case OpCategory::Assemble:
+      case OpCategory::Reshape:
         if (!detail::as_tile(c.type())) return std::nullopt;
         return args.empty() ? std::nullopt : space_of(args[0]);
+      case OpCategory::Read:
+        return std::nullopt;
       case OpCategory::ElementwiseBinary:
       case OpCategory::ElementwiseUnary:
       case OpCategory::Cast:
       case OpCategory::RowReduce:
       case OpCategory::RowExpand:
+      case OpCategory::ColExpand:
+      case OpCategory::Concat:
+      case OpCategory::FillPad:
         if (!detail::as_tile(c.type())) return std::nullopt;
         for (size_t i = 0; i < args.size(); ++i)
           if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);
@@ -270,13 +284,15 @@ class SpaceInference : public IRMutator {
   }
 
   std::unordered_set<const Var*> to_mat_;
+  Target target_;
 };
 
 }  // namespace
 
 ProgramPtr infer_tile_memory_space(const ProgramPtr& program) {
-  return detail::map_incore_functions(program, [](const FunctionPtr& f) {
-    SpaceInference inference(*f);
+  const Target target = program->target;
+  return detail::map_incore_functions(program, [target](const FunctionPtr& f) {
+    SpaceInference inference(*f, target);
     return inference.mutate_function(f);
   });
 }

@@ -7,7 +7,9 @@
 #include <cblas.h>
 
 #include <cstring>
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include "tensor_transfer.h"
 #include "tile_elements.h"
@@ -159,6 +161,30 @@ int32_t isa_check_divisor(int32_t dtype, const void* divisor, int64_t n, const c
   return 0;
 }
 
+void isa_fill_pad(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t valid_rows,
+                  int64_t valid_cols, int32_t pad) {
+  with_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    using S = typename T::S;
+    using C = typename T::C;
+    S value = T::put(C(0));
+    if (pad != PTO_PAD_ZERO) {
+      const bool low = pad == PTO_PAD_MIN;
+      if constexpr (std::is_floating_point_v<C>) {
+        value =
+            T::put(low ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity());
+      } else if constexpr (std::is_same_v<T, support::Bool>) {
+        value = T::put(low ? 0 : 1);
+      } else {
+        value = low ? std::numeric_limits<S>::lowest() : std::numeric_limits<S>::max();
+      }
+    }
+    S* d = static_cast<S*>(dst);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = r < valid_rows ? valid_cols : 0; c < cols; ++c) d[r * cols + c] = value;
+  });
+}
+
 }  // namespace
 
 const PtoIsa& tile_isa() {
@@ -180,6 +206,7 @@ const PtoIsa& tile_isa() {
       &transfer::copy_tensor,
       &transfer::check_params,
       &isa_check_divisor,
+      &isa_fill_pad,
   };
   return isa;
 }

@@ -33,6 +33,7 @@ bool has_element_function(const OpDef& def) {
   switch (def.emit) {
     case EmitShape::Binary:
     case EmitShape::RowExpand:
+    case EmitShape::ColExpand:
       return support::with_binary_op(def.isa_opcode, any);
     case EmitShape::Unary:
       return support::with_unary_op(def.isa_opcode, any);
@@ -57,7 +58,8 @@ TEST(OpDefinition, EveryOpHasEveryAttributeItNeeds) {
       // Only orchestration-level ops have no kernel instruction.
       EXPECT_EQ(def->category, OpCategory::CreateTensor) << "no emission shape";
     }
-    if (needs_opcode(def->emit)) {
+    // The column broadcasts take a binary opcode, except col_expand, which only copies.
+    if (needs_opcode(def->emit) || (def->emit == EmitShape::ColExpand && name != "col_expand")) {
       EXPECT_GE(def->isa_opcode, 0) << "no device opcode";
       ASSERT_NE(def->isa_opcode_name, nullptr);
       EXPECT_EQ(std::string(def->isa_opcode_name).rfind("PTO_", 0), 0u) << def->isa_opcode_name;
@@ -147,6 +149,36 @@ std::vector<Block> blocks_for(const OpDef& def) {
         add(op + "(" + operand("x", "[16, 16]", d) + ", " +
                 divisor(def, support::OpFamily::RowExpand, operand("w", "[16, 1]", d), d) + ")",
             false, d.tolerance);
+      }
+      break;
+    case EmitShape::ColExpand:
+      for (const auto& d : kDtypes) {
+        std::string col = operand("w", "[1, 16]", d);
+        if (def.isa_opcode >= 0) col = divisor(def, support::OpFamily::Binary, col, d);
+        add(op + "(" + operand("x", "[16, 16]", d) + ", " + col + ")", false, d.tolerance);
+      }
+      break;
+    case EmitShape::Concat:
+      add(op + "(pl.slice(" + std::string(kX) + ", [16, 8], [0, 0]), pl.slice(" + kW +
+              ", [16, 8], [0, 8]))",
+          true, 0.0f);
+      break;
+    case EmitShape::Reshape:
+      add(op + "(" + op + "(" + kX + ", [8, 32]), [16, 16])", true, 0.0f);
+      // Rows of [8, 32] become pairs of rows of [16, 16].
+      add(op + "(pl.concat(pl.slice(" + std::string(kX) + ", [8, 16], [0, 0]), pl.slice(" + kW +
+              ", [8, 16], [8, 0])), [16, 16])",
+          true, 0.0f);
+      break;
+    case EmitShape::Read:
+      add("pl.mul(" + std::string(kX) + ", " + op + "(w, [3, 4]))", true, 1e-6f);
+      add("pl.add(" + std::string(kX) + ", " + op + "(" + kW + ", [15, 6]))", true, 1e-6f);
+      break;
+    case EmitShape::FillPad:
+      for (const char* pad : {"zero", "min", "max"}) {
+        add(op + "(pl.load(x, [0, 0], [16, 16], valid_shapes=[9, 11]), pad_value=pl.PadValue." +
+                pad + ")",
+            true, 0.0f);
       }
       break;
     case EmitShape::Cast:

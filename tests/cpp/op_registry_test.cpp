@@ -60,15 +60,27 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
                            "matmul",
                            "matmul_acc",
                            "slice",
-                           "assemble"}) {
+                           "assemble",
+                           "concat",
+                           "reshape",
+                           "read",
+                           "fillpad",
+                           "col_expand",
+                           "col_expand_add",
+                           "col_expand_sub",
+                           "col_expand_mul",
+                           "col_expand_div",
+                           "col_expand_max",
+                           "col_expand_min"}) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
   auto names = reg.names();
-  EXPECT_EQ(names.size(), 28u);
+  EXPECT_EQ(names.size(), 39u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);
-  EXPECT_EQ(reg.find("load")->arg_names.size(), 3u);
+  EXPECT_EQ(reg.find("load")->arg_names.size(), 4u);  // valid_shapes is optional
+  EXPECT_EQ(reg.find("load")->min_args, 3u);
   EXPECT_EQ(reg.find("row_max")->min_args, 1u);
   EXPECT_EQ(reg.find("add")->category, OpCategory::ElementwiseBinary);
 }
@@ -86,7 +98,7 @@ TEST(OpRegistryTest, LoadDefaultsToVecAndTakesTarget) {
 
 TEST(OpRegistryTest, LoadErrors) {
   auto a = tensor({128, 64});
-  EXPECT_EQ(error_of("load", {a, ints({0, 0})}), "pl.load takes 3 arguments, got 2");
+  EXPECT_EQ(error_of("load", {a, ints({0, 0})}), "pl.load takes 3 to 4 arguments, got 2");
   EXPECT_EQ(error_of("load", {tile({4, 4}), ints({0, 0}), ints({4, 4})}),
             "expected Tensor, got Tile in argument 1 of pl.load");
   auto n = make_var("n", scalar_type(DataType::INT64));

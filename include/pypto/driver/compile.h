@@ -22,6 +22,9 @@ struct CompileOptions {
   // Profile the compile and write <output_dir>/report/pipeline_profile.{txt,json}. A profiler
   // that is already active (entered by the caller, or PYPTO_COMPILE_PROFILING) records it too.
   bool profiling = false;
+  // The hardware the program is compiled for, by PyPTO's platform names (ir::target_from_platform):
+  // "a2a3" / "a2a3sim" (the default) or "a5" / "a5sim", which also moves tiles Mat <-> Vec.
+  std::string platform = "a2a3sim";
 };
 
 struct CompileResult {
@@ -34,8 +37,9 @@ struct CompileResult {
 
 // Compiles `program` in `session` (the layout is in output_dir.h). Profile stages: `passes`
 // (PassManager, one child per pass), `codegen` (kernel_codegen:<f>, orchestration_codegen) and
-// `write_sources` (the files under <output_dir>), at the level where it is called. Throws ir::CompileError (passes, codegen),
-// CompileOutputError (output directory) and std::runtime_error (pass dumps).
+// `write_sources` (the files under <output_dir>), at the level where it is called. Throws
+// ir::CompileError (passes, codegen), CompileOutputError (output directory) and std::runtime_error
+// (pass dumps).
 CompileResult compile(Session& session, const ir::ProgramPtr& program,
                       const CompileOptions& options);
 

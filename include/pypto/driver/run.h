@@ -15,7 +15,9 @@
 namespace pypto::driver {
 
 struct RunConfig {
-  std::string platform = "cpu_sim";  // the only device there is
+  // The hardware simulated (CompileOptions::platform): "a2a3sim" (or "a2a3", or the former name
+  // "cpu_sim") or "a5sim" ("a5"); they differ in the data movement they allow.
+  std::string platform = "a2a3sim";
   double rtol = 1e-5;
   double atol = 1e-5;
   bool compile_profiling = false;

@@ -161,8 +161,8 @@ class Unary : public Expr {
 };
 
 // A keyword-argument value of an op call: `target_memory=pl.MemorySpace.Mat`, `dtype=pl.FP32`.
-using AttrValue =
-    std::variant<int64_t, double, bool, std::string, DataType, MemorySpace, std::vector<int64_t>>;
+using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, MemorySpace,
+                               std::vector<int64_t>, PadValue>;
 using Attrs = std::vector<std::pair<std::string, AttrValue>>;  // in source order
 const AttrValue* find_attr(const Attrs& attrs, std::string_view key);
 

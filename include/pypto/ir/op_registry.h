@@ -23,7 +23,12 @@ enum class OpCategory : uint8_t {
   Cast,               // cast(tile, target_type=)
   RowReduce,          // row_max row_sum -> [rows, 1]
   RowExpand,          // row_expand_{add,sub,mul,div}(tile, [rows, 1] tile)
+  ColExpand,          // col_expand(target, [1, cols]), col_expand_{add,sub,mul,div,max,min}
   Matmul,             // matmul, matmul_acc
+  Concat,             // concat(a, b): tiles side by side
+  Reshape,            // reshape of a tile (copy) or a tensor (view)
+  Read,               // read(tensor or tile, indices) -> scalar
+  FillPad,            // fillpad(tile, pad_value=): defines what lies outside the valid region
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the
@@ -43,6 +48,11 @@ enum class EmitShape : uint8_t {
   MatmulAcc,   // PtoIsa::matmul accumulating onto argument 1
   Slice,       // PtoIsa::slice (of a tile; a tensor slice is a view)
   Assemble,    // PtoIsa::assemble
+  ColExpand,   // PtoIsa::binary row by row (opcode), or a row copy for col_expand (no opcode)
+  Concat,      // two PtoIsa::assemble
+  Reshape,     // a tile copy (row-major order is kept)
+  Read,        // an element read in generated code
+  FillPad,     // PtoIsa::fill_pad
 };
 
 using OpTypeInferFn =

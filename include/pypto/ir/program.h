@@ -40,13 +40,18 @@ class Program {
   std::string name;
   std::vector<FunctionPtr> functions;  // in definition order
   std::shared_ptr<const SourceInfo> source;
+  // What the program is compiled for (CompileOptions.platform); passes that depend on the
+  // hardware (the legal data movement of InferTileMemorySpace) read it.
+  Target target = Target::A2A3;
 
   FunctionPtr find_function(std::string_view fname) const;  // null if absent
   // The orchestration entry: the function named "main" if any, else the only Orchestration
   // function; null when there is none.
   FunctionPtr entry() const;
-  // A copy with `functions` replaced, keeping name and source.
+  // A copy with `functions` replaced, keeping name, source and target.
   std::shared_ptr<const Program> with_functions(std::vector<FunctionPtr> fns) const;
+  // A copy compiled for `t`.
+  std::shared_ptr<const Program> with_target(Target t) const;
 };
 using ProgramPtr = std::shared_ptr<const Program>;
 

@@ -14,8 +14,10 @@ namespace pypto::ir {
 // Element types. The numeric values are part of the device ABI (device/pto_abi.h: PtoDType).
 enum class DataType : uint8_t { FP32 = 0, FP16 = 1, BF16 = 2, INT32 = 3, INT64 = 4, BOOL = 5 };
 
-std::string_view dtype_name(DataType t);                    // "FP32"
-std::optional<DataType> dtype_from_name(std::string_view);  // "FP32" -> FP32
+std::string_view dtype_name(DataType t);  // "FP32"
+// "FP32" -> FP32. "INDEX" (PyPTO's index type: loop indices, offsets, valid lengths) names the
+// 64-bit signed integer, INT64: there is no separate index width on this device.
+std::optional<DataType> dtype_from_name(std::string_view);
 int64_t dtype_bytes(DataType t);
 bool is_float(DataType t);
 
@@ -27,8 +29,31 @@ std::optional<MemorySpace> memory_space_from_name(std::string_view);
 // Capacity in bytes of an on-chip space (Vec 192 KiB, Mat 512 KiB, Left/Right 64 KiB,
 // Acc 128 KiB); DDR is unbounded and returns 0.
 int64_t memory_space_capacity(MemorySpace s);
-// Whether data may move directly from `from` to `to` (load, move or store).
+// The hardware generation a program is compiled for. Targets differ in the data movement they
+// can do: A5 (PyPTO's "a5") also moves tiles between Mat and Vec, which A2A3 ("a2a3", the
+// default, which every PyPTO example runs on) cannot.
+enum class Target : uint8_t { A2A3 = 0, A5 = 1 };
+
+std::string_view target_name(Target t);  // "a2a3"
+// A RunConfig / CompileOptions platform name: "a2a3", "a2a3sim" and "cpu_sim" (the simulator's
+// former name) are A2A3; "a5" and "a5sim" are A5.
+std::optional<Target> target_from_platform(std::string_view platform);
+// The platform names target_from_platform accepts, for messages: "a2a3, a2a3sim, ...".
+std::string platform_names();
+
+// Whether data may move directly from `from` to `to` (load, move or store) on `target`.
+bool is_legal_transfer(MemorySpace from, MemorySpace to, Target target);
+// On the target that can do the most moves: what a program may say before its target is known
+// (the parser); the compile then checks the program's own target (InferTileMemorySpace).
 bool is_legal_transfer(MemorySpace from, MemorySpace to);
+// "DDR->Vec, DDR->Mat, ..." for messages.
+std::string legal_moves_text(Target target);
+
+// What pl.tile.fillpad writes outside a tile's valid region (pl.PadValue): zero, the lowest value
+// of the element type (-inf for floats) or the highest (+inf).
+enum class PadValue : uint8_t { Zero = 0, Min = 1, Max = 2 };
+std::string_view pad_value_name(PadValue p);  // "zero"
+std::optional<PadValue> pad_value_from_name(std::string_view);
 
 enum class FunctionType : uint8_t { Orchestration, InCore };
 std::string_view function_type_name(FunctionType t);

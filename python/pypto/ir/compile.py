@@ -56,13 +56,16 @@ def compile(  # noqa: A001 - the documented name
     strategy=OptimizationStrategy.Default,
     dump_passes=True,
     profiling=False,
+    platform="a2a3sim",
 ):
     """Compiles a ``@pl.program`` into C++ sources under ``output_dir``.
 
     ``output_dir`` defaults to ``${PYPTO_PROG_BUILD_DIR:-build_output}/<Program>_<timestamp>``.
     With ``profiling=True`` (or under an active compile profiler) the compile's stages are
     written to ``<output_dir>/report/pipeline_profile.{txt,json}``. Errors raise
-    ``pypto.errors.CompileError``.
+    ``pypto.errors.CompileError``. ``platform`` is the hardware compiled for, by PyPTO's names:
+    ``"a2a3sim"``/``"a2a3"`` (the default) or ``"a5sim"``/``"a5"``, which also moves tiles
+    between Mat and Vec (docs/language-reference.md, "Data movement by target").
     """
     if not isinstance(program, Program):
         raise CompileError(
@@ -77,5 +80,8 @@ def compile(  # noqa: A001 - the documented name
     options.strategy = strategy
     options.dump_passes = bool(dump_passes)
     options.profiling = bool(profiling)
+    if not isinstance(platform, str):
+        raise CompileError(f"ir.compile: platform must be a string such as 'a2a3sim', got {platform!r}")
+    options.platform = platform
     result = _core.driver.compile_program(program._cpp, options)
     return CompiledProgram(result, program.name)

@@ -14,6 +14,7 @@ from pypto.language._types import (
     FP16,
     FP32,
     INT32,
+    INDEX,
     INT64,
     DType,
     FunctionType,
@@ -22,6 +23,7 @@ from pypto.language._types import (
     MemorySpace,
     MemRef,
     Out,
+    PadValue,
     Scalar,
     Tensor,
     Tile,
@@ -34,7 +36,7 @@ globals().update(_make_ops())
 __all__ = [
     "program", "function", "parse", "jit",
     "Tensor", "Tile", "Scalar", "Out", "InOut", "MemRef",
-    "DType", "DataType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL",
-    "MemorySpace", "FunctionType", "Level",
+    "DType", "DataType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "INDEX",
+    "MemorySpace", "FunctionType", "Level", "PadValue",
     "range", "unroll", "yield_", "at", "tile",
 ] + list(_OP_NAMES)

@@ -12,7 +12,7 @@ from pypto.ir.program import FunctionType
 
 __all__ = [
     "DType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "DTYPES",
-    "MemorySpace", "FunctionType", "Level", "MemRef",
+    "MemorySpace", "FunctionType", "Level", "MemRef", "PadValue", "INDEX",
     "TensorType", "TileType", "ScalarType", "Tensor", "Tile", "Scalar", "Out", "InOut",
 ]
 
@@ -61,6 +61,8 @@ INT32 = DType("INT32", 4, "int32")
 INT64 = DType("INT64", 8, "int64")
 BOOL = DType("BOOL", 1, "bool")
 DTYPES = {d.name: d for d in (FP32, FP16, BF16, INT32, INT64, BOOL)}
+# PyPTO's index type (loop indices, offsets, valid lengths): a 64-bit signed integer, INT64.
+INDEX = INT64
 
 
 def _dtype_by_name(name):
@@ -77,6 +79,17 @@ class MemorySpace(str, enum.Enum):
 
     def __repr__(self):
         return "pl.MemorySpace." + self.value
+
+
+class PadValue(str, enum.Enum):
+    """What ``pl.tile.fillpad`` writes outside a tile's valid region."""
+
+    zero = "zero"
+    min = "min"  # the lowest value of the element type (-inf for floats)
+    max = "max"  # the highest value (+inf for floats)
+
+    def __repr__(self):
+        return "pl.PadValue." + self.value
 
 
 class Level(str, enum.Enum):
