@@ -1,7 +1,5 @@
-"""@pl.jit tests that need ops of the `lang-ops` branch (pl.reshape, pl.col_expand_mul,
-pl.concat): written against PyPTO's spelling of those ops. Until that branch is merged their
-programs cannot parse (unknown op), so they are skipped while the op registry lacks any of the
-three; with the ops merged they run, and the marker can go."""
+"""@pl.jit programs with the layout ops: a normalisation with reshape and column broadcasts,
+and concat. Each is called twice (the second call hits the cache), against numpy."""
 
 import numpy as np
 import pytest
@@ -9,10 +7,6 @@ import pytest
 import pypto.language as pl
 from pypto.runtime import RunConfig
 from test_jit import call_twice, randn
-
-pytestmark = pytest.mark.skipif(
-    not {"reshape", "col_expand_mul", "concat"} <= set(pl._OP_NAMES),
-    reason="needs pl.reshape, pl.col_expand_mul and pl.concat (branch lang-ops)")
 
 
 @pytest.fixture
