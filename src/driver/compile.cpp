@@ -15,6 +15,7 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
                       const CompileOptions& options) {
   if (!program) throw std::invalid_argument("compile: no program given");
   const fs::path& out = session.open_output_dir(options.output_dir, program->name);
+  session.set_metadata("program", program->name);
 
   CompileResult result;
   result.output_dir = out.string();
