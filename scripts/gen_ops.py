@@ -6,7 +6,10 @@ docstring for ``help()``, IDEs and mypy.
 The registry is the one definition of an op; this script only renders it. After adding an op to
 ``src/ir/op_registry.cpp``, rebuild the extension and run
 
-    PYTHONPATH=<folder holding a built pypto package> python3 scripts/gen_ops.py
+    PYTHONPATH=build/dev/stub_staging python3 scripts/gen_ops.py
+
+(any folder holding a built pypto package will do: build/<dir>/stub_staging is the copy the
+build makes next to the fresh extension to generate its stubs; an installed pypto works too).
 
 (``--check`` exits 1 instead of writing when the file is out of date;
 tests/python/test_typing.py runs the same comparison).

@@ -97,13 +97,27 @@ def test_extension_signatures_name_real_types():
     assert "def op_signatures() -> list[tuple[str, str, list[str], int, list[str]]]" in stubs
 
 
-def test_mypy_strict_accepts_the_examples(tmp_path):
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory):
+    # One cache for the module's mypy runs: the second does not re-analyse numpy's stubs.
+    return tmp_path_factory.mktemp("mypy_cache")
+
+
+def mypy_config(cache):
+    """mypy.ini for checking programs that use this pypto: the plugin reads
+    pl.Tensor[[N, N], pl.FP32]; the package's own modules are not what is checked (a user's
+    mypy does not report errors in installed packages either). An installed pypto is found
+    through the interpreter's site-packages; one on PYTHONPATH (a build tree) needs
+    mypy_path, which must not name site-packages."""
+    installed = {"site-packages", "dist-packages"} & set(PACKAGE.parts)
+    search = "" if installed else f"mypy_path = {PACKAGE.parent}\n"
+    return ("[mypy]\nplugins = pypto.mypy_plugin\nstrict = True\n" + search +
+            f"cache_dir = {cache}\n[mypy-pypto.*]\nignore_errors = True\n")
+
+
+def test_mypy_strict_accepts_the_examples(tmp_path, mypy_cache):
     config = tmp_path / "mypy.ini"
-    # The plugin reads pl.Tensor[[N, N], pl.FP32]; the package's own modules are not what this
-    # checks (a user's mypy does not report errors in installed packages either).
-    config.write_text("[mypy]\nplugins = pypto.mypy_plugin\nstrict = True\n"
-                      f"mypy_path = {PACKAGE.parent}\ncache_dir = {tmp_path / 'cache'}\n"
-                      "[mypy-pypto.*]\nignore_errors = True\n")
+    config.write_text(mypy_config(mypy_cache))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE.parent)] + sys.path))
     proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(config),
                            *sorted(str(p) for p in (ROOT / "examples").glob("*.py"))],
@@ -113,7 +127,7 @@ def test_mypy_strict_accepts_the_examples(tmp_path):
     assert "Success: no issues found in 8 source files" in proc.stdout
 
 
-def test_mypy_plugin_reports_a_wrong_op_argument(tmp_path):
+def test_mypy_plugin_reports_a_wrong_op_argument(tmp_path, mypy_cache):
     program = tmp_path / "wrong.py"
     program.write_text(
         "import pypto.language as pl\n\n"
@@ -125,9 +139,7 @@ def test_mypy_plugin_reports_a_wrong_op_argument(tmp_path):
         "        c = pl.store(a, [0, 0], c)\n"  # a tensor where a tile belongs
         "        return c\n")
     config = tmp_path / "mypy.ini"
-    config.write_text("[mypy]\nplugins = pypto.mypy_plugin\nstrict = True\n"
-                      f"mypy_path = {PACKAGE.parent}\ncache_dir = {tmp_path / 'cache'}\n"
-                      "[mypy-pypto.*]\nignore_errors = True\n")
+    config.write_text(mypy_config(mypy_cache))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE.parent)] + sys.path))
     proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(config), str(program)],
                           capture_output=True, text=True, env=env, timeout=300)
