@@ -1,7 +1,8 @@
 # ctest InstallConsumer: installs this build into a temporary prefix (component "development"),
 # configures and builds tests/install/consumer against it with find_package(pypto), runs the
 # program and checks that it timed its stage.
-#   cmake -DBUILD_DIR=<this build> -DWORK_DIR=<scratch> -DGENERATOR=<gen> -P check_consumer.cmake
+#   cmake -DBUILD_DIR=<this build> -DWORK_DIR=<scratch> -DGENERATOR=<gen> [-DSANITIZE=<list>]
+#         -P check_consumer.cmake
 cmake_minimum_required(VERSION 3.21)
 set(prefix ${WORK_DIR}/prefix)
 set(consumer_build ${WORK_DIR}/consumer-build)
@@ -26,9 +27,15 @@ foreach(installed include/pypto/profiling/profiler.h include/pypto/device/pto_ab
   endif()
 endforeach()
 
+# Libraries of a sanitizer build need the sanitizer runtime in the program that links them.
+set(sanitizer_flags "")
+if(SANITIZE)
+  set(sanitizer_flags "-DCMAKE_CXX_FLAGS=-fsanitize=${SANITIZE}"
+                      "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=${SANITIZE}")
+endif()
 run_step("configuring the consumer" ${CMAKE_COMMAND} -S ${CMAKE_CURRENT_LIST_DIR}/consumer
          -B ${consumer_build} -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
-         -DCMAKE_BUILD_TYPE=Release)
+         -DCMAKE_BUILD_TYPE=Release ${sanitizer_flags})
 run_step("building the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
 run_step("running the consumer" ${consumer_build}/time_a_stage)
 if(NOT step_output MATCHES "sum 549755289600\n")
