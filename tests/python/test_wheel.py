@@ -63,16 +63,17 @@ def build_dir():
 
 
 def cached_settings(folder):
-    """-C options that keep the folder's configuration as it is (so the build reuses it)."""
+    """Config settings that keep the folder's configuration as it is (so the build reuses it).
+    Spelled --config-settings=, not -C: Debian 12's venv pip (23.0) lacks the short form."""
     cache = (folder / "CMakeCache.txt").read_text()
-    settings = [f"-Cbuild-dir={folder}"]
+    settings = [f"--config-settings=build-dir={folder}"]
     build_type = re.search(r"^CMAKE_BUILD_TYPE:\w+=(.*)$", cache, re.M)
     if build_type and build_type.group(1):
-        settings.append(f"-Ccmake.build-type={build_type.group(1)}")
+        settings.append(f"--config-settings=cmake.build-type={build_type.group(1)}")
     for option in ("PYPTO_BUILD_TESTS", "PYPTO_BUILD_BENCH", "PYPTO_WERROR"):
         value = re.search(rf"^{option}:BOOL=(.*)$", cache, re.M)
         if value:
-            settings.append(f"-Ccmake.define.{option}={value.group(1)}")
+            settings.append(f"--config-settings=cmake.define.{option}={value.group(1)}")
     return settings
 
 
