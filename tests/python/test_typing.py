@@ -138,11 +138,25 @@ def test_mypy_plugin_reports_a_wrong_op_argument(tmp_path, mypy_cache):
         "          c: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:\n"
         "        c = pl.store(a, [0, 0], c)\n"  # a tensor where a tile belongs
         "        return c\n")
+    # Next to it, a correct program using pl.tile.<op>, a pl.Scalar index and pl.range.
+    correct = tmp_path / "correct.py"
+    correct.write_text(
+        "import pypto.language as pl\n\n"
+        "@pl.program\n"
+        "class Right:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        "    def k(self, a: pl.Tensor[[64, 8], pl.FP32], row: pl.Scalar[pl.INT32],\n"
+        "          c: pl.InOut[pl.Tensor[[64, 8], pl.FP32]]) -> pl.Tensor[[64, 8], pl.FP32]:\n"
+        "        for i in pl.range(0, 64, 8):\n"
+        "            t = pl.tile.add(pl.load(a, [i + row, 0], [8, 8]), 1.0)\n"
+        "            c = pl.store(t, [i, 0], c)\n"
+        "        return c\n")
     config = tmp_path / "mypy.ini"
     config.write_text(mypy_config(mypy_cache))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE.parent)] + sys.path))
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(config), str(program)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(config), str(program),
+                           str(correct)], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Found 1 error in 1 file (checked 2 source files)" in proc.stdout, proc.stdout
     assert 'wrong.py:8: error: Argument 1 to "store" has incompatible type "Tensor"; ' \
            'expected "Tile"' in proc.stdout, proc.stdout
