@@ -34,6 +34,11 @@ function(pypto_add_layer layer)
          SYMBOLIC)
   endforeach()
   target_include_directories(pypto_${layer} PRIVATE ${view})
+  # What a consumer of pypto::<layer> sees: in the build tree (add_subdirectory) the same view,
+  # so a layer linking another still sees only the layers below it; once installed, include/.
+  target_include_directories(pypto_${layer} INTERFACE $<BUILD_INTERFACE:${view}>
+                                                      $<INSTALL_INTERFACE:include>)
+  set_target_properties(pypto_${layer} PROPERTIES EXPORT_NAME ${layer})
   foreach(dep ${deps})
     target_link_libraries(pypto_${layer} PUBLIC pypto_${dep})
   endforeach()

@@ -190,6 +190,7 @@ void bind_options(nb::module_& m) {
       .def_rw("compile_profiling", &driver::RunConfig::compile_profiling)
       .def_rw("dump_passes", &driver::RunConfig::dump_passes)
       .def_rw("work_dir", &driver::RunConfig::work_dir)
+      .def_rw("keep_outputs", &driver::RunConfig::keep_outputs)
       .def_rw("workers", &driver::RunConfig::workers)
       .def_rw("strategy", &driver::RunConfig::strategy)
       .def_rw("isolate", &driver::RunConfig::isolate)
@@ -224,7 +225,9 @@ void bind_session(nb::module_& m) {
             self->session.emplace(profiling_requested);
           },
           nb::arg("profiling_requested"))
-      .def("__enter__", [](nb::handle self) { return self; })
+      .def(
+          "__enter__", [](nb::handle self) { return self; },
+          nb::sig("def __enter__(self) -> Session"))
       .def(
           "__exit__",
           [](PySession& s, nb::handle, nb::handle, nb::handle) {

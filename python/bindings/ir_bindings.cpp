@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -85,6 +86,45 @@ std::vector<std::tuple<std::string, std::string, std::string>> params_of(const F
                      std::string(ir::param_direction_name(p.direction)));
   }
   return out;
+}
+
+// One op's signature for the Python side (see op_signatures below).
+using OpSignature = std::tuple<std::string, std::string, std::vector<std::string>, size_t,
+                               std::vector<std::string>>;
+
+// The registry's category by name; scripts/gen_ops.py types an op's Python function by it (a
+// category the script has no entry for gets parameters typed `Any`). -Wswitch flags a new
+// category missing here.
+std::string_view op_category_name(ir::OpCategory category) {
+  switch (category) {
+    case ir::OpCategory::Load:
+      return "Load";
+    case ir::OpCategory::Store:
+      return "Store";
+    case ir::OpCategory::Move:
+      return "Move";
+    case ir::OpCategory::CreateTile:
+      return "CreateTile";
+    case ir::OpCategory::CreateTensor:
+      return "CreateTensor";
+    case ir::OpCategory::Slice:
+      return "Slice";
+    case ir::OpCategory::Assemble:
+      return "Assemble";
+    case ir::OpCategory::ElementwiseBinary:
+      return "ElementwiseBinary";
+    case ir::OpCategory::ElementwiseUnary:
+      return "ElementwiseUnary";
+    case ir::OpCategory::Cast:
+      return "Cast";
+    case ir::OpCategory::RowReduce:
+      return "RowReduce";
+    case ir::OpCategory::RowExpand:
+      return "RowExpand";
+    case ir::OpCategory::Matmul:
+      return "Matmul";
+  }
+  return "Other";
 }
 
 }  // namespace
@@ -210,7 +250,25 @@ void bind_ir(nb::module_ m) {
       nb::arg("file_name"), nb::arg("text"), nb::arg("line_offset"), nb::arg("line"),
       nb::arg("col"), nb::arg("message"));
 
-  m.def("op_names", [] { return ir::OpRegistry::global().names(); });
+  m.def(
+      "op_names", [] { return ir::OpRegistry::global().names(); },
+      "The names of the DSL's ops (pl.<name>), sorted.");
+
+  m.def(
+      "op_signatures",
+      [] {
+        std::vector<OpSignature> out;
+        const ir::OpRegistry& registry = ir::OpRegistry::global();
+        for (const std::string& name : registry.names()) {
+          const ir::OpDef* def = registry.find(name);
+          out.emplace_back(def->name, std::string(op_category_name(def->category)), def->arg_names,
+                           def->min_args, def->attr_names);
+        }
+        return out;
+      },
+      "One (name, category, positional parameters, how many of them are required, keyword "
+      "attributes) per op of the registry, sorted by name: what scripts/gen_ops.py turns into "
+      "the typed functions of pypto.language.");
 }
 
 }  // namespace pypto::bindings

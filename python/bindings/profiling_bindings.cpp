@@ -135,13 +135,15 @@ void bind_stage_scope(nb::module_& m) {
   nb::class_<StageScope>(m, "StageScope",
                          "Context manager timing one stage; from CompileProfiler.stage() or "
                          "stage().")
-      .def("__enter__",
-           [](nb::handle self) {
-             StageScope& s = nb::cast<StageScope&>(self);
-             s.scope.reset();
-             s.scope.emplace(s.profiler, [&s] { return std::move(s.name); });
-             return self;
-           })
+      .def(
+          "__enter__",
+          [](nb::handle self) {
+            StageScope& s = nb::cast<StageScope&>(self);
+            s.scope.reset();
+            s.scope.emplace(s.profiler, [&s] { return std::move(s.name); });
+            return self;
+          },
+          nb::sig("def __enter__(self) -> StageScope"))
       .def(
           "__exit__",
           [](StageScope& s, nb::handle exc_type, nb::handle exc_value, nb::handle) {
@@ -176,13 +178,16 @@ void bind_compile_profiler(nb::module_& m) {
       .def_prop_ro("memory", &CompileProfiler::tracks_memory)
       .def_static(
           "current", [] { return to_python(CompileProfiler::current()); },
+          nb::sig("def current() -> CompileProfiler | None"),
           "The profiler current on this thread (the very object that was entered), or None.")
-      .def("__enter__",
-           [](nb::handle self) {
-             nb::cast<CompileProfiler&>(self).enter();
-             self.inc_ref();  // a current profiler must not be freed under the thread-local
-             return self;
-           })
+      .def(
+          "__enter__",
+          [](nb::handle self) {
+            nb::cast<CompileProfiler&>(self).enter();
+            self.inc_ref();  // a current profiler must not be freed under the thread-local
+            return self;
+          },
+          nb::sig("def __enter__(self) -> CompileProfiler"))
       .def(
           "__exit__",
           [](nb::handle self, nb::handle, nb::handle, nb::handle) {
@@ -196,7 +201,8 @@ void bind_compile_profiler(nb::module_& m) {
             return make_stage_scope(nb::borrow(self), &nb::cast<CompileProfiler&>(self),
                                     std::move(name));
           },
-          nb::arg("name"), "Context manager timing a stage named `name` in this profiler.")
+          nb::arg("name"), nb::sig("def stage(self, name: str) -> StageScope"),
+          "Context manager timing a stage named `name` in this profiler.")
       .def(
           "_begin_stage",
           [](CompileProfiler& profiler, std::string name) {
@@ -219,8 +225,11 @@ void bind_compile_profiler(nb::module_& m) {
           "Inserts a StageRecord tree under the stage open now (or at the root). Thread-safe.")
       .def_prop_ro("total_seconds", &CompileProfiler::total_seconds)
       .def_prop_ro("is_process_wide", &CompileProfiler::is_process_wide)
-      .def("to_dict",
-           [](const CompileProfiler& profiler) { return report_to_python(profiler.report()); })
+      .def(
+          "to_dict",
+          [](const CompileProfiler& profiler) { return report_to_python(profiler.report()); },
+          nb::sig("def to_dict(self) -> dict[str, typing.Any]"),
+          "The profile as a dict: total_seconds, stages (name, seconds, children...).")
       .def(
           "to_json",
           [](const CompileProfiler& profiler, std::optional<std::filesystem::path> path,
@@ -282,6 +291,7 @@ void bind_profiling(nb::module_ m) {
   // entry point's check.
   m.def(
       "get_active_profiler", [] { return to_python(profiling::get_active_profiler()); },
+      nb::sig("def get_active_profiler() -> CompileProfiler | None"),
       "The profiler current on this thread; else, when PYPTO_COMPILE_PROFILING is 1/true/yes, "
       "the process-wide one (bound to this thread); else None.");
   m.def(
@@ -290,7 +300,7 @@ void bind_profiling(nb::module_ m) {
         CompileProfiler* profiler = CompileProfiler::current();
         return make_stage_scope(nb::none(), profiler, std::move(name));
       },
-      nb::arg("name"),
+      nb::arg("name"), nb::sig("def stage(name: str) -> StageScope"),
       "Context manager timing a stage in the profiler current on this thread; no-op without one.");
   m.def("now_seconds", &profiling::now_seconds,
         "Seconds on the profiler's clock (the time.perf_counter() clock).");

@@ -10,15 +10,24 @@ compile, build, run or golden failure: ``passed`` is False and ``error`` says wh
 import dataclasses
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence, Type, Union
 
 import numpy as np
 
 from pypto import _core
 from pypto._text import checked_path, checked_text
+from pypto.ir.program import Program
 from pypto.language import _types
 
-__all__ = ["TensorSpec", "RunConfig", "RunResult", "run", "BenchmarkResult", "benchmark"]
+__all__ = ["TensorSpec", "RunConfig", "RunResult", "run", "BenchmarkResult", "benchmark",
+           "Tensors", "Params", "Golden"]
+
+#: What a golden function gets: every tensor of the run by name (outputs to fill in place).
+Tensors = Dict[str, "np.ndarray[Any, Any]"]
+#: The golden's second argument (None from run()).
+Params = Optional[Dict[str, Any]]
+#: ``def golden(tensors: Tensors, params: Params = None) -> None``
+Golden = Callable[..., None]
 
 _DTYPES_BY_NAME = {d.name: d for d in (_types.FP32, _types.FP16, _types.BF16, _types.INT32,
                                        _types.INT64, _types.BOOL)}
@@ -76,6 +85,18 @@ class TensorSpec:
     init_value: Any = None
     is_output: bool = False
 
+    def __repr__(self) -> str:
+        init = self.init_value
+        if hasattr(init, "shape") and hasattr(init, "dtype"):
+            init_text = f"<array {init.dtype}[{'x'.join(map(str, init.shape))}]>"
+        elif callable(init):
+            init_text = getattr(init, "__qualname__", None) or repr(init)
+        else:
+            init_text = repr(init)
+        output = ", is_output=True" if self.is_output else ""
+        return (f"TensorSpec({self.name!r}, {list(self.shape)}, {self.dtype!r}, "
+                f"init_value={init_text}{output})")
+
     def create_array(self, shared=False):
         """The tensor's buffer. ``shared``: in memory shared with the isolated device process, so
         that an isolated run moves no data between the processes (ordinary numpy memory is
@@ -122,6 +143,10 @@ class RunConfig:
     compile_profiling: bool = False
     dump_passes: bool = False  # IR after each pass in <work_dir>/passes_dump/ (as in PyPTO)
     work_dir: Optional[str] = None
+    # Default output folders (build_output/<Program>_<time>/) to keep per program, the newest;
+    # older ones are removed when a run makes a new one. None: $PYPTO_KEEP_OUTPUTS, else all
+    # (as PyPTO, which never removes them). A work_dir you give is never removed.
+    keep_outputs: Optional[int] = None
     workers: Optional[int] = None
     strategy: Any = "Default"
     isolate: bool = True  # run the device in a child process: a faulting kernel is contained
@@ -143,7 +168,7 @@ class RunConfig:
     warmup: int = 0
 
 
-@dataclass
+@dataclass(repr=False)
 class RunResult:
     passed: bool
     error: Optional[str] = None
@@ -167,8 +192,45 @@ class RunResult:
     # is their median.
     round_times: list = field(default_factory=list)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return self.passed
+
+    def __repr__(self) -> str:
+        # Short enough to read in a notebook: arrays by shape and dtype, the profile by its
+        # size; the values themselves are in the attributes.
+        parts = [f"passed={self.passed}"]
+        if self.error:
+            first_line = self.error.splitlines()[0] if self.error.strip() else self.error
+            parts.append(f"error={_shortened(first_line)!r}")
+        parts.append(f"execution_time={self.execution_time:.3g}s")
+        if self.work_dir:
+            parts.append(f"work_dir={self.work_dir!r}")
+        for label, arrays in (("outputs", self.outputs), ("inputs", self.inputs)):
+            if arrays:
+                parts.append(f"{label}={{{', '.join(_array_summary(k, v) for k, v in arrays.items())}}}")
+        if self.profile is not None:
+            stages = len(self.profile.get("stages", []))
+            parts.append(f"profile=<{stages} stages, "
+                         f"{self.profile.get('total_seconds', 0.0):.3g}s>")
+        parts.append(f"workers={self.workers}")
+        parts.append(f"cache_hit={self.cache_hit}")
+        if self.notes:
+            parts.append(f"notes=<{len(self.notes)}>")
+        if self.exception is not None:
+            parts.append(f"exception={type(self.exception).__name__}")
+        return f"RunResult({', '.join(parts)})"
+
+
+def _shortened(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _array_summary(name: str, array: Any) -> str:
+    shape = getattr(array, "shape", None)
+    dtype = getattr(array, "dtype", None)
+    if shape is None:
+        return f"{name!r}: {type(array).__name__}"
+    return f"{name!r}: {dtype}[{'x'.join(map(str, shape))}]"
 
 
 # RunConfig fields whose Python spelling differs from the driver's; every other field is copied as
@@ -192,6 +254,16 @@ def _count(value):
         raise TypeError(f"expected an int, got {type(value).__name__}")
     if not -2**31 <= value < 2**31:  # the driver reports the range for the rest
         raise ValueError("out of range")
+    return int(value)
+
+
+def _keep_outputs(value):
+    if value is None:
+        return -1  # keep every output folder
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"expected an int or None, got {type(value).__name__}")
+    if not 0 <= value < 2**31:
+        raise ValueError("out of range: give how many output folders to keep (0 keeps all)")
     return int(value)
 
 
@@ -224,6 +296,7 @@ _CONFIG_CONVERSIONS = {
     "workers": _workers,
     "rounds": _count,
     "warmup": _count,
+    "keep_outputs": _keep_outputs,
     "strategy": lambda value: (value if isinstance(value, _core.driver.OptimizationStrategy)
                                else _strategy(value)),
 }
@@ -318,7 +391,8 @@ def _create_arrays(specs, isolate):
     return arrays
 
 
-def run(program, tensor_specs, golden=None, config=None) -> RunResult:
+def run(program: Union["Program", Type[Any]], tensor_specs: Sequence[TensorSpec],
+        golden: Optional[Golden] = None, config: Optional[RunConfig] = None) -> RunResult:
     """Compiles ``program``, computes the expected outputs (``golden(tensors, params)`` fills the
     output arrays of ``tensors``; without it the reference interpreter does), runs the program
     on the CPU-simulator device and compares. Profiling (RunConfig.compile_profiling, an active

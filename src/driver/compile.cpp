@@ -20,6 +20,7 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
                                 ir::platform_names());
   }
   const fs::path& out = session.open_output_dir(options.output_dir, program->name);
+  session.set_metadata("program", program->name);
 
   CompileResult result;
   result.output_dir = out.string();

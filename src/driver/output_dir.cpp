@@ -3,12 +3,16 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <regex>
+#include <stdexcept>
 #include <system_error>
+#include <vector>
 
 #include "pypto/support/file_io.h"
 
@@ -39,6 +43,50 @@ fs::path default_output_dir(const std::string& program_name) {
                 local.tm_mon + 1, local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec,
                 static_cast<long>(tv.tv_usec));
   return fs::path(root) / (program_name + "_" + stamp);
+}
+
+int keep_outputs(int configured) {
+  if (configured >= 0) return configured;
+  const char* env = std::getenv("PYPTO_KEEP_OUTPUTS");
+  if (env == nullptr || *env == '\0') return 0;
+  char* end = nullptr;
+  errno = 0;
+  long value = std::strtol(env, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 0 || value > 1000000) {
+    throw std::invalid_argument(std::string("PYPTO_KEEP_OUTPUTS='") + env +
+                                "' is not a count: give how many output directories to keep "
+                                "per program (0 keeps all)");
+  }
+  return static_cast<int>(value);
+}
+
+void remove_old_output_dirs(const fs::path& new_dir, const std::string& program_name, int keep) {
+  if (keep <= 0) return;
+  // The timestamp is fixed-width, so the names sort in time order.
+  static const std::regex kStamp(R"(_\d{8}_\d{6}_\d{6})");
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  fs::path root = new_dir.parent_path().empty() ? fs::path(".") : new_dir.parent_path();
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.size() <= program_name.size() || name.compare(0, program_name.size(), program_name))
+      continue;
+    if (!std::regex_match(name.substr(program_name.size()), kStamp)) continue;
+    std::error_code type_ec;
+    if (it->is_directory(type_ec) && !it->is_symlink(type_ec)) dirs.push_back(it->path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  // The new directory counts as one of the kept, wherever its name sorts.
+  const std::string new_name = new_dir.filename().string();
+  std::size_t kept_others = static_cast<std::size_t>(keep - 1);
+  std::vector<fs::path> others;
+  for (const auto& d : dirs)
+    if (d.filename().string() != new_name) others.push_back(d);
+  if (others.size() <= kept_others) return;
+  for (std::size_t i = 0; i < others.size() - kept_others; ++i) {
+    std::error_code ignored;
+    fs::remove_all(others[i], ignored);
+  }
 }
 
 void prepare_output_dir(const fs::path& dir) {

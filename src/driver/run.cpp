@@ -213,11 +213,14 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     CompileOptions options;
     options.output_dir = config.work_dir;
     options.strategy = config.strategy;
+    session.set_keep_outputs(config.keep_outputs);
     options.dump_passes = config.dump_passes;
     options.platform = config.platform;
     try {
       compiled = compile(session, program, options);
     } catch (const std::exception&) {
+      // The report of the failed compile is in its output directory: say where.
+      result.work_dir = session.output_dir().string();
       throw StageFailure("compile failed: " + describe_current_exception(program.get()));
     }
   }
@@ -256,6 +259,13 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     options.program_name = program->name;
     built = runtime::build_library(compiled.translation_unit, options);
     result.cache_hit = built.cache_hit;
+    std::string compiler = runtime::resolve_compiler(options);
+    for (const std::string& flag :
+         options.flags.empty() ? runtime::default_build_flags() : options.flags) {
+      compiler += " " + flag;
+    }
+    session.set_metadata("compiler", compiler);
+    session.set_metadata("binary_cache", built.cache_hit ? "hit" : "miss");
     result.notes.insert(result.notes.end(), built.notes.begin(), built.notes.end());
   }
   {
@@ -273,6 +283,7 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     options.rounds = config.rounds;
     options.warmup = config.warmup;
     result.workers = options.num_workers;
+    session.set_metadata("workers", std::to_string(options.num_workers));
     result.isolated = options.isolate;
     auto library = runtime::ProgramLibrary::load(built.library);
     runtime::RunStats stats = runtime::execute(*library, args, options);

@@ -38,7 +38,8 @@ void collect_since(std::vector<profiling::ReportStage>& stages, double since,
 Session::Session(bool profiling_requested)
     : profiler_(choose_profiler(profiling_requested, own_profiler_)),
       activation_(profiler_),
-      start_seconds_(profiling::now_seconds()) {}
+      start_seconds_(profiling::now_seconds()),
+      metadata_{{"pypto", PYPTO_VERSION}} {}
 
 Session::~Session() = default;
 
@@ -50,7 +51,10 @@ const fs::path& Session::open_output_dir(const std::string& requested,
                                          const std::string& program_name) {
   if (output_dir_.empty()) {
     fs::path dir = requested.empty() ? default_output_dir(program_name) : fs::path(requested);
+    int keep = requested.empty() ? keep_outputs(keep_outputs_) : 0;
     prepare_output_dir(dir);
+    // Only default directories are pruned: a folder the caller named is theirs.
+    if (keep > 0) remove_old_output_dirs(dir, program_name, keep);
     output_dir_ = std::move(dir);
   }
   return output_dir_;
@@ -59,12 +63,24 @@ const fs::path& Session::open_output_dir(const std::string& requested,
 profiling::Report Session::report() const {
   if (profiler_ == nullptr) return {};
   profiling::Report all = profiler_->report();
+  all.metadata = metadata_;
   if (own_profiler_) return all;
   std::vector<profiling::ReportStage> mine;
   collect_since(all.stages, start_seconds_, mine);
   profiling::Report report = profiling::finalize_report(std::move(mine));
   report.threads = std::move(all.threads);
+  report.metadata = metadata_;
   return report;
+}
+
+void Session::set_metadata(const std::string& key, std::string value) {
+  for (auto& entry : metadata_) {
+    if (entry.first == key) {
+      entry.second = std::move(value);
+      return;
+    }
+  }
+  metadata_.emplace_back(key, std::move(value));
 }
 
 void Session::record_error(const std::string& message) {

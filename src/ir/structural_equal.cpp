@@ -4,7 +4,6 @@
 #include <string_view>
 #include <unordered_map>
 
-#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 namespace pypto::ir {

@@ -126,6 +126,13 @@ Report report_from_json(const json& document, const std::string& where) {
           {thread["id"].get<std::uint64_t>(), thread["name"].get<std::string>()});
     }
   }
+  if (auto metadata = document.find("metadata"); metadata != document.end()) {
+    if (!metadata->is_object()) bad(where, "'metadata' is not an object");
+    for (const auto& [key, value] : metadata->items()) {
+      if (!value.is_string()) bad(where + ".metadata." + key, "the value is not text");
+      report.metadata.emplace_back(key, value.get<std::string>());
+    }
+  }
   const std::uint64_t main_thread = report.threads.empty() ? 0 : report.threads.front().id;
   auto stages = document.find("stages");
   if (stages == document.end() || !stages->is_array()) {

@@ -106,6 +106,11 @@ Json to_json_document(const Report& report) {
     }
     document["threads"] = std::move(threads);
   }
+  if (!report.metadata.empty()) {
+    Json metadata = Json::object();
+    for (const auto& [key, value] : report.metadata) metadata[key] = value;
+    document["metadata"] = std::move(metadata);
+  }
   return document;
 }
 
@@ -342,7 +347,13 @@ namespace {
 std::string summary_header(const Report& report) {
   std::string out = "PyPTO Compile Profile\n======================\nTotal: ";
   out += format_duration(report.total_seconds);
-  out += "\n\n";
+  out += "\n";
+  // "pypto 0.1.0 | program AddProgram | ...": what produced these times, on one line.
+  for (std::size_t i = 0; i < report.metadata.size(); ++i) {
+    out += i == 0 ? "" : " | ";
+    out += report.metadata[i].first + " " + report.metadata[i].second;
+  }
+  out += report.metadata.empty() ? "\n" : "\n\n";
   return out;
 }
 

@@ -1,7 +1,9 @@
 """The `pypto` command-line tool (installed with the package): exit codes and output."""
 
+import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 from cli_tool import PYPTO, cli
@@ -110,3 +112,24 @@ def test_bad_usage_exits_2_with_a_clear_message(args, message, tmp_path):
     proc = cli(*args, cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr
+
+
+def python_m_pypto(*args, cwd):
+    # PYPTO_CLI names the tool under test (cli_tool.py), which python -m pypto honours too.
+    env = dict(os.environ, PYPTO_CLI=PYPTO) if PYPTO else dict(os.environ)
+    return subprocess.run([sys.executable, "-m", "pypto", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args", [["--version"], ["frobnicate"], ["run", "--rtol", "-1", "x.py"],
+                                  ["compile", EXAMPLES / "add.py", "-o", "out"]])
+def test_python_m_pypto_is_the_cli(args, tmp_path):
+    for folder in ("direct", "module"):
+        (tmp_path / folder).mkdir()
+    direct = cli(*args, cwd=tmp_path / "direct")
+    via_module = python_m_pypto(*args, cwd=tmp_path / "module")
+    assert via_module.returncode == direct.returncode, via_module.stderr
+    assert via_module.stdout == direct.stdout
+    assert via_module.stderr == direct.stderr
+    if args[0] == "compile":
+        assert (tmp_path / "module" / "out" / "program.cpp").is_file()

@@ -159,6 +159,16 @@ class Big:
     assert not (tmp_path / "program.cpp").exists()
 
 
-def test_compile_rejects_non_programs(tmp_path):
-    with pytest.raises(CompileError, match="expects a program"):
+def test_compile_rejects_non_programs_with_type_error(tmp_path):
+    with pytest.raises(TypeError, match="expects a program.*got str"):
         ir.compile("not a program", output_dir=tmp_path)
+
+
+def test_compiled_program_is_the_output_dir_as_a_string(tmp_path):
+    # The seed's snippet concatenates: output_dir + "/report/pipeline_profile.txt".
+    output_dir = ir.compile(pl.parse(SOFTMAX), output_dir=str(tmp_path / "out"), profiling=True)
+    assert isinstance(output_dir, str) and output_dir == str(tmp_path / "out")
+    with open(output_dir + "/report/pipeline_profile.txt") as f:
+        assert f.read().startswith("PyPTO Compile Profile")
+    assert os.fspath(output_dir) == str(tmp_path / "out")
+    assert output_dir.kernel_names and output_dir.name == "SoftmaxProgram"

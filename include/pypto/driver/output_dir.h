@@ -32,6 +32,18 @@ class CompileOutputError : public std::runtime_error {
 // ${PYPTO_PROG_BUILD_DIR:-build_output}/<program_name>_<YYYYmmdd_HHMMSS_micro>.
 std::filesystem::path default_output_dir(const std::string& program_name);
 
+// How many default output directories to keep per program: `configured` when it is set
+// (>= 0), else $PYPTO_KEEP_OUTPUTS, else 0. 0 keeps them all, as PyPTO does (its compile never
+// removes an output directory). Throws std::invalid_argument for a malformed variable.
+int keep_outputs(int configured);
+
+// Removes the oldest default output directories of `program_name` (the siblings of `new_dir`
+// named <program_name>_<YYYYmmdd_HHMMSS_micro>) so that `keep` remain, `new_dir` among them.
+// `keep` 0 removes nothing. Folders named otherwise, and files, are never touched; a folder
+// that cannot be removed is left (retention is housekeeping, not part of the compile).
+void remove_old_output_dirs(const std::filesystem::path& new_dir, const std::string& program_name,
+                            int keep);
+
 // Creates `dir` (and its parents) and checks that files can be created in it.
 // Throws CompileOutputError.
 void prepare_output_dir(const std::filesystem::path& dir);

@@ -25,7 +25,10 @@ struct RunConfig {
   // dumps costs far more than the passes themselves.
   bool dump_passes = false;
   std::string work_dir;  // empty: the compile's default output directory
-  int workers = 0;       // simulated cores; 0: the runtime's default
+  // Default output directories to keep per program (the oldest go): -1 $PYPTO_KEEP_OUTPUTS,
+  // 0 all (PyPTO's behaviour).
+  int keep_outputs = -1;
+  int workers = 0;  // simulated cores; 0: the runtime's default
   passes::OptimizationStrategy strategy = passes::OptimizationStrategy::Default;
   bool isolate = true;  // run the device in a child process so a faulting kernel is contained
   // Seconds the reference interpreter and the device may each take (an isolated device run is

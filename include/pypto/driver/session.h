@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pypto/ir/program.h"
 #include "pypto/profiling/profiler.h"
@@ -42,6 +44,13 @@ class Session {
   const std::filesystem::path& open_output_dir(const std::string& requested,
                                                const std::string& program_name);
   const std::filesystem::path& output_dir() const noexcept { return output_dir_; }
+  // How many default output directories per program a default directory chosen by
+  // open_output_dir leaves (driver::keep_outputs: -1 asks $PYPTO_KEEP_OUTPUTS; 0 keeps all).
+  void set_keep_outputs(int keep) noexcept { keep_outputs_ = keep; }
+
+  // Describes the session's work in its report's metadata (Report::metadata); a key set twice
+  // keeps its first place and takes the new value. The session starts with the pypto version.
+  void set_metadata(const std::string& key, std::string value);
 
   // This session's profile: everything its own profiler recorded, or, in a profiler it shares
   // with its caller, the stages that started after the session began (with their children).
@@ -61,7 +70,9 @@ class Session {
   profiling::CompileProfiler* profiler_;
   profiling::ProfilerActivation activation_;
   double start_seconds_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
   std::filesystem::path output_dir_;
+  int keep_outputs_ = -1;
   bool report_written_ = false;
 };
 

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -59,6 +60,10 @@ struct Report {
   std::vector<ReportStage> stages;
   // The threads stages ran on, the recording (owner) thread first; names for timelines.
   std::vector<ThreadIdentity> threads;
+  // What produced the profile, in the order given (a driver session fills it: pypto version,
+  // program, compiler and flags, binary cache hit or miss, workers). "metadata" in the JSON and
+  // one line under the summary's total; empty for a bare profiler.
+  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 // A [begin, end) time range in seconds on the now_seconds() clock.
@@ -81,8 +86,8 @@ Report finalize_report(std::vector<ReportStage> roots, std::vector<Interval> ses
 //  ["untracked_seconds"], "start", ["thread"], ["error"], ["rss_bytes", "rss_growth_bytes"],
 //  ["pass": {"ir_size_before", "ir_size_after", "changed"}], optional flags, ["device"],
 //  "children"}],
-//  ["threads": [{"id", "name"}]]}. A stage's "thread" is given where it differs from its
-//  parent's (for a root: from the first entry of "threads").
+//  ["threads": [{"id", "name"}]], ["metadata": {key: text}]}. A stage's "thread" is given where it
+//  differs from its parent's (for a root: from the first entry of "threads").
 // "device" is device_timeline_to_json().
 nlohmann::json report_to_json(const Report& report);
 // The same document with keys in reading order (name, seconds, ...), for files and Python.

@@ -1,11 +1,14 @@
 """The DSL: ``import pypto.language as pl``.
 
 A program is a class decorated with ``@pl.program`` whose methods are ``@pl.function``s; the
-class's source is parsed by the C++ frontend into a ``pypto.ir.Program``.
+class's source is parsed by the C++ frontend into a ``pypto.ir.Program``. The ops (``pl.add``,
+``pl.load``...) are typed functions generated from the C++ op registry (``_ops_generated.py``,
+``scripts/gen_ops.py``); ``pl.tile.<op>`` names the same functions.
 """
 
-from pypto.language._ops import OP_NAMES as _OP_NAMES
-from pypto.language._ops import at, make_ops as _make_ops, range, tile, unroll, yield_
+from pypto.language import _ops_generated, tile
+from pypto.language._ops import at, missing_ops as _missing_ops, range, unroll, yield_
+from pypto.language._ops_generated import *  # noqa: F403 - the namespace is the op list
 from pypto.language._jit import jit
 from pypto.language._program import function, parse, program
 from pypto.language._types import (
@@ -31,7 +34,9 @@ from pypto.language._types import (
 
 DataType = DType
 
-globals().update(_make_ops())
+# Ops added to the registry after _ops_generated.py was written still get a (untyped) pl.<op>.
+_MISSING_OPS = _missing_ops(_ops_generated.__all__)
+globals().update(_MISSING_OPS)
 
 __all__ = [
     "program", "function", "parse", "jit",
@@ -39,4 +44,7 @@ __all__ = [
     "DType", "DataType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "INDEX",
     "MemorySpace", "FunctionType", "Level", "PadValue",
     "range", "unroll", "yield_", "at", "tile",
-] + list(_OP_NAMES)
+]
+# Spelled so that type checkers follow it: the generated ops are part of the public API.
+__all__ += _ops_generated.__all__
+__all__.extend(_MISSING_OPS)

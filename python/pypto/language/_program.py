@@ -5,6 +5,7 @@ import io
 import linecache
 import sys
 import tokenize
+from typing import Any, Callable, Mapping, Optional, TypeVar, overload
 
 from pypto import _core
 from pypto._text import checked_text, display_text, undecodable_at
@@ -15,6 +16,8 @@ from pypto.ir.program import Program
 from pypto.language._types import DType, FunctionType
 
 __all__ = ["program", "function", "parse", "collect_constants"]
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
 
 def _is_constant(value):
@@ -177,7 +180,7 @@ def _parse_class(cls, frame):
     raise first_error
 
 
-def program(cls):
+def program(cls: type) -> Program:
     """Class decorator: parses the class's source into a ``pypto.ir.Program``.
 
     Names of the defining module and of the enclosing function that hold ints, floats, bools or
@@ -193,11 +196,18 @@ def program(cls):
         del frame
 
 
-def function(fn=None, *, type=FunctionType.InCore):  # noqa: A002 - the DSL's keyword
+@overload
+def function(fn: _Function, /) -> _Function: ...
+@overload
+def function(*, type: FunctionType = FunctionType.InCore) -> Callable[[_Function], _Function]: ...
+
+
+def function(fn: Optional[_Function] = None, *,
+             type: FunctionType = FunctionType.InCore) -> Any:  # noqa: A002 - the DSL's keyword
     """Marks a method of a ``@pl.program`` class; ``type`` is a ``pl.FunctionType``."""
 
-    def mark(f):
-        f.__pypto_function_type__ = FunctionType(type)
+    def mark(f: _Function) -> _Function:
+        f.__pypto_function_type__ = FunctionType(type)  # type: ignore[attr-defined]
         return f
 
     if fn is not None:
@@ -205,7 +215,8 @@ def function(fn=None, *, type=FunctionType.InCore):  # noqa: A002 - the DSL's ke
     return mark
 
 
-def parse(text, file_name="<string>", constants=None):
+def parse(text: str, file_name: str = "<string>",
+          constants: Optional[Mapping[str, Any]] = None) -> Program:
     """Parses program text (as ``Program.as_python()`` prints it) into a ``pypto.ir.Program``.
 
     The text may be a whole module: imports are skipped and top-level constants evaluated. It

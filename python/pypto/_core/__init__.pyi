@@ -1,0 +1,10 @@
+"""
+C++ core of PyPTO: profiler, IR, frontend, driver (compile and run) and runtime
+"""
+
+from pypto._core import (
+    driver as driver,
+    ir as ir,
+    profiling as profiling,
+    runtime as runtime
+)

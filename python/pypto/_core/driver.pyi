@@ -1,0 +1,170 @@
+from collections.abc import Sequence
+import enum
+
+import pypto._core.ir
+
+
+class OptimizationStrategy(enum.Enum):
+    Default = 0
+
+class CompileOptions:
+    def __init__(self) -> None: ...
+
+    @property
+    def output_dir(self) -> str: ...
+
+    @output_dir.setter
+    def output_dir(self, arg: str, /) -> None: ...
+
+    @property
+    def strategy(self) -> OptimizationStrategy: ...
+
+    @strategy.setter
+    def strategy(self, arg: OptimizationStrategy, /) -> None: ...
+
+    @property
+    def dump_passes(self) -> bool: ...
+
+    @dump_passes.setter
+    def dump_passes(self, arg: bool, /) -> None: ...
+
+    @property
+    def profiling(self) -> bool: ...
+
+    @profiling.setter
+    def profiling(self, arg: bool, /) -> None: ...
+
+class RunConfig:
+    def __init__(self) -> None: ...
+
+    @property
+    def platform(self) -> str: ...
+
+    @platform.setter
+    def platform(self, arg: str, /) -> None: ...
+
+    @property
+    def rtol(self) -> float: ...
+
+    @rtol.setter
+    def rtol(self, arg: float, /) -> None: ...
+
+    @property
+    def atol(self) -> float: ...
+
+    @atol.setter
+    def atol(self, arg: float, /) -> None: ...
+
+    @property
+    def compile_profiling(self) -> bool: ...
+
+    @compile_profiling.setter
+    def compile_profiling(self, arg: bool, /) -> None: ...
+
+    @property
+    def dump_passes(self) -> bool: ...
+
+    @dump_passes.setter
+    def dump_passes(self, arg: bool, /) -> None: ...
+
+    @property
+    def work_dir(self) -> str: ...
+
+    @work_dir.setter
+    def work_dir(self, arg: str, /) -> None: ...
+
+    @property
+    def keep_outputs(self) -> int: ...
+
+    @keep_outputs.setter
+    def keep_outputs(self, arg: int, /) -> None: ...
+
+    @property
+    def workers(self) -> int: ...
+
+    @workers.setter
+    def workers(self, arg: int, /) -> None: ...
+
+    @property
+    def strategy(self) -> OptimizationStrategy: ...
+
+    @strategy.setter
+    def strategy(self, arg: OptimizationStrategy, /) -> None: ...
+
+    @property
+    def isolate(self) -> bool: ...
+
+    @isolate.setter
+    def isolate(self, arg: bool, /) -> None: ...
+
+    @property
+    def timeout(self) -> float: ...
+
+    @timeout.setter
+    def timeout(self, arg: float, /) -> None: ...
+
+    @property
+    def enable_l2_swimlane(self) -> bool: ...
+
+    @enable_l2_swimlane.setter
+    def enable_l2_swimlane(self, arg: bool, /) -> None: ...
+
+    @property
+    def enable_dump_args(self) -> bool: ...
+
+    @enable_dump_args.setter
+    def enable_dump_args(self, arg: bool, /) -> None: ...
+
+    @property
+    def enable_pmu(self) -> bool: ...
+
+    @enable_pmu.setter
+    def enable_pmu(self, arg: bool, /) -> None: ...
+
+    @property
+    def enable_dep_gen(self) -> bool: ...
+
+    @enable_dep_gen.setter
+    def enable_dep_gen(self, arg: bool, /) -> None: ...
+
+    @property
+    def write_golden_data(self) -> bool: ...
+
+    @write_golden_data.setter
+    def write_golden_data(self, arg: bool, /) -> None: ...
+
+class Session:
+    def __init__(self, profiling_requested: bool) -> None: ...
+
+    def __enter__(self) -> Session: ...
+
+    def __exit__(self, exc_type: object | None, exc_value: object | None, traceback: object | None) -> bool: ...
+
+    @property
+    def profiling(self) -> bool: ...
+
+class CompileResult:
+    @property
+    def output_dir(self) -> str: ...
+
+    @property
+    def translation_unit(self) -> str: ...
+
+    @property
+    def kernel_names(self) -> list[str]: ...
+
+    @property
+    def lowered(self) -> pypto._core.ir.Program: ...
+
+    @property
+    def manifest_json(self) -> str: ...
+
+def compile_program(program: pypto._core.ir.Program, options: CompileOptions) -> CompileResult:
+    """
+    Runs the pass pipeline and codegen in a session of its own; raises CompileError.
+    """
+
+def run(session: Session, program: pypto._core.ir.Program, tensors: Sequence[tuple[str, str, Sequence[int], bool, bool]], prepare: object, golden: object | None, config: RunConfig) -> dict:
+    """
+    Runs the whole pipeline in `session`; returns a dict with the fields of the driver's RunResult (profile: a dict or None; run_summary: text to print or '').
+    """

@@ -1,0 +1,52 @@
+class Function:
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def params(self) -> list[tuple[str, str, str]]: ...
+
+    @property
+    def return_types(self) -> list[str]: ...
+
+    def as_python(self) -> str: ...
+
+    def structural_equal(self, arg: Function, /) -> bool: ...
+
+class Program:
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def functions(self) -> list[Function]: ...
+
+    @property
+    def file_name(self) -> str: ...
+
+    def as_python(self) -> str: ...
+
+    def structural_equal(self, arg: Program, /) -> bool: ...
+
+    def structural_hash(self) -> int: ...
+
+def parse_program(text: str, file_name: str = '<string>', constants: dict = {}, line_offset: int = 0, rest_of_file: bool = False) -> Program:
+    """
+    Parses the source of one @pl.program class (decorators included; it may be indented), as the `parse` stage of the active profiler. rest_of_file: the text runs on to the end of the class's file; only the class is read.
+    """
+
+def parse_module(text: str, file_name: str = '<string>', constants: dict = {}) -> list[Program]:
+    """
+    Parses a Python file: top-level constants are evaluated, every @pl.program class is parsed (the `parse` stage of the active profiler).
+    """
+
+def render_diagnostic(file_name: str, text: str, line_offset: int, line: int, col: int, message: str) -> str: ...
+
+def op_names() -> list[str]:
+    """The names of the DSL's ops (pl.<name>), sorted."""
+
+def op_signatures() -> list[tuple[str, str, list[str], int, list[str]]]:
+    """
+    One (name, category, positional parameters, how many of them are required, keyword attributes) per op of the registry, sorted by name: what scripts/gen_ops.py turns into the typed functions of pypto.language.
+    """

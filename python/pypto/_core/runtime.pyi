@@ -1,0 +1,10 @@
+from typing import Annotated
+
+import numpy
+from numpy.typing import NDArray
+
+
+def shared_bytes(nbytes: int) -> Annotated[NDArray[numpy.uint8], dict(shape=(None,))]:
+    """
+    A zeroed uint8 array in memory shared with isolated runs: tensors placed in it reach the device without being copied.
+    """

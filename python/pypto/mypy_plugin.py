@@ -1,0 +1,64 @@
+"""A mypy plugin that reads the DSL's type annotations: ``plugins = ["pypto.mypy_plugin"]``.
+
+``pl.Tensor[[128, 128], pl.FP32]`` puts a shape (a list of numbers) where Python's typing wants
+types, so mypy cannot read it on its own. This plugin gives each DSL annotation the type that
+the generated op functions (``pypto/language/_ops_generated.py``) take and return:
+
+- ``pl.Tensor[shape, dtype]`` is a ``pl.Tensor``, ``pl.Tile[shape, dtype, ...]`` a ``pl.Tile``;
+- ``pl.Out[T]`` and ``pl.InOut[T]`` are ``T`` (the direction matters to the compiler only);
+- ``pl.Scalar[dtype]`` is ``int`` for an integer dtype, ``bool`` for BOOL and ``float`` else.
+
+Only mypy imports this module.
+"""
+
+from typing import Callable, Optional
+
+from mypy.plugin import AnalyzeTypeContext, Plugin
+from mypy.types import Type, UnboundType
+
+_TYPES = "pypto.language._types."
+_INTEGER_DTYPES = ("INT32", "INT64")
+
+
+def _tensor(ctx: AnalyzeTypeContext) -> Type:
+    return ctx.api.named_type(_TYPES + "Tensor", [])
+
+
+def _tile(ctx: AnalyzeTypeContext) -> Type:
+    return ctx.api.named_type(_TYPES + "Tile", [])
+
+
+def _direction(ctx: AnalyzeTypeContext) -> Type:
+    if len(ctx.type.args) != 1:
+        ctx.api.fail("pl.Out[...] / pl.InOut[...] take one type", ctx.context)
+        return ctx.api.named_type("builtins.object", [])
+    return ctx.api.analyze_type(ctx.type.args[0])
+
+
+def _scalar(ctx: AnalyzeTypeContext) -> Type:
+    dtype = ctx.type.args[0] if ctx.type.args else None
+    # The dtype is written pl.INT32 (or INT32 after a from-import): its last name part says it.
+    name = dtype.name.rsplit(".", 1)[-1] if isinstance(dtype, UnboundType) else ""
+    if name in _INTEGER_DTYPES:
+        return ctx.api.named_type("builtins.int", [])
+    if name == "BOOL":
+        return ctx.api.named_type("builtins.bool", [])
+    return ctx.api.named_type("builtins.float", [])
+
+
+_HOOKS = {
+    _TYPES + "Tensor": _tensor,
+    _TYPES + "Tile": _tile,
+    _TYPES + "Out": _direction,
+    _TYPES + "InOut": _direction,
+    _TYPES + "Scalar": _scalar,
+}
+
+
+class PyptoPlugin(Plugin):
+    def get_type_analyze_hook(self, fullname: str) -> Optional[Callable[[AnalyzeTypeContext], Type]]:
+        return _HOOKS.get(fullname)
+
+
+def plugin(version: str) -> type:
+    return PyptoPlugin
