@@ -14,7 +14,7 @@ BLOCK = 64
 
 
 @pl.jit.incore
-def add_scaled_block(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], scale: pl.FP32):
+def add_scaled_block(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], scale: pl.FP32) -> pl.Tensor:
     ta = pl.load(a, [0, 0], [a.shape[0], a.shape[1]])
     tb = pl.load(b, [0, 0], [b.shape[0], b.shape[1]])
     c = pl.store(pl.add(ta, pl.mul(tb, scale)), [0, 0], c)
@@ -22,7 +22,7 @@ def add_scaled_block(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], scale: pl
 
 
 @pl.jit
-def blocked_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], scale: pl.FP32):
+def blocked_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], scale: pl.FP32) -> pl.Tensor:
     for i in pl.range(a.shape[0] // BLOCK):
         add_scaled_block(pl.slice(a, [BLOCK, a.shape[1]], [i * BLOCK, 0]),
                          pl.slice(b, [BLOCK, a.shape[1]], [i * BLOCK, 0]),
@@ -40,6 +40,8 @@ if __name__ == "__main__":
         c.fill(0)
         blocked_add(a, b, c, 0.5, config=config)
         ok = np.allclose(c, a + b * np.float32(0.5), rtol=1e-6, atol=1e-6)
-    stages = [s["name"] for s in blocked_add.last_call.profile["stages"]]
-    print("second call:", "cache hit" if blocked_add.last_call.cache_hit else "compiled", stages)
+    last = blocked_add.last_call
+    assert last is not None and last.profile is not None
+    stages = [s["name"] for s in last.profile["stages"]]
+    print("second call:", "cache hit" if last.cache_hit else "compiled", stages)
     print("passed" if ok else "FAILED")

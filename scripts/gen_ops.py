@@ -35,9 +35,10 @@ SHAPE = "Sequence[IntLike]"
 # line; "{name}" is replaced by the op's name).
 CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "Load": ({"tensor": "Tensor", "offsets": SHAPE, "shapes": SHAPE,
-              "target_memory": "MemorySpace"}, "Tile",
+              "target_memory": "MemorySpace", "valid_shapes": SHAPE}, "Tile",
              "Loads the box of `tensor` at `offsets` with extent `shapes` into a new tile in "
-             "`target_memory` (Vec when omitted)."),
+             "`target_memory` (Vec when omitted); with `valid_shapes` only that leading part "
+             "is read (the rest is undefined until `fillpad`)."),
     "Store": ({"tile": "Tile", "offsets": SHAPE, "output_tensor": "Tensor"}, "Tensor",
               "Writes `tile` into `output_tensor` at `offsets`; returns the updated tensor."),
     "Move": ({"tile": "Tile", "target_memory": "MemorySpace"}, "Tile",
@@ -63,6 +64,19 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "RowExpand": ({"tile": "Tile", "row": "Tile"}, "Tile",
                   "Applies {name} between each row of `tile` and that row's value in the "
                   "[rows, 1] tile `row`."),
+    "ColExpand": ({"target": "Tile", "tile": "Tile", "col": "Tile"}, "Tile",
+                  "Applies {name} between each column of the tile and that column's value in "
+                  "the [1, cols] tile `col` (col_expand: `col` repeated on every row)."),
+    "Concat": ({"src0": "Tile", "src1": "Tile"}, "Tile",
+               "The tiles `src0` and `src1` side by side (same rows; columns add up)."),
+    "Reshape": ({"input": VALUE, "shape": SHAPE}, VALUE,
+                "`input` with the same elements in row-major order and a new `shape`: a copy "
+                "for a tile, a view for a tensor."),
+    "Read": ({"input": "Union[Tile, Tensor]", "indices": SHAPE}, "Any",
+             "One element of a tile or tensor, as a scalar."),
+    "FillPad": ({"tile": "Tile", "pad_value": "PadValue"}, "Tile",
+                "`tile` with everything outside its valid region set to `pad_value` (zero, the "
+                "dtype's min or max); the result is valid everywhere."),
     "Matmul": ({"acc": "Tile", "left": "Tile", "right": "Tile"}, "Tile",
                "Matrix product of a Left and a Right tile into an Acc tile ({name}; matmul_acc "
                "adds it to `acc`)."),
@@ -80,7 +94,7 @@ signatures. Called from Python they raise ``CompileError``.
 from typing import Any, Optional, Sequence, TypeVar, Union
 
 from pypto.language._ops import IntLike, outside_program
-from pypto.language._types import DType, MemorySpace, Tensor, Tile
+from pypto.language._types import DType, MemorySpace, PadValue, Tensor, Tile
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
@@ -104,7 +118,7 @@ def render_op(sig: Signature) -> str:
                      [f"{a}=" for a in attr_names])
     doc = (f"{summary.format(name=name)}\n\n"
            f"    In a program: ``pl.{name}({call})``. Category {category}; valid only inside a\n"
-           f"    ``@pl.function`` of a ``@pl.program`` class.\n    ")
+           f"    ``@pl.program``'s functions or a ``@pl.jit`` function.\n    ")
     return (f"\n\ndef {name}({', '.join(params)}) -> {result}:\n"
             f'    """{doc}"""\n'
             f"    raise outside_program({name!r})\n")

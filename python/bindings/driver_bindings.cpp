@@ -245,6 +245,7 @@ void bind_session(nb::module_& m) {
             return report_to_python(session.report());
           },
           nb::arg("error"),
+          nb::sig("def failed_report(self, error: str) -> dict[str, typing.Any] | None"),
           "The session's profile after a failure outside run() (a parse error): the failed "
           "stage carries `error`. None without a profiler.")
       // A stage timed in Python (the specialisation of a @pl.jit call); no-ops unprofiled.
@@ -256,7 +257,9 @@ void bind_session(nb::module_& m) {
            [](PySession& s) {
              if (auto* p = s.get().profiler()) p->end_stage();
            })
-      .def("report", [](PySession& s) { return report_to_python(s.get().report()); })
+      .def(
+          "report", [](PySession& s) { return report_to_python(s.get().report()); },
+          nb::sig("def report(self) -> dict[str, typing.Any]"))
       .def("write_report", [](PySession& s) { s.get().write_report(); });
 }
 

@@ -121,8 +121,18 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "RowReduce";
     case ir::OpCategory::RowExpand:
       return "RowExpand";
+    case ir::OpCategory::ColExpand:
+      return "ColExpand";
     case ir::OpCategory::Matmul:
       return "Matmul";
+    case ir::OpCategory::Concat:
+      return "Concat";
+    case ir::OpCategory::Reshape:
+      return "Reshape";
+    case ir::OpCategory::Read:
+      return "Read";
+    case ir::OpCategory::FillPad:
+      return "FillPad";
   }
   return "Other";
 }

@@ -6,7 +6,9 @@ the generated op functions (``pypto/language/_ops_generated.py``) take and retur
 
 - ``pl.Tensor[shape, dtype]`` is a ``pl.Tensor``, ``pl.Tile[shape, dtype, ...]`` a ``pl.Tile``;
 - ``pl.Out[T]`` and ``pl.InOut[T]`` are ``T`` (the direction matters to the compiler only);
-- ``pl.Scalar[dtype]`` is ``int`` for an integer dtype, ``bool`` for BOOL and ``float`` else.
+- ``pl.Scalar[dtype]`` is ``int`` for an integer dtype, ``bool`` for BOOL and ``float`` else;
+- a bare dtype (``scale: pl.FP32``, a ``@pl.jit`` scalar parameter) is the same as
+  ``pl.Scalar[dtype]``.
 
 Only mypy imports this module.
 """
@@ -17,7 +19,7 @@ from mypy.plugin import AnalyzeTypeContext, Plugin
 from mypy.types import Type, UnboundType
 
 _TYPES = "pypto.language._types."
-_INTEGER_DTYPES = ("INT32", "INT64")
+_INTEGER_DTYPES = ("INT32", "INT64", "INDEX")
 
 
 def _tensor(ctx: AnalyzeTypeContext) -> Type:
@@ -39,6 +41,14 @@ def _scalar(ctx: AnalyzeTypeContext) -> Type:
     dtype = ctx.type.args[0] if ctx.type.args else None
     # The dtype is written pl.INT32 (or INT32 after a from-import): its last name part says it.
     name = dtype.name.rsplit(".", 1)[-1] if isinstance(dtype, UnboundType) else ""
+    return _python_number(ctx, name)
+
+
+def _bare_dtype(ctx: AnalyzeTypeContext) -> Type:
+    return _python_number(ctx, ctx.type.name.rsplit(".", 1)[-1])
+
+
+def _python_number(ctx: AnalyzeTypeContext, name: str) -> Type:
     if name in _INTEGER_DTYPES:
         return ctx.api.named_type("builtins.int", [])
     if name == "BOOL":
@@ -53,6 +63,8 @@ _HOOKS = {
     _TYPES + "InOut": _direction,
     _TYPES + "Scalar": _scalar,
 }
+_HOOKS.update({_TYPES + d: _bare_dtype
+               for d in ("FP32", "FP16", "BF16", "INT32", "INT64", "INDEX", "BOOL")})
 
 
 class PyptoPlugin(Plugin):

@@ -119,12 +119,12 @@ def test_mypy_strict_accepts_the_examples(tmp_path, mypy_cache):
     config = tmp_path / "mypy.ini"
     config.write_text(mypy_config(mypy_cache))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE.parent)] + sys.path))
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(config),
-                           *sorted(str(p) for p in (ROOT / "examples").glob("*.py"))],
+    examples = sorted(str(p) for p in (ROOT / "examples").glob("*.py"))
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(config), *examples],
                           cwd=ROOT / "examples", capture_output=True, text=True, env=env,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Success: no issues found in 8 source files" in proc.stdout
+    assert f"Success: no issues found in {len(examples)} source files" in proc.stdout
 
 
 def test_mypy_plugin_reports_a_wrong_op_argument(tmp_path, mypy_cache):

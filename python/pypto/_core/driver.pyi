@@ -1,5 +1,6 @@
 from collections.abc import Sequence
 import enum
+from typing import Any
 
 import pypto._core.ir
 
@@ -33,6 +34,12 @@ class CompileOptions:
 
     @profiling.setter
     def profiling(self, arg: bool, /) -> None: ...
+
+    @property
+    def platform(self) -> str: ...
+
+    @platform.setter
+    def platform(self, arg: str, /) -> None: ...
 
 class RunConfig:
     def __init__(self) -> None: ...
@@ -133,6 +140,18 @@ class RunConfig:
     @write_golden_data.setter
     def write_golden_data(self, arg: bool, /) -> None: ...
 
+    @property
+    def rounds(self) -> int: ...
+
+    @rounds.setter
+    def rounds(self, arg: int, /) -> None: ...
+
+    @property
+    def warmup(self) -> int: ...
+
+    @warmup.setter
+    def warmup(self, arg: int, /) -> None: ...
+
 class Session:
     def __init__(self, profiling_requested: bool) -> None: ...
 
@@ -142,6 +161,19 @@ class Session:
 
     @property
     def profiling(self) -> bool: ...
+
+    def failed_report(self, error: str) -> dict[str, Any] | None:
+        """
+        The session's profile after a failure outside run() (a parse error): the failed stage carries `error`. None without a profiler.
+        """
+
+    def begin_stage(self, arg: str, /) -> None: ...
+
+    def end_stage(self) -> None: ...
+
+    def report(self) -> dict[str, Any]: ...
+
+    def write_report(self) -> None: ...
 
 class CompileResult:
     @property
@@ -164,7 +196,32 @@ def compile_program(program: pypto._core.ir.Program, options: CompileOptions) ->
     Runs the pass pipeline and codegen in a session of its own; raises CompileError.
     """
 
+class CompiledProgram:
+    @property
+    def program(self) -> pypto._core.ir.Program: ...
+
+    @property
+    def output_dir(self) -> str: ...
+
+def compile_for_calls(session: Session, program: pypto._core.ir.Program, config: RunConfig) -> CompiledProgram:
+    """
+    Compiles a program to be called many times (stage `compile`); raises CompileError.
+    """
+
+def call(session: object | None, compiled: CompiledProgram, arrays: list, dtypes: Sequence[str], config: RunConfig) -> tuple[float, bool, bool, list[str]]:
+    """
+    Runs a compiled program on the given arrays (stage `device_execution`); Out/InOut arrays hold the results. Returns (execution_time, built, library_cache_hit, notes); raises RuntimeError with the device's message.
+    """
+
 def run(session: Session, program: pypto._core.ir.Program, tensors: Sequence[tuple[str, str, Sequence[int], bool, bool]], prepare: object, golden: object | None, config: RunConfig) -> dict:
     """
     Runs the whole pipeline in `session`; returns a dict with the fields of the driver's RunResult (profile: a dict or None; run_summary: text to print or '').
     """
+
+def run_generated(session: Session, program: pypto._core.ir.Program, config: RunConfig, seed: int) -> dict:
+    """
+    Runs the program on random inputs made from `seed` against the reference interpreter (what `pypto run` does); the dict of run() plus output_checksum (XXH3-64 hex of the outputs, '' when the device did not finish).
+    """
+
+def round_statistics(seconds: Sequence[float]) -> dict:
+    """min, median, mean, p95 and stdev of a benchmark's round times."""

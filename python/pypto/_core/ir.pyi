@@ -1,3 +1,6 @@
+from collections.abc import Sequence
+
+
 class Function:
     @property
     def name(self) -> str: ...
@@ -36,9 +39,14 @@ def parse_program(text: str, file_name: str = '<string>', constants: dict = {}, 
     Parses the source of one @pl.program class (decorators included; it may be indented), as the `parse` stage of the active profiler. rest_of_file: the text runs on to the end of the class's file; only the class is read.
     """
 
-def parse_module(text: str, file_name: str = '<string>', constants: dict = {}) -> list[Program]:
+def parse_module(text: str, file_name: str = '<string>', constants: dict = {}, pinned: dict = {}) -> list[Program]:
     """
-    Parses a Python file: top-level constants are evaluated, every @pl.program class is parsed (the `parse` stage of the active profiler).
+    Parses a Python file: top-level constants are evaluated, every @pl.program class is parsed (the `parse` stage of the active profiler). `pinned` constants replace the file's own assignments of those names.
+    """
+
+def parse_jit(file_text: str, file_name: str, functions: Sequence[tuple[str, bool, int]], entry: str, arguments: dict, constants: dict = {}) -> Program:
+    """
+    Parses the @pl.jit function `entry` of a file specialised on `arguments` (name -> (shape, dtype name) for tensors, a number for scalars); `functions` are the file's jit functions as (name, is_incore, first_line). The `parse` stage of the active profiler.
     """
 
 def render_diagnostic(file_name: str, text: str, line_offset: int, line: int, col: int, message: str) -> str: ...

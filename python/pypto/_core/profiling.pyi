@@ -98,6 +98,11 @@ def now_seconds() -> float:
 
 def profiling_enabled_by_env() -> bool: ...
 
+def format_duration(seconds: float) -> str:
+    """
+    Seconds in the unit the profile summary uses (3 significant digits: µs, ms or s).
+    """
+
 def write_exit_report() -> None:
     """
     The PYPTO_COMPILE_PROFILING exit report (summary to stderr, files to $PYPTO_COMPILE_PROFILING_DIR); once per process, nothing without a process-wide profiler.

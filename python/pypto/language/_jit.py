@@ -16,7 +16,7 @@ import inspect
 import linecache
 import threading
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -362,19 +362,23 @@ def _cell_value(cell):
         return None
 
 
-def jit(fn):
-    """Decorator: a function-style program (``@pl.jit``), specialised and compiled per call
-    signature. ``@pl.jit.incore`` marks the kernels it calls."""
-    if not inspect.isfunction(fn):
-        raise TypeError("@pl.jit decorates a function")
-    return JitFunction(fn)
+class _JitDecorator:
+    """``pl.jit``: ``@pl.jit`` makes a function-style program, specialised and compiled per call
+    signature; ``@pl.jit.incore`` marks the kernels it calls. An object rather than a function
+    with an attribute, so that type checkers see both."""
+
+    def __call__(self, fn: Callable[..., Any]) -> "JitFunction":
+        """Decorator: a function-style program (``@pl.jit``), specialised and compiled per call
+        signature."""
+        if not inspect.isfunction(fn):
+            raise TypeError("@pl.jit decorates a function")
+        return JitFunction(fn)
+
+    def incore(self, fn: Callable[..., Any]) -> "JitIncore":
+        """Decorator: a kernel (InCore function) called by ``@pl.jit`` functions."""
+        if not inspect.isfunction(fn):
+            raise TypeError("@pl.jit.incore decorates a function")
+        return JitIncore(fn)
 
 
-def _incore(fn):
-    """Decorator: a kernel (InCore function) called by ``@pl.jit`` functions."""
-    if not inspect.isfunction(fn):
-        raise TypeError("@pl.jit.incore decorates a function")
-    return JitIncore(fn)
-
-
-jit.incore = _incore
+jit = _JitDecorator()

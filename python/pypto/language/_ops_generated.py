@@ -10,18 +10,18 @@ signatures. Called from Python they raise ``CompileError``.
 from typing import Any, Optional, Sequence, TypeVar, Union
 
 from pypto.language._ops import IntLike, outside_program
-from pypto.language._types import DType, MemorySpace, Tensor, Tile
+from pypto.language._types import DType, MemorySpace, PadValue, Tensor, Tile
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'assemble', 'cast', 'create_tensor', 'create_tile', 'div', 'exp', 'load', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'recip', 'relu', 'row_expand_add', 'row_expand_div', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_sum', 'slice', 'sqrt', 'store', 'sub']
+__all__ = ['abs', 'add', 'assemble', 'cast', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'concat', 'create_tensor', 'create_tile', 'div', 'exp', 'fillpad', 'load', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'read', 'recip', 'relu', 'reshape', 'row_expand_add', 'row_expand_div', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_sum', 'slice', 'sqrt', 'store', 'sub']
 
 
 def abs(input: _Value) -> _Value:
     """Elementwise abs of `input`.
 
     In a program: ``pl.abs(input)``. Category ElementwiseUnary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('abs')
 
@@ -30,7 +30,7 @@ def add(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     """Elementwise add of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
 
     In a program: ``pl.add(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('add')
 
@@ -39,7 +39,7 @@ def assemble(target: _Value, source: Tile, offsets: Sequence[IntLike]) -> _Value
     """Returns `target` with `source` written at `offsets`.
 
     In a program: ``pl.assemble(target, source, offsets)``. Category Assemble; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('assemble')
 
@@ -48,16 +48,88 @@ def cast(tile: Tile, *, target_type: Optional[DType] = None) -> Tile:
     """Converts every element of `tile` to `target_type` (saturating for integers).
 
     In a program: ``pl.cast(tile, target_type=)``. Category Cast; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('cast')
+
+
+def col_expand(target: Tile, col: Tile) -> Tile:
+    """Applies col_expand between each column of the tile and that column's value in the [1, cols] tile `col` (col_expand: `col` repeated on every row).
+
+    In a program: ``pl.col_expand(target, col)``. Category ColExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_expand')
+
+
+def col_expand_add(tile: Tile, col: Tile) -> Tile:
+    """Applies col_expand_add between each column of the tile and that column's value in the [1, cols] tile `col` (col_expand: `col` repeated on every row).
+
+    In a program: ``pl.col_expand_add(tile, col)``. Category ColExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_expand_add')
+
+
+def col_expand_div(tile: Tile, col: Tile) -> Tile:
+    """Applies col_expand_div between each column of the tile and that column's value in the [1, cols] tile `col` (col_expand: `col` repeated on every row).
+
+    In a program: ``pl.col_expand_div(tile, col)``. Category ColExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_expand_div')
+
+
+def col_expand_max(tile: Tile, col: Tile) -> Tile:
+    """Applies col_expand_max between each column of the tile and that column's value in the [1, cols] tile `col` (col_expand: `col` repeated on every row).
+
+    In a program: ``pl.col_expand_max(tile, col)``. Category ColExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_expand_max')
+
+
+def col_expand_min(tile: Tile, col: Tile) -> Tile:
+    """Applies col_expand_min between each column of the tile and that column's value in the [1, cols] tile `col` (col_expand: `col` repeated on every row).
+
+    In a program: ``pl.col_expand_min(tile, col)``. Category ColExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_expand_min')
+
+
+def col_expand_mul(tile: Tile, col: Tile) -> Tile:
+    """Applies col_expand_mul between each column of the tile and that column's value in the [1, cols] tile `col` (col_expand: `col` repeated on every row).
+
+    In a program: ``pl.col_expand_mul(tile, col)``. Category ColExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_expand_mul')
+
+
+def col_expand_sub(tile: Tile, col: Tile) -> Tile:
+    """Applies col_expand_sub between each column of the tile and that column's value in the [1, cols] tile `col` (col_expand: `col` repeated on every row).
+
+    In a program: ``pl.col_expand_sub(tile, col)``. Category ColExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_expand_sub')
+
+
+def concat(src0: Tile, src1: Tile) -> Tile:
+    """The tiles `src0` and `src1` side by side (same rows; columns add up).
+
+    In a program: ``pl.concat(src0, src1)``. Category Concat; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('concat')
 
 
 def create_tensor(shape: Sequence[IntLike], *, dtype: Optional[DType] = None) -> Tensor:
     """A new tensor in global memory (orchestration functions only).
 
     In a program: ``pl.create_tensor(shape, dtype=)``. Category CreateTensor; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('create_tensor')
 
@@ -66,7 +138,7 @@ def create_tile(shape: Sequence[IntLike], *, dtype: Optional[DType] = None, targ
     """A new zero-filled tile of `shape` and `dtype` in `target_memory`.
 
     In a program: ``pl.create_tile(shape, dtype=, target_memory=)``. Category CreateTile; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('create_tile')
 
@@ -75,7 +147,7 @@ def div(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     """Elementwise div of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
 
     In a program: ``pl.div(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('div')
 
@@ -84,16 +156,25 @@ def exp(input: _Value) -> _Value:
     """Elementwise exp of `input`.
 
     In a program: ``pl.exp(input)``. Category ElementwiseUnary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('exp')
 
 
-def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], *, target_memory: Optional[MemorySpace] = None) -> Tile:
-    """Loads the box of `tensor` at `offsets` with extent `shapes` into a new tile in `target_memory` (Vec when omitted).
+def fillpad(tile: Tile, *, pad_value: Optional[PadValue] = None) -> Tile:
+    """`tile` with everything outside its valid region set to `pad_value` (zero, the dtype's min or max); the result is valid everywhere.
 
-    In a program: ``pl.load(tensor, offsets, shapes, target_memory=)``. Category Load; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    In a program: ``pl.fillpad(tile, pad_value=)``. Category FillPad; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('fillpad')
+
+
+def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], valid_shapes: Optional[Sequence[IntLike]] = None, *, target_memory: Optional[MemorySpace] = None) -> Tile:
+    """Loads the box of `tensor` at `offsets` with extent `shapes` into a new tile in `target_memory` (Vec when omitted); with `valid_shapes` only that leading part is read (the rest is undefined until `fillpad`).
+
+    In a program: ``pl.load(tensor, offsets, shapes, [valid_shapes], target_memory=)``. Category Load; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('load')
 
@@ -102,7 +183,7 @@ def matmul(left: Tile, right: Tile) -> Tile:
     """Matrix product of a Left and a Right tile into an Acc tile (matmul; matmul_acc adds it to `acc`).
 
     In a program: ``pl.matmul(left, right)``. Category Matmul; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('matmul')
 
@@ -111,7 +192,7 @@ def matmul_acc(acc: Tile, left: Tile, right: Tile) -> Tile:
     """Matrix product of a Left and a Right tile into an Acc tile (matmul_acc; matmul_acc adds it to `acc`).
 
     In a program: ``pl.matmul_acc(acc, left, right)``. Category Matmul; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('matmul_acc')
 
@@ -120,7 +201,7 @@ def maximum(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     """Elementwise maximum of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
 
     In a program: ``pl.maximum(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('maximum')
 
@@ -129,7 +210,7 @@ def minimum(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     """Elementwise minimum of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
 
     In a program: ``pl.minimum(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('minimum')
 
@@ -138,7 +219,7 @@ def move(tile: Tile, *, target_memory: Optional[MemorySpace] = None) -> Tile:
     """Copies `tile` into another on-chip memory space (Mat->Left/Right, Acc->Mat).
 
     In a program: ``pl.move(tile, target_memory=)``. Category Move; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('move')
 
@@ -147,7 +228,7 @@ def mul(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     """Elementwise mul of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
 
     In a program: ``pl.mul(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('mul')
 
@@ -156,16 +237,25 @@ def neg(input: _Value) -> _Value:
     """Elementwise neg of `input`.
 
     In a program: ``pl.neg(input)``. Category ElementwiseUnary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('neg')
+
+
+def read(input: Union[Tile, Tensor], indices: Sequence[IntLike]) -> Any:
+    """One element of a tile or tensor, as a scalar.
+
+    In a program: ``pl.read(input, indices)``. Category Read; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('read')
 
 
 def recip(input: _Value) -> _Value:
     """Elementwise recip of `input`.
 
     In a program: ``pl.recip(input)``. Category ElementwiseUnary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('recip')
 
@@ -174,16 +264,25 @@ def relu(input: _Value) -> _Value:
     """Elementwise relu of `input`.
 
     In a program: ``pl.relu(input)``. Category ElementwiseUnary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('relu')
+
+
+def reshape(input: _Value, shape: Sequence[IntLike]) -> _Value:
+    """`input` with the same elements in row-major order and a new `shape`: a copy for a tile, a view for a tensor.
+
+    In a program: ``pl.reshape(input, shape)``. Category Reshape; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('reshape')
 
 
 def row_expand_add(tile: Tile, row: Tile) -> Tile:
     """Applies row_expand_add between each row of `tile` and that row's value in the [rows, 1] tile `row`.
 
     In a program: ``pl.row_expand_add(tile, row)``. Category RowExpand; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('row_expand_add')
 
@@ -192,7 +291,7 @@ def row_expand_div(tile: Tile, row: Tile) -> Tile:
     """Applies row_expand_div between each row of `tile` and that row's value in the [rows, 1] tile `row`.
 
     In a program: ``pl.row_expand_div(tile, row)``. Category RowExpand; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('row_expand_div')
 
@@ -201,7 +300,7 @@ def row_expand_mul(tile: Tile, row: Tile) -> Tile:
     """Applies row_expand_mul between each row of `tile` and that row's value in the [rows, 1] tile `row`.
 
     In a program: ``pl.row_expand_mul(tile, row)``. Category RowExpand; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('row_expand_mul')
 
@@ -210,7 +309,7 @@ def row_expand_sub(tile: Tile, row: Tile) -> Tile:
     """Applies row_expand_sub between each row of `tile` and that row's value in the [rows, 1] tile `row`.
 
     In a program: ``pl.row_expand_sub(tile, row)``. Category RowExpand; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('row_expand_sub')
 
@@ -219,7 +318,7 @@ def row_max(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
     """Reduces each row of `tile` with row_max: a [rows, 1] tile. `tmp_tile` is scratch space the device may use.
 
     In a program: ``pl.row_max(tile, [tmp_tile])``. Category RowReduce; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('row_max')
 
@@ -228,7 +327,7 @@ def row_sum(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
     """Reduces each row of `tile` with row_sum: a [rows, 1] tile. `tmp_tile` is scratch space the device may use.
 
     In a program: ``pl.row_sum(tile, [tmp_tile])``. Category RowReduce; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('row_sum')
 
@@ -237,7 +336,7 @@ def slice(input: _Value, shape: Sequence[IntLike], offsets: Sequence[IntLike]) -
     """The box of `input` at `offsets` with extent `shape`: a copy for a tile, a view for a tensor.
 
     In a program: ``pl.slice(input, shape, offsets)``. Category Slice; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('slice')
 
@@ -246,7 +345,7 @@ def sqrt(input: _Value) -> _Value:
     """Elementwise sqrt of `input`.
 
     In a program: ``pl.sqrt(input)``. Category ElementwiseUnary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('sqrt')
 
@@ -255,7 +354,7 @@ def store(tile: Tile, offsets: Sequence[IntLike], output_tensor: Tensor) -> Tens
     """Writes `tile` into `output_tensor` at `offsets`; returns the updated tensor.
 
     In a program: ``pl.store(tile, offsets, output_tensor)``. Category Store; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('store')
 
@@ -264,6 +363,6 @@ def sub(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     """Elementwise sub of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
 
     In a program: ``pl.sub(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
-    ``@pl.function`` of a ``@pl.program`` class.
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('sub')

@@ -6,6 +6,7 @@ evaluate to small descriptive objects. The parser reads the class's source text,
 """
 
 import enum
+from typing import Tuple
 
 # Defined with the IR it describes; the language only re-exports it (pl.FunctionType).
 from pypto.ir.program import FunctionType
@@ -170,6 +171,9 @@ class _Direction:
 class Tensor:
     """``pl.Tensor[[d0, d1], dtype]``: a tensor in global memory."""
 
+    #: ``x.shape[i]`` in a program: the extent of dimension i, a constant of the compile.
+    shape: Tuple[int, ...]
+
     def __class_getitem__(cls, params):
         params = _type_args(params, "Tensor")
         return TensorType(params[0], params[1])
@@ -177,6 +181,9 @@ class Tensor:
 
 class Tile:
     """``pl.Tile[[rows, cols], dtype(, memory_space(, memref))]``: a tile in on-chip memory."""
+
+    #: ``t.shape[i]`` in a program: the extent of dimension i, a constant of the compile.
+    shape: Tuple[int, ...]
 
     def __class_getitem__(cls, params):
         params = _type_args(params, "Tile")
