@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "pypto/ir/types.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/binary_cache.h"
 #include "pypto/runtime/device.h"
@@ -42,10 +43,16 @@ std::shared_ptr<CompiledProgram> compile_for_calls(Session& session, const ir::P
                                " is not a tensor; a compiled program is called with tensors");
     }
   }
+  if (!ir::target_from_platform(config.platform)) {
+    throw std::runtime_error("unknown platform '" + config.platform + "'; the platforms are " +
+                             ir::platform_names());
+  }
   CompileOptions options;
   options.output_dir = config.work_dir;
   options.strategy = config.strategy;
   options.dump_passes = config.dump_passes;
+  options.platform = config.platform;
+  session.set_keep_outputs(config.keep_outputs);
   return std::make_shared<CompiledProgram>(program, compile(session, program, options));
 }
 

@@ -1,5 +1,6 @@
 """@pl.jit programs with the layout ops: a normalisation with reshape and column broadcasts,
-and concat. Each is called twice (the second call hits the cache), against numpy."""
+and concat, each called twice (the second call hits the cache) against numpy; and a Mat<->Vec
+round trip, whose target (RunConfig.platform) is part of the cache key."""
 
 import numpy as np
 import pytest
@@ -50,3 +51,33 @@ def test_concat(config):
     c = np.zeros((16, 80), np.float32)
     call_twice(concat_columns, (a, b, c), lambda: np.testing.assert_allclose(
         c, np.concatenate([np.exp(a), b], axis=1), rtol=1e-5), config, reset=lambda: c.fill(0))
+
+
+@pl.jit
+def mat_vec_round_trip(a: pl.Tensor, o: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        m = pl.load(a, [0, 0], [a.shape[0], a.shape[1]], target_memory=pl.MemorySpace.Mat)
+        v = pl.move(m, target_memory=pl.MemorySpace.Vec)
+        back = pl.move(pl.add(v, 1.0), target_memory=pl.MemorySpace.Mat)
+        o = pl.store(pl.move(back, target_memory=pl.MemorySpace.Vec), [0, 0], o)
+    return o
+
+
+def test_the_platform_decides_the_moves_and_is_part_of_the_cache_key(tmp_path):
+    from pypto.errors import CompileError
+
+    a, o = randn(16, 16), np.zeros((16, 16), np.float32)
+    mat_vec_round_trip.clear_cache()
+    with pytest.raises(CompileError, match="cannot move tile 'm' from Mat to Vec"):
+        mat_vec_round_trip(a, o, config=RunConfig(work_dir=str(tmp_path / "a2"),
+                                                  platform="a2a3sim"))
+    a5 = RunConfig(work_dir=str(tmp_path / "a5"), platform="a5sim")
+    for expected_hit in (False, True):
+        o.fill(0)
+        mat_vec_round_trip(a, o, config=a5)
+        np.testing.assert_allclose(o, a + 1.0, rtol=1e-6)
+        assert mat_vec_round_trip.last_call.cache_hit is expected_hit
+    # The a5 specialisation is not reused for a platform that cannot run it.
+    with pytest.raises(CompileError, match="cannot move tile 'm' from Mat to Vec"):
+        mat_vec_round_trip(a, o, config=RunConfig(work_dir=str(tmp_path / "a2b"),
+                                                  platform="a2a3"))

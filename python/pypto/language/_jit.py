@@ -314,7 +314,8 @@ class JitFunction:
                 session.begin_stage("specialize")
             try:
                 key, tensors, dtypes, outputs, scalars = self._key(args)
-                key = (key, driver_config.strategy)
+                # What else decides the compiled code: the pass strategy and the target.
+                key = (key, driver_config.strategy, driver_config.platform)
                 compiled = self._cache.get(key)
                 # A miss also reads the function's file and scope here, so that `parse` is the
                 # parser's time only.
