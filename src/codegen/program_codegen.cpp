@@ -8,6 +8,7 @@
 
 #include "pypto/codegen/kernel_codegen.h"
 #include "pypto/codegen/orchestration_codegen.h"
+#include "pypto/ir/ir_size.h"
 #include "pypto/profiling/profiler.h"
 
 namespace pypto::codegen {
@@ -63,6 +64,10 @@ class KernelQueue {
 
 }  // namespace
 
+// Below this many IR nodes (a few milliseconds of emission) kernels are generated on the calling
+// thread alone.
+constexpr std::int64_t kParallelCodegenNodes = 4000;
+
 GeneratedProgram generate_program(const ir::Program& program) {
   profiling::ScopedStage stage("codegen");
   profiling::CompileProfiler* profiler = profiling::CompileProfiler::current();
@@ -79,10 +84,13 @@ GeneratedProgram generate_program(const ir::Program& program) {
     // Helper threads and this one share the kernels; this thread then writes the orchestration
     // while any helper still finishes its kernel. Kernels start first so that the profile lists
     // kernel_codegen stages before orchestration_codegen, in pipeline order. With a single
-    // kernel no thread is started.
+    // kernel, or too little IR to pay for starting and joining a thread (about 0.1 ms idle,
+    // far more on a busy machine, against about 0.7 us of emission per IR node), no thread is
+    // started.
     KernelQueue queue(jobs, line_offset, profiler != nullptr);
     size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-    size_t helpers = jobs.size() > 1 ? std::min(jobs.size(), hardware) - 1 : 0;
+    const bool worth_threads = jobs.size() > 1 && ir::count_nodes(program) >= kParallelCodegenNodes;
+    size_t helpers = worth_threads ? std::min(jobs.size(), hardware) - 1 : 0;
     std::vector<std::thread> threads;
     threads.reserve(helpers);
     for (size_t i = 0; i < helpers; ++i) {

@@ -11,6 +11,7 @@
 #include "pypto/codegen/program_codegen.h"
 #include "pypto/frontend/parser.h"
 #include "pypto/ir/interpreter.h"
+#include "pypto/ir/ir_size.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/pass_manager.h"
 
@@ -400,6 +401,42 @@ TEST(CodegenProgram, HandBuiltIrWithOverlappingBuffers) {
     float mx = ha.at(r, 0);
     for (int64_t col = 1; col < 8; ++col) mx = std::max(mx, ha.at(r, col));
     for (int64_t col = 0; col < 8; ++col) EXPECT_EQ(hc.at(r, col), ha.at(r, col) - mx);
+  }
+}
+
+// A program big enough for kernels to be generated on several threads (program_codegen.cpp's
+// threshold): the translation unit is the same as kernel-by-kernel generation on one thread, in
+// program order.
+TEST(CodegenProgram, KernelsOfALargeProgramMatchOneThreadGeneration) {
+  std::string text = "import pypto.language as pl\n\n@pl.program\nclass Big:\n";
+  const std::string t = "pl.Tensor[[1024, 64], pl.FP32]";
+  for (int k = 0; k < 4; ++k) {
+    text += "    @pl.function(type=pl.FunctionType.InCore)\n    def k" + std::to_string(k) +
+            "(self, x: " + t + ", y: pl.Out[" + t + "]) -> " + t +
+            ":\n        for i in pl.unroll(128):\n"
+            "            a = pl.load(x, [i * 8, 0], [8, 64])\n"
+            "            y = pl.store(pl.add(pl.exp(a), a), [i * 8, 0], y)\n        return y\n";
+  }
+  text += "    @pl.function(type=pl.FunctionType.Orchestration)\n    def main(self, x: " + t +
+          ", y: pl.Out[" + t + "]) -> " + t + ":\n";
+  for (int k = 0; k < 4; ++k) text += "        y = self.k" + std::to_string(k) + "(x, y)\n";
+  text += "        return y\n";
+  ir::ProgramPtr program = lower(text);
+  ASSERT_GE(ir::count_nodes(*program), 4000);
+  GeneratedProgram g = generate_program(*program);
+  ASSERT_EQ(g.kernels.size(), 4u);
+  size_t at = 0;
+  for (int k = 0; k < 4; ++k) {
+    const ir::Function* f = nullptr;
+    for (const auto& fn : program->functions)
+      if (fn->name == "k" + std::to_string(k)) f = fn.get();
+    ASSERT_NE(f, nullptr);
+    const std::string one_thread = generate_kernel(*f, 0);
+    EXPECT_EQ(g.kernels[k].name, f->name);
+    EXPECT_EQ(g.kernels[k].source, one_thread);
+    size_t found = g.translation_unit.find(one_thread, at);
+    ASSERT_NE(found, std::string::npos) << "kernel k" << k << " out of order";
+    at = found + one_thread.size();
   }
 }
 
