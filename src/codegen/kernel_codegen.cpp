@@ -1,6 +1,8 @@
 #include "pypto/codegen/kernel_codegen.h"
 
-// Kernel codegen's entry: one InCore function to C++ (the emitter is in kernel_emitter.h).
+// Kernel codegen's public entry (pypto/codegen/kernel_codegen.h): one InCore function to C++.
+// Kept apart from the emitter, which is private to src/codegen: declared in kernel_emitter.h,
+// defined in kernel_emitter.cpp, kernel_tile_ops.cpp and kernel_layout_ops.cpp.
 #include <string>
 
 #include "kernel_emitter.h"

@@ -1,5 +1,6 @@
 // The kernel emitter's layout ops (col_expand*, concat, reshape, fillpad, read) and valid
-// regions (loads with valid_shapes, and what follows them to the store).
+// regions (loads with valid_shapes, and what follows them to the store). The class and which
+// file holds which part: kernel_emitter.h.
 #include <string>
 #include <vector>
 

@@ -1,0 +1,246 @@
+// The kernel emitter's tile ops of the basic emission shapes: load and store, elementwise
+// (binary, unary, cast), row reductions and broadcasts, matmul, and the slice and assemble of a
+// box within a tile. The layout ops are in kernel_layout_ops.cpp.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernel_emitter.h"
+
+namespace pypto::codegen::kernel_detail {
+
+namespace {
+
+// The row and column of a box's offsets: 1-D tiles are one row.
+std::pair<std::string, std::string> box_origin(const std::vector<std::string>& offsets) {
+  return {offsets.size() >= 2 ? offsets[0] : "(int64_t)0", offsets.back()};
+}
+
+}  // namespace
+
+void KernelEmitter::emit_store(const ir::Call& call, Span span) {
+  const auto& a = call.args;
+  const std::string& op = call.callee;
+  TileRef src = tile_arg(a[0], op, 0);
+  std::string tensor = tensor_arg(a[2], op);
+  size_t rank = tensor_rank(a[2]);
+  auto offsets = emit_int_list(a[1], names_, "the offsets of pl.store");
+  if (offsets.size() != rank || src.type->shape.size() > rank)
+    codegen_error(span, "pl.store: offsets must have one entry per tensor dimension");
+  std::vector<std::string> shape(rank - src.type->shape.size(), "1");
+  for (int64_t d : src.type->shape) shape.push_back(std::to_string(d));
+  const auto* var = a[0]->as<ir::Var>();
+  auto valid = var ? valid_.find(var) : valid_.end();
+  w_.open("");
+  std::string data = src.ptr;
+  if (valid != valid_.end()) {
+    // A partly valid tile writes its valid region only: packed densely first.
+    const auto& [vr, vc] = valid->second;
+    shape.back() = vc;
+    if (src.type->shape.size() >= 2) shape[shape.size() - 2] = vr;
+    w_.line("pto::Scratch packed(" + std::to_string(src.bytes) + ");");
+    w_.line("isa->slice(packed.p, " + src.ptr + ", " + std::to_string(src.cols()) + ", 0, 0, " +
+            vr + ", " + vc + ", " + std::to_string(ir::dtype_bytes(src.type->dtype)) + ");");
+    data = "packed.p";
+  }
+  std::string off = int_array("offsets", offsets);
+  std::string sh = int_array("shape", shape);
+  w_.line("if (!isa->store(&" + tensor + ", " + off + ", " + sh + ", " + std::to_string(rank) +
+          ", " + data + ", " + checked_where(span, op) + ")) " + leave_after_failure());
+  w_.close();
+}
+
+void KernelEmitter::emit_load(const OpSite& o) {
+  std::string tensor = tensor_arg(o.arg(0), o.op());
+  size_t rank = tensor_rank(o.arg(0));
+  auto offsets = emit_int_list(o.arg(1), names_, "the offsets of pl.load");
+  auto shape = emit_int_list(o.arg(2), names_, "the shape of pl.load");
+  if (offsets.size() != rank || shape.size() != rank)
+    codegen_error(o.span, "pl.load: offsets and shape must have one entry per tensor dimension");
+  if (o.call.args.size() > 3 && o.arg(3)) return emit_partial_load(o, tensor, offsets);
+  w_.open("");
+  std::string off = int_array("offsets", offsets);
+  std::string sh = int_array("shape", shape);
+  w_.line("if (!isa->load(" + o.dst.ptr + ", &" + tensor + ", " + off + ", " + sh + ", " +
+          std::to_string(rank) + ", " + checked_where(o.span, o.op()) + ")) " +
+          leave_after_failure());
+  w_.close();
+}
+
+void KernelEmitter::check_divisor(const OpSite& o, support::OpFamily family,
+                                  const std::string& divisor, int64_t n) {
+  if (ir::is_float(o.dst.type->dtype) || !support::op_divides(family, o.def.isa_opcode)) return;
+  w_.line("if (!isa->check_divisor(" + o.dtype() + ", " + divisor + ", " + std::to_string(n) +
+          ", " + checked_where(o.span, o.op()) + ")) " + leave_after_failure());
+}
+
+// tile op tile, tile op scalar or scalar op tile.
+void KernelEmitter::emit_binary(const OpSite& o) {
+  const TileRef& d = o.dst;
+  bool tile_a = o.arg(0)->type()->as<TileType>() != nullptr;
+  bool tile_b = o.arg(1)->type()->as<TileType>() != nullptr;
+  if (tile_a && tile_b) {
+    TileRef x = tile_arg(o.arg(0), o.op(), 0);
+    TileRef y = tile_arg(o.arg(1), o.op(), 1);
+    if (x.elements() != d.elements() || y.elements() != d.elements())
+      codegen_error(o.span, "pl." + o.op() + ": operand shapes differ from the result shape");
+    bool scratch = partial_overlap(d, x) || partial_overlap(d, y);
+    check_divisor(o, support::OpFamily::Binary, y.ptr, y.elements());
+    with_destination(d, scratch, [&](const std::string& out) {
+      w_.line("isa->binary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+              y.ptr + ", " + o.n() + ");");
+    });
+    return;
+  }
+  if (!tile_a && !tile_b) {
+    codegen_error(o.span, "pl." + o.op() +
+                              " on tensors in an InCore function; the "
+                              "ConvertTensorToTileOps pass must run before code generation");
+  }
+  const ExprPtr& scalar = tile_a ? o.arg(1) : o.arg(0);
+  TileRef t = tile_arg(tile_a ? o.arg(0) : o.arg(1), o.op(), tile_a ? 0 : 1);
+  auto sdt = scalar_dtype(scalar);
+  if (!sdt) codegen_error(scalar->span(), "pl." + o.op() + " expects a tile or a scalar");
+  // The scalar keeps its precision: integer tiles with integer scalars compute in int64.
+  bool float_scalar = ir::is_float(d.type->dtype) || ir::is_float(*sdt);
+  std::string value = std::string(float_scalar ? "(double)(" : "(int64_t)(") +
+                      emit_scalar_expr(scalar, names_) + ")";
+  if (!float_scalar && support::op_divides(support::OpFamily::Binary, o.def.isa_opcode)) {
+    if (tile_a) {
+      w_.line("if (" + value + " == 0) { " +
+              fail_statement(
+                  string_literal(where(o.span, o.op()) + ": " + support::kIntegerDivisionByZero)) +
+              " " + leave_after_failure() + " }");
+    } else {
+      check_divisor(o, support::OpFamily::Binary, t.ptr, t.elements());
+    }
+  }
+  with_destination(d, partial_overlap(d, t), [&](const std::string& out) {
+    w_.line(std::string(float_scalar ? "isa->binary_scalar_f64(" : "isa->binary_scalar_i64(") +
+            o.opcode() + ", " + o.dtype() + ", " + out + ", " + t.ptr + ", " + value + ", " +
+            (tile_a ? "0" : "1") + ", " + o.n() + ");");
+  });
+}
+
+void KernelEmitter::emit_unary(const OpSite& o) {
+  TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  check_divisor(o, support::OpFamily::Unary, x.ptr, x.elements());
+  with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
+    w_.line("isa->unary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+            o.n() + ");");
+  });
+}
+
+void KernelEmitter::emit_cast(const OpSite& o) {
+  const TileRef& d = o.dst;
+  TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  // In place works when each element is read before a (no wider) result overwrites it.
+  bool in_place =
+      same_start(d, x) && ir::dtype_bytes(d.type->dtype) <= ir::dtype_bytes(x.type->dtype);
+  with_destination(d, overlaps(d, x) && !in_place, [&](const std::string& out) {
+    w_.line("isa->cast(" + o.dtype() + ", " + dtype_enum(x.type->dtype) + ", " + out + ", " +
+            x.ptr + ", " + o.n() + ");");
+  });
+}
+
+void KernelEmitter::emit_row_reduce(const OpSite& o) {
+  TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
+    w_.line("isa->row_reduce(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+            std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
+  });
+}
+
+void KernelEmitter::emit_row_expand(const OpSite& o) {
+  const TileRef& d = o.dst;
+  TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  TileRef v = tile_arg(o.arg(1), o.op(), 1);
+  if (v.elements() != x.rows())
+    codegen_error(o.span, "pl." + o.op() + ": the second operand must have one value per row");
+  bool scratch = partial_overlap(d, x) || overlaps(d, v);
+  check_divisor(o, support::OpFamily::RowExpand, v.ptr, v.elements());
+  with_destination(d, scratch, [&](const std::string& out) {
+    w_.line("isa->row_expand(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+            v.ptr + ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
+  });
+}
+
+// matmul(left, right) or matmul_acc(acc, left, right).
+void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
+  const TileRef& d = o.dst;
+  if (d.type->dtype != ir::DataType::FP32)
+    codegen_error(o.span, "pl." + o.op() + " produces an FP32 accumulator tile");
+  size_t first = acc ? 1 : 0;
+  TileRef l = tile_arg(o.arg(first), o.op(), first);
+  TileRef r = tile_arg(o.arg(first + 1), o.op(), first + 1);
+  int64_t m = l.rows(), k = l.cols(), n = r.cols();
+  if (r.rows() != k || d.rows() != m || d.cols() != n)
+    codegen_error(o.span, "pl." + o.op() + ": shapes do not form a matrix product");
+  std::string acc_ptr = "nullptr";
+  bool scratch = overlaps(d, l) || overlaps(d, r);
+  if (acc) {
+    TileRef c = tile_arg(o.arg(0), o.op(), 0);
+    acc_ptr = c.ptr;
+    scratch = scratch || partial_overlap(d, c);
+  }
+  with_destination(d, scratch, [&](const std::string& out) {
+    w_.line("isa->matmul(" + dtype_enum(l.type->dtype) + ", " + dtype_enum(r.type->dtype) + ", " +
+            out + ", " + acc_ptr + ", " + l.ptr + ", " + r.ptr + ", " + std::to_string(m) + ", " +
+            std::to_string(k) + ", " + std::to_string(n) + ");");
+  });
+}
+
+void KernelEmitter::emit_slice(const OpSite& o) {
+  const TileRef& d = o.dst;
+  TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  auto offsets = emit_int_list(o.arg(2), names_, "the offsets of pl.slice");
+  if (offsets.size() != x.type->shape.size() || d.type->shape.size() != x.type->shape.size())
+    codegen_error(o.span, "pl.slice: offsets must have one entry per tile dimension");
+  // Plain variables, not a structured binding: C++17 does not let the lambda below capture
+  // one (clang rejects it).
+  const auto origin = box_origin(offsets);
+  const std::string& r0 = origin.first;
+  const std::string& c0 = origin.second;
+  emit_tile_box_check(r0, c0, d.rows(), d.cols(), x.rows(), x.cols(), o.span, o.op());
+  with_destination(d, overlaps(d, x), [&](const std::string& out) {
+    w_.line("isa->slice(" + out + ", " + x.ptr + ", " + std::to_string(x.cols()) + ", " + r0 +
+            ", " + c0 + ", " + std::to_string(d.rows()) + ", " + std::to_string(d.cols()) + ", " +
+            std::to_string(ir::dtype_bytes(d.type->dtype)) + ");");
+  });
+}
+
+void KernelEmitter::emit_assemble(const OpSite& o) {
+  const TileRef& d = o.dst;
+  TileRef target = tile_arg(o.arg(0), o.op(), 0);
+  TileRef source = tile_arg(o.arg(1), o.op(), 1);
+  auto offsets = emit_int_list(o.arg(2), names_, "the offsets of pl.assemble");
+  if (offsets.size() != target.type->shape.size())
+    codegen_error(o.span, "pl.assemble: offsets must have one entry per tile dimension");
+  auto [r0, c0] = box_origin(offsets);
+  emit_tile_box_check(r0, c0, source.rows(), source.cols(), target.rows(), target.cols(), o.span,
+                      o.op());
+  w_.open("");
+  std::string src_ptr = source.ptr;
+  if (overlaps(d, source)) {
+    // Copying the target into place first would clobber the source.
+    w_.line("pto::Scratch scratch(" + std::to_string(source.bytes) + ");");
+    w_.line("pto::copy(scratch.p, " + source.ptr + ", " + std::to_string(source.bytes) + ");");
+    src_ptr = "scratch.p";
+  }
+  copy_tile(d, target);
+  w_.line("isa->assemble(" + d.ptr + ", " + std::to_string(d.cols()) + ", " + src_ptr + ", " + r0 +
+          ", " + c0 + ", " + std::to_string(source.rows()) + ", " + std::to_string(source.cols()) +
+          ", " + std::to_string(ir::dtype_bytes(d.type->dtype)) + ");");
+  w_.close();
+}
+
+void KernelEmitter::emit_tile_box_check(const std::string& r0, const std::string& c0, int64_t rows,
+                                        int64_t cols, int64_t tile_rows, int64_t tile_cols,
+                                        Span span, std::string_view op) {
+  w_.line("if (!isa->check_tile_box(" + r0 + ", " + c0 + ", " + std::to_string(rows) + ", " +
+          std::to_string(cols) + ", " + std::to_string(tile_rows) + ", " +
+          std::to_string(tile_cols) + ", " + checked_where(span, op) + ")) " +
+          leave_after_failure());
+}
+
+}  // namespace pypto::codegen::kernel_detail
