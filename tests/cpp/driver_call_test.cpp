@@ -21,8 +21,12 @@ class CallDriverTest : public ::testing::Test {
   void SetUp() override {
     ::unsetenv("PYPTO_COMPILE_PROFILING");
     dir_ = testing::make_temp_dir("driver_call");
+    // A cache of this test's own: "built on the first call only" must not depend on whether
+    // another test (or an earlier build's run) already built the same program.
+    ::setenv("PYPTO_CACHE_DIR", (dir_ / "cache").c_str(), 1);
   }
   void TearDown() override {
+    ::unsetenv("PYPTO_CACHE_DIR");
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
