@@ -28,7 +28,12 @@ Registry& registry() {
 
 std::unique_ptr<SharedBuffer> SharedBuffer::allocate(size_t bytes) {
   const size_t size = bytes == 0 ? 1 : bytes;
-  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  // Populated now, in one call, rather than one page fault per 4 KB page later (shared memory
+  // gets no huge pages here): the tensor is about to be filled or written anyway, and otherwise
+  // an isolated run's device process took most of those faults inside its execute stage
+  // (4096x4096 add: execute stage 72 -> 34 ms).
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0);
   if (p == MAP_FAILED) {
     throw ExecutionError(ExecutionError::Kind::Setup,
                          "cannot map " + std::to_string(size) +
