@@ -8,6 +8,7 @@
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/binary_cache.h"
 #include "pypto/runtime/device.h"
+#include "run_options.h"
 
 namespace pypto::driver {
 
@@ -19,9 +20,7 @@ std::shared_ptr<const runtime::ProgramLibrary> CompiledProgram::library(
   std::lock_guard<std::mutex> lock(mutex_);
   if (library_) return library_;
   ScopedStage stage("binary_compilation");
-  runtime::BuildOptions options;
-  options.source_path = fs::path(compiled_.output_dir) / "program.cpp";
-  options.program_name = program_->name;
+  runtime::BuildOptions options = detail::build_options(compiled_.output_dir, program_->name);
   runtime::BuildResult result = runtime::build_library(compiled_.translation_unit, options);
   library_ = runtime::ProgramLibrary::load(result.library);
   built = true;
@@ -43,17 +42,12 @@ std::shared_ptr<CompiledProgram> compile_for_calls(Session& session, const ir::P
                                " is not a tensor; a compiled program is called with tensors");
     }
   }
-  if (!ir::target_from_platform(config.platform)) {
-    throw std::runtime_error("unknown platform '" + config.platform + "'; the platforms are " +
-                             ir::platform_names());
+  if (std::string error = detail::config_error(config); !error.empty()) {
+    throw std::runtime_error(error);
   }
-  CompileOptions options;
-  options.output_dir = config.work_dir;
-  options.strategy = config.strategy;
-  options.dump_passes = config.dump_passes;
-  options.platform = config.platform;
   session.set_keep_outputs(config.keep_outputs);
-  return std::make_shared<CompiledProgram>(program, compile(session, program, options));
+  return std::make_shared<CompiledProgram>(
+      program, compile(session, program, detail::compile_options(config)));
 }
 
 CallResult call(Session& session, CompiledProgram& program, std::vector<ir::HostTensor> args,
@@ -78,26 +72,17 @@ CallResult call(Session& session, CompiledProgram& program, std::vector<ir::Host
     t.read_only = params[i].direction == ir::ParamDirection::In;
     host_args.emplace_back(std::move(t));
   }
-  if (config.workers < 0 || config.workers > kMaxWorkers) {
-    throw std::runtime_error("RunConfig.workers=" + std::to_string(config.workers) +
-                             " is out of range: give 1 to " + std::to_string(kMaxWorkers) +
-                             " simulated cores, or 0 for the default");
+  if (std::string error = detail::config_error(config); !error.empty()) {
+    throw std::runtime_error(error);
   }
   CallResult result;
   ScopedStage stage("device_execution");
   auto library = program.library(result.built, result.library_cache_hit, result.notes);
   ScopedStage execute_stage("execute");
-  runtime::ExecuteOptions options;
-  options.isolate = config.isolate;
-  if (config.workers > 0) options.num_workers = config.workers;
-  options.program_name = program.program()->name;
   const double timeout = std::clamp(config.timeout, 0.001, 86400.0);
-  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3));
-  options.dfx.swimlane = config.enable_l2_swimlane;
-  options.dfx.dump_args = config.enable_dump_args;
-  options.dfx.pmu = config.enable_pmu;
-  options.dfx.dep_gen = config.enable_dep_gen;
-  options.dfx.dir = fs::path(program.compiled().output_dir) / "dfx_outputs";
+  runtime::ExecuteOptions options =
+      detail::execute_options(config, program.program()->name, program.compiled().output_dir,
+                              std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3)));
   runtime::RunStats stats = runtime::execute(*library, host_args, options);
   result.execution_time = stats.wall_seconds;
   if (session.profiler()) session.profiler()->attach_device_timeline(to_device_timeline(stats));

@@ -19,6 +19,7 @@
 #include "pypto/runtime/npy.h"
 #include "pypto/runtime/program_library.h"
 #include "pypto/support/interrupt.h"
+#include "run_options.h"
 
 namespace pypto::driver {
 
@@ -181,15 +182,7 @@ std::string validate(const std::vector<RunTensor>& tensors, const ExpectedTensor
 void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
                   const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare,
                   RunResult& result) {
-  if (!ir::target_from_platform(config.platform)) {
-    throw StageFailure("unknown platform '" + config.platform + "'; the platforms are " +
-                       ir::platform_names());
-  }
-  if (config.workers < 0 || config.workers > kMaxWorkers) {
-    throw StageFailure("RunConfig.workers=" + std::to_string(config.workers) +
-                       " is out of range: give 1 to " + std::to_string(kMaxWorkers) +
-                       " simulated cores, or 0 for the default");
-  }
+  if (std::string error = detail::config_error(config); !error.empty()) throw StageFailure(error);
   if (!(config.timeout > 0) || config.timeout > kMaxTimeoutSeconds) {
     throw StageFailure("RunConfig.timeout=" + std::to_string(config.timeout) +
                        " is out of range: give a number of seconds above 0 and at most " +
@@ -210,14 +203,9 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
   CompileResult compiled;
   {
     ScopedStage stage("compile");
-    CompileOptions options;
-    options.output_dir = config.work_dir;
-    options.strategy = config.strategy;
     session.set_keep_outputs(config.keep_outputs);
-    options.dump_passes = config.dump_passes;
-    options.platform = config.platform;
     try {
-      compiled = compile(session, program, options);
+      compiled = compile(session, program, detail::compile_options(config));
     } catch (const std::exception&) {
       // The report of the failed compile is in its output directory: say where.
       result.work_dir = session.output_dir().string();
@@ -254,9 +242,7 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
   runtime::BuildResult built;
   {
     ScopedStage build_stage("binary_compilation");
-    runtime::BuildOptions options;
-    options.source_path = fs::path(result.work_dir) / "program.cpp";
-    options.program_name = program->name;
+    runtime::BuildOptions options = detail::build_options(result.work_dir, program->name);
     built = runtime::build_library(compiled.translation_unit, options);
     result.cache_hit = built.cache_hit;
     std::string compiler = runtime::resolve_compiler(options);
@@ -270,16 +256,8 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
   }
   {
     ScopedStage execute_stage("execute");
-    runtime::ExecuteOptions options;
-    options.isolate = config.isolate;
-    if (config.workers > 0) options.num_workers = config.workers;
-    options.program_name = program->name;
-    options.timeout = std::max(time_limit, std::chrono::milliseconds(1));
-    options.dfx.swimlane = config.enable_l2_swimlane;
-    options.dfx.dump_args = config.enable_dump_args;
-    options.dfx.pmu = config.enable_pmu;
-    options.dfx.dep_gen = config.enable_dep_gen;
-    options.dfx.dir = fs::path(result.work_dir) / "dfx_outputs";
+    runtime::ExecuteOptions options = detail::execute_options(
+        config, program->name, result.work_dir, std::max(time_limit, std::chrono::milliseconds(1)));
     options.rounds = config.rounds;
     options.warmup = config.warmup;
     result.workers = options.num_workers;

@@ -1,0 +1,34 @@
+// How a RunConfig becomes the options of the stages it drives: shared by driver::run (a run
+// checked against a golden) and driver::call (a compiled program called on the caller's
+// buffers), so that the two read every field the same way. Private to src/driver.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "pypto/driver/compile.h"
+#include "pypto/driver/run.h"
+#include "pypto/runtime/binary_cache.h"
+#include "pypto/runtime/device.h"
+
+namespace pypto::driver::detail {
+
+// The first problem with the fields every run checks before compiling (the platform and the
+// number of simulated cores), phrased for the user; empty when there is none.
+std::string config_error(const RunConfig& config);
+
+// The compile of a run: output folder, strategy, pass dumps and platform.
+CompileOptions compile_options(const RunConfig& config);
+
+// The host build of the generated translation unit, kept as <output_dir>/program.cpp.
+runtime::BuildOptions build_options(const std::filesystem::path& output_dir,
+                                    const std::string& program_name);
+
+// The device run: isolation, workers, time limit and the DFX switches (their files under
+// <output_dir>/dfx_outputs).
+runtime::ExecuteOptions execute_options(const RunConfig& config, const std::string& program_name,
+                                        const std::filesystem::path& output_dir,
+                                        std::chrono::milliseconds timeout);
+
+}  // namespace pypto::driver::detail
