@@ -29,10 +29,8 @@ Params = Optional[Dict[str, Any]]
 #: ``def golden(tensors: Tensors, params: Params = None) -> None``
 Golden = Callable[..., None]
 
-_DTYPES_BY_NAME = {d.name: d for d in (_types.FP32, _types.FP16, _types.BF16, _types.INT32,
-                                       _types.INT64, _types.BOOL)}
-_DTYPES_BY_NUMPY = {"float32": _types.FP32, "float16": _types.FP16, "bfloat16": _types.BF16,
-                    "int32": _types.INT32, "int64": _types.INT64, "bool": _types.BOOL}
+_DTYPES_BY_NAME = _types.DTYPES
+_DTYPES_BY_NUMPY = _types.DTYPES_BY_NUMPY_NAME
 
 
 def _to_pl_dtype(dtype):

@@ -81,8 +81,6 @@ def _parameters(fn):
 
 # The pl dtype name of an array's dtype object (numpy dtype or torch dtype), filled on first use.
 _DTYPE_NAMES = {}
-_NUMPY_NAMES = {"float32": "FP32", "float16": "FP16", "bfloat16": "BF16", "int32": "INT32",
-                "int64": "INT64", "bool": "BOOL"}
 
 
 def _dtype_name(param, value):
@@ -92,16 +90,17 @@ def _dtype_name(param, value):
     except (KeyError, TypeError):
         pass
     text = str(dtype)
-    name = _NUMPY_NAMES.get(text[len("torch."):] if text.startswith("torch.") else text)
-    if name is None:
+    pl_dtype = _types.DTYPES_BY_NUMPY_NAME.get(
+        text[len("torch."):] if text.startswith("torch.") else text)
+    if pl_dtype is None:
         raise TypeError(f"argument '{param.name}' has dtype {text}, which the device does not "
                         f"support; convert it to one of float32, float16, bfloat16, int32, "
                         f"int64 or bool")
     try:
-        _DTYPE_NAMES[dtype] = name
+        _DTYPE_NAMES[dtype] = pl_dtype.name
     except TypeError:
         pass
-    return name
+    return pl_dtype.name
 
 
 def _check_array(param, value):

@@ -62,6 +62,8 @@ INT32 = DType("INT32", 4, "int32")
 INT64 = DType("INT64", 8, "int64")
 BOOL = DType("BOOL", 1, "bool")
 DTYPES = {d.name: d for d in (FP32, FP16, BF16, INT32, INT64, BOOL)}
+# By numpy's name of the element type (torch uses the same names: torch.float32...).
+DTYPES_BY_NUMPY_NAME = {d._numpy_name: d for d in DTYPES.values()}
 # PyPTO's index type (loop indices, offsets, valid lengths): a 64-bit signed integer, INT64.
 INDEX = INT64
 
