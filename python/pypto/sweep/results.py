@@ -3,7 +3,6 @@ sorted by a column; the profile aggregated over the jobs; the best configuration
 
 import csv
 import json
-import math
 import os
 from typing import Optional
 
@@ -15,12 +14,12 @@ from pypto.sweep.jobs import TOP_STAGES
 _NOT_TABULATED = ("profile",)
 
 
-def _percentile(sorted_values, q):
-    """Linear interpolation between the nearest ranks (numpy's default)."""
-    rank = q * (len(sorted_values) - 1)
-    below = int(math.floor(rank))
-    above = min(below + 1, len(sorted_values) - 1)
-    return sorted_values[below] + (rank - below) * (sorted_values[above] - sorted_values[below])
+def _spread(seconds):
+    """count, median, p95 and max of some stage times, with the driver's definitions (those of
+    a benchmark's rounds: numpy's interpolated percentile)."""
+    stats = _core.driver.round_statistics(seconds)
+    return {"count": len(seconds), "median_seconds": stats["median"],
+            "p95_seconds": stats["p95"], "max_seconds": max(seconds)}
 
 
 def _collect(stages, into):
@@ -41,11 +40,7 @@ def _collect(stages, into):
 def _aggregate_nodes(nodes):
     out = []
     for name, (seconds, children) in nodes.items():
-        ordered = sorted(seconds)
-        out.append({"name": name, "count": len(seconds),
-                    "median_seconds": _percentile(ordered, 0.5),
-                    "p95_seconds": _percentile(ordered, 0.95), "max_seconds": ordered[-1],
-                    "children": _aggregate_nodes(children)})
+        out.append({"name": name, **_spread(seconds), "children": _aggregate_nodes(children)})
     return out
 
 
@@ -59,10 +54,7 @@ def aggregate_profiles(profiles):
     for profile in profiles:
         totals.append(profile["total_seconds"])
         _collect(profile["stages"], nodes)
-    ordered = sorted(totals)
-    total = ({"count": len(ordered), "median_seconds": _percentile(ordered, 0.5),
-              "p95_seconds": _percentile(ordered, 0.95), "max_seconds": ordered[-1]}
-             if ordered else {"count": 0})
+    total = _spread(totals) if totals else {"count": 0}
     return {"jobs": len(profiles), "total_seconds": total, "stages": _aggregate_nodes(nodes)}
 
 
