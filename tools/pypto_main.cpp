@@ -224,7 +224,7 @@ struct RunOptions {
   uint64_t seed = 0;
   int workers = 0;
   // The reference interpreter computes in double; FP32 kernels accumulate in float (matmul on a
-  // BLAS micro-kernel, in its own order), so random-input checks allow a little more than run()'s
+  // vector micro-kernel with fused multiply-adds), so random-input checks allow a little more than run()'s
   // 1e-5, which is meant for a golden computed in the kernel's own precision.
   double rtol = 1e-4;
   double atol = 1e-4;

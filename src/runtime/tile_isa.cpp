@@ -1,10 +1,9 @@
 // The table of tile instructions: each entry decodes its operation and element type once per
 // instruction and runs a vector kernel of tile_simd.h when one covers them (the common FP32 and
 // INT32 cases), otherwise the scalar loop of tile_elements.h instantiated for the element type and
-// element function of pypto/support/element_ops.h. Matmul runs on OpenBLAS's sgemm.
+// element function of pypto/support/element_ops.h. FP32 matmul runs on the micro-kernel of
+// tile_gemm.h.
 #include "pypto/runtime/tile_isa.h"
-
-#include <cblas.h>
 
 #include <cstring>
 #include <limits>
@@ -13,6 +12,7 @@
 
 #include "tensor_transfer.h"
 #include "tile_elements.h"
+#include "tile_gemm.h"
 #include "tile_simd.h"
 
 namespace pypto::runtime {
@@ -101,28 +101,12 @@ void isa_row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const
   });
 }
 
-// Each simulated core is one worker thread, so BLAS must not start threads of its own. Checked
-// on every call, not once: the process may change it later (threadpoolctl, for one, sets the
-// thread count of every BLAS it finds loaded, ours included).
-void single_threaded_blas() {
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
-}
-
 void isa_matmul(int32_t left_dtype, int32_t right_dtype, void* dst, const void* acc,
                 const void* left, const void* right, int64_t m, int64_t k, int64_t n) {
-  if (left_dtype == PTO_FP32 && right_dtype == PTO_FP32 && m > 0 && n > 0 && k > 0) {
-    single_threaded_blas();
-    float* d = static_cast<float*>(dst);
-    if (acc != nullptr && acc != dst)
-      std::memmove(d, acc, static_cast<size_t>(m * n) * sizeof(float));
-    // beta = 0 makes sgemm overwrite dst without reading it.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m),
-                static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
-                static_cast<const float*>(left), static_cast<blasint>(k),
-                static_cast<const float*>(right), static_cast<blasint>(n),
-                acc != nullptr ? 1.0f : 0.0f, d, static_cast<blasint>(n));
+  if (left_dtype == PTO_FP32 && right_dtype == PTO_FP32 &&
+      simd::matmul_f32(static_cast<float*>(dst), static_cast<const float*>(acc),
+                       static_cast<const float*>(left), static_cast<const float*>(right), m, k, n))
     return;
-  }
   with_dtype(left_dtype, [&](auto l) {
     with_dtype(right_dtype,
                [&](auto r) { matmul<decltype(l), decltype(r)>(dst, acc, left, right, m, k, n); });

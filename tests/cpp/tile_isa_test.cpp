@@ -256,6 +256,39 @@ TEST_F(TileIsaTest, MatmulOnTilesMatchesAPlainLoop) {
   EXPECT_EQ(acc[0], 0.5f);  // acc is read, not written, when it is not dst
 }
 
+// The FP32 micro-kernel covers blocks of 8 rows and two vectors of columns, single rows, single
+// vectors and a scalar column tail: shapes that reach every part, against sums in double.
+TEST_F(TileIsaTest, MatmulKernelCoversEveryBlockShape) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  const int64_t shapes[][3] = {{128, 128, 128}, {8, 1, 32}, {9, 3, 17}, {1, 5, 1},   {23, 64, 47},
+                               {16, 7, 96},     {3, 0, 5},  {64, 2, 8}, {31, 33, 63}};
+  for (const auto& shape : shapes) {
+    const int64_t m = shape[0], k = shape[1], n = shape[2];
+    std::vector<float> l(m * k), r(k * n), acc(m * n), d(m * n);
+    for (float& v : l) v = value(rng);
+    for (float& v : r) v = value(rng);
+    for (float& v : acc) v = value(rng);
+    std::vector<float> in_place = acc;
+    isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), r.data(), m, k, n);
+    isa.matmul(PTO_FP32, PTO_FP32, in_place.data(), in_place.data(), l.data(), r.data(), m, k, n);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0, magnitude = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          want += double(l[i * k + p]) * r[p * n + j];
+          magnitude += std::fabs(double(l[i * k + p]) * r[p * n + j]);
+        }
+        const double bound = 1e-6 * (magnitude + 1.0);
+        ASSERT_NEAR(d[i * n + j], want, bound)
+            << m << "x" << k << "x" << n << " at " << i << "," << j;
+        ASSERT_NEAR(in_place[i * n + j], acc[i * n + j] + want, bound + 1e-7)
+            << m << "x" << k << "x" << n << " at " << i << "," << j;
+      }
+    }
+  }
+}
+
 TEST_F(TileIsaTest, LoadAndStoreMoveABoxOfAStridedView) {
   std::vector<float> g(4 * 6);
   for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>(i);

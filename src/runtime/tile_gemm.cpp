@@ -1,0 +1,109 @@
+// The tile matmul: a register-blocked micro-kernel working on the tiles as they are.
+//
+// Why not a BLAS: a tile is at most a few hundred rows and columns (it must fit its Left, Right
+// and Acc buffers), so the whole of left and right stays in L1/L2 while they are multiplied, and
+// the packing a BLAS does to keep large operands in cache buys nothing; on 128×128×128 tiles this
+// kernel runs faster than OpenBLAS's sgemm call, which packs both operands on every call. And
+// each simulated core is a thread that must do its own multiply: a BLAS with threads of its own
+// only competes with the other cores.
+//
+// The kernel keeps an MR×(NV vectors) block of dst in registers (8×2 vectors: 16 accumulators,
+// enough independent fused multiply-adds to hide their latency, leaving registers for the two
+// rows of right and the broadcast of left) and runs the whole k loop over it: per step it loads
+// NV vectors of one row of right, broadcasts MR elements of one column of left and issues MR×NV
+// fused multiply-adds. Blocks that do not fill 8 rows use a one-row kernel, columns that do not
+// fill two vectors a one-vector kernel, and a last part narrower than a vector a scalar loop;
+// all sum in the same order.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tile_gemm.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <cmath>
+
+#include "tile_gemm.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace pypto::runtime::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if !HWY_HAVE_SCALABLE
+// dst[i0 .. i0+MR, j0 .. j0+NV·lanes] for the whole k loop.
+template <int MR, int NV, class D>
+HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, const float* right,
+                      int64_t k, int64_t n, int64_t i0, int64_t j0) {
+  using V = hn::Vec<D>;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  V sum[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) sum[r][v] = hn::Zero(d);
+  const float* a = left + i0 * k;
+  const float* b = right + j0;
+  for (int64_t p = 0; p < k; ++p, b += n) {
+    V row[NV];
+    for (int v = 0; v < NV; ++v) row[v] = hn::LoadU(d, b + v * lanes);
+    for (int r = 0; r < MR; ++r) {
+      const V a_rp = hn::Set(d, a[r * k + p]);
+      for (int v = 0; v < NV; ++v) sum[r][v] = hn::MulAdd(a_rp, row[v], sum[r][v]);
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    const int64_t at = (i0 + r) * n + j0;
+    for (int v = 0; v < NV; ++v) {
+      V out = sum[r][v];
+      if (acc != nullptr) out = hn::Add(hn::LoadU(d, acc + at + v * lanes), out);
+      hn::StoreU(out, d, dst + at + v * lanes);
+    }
+  }
+}
+
+// Columns j0 .. j0+NV·lanes of every row: blocks of 8 rows, then single rows.
+template <int NV, class D>
+HWY_INLINE void Panel(D d, float* dst, const float* acc, const float* left, const float* right,
+                      int64_t m, int64_t k, int64_t n, int64_t j0) {
+  constexpr int kRows = 8;
+  int64_t i0 = 0;
+  for (; i0 + kRows <= m; i0 += kRows) Block<kRows, NV>(d, dst, acc, left, right, k, n, i0, j0);
+  for (; i0 < m; ++i0) Block<1, NV>(d, dst, acc, left, right, k, n, i0, j0);
+}
+#endif
+
+bool MatmulF32Impl(float* dst, const float* acc, const float* left, const float* right, int64_t m,
+                   int64_t k, int64_t n) {
+#if HWY_HAVE_SCALABLE
+  (void)dst, (void)acc, (void)left, (void)right, (void)m, (void)k, (void)n;
+  return false;
+#else
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t j0 = 0;
+  for (; j0 + 2 * lanes <= n; j0 += 2 * lanes) Panel<2>(d, dst, acc, left, right, m, k, n, j0);
+  for (; j0 + lanes <= n; j0 += lanes) Panel<1>(d, dst, acc, left, right, m, k, n, j0);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = j0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < k; ++p) sum = std::fma(left[i * k + p], right[p * n + j], sum);
+      dst[i * n + j] = acc != nullptr ? acc[i * n + j] + sum : sum;
+    }
+  }
+  return true;
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace pypto::runtime::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace pypto::runtime::simd {
+
+HWY_EXPORT(MatmulF32Impl);
+
+bool matmul_f32(float* dst, const float* acc, const float* left, const float* right, int64_t m,
+                int64_t k, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(MatmulF32Impl)(dst, acc, left, right, m, k, n);
+}
+
+}  // namespace pypto::runtime::simd
+#endif  // HWY_ONCE
