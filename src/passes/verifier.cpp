@@ -335,13 +335,15 @@ void check_addresses(const Function& f, Problems* problems) {
 
 void check_call_directions(const Program& p, const Function& f, Problems* problems) {
   struct Finder : IRVisitor {
-    const Program* program;
+    // The type of each function by name (the first of a name, as Program::find_function), built
+    // once: searching the function list per call was quadratic in programs of many kernels.
+    std::unordered_map<std::string_view, FunctionType> function_types;
     Problems* problems;
     void visit_call(const Call& c) override {
       IRVisitor::visit_call(c);
       if (c.call_kind != CallKind::Function) return;
-      auto callee = program->find_function(c.callee);
-      if (!callee || callee->type != FunctionType::InCore) return;
+      auto callee = function_types.find(c.callee);
+      if (callee == function_types.end() || callee->second != FunctionType::InCore) return;
       const auto* attr = find_attr(c.attrs, "arg_directions");
       const auto* list = attr ? std::get_if<std::vector<int64_t>>(attr) : nullptr;
       if (!list || list->size() != c.args.size()) {
@@ -351,7 +353,8 @@ void check_call_directions(const Program& p, const Function& f, Problems* proble
       }
     }
   } finder;
-  finder.program = &p;
+  finder.function_types.reserve(p.functions.size());
+  for (const auto& g : p.functions) finder.function_types.emplace(g->name, g->type);
   finder.problems = problems;
   finder.visit(f.body);
 }
