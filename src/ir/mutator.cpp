@@ -95,7 +95,10 @@ VarPtr IRMutator::remap(const VarPtr& v) const {
   if (it == var_map.end()) return v;
   // Definitions can only be renamed to variables; substituting an expression for a defined
   // variable would not be a valid statement.
-  if (auto var = std::dynamic_pointer_cast<const Var>(it->second)) return var;
+  // A kind check, cheaper than dynamic_pointer_cast: remap runs at every definition.
+  if (it->second && it->second->kind() == ExprKind::Var) {
+    return std::static_pointer_cast<const Var>(it->second);
+  }
   return v;
 }
 

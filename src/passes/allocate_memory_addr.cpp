@@ -64,6 +64,7 @@ FunctionPtr allocate(const FunctionPtr& f) {
     b->addr = addr;
     live.emplace(b->live.end, b);
   }
+  detail::TileTypeCache types;
   return detail::retype_tiles(f, [&](const Var& v) -> std::optional<TypePtr> {
     const auto* t = detail::as_tile(v.type());
     if (!t->memref) return std::nullopt;
@@ -71,7 +72,7 @@ FunctionPtr allocate(const FunctionPtr& f) {
     const Buffer& b = buffers.at(m.buffer_id);
     m.addr = b.addr;
     m.size = b.size;
-    return detail::with_memref(v.type(), m);
+    return types.with_memref(v.type(), m);
   });
 }
 

@@ -80,6 +80,7 @@ class MatmulOnlyLoads : public IRVisitor {
 class SpaceInference : public IRMutator {
  public:
   SpaceInference(const Function& f, Target target) : target_(target) {
+    var_map.reserve(detail::expected_variable_count(f));
     MatmulOnlyLoads loads;
     loads.visit(f.body);
     for (const auto& [v, only] : loads.matmul_only)
@@ -106,7 +107,7 @@ class SpaceInference : public IRMutator {
         const auto* source = a->as<Var>();
         auto moved = make_var((source ? source->name : std::string("tile")) + "_" +
                                   std::string(memory_space_name(*need)),
-                              detail::with_space(a->type(), *need), a->span());
+                              types_.with_space(a->type(), *need), a->span());
         out.push_back(ir::make_node<AssignStmt>(
             moved,
             detail::make_typed_op_call("move", {a}, {{"target_memory", *need}}, moved->type(),
@@ -118,7 +119,7 @@ class SpaceInference : public IRMutator {
     }
     Attrs attrs = call->attrs;
     std::optional<MemorySpace> space = result_space(*s, *call, args, &attrs);
-    TypePtr type = space ? detail::with_space(call->type(), *space) : call->type();
+    TypePtr type = space ? types_.with_space(call->type(), *space) : call->type();
     ExprPtr value = detail::rebuild_call(*call, args, attrs, type);
     if (space) define(s->var, *space);
     out.push_back(ir::make_node<AssignStmt>(remap(s->var), value, s->span()));
@@ -171,7 +172,7 @@ class SpaceInference : public IRMutator {
 
   void define(const VarPtr& v, MemorySpace space) {
     if (!detail::as_tile(v->type())) return;
-    var_map[v.get()] = make_var(v->name, detail::with_space(v->type(), space), v->span());
+    var_map[v.get()] = make_var(v->name, types_.with_space(v->type(), space), v->span());
   }
 
   static std::string describe(const ExprPtr& e) {
@@ -285,6 +286,7 @@ class SpaceInference : public IRMutator {
 
   std::unordered_set<const Var*> to_mat_;
   Target target_;
+  detail::TileTypeCache types_;
 };
 
 }  // namespace

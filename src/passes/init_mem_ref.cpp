@@ -21,6 +21,8 @@ using namespace ir;
 class BufferGroups : public IRVisitor {
  public:
   explicit BufferGroups(const Function& f) : intervals_(compute_live_intervals(f)) {
+    // Every tile has an interval, so this is room for all of them: no rehash while growing.
+    parent_.reserve(intervals_.size());
     for (const auto& p : f.params) add(p.var.get());
     visit(f.body);
   }
@@ -37,6 +39,11 @@ class BufferGroups : public IRVisitor {
   }
 
  protected:
+  // Only statements matter here (definitions and the calls they assign), so expressions are not
+  // walked.
+  void visit_eval(const EvalStmt&) override {}
+  void visit_return(const ReturnStmt&) override {}
+  void visit_yield(const YieldStmt&) override {}
   void visit_assign(const AssignStmt& s) override {
     add(s.var.get());
     if (const auto* c = detail::as_op_call(s.value)) {
@@ -44,12 +51,11 @@ class BufferGroups : public IRVisitor {
         join_if_dead_after(c->args[0], s.var.get());
       }
     }
-    IRVisitor::visit_assign(s);
   }
   void visit_for(const ForStmt& s) override {
     for (const auto& a : s.iter_args) add(a.get());
     for (const auto& r : s.return_vars) add(r.get());
-    IRVisitor::visit_for(s);
+    visit(s.body);
     auto body = detail::stmt_list(s.body);
     const auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
     for (size_t i = 0; i < s.iter_args.size(); ++i) {
@@ -67,14 +73,14 @@ class BufferGroups : public IRVisitor {
   }
   void visit_if(const IfStmt& s) override {
     for (const auto& r : s.return_vars) add(r.get());
-    IRVisitor::visit_if(s);
+    visit(s.then_body);
+    visit(s.else_body);
   }
 
  private:
   void add(const Var* v) {
-    if (!detail::as_tile(v->type()) || parent_.count(v)) return;
-    parent_[v] = v;
-    tiles.push_back(v);
+    if (!detail::as_tile(v->type())) return;
+    if (parent_.try_emplace(v, v).second) tiles.push_back(v);
   }
   void join(const Var* a, const Var* b) {
     if (!parent_.count(a) || !parent_.count(b)) return;
@@ -120,6 +126,9 @@ ProgramPtr init_mem_ref(const ProgramPtr& program) {
   return detail::map_incore_functions(program, [](const FunctionPtr& f) {
     BufferGroups groups(*f);
     std::unordered_map<const Var*, MemRef> by_root;
+    by_root.reserve(groups.tiles.size());
+    std::vector<const Var*> roots;
+    roots.reserve(groups.tiles.size());
     int64_t next_id = 0;
     for (const Var* v : groups.tiles) {
       const auto* t = detail::as_tile(v->type());
@@ -128,6 +137,7 @@ ProgramPtr init_mem_ref(const ProgramPtr& program) {
                                           "' has no memory space; run InferTileMemorySpace first");
       }
       const Var* root = groups.find(v);
+      roots.push_back(root);
       auto [it, inserted] = by_root.try_emplace(root);
       if (inserted) {
         it->second.space = *t->space;
@@ -136,7 +146,10 @@ ProgramPtr init_mem_ref(const ProgramPtr& program) {
       it->second.size = std::max(it->second.size, t->size_bytes());
     }
     std::unordered_map<const Var*, MemRef> memrefs;
-    for (const Var* v : groups.tiles) memrefs[v] = by_root.at(groups.find(v));
+    memrefs.reserve(groups.tiles.size());
+    for (size_t i = 0; i < groups.tiles.size(); ++i) {
+      memrefs[groups.tiles[i]] = by_root.at(roots[i]);
+    }
     return detail::retype_tiles(f, [&](const Var& v) -> std::optional<TypePtr> {
       auto it = memrefs.find(&v);
       if (it == memrefs.end()) return std::nullopt;

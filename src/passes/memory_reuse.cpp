@@ -67,6 +67,7 @@ FunctionPtr reuse_buffers(const FunctionPtr& f) {
   std::vector<int64_t> new_id(shared.size());
   for (size_t i = 0; i < by_start.size(); ++i) new_id[by_start[i]] = static_cast<int64_t>(i);
 
+  detail::TileTypeCache types;
   return detail::retype_tiles(f, [&](const Var& v) -> std::optional<TypePtr> {
     const auto* t = detail::as_tile(v.type());
     if (!t->memref) return std::nullopt;
@@ -75,7 +76,7 @@ FunctionPtr reuse_buffers(const FunctionPtr& f) {
     m.buffer_id = new_id[s];
     m.size = shared[s].size;
     m.addr = -1;
-    return detail::with_memref(v.type(), m);
+    return types.with_memref(v.type(), m);
   });
 }
 

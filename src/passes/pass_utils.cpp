@@ -63,6 +63,49 @@ TypePtr with_memref(const TypePtr& tile, std::optional<MemRef> memref) {
                    memref ? std::optional<MemorySpace>(memref->space) : t->space, memref);
 }
 
+size_t TileTypeCache::KeyHash::operator()(const Key& k) const {
+  // Boost's hash_combine mixing step, over every field of the key.
+  size_t h = 0;
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (int64_t d : k.shape) mix(std::hash<int64_t>()(d));
+  mix(static_cast<size_t>(k.dtype));
+  mix(k.space ? static_cast<size_t>(*k.space) + 1 : 0);
+  if (k.memref) {
+    mix(static_cast<size_t>(k.memref->space));
+    mix(std::hash<int64_t>()(k.memref->buffer_id));
+    mix(std::hash<int64_t>()(k.memref->size));
+    mix(std::hash<int64_t>()(k.memref->addr));
+  }
+  return h;
+}
+
+TypePtr TileTypeCache::get(const TileType& like, std::optional<MemorySpace> space,
+                           std::optional<MemRef> memref) {
+  probe_.shape.assign(like.shape.begin(), like.shape.end());
+  probe_.dtype = like.dtype;
+  probe_.space = space;
+  probe_.memref = memref;
+  auto it = types_.find(probe_);
+  if (it != types_.end()) return it->second;
+  TypePtr type = tile_type(like.shape, like.dtype, space, memref);
+  types_.emplace(probe_, type);
+  return type;
+}
+
+TypePtr TileTypeCache::with_space(const TypePtr& tile, MemorySpace space) {
+  const auto* t = as_tile(tile);
+  if (!t) return tile;
+  std::optional<MemRef> memref = t->memref;
+  if (memref) memref->space = space;
+  return get(*t, space, memref);
+}
+
+TypePtr TileTypeCache::with_memref(const TypePtr& tile, std::optional<MemRef> memref) {
+  const auto* t = as_tile(tile);
+  if (!t) return tile;
+  return get(*t, memref ? std::optional<MemorySpace>(memref->space) : t->space, memref);
+}
+
 ExprPtr rebuild_call(const Call& call, std::vector<ExprPtr> args, Attrs attrs, TypePtr type) {
   return ir::make_node<Call>(call.call_kind, call.callee, std::move(args), std::move(attrs),
                              std::move(type), call.span());
@@ -144,10 +187,38 @@ std::vector<StmtPtr> stmt_list(const StmtPtr& s) {
 
 namespace {
 
+// Retypes tiles in one rebuilding walk: each tile variable's new type is decided the first time
+// the walk meets it (its definition, in a valid program) and remembered in var_map, the variable
+// itself when its type stays. A separate walk to collect the tiles first cost a whole extra pass
+// over the IR in each of the three memory passes that use this.
 class TileRetyper : public IRMutator {
+ public:
+  using NewType = std::function<std::optional<TypePtr>(const Var&)>;
+  explicit TileRetyper(const NewType& new_type) : new_type_(new_type) {}
+
+  // Decides the replacement of `v` unless already decided; returns it (null for a non-tile).
+  const ExprPtr* decide(const VarPtr& v) {
+    if (!as_tile(v->type())) return nullptr;
+    auto [it, inserted] = var_map.try_emplace(v.get());
+    if (inserted) {
+      auto t = new_type(*v);
+      if (t && !types_equal(*t, v->type())) {
+        it->second = make_var(v->name, *t, v->span());
+      } else {
+        it->second = v;
+      }
+    }
+    return &it->second;
+  }
+
  protected:
+  ExprPtr mutate_var(const std::shared_ptr<const Var>& e) override {
+    const ExprPtr* to = decide(e);
+    return to ? *to : e;
+  }
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
     ExprPtr value = mutate(s->value);
+    decide(s->var);
     VarPtr var = remap(s->var);
     if (var != s->var && as_tile(var->type())) {
       if (const auto* call = value->as<Call>()) {
@@ -159,47 +230,35 @@ class TileRetyper : public IRMutator {
     if (value == s->value && var == s->var) return s;
     return ir::make_node<AssignStmt>(std::move(var), std::move(value), s->span());
   }
-};
-
-class TileVarFinder : public IRVisitor {
- public:
-  std::vector<VarPtr> vars;
-  std::unordered_set<const Var*> seen;
-  void add(const VarPtr& v) {
-    if (as_tile(v->type()) && seen.insert(v.get()).second) vars.push_back(v);
+  StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
+    for (const auto& v : s->iter_args) decide(v);
+    for (const auto& v : s->return_vars) decide(v);
+    return IRMutator::mutate_for(s);
+  }
+  StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
+    for (const auto& v : s->return_vars) decide(v);
+    return IRMutator::mutate_if(s);
   }
 
- protected:
-  void visit_assign(const AssignStmt& s) override {
-    add(s.var);
-    IRVisitor::visit_assign(s);
-  }
-  void visit_for(const ForStmt& s) override {
-    for (const auto& v : s.iter_args) add(v);
-    for (const auto& v : s.return_vars) add(v);
-    IRVisitor::visit_for(s);
-  }
-  void visit_if(const IfStmt& s) override {
-    for (const auto& v : s.return_vars) add(v);
-    IRVisitor::visit_if(s);
-  }
+ private:
+  std::optional<TypePtr> new_type(const Var& v) const { return new_type_(v); }
+  const NewType& new_type_;
 };
 
 }  // namespace
 
 FunctionPtr retype_tiles(const FunctionPtr& f,
                          const std::function<std::optional<TypePtr>(const Var&)>& new_type) {
-  TileVarFinder finder;
-  for (const auto& p : f->params) finder.add(p.var);
-  finder.visit(f->body);
-  TileRetyper retyper;
-  for (const auto& v : finder.vars) {
-    auto t = new_type(*v);
-    if (!t || types_equal(*t, v->type())) continue;
-    retyper.var_map[v.get()] = make_var(v->name, *t, v->span());
-  }
-  if (retyper.var_map.empty()) return f;
+  TileRetyper retyper(new_type);
+  retyper.var_map.reserve(expected_variable_count(*f));
+  for (const auto& p : f->params) retyper.decide(p.var);
+  // Returns `f` itself when no variable changed: every var_map entry is then the variable.
   return retyper.mutate_function(f);
+}
+
+size_t expected_variable_count(const Function& f) {
+  const auto* seq = f.body ? f.body->as<SeqStmts>() : nullptr;
+  return f.params.size() + (seq ? seq->stmts.size() : 1);
 }
 
 ProgramPtr map_functions(const ProgramPtr& program,

@@ -33,6 +33,37 @@ bool is_pure(const ir::ExprPtr& e);
 ir::TypePtr with_space(const ir::TypePtr& tile, ir::MemorySpace space);
 ir::TypePtr with_memref(const ir::TypePtr& tile, std::optional<ir::MemRef> memref);
 
+// Tile types made by one pass, shared: equal types (shape, dtype, space, MemRef) come back as
+// one object. A memory pass gives every tile a new type, and most of them are equal (after
+// MemoryReuse a kernel has a handful of buffers), so sharing saves an allocation per tile and
+// keeps the IR small enough to stay in cache longer. Types are values compared with
+// types_equal, so sharing them changes nothing else.
+class TileTypeCache {
+ public:
+  // Like detail::with_space / with_memref.
+  ir::TypePtr with_space(const ir::TypePtr& tile, ir::MemorySpace space);
+  ir::TypePtr with_memref(const ir::TypePtr& tile, std::optional<ir::MemRef> memref);
+
+ private:
+  struct Key {
+    std::vector<int64_t> shape;
+    ir::DataType dtype = ir::DataType::FP32;
+    std::optional<ir::MemorySpace> space;
+    std::optional<ir::MemRef> memref;
+    bool operator==(const Key& o) const {
+      return shape == o.shape && dtype == o.dtype && space == o.space && memref == o.memref;
+    }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  ir::TypePtr get(const ir::TileType& like, std::optional<ir::MemorySpace> space,
+                  std::optional<ir::MemRef> memref);
+
+  std::unordered_map<Key, ir::TypePtr, KeyHash> types_;
+  Key probe_;  // reused for look-ups, so a hit copies the shape without allocating
+};
+
 // A call node like `call` with different arguments, attributes or type.
 ir::ExprPtr rebuild_call(const ir::Call& call, std::vector<ir::ExprPtr> args, ir::Attrs attrs,
                          ir::TypePtr type);
@@ -57,6 +88,12 @@ std::vector<ir::StmtPtr> stmt_list(const ir::StmtPtr& s);
 ir::FunctionPtr retype_tiles(
     const ir::FunctionPtr& f,
     const std::function<std::optional<ir::TypePtr>(const ir::Var&)>& new_type);
+
+// A guess, without walking the IR, of how many variables `f` defines: its parameters plus the
+// statements of its top-level body. Hash maps keyed by variables reserve this much up front:
+// growing a map of 10^5 entries step by step costs a rehash per doubling, and each large bucket
+// array made glibc consolidate every small block freed so far.
+size_t expected_variable_count(const ir::Function& f);
 
 // Applies `fn` to every InCore function; other functions are kept. Returns the same program when
 // nothing changed.

@@ -25,17 +25,18 @@ std::string at(Span span) { return span.valid() ? " at " + detail::span_text(spa
 class SsaChecker : public IRVisitor {
  public:
   SsaChecker(const Function& f, Problems* problems) : problems_(problems) {
-    scopes_.emplace_back();
+    defined_.reserve(detail::expected_variable_count(f));
+    open_scope();
     for (const auto& p : f.params) define(p.var, f.span);
     visit(f.body);
   }
 
  protected:
   void visit_var(const Var& v) override {
-    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
-      if (it->count(&v)) return;
+    auto it = defined_.find(&v);
+    if (it != defined_.end() && in_open_scope(it->second)) return;
     // A Var node is shared by all its uses, so the position reported is the using statement's.
-    if (defined_.count(&v)) {
+    if (it != defined_.end()) {
       report(stmt_span_, "variable '" + v.name + "' used outside the loop or branch defining it" +
                              at(stmt_span_));
     } else {
@@ -65,65 +66,93 @@ class SsaChecker : public IRVisitor {
     visit(s.stop);
     visit(s.step);
     for (const auto& v : s.init_values) visit(v);
-    scopes_.emplace_back();
+    open_scope();
     define(s.loop_var, s.span());
     for (const auto& a : s.iter_args) define(a, s.span());
     visit(s.body);
-    scopes_.pop_back();
+    open_scopes_.pop_back();
     for (const auto& r : s.return_vars) define(r, s.span());
   }
   void visit_if(const IfStmt& s) override {
     stmt_span_ = s.span();
     visit(s.cond);
-    scopes_.emplace_back();
+    open_scope();
     visit(s.then_body);
-    scopes_.pop_back();
-    scopes_.emplace_back();
+    open_scopes_.pop_back();
+    open_scope();
     visit(s.else_body);
-    scopes_.pop_back();
+    open_scopes_.pop_back();
     for (const auto& r : s.return_vars) define(r, s.span());
   }
 
  private:
+  // The scope that makes a variable visible: its depth in the stack of open scopes and its
+  // serial number. One map of every variable replaces a set per open scope (which cost
+  // a second insert per definition and a search of every enclosing scope per use).
+  struct Definition {
+    size_t depth;
+    uint64_t scope;
+  };
+
+  void open_scope() { open_scopes_.push_back(next_scope_++); }
+  // A variable is visible while the scope that defined it is open: the scope at its depth is
+  // still the same one (serial numbers are never reused).
+  bool in_open_scope(const Definition& d) const {
+    return d.depth < open_scopes_.size() && open_scopes_[d.depth] == d.scope;
+  }
   void define(const VarPtr& v, Span span) {
-    if (!defined_.insert(v.get()).second) {
+    auto [it, inserted] =
+        defined_.try_emplace(v.get(), Definition{open_scopes_.size() - 1, open_scopes_.back()});
+    if (!inserted) {
       Span where = v->span().valid() ? v->span() : span;
       report(where, "variable '" + v->name + "' assigned more than once" + at(span));
+      // A variable is visible while any scope that defined it is open. Open scopes are nested,
+      // so an earlier definition still open outlives this one; a closed one gives way to it.
+      if (!in_open_scope(it->second)) {
+        it->second = Definition{open_scopes_.size() - 1, open_scopes_.back()};
+      }
     }
-    scopes_.back().insert(v.get());
   }
   void report(Span span, std::string message) { problems_->push_back({span, std::move(message)}); }
 
   Problems* problems_;
   Span stmt_span_;
-  std::unordered_set<const Var*> defined_;
-  std::vector<std::unordered_set<const Var*>> scopes_;
+  std::unordered_map<const Var*, Definition> defined_;
+  std::vector<uint64_t> open_scopes_;  // serial numbers, outermost first
+  uint64_t next_scope_ = 0;
 };
 
 class StructureChecker : public IRVisitor {
  public:
   StructureChecker(const Function& f, IRProperties props, Problems* problems)
-      : function_(f), props_(props), problems_(problems) {
+      : function_(f),
+        props_(props),
+        problems_(problems),
+        check_calls_(has_property(props, IRProperty::TileOpsOnly) &&
+                     f.type == FunctionType::InCore) {
     visit(f.body);
   }
 
  protected:
+  // Expressions are walked only for the one check made on every call (TileOpsOnly); the other
+  // checks look at statements (Flat searches the values it checks itself), and skipping the
+  // expressions skips most of the nodes of a kernel.
   void visit_assign(const AssignStmt& s) override {
     check_whole_value(s.value, s.span());
     check_tile_var(*s.var, s.span());
-    IRVisitor::visit_assign(s);
+    if (check_calls_) IRVisitor::visit_assign(s);
   }
   void visit_eval(const EvalStmt& s) override {
     check_whole_value(s.expr, s.span());
-    IRVisitor::visit_eval(s);
+    if (check_calls_) IRVisitor::visit_eval(s);
   }
   void visit_return(const ReturnStmt& s) override {
     for (const auto& v : s.values) check_no_call(v, s.span());
-    IRVisitor::visit_return(s);
+    if (check_calls_) IRVisitor::visit_return(s);
   }
   void visit_yield(const YieldStmt& s) override {
     for (const auto& v : s.values) check_no_call(v, s.span());
-    IRVisitor::visit_yield(s);
+    if (check_calls_) IRVisitor::visit_yield(s);
   }
   void visit_for(const ForStmt& s) override {
     if (has_property(props_, IRProperty::NoUnrollLoops) && s.for_kind == ForKind::Unroll) {
@@ -132,11 +161,20 @@ class StructureChecker : public IRVisitor {
     }
     for (const auto& a : s.iter_args) check_tile_var(*a, s.span());
     for (const auto& r : s.return_vars) check_tile_var(*r, s.span());
-    IRVisitor::visit_for(s);
+    if (check_calls_) {
+      IRVisitor::visit_for(s);
+    } else {
+      visit(s.body);
+    }
   }
   void visit_if(const IfStmt& s) override {
     for (const auto& r : s.return_vars) check_tile_var(*r, s.span());
-    IRVisitor::visit_if(s);
+    if (check_calls_) {
+      IRVisitor::visit_if(s);
+    } else {
+      visit(s.then_body);
+      visit(s.else_body);
+    }
   }
   void visit_scope(const ScopeStmt& s) override {
     if (has_property(props_, IRProperty::NoScopes)) {
@@ -210,6 +248,7 @@ class StructureChecker : public IRVisitor {
   const Function& function_;
   IRProperties props_;
   Problems* problems_;
+  const bool check_calls_;
 };
 
 // Addresses inside capacity, aligned, consistent per buffer, and no two buffers live at the same
@@ -222,7 +261,13 @@ void check_addresses(const Function& f, Problems* problems) {
     LiveInterval live{INT64_MAX, INT64_MIN};
   };
   std::map<int64_t, Buffer> buffers;
-  std::vector<std::pair<const Var*, LiveInterval>> ordered(intervals.begin(), intervals.end());
+  // Only tiles with a MemRef take part: sorting every variable's interval cost more than the
+  // rest of the check on large kernels.
+  std::vector<std::pair<const Var*, LiveInterval>> ordered;
+  for (const auto& [var, iv] : intervals) {
+    const auto* t = detail::as_tile(var->type());
+    if (t && t->memref) ordered.emplace_back(var, iv);
+  }
   std::sort(ordered.begin(), ordered.end(),
             [](const auto& a, const auto& b) { return a.second.start < b.second.start; });
   for (const auto& [var, iv] : ordered) {
@@ -290,13 +335,15 @@ void check_addresses(const Function& f, Problems* problems) {
 
 void check_call_directions(const Program& p, const Function& f, Problems* problems) {
   struct Finder : IRVisitor {
-    const Program* program;
+    // The type of each function by name (the first of a name, as Program::find_function), built
+    // once: searching the function list per call was quadratic in programs of many kernels.
+    std::unordered_map<std::string_view, FunctionType> function_types;
     Problems* problems;
     void visit_call(const Call& c) override {
       IRVisitor::visit_call(c);
       if (c.call_kind != CallKind::Function) return;
-      auto callee = program->find_function(c.callee);
-      if (!callee || callee->type != FunctionType::InCore) return;
+      auto callee = function_types.find(c.callee);
+      if (callee == function_types.end() || callee->second != FunctionType::InCore) return;
       const auto* attr = find_attr(c.attrs, "arg_directions");
       const auto* list = attr ? std::get_if<std::vector<int64_t>>(attr) : nullptr;
       if (!list || list->size() != c.args.size()) {
@@ -306,9 +353,19 @@ void check_call_directions(const Program& p, const Function& f, Problems* proble
       }
     }
   } finder;
-  finder.program = &p;
+  finder.function_types.reserve(p.functions.size());
+  for (const auto& g : p.functions) finder.function_types.emplace(g->name, g->type);
   finder.problems = problems;
   finder.visit(f.body);
+}
+
+// The properties StructureChecker checks in `f`; it does not walk a function without any.
+IRProperties structure_properties(const Function& f) {
+  IRProperties props = IRProperty::NoUnrollLoops | IRProperty::Flat | IRProperty::NoScopes;
+  if (f.type == FunctionType::InCore) {
+    props = props | IRProperty::TileOpsOnly | IRProperty::MemorySpacesSet | IRProperty::MemRefsSet;
+  }
+  return props;
 }
 
 }  // namespace
@@ -317,7 +374,7 @@ std::vector<VerificationProblem> check_properties(const Program& program, IRProp
   Problems problems;
   for (const auto& f : program.functions) {
     if (has_property(props, IRProperty::SSA)) SsaChecker(*f, &problems);
-    StructureChecker(*f, props, &problems);
+    if (props & structure_properties(*f)) StructureChecker(*f, props, &problems);
     if (has_property(props, IRProperty::AddressesAssigned) && f->type == FunctionType::InCore) {
       check_addresses(*f, &problems);
     }

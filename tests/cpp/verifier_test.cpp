@@ -79,6 +79,42 @@ TEST(Verifier, DoubleAssignmentIsNotSSA) {
       << msg;
 }
 
+std::string all_messages(const std::vector<VerificationProblem>& problems) {
+  std::string all;
+  for (const auto& p : problems) all += p.message + "\n";
+  return all;
+}
+
+TEST(Verifier, LoopAndBranchBodiesAreScopes) {
+  // The frontend IR (before ConvertToSSA) reuses one Var per name: `t` is defined before the
+  // loop and again inside it, `u` only inside it, `v` in the then branch only.
+  auto in = parse_body(kKernelK + R"(
+        t = pl.load(x, [0, 0], [64, 64])
+        for i in pl.range(4):
+            t = pl.add(t, t)
+            u = pl.mul(t, t)
+        if 1 > 0:
+            v = pl.exp(t)
+        else:
+            v = pl.exp(v)
+        w = pl.add(t, u)
+        y = pl.store(w, [0, 0], y)
+        return y
+)" + kCallK);
+  auto problems = check_properties(*in, static_cast<IRProperties>(IRProperty::SSA));
+  std::string all = all_messages(problems);
+  // `t` stays visible after the loop (its first definition is outside), `u` does not; `v` of
+  // the then branch is not visible in the else branch.
+  EXPECT_NE(all.find("variable 't' assigned more than once"), std::string::npos) << all;
+  EXPECT_EQ(all.find("variable 't' used"), std::string::npos) << all;
+  EXPECT_NE(all.find("variable 'u' used outside the loop or branch defining it at 18:9"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("variable 'v' used outside the loop or branch defining it at 17:13"),
+            std::string::npos)
+      << all;
+}
+
 TEST(Verifier, OverlappingLiveBuffersAreReported) {
   auto allocated = run_pipeline_through(load_example("softmax.py"), "AllocateMemoryAddr");
   EXPECT_EQ(
