@@ -102,7 +102,7 @@ class TensorSpec:
         dtype = _to_pl_dtype(self.dtype)
         shape = tuple(_dimension(self.name, d) for d in self.shape)
         storage = _storage_dtype(dtype)
-        empty = _shared_array if shared else np.zeros
+        empty = _shared_array if shared else _aligned_zeros
         value = self.init_value
         if value is None:
             return empty(shape, storage)  # zero-filled
@@ -122,6 +122,22 @@ def _dimension(name, d):
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
         raise TypeError(f"TensorSpec '{name}': shape dimensions must be integers, got {d!r}")
     return int(d)
+
+
+# Where run() places the tensors of an in-process run, and the inputs of an isolated one: a large
+# tensor on a 2 MiB boundary, so that all of it can live in huge pages (numpy asks the kernel for
+# them), a small one on a cache line. Tile rows then start on cache lines wherever the tensor's
+# row length allows, which the device's loads and stores rely on for whole-line copies.
+_HUGE_PAGE = 2 << 20
+_CACHE_LINE = 64
+
+
+def _aligned_zeros(shape, storage):
+    nbytes = int(np.prod(shape, dtype=np.int64)) * storage.itemsize
+    align = _HUGE_PAGE if nbytes >= _HUGE_PAGE else _CACHE_LINE
+    raw = np.zeros(nbytes + align, np.uint8)  # calloc: the unused slack is never touched
+    start = -raw.ctypes.data % align
+    return raw[start:start + nbytes].view(storage).reshape(shape)
 
 
 def _shared_array(shape, storage):

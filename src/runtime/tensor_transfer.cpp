@@ -1,12 +1,14 @@
 #include "tensor_transfer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "pypto/ir/types.h"
 #include "pypto/support/checked_int.h"
+#include "tile_simd.h"
 
 namespace pypto::runtime::transfer {
 namespace {
@@ -36,38 +38,97 @@ bool box_inside(const PtoTensor& t, const int64_t* offsets, const int64_t* shape
   return true;
 }
 
-// Copies between a dense row-major tile and a box of a view, one row (last dimension) at a
-// time: tile -> view when `to_view`, else view -> tile. Rows of unit stride move with memmove.
-void transfer_box(void* tile, const PtoTensor& t, const int64_t* offsets, const int64_t* shape,
-                  bool to_view) {
+// Copies between a dense row-major tile and a box of a view whose last dimension has another
+// stride than 1: element by element (rare; views from the DSL keep unit column strides).
+void transfer_strided_box(uint8_t* tile, const PtoTensor& t, const int64_t* offsets,
+                          const int64_t* shape, bool to_view) {
   const int32_t nd = t.ndim;
   const int64_t es = dtype_size(t.dtype);
-  const int64_t cols = nd > 0 ? shape[nd - 1] : 1;
-  const int64_t cstride = nd > 0 ? t.strides[nd - 1] : 1;
+  const int64_t cols = shape[nd - 1];
+  const int64_t cstride = t.strides[nd - 1];
   int64_t rows = 1;
   for (int32_t i = 0; i + 1 < nd; ++i) rows *= shape[i];
-  auto* d = static_cast<uint8_t*>(tile);
   auto* base = static_cast<uint8_t*>(t.base);
   int64_t idx[PTO_MAX_DIMS] = {0, 0, 0, 0};
   for (int64_t row = 0; row < rows; ++row) {
     int64_t off = t.offset;
     for (int32_t i = 0; i < nd; ++i) off += (offsets[i] + idx[i]) * t.strides[i];
-    uint8_t* tile_row = d + row * cols * es;
-    if (cstride == 1) {
+    uint8_t* tile_row = tile + row * cols * es;
+    for (int64_t c = 0; c < cols; ++c) {
+      uint8_t* g = base + (off + c * cstride) * es;
       if (to_view)
-        std::memmove(base + off * es, tile_row, static_cast<size_t>(cols * es));
+        std::memcpy(g, tile_row + c * es, static_cast<size_t>(es));
       else
-        std::memmove(tile_row, base + off * es, static_cast<size_t>(cols * es));
-    } else {
-      for (int64_t c = 0; c < cols; ++c) {
-        uint8_t* g = base + (off + c * cstride) * es;
-        if (to_view)
-          std::memmove(g, tile_row + c * es, static_cast<size_t>(es));
-        else
-          std::memmove(tile_row + c * es, g, static_cast<size_t>(es));
-      }
+        std::memcpy(tile_row + c * es, g, static_cast<size_t>(es));
     }
     for (int32_t i = nd - 2; i >= 0; --i) {
+      if (++idx[i] < shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+// Rows shorter than this get the next tile's bytes prefetched on a load: the host's hardware
+// prefetchers follow a few long streams but not one short stream per row (a 64x64 FP32 tile of
+// a 4096-wide tensor is 64 rows of 256 bytes, each in its own 4 KiB page).
+constexpr int64_t kPrefetchRowBytes = 2048;
+// How far past each row a load prefetches, in rows' lengths: two tiles ahead measured better than
+// one (bench/README.md, "4096² FP32 add").
+constexpr int64_t kPrefetchRows = 2;
+// Stores into a view at least this large stream around the caches: such an output does not stay
+// in a core's L2 (1-2 MiB on today's x86 hosts) until it is read again, so caching it would only
+// cost reading every line before it is overwritten, and evict the inputs.
+constexpr int64_t kStreamingViewBytes = int64_t{1} << 20;
+
+// The bytes between the first and the last element of a view, plus one element.
+int64_t view_span_bytes(const PtoTensor& t, int64_t elem_size) {
+  int64_t last = 0;
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    if (t.shape[i] == 0) return 0;
+    last += (t.shape[i] - 1) * std::abs(t.strides[i]);
+  }
+  return (last + 1) * elem_size;
+}
+
+// Copies between a dense row-major tile and a box of a view, one plane (the last two
+// dimensions) at a time; rows of unit stride move as blocks of rows (simd::copy_rows).
+void transfer_box(void* tile, const PtoTensor& t, const int64_t* offsets, const int64_t* shape,
+                  bool to_view) {
+  const int32_t nd = t.ndim;
+  auto* tile_bytes = static_cast<uint8_t*>(tile);
+  if (nd > 0 && t.strides[nd - 1] != 1) {
+    transfer_strided_box(tile_bytes, t, offsets, shape, to_view);
+    return;
+  }
+  const int64_t es = dtype_size(t.dtype);
+  const int64_t row_bytes = (nd > 0 ? shape[nd - 1] : 1) * es;
+  const int64_t rows = nd > 1 ? shape[nd - 2] : 1;
+  const int64_t row_stride = (nd > 1 ? t.strides[nd - 2] : 0) * es;
+  int64_t planes = 1;
+  for (int32_t i = 0; i + 2 < nd; ++i) planes *= shape[i];
+  if (planes == 0 || rows == 0 || row_bytes == 0) return;
+
+  simd::RowCopyHints hints;
+  if (to_view) {
+    hints.stream_stores = view_span_bytes(t, es) >= kStreamingViewBytes;
+  } else if (nd > 0 && row_bytes < kPrefetchRowBytes) {
+    const int64_t room = (t.shape[nd - 1] - offsets[nd - 1] - shape[nd - 1]) * es;
+    hints.prefetch_bytes = std::min(room, kPrefetchRows * row_bytes);
+  }
+  auto* base = static_cast<uint8_t*>(t.base);
+  const int64_t plane_bytes = rows * row_bytes;
+  int64_t idx[PTO_MAX_DIMS] = {0, 0, 0, 0};  // of the plane, in the leading nd - 2 dimensions
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    int64_t first = t.offset;
+    for (int32_t i = 0; i < nd; ++i)
+      first += (offsets[i] + (i + 2 < nd ? idx[i] : 0)) * t.strides[i];
+    uint8_t* view_rows = base + first * es;
+    uint8_t* tile_rows = tile_bytes + plane * plane_bytes;
+    const simd::RowBlock block =
+        to_view ? simd::RowBlock{view_rows, row_stride, tile_rows, row_bytes, row_bytes, rows}
+                : simd::RowBlock{tile_rows, row_bytes, view_rows, row_stride, row_bytes, rows};
+    simd::copy_rows(block, hints);
+    for (int32_t i = nd - 3; i >= 0; --i) {
       if (++idx[i] < shape[i]) break;
       idx[i] = 0;
     }

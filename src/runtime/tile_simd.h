@@ -30,6 +30,29 @@ bool row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const voi
 // the caller lists mismatches only from blocks where this says false).
 bool all_close_f32(const float* actual, const float* expected, int64_t n, double rtol, double atol);
 
+// One block of rows to move between a tile and a tensor view (tensor_transfer.cpp): `rows` rows
+// of `row_bytes` bytes, `src_stride` bytes apart in the source and `dst_stride` in the
+// destination.
+struct RowBlock {
+  void* dst;
+  int64_t dst_stride;
+  const void* src;
+  int64_t src_stride;
+  int64_t row_bytes;
+  int64_t rows;
+};
+// How to move it. `stream_stores`: the whole cache lines of each destination row are written
+// around the caches (non-temporal stores), which saves reading each line before overwriting it
+// and keeps the caches for what will be read again; the ragged ends stay ordinary stores, and
+// the stores are fenced before the call returns. `prefetch_bytes`: after each source row, that
+// many of the bytes that follow it are requested into the caches (the next tile of a loop over
+// tiles along the rows).
+struct RowCopyHints {
+  bool stream_stores = false;
+  int64_t prefetch_bytes = 0;
+};
+void copy_rows(const RowBlock& block, const RowCopyHints& hints);
+
 // The instruction set the kernels run on here (e.g. "AVX3", "AVX2"), for benchmark reports.
 const char* target_name();
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -302,6 +303,93 @@ TEST_F(TileIsaTest, LoadAndStoreMoveABoxOfAStridedView) {
   EXPECT_EQ(g[8], -8.0f);
   EXPECT_EQ(g[16], -16.0f);
   EXPECT_EQ(g[17], 17.0f);
+  EXPECT_TRUE(g_failures.empty());
+}
+
+// The element offsets (from t.base) of a box of a view, in the tile's row-major order.
+std::vector<int64_t> box_elements(const PtoTensor& t, const int64_t* offsets,
+                                  const int64_t* shape) {
+  std::vector<int64_t> out;
+  int64_t idx[PTO_MAX_DIMS] = {0, 0, 0, 0};
+  int64_t count = 1;
+  for (int32_t d = 0; d < t.ndim; ++d) count *= shape[d];
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t at = t.offset;
+    for (int32_t d = 0; d < t.ndim; ++d) at += (offsets[d] + idx[d]) * t.strides[d];
+    out.push_back(at);
+    for (int32_t d = t.ndim - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+// Loads and stores move rows in blocks, prefetch past a load's rows and stream the stores into
+// large views around the caches; whatever the rank, strides, box and alignment, they must move
+// exactly the box's elements and touch nothing else. Views of 1 MiB or more take the streaming
+// path (kStreamingViewBytes); odd byte offsets of the base put rows across cache lines.
+TEST_F(TileIsaTest, LoadAndStoreMoveExactlyTheBoxAtAnyRankStrideAndAlignment) {
+  std::mt19937 rng(14);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    SCOPED_TRACE(trial);
+    const bool large = trial % 3 == 0;
+    PtoTensor t{};
+    t.ndim = static_cast<int32_t>(pick(1, 4));
+    t.dtype = PTO_FP32;
+    // A view of a row-major parent with some room beyond it in every dimension; a large one
+    // has rows of about 4 KiB and enough of them.
+    int64_t parent[PTO_MAX_DIMS];
+    int64_t inner = 1;  // elements of the parent below dimension 0
+    for (int32_t d = t.ndim - 1; d >= 0; --d) {
+      const bool last = d + 1 == t.ndim;
+      t.shape[d] = large && last ? pick(1000, 1100) : pick(1, last ? 130 : (large ? 2 : 9));
+      parent[d] = t.shape[d] + (large && last ? 0 : pick(0, 3));
+      if (large && d == 0 && t.ndim > 1) parent[0] = t.shape[0] = 300000 / inner + 1;
+      if (d > 0) inner *= parent[d];
+    }
+    int64_t stride = 1;
+    for (int32_t d = t.ndim - 1; d >= 0; --d) {
+      t.strides[d] = stride;
+      stride *= parent[d];
+    }
+    if (!large && pick(0, 4) == 0) {  // every other element of the last dimension
+      for (int32_t d = 0; d < t.ndim; ++d) t.strides[d] *= 2;
+      stride *= 2;
+    }
+    t.offset = pick(0, 5);
+    // The base 0..15 floats past a cache line, so that rows start anywhere in a line.
+    std::vector<float> storage(static_cast<size_t>(stride + t.offset) + 32);
+    const size_t line_pad = (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64 / 4;
+    float* base = storage.data() + line_pad + pick(0, 15);
+    t.base = base;
+    std::vector<float> init(static_cast<size_t>(stride + t.offset));
+    for (size_t i = 0; i < init.size(); ++i) init[i] = static_cast<float>(i) + 0.5f;
+    std::copy(init.begin(), init.end(), base);
+    int64_t off[PTO_MAX_DIMS], box[PTO_MAX_DIMS];
+    for (int32_t d = 0; d < t.ndim; ++d) {
+      box[d] = pick(1, t.shape[d]);
+      off[d] = pick(0, t.shape[d] - box[d]);
+    }
+    const std::vector<int64_t> elements = box_elements(t, off, box);
+    std::vector<float> tile(elements.size(), -1.0f);
+    ASSERT_EQ(isa.load(tile.data(), &t, off, box, t.ndim, "k: pl.load", &record_failure, nullptr),
+              1);
+    for (size_t e = 0; e < elements.size(); ++e)
+      ASSERT_EQ(tile[e], init[static_cast<size_t>(elements[e])]) << "element " << e;
+
+    std::vector<float> expected = init;
+    for (size_t e = 0; e < elements.size(); ++e) {
+      tile[e] = -static_cast<float>(e) - 1.0f;
+      expected[static_cast<size_t>(elements[e])] = tile[e];
+    }
+    ASSERT_EQ(isa.store(&t, off, box, t.ndim, tile.data(), "k: pl.store", &record_failure, nullptr),
+              1);
+    ASSERT_EQ(std::vector<float>(base, base + init.size()), expected);
+  }
   EXPECT_TRUE(g_failures.empty());
 }
 

@@ -258,6 +258,27 @@ def test_shared_tensor_buffers_hold_the_spec_values():
     np.testing.assert_array_equal(filled, np.full(4, 1.5, np.float16))
 
 
+@pytest.mark.parametrize("isolate", [True, False])
+def test_run_places_tensors_on_cache_lines(work, isolate):
+    # The device copies tile rows a cache line at a time; rows of a tensor that starts inside a
+    # line straddle one more line each.
+    result = run(AddProgram, specs(), golden, config(work, isolate=isolate))
+    assert result.passed, result.error
+    for name, arr in [*result.inputs.items(), *result.outputs.items()]:
+        assert arr.ctypes.data % 64 == 0, name
+    np.testing.assert_array_equal(result.outputs["c"], result.inputs["a"] + result.inputs["b"])
+
+
+def test_large_tensor_buffers_start_on_a_huge_page_boundary():
+    ramp = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)  # 4 MiB
+    arr = TensorSpec("x", [1024, 1024], pl.FP32, init_value=ramp).create_array()
+    assert arr.ctypes.data % (2 << 20) == 0
+    assert arr.flags.c_contiguous and arr.flags.writeable and arr.shape == (1024, 1024)
+    np.testing.assert_array_equal(arr, ramp)
+    empty = TensorSpec("e", [0, 8], pl.INT32).create_array()
+    assert empty.shape == (0, 8) and empty.dtype == np.int32
+
+
 def test_isolated_run_returns_outputs_written_by_the_device_process(work):
     result = run(AddProgram, specs(), golden, config(work))
     assert result.passed, result.error
