@@ -11,20 +11,31 @@ import statistics
 import time
 
 
-def interleaved(anchor, subject, rounds):
+def interleaved(anchor, subject, rounds, settle=0.0):
     """Times ``anchor()`` and ``subject()`` (each returns a duration) in ``rounds`` rounds.
 
     Round k runs anchor then subject when k is even, subject then anchor when it is odd.
+    ``settle`` seconds of sleep before each side let what the other side left running die down
+    before it is timed: numpy's OpenBLAS threads, for one, spin-wait for more work for a while
+    after each multi-threaded call and take a core from whatever runs next. After the sleep the
+    side runs once untimed, then timed, so that neither is timed cold (numpy's threads asleep,
+    caches and clocks down) because of the sleep.
     Returns the two lists of durations, in round order.
     """
+    def settled(fn):
+        if settle > 0:
+            time.sleep(settle)
+            fn()
+        return fn()
+
     anchor_times, subject_times = [], []
     for k in range(rounds):
         if k % 2 == 0:
-            anchor_times.append(anchor())
-            subject_times.append(subject())
+            anchor_times.append(settled(anchor))
+            subject_times.append(settled(subject))
         else:
-            subject_times.append(subject())
-            anchor_times.append(anchor())
+            subject_times.append(settled(subject))
+            anchor_times.append(settled(anchor))
     return anchor_times, subject_times
 
 

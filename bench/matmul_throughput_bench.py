@@ -58,6 +58,13 @@ def golden(tensors, params=None):
     np.matmul(tensors["a"], tensors["b"], out=tensors["c"])
 
 
+def single_threaded_golden(tensors, params=None):
+    """The golden with numpy's BLAS on one thread, so that no BLAS thread is left spinning
+    while the device runs right after it (a no-op limit without threadpoolctl)."""
+    with _blas_threads(1):
+        golden(tensors, params)
+
+
 def blas_info():
     try:
         from threadpoolctl import threadpool_info
@@ -74,6 +81,12 @@ def blas_info():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (medians)")
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="seconds of sleep, then one untimed call, before each side's "
+                        "timed call, so that numpy's BLAS threads, which spin-wait after a "
+                        "call, stop before the device runs")
+    parser.add_argument("--single-threaded-golden", action="store_true",
+                        help="compute run()'s golden with numpy's BLAS on one thread")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     a = rng.standard_normal((N, N), dtype=np.float32)
@@ -89,10 +102,13 @@ def main():
              TensorSpec("b", [N, N], pl.FP32, init_value=b),
              TensorSpec("c", [N, N], pl.FP32, is_output=True)]
     work = tempfile.mkdtemp()
-    print(f"medians of {args.rounds} interleaved rounds; numpy a @ b is the anchor")
+    print(f"medians of {args.rounds} interleaved rounds; numpy a @ b is the anchor; "
+          f"{args.settle} s settling before each call; golden on "
+          f"{'one BLAS thread' if args.single_threaded_golden else 'numpy BLAS default threads'}")
+    reference = single_threaded_golden if args.single_threaded_golden else golden
     for threads in ((1, 2) if info else (2,)):
         with _blas_threads(threads):
-            measure(specs, work, threads, args.rounds)
+            measure(specs, work, threads, args.rounds, args.settle, reference)
 
 
 def _blas_threads(n):
@@ -105,7 +121,7 @@ def _blas_threads(n):
     return threadpool_limits(limits=n, user_api="blas")
 
 
-def measure(specs, work, threads, rounds):
+def measure(specs, work, threads, rounds, settle, reference):
     a, b = specs[0].init_value, specs[1].init_value
     flop = 2.0 * N ** 3
     for label, isolate in (("in-process", False), ("isolated  ", True)):
@@ -114,12 +130,13 @@ def measure(specs, work, threads, rounds):
         execute = []
 
         def subject():
-            r = run(TiledMatmul, specs, golden, config)
+            r = run(TiledMatmul, specs, reference, config)
             assert r.passed, r.error
             execute.append(stage_seconds(r.profile, "device_execution", "execute"))
             return r.execution_time
 
-        numpy_times, device_times = interleaved(lambda: timed(lambda: a @ b), subject, rounds)
+        numpy_times, device_times = interleaved(lambda: timed(lambda: a @ b), subject, rounds,
+                                                settle)
         numpy_s, device_s, _ = medians(numpy_times, device_times)
         _, execute_s, _ = medians(numpy_times, execute)
         print(f"  {label} ({threads} cores)  numpy {numpy_s * 1e3:7.2f} ms "

@@ -92,19 +92,18 @@ void compile(const std::string& text) {
   benchmark::DoNotOptimize(out);
 }
 
+// keep_resident: whether the program compiled to count nodes stays alive while timing, as an
+// earlier program in a long session (a notebook) does. An IR of 10^5 nodes left alive makes each
+// compile of the same size slower per node (bench/README.md, "Pass pipeline per IR node"), so
+// both cases are measured: BM_Compile without it, BM_CompileBesideResidentProgram with it.
 template <std::string (*Generate)(int)>
-void BM_Compile(benchmark::State& state) {
+void compile_benchmark(benchmark::State& state, bool keep_resident) {
   std::string text = Generate(static_cast<int>(state.range(0)));
-  // Nodes of the compiled program: the unit of work the passes scale with. The program is
-  // dropped before timing: an earlier IR of 10^5 nodes left alive made each compile of the same
-  // size about twice as slow per node (bench/README.md, "Pass pipeline per IR node"), a cost of
-  // its own that this benchmark should not carry unannounced.
-  int64_t nodes = 0;
-  {
-    auto compiled = passes::PassManager::for_strategy(passes::OptimizationStrategy::Default)
-                        .run(frontend::parse_module(text, "<bench>").at(0));
-    nodes = count_nodes(*compiled);
-  }
+  // Nodes of the compiled program: the unit of work the passes scale with.
+  auto compiled = passes::PassManager::for_strategy(passes::OptimizationStrategy::Default)
+                      .run(frontend::parse_module(text, "<bench>").at(0));
+  const int64_t nodes = count_nodes(*compiled);
+  if (!keep_resident) compiled.reset();
   for (auto _ : state) compile(text);
   state.counters["ir_nodes"] = static_cast<double>(nodes);
   state.counters["ns_per_node"] = benchmark::Counter(
@@ -112,7 +111,20 @@ void BM_Compile(benchmark::State& state) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+template <std::string (*Generate)(int)>
+void BM_Compile(benchmark::State& state) {
+  compile_benchmark<Generate>(state, false);
+}
+template <std::string (*Generate)(int)>
+void BM_CompileBesideResidentProgram(benchmark::State& state) {
+  compile_benchmark<Generate>(state, true);
+}
+
 BENCHMARK_TEMPLATE(BM_Compile, unrolled_program)
+    ->RangeMultiplier(4)
+    ->Range(16, 4096)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_CompileBesideResidentProgram, unrolled_program)
     ->RangeMultiplier(4)
     ->Range(16, 4096)
     ->Unit(benchmark::kMillisecond);

@@ -11,7 +11,8 @@ namespace pypto::runtime {
 
 // A fixed set of worker threads taking jobs from one FIFO queue. Each job learns the index of
 // the worker running it, which the task runtime uses to hand the job that worker's simulated
-// core (its on-chip memory). Idle workers sleep on a condition variable.
+// core (its on-chip memory). Idle workers sleep on a condition variable. Each worker runs on a
+// CPU of its own when there are enough (thread_pool.cpp says why; PYPTO_PIN_WORKERS=0: not).
 class ThreadPool {
  public:
   using Job = std::function<void(int worker)>;
@@ -32,6 +33,7 @@ class ThreadPool {
   std::condition_variable wake_;
   std::deque<Job> queue_;
   bool stopping_ = false;
+  int size_hint_ = 0;  // the number of workers, known before threads_ is filled
   std::vector<std::thread> threads_;
 };
 
