@@ -242,8 +242,12 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 }  // namespace
 
+// -fno-exceptions: generated code neither throws nor catches (the runtime's callbacks report
+// failures instead, task_runtime.cpp), and without it GCC spent a third of softmax's build on
+// exception cleanups: 79 -> 53 ms, against 26 ms for an empty file.
 const std::vector<std::string>& default_build_flags() {
-  static const std::vector<std::string> flags = {"-O2", "-shared", "-fPIC", "-std=c++17"};
+  static const std::vector<std::string> flags = {"-O2", "-fno-exceptions", "-shared", "-fPIC",
+                                                 "-std=c++17"};
   return flags;
 }
 

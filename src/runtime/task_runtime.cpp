@@ -91,27 +91,51 @@ class Run {
     // Tasks reference this run's buffers: wait for all of them even after a failure.
     all_done_.wait(lock, [this] { return unfinished_ == 0; });
     for (auto& core : cores_) core->run = nullptr;
-    if (!error_.empty()) throw ExecutionError(ExecutionError::Kind::Failed, error_);
+    if (failing()) {
+      throw ExecutionError(ExecutionError::Kind::Failed,
+                           error_.empty() ? "the runtime ran out of memory" : error_);
+    }
     return stats(orchestration_end);
   }
 
  private:
   static Run& self(void* ctx) { return *static_cast<Run*>(ctx); }
 
-  static PtoTensor api_create_tensor(void* ctx, int32_t dtype, int32_t ndim, const int64_t* shape) {
-    return self(ctx).create_tensor(dtype, ndim, shape);
+  // The callbacks generated code calls. Generated code is built without exceptions
+  // (binary_cache.cpp's default flags), so nothing may be thrown back into it: a failure here
+  // (memory exhausted, a rejected tensor) becomes the run's error, and the caller checks it.
+  template <typename Fn>
+  static void without_throwing(Run& run, Fn&& fn) noexcept {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      run.fail_noexcept(e.what());
+    } catch (...) {
+      run.fail_noexcept("an unknown error in the runtime");
+    }
+  }
+  static PtoTensor api_create_tensor(void* ctx, int32_t dtype, int32_t ndim,
+                                     const int64_t* shape) noexcept {
+    PtoTensor tensor{};
+    without_throwing(self(ctx), [&] { tensor = self(ctx).create_tensor(dtype, ndim, shape); });
+    return tensor;
   }
   static void api_submit(void* ctx, const char* kernel, PtoKernelFn fn, const PtoArg* args,
-                         int32_t nargs) {
-    self(ctx).submit(kernel, fn, args, nargs);
+                         int32_t nargs) noexcept {
+    without_throwing(self(ctx), [&] { self(ctx).submit(kernel, fn, args, nargs); });
   }
-  static void api_fail(void* ctx, const char* message) {
-    self(ctx).fail("the orchestration failed: " + std::string(message ? message : "(no message)"));
+  static void api_fail(void* ctx, const char* message) noexcept {
+    without_throwing(self(ctx), [&] {
+      self(ctx).fail("the orchestration failed: " +
+                     std::string(message ? message : "(no message)"));
+    });
   }
-  static void core_fail(void* ctx, const char* message) {
+  static void core_fail(void* ctx, const char* message) noexcept {
     auto* core = static_cast<TaskRuntime::Core*>(ctx);
-    std::string who = core->task ? task_label(*core->task) : "a kernel";
-    core->run->fail(who + " failed: " + (message ? message : "(no message)"));
+    without_throwing(*core->run, [&] {
+      std::string who = core->task ? task_label(*core->task) : "a kernel";
+      core->run->fail(who + " failed: " + (message ? message : "(no message)"));
+    });
   }
 
   // The profiler's clock, so that task times can be placed in a profile (RunStats::origin).
@@ -121,6 +145,18 @@ class Run {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_.empty()) error_ = message;
   }
+  // fail() for the callbacks: if even copying the message fails, the run still fails, with a
+  // fixed message (execute() reports it).
+  void fail_noexcept(const char* message) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failed_quietly_ = true;
+    if (!error_.empty()) return;
+    try {
+      error_ = message;
+    } catch (...) {
+    }
+  }
+  bool failing() const { return failed_quietly_ || !error_.empty(); }  // mutex_ held
 
   void declare_param(const PtoArg& p) {
     if (p.kind == PTO_ARG_SCALAR || !p.tensor.base) return;
@@ -165,7 +201,7 @@ class Run {
 
   void submit(const char* kernel, PtoKernelFn fn, const PtoArg* args, int32_t nargs) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!error_.empty()) return;  // the run is failing: start nothing new
+    if (failing()) return;  // the run is failing: start nothing new
     auto node = std::make_unique<TaskNode>();
     node->id = static_cast<TaskId>(tasks_.size());
     node->kernel = kernel ? kernel : "(unnamed)";
@@ -198,7 +234,7 @@ class Run {
     bool skip;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      skip = !error_.empty();
+      skip = failing();
       if (!skip) max_running_ = std::max(max_running_, ++running_);
     }
     TaskRuntime::Core& core = *cores_[static_cast<size_t>(worker)];
@@ -274,7 +310,8 @@ class Run {
   int64_t unfinished_ = 0;
   int running_ = 0;
   int max_running_ = 0;
-  std::string error_;  // the first failure; later ones are consequences
+  std::string error_;            // the first failure; later ones are consequences
+  bool failed_quietly_ = false;  // fail_noexcept() was called (error_ may have stayed empty)
 };
 
 }  // namespace

@@ -333,7 +333,7 @@ TEST(BinaryCacheDefaults, CacheDirFollowsPyptoCacheDirThenXdgThenHome) {
     EXPECT_EQ(default_cache_dir(), fs::path(pw->pw_dir) / ".cache" / "pypto");
   }
   EXPECT_EQ(default_build_flags(),
-            (std::vector<std::string>{"-O2", "-shared", "-fPIC", "-std=c++17"}));
+            (std::vector<std::string>{"-O2", "-fno-exceptions", "-shared", "-fPIC", "-std=c++17"}));
 }
 
 }  // namespace
