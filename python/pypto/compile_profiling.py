@@ -103,6 +103,11 @@ def _exit_report() -> None:
 
 atexit.register(_exit_report)
 
+# With PYPTO_COMPILE_PROFILING on, the process-wide profile starts when pypto is imported, not at
+# its first stage: the rest of the import (numpy included) and whatever the program does between
+# compiles and runs are then in its total, as untracked time.
+get_active_profiler()
+
 
 __all__ = [
     "CompileProfiler",

@@ -78,6 +78,10 @@ CompileProfiler* get_active_profiler() {
     static CompileProfiler* const instance = [] {
       auto* profiler = new CompileProfiler(memory_tracking_enabled_by_env());
       profiler->process_wide_ = true;
+      // Its session is the rest of the process, not only its stages: what the program does
+      // between stages (importing pypto's dependencies, its own work) is in the total, as
+      // untracked time. pypto's Python package asks for it on import.
+      profiler->begin_lasting_session();
       g_process_profiler.store(profiler, std::memory_order_release);
       return profiler;
     }();

@@ -178,6 +178,11 @@ void CompileProfiler::begin_session_locked(std::int64_t now) noexcept {
   if (shared_->session_depth++ == 0) shared_->session_begin_ns = now;
 }
 
+void CompileProfiler::begin_lasting_session() noexcept {
+  std::lock_guard lock(shared_->mutex);
+  begin_session_locked(now_ns());
+}
+
 void CompileProfiler::end_session_locked(std::int64_t now) noexcept {
   if (shared_->session_depth == 0) return;
   if (--shared_->session_depth == 0) shared_->sessions.emplace_back(shared_->session_begin_ns, now);

@@ -365,6 +365,23 @@ def test_env_var_exit_report_also_when_the_program_raises(tmp_path):
     assert proc.stderr.index("PyPTO Compile Profile") > proc.stderr.index("RuntimeError")
 
 
+def test_env_var_exit_report_counts_the_time_before_the_first_stage(tmp_path):
+    # The process-wide profile starts when pypto is imported: a program's own work before its
+    # first compile is in the total, shown as untracked, not left out.
+    out = tmp_path / "profile"
+    script = tmp_path / "waits.py"
+    script.write_text("import time\nimport pypto.language\ntime.sleep(0.3)\n" +
+                      (EXAMPLES / "add.py").read_text())
+    proc = run_python([str(script)], tmp_path, PYPTO_COMPILE_PROFILING="1",
+                      PYPTO_COMPILE_PROFILING_DIR=str(out))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "pipeline_profile.json").read_text())
+    assert data["total_seconds"] >= 0.3
+    assert data["untracked_seconds"] >= 0.3
+    covered = sum(s["seconds"] for s in data["stages"])
+    assert abs(covered + data["untracked_seconds"] - data["total_seconds"]) < 1e-3
+
+
 def test_cli_env_var_exit_report_prints_once(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_COMPILE_PROFILING")}
     env.update(PYPTO_COMPILE_PROFILING="1", PYPTO_COMPILE_PROFILING_DIR=str(tmp_path / "p"))

@@ -245,6 +245,8 @@ class CompileProfiler {
   void bind_to_this_thread() noexcept;
   // Session bookkeeping for enter()/exit() and ProfilerActivation; callers hold shared_->mutex.
   void begin_session_locked(std::int64_t now) noexcept;
+  // A session from now to the end of the process (the process-wide profiler's).
+  void begin_lasting_session() noexcept;
   void end_session_locked(std::int64_t now) noexcept;
 
   std::vector<Record> records_;
