@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "alignment.h"
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/process.h"
 #include "pypto/runtime/shared_memory.h"
@@ -177,8 +178,6 @@ class SharedRegion {
   uint8_t* data_ = nullptr;
 };
 
-size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
-
 // Copies `from` into the caller's buffer `to`, skipping chunks that did not change. After fork()
 // every page of the parent is copy-on-write protected, so writing a page costs a fault even
 // with identical bytes; comparing only reads. Inputs (unchanged) thus cost no faults at all.
@@ -270,8 +269,9 @@ std::string crash_message(SharedStatus* status, int num_workers, int sig) {
 RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostArg>& args,
                           const ExecuteOptions& options) {
   std::vector<PtoArg> params = to_pto_args(args);  // validates; pointers replaced below
-  const size_t status_bytes = align_up(
-      sizeof(SharedStatus) + sizeof(CoreSlot) * static_cast<size_t>(options.num_workers), 64);
+  const size_t status_bytes =
+      align_up(sizeof(SharedStatus) + sizeof(CoreSlot) * static_cast<size_t>(options.num_workers),
+               kCacheLineBytes);
   size_t total = status_bytes;
   // Tensors the program only reads, and tensors already in a SharedBuffer, go to the child as
   // they are (it inherits the caller's memory); the others are staged (offsets[i] == 0: not).
@@ -281,7 +281,7 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
       const auto bytes = static_cast<size_t>(t->size_bytes());
       if (bytes == 0 || t->read_only || in_shared_buffer(t->data, bytes)) continue;
       offsets[i] = total;
-      total += align_up(bytes, 64);
+      total += align_up(bytes, kCacheLineBytes);
     }
   }
   SharedRegion region(total);

@@ -8,6 +8,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "alignment.h"
 #include "pypto/ir/types.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
@@ -16,9 +17,6 @@
 
 namespace pypto::runtime {
 namespace {
-
-constexpr size_t kCacheLine = 64;
-size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
@@ -344,8 +342,8 @@ TaskRuntime::TaskRuntime(int num_workers) {
       // (whole-line copies in loads and stores). Zeroed so that a kernel reading a tile it never
       // wrote sees the same values every run.
       const auto bytes = static_cast<size_t>(capacity);
-      core->arenas[s].reset(
-          static_cast<uint8_t*>(std::aligned_alloc(kCacheLine, align_up(bytes, kCacheLine))));
+      core->arenas[s].reset(static_cast<uint8_t*>(
+          std::aligned_alloc(kCacheLineBytes, align_up(bytes, kCacheLineBytes))));
       if (!core->arenas[s]) throw std::bad_alloc();
       std::memset(core->arenas[s].get(), 0, bytes);
       core->mem.space[s] = core->arenas[s].get();

@@ -38,9 +38,9 @@ void pin_to_own_cpu(int index, int count) {
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads < 1) throw std::invalid_argument("ThreadPool needs at least one thread");
-  size_hint_ = num_threads;
   threads_.reserve(static_cast<size_t>(num_threads));
-  for (int i = 0; i < num_threads; ++i) threads_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 0; i < num_threads; ++i)
+    threads_.emplace_back([this, i, num_threads] { worker_loop(i, num_threads); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -60,8 +60,8 @@ void ThreadPool::post(Job job) {
   wake_.notify_one();
 }
 
-void ThreadPool::worker_loop(int index) {
-  pin_to_own_cpu(index, size_hint_);
+void ThreadPool::worker_loop(int index, int count) {
+  pin_to_own_cpu(index, count);
   for (;;) {
     Job job;
     {

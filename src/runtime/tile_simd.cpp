@@ -16,6 +16,7 @@
 #include <cstring>
 #include <limits>
 
+#include "alignment.h"
 #include "pypto/support/element_ops.h"
 #include "tile_simd.h"
 
@@ -285,7 +286,7 @@ bool AllCloseF32Impl(const float* actual, const float* expected, int64_t n, doub
 void CopyRowsImpl(const RowBlock& block, const RowCopyHints& hints) {
   const hn::ScalableTag<uint8_t> d8;
   const auto L = static_cast<int64_t>(hn::Lanes(d8));
-  constexpr int64_t kLine = 64;
+  constexpr auto kLine = static_cast<int64_t>(kCacheLineBytes);
   const int64_t n = block.row_bytes;
   auto* dst = static_cast<uint8_t*>(block.dst);
   const auto* src = static_cast<const uint8_t*>(block.src);

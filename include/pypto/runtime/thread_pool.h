@@ -27,13 +27,12 @@ class ThreadPool {
   void post(Job job);
 
  private:
-  void worker_loop(int index);
+  void worker_loop(int index, int count);  // worker `index` of `count`
 
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Job> queue_;
   bool stopping_ = false;
-  int size_hint_ = 0;  // the number of workers, known before threads_ is filled
   std::vector<std::thread> threads_;
 };
 
