@@ -86,10 +86,11 @@ int64_t count_nodes(const ir::Program& p) {
   return c.n;
 }
 
-void compile(const std::string& text) {
+ir::ProgramPtr compile(const std::string& text) {
   auto program = frontend::parse_module(text, "<bench>").at(0);
   auto out = passes::PassManager::for_strategy(passes::OptimizationStrategy::Default).run(program);
   benchmark::DoNotOptimize(out);
+  return out;
 }
 
 // keep_resident: whether the program compiled to count nodes stays alive while timing, as an
@@ -136,6 +137,17 @@ BENCHMARK_TEMPLATE(BM_Compile, many_kernels_program)
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `passes_bench --compile-loop ITERATIONS COMPILES` only compiles the unrolled program, with
+  // no timing loop around it: bench/passes_cache_profile.py runs it under a cache simulator,
+  // whose counts, unlike wall time, do not move with the other tenants of a shared machine.
+  if (argc == 4 && std::string(argv[1]) == "--compile-loop") {
+    const std::string text = unrolled_program(std::stoi(argv[2]));
+    // One compile to count nodes (and warm up) whatever COMPILES is, so that the difference
+    // between two runs is exactly the extra compiles.
+    std::cout << "ir_nodes " << count_nodes(*compile(text)) << "\n";
+    for (int i = std::stoi(argv[3]); i > 0; --i) compile(text);
+    return 0;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
