@@ -85,7 +85,7 @@ CallResult call(Session& session, CompiledProgram& program, std::vector<ir::Host
                               std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3)));
   runtime::RunStats stats = runtime::execute(*library, host_args, options);
   result.execution_time = stats.wall_seconds;
-  if (session.profiler()) session.profiler()->attach_device_timeline(to_device_timeline(stats));
+  if (session.profiler()) detail::record_device_run(*session.profiler(), stats);
   return result;
 }
 

@@ -263,13 +263,18 @@ void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<R
     result.workers = options.num_workers;
     session.set_metadata("workers", std::to_string(options.num_workers));
     result.isolated = options.isolate;
-    auto library = runtime::ProgramLibrary::load(built.library);
+    std::shared_ptr<const runtime::ProgramLibrary> library;
+    {
+      ScopedStage load_stage("load_library");
+      library = runtime::ProgramLibrary::load(built.library);
+    }
     runtime::RunStats stats = runtime::execute(*library, args, options);
     result.round_times =
         stats.round_seconds.empty() ? std::vector<double>{stats.wall_seconds} : stats.round_seconds;
     result.execution_time = round_statistics(result.round_times).median;
-    // The runtime times every task anyway; a profile only takes its records, under `execute`.
-    if (session.profiler()) session.profiler()->attach_device_timeline(to_device_timeline(stats));
+    // The runtime times every task and phase anyway; a profile only takes its records, under
+    // `execute`.
+    if (session.profiler()) detail::record_device_run(*session.profiler(), stats);
   }
   ScopedStage validate_stage("validate");
   std::string mismatches = validate(tensors, *expected, config);

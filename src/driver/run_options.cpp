@@ -48,4 +48,15 @@ runtime::ExecuteOptions execute_options(const RunConfig& config, const std::stri
   return options;
 }
 
+void record_device_run(profiling::CompileProfiler& profiler, const runtime::RunStats& stats) {
+  profiler.attach_device_timeline(runtime::to_device_timeline(stats));
+  for (const runtime::RunPhase& phase : stats.phases) {
+    profiling::StageRecord record;
+    record.name = phase.name;
+    record.start = phase.start;
+    record.end = phase.end;
+    profiler.add_stage_record(std::move(record));
+  }
+}
+
 }  // namespace pypto::driver::detail

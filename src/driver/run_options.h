@@ -9,8 +9,10 @@
 
 #include "pypto/driver/compile.h"
 #include "pypto/driver/run.h"
+#include "pypto/profiling/profiler.h"
 #include "pypto/runtime/binary_cache.h"
 #include "pypto/runtime/device.h"
+#include "pypto/runtime/task_runtime.h"
 
 namespace pypto::driver::detail {
 
@@ -30,5 +32,9 @@ runtime::BuildOptions build_options(const std::filesystem::path& output_dir,
 runtime::ExecuteOptions execute_options(const RunConfig& config, const std::string& program_name,
                                         const std::filesystem::path& output_dir,
                                         std::chrono::milliseconds timeout);
+
+// What a run's profile keeps of the device's run, under the stage open now (`execute`): the
+// swimlane of its tasks and, as child stages, the phases around them (RunStats::phases).
+void record_device_run(profiling::CompileProfiler& profiler, const runtime::RunStats& stats);
 
 }  // namespace pypto::driver::detail

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "alignment.h"
+#include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/process.h"
 #include "pypto/runtime/shared_memory.h"
@@ -253,18 +254,25 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads) 
 }
 
 // Runs in the forked child; never returns.
+// forked_at: when the caller forked this process (profiling::now_seconds(), shared by both).
 [[noreturn]] void child_main(const ProgramLibrary& program, std::vector<PtoArg> params,
                              const std::vector<WritableRange>& writable,
-                             const ExecuteOptions& options, SharedStatus* status, int report_fd) {
+                             const ExecuteOptions& options, SharedStatus* status, int report_fd,
+                             double forked_at) {
+  const double started = profiling::now_seconds();
   g_status = status;
   install_fatal_signal_handlers();
   map_writable_ranges(writable, options.num_workers);
+  const double mapped = profiling::now_seconds();
   nlohmann::json report;
   int code = 1;
   try {
     TaskRuntime runtime(options.num_workers);
-    report = {{"ok", true},
-              {"stats", launch_rounds(runtime, program, params, writable, options, status)}};
+    RunStats stats = launch_rounds(runtime, program, params, writable, options, status);
+    stats.phases = {{"device_process_start", forked_at, started},
+                    {"map_outputs", started, mapped},
+                    {"run", mapped, profiling::now_seconds()}};
+    report = {{"ok", true}, {"stats", std::move(stats)}};
     code = 0;
   } catch (const ExecutionError& e) {
     report = {{"ok", false}, {"error", e.what()}};
@@ -340,6 +348,7 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw ExecutionError(Kind::Setup, "cannot create a pipe: " + std::string(std::strerror(errno)));
   }
+  const double forked_at = profiling::now_seconds();
   pid_t pid = ::fork();
   if (pid < 0) {
     int err = errno;
@@ -350,7 +359,7 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
   }
   if (pid == 0) {
     ::close(pipe_fds[0]);
-    child_main(program, std::move(params), writable, options, status, pipe_fds[1]);
+    child_main(program, std::move(params), writable, options, status, pipe_fds[1], forked_at);
   }
   ::close(pipe_fds[1]);
   // A successful report is the last thing the child does before _exit(): the results are in
@@ -460,10 +469,14 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
     if (t && !t->read_only && t->size_bytes() > 0)
       writable.push_back({t->data, static_cast<size_t>(t->size_bytes())});
   }
+  const double started = profiling::now_seconds();
   map_writable_ranges(writable, options.num_workers);
+  const double mapped = profiling::now_seconds();
   TaskRuntime runtime(options.num_workers);
   try {
-    return launch_rounds(runtime, program, to_pto_args(args), writable, options, nullptr);
+    RunStats stats = launch_rounds(runtime, program, to_pto_args(args), writable, options, nullptr);
+    stats.phases = {{"map_outputs", started, mapped}, {"run", mapped, profiling::now_seconds()}};
+    return stats;
   } catch (const ExecutionError& e) {
     throw ExecutionError(e.kind(), prefix(options) + e.what());
   }

@@ -402,6 +402,9 @@ void to_json(nlohmann::json& j, const RunStats& s) {
        {"origin", s.origin},
        {"round_seconds", s.round_seconds},
        {"tasks", tasks}};
+  nlohmann::json phases = nlohmann::json::array();
+  for (const RunPhase& p : s.phases) phases.push_back({p.name, p.start, p.end});
+  j["phases"] = std::move(phases);
 }
 
 void from_json(const nlohmann::json& j, RunStats& s) {
@@ -419,6 +422,10 @@ void from_json(const nlohmann::json& j, RunStats& s) {
     s.tasks.push_back({t.at("kernel").get<std::string>(), t.at("worker").get<int>(),
                        t.at("start").get<double>(), t.at("end").get<double>(),
                        t.at("deps").get<std::vector<TaskId>>(), t.at("waited_on").get<TaskId>()});
+  }
+  s.phases.clear();
+  for (const auto& p : j.at("phases")) {
+    s.phases.push_back({p.at(0).get<std::string>(), p.at(1).get<double>(), p.at(2).get<double>()});
   }
 }
 

@@ -128,6 +128,31 @@ def test_swimlane_is_inside_the_execute_stage_and_follows_dependencies(work, ffn
     assert execute["start"] <= device["begin"] <= device["end"] <= execute["start"] + execute["seconds"]
 
 
+@pytest.mark.parametrize("isolate", [True, False])
+def test_execute_stage_shows_where_its_time_goes(work, blocked_add, isolate):
+    result = run_blocked_add(blocked_add, work / "out", workers=2, compile_profiling=True,
+                             isolate=isolate)
+    execute = find_stage(result.profile["stages"], ["device_execution", "execute"])
+    phases = execute["children"]
+    expected = ["load_library"] + (["device_process_start"] if isolate else []) + \
+        ["map_outputs", "run"]
+    assert [p["name"] for p in phases] == expected
+    # In order, one after the other, all inside the execute stage.
+    end_of_execute = execute["start"] + execute["seconds"]
+    previous_end = execute["start"]
+    for phase in phases:
+        assert previous_end <= phase["start"] + 1e-6, phases
+        previous_end = phase["start"] + phase["seconds"]
+    assert previous_end <= end_of_execute + 1e-6
+    # The launches, and so every task, are inside "run".
+    run_phase = phases[-1]
+    device = execute["device"]
+    assert run_phase["start"] <= device["begin"] <= device["end"] <= \
+        run_phase["start"] + run_phase["seconds"] + 1e-6
+    summary = (work / "out" / "report" / "pipeline_profile.txt").read_text()
+    assert "      map_outputs " in summary and "      run " in summary
+
+
 def test_summary_has_one_utilisation_line_per_core(work, blocked_add):
     run_blocked_add(blocked_add, work / "out", workers=2, compile_profiling=True)
     summary = (work / "out" / "report" / "pipeline_profile.txt").read_text().splitlines()

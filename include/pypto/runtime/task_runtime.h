@@ -35,6 +35,13 @@ struct TaskRecord {
   TaskId waited_on = -1;
 };
 
+// A stretch of the device's work outside the tasks, timed on profiling::now_seconds().
+struct RunPhase {
+  std::string name;
+  double start = 0;
+  double end = 0;
+};
+
 struct RunStats {
   int num_workers = 0;
   int64_t num_tasks = 0;
@@ -51,6 +58,12 @@ struct RunStats {
   // every process on the machine, so the times of an isolated run's child line up with the
   // caller's profile).
   double origin = 0;
+  // What the device did around the launches, in order, on the same clock: an isolated run's
+  // "device_process_start" (fork until the child runs) and "map_outputs" (the child mapping the
+  // shared outputs again), an in-process run's "map_outputs", then "run" (the launches). A
+  // profile shows them as the execute stage's children, so that the cost of isolation is
+  // visible where it is paid.
+  std::vector<RunPhase> phases;
 };
 
 // The records of a run as a profile's device swimlane: times moved onto the profiler's clock.
