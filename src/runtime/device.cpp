@@ -268,10 +268,12 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads) 
   int code = 1;
   try {
     TaskRuntime runtime(options.num_workers);
+    const double cores_ready = profiling::now_seconds();
     RunStats stats = launch_rounds(runtime, program, params, writable, options, status);
     stats.phases = {{"device_process_start", forked_at, started},
                     {"map_outputs", started, mapped},
-                    {"run", mapped, profiling::now_seconds()}};
+                    {"start_cores", mapped, cores_ready},
+                    {"run", cores_ready, profiling::now_seconds()}};
     report = {{"ok", true}, {"stats", std::move(stats)}};
     code = 0;
   } catch (const ExecutionError& e) {
@@ -473,9 +475,12 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
   map_writable_ranges(writable, options.num_workers);
   const double mapped = profiling::now_seconds();
   TaskRuntime runtime(options.num_workers);
+  const double cores_ready = profiling::now_seconds();
   try {
     RunStats stats = launch_rounds(runtime, program, to_pto_args(args), writable, options, nullptr);
-    stats.phases = {{"map_outputs", started, mapped}, {"run", mapped, profiling::now_seconds()}};
+    stats.phases = {{"map_outputs", started, mapped},
+                    {"start_cores", mapped, cores_ready},
+                    {"run", cores_ready, profiling::now_seconds()}};
     return stats;
   } catch (const ExecutionError& e) {
     throw ExecutionError(e.kind(), prefix(options) + e.what());

@@ -135,7 +135,7 @@ def test_execute_stage_shows_where_its_time_goes(work, blocked_add, isolate):
     execute = find_stage(result.profile["stages"], ["device_execution", "execute"])
     phases = execute["children"]
     expected = ["load_library"] + (["device_process_start"] if isolate else []) + \
-        ["map_outputs", "run"]
+        ["map_outputs", "start_cores", "run"]
     assert [p["name"] for p in phases] == expected
     # In order, one after the other, all inside the execute stage.
     end_of_execute = execute["start"] + execute["seconds"]

@@ -60,7 +60,8 @@ struct RunStats {
   double origin = 0;
   // What the device did around the launches, in order, on the same clock: an isolated run's
   // "device_process_start" (fork until the child runs) and "map_outputs" (the child mapping the
-  // shared outputs again), an in-process run's "map_outputs", then "run" (the launches). A
+  // shared outputs again), an in-process run's "map_outputs", then "start_cores" (the worker
+  // threads started and pinned) and "run" (the launches). A
   // profile shows them as the execute stage's children, so that the cost of isolation is
   // visible where it is paid.
   std::vector<RunPhase> phases;
