@@ -153,6 +153,31 @@ int32_t load(void* tile, const PtoTensor* t, const int64_t* offsets, const int64
   return 1;
 }
 
+int32_t load_view(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
+                  int32_t ndim, const void** data, int64_t* row_stride, const char* where,
+                  PtoFailFn fail, void* ctx) noexcept {
+  if (!check_box(t, offsets, shape, ndim, where, fail, ctx)) return 0;
+  // In place when the box is rows of adjacent elements, each row_stride after the previous one:
+  // one plane (every leading extent 1), unit column stride, rows that do not overlap.
+  const int32_t nd = t->ndim;
+  bool in_place = nd > 0 && t->strides[nd - 1] == 1;
+  for (int32_t i = 0; in_place && i < nd; ++i)
+    in_place = shape[i] > 0 && (i + 2 >= nd || shape[i] == 1);
+  const int64_t cols = nd > 0 ? shape[nd - 1] : 1;
+  const int64_t stride = nd > 1 ? t->strides[nd - 2] : cols;
+  if (in_place && (nd < 2 || shape[nd - 2] == 1 || stride >= cols)) {
+    int64_t first = t->offset;
+    for (int32_t i = 0; i < nd; ++i) first += offsets[i] * t->strides[i];
+    *data = static_cast<const uint8_t*>(t->base) + first * dtype_size(t->dtype);
+    *row_stride = stride;
+    return 1;
+  }
+  transfer_box(tile, *t, offsets, shape, false);
+  *data = tile;
+  *row_stride = cols;
+  return 1;
+}
+
 int32_t store(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
               const void* tile, const char* where, PtoFailFn fail, void* ctx) noexcept {
   if (!check_box(t, offsets, shape, ndim, where, fail, ctx)) return 0;

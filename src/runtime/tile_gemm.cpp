@@ -13,7 +13,10 @@
 // NV vectors of one row of right, broadcasts MR elements of one column of left and issues MR×NV
 // fused multiply-adds. Blocks that do not fill 8 rows use a one-row kernel, columns that do not
 // fill two vectors a one-vector kernel, and a last part narrower than a vector a scalar loop;
-// all sum in the same order.
+// all sum in the same order. Left and right are read through their row strides, so that an
+// operand may be a block of a larger tensor read in place (PtoIsa::load_view): the kernel reads
+// left by rows of 8 and right by rows of a panel either way, and a 128-row panel of right does
+// not stay in L1 even when dense (its rows map to a few cache sets), so in place costs the same.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tile_gemm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -31,20 +34,21 @@ namespace hn = hwy::HWY_NAMESPACE;
 #if !HWY_HAVE_SCALABLE
 // dst[i0 .. i0+MR, j0 .. j0+NV·lanes] for the whole k loop.
 template <int MR, int NV, class D>
-HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, const float* right,
-                      int64_t k, int64_t n, int64_t i0, int64_t j0) {
+HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, int64_t lda,
+                      const float* right, int64_t ldb, int64_t k, int64_t n, int64_t i0,
+                      int64_t j0) {
   using V = hn::Vec<D>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   V sum[MR][NV];
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v) sum[r][v] = hn::Zero(d);
-  const float* a = left + i0 * k;
+  const float* a = left + i0 * lda;
   const float* b = right + j0;
-  for (int64_t p = 0; p < k; ++p, b += n) {
+  for (int64_t p = 0; p < k; ++p, b += ldb) {
     V row[NV];
     for (int v = 0; v < NV; ++v) row[v] = hn::LoadU(d, b + v * lanes);
     for (int r = 0; r < MR; ++r) {
-      const V a_rp = hn::Set(d, a[r * k + p]);
+      const V a_rp = hn::Set(d, a[r * lda + p]);
       for (int v = 0; v < NV; ++v) sum[r][v] = hn::MulAdd(a_rp, row[v], sum[r][v]);
     }
   }
@@ -60,30 +64,33 @@ HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, cons
 
 // Columns j0 .. j0+NV·lanes of every row: blocks of 8 rows, then single rows.
 template <int NV, class D>
-HWY_INLINE void Panel(D d, float* dst, const float* acc, const float* left, const float* right,
-                      int64_t m, int64_t k, int64_t n, int64_t j0) {
+HWY_INLINE void Panel(D d, float* dst, const float* acc, const float* left, int64_t lda,
+                      const float* right, int64_t ldb, int64_t m, int64_t k, int64_t n,
+                      int64_t j0) {
   constexpr int kRows = 8;
   int64_t i0 = 0;
-  for (; i0 + kRows <= m; i0 += kRows) Block<kRows, NV>(d, dst, acc, left, right, k, n, i0, j0);
-  for (; i0 < m; ++i0) Block<1, NV>(d, dst, acc, left, right, k, n, i0, j0);
+  for (; i0 + kRows <= m; i0 += kRows)
+    Block<kRows, NV>(d, dst, acc, left, lda, right, ldb, k, n, i0, j0);
+  for (; i0 < m; ++i0) Block<1, NV>(d, dst, acc, left, lda, right, ldb, k, n, i0, j0);
 }
 #endif
 
-bool MatmulF32Impl(float* dst, const float* acc, const float* left, const float* right, int64_t m,
-                   int64_t k, int64_t n) {
+bool MatmulF32Impl(float* dst, const float* acc, const float* left, int64_t lda, const float* right,
+                   int64_t ldb, int64_t m, int64_t k, int64_t n) {
 #if HWY_HAVE_SCALABLE
-  (void)dst, (void)acc, (void)left, (void)right, (void)m, (void)k, (void)n;
+  (void)dst, (void)acc, (void)left, (void)lda, (void)right, (void)ldb, (void)m, (void)k, (void)n;
   return false;
 #else
   const hn::ScalableTag<float> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t j0 = 0;
-  for (; j0 + 2 * lanes <= n; j0 += 2 * lanes) Panel<2>(d, dst, acc, left, right, m, k, n, j0);
-  for (; j0 + lanes <= n; j0 += lanes) Panel<1>(d, dst, acc, left, right, m, k, n, j0);
+  for (; j0 + 2 * lanes <= n; j0 += 2 * lanes)
+    Panel<2>(d, dst, acc, left, lda, right, ldb, m, k, n, j0);
+  for (; j0 + lanes <= n; j0 += lanes) Panel<1>(d, dst, acc, left, lda, right, ldb, m, k, n, j0);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = j0; j < n; ++j) {
       float sum = 0.0f;
-      for (int64_t p = 0; p < k; ++p) sum = std::fma(left[i * k + p], right[p * n + j], sum);
+      for (int64_t p = 0; p < k; ++p) sum = std::fma(left[i * lda + p], right[p * ldb + j], sum);
       dst[i * n + j] = acc != nullptr ? acc[i * n + j] + sum : sum;
     }
   }
@@ -100,9 +107,9 @@ namespace pypto::runtime::simd {
 
 HWY_EXPORT(MatmulF32Impl);
 
-bool matmul_f32(float* dst, const float* acc, const float* left, const float* right, int64_t m,
-                int64_t k, int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(MatmulF32Impl)(dst, acc, left, right, m, k, n);
+bool matmul_f32(float* dst, const float* acc, const float* left, int64_t lda, const float* right,
+                int64_t ldb, int64_t m, int64_t k, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(MatmulF32Impl)(dst, acc, left, lda, right, ldb, m, k, n);
 }
 
 }  // namespace pypto::runtime::simd
