@@ -225,6 +225,9 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges) {
   g_status = status;
   install_fatal_signal_handlers();
   map_writable_ranges(writable);
+  // fork() does not copy the entries of shared pages: map the status page now rather than on
+  // the first task's note of its kernel, inside the run.
+  for (int w = 0; w < options.num_workers; ++w) status->slots()[w].busy.store(0);
   nlohmann::json report;
   int code = 1;
   try {
