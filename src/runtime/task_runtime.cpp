@@ -368,7 +368,22 @@ constexpr int kWarmUpTasks = 32;
 constexpr int kWarmUpParams = 3;
 float g_warm_up_buffers[kWarmUpParams][kWarmUpTasks];
 
-void warm_up_kernel(const PtoArg*, PtoCoreMemory*) {}
+// Runs the instructions a matmul task runs (a load in place, a matmul through the Highway
+// dispatch, a store) on a few elements, so that their code is mapped and dispatched too.
+void warm_up_kernel(const PtoArg* args, PtoCoreMemory* mem) {
+  const PtoIsa& isa = *mem->isa;
+  const int64_t offsets[1] = {0}, shape[1] = {1};
+  const void* data = nullptr;
+  int64_t stride = 0;
+  if (!isa.load_view(mem->space[PTO_VEC], &args[1].tensor, offsets, shape, 1, &data, &stride,
+                     "warm-up", mem->fail, mem->ctx))
+    return;
+  constexpr int64_t kSide = 32;  // a block of 8 rows and two vectors, packed
+  auto* acc = mem->space[PTO_ACC];
+  isa.matmul(PTO_FP32, PTO_FP32, acc, nullptr, mem->space[PTO_LEFT], kSide, mem->space[PTO_RIGHT],
+             kSide, kSide, kSide, kSide);
+  isa.store(&args[2].tensor, offsets, shape, 1, acc, "warm-up", mem->fail, mem->ctx);
+}
 
 PtoArg warm_up_view(int buffer, int64_t first, int64_t count, int32_t kind) {
   PtoArg arg{};
