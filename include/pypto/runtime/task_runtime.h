@@ -105,7 +105,7 @@ class TaskRuntime {
   struct Core;  // one simulated core: its memory and the task it runs
 
  private:
-  // Runs a few no-op tasks once, when the device is set up, so that a program's run does not
+  // Runs a few small tasks once, when the device is set up, so that a program's run does not
   // pay for what only a first run pays: the runtime's code paged in, and heap pages the
   // allocator hands out made private. In an isolated run's device process, every heap page is
   // the caller's copy-on-write page until written, and every code page unmapped until run:
