@@ -143,7 +143,8 @@ void BM_TileMatmul(benchmark::State& state) {
   std::vector<float> left(t * t, 0.5f), right(t * t, 0.25f), acc(t * t, 0.0f);
   const PtoIsa& isa = tile_isa();
   for (auto _ : state) {
-    isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), left.data(), right.data(), t, t, t);
+    isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), left.data(), t, right.data(), t, t, t,
+               t);
     benchmark::ClobberMemory();
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(t * t * t) * 1e-9,

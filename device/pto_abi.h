@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 5
+#define PTO_ABI_VERSION 6
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -91,9 +91,12 @@ typedef struct PtoIsa {
   void (*row_expand)(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                      int64_t rows, int64_t cols);
   // dst[m, n] (FP32) = (acc, or 0 when null) + left[m, k] @ right[k, n], FP32 accumulation;
-  // `acc` may be dst itself.
+  // `acc` may be dst itself. dst and acc are dense; row i of left starts `left_stride` elements
+  // after row i - 1 (k for a dense tile), and likewise for right, so that an operand can be
+  // read in place from a tensor (see load_view).
   void (*matmul)(int32_t left_dtype, int32_t right_dtype, void* dst, const void* acc,
-                 const void* left, const void* right, int64_t m, int64_t k, int64_t n);
+                 const void* left, int64_t left_stride, const void* right, int64_t right_stride,
+                 int64_t m, int64_t k, int64_t n);
   // dst[rows, cols] = src (src_cols wide)[r0.., c0..]
   void (*slice)(void* dst, const void* src, int64_t src_cols, int64_t r0, int64_t c0,
                 int64_t rows, int64_t cols, int64_t elem_size);
@@ -104,6 +107,14 @@ typedef struct PtoIsa {
   // Global memory: tile <- box [offsets, offsets + shape) of a view, and back. Checked.
   int32_t (*load)(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
                   int32_t ndim, const char* where, PtoFailFn fail, void* ctx);
+  // A load for an instruction that reads its operand where it lies (matmul): when the box is one
+  // plane of rows with unit column stride, *data points at its first element in the view and
+  // *row_stride is the view's row stride (elements), and nothing is copied; otherwise the box is
+  // loaded into `tile` as by load, and *data = tile, *row_stride = the box's column count.
+  // Checked like load. The caller must not let anything write the box while it reads *data.
+  int32_t (*load_view)(void* tile, const PtoTensor* t, const int64_t* offsets,
+                       const int64_t* shape, int32_t ndim, const void** data,
+                       int64_t* row_stride, const char* where, PtoFailFn fail, void* ctx);
   int32_t (*store)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
                    const void* tile, const char* where, PtoFailFn fail, void* ctx);
   // Checks that a box lies inside a view (before taking a sub-view of it).

@@ -323,6 +323,7 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
     case ir::EmitShape::Load:
       return emit_load(site);
     case ir::EmitShape::Move:
+      if (result_var_ && views_.moves.count(result_var_)) return emit_move_view(site);
       return copy_tile(*dst, tile_arg(call.args[0], call.callee, 0));
     case ir::EmitShape::CreateTile:
       w_.line("pto::zero(" + dst->ptr + ", " + std::to_string(dst->bytes) + ");");

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "matmul_operand_views.h"
 #include "pypto/codegen/cpp_emit.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/support/element_ops.h"
@@ -55,7 +56,7 @@ inline bool partial_overlap(const TileRef& dst, const TileRef& x) {
 class KernelEmitter : public StructuredEmitter {
  public:
   KernelEmitter(const ir::Function& func, int32_t line_offset)
-      : func_(func), line_offset_(line_offset) {}
+      : func_(func), line_offset_(line_offset), views_(matmul_operand_views(func)) {}
 
   // The generated function: `static void kernel_<name>(const PtoArg* args, PtoCoreMemory* mem)`.
   std::string run();
@@ -126,6 +127,11 @@ class KernelEmitter : public StructuredEmitter {
   void emit_row_reduce(const OpSite& o);
   void emit_row_expand(const OpSite& o);
   void emit_matmul(const OpSite& o, bool acc);
+  // A load or move of matmul_operand_views: the tile as an address and a row stride, read in
+  // place from its tensor when the runtime can.
+  void emit_load_view(const OpSite& o, const std::string& tensor, const std::string& offsets,
+                      const std::string& shape, size_t rank);
+  void emit_move_view(const OpSite& o);
   void emit_slice(const OpSite& o);
   void emit_assemble(const OpSite& o);
   // Integer division by zero is a fault (pypto/support/element_ops.h): before an instruction that
@@ -157,6 +163,9 @@ class KernelEmitter : public StructuredEmitter {
   // Tiles valid only in part: the C++ names of their valid row and column counts.
   std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> valid_;
   const ir::Var* result_var_ = nullptr;  // the tile the op being emitted defines
+  const MatmulOperandViews views_;
+  // The tiles of views_: the C++ names of their data pointer and row stride (elements).
+  std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> view_ptrs_;
 };
 
 }  // namespace pypto::codegen::kernel_detail

@@ -58,6 +58,11 @@ void KernelEmitter::emit_load(const OpSite& o) {
   if (offsets.size() != rank || shape.size() != rank)
     codegen_error(o.span, "pl.load: offsets and shape must have one entry per tensor dimension");
   if (o.call.args.size() > 3 && o.arg(3)) return emit_partial_load(o, tensor, offsets);
+  if (result_var_ && views_.loads.count(result_var_)) {
+    // The offsets and shape stay in scope: the view's name is declared outside a block.
+    return emit_load_view(o, tensor, int_array("offsets", offsets), int_array("shape", shape),
+                          rank);
+  }
   w_.open("");
   std::string off = int_array("offsets", offsets);
   std::string sh = int_array("shape", shape);
@@ -65,6 +70,42 @@ void KernelEmitter::emit_load(const OpSite& o) {
           std::to_string(rank) + ", " + checked_where(o.span, o.op()) + ")) " +
           leave_after_failure());
   w_.close();
+}
+
+// The load of a block that matmuls read in place (matmul_operand_views.h): load_view checks the
+// box like load and leaves the tile's buffer untouched unless the view cannot be read in place,
+// in which case it loads the buffer as load would (and the tile's moves copy it as usual).
+void KernelEmitter::emit_load_view(const OpSite& o, const std::string& tensor,
+                                   const std::string& offsets, const std::string& shape,
+                                   size_t rank) {
+  const std::string& tile = names_.name(result_var_);
+  const std::string data = names_.fresh(tile + "_data");
+  const std::string stride = names_.fresh(tile + "_stride");
+  w_.line("const void* " + data + " = nullptr;");
+  w_.line("int64_t " + stride + " = 0;");
+  w_.line("if (!isa->load_view(" + o.dst.ptr + ", &" + tensor + ", " + offsets + ", " + shape +
+          ", " + std::to_string(rank) + ", &" + data + ", &" + stride + ", " +
+          checked_where(o.span, o.op()) + ")) " + leave_after_failure());
+  view_ptrs_[result_var_] = {data, stride};
+}
+
+// A move of such a load: the same view, or, when load_view had to load the buffer, the copy a
+// move makes (the Mat buffer may be reused before the matmul; the Left/Right one is not).
+void KernelEmitter::emit_move_view(const OpSite& o) {
+  const auto* source = o.arg(0)->as<ir::Var>();
+  auto it = source ? view_ptrs_.find(source) : view_ptrs_.end();
+  if (it == view_ptrs_.end()) codegen_error(o.span, "pl.move: the moved load has no view");
+  const TileRef from = tile_arg(o.arg(0), o.op(), 0);
+  const std::string& tile = names_.name(result_var_);
+  const std::string data = names_.fresh(tile + "_data");
+  const std::string stride = names_.fresh(tile + "_stride");
+  w_.line("const void* " + data + " = " + it->second.first + ";");
+  w_.line("const int64_t " + stride + " = " + it->second.second + ";");
+  w_.line("if (" + data + " == " + from.ptr + ") {");
+  w_.line("  pto::copy(" + o.dst.ptr + ", " + from.ptr + ", " + std::to_string(o.dst.bytes) + ");");
+  w_.line("  " + data + " = " + o.dst.ptr + ";");
+  w_.line("}");
+  view_ptrs_[result_var_] = {data, stride};
 }
 
 void KernelEmitter::check_divisor(const OpSite& o, support::OpFamily family,
@@ -173,6 +214,13 @@ void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
   size_t first = acc ? 1 : 0;
   TileRef l = tile_arg(o.arg(first), o.op(), first);
   TileRef r = tile_arg(o.arg(first + 1), o.op(), first + 1);
+  // A dense tile is its buffer with rows `cols` apart; a view (emit_move_view) its own pair.
+  auto operand = [&](const ExprPtr& e, const TileRef& t) -> std::string {
+    const auto* var = e->as<ir::Var>();
+    auto it = var ? view_ptrs_.find(var) : view_ptrs_.end();
+    if (it != view_ptrs_.end()) return it->second.first + ", " + it->second.second;
+    return t.ptr + ", " + std::to_string(t.cols());
+  };
   int64_t m = l.rows(), k = l.cols(), n = r.cols();
   if (r.rows() != k || d.rows() != m || d.cols() != n)
     codegen_error(o.span, "pl." + o.op() + ": shapes do not form a matrix product");
@@ -185,8 +233,9 @@ void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
   }
   with_destination(d, scratch, [&](const std::string& out) {
     w_.line("isa->matmul(" + dtype_enum(l.type->dtype) + ", " + dtype_enum(r.type->dtype) + ", " +
-            out + ", " + acc_ptr + ", " + l.ptr + ", " + r.ptr + ", " + std::to_string(m) + ", " +
-            std::to_string(k) + ", " + std::to_string(n) + ");");
+            out + ", " + acc_ptr + ", " + operand(o.arg(first), l) + ", " +
+            operand(o.arg(first + 1), r) + ", " + std::to_string(m) + ", " + std::to_string(k) +
+            ", " + std::to_string(n) + ");");
   });
 }
 

@@ -263,6 +263,9 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads) 
   g_status = status;
   install_fatal_signal_handlers();
   map_writable_ranges(writable, options.num_workers);
+  // fork() does not copy the entries of shared pages: map the status page now rather than on
+  // the first task's note of its kernel, inside the run.
+  for (int w = 0; w < options.num_workers; ++w) status->slots()[w].busy.store(0);
   const double mapped = profiling::now_seconds();
   nlohmann::json report;
   int code = 1;

@@ -8,6 +8,9 @@ namespace pypto::runtime::transfer {
 
 int32_t load(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
              int32_t ndim, const char* where, PtoFailFn fail, void* ctx) noexcept;
+int32_t load_view(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
+                  int32_t ndim, const void** data, int64_t* row_stride, const char* where,
+                  PtoFailFn fail, void* ctx) noexcept;
 int32_t store(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
               const void* tile, const char* where, PtoFailFn fail, void* ctx) noexcept;
 int32_t check_box(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,

@@ -81,11 +81,11 @@ inline void row_expand(void* dst, const void* src, const void* vec, int64_t rows
 
 // ---------------------------------------------------------------------------------------------
 // Matrix multiply: dst[M, N] (FP32) = (acc or 0) + left[M, K] @ right[K, N], FP32 accumulation.
-// `acc` may be dst itself or null.
+// `acc` may be dst itself or null; left's rows are lda elements apart, right's ldb.
 
 template <typename L, typename R>
-inline void matmul(void* dst, const void* acc, const void* left, const void* right, int64_t m,
-                   int64_t k, int64_t n) {
+inline void matmul(void* dst, const void* acc, const void* left, int64_t lda, const void* right,
+                   int64_t ldb, int64_t m, int64_t k, int64_t n) {
   float* d = (float*)dst;
   const typename L::S* a = (const typename L::S*)left;
   const typename R::S* b = (const typename R::S*)right;
@@ -97,8 +97,8 @@ inline void matmul(void* dst, const void* acc, const void* left, const void* rig
   for (int64_t i = 0; i < m; ++i) {
     float* __restrict drow = d + i * n;
     for (int64_t p = 0; p < k; ++p) {
-      float av = (float)L::get(a[i * k + p]);
-      const typename R::S* brow = b + p * n;
+      float av = (float)L::get(a[i * lda + p]);
+      const typename R::S* brow = b + p * ldb;
       for (int64_t j = 0; j < n; ++j) drow[j] += av * (float)R::get(brow[j]);
     }
   }

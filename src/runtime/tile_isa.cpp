@@ -102,14 +102,17 @@ void isa_row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const
 }
 
 void isa_matmul(int32_t left_dtype, int32_t right_dtype, void* dst, const void* acc,
-                const void* left, const void* right, int64_t m, int64_t k, int64_t n) {
+                const void* left, int64_t lda, const void* right, int64_t ldb, int64_t m, int64_t k,
+                int64_t n) {
   if (left_dtype == PTO_FP32 && right_dtype == PTO_FP32 &&
       simd::matmul_f32(static_cast<float*>(dst), static_cast<const float*>(acc),
-                       static_cast<const float*>(left), static_cast<const float*>(right), m, k, n))
+                       static_cast<const float*>(left), lda, static_cast<const float*>(right), ldb,
+                       m, k, n))
     return;
   with_dtype(left_dtype, [&](auto l) {
-    with_dtype(right_dtype,
-               [&](auto r) { matmul<decltype(l), decltype(r)>(dst, acc, left, right, m, k, n); });
+    with_dtype(right_dtype, [&](auto r) {
+      matmul<decltype(l), decltype(r)>(dst, acc, left, lda, right, ldb, m, k, n);
+    });
   });
 }
 
@@ -184,6 +187,7 @@ const PtoIsa& tile_isa() {
       &isa_slice,
       &isa_assemble,
       &transfer::load,
+      &transfer::load_view,
       &transfer::store,
       &transfer::check_box,
       &transfer::check_tile_box,

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -180,6 +182,29 @@ TEST(ThreadPool, RunsEveryJobOnAWorkerAndDrainsOnDestruction) {
   for (int w : workers) {
     EXPECT_GE(w, 0);
     EXPECT_LT(w, 3);
+  }
+}
+
+// Jobs posted while sparing the caller's CPU run without anyone else posting: on a worker that
+// was awake, on one of another CPU, or after wake_idle(), whatever CPU the test runs on.
+TEST(ThreadPool, JobsThatSpareTheCallersCpuRunAfterWakeIdle) {
+  for (int workers : {1, 2, 3}) {
+    ThreadPool pool(workers);
+    std::mutex mutex;
+    std::condition_variable all_done;
+    int done = 0;
+    for (int i = 0; i < 8; ++i) {
+      pool.post(
+          [&](int) {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (++done == 8) all_done.notify_one();
+          },
+          /*spare_my_cpu=*/true);
+    }
+    pool.wake_idle();
+    std::unique_lock<std::mutex> lock(mutex);
+    EXPECT_TRUE(all_done.wait_for(lock, std::chrono::seconds(30), [&] { return done == 8; }))
+        << workers << " workers ran " << done << " of 8 jobs";
   }
 }
 

@@ -101,9 +101,9 @@ TEST_F(TileIsaTest, RowReductionsAndBroadcast) {
 
 TEST_F(TileIsaTest, MatmulAccumulates) {
   std::vector<float> l = {1, 2, 3, 4}, r = {5, 6, 7, 8}, acc = {1, 1, 1, 1}, d(4);
-  isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), r.data(), 2, 2, 2);
+  isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), 2, r.data(), 2, 2, 2, 2);
   EXPECT_EQ(d, (std::vector<float>{19, 22, 43, 50}));
-  isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), l.data(), r.data(), 2, 2, 2);
+  isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), l.data(), 2, r.data(), 2, 2, 2, 2);
   EXPECT_EQ(acc, (std::vector<float>{20, 23, 44, 51}));
 }
 
@@ -246,7 +246,7 @@ TEST_F(TileIsaTest, MatmulOnTilesMatchesAPlainLoop) {
   std::vector<float> l(m * k), r(k * n), d(m * n), acc(m * n, 0.5f);
   for (size_t i = 0; i < l.size(); ++i) l[i] = static_cast<float>(i % 7) - 3.0f;
   for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<float>(i % 5) * 0.5f;
-  isa.matmul(PTO_FP32, PTO_FP32, d.data(), acc.data(), l.data(), r.data(), m, k, n);
+  isa.matmul(PTO_FP32, PTO_FP32, d.data(), acc.data(), l.data(), k, r.data(), n, m, k, n);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       float want = 0.5f;  // small integers and halves: exact in any summation order
@@ -271,8 +271,9 @@ TEST_F(TileIsaTest, MatmulKernelCoversEveryBlockShape) {
     for (float& v : r) v = value(rng);
     for (float& v : acc) v = value(rng);
     std::vector<float> in_place = acc;
-    isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), r.data(), m, k, n);
-    isa.matmul(PTO_FP32, PTO_FP32, in_place.data(), in_place.data(), l.data(), r.data(), m, k, n);
+    isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), k, r.data(), n, m, k, n);
+    isa.matmul(PTO_FP32, PTO_FP32, in_place.data(), in_place.data(), l.data(), k, r.data(), n, m, k,
+               n);
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         double want = 0, magnitude = 0;
@@ -405,6 +406,95 @@ TEST_F(TileIsaTest, OutOfBoundsLoadReportsWhereAndTouchesNothing) {
             "k: pl.load at line 9: offsets [3, 0] with shape [2, 4] exceed the tensor view of "
             "shape [4, 6]");
   EXPECT_EQ(tile[0], 7.0f);
+}
+
+// load_view hands a box of unit-stride rows to the matmul in place (its first element, the view's
+// row stride) and leaves the tile alone; anything else it loads into the tile, densely.
+TEST_F(TileIsaTest, LoadViewReadsUnitStrideRowsInPlaceAndLoadsOtherBoxes) {
+  std::vector<float> g(4 * 6);
+  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>(i);
+  std::vector<float> tile(6, -1.0f);
+  const void* data = nullptr;
+  int64_t stride = 0;
+  PtoTensor t = matrix(g.data(), 4, 6);
+  const int64_t off[2] = {1, 2}, shape[2] = {2, 3};
+  ASSERT_EQ(isa.load_view(tile.data(), &t, off, shape, 2, &data, &stride, "k: pl.load",
+                          &record_failure, nullptr),
+            1);
+  EXPECT_EQ(data, &g[8]);
+  EXPECT_EQ(stride, 6);
+  EXPECT_EQ(tile[0], -1.0f);
+
+  PtoTensor every_other = t;  // columns 0, 2, 4 of each row
+  every_other.shape[1] = 3;
+  every_other.strides[1] = 2;
+  const int64_t origin[2] = {1, 0};
+  ASSERT_EQ(isa.load_view(tile.data(), &every_other, origin, shape, 2, &data, &stride, "k: pl.load",
+                          &record_failure, nullptr),
+            1);
+  EXPECT_EQ(data, tile.data());
+  EXPECT_EQ(stride, 3);
+  EXPECT_EQ(tile, (std::vector<float>{6, 8, 10, 12, 14, 16}));
+
+  PtoTensor planes{};  // [2, 2, 3]: a box of two planes is not one block of rows
+  planes.base = g.data();
+  planes.ndim = 3;
+  planes.dtype = PTO_FP32;
+  const int64_t plane_shape[3] = {2, 2, 3}, plane_strides[3] = {12, 6, 1}, zero[3] = {0, 0, 0};
+  std::copy(plane_shape, plane_shape + 3, planes.shape);
+  std::copy(plane_strides, plane_strides + 3, planes.strides);
+  std::vector<float> two(12);
+  ASSERT_EQ(isa.load_view(two.data(), &planes, zero, plane_shape, 3, &data, &stride, "k: pl.load",
+                          &record_failure, nullptr),
+            1);
+  EXPECT_EQ(data, two.data());
+  EXPECT_EQ(two, (std::vector<float>{0, 1, 2, 6, 7, 8, 12, 13, 14, 18, 19, 20}));
+  const int64_t one_plane[3] = {1, 2, 3}, second[3] = {1, 0, 0};
+  ASSERT_EQ(isa.load_view(two.data(), &planes, second, one_plane, 3, &data, &stride, "k: pl.load",
+                          &record_failure, nullptr),
+            1);
+  EXPECT_EQ(data, &g[12]);
+  EXPECT_EQ(stride, 6);
+
+  const int64_t outside[2] = {3, 4};
+  data = nullptr;
+  EXPECT_EQ(isa.load_view(tile.data(), &t, outside, shape, 2, &data, &stride,
+                          "k: pl.load at line 4", &record_failure, nullptr),
+            0);
+  EXPECT_EQ(data, nullptr);
+  ASSERT_EQ(g_failures.size(), 1u);
+  EXPECT_EQ(g_failures[0],
+            "k: pl.load at line 4: offsets [3, 4] with shape [2, 3] exceed the tensor view of "
+            "shape [4, 6]");
+}
+
+// Operands read in place through their row strides give what the dense tiles give, bit for bit
+// (same summation order), in every part of the micro-kernel and in the scalar loop of non-FP32
+// operands.
+TEST_F(TileIsaTest, MatmulReadsOperandsThroughTheirRowStrides) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  const int64_t shapes[][3] = {{128, 128, 128}, {9, 3, 17}, {23, 64, 47}, {1, 5, 1}};
+  for (const auto& shape : shapes) {
+    const int64_t m = shape[0], k = shape[1], n = shape[2];
+    const int64_t lda = k + 5, ldb = n + 19;  // rows of wider tensors
+    std::vector<float> wide_l(m * lda), wide_r(k * ldb), l(m * k), r(k * n);
+    for (float& v : wide_l) v = value(rng);
+    for (float& v : wide_r) v = value(rng);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) l[i * k + p] = wide_l[i * lda + p];
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) r[p * n + j] = wide_r[p * ldb + j];
+    std::vector<float> dense(m * n, 0.25f), strided(m * n, 0.25f);
+    isa.matmul(PTO_FP32, PTO_FP32, dense.data(), dense.data(), l.data(), k, r.data(), n, m, k, n);
+    isa.matmul(PTO_FP32, PTO_FP32, strided.data(), strided.data(), wide_l.data(), lda,
+               wide_r.data(), ldb, m, k, n);
+    EXPECT_EQ(strided, dense) << m << "x" << k << "x" << n;
+  }
+  std::vector<int32_t> wide_a = {1, 2, 99, 3, 4, 99}, b = {5, 6, 7, 8};
+  std::vector<float> d(4);
+  isa.matmul(PTO_INT32, PTO_INT32, d.data(), nullptr, wide_a.data(), 3, b.data(), 2, 2, 2, 2);
+  EXPECT_EQ(d, (std::vector<float>{19, 22, 43, 50}));
 }
 
 // Offsets near INT64_MAX wrap a naive `offset + extent <= size` to a small number; the checks

@@ -1,0 +1,142 @@
+#include "matmul_operand_views.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/visitor.h"
+
+namespace pypto::codegen {
+namespace {
+
+ir::EmitShape shape_of(const ir::Call& call) {
+  if (call.call_kind != ir::CallKind::Op) return ir::EmitShape::None;
+  const ir::OpDef* def = ir::OpRegistry::global().find(call.callee);
+  return def ? def->emit : ir::EmitShape::None;
+}
+
+// `var = op(...)` with an op of emission shape `shape`: the call, else null.
+const ir::Call* assigned_op(const ir::StmtPtr& s, ir::EmitShape shape) {
+  const auto* assign = s->as<ir::AssignStmt>();
+  if (!assign) return nullptr;
+  const auto* call = assign->value->as<ir::Call>();
+  return call && shape_of(*call) == shape ? call : nullptr;
+}
+
+std::optional<ir::MemorySpace> tile_space(const ir::Var& var) {
+  const auto* tile = var.type()->as<ir::TileType>();
+  if (!tile || !tile->memref) return std::nullopt;
+  return tile->memref->space;
+}
+
+// How often each variable is read in the function (definitions do not count).
+class UseCount : public ir::IRVisitor {
+ public:
+  std::unordered_map<const ir::Var*, int> uses;
+
+ protected:
+  void visit_var(const ir::Var& v) override { ++uses[&v]; }
+  void visit_assign(const ir::AssignStmt& s) override { visit(s.value); }
+};
+
+// Whether a statement writes a tensor anywhere inside it.
+class ContainsStore : public ir::IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visit_call(const ir::Call& c) override {
+    found = found || shape_of(c) == ir::EmitShape::Store;
+    ir::IRVisitor::visit_call(c);
+  }
+};
+
+bool contains_store(const ir::StmtPtr& s) {
+  ContainsStore walk;
+  walk.visit(s);
+  return walk.found;
+}
+
+// How many times `var` is an operand of the matmul in `s` other than its accumulator.
+int operand_uses(const ir::StmtPtr& s, const ir::Var& var) {
+  const ir::Call* call = assigned_op(s, ir::EmitShape::Matmul);
+  size_t first = 0;
+  if (!call) {
+    call = assigned_op(s, ir::EmitShape::MatmulAcc);
+    first = 1;
+  }
+  if (!call) return 0;
+  int n = 0;
+  for (size_t i = first; i < call->args.size(); ++i)
+    if (call->args[i]->as<ir::Var>() == &var) ++n;
+  return n;
+}
+
+class Finder : public ir::IRVisitor {
+ public:
+  Finder(const std::unordered_map<const ir::Var*, int>& uses, MatmulOperandViews& out)
+      : uses_(uses), out_(out) {}
+
+ protected:
+  void visit_seq(const ir::SeqStmts& seq) override {
+    for (size_t i = 0; i < seq.stmts.size(); ++i) consider_load(seq.stmts, i);
+    ir::IRVisitor::visit_seq(seq);
+  }
+
+ private:
+  int uses_of(const ir::Var& v) const {
+    auto it = uses_.find(&v);
+    return it == uses_.end() ? 0 : it->second;
+  }
+
+  void consider_load(const std::vector<ir::StmtPtr>& list, size_t at) {
+    const ir::Call* load = assigned_op(list[at], ir::EmitShape::Load);
+    if (!load || (load->args.size() > 3 && load->args[3])) return;  // valid_shapes: partly valid
+    const ir::Var& loaded = *list[at]->as<ir::AssignStmt>()->var;
+    std::vector<const ir::Var*> moves;
+    size_t last = at;
+    int move_uses = 0;
+    for (size_t j = at + 1; j < list.size(); ++j) {
+      const ir::Call* move = assigned_op(list[j], ir::EmitShape::Move);
+      if (!move || move->args.empty() || move->args[0]->as<ir::Var>() != &loaded) continue;
+      const ir::Var& moved = *list[j]->as<ir::AssignStmt>()->var;
+      const auto space = tile_space(moved);
+      if (space != ir::MemorySpace::Left && space != ir::MemorySpace::Right) return;
+      int matmul_uses = 0;
+      for (size_t u = j + 1; u < list.size(); ++u) {
+        const int n = operand_uses(list[u], moved);
+        if (n == 0) continue;
+        matmul_uses += n;
+        last = std::max(last, u);
+      }
+      if (matmul_uses != uses_of(moved)) return;  // also read otherwise, or in a nested block
+      last = std::max(last, j);
+      moves.push_back(&moved);
+      ++move_uses;
+    }
+    if (moves.empty() || move_uses != uses_of(loaded)) return;
+    for (size_t j = at + 1; j <= last; ++j)
+      if (contains_store(list[j])) return;
+    out_.loads.insert(&loaded);
+    out_.moves.insert(moves.begin(), moves.end());
+  }
+
+  const std::unordered_map<const ir::Var*, int>& uses_;
+  MatmulOperandViews& out_;
+};
+
+}  // namespace
+
+MatmulOperandViews matmul_operand_views(const ir::Function& func) {
+  UseCount count;
+  count.visit(func.body);
+  MatmulOperandViews views;
+  Finder finder(count.uses, views);
+  finder.visit(func.body);
+  return views;
+}
+
+}  // namespace pypto::codegen

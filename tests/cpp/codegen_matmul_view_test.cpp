@@ -1,0 +1,248 @@
+// Matmul operands read in place from their tensors (matmul_operand_views.h): which loads kernel
+// codegen turns into PtoIsa::load_view, and that the programs still compute what the copies
+// computed, including where a copy must stay (a store between the load and the matmul, a use in
+// a nested loop) and where load_view falls back to loading (a column-strided view).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen_test_support.h"
+#include "pypto/codegen/program_codegen.h"
+#include "pypto/frontend/parser.h"
+#include "pypto/passes/pass_manager.h"
+
+namespace pypto::codegen {
+namespace {
+
+using testing::HostArray;
+using testing::InlineRuntime;
+using testing::Library;
+
+std::string translation_unit(const std::string& text) {
+  auto programs = frontend::parse_module(text, "views.py");
+  EXPECT_EQ(programs.size(), 1u);
+  auto lowered =
+      passes::PassManager::for_strategy(passes::OptimizationStrategy::Default).run(programs.at(0));
+  return generate_program(*lowered).translation_unit;
+}
+
+// The generated C++ of kernel `name`, up to the next function.
+std::string kernel_text(const std::string& tu, const std::string& name) {
+  const size_t begin = tu.find("static void kernel_" + name + "(");
+  if (begin == std::string::npos) return "";
+  const size_t end = tu.find("\nstatic ", begin + 1);
+  return tu.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::unique_ptr<InlineRuntime> run(Library& lib, std::vector<PtoArg> args) {
+  auto rt = std::make_unique<InlineRuntime>();
+  if (!lib.ok()) return rt;
+  lib.orchestrate()(rt->api(), args.data(), static_cast<int32_t>(args.size()));
+  return rt;
+}
+
+// want = (want or 0) + a @ b over the given extents, in double.
+void matmul_into(std::vector<double>& want, int64_t m, int64_t k, int64_t n,
+                 const std::function<double(int64_t, int64_t)>& a,
+                 const std::function<double(int64_t, int64_t)>& b) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) want[i * n + j] += a(i, p) * b(p, j);
+}
+
+void expect_close(const HostArray& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.data.size(), want.size());
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::fabs(got.data[i] - want[i]) > 1e-4 * (1 + std::fabs(want[i])) && bad++ < 5)
+      ADD_FAILURE() << "element " << i << ": got " << got.data[i] << ", want " << want[i];
+  }
+}
+
+// The benchmark's shape of kernel with tails everywhere: 40 rows (five blocks of 8), 36 columns
+// (vectors and a scalar tail), two k-blocks of 24.
+constexpr const char* kBlocked = R"(
+import pypto.language as pl
+
+@pl.program
+class Blocked:
+    @pl.function(type=pl.FunctionType.InCore)
+    def blocked(self, a: pl.Tensor[[40, 48], pl.FP32], b: pl.Tensor[[48, 36], pl.FP32],
+                c: pl.Out[pl.Tensor[[40, 36], pl.FP32]]) -> pl.Tensor[[40, 36], pl.FP32]:
+        a0 = pl.load(a, [0, 0], [40, 24], target_memory=pl.MemorySpace.Mat)
+        b0 = pl.load(b, [0, 0], [24, 36], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(pl.move(a0, target_memory=pl.MemorySpace.Left),
+                        pl.move(b0, target_memory=pl.MemorySpace.Right))
+        for k in pl.range(1, 2):
+            ak = pl.load(a, [0, k * 24], [40, 24], target_memory=pl.MemorySpace.Mat)
+            bk = pl.load(b, [k * 24, 0], [24, 36], target_memory=pl.MemorySpace.Mat)
+            acc = pl.matmul_acc(acc, pl.move(ak, target_memory=pl.MemorySpace.Left),
+                                pl.move(bk, target_memory=pl.MemorySpace.Right))
+        c = pl.store(acc, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[40, 48], pl.FP32], b: pl.Tensor[[48, 36], pl.FP32],
+             c: pl.Out[pl.Tensor[[40, 36], pl.FP32]]) -> pl.Tensor[[40, 36], pl.FP32]:
+        c = self.blocked(a, b, c)
+        return c
+)";
+
+TEST(CodegenMatmulView, BlockedMatmulReadsItsOperandsInPlace) {
+  const std::string tu = translation_unit(kBlocked);
+  const std::string kernel = kernel_text(tu, "blocked");
+  EXPECT_EQ(count(kernel, "isa->load_view("), 4) << kernel;
+  EXPECT_EQ(count(kernel, "isa->load("), 0) << kernel;
+  Library lib(tu);
+  HostArray a({40, 48}), b({48, 36}), c({40, 36}, 9.0f);
+  testing::fill_random(a, 21);
+  testing::fill_random(b, 22);
+  auto rt = run(lib, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
+  EXPECT_TRUE(rt->failures().empty());
+  std::vector<double> want(40 * 36, 0.0);
+  matmul_into(
+      want, 40, 48, 36, [&](int64_t i, int64_t p) { return a.at(i, p); },
+      [&](int64_t p, int64_t j) { return b.at(p, j); });
+  expect_close(c, want);
+}
+
+// A view whose columns are not adjacent cannot be read in place: load_view loads the Mat tile
+// and the move copies it on, as without views.
+TEST(CodegenMatmulView, ColumnStridedViewIsLoadedAndMovedInstead) {
+  Library lib(translation_unit(kBlocked));
+  HostArray wide({40, 96}), b({48, 36}), c({40, 36});
+  testing::fill_random(wide, 23);
+  testing::fill_random(b, 24);
+  PtoArg a = wide.arg();  // every other column: a [40, 48] view
+  a.tensor.shape[1] = 48;
+  a.tensor.strides[1] = 2;
+  auto rt = run(lib, {a, b.arg(), c.arg(PTO_ARG_OUT)});
+  EXPECT_TRUE(rt->failures().empty());
+  std::vector<double> want(40 * 36, 0.0);
+  matmul_into(
+      want, 40, 48, 36, [&](int64_t i, int64_t p) { return wide.at(i, 2 * p); },
+      [&](int64_t p, int64_t j) { return b.at(p, j); });
+  expect_close(c, want);
+}
+
+// One Mat tile moved to both Left and Right is read in place by both; a Left tile used inside a
+// nested loop keeps its load and move (the rule does not follow uses into loops), while the
+// loop's own loads are read in place.
+TEST(CodegenMatmulView, TileMovedTwiceIsReadInPlaceAndNestedUseKeepsTheCopy) {
+  const std::string tu = translation_unit(R"(
+import pypto.language as pl
+
+@pl.program
+class TwoUses:
+    @pl.function(type=pl.FunctionType.InCore)
+    def square(self, s: pl.Tensor[[24, 24], pl.FP32],
+               c: pl.Out[pl.Tensor[[24, 24], pl.FP32]]) -> pl.Tensor[[24, 24], pl.FP32]:
+        x = pl.load(s, [0, 0], [24, 24], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(pl.move(x, target_memory=pl.MemorySpace.Left),
+                        pl.move(x, target_memory=pl.MemorySpace.Right))
+        c = pl.store(acc, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def nested(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[48, 16], pl.FP32],
+               c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        left = pl.move(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat),
+                       target_memory=pl.MemorySpace.Left)
+        b0 = pl.load(b, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(left, pl.move(b0, target_memory=pl.MemorySpace.Right))
+        for k in pl.range(1, 3):
+            bk = pl.load(b, [k * 16, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+            acc = pl.matmul_acc(acc, left, pl.move(bk, target_memory=pl.MemorySpace.Right))
+        c = pl.store(acc, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[48, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]], s: pl.Tensor[[24, 24], pl.FP32],
+             sq: pl.Out[pl.Tensor[[24, 24], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        sq = self.square(s, sq)
+        c = self.nested(a, b, c)
+        return c
+)");
+  const std::string square = kernel_text(tu, "square");
+  EXPECT_EQ(count(square, "isa->load_view("), 1) << square;
+  EXPECT_EQ(count(square, "isa->load("), 0) << square;
+  const std::string nested = kernel_text(tu, "nested");
+  EXPECT_EQ(count(nested, "isa->load("), 1) << nested;  // a: its Left tile is used in the loop
+  EXPECT_EQ(count(nested, "isa->load_view("), 2) << nested;
+  Library lib(tu);
+  HostArray s({24, 24}), sq({24, 24}), a({16, 16}), b({48, 16}), c({16, 16});
+  testing::fill_random(s, 25);
+  testing::fill_random(a, 26);
+  testing::fill_random(b, 27);
+  auto rt = run(lib, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT), s.arg(), sq.arg(PTO_ARG_OUT)});
+  EXPECT_TRUE(rt->failures().empty());
+  std::vector<double> want_sq(24 * 24, 0.0), want_c(16 * 16, 0.0);
+  matmul_into(
+      want_sq, 24, 24, 24, [&](int64_t i, int64_t p) { return s.at(i, p); },
+      [&](int64_t p, int64_t j) { return s.at(p, j); });
+  for (int64_t blk = 0; blk < 3; ++blk) {
+    matmul_into(
+        want_c, 16, 16, 16, [&](int64_t i, int64_t p) { return a.at(i, p); },
+        [&](int64_t p, int64_t j) { return b.at(blk * 16 + p, j); });
+  }
+  expect_close(sq, want_sq);
+  expect_close(c, want_c);
+}
+
+// Tiles are values: a load taken before a store into the same tensor holds the old values. The
+// matmul must not read the tensor after the store, so that load keeps its copy; the load of b,
+// with no store after it, is read in place.
+TEST(CodegenMatmulView, StoreBetweenLoadAndMatmulKeepsTheCopy) {
+  const std::string tu = translation_unit(R"(
+import pypto.language as pl
+
+@pl.program
+class Overwrite:
+    @pl.function(type=pl.FunctionType.InCore)
+    def overwrite(self, b: pl.Tensor[[24, 24], pl.FP32],
+                  c: pl.InOut[pl.Tensor[[24, 24], pl.FP32]]) -> pl.Tensor[[24, 24], pl.FP32]:
+        old = pl.load(c, [0, 0], [24, 24], target_memory=pl.MemorySpace.Mat)
+        left = pl.move(old, target_memory=pl.MemorySpace.Left)
+        c = pl.store(pl.load(b, [0, 0], [24, 24]), [0, 0], c)
+        right = pl.move(pl.load(b, [0, 0], [24, 24], target_memory=pl.MemorySpace.Mat),
+                        target_memory=pl.MemorySpace.Right)
+        c = pl.store(pl.matmul(left, right), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, b: pl.Tensor[[24, 24], pl.FP32],
+             c: pl.InOut[pl.Tensor[[24, 24], pl.FP32]]) -> pl.Tensor[[24, 24], pl.FP32]:
+        c = self.overwrite(b, c)
+        return c
+)");
+  const std::string kernel = kernel_text(tu, "overwrite");
+  EXPECT_EQ(count(kernel, "isa->load_view("), 1) << kernel;
+  EXPECT_EQ(count(kernel, "isa->load("), 2) << kernel;  // old (kept) and the Vec load of b
+  Library lib(tu);
+  HostArray b({24, 24}), c({24, 24});
+  testing::fill_random(b, 28);
+  testing::fill_random(c, 29);
+  const HostArray old = c;
+  auto rt = run(lib, {b.arg(), c.arg(PTO_ARG_INOUT)});
+  EXPECT_TRUE(rt->failures().empty());
+  std::vector<double> want(24 * 24, 0.0);
+  matmul_into(
+      want, 24, 24, 24,
+      [&](int64_t i, int64_t p) { return old.data[static_cast<size_t>(i * 24 + p)]; },
+      [&](int64_t p, int64_t j) { return b.at(p, j); });
+  expect_close(c, want);
+}
+
+}  // namespace
+}  // namespace pypto::codegen
