@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -477,17 +478,21 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
   const double started = profiling::now_seconds();
   map_writable_ranges(writable, options.num_workers);
   const double mapped = profiling::now_seconds();
-  TaskRuntime runtime(options.num_workers);
+  auto runtime = std::make_unique<TaskRuntime>(options.num_workers);
   const double cores_ready = profiling::now_seconds();
+  RunStats stats;
   try {
-    RunStats stats = launch_rounds(runtime, program, to_pto_args(args), writable, options, nullptr);
-    stats.phases = {{"map_outputs", started, mapped},
-                    {"start_cores", mapped, cores_ready},
-                    {"run", cores_ready, profiling::now_seconds()}};
-    return stats;
+    stats = launch_rounds(*runtime, program, to_pto_args(args), writable, options, nullptr);
   } catch (const ExecutionError& e) {
     throw ExecutionError(e.kind(), prefix(options) + e.what());
   }
+  const double ran = profiling::now_seconds();
+  runtime.reset();  // the caller waits for this too (an isolated run's child ends after it reports)
+  stats.phases = {{"map_outputs", started, mapped},
+                  {"start_cores", mapped, cores_ready},
+                  {"run", cores_ready, ran},
+                  {"stop_cores", ran, profiling::now_seconds()}};
+  return stats;
 }
 
 }  // namespace pypto::runtime
