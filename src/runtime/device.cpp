@@ -271,13 +271,16 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads) 
   nlohmann::json report;
   int code = 1;
   try {
-    TaskRuntime runtime(options.num_workers);
+    auto runtime = std::make_unique<TaskRuntime>(options.num_workers);
     const double cores_ready = profiling::now_seconds();
-    RunStats stats = launch_rounds(runtime, program, params, writable, options, status);
+    RunStats stats = launch_rounds(*runtime, program, params, writable, options, status);
+    const double ran = profiling::now_seconds();
+    runtime.reset();
     stats.phases = {{"device_process_start", forked_at, started},
                     {"map_outputs", started, mapped},
                     {"start_cores", mapped, cores_ready},
-                    {"run", cores_ready, profiling::now_seconds()}};
+                    {"run", cores_ready, ran},
+                    {"stop_cores", ran, profiling::now_seconds()}};
     report = {{"ok", true}, {"stats", std::move(stats)}};
     code = 0;
   } catch (const ExecutionError& e) {
@@ -487,7 +490,7 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
     throw ExecutionError(e.kind(), prefix(options) + e.what());
   }
   const double ran = profiling::now_seconds();
-  runtime.reset();  // the caller waits for this too (an isolated run's child ends after it reports)
+  runtime.reset();  // the caller waits for this too
   stats.phases = {{"map_outputs", started, mapped},
                   {"start_cores", mapped, cores_ready},
                   {"run", cores_ready, ran},

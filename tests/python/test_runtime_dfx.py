@@ -134,9 +134,8 @@ def test_execute_stage_shows_where_its_time_goes(work, blocked_add, isolate):
                              isolate=isolate)
     execute = find_stage(result.profile["stages"], ["device_execution", "execute"])
     phases = execute["children"]
-    # An isolated run's device process stops its cores after reporting: nobody waits for that.
     expected = ["load_library"] + (["device_process_start"] if isolate else []) + \
-        ["map_outputs", "start_cores", "run"] + ([] if isolate else ["stop_cores"])
+        ["map_outputs", "start_cores", "run", "stop_cores"]
     assert [p["name"] for p in phases] == expected
     # In order, one after the other, all inside the execute stage.
     end_of_execute = execute["start"] + execute["seconds"]

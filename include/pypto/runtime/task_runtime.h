@@ -61,7 +61,7 @@ struct RunStats {
   // What the device did around the launches, in order, on the same clock: an isolated run's
   // "device_process_start" (fork until the child runs) and "map_outputs" (the child mapping the
   // shared outputs again), an in-process run's "map_outputs", then "start_cores" (the worker
-  // threads started and pinned), "run" (the launches) and, in process, "stop_cores". A
+  // threads started and pinned), "run" (the launches) and "stop_cores". A
   // profile shows them as the execute stage's children, so that the cost of isolation is
   // visible where it is paid.
   std::vector<RunPhase> phases;
