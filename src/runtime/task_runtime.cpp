@@ -419,6 +419,15 @@ TaskRuntime::~TaskRuntime() = default;
 
 int TaskRuntime::num_workers() const { return static_cast<int>(cores_.size()); }
 
+void TaskRuntime::clear_core_memory() {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  for (auto& core : cores_) {
+    for (int s = 0; s < PTO_NUM_SPACES; ++s) {
+      if (core->arenas[s]) std::memset(core->arenas[s].get(), 0, core->mem.capacity[s]);
+    }
+  }
+}
+
 RunStats TaskRuntime::run(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params,
                           TaskObserver* observer) {
   std::lock_guard<std::mutex> lock(run_mutex_);

@@ -2,6 +2,7 @@
 // ThreadSanitizer sees every access the kernels make: a missing dependency is a reported race.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -111,6 +112,34 @@ std::string run_error(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& p
   }
   ADD_FAILURE() << "the run did not fail";
   return "";
+}
+
+// Writes its scalar into every byte of its core's Vec memory, then copies the first 16 floats
+// of that memory (as they were before the write) into its output row.
+void scribble_kernel(const PtoArg* args, PtoCoreMemory* mem) {
+  auto* vec = reinterpret_cast<float*>(mem->space[PTO_VEC]);
+  for (int64_t j = 0; j < kCols; ++j) at(args[0].tensor, 0, j) = vec[j];
+  std::fill(vec, vec + mem->capacity[PTO_VEC] / static_cast<int64_t>(sizeof(float)),
+            static_cast<float>(args[1].f64));
+}
+
+int32_t scribble_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t) {
+  PtoArg args[2] = {tensor_arg(PTO_ARG_OUT, row_block(p[0].tensor, 0, 1)), p[1]};
+  rt->submit(rt->ctx, "scribble", &scribble_kernel, args, 2);
+  return 0;
+}
+
+TEST(TaskRuntime, ClearedCoreMemoryReadsAsANewRuntimes) {
+  std::vector<float> seen(kCols, -1.0f);
+  TaskRuntime runtime(1);
+  const std::vector<PtoArg> params = {host_matrix(seen, 1, kCols), scalar(7.0)};
+  runtime.run(&scribble_orchestration, params);
+  for (float v : seen) ASSERT_EQ(v, 0.0f);  // a new core's memory is zero
+  runtime.run(&scribble_orchestration, params);
+  for (float v : seen) ASSERT_EQ(v, 7.0f);  // a run sees what the previous one left...
+  runtime.clear_core_memory();
+  runtime.run(&scribble_orchestration, params);
+  for (float v : seen) ASSERT_EQ(v, 0.0f);  // ...unless the memory was cleared in between
 }
 
 TEST(TaskRuntime, RunsRowBlockTasksThroughAnIntermediate) {

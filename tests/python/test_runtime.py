@@ -1,6 +1,9 @@
 """pypto.runtime.run: results, the profile it records, and every way it can fail."""
 
+import os
 import pathlib
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -88,6 +91,35 @@ def test_passes_and_outputs_hold_device_results(work):
     assert result.execution_time > 0
     assert result.outputs["c"].dtype == np.float32
     assert float(result.outputs["c"].std()) > 0.5  # a + 2 with standard-normal a
+
+
+def test_runs_in_process_reuse_their_cores_and_a_forked_child_starts_its_own(work):
+    # Runs in process keep their simulated cores for the next run (fresh, zeroed core memory
+    # every run: the results stay right).
+    for _ in range(3):
+        result = run(AddProgram, specs(), golden, config(work, isolate=False, workers=2))
+        assert result.passed, result.error
+    # A child forked afterwards has none of those cores' threads: its runs must start their
+    # own, not wait for threads that do not exist.
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = 0 if run(AddProgram, specs(), golden,
+                            config(work, isolate=False, workers=2)).passed else 1
+        finally:
+            os._exit(code)  # never back into pytest
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("a run in a forked child did not finish within 60 s")
+        time.sleep(0.05)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
 
 
 def test_golden_files_are_written(work):

@@ -61,9 +61,9 @@ struct RunStats {
   // What the device did around the launches, in order, on the same clock: an isolated run's
   // "device_process_start" (fork until the child runs) and "map_outputs" (the child mapping the
   // shared outputs again), an in-process run's "map_outputs", then "start_cores" (the worker
-  // threads started and pinned), "run" (the launches) and "stop_cores". A
-  // profile shows them as the execute stage's children, so that the cost of isolation is
-  // visible where it is paid.
+  // threads started and pinned), "run" (the launches) and, in an isolated run, "stop_cores" (a run
+  // in process keeps its cores for the next one). A profile shows them as the execute stage's
+  // children, so that the cost of isolation is visible where it is paid.
   std::vector<RunPhase> phases;
 };
 
@@ -105,6 +105,10 @@ class TaskRuntime {
   ~TaskRuntime();
 
   int num_workers() const;
+
+  // Zeroes every core's memory, as a new TaskRuntime has it, so that a kernel reading a tile it
+  // never wrote sees the same values in every run, also on a runtime kept for the next run.
+  void clear_core_memory();
 
   // Runs `orchestrate` with `params` (views of caller memory; each tensor's buffer is declared
   // from its extent). Intermediates from create_tensor are zeroed and freed when run() returns.
