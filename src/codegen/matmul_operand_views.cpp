@@ -96,28 +96,35 @@ class Finder : public ir::IRVisitor {
     const ir::Call* load = assigned_op(list[at], ir::EmitShape::Load);
     if (!load || (load->args.size() > 3 && load->args[3])) return;  // valid_shapes: partly valid
     const ir::Var& loaded = *list[at]->as<ir::AssignStmt>()->var;
+    // Left and Right tiles are only ever moved from Mat: a load into another space (most loads:
+    // elementwise kernels load into Vec) has nothing to find, and scanning on for each of them
+    // made codegen quadratic in the length of a statement list.
+    if (tile_space(loaded) != ir::MemorySpace::Mat) return;
+    const int loaded_uses = uses_of(loaded);
     std::vector<const ir::Var*> moves;
     size_t last = at;
     int move_uses = 0;
-    for (size_t j = at + 1; j < list.size(); ++j) {
+    // Both scans stop once every use is accounted for: nothing after can be another one.
+    for (size_t j = at + 1; j < list.size() && move_uses < loaded_uses; ++j) {
       const ir::Call* move = assigned_op(list[j], ir::EmitShape::Move);
       if (!move || move->args.empty() || move->args[0]->as<ir::Var>() != &loaded) continue;
       const ir::Var& moved = *list[j]->as<ir::AssignStmt>()->var;
       const auto space = tile_space(moved);
       if (space != ir::MemorySpace::Left && space != ir::MemorySpace::Right) return;
+      const int moved_uses = uses_of(moved);
       int matmul_uses = 0;
-      for (size_t u = j + 1; u < list.size(); ++u) {
+      for (size_t u = j + 1; u < list.size() && matmul_uses < moved_uses; ++u) {
         const int n = operand_uses(list[u], moved);
         if (n == 0) continue;
         matmul_uses += n;
         last = std::max(last, u);
       }
-      if (matmul_uses != uses_of(moved)) return;  // also read otherwise, or in a nested block
+      if (matmul_uses != moved_uses) return;  // also read otherwise, or in a nested block
       last = std::max(last, j);
       moves.push_back(&moved);
       ++move_uses;
     }
-    if (moves.empty() || move_uses != uses_of(loaded)) return;
+    if (moves.empty() || move_uses != loaded_uses) return;
     for (size_t j = at + 1; j <= last; ++j)
       if (contains_store(list[j])) return;
     out_.loads.insert(&loaded);
