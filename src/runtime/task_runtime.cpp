@@ -345,17 +345,16 @@ TaskRuntime::TaskRuntime(int num_workers) {
       core->mem.capacity[s] = capacity;
       if (capacity == 0) continue;  // DDR: tensors live in run buffers, not in a core
       // On a cache line, so that tile rows whose length is a multiple of one start on a line
-      // (whole-line copies in loads and stores). Zeroed so that a kernel reading a tile it never
-      // wrote sees the same values every run.
+      // (whole-line copies in loads and stores).
       const auto bytes = static_cast<size_t>(capacity);
       core->arenas[s].reset(static_cast<uint8_t*>(
           std::aligned_alloc(kCacheLineBytes, align_up(bytes, kCacheLineBytes))));
       if (!core->arenas[s]) throw std::bad_alloc();
-      std::memset(core->arenas[s].get(), 0, bytes);
       core->mem.space[s] = core->arenas[s].get();
     }
     cores_.push_back(std::move(core));
   }
+  clear_core_memory();
   pool_ = std::make_unique<ThreadPool>(num_workers);
   warm_up();
 }
