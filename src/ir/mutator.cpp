@@ -73,7 +73,9 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
       changed = true;
     }
   }
-  StmtPtr body = mutate(f->body);
+  StmtPtr body = releases_old_statements_
+                     ? rebuild_body(*f, [this](const StmtPtr& s) { return mutate(s); })
+                     : mutate(f->body);
   if (!changed && body == f->body) return f;
   return ir::make_node<Function>(f->name, f->type, std::move(params), f->return_types,
                                  std::move(body), f->span);
@@ -172,15 +174,9 @@ StmtPtr IRMutator::mutate_return(const std::shared_ptr<const ReturnStmt>& s) {
 }
 
 StmtPtr IRMutator::mutate_seq(const std::shared_ptr<const SeqStmts>& s) {
-  bool changed = false;
-  std::vector<StmtPtr> stmts;
-  stmts.reserve(s->stmts.size());
-  for (const auto& st : s->stmts) {
-    stmts.push_back(mutate(st));
-    if (stmts.back() != st) changed = true;
-  }
-  if (!changed) return s;
-  return make_seq(std::move(stmts), s->span());
+  auto stmts = rebuild_statements(*s, false, [this](const StmtPtr& st) { return mutate(st); });
+  if (!stmts) return s;
+  return make_seq(std::move(*stmts), s->span());
 }
 
 StmtPtr IRMutator::mutate_for(const std::shared_ptr<const ForStmt>& s) {

@@ -98,4 +98,40 @@ void IRVisitor::visit_yield(const YieldStmt& s) {
 }
 void IRVisitor::visit_scope(const ScopeStmt& s) { visit(s.body); }
 
+namespace {
+
+// Definitions are statements, so the collector walks statements only and skips expressions.
+class DefCollector : public IRVisitor {
+ public:
+  explicit DefCollector(std::vector<VarPtr>* out) : out_(out) {}
+
+ protected:
+  void visit_assign(const AssignStmt& s) override { out_->push_back(s.var); }
+  void visit_eval(const EvalStmt&) override {}
+  void visit_return(const ReturnStmt&) override {}
+  void visit_yield(const YieldStmt&) override {}
+  void visit_for(const ForStmt& s) override {
+    out_->push_back(s.loop_var);
+    for (const auto& v : s.iter_args) out_->push_back(v);
+    visit(s.body);
+    for (const auto& v : s.return_vars) out_->push_back(v);
+  }
+  void visit_if(const IfStmt& s) override {
+    visit(s.then_body);
+    visit(s.else_body);
+    for (const auto& v : s.return_vars) out_->push_back(v);
+  }
+
+ private:
+  std::vector<VarPtr>* out_;
+};
+
+}  // namespace
+
+std::vector<VarPtr> defined_vars(const StmtPtr& s) {
+  std::vector<VarPtr> out;
+  DefCollector(&out).visit(s);
+  return out;
+}
+
 }  // namespace pypto::ir

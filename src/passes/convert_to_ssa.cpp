@@ -28,7 +28,7 @@ class SsaConverter {
       env[p.var.get()] = p.var;
       defined_.insert(p.var.get());
     }
-    StmtPtr body = convert(f->body, &env);
+    StmtPtr body = ir::rebuild_body(*f, [&](const StmtPtr& s) { return convert(s, &env); });
     return ir::make_node<Function>(f->name, f->type, std::move(params), f->return_types,
                                    std::move(body), f->span);
   }
@@ -108,7 +108,7 @@ class SsaConverter {
   static std::vector<const Var*> rebound_vars(const StmtPtr& body, const Env& env) {
     std::vector<const Var*> out;
     std::unordered_set<const Var*> seen;
-    for (const auto& v : detail::defined_vars(body)) {
+    for (const auto& v : ir::defined_vars(body)) {
       if (env.count(v.get()) && seen.insert(v.get()).second) out.push_back(v.get());
     }
     return out;
@@ -193,7 +193,7 @@ class SsaConverter {
     std::unordered_set<const Var*> seen;
     auto consider = [&](const StmtPtr& body) {
       if (!body) return;
-      for (const auto& v : detail::defined_vars(body)) {
+      for (const auto& v : ir::defined_vars(body)) {
         const Var* key = v.get();
         if (!seen.insert(key).second) continue;
         auto t = then_env.find(key), e = else_env.find(key);

@@ -11,6 +11,10 @@ namespace {
 using namespace ir;
 
 class CallFlattener : public IRMutator {
+ public:
+  // Each statement is flattened on its own, so the old IR may be released (see IRMutator).
+  CallFlattener() { releases_old_statements_ = true; }
+
  protected:
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
     std::vector<StmtPtr> pre;

@@ -80,6 +80,8 @@ class MatmulOnlyLoads : public IRVisitor {
 class SpaceInference : public IRMutator {
  public:
   SpaceInference(const Function& f, Target target) : target_(target) {
+    // Only the statement at hand and variables are read during the walk (see IRMutator).
+    releases_old_statements_ = true;
     var_map.reserve(detail::expected_variable_count(f));
     MatmulOnlyLoads loads;
     loads.visit(f.body);

@@ -100,7 +100,7 @@ class BufferGroups : public IRVisitor {
   static bool read_after(const Var* arg, const Var* next, const std::vector<StmtPtr>& body) {
     size_t def = body.size();
     for (size_t k = 0; k + 1 < body.size() && def == body.size(); ++k) {
-      for (const auto& d : detail::defined_vars(body[k])) {
+      for (const auto& d : ir::defined_vars(body[k])) {
         if (d.get() == next &&
             (body[k]->as<AssignStmt>() || body[k]->as<ForStmt>() || body[k]->as<IfStmt>())) {
           def = k;

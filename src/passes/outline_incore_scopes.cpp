@@ -101,7 +101,7 @@ class ScopeOutliner : public IRMutator {
  protected:
   StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {
     StmtPtr body = mutate(s->body);  // nested scopes first
-    std::vector<VarPtr> defs = detail::defined_vars(body);
+    std::vector<VarPtr> defs = ir::defined_vars(body);
     std::unordered_set<const Var*> defined;
     for (const auto& d : defs) defined.insert(d.get());
 

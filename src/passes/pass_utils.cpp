@@ -119,27 +119,6 @@ ExprPtr make_typed_op_call(std::string op, std::vector<ExprPtr> args, Attrs attr
 
 namespace {
 
-class DefCollector : public IRVisitor {
- public:
-  std::vector<VarPtr>* out;
-
- protected:
-  void visit_assign(const AssignStmt& s) override {
-    out->push_back(s.var);
-    IRVisitor::visit_assign(s);
-  }
-  void visit_for(const ForStmt& s) override {
-    out->push_back(s.loop_var);
-    for (const auto& v : s.iter_args) out->push_back(v);
-    IRVisitor::visit_for(s);
-    for (const auto& v : s.return_vars) out->push_back(v);
-  }
-  void visit_if(const IfStmt& s) override {
-    IRVisitor::visit_if(s);
-    for (const auto& v : s.return_vars) out->push_back(v);
-  }
-};
-
 // The base visitor visits defined variables too, so definitions and uses are both counted.
 class OccurrenceCounter : public IRVisitor {
  public:
@@ -158,14 +137,6 @@ class UseCollector : public IRVisitor {
 };
 
 }  // namespace
-
-std::vector<VarPtr> defined_vars(const StmtPtr& s) {
-  std::vector<VarPtr> out;
-  DefCollector c;
-  c.out = &out;
-  c.visit(s);
-  return out;
-}
 
 void count_var_occurrences(const StmtPtr& s, std::unordered_map<const Var*, int64_t>* out) {
   OccurrenceCounter c;
@@ -194,7 +165,10 @@ namespace {
 class TileRetyper : public IRMutator {
  public:
   using NewType = std::function<std::optional<TypePtr>(const Var&)>;
-  explicit TileRetyper(const NewType& new_type) : new_type_(new_type) {}
+  // It reads only the statement at hand and remembers variables, so it may release the old IR.
+  explicit TileRetyper(const NewType& new_type) : new_type_(new_type) {
+    releases_old_statements_ = true;
+  }
 
   // Decides the replacement of `v` unless already decided; returns it (null for a non-tile).
   const ExprPtr* decide(const VarPtr& v) {
@@ -267,6 +241,8 @@ ProgramPtr map_functions(const ProgramPtr& program,
   std::vector<FunctionPtr> fns;
   fns.reserve(program->functions.size());
   for (const auto& f : program->functions) {
+    // A program that only this pass holds is rebuilt releasing each old function as it goes.
+    ir::ReleaseWhileRebuilding release(program, f);
     fns.push_back(fn(f));
     changed |= fns.back() != f;
   }

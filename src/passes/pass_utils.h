@@ -72,8 +72,6 @@ ir::ExprPtr rebuild_call(const ir::Call& call, std::vector<ir::ExprPtr> args, ir
 ir::ExprPtr make_typed_op_call(std::string op, std::vector<ir::ExprPtr> args, ir::Attrs attrs,
                                ir::TypePtr type, ir::Span span = {});
 
-// Every Var defined by a statement tree: Assign targets, loop vars, iter_args, return_vars.
-std::vector<ir::VarPtr> defined_vars(const ir::StmtPtr& s);
 // Every Var occurrence (definitions and uses) counted.
 void count_var_occurrences(const ir::StmtPtr& s, std::unordered_map<const ir::Var*, int64_t>* out);
 // Vars used (not defined) anywhere in an expression.

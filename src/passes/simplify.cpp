@@ -154,8 +154,11 @@ class ExprSimplifier : public IRMutator {
 // Simplifies expressions, propagates copies and folds constant ifs, statement by statement.
 class StmtSimplifier : public ExprSimplifier {
  public:
+  // Reads the statement at hand and counts per variable, so it may release the old IR (see
+  // IRMutator).
   explicit StmtSimplifier(const Function& f) {
-    for (const auto& v : detail::defined_vars(f.body)) ++def_counts_[v.get()];
+    releases_old_statements_ = true;
+    for (const auto& v : ir::defined_vars(f.body)) ++def_counts_[v.get()];
     for (const auto& p : f.params) ++def_counts_[p.var.get()];
   }
 

@@ -92,7 +92,7 @@ class LoopUnroller : public IRMutator {
     std::unordered_map<const Var*, int64_t> body_occurrences;
     detail::count_var_occurrences(s->body, &body_occurrences);
     std::vector<VarPtr> private_vars;
-    for (const auto& v : detail::defined_vars(s->body)) {
+    for (const auto& v : ir::defined_vars(s->body)) {
       auto it = occurrences_.find(v.get());
       if (it == occurrences_.end() || it->second == body_occurrences[v.get()]) {
         private_vars.push_back(v);

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "pypto/ir/program.h"
 
@@ -44,12 +47,64 @@ class IRMutator {
   virtual StmtPtr mutate_yield(const std::shared_ptr<const YieldStmt>& s);
   virtual StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s);
 
+  // Whether mutate_function may release the old statements of a function armed by a
+  // ReleaseWhileRebuilding as it rebuilds them (below). Only for a mutator that never looks at a
+  // statement it has already passed, or at anything but a variable of one: an old statement is
+  // gone once its replacement exists (variables stay alive until the walk ends).
+  bool releases_old_statements_ = false;
+
   // Helpers for overrides: mutate every element, report whether any changed.
   std::vector<ExprPtr> mutate_all(const std::vector<ExprPtr>& es, bool* changed);
   // Maps a defining or used variable through var_map (identity when absent).
   VarPtr remap(const VarPtr& v) const;
   std::vector<VarPtr> remap_all(const std::vector<VarPtr>& vs, bool* changed) const;
 };
+
+// Releasing the old version of a function while a pass rebuilds it.
+//
+// A pass that rebuilds a function used to hold two whole versions of it until it returned: the
+// one it read and the one it built; dropping the old one was then one more walk, over nodes long
+// out of cache. Once a kernel's IR outgrows the last-level cache, every walk fetched both
+// versions from memory (bench/README.md, "Pass pipeline per IR node"). When nothing but the pass
+// holds the old version, each old top-level statement can instead be released right after its
+// replacement is built: it is freed while still in cache, and its blocks are the next ones the
+// node pool hands out.
+//
+// A ReleaseWhileRebuilding marks one function as consumable for its lifetime. It arms only when
+// `program` and `f` are held by nothing else: the caller's reference is the program's only one,
+// and the program's is the function's only one. A program that a user, a profiler or an
+// instrument still holds is therefore never changed. The first rebuild_body of `f`
+// (ConvertToSSA, and IRMutator::mutate_function of a mutator that allows it) releases as it
+// goes; any later walk of `f` in the same scope sees a plain function. The caller must not read the
+// old function's body after that rebuild: when it changed something, the old body's statements are
+// gone.
+class ReleaseWhileRebuilding {
+ public:
+  ReleaseWhileRebuilding(const ProgramPtr& program, const FunctionPtr& f);
+  ~ReleaseWhileRebuilding();
+  ReleaseWhileRebuilding(const ReleaseWhileRebuilding&) = delete;
+  ReleaseWhileRebuilding& operator=(const ReleaseWhileRebuilding&) = delete;
+
+  // The body of `f`, if `f` is the armed function, the body is a statement list nothing else
+  // holds, and nobody claimed it before; null otherwise.
+  static const SeqStmts* claim(const Function& f);
+
+ private:
+  const Function* previous_;
+};
+
+// `rebuild(f.body)`; or, when `f` is armed (above) and its body is a statement list, the list of
+// `rebuild(statement)` for each statement, releasing the old ones as it goes.
+StmtPtr rebuild_body(const Function& f, const std::function<StmtPtr(const StmtPtr&)>& rebuild);
+
+// The statements of `seq`, each replaced by `rebuild(statement)`, in order; nullopt when every
+// statement came back unchanged. With `release` (`seq` from ReleaseWhileRebuilding::claim), each
+// old statement is moved out of `seq` and dropped as soon as its replacement exists. Variables
+// that dropped statements defined stay alive until the function returns, so no address a pass
+// recorded for an old variable can come back as a new node's during the walk. When nothing
+// changed, the statements are put back and `seq` is as it was.
+std::optional<std::vector<StmtPtr>> rebuild_statements(
+    const SeqStmts& seq, bool release, const std::function<StmtPtr(const StmtPtr&)>& rebuild);
 
 // Replaces variables by expressions in `s` (a convenience over IRMutator::var_map).
 StmtPtr substitute(const StmtPtr& s, const std::unordered_map<const Var*, ExprPtr>& map);

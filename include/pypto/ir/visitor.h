@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include "pypto/ir/program.h"
 
 namespace pypto::ir {
@@ -34,5 +36,8 @@ class IRVisitor {
   virtual void visit_yield(const YieldStmt& s);
   virtual void visit_scope(const ScopeStmt& s);
 };
+
+// Every Var defined by a statement tree: Assign targets, loop vars, iter_args, return_vars.
+std::vector<VarPtr> defined_vars(const StmtPtr& s);
 
 }  // namespace pypto::ir
