@@ -29,6 +29,8 @@ bool is_tensor_elementwise(const ExprPtr& value) {
 
 class TensorOpLowering : public IRMutator {
  public:
+  // It reads the calls of earlier statements (virtual_defs_) to fuse chains of tensor ops, so it
+  // keeps the old IR alive while it walks (releases_old_statements_ stays false).
   explicit TensorOpLowering(const Function& f) : function_(f) {
     Scan scan(this);
     scan.visit(f.body);
@@ -55,6 +57,8 @@ class TensorOpLowering : public IRMutator {
       }
     }
   }
+
+  bool has_tensor_ops() const { return !virtual_defs_.empty(); }
 
  protected:
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
@@ -85,7 +89,10 @@ class TensorOpLowering : public IRMutator {
       IRVisitor::visit_assign(s);
     }
     void visit_return(const ReturnStmt& s) override { returns.push_back(&s); }
-    void visit_var(const Var& v) override { other_uses.emplace_back(&v, v.span()); }
+    // Only tensors can be results of tensor ops, whose other uses are errors.
+    void visit_var(const Var& v) override {
+      if (detail::is_tensor(v.type())) other_uses.emplace_back(&v, v.span());
+    }
   };
 
   // Collects the distinct tensor leaves and op nodes of the tree rooted at `e`.
@@ -214,7 +221,8 @@ class TensorOpLowering : public IRMutator {
 ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
   return detail::map_incore_functions(program, [](const FunctionPtr& f) {
     TensorOpLowering lowering(*f);
-    return lowering.mutate_function(f);
+    // A kernel already written in tile ops (the usual case) has nothing to lower: no second walk.
+    return lowering.has_tensor_ops() ? lowering.mutate_function(f) : f;
   });
 }
 
