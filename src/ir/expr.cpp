@@ -1,5 +1,7 @@
 #include "pypto/ir/expr.h"
 
+#include "pypto/ir/node_memory.h"
+
 #include <stdexcept>
 
 namespace pypto::ir {
@@ -54,6 +56,15 @@ bool is_comparison(BinaryOp op) {
     default:
       return false;
   }
+}
+
+AttrList::AttrList(Attrs attrs) {
+  if (!attrs.empty()) list_ = make_node<Attrs>(std::move(attrs));
+}
+
+const Attrs& AttrList::no_attrs() {
+  static const Attrs* const none = new Attrs();  // never destroyed, like the node pool
+  return *none;
 }
 
 const AttrValue* find_attr(const Attrs& attrs, std::string_view key) {

@@ -106,7 +106,7 @@ TypePtr TileTypeCache::with_memref(const TypePtr& tile, std::optional<MemRef> me
   return get(*t, memref ? std::optional<MemorySpace>(memref->space) : t->space, memref);
 }
 
-ExprPtr rebuild_call(const Call& call, std::vector<ExprPtr> args, Attrs attrs, TypePtr type) {
+ExprPtr rebuild_call(const Call& call, std::vector<ExprPtr> args, AttrList attrs, TypePtr type) {
   return ir::make_node<Call>(call.call_kind, call.callee, std::move(args), std::move(attrs),
                              std::move(type), call.span());
 }

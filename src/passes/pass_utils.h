@@ -65,7 +65,7 @@ class TileTypeCache {
 };
 
 // A call node like `call` with different arguments, attributes or type.
-ir::ExprPtr rebuild_call(const ir::Call& call, std::vector<ir::ExprPtr> args, ir::Attrs attrs,
+ir::ExprPtr rebuild_call(const ir::Call& call, std::vector<ir::ExprPtr> args, ir::AttrList attrs,
                          ir::TypePtr type);
 
 // An op call built without the registry's type inference (the caller knows the type).

@@ -56,9 +56,14 @@ int32_t deepest_of(const std::vector<std::shared_ptr<const Node>>& nodes) {
 }
 
 // Expression nodes are immutable and shared; every node carries its type and source position.
+//
+// The fields are ordered, and the depth kept in 16 bits, so that the base ends in padding a
+// derived node's first small field (Call::call_kind) fills: a kernel's IR is mostly calls,
+// variables and literals, and a large one is walked from memory by every pass (bench/README.md,
+// "Pass pipeline per IR node"). ir_node_size_test.cpp pins the sizes.
 class Expr {
  public:
-  Expr(ExprKind kind, TypePtr type, Span span) : kind_(kind), type_(std::move(type)), span_(span) {}
+  Expr(ExprKind kind, TypePtr type, Span span) : type_(std::move(type)), span_(span), kind_(kind) {}
   virtual ~Expr() = default;
   ExprKind kind() const { return kind_; }
   const TypePtr& type() const { return type_; }
@@ -71,12 +76,13 @@ class Expr {
   }
 
  private:
-  ExprKind kind_;
   TypePtr type_;
   Span span_;
+  ExprKind kind_;
 
  protected:
-  int32_t depth_ = 1;
+  static_assert(kMaxIRDepth < INT16_MAX, "an Expr's depth is kept in 16 bits");
+  int16_t depth_ = 1;
 };
 
 class IntImm : public Expr {
@@ -166,6 +172,30 @@ using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, Mem
 using Attrs = std::vector<std::pair<std::string, AttrValue>>;  // in source order
 const AttrValue* find_attr(const Attrs& attrs, std::string_view key);
 
+// The attributes of a call: one immutable list behind a shared pointer, so that the versions of a
+// call that passes build with new arguments or types share it instead of copying it, and a call
+// without attributes (most of them) holds no list at all. Reads like a const Attrs.
+class AttrList {
+ public:
+  AttrList() = default;
+  AttrList(Attrs attrs);  // NOLINT(google-explicit-constructor): a built list converts
+  const Attrs& get() const { return list_ ? *list_ : no_attrs(); }
+  operator const Attrs&() const { return get(); }  // NOLINT(google-explicit-constructor)
+  Attrs::const_iterator begin() const { return get().begin(); }
+  Attrs::const_iterator end() const { return get().end(); }
+  size_t size() const { return get().size(); }
+  bool empty() const { return get().empty(); }
+  const Attrs::value_type& operator[](size_t i) const { return get()[i]; }
+  friend bool operator==(const AttrList& a, const AttrList& b) {
+    return a.list_ == b.list_ || a.get() == b.get();
+  }
+  friend bool operator!=(const AttrList& a, const AttrList& b) { return !(a == b); }
+
+ private:
+  static const Attrs& no_attrs();
+  std::shared_ptr<const Attrs> list_;
+};
+
 enum class CallKind : uint8_t {
   Op,        // a registered tile/tensor op (see op_registry.h): `pl.add(a, b)`
   Function,  // a function of the same program: `self.kernel(a, b, c)`
@@ -174,8 +204,8 @@ enum class CallKind : uint8_t {
 class Call : public Expr {
  public:
   static constexpr ExprKind kKind = ExprKind::Call;
-  Call(CallKind call_kind, std::string callee, std::vector<ExprPtr> args, Attrs attrs, TypePtr type,
-       Span span = {})
+  Call(CallKind call_kind, std::string callee, std::vector<ExprPtr> args, AttrList attrs,
+       TypePtr type, Span span = {})
       : Expr(kKind, std::move(type), span),
         call_kind(call_kind),
         callee(std::move(callee)),
@@ -186,7 +216,7 @@ class Call : public Expr {
   CallKind call_kind;
   std::string callee;  // op name without the "pl." prefix ("add", "load"), or a function name
   std::vector<ExprPtr> args;
-  Attrs attrs;
+  AttrList attrs;
 };
 
 // A list of scalars, used for offsets and shapes: `[0, k * 64]`.

@@ -10,6 +10,7 @@
 // out once: the process's footprint stays at the largest IR it has held.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <memory_resource>
 #include <utility>
@@ -18,11 +19,27 @@ namespace pypto::ir {
 
 std::pmr::memory_resource* node_memory();
 
+// The pool as a stateless allocator. std::allocate_shared stores its allocator in the node's
+// control block; a std::pmr::polymorphic_allocator there is a pointer per node, this one is
+// empty, which keeps the common nodes inside the pool's smaller block sizes.
+template <typename T>
+struct NodeAllocator {
+  using value_type = T;
+  NodeAllocator() = default;
+  template <typename U>
+  NodeAllocator(const NodeAllocator<U>&) {}  // NOLINT: rebinding, as allocators do
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(node_memory()->allocate(n * sizeof(T), alignof(T)));
+  }
+  void deallocate(T* p, std::size_t n) { node_memory()->deallocate(p, n * sizeof(T), alignof(T)); }
+  friend bool operator==(const NodeAllocator&, const NodeAllocator&) { return true; }
+  friend bool operator!=(const NodeAllocator&, const NodeAllocator&) { return false; }
+};
+
 // `std::make_shared` for IR objects: one allocation (node + reference count) from the pool.
 template <typename T, typename... Args>
 std::shared_ptr<T> make_node(Args&&... args) {
-  return std::allocate_shared<T>(std::pmr::polymorphic_allocator<T>(node_memory()),
-                                 std::forward<Args>(args)...);
+  return std::allocate_shared<T>(NodeAllocator<T>(), std::forward<Args>(args)...);
 }
 
 }  // namespace pypto::ir
