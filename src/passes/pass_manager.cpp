@@ -72,6 +72,7 @@ ir::ProgramPtr PassManager::run(ir::ProgramPtr program, const PassRunOptions& op
     write_dump(options.dump_dir, "00_frontend.py", *program);
   }
   IRProperties properties = 0;
+  VerificationMemory verified;
   // Pass statistics cost two IR walks per pass (its size, and a structural hash that tells
   // whether a pass that built a new program changed anything), so they are gathered only when
   // profiling, outside the pass's own stage. They keep no reference to the program a pass reads:
@@ -109,12 +110,13 @@ ir::ProgramPtr PassManager::run(ir::ProgramPtr program, const PassRunOptions& op
     // property the pipeline has established. Re-checking all properties after every pass made
     // verification the largest cost of compiling big kernels (it walks the whole IR, and SSA
     // alone builds a set of every variable), for bugs that the final check still catches before
-    // code generation.
+    // code generation. That final check skips what was already checked on a function object the
+    // last passes left as it was (VerificationMemory).
     const bool last = i + 1 == passes_.size();
     const IRProperties to_check = last ? properties : pass.produces;
     if (options.verify && to_check != 0) {
       profiling::ScopedStage verify_stage("verify");
-      verify_program(*program, to_check, pass.name);
+      verified.verify(*program, to_check, pass.name);
     }
     if (dumping) {
       profiling::ScopedStage dump_stage("dump");

@@ -370,18 +370,26 @@ IRProperties structure_properties(const Function& f) {
 
 }  // namespace
 
+std::vector<VerificationProblem> check_function(const Program& program, const Function& f,
+                                                IRProperties props) {
+  Problems problems;
+  if (has_property(props, IRProperty::SSA)) SsaChecker(f, &problems);
+  if (props & structure_properties(f)) StructureChecker(f, props, &problems);
+  if (has_property(props, IRProperty::AddressesAssigned) && f.type == FunctionType::InCore) {
+    check_addresses(f, &problems);
+  }
+  if (has_property(props, IRProperty::CallDirectionsSet) && f.type == FunctionType::Orchestration) {
+    check_call_directions(program, f, &problems);
+  }
+  return problems;
+}
+
 std::vector<VerificationProblem> check_properties(const Program& program, IRProperties props) {
   Problems problems;
   for (const auto& f : program.functions) {
-    if (has_property(props, IRProperty::SSA)) SsaChecker(*f, &problems);
-    if (props & structure_properties(*f)) StructureChecker(*f, props, &problems);
-    if (has_property(props, IRProperty::AddressesAssigned) && f->type == FunctionType::InCore) {
-      check_addresses(*f, &problems);
-    }
-    if (has_property(props, IRProperty::CallDirectionsSet) &&
-        f->type == FunctionType::Orchestration) {
-      check_call_directions(program, *f, &problems);
-    }
+    auto more = check_function(program, *f, props);
+    problems.insert(problems.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
   }
   return problems;
 }
@@ -391,6 +399,22 @@ void verify_program(const Program& program, IRProperties properties, std::string
   if (problems.empty()) return;
   throw VerificationError(problems.front().span,
                           "after " + std::string(pass_name) + ": " + problems.front().message);
+}
+
+void VerificationMemory::verify(const Program& program, IRProperties properties,
+                                std::string_view pass_name) {
+  for (const auto& f : program.functions) {
+    Entry& entry = checked_[f.get()];
+    if (entry.function.lock() != f) entry = Entry{f, 0};
+    const IRProperties to_check = properties & ~(entry.properties & kFunctionLocalProperties);
+    if (to_check == 0) continue;
+    auto problems = check_function(program, *f, to_check);
+    if (!problems.empty()) {
+      throw VerificationError(problems.front().span,
+                              "after " + std::string(pass_name) + ": " + problems.front().message);
+    }
+    entry.properties |= to_check;
+  }
 }
 
 }  // namespace pypto::passes

@@ -167,5 +167,35 @@ TEST(Verifier, MissingArgDirectionsAreReported) {
   EXPECT_EQ(problems[0].message.rfind("call of 'add_kernel' has no arg_directions", 0), 0u);
 }
 
+TEST(VerificationMemory, ARebuiltFunctionIsCheckedAgain) {
+  const auto addresses = static_cast<IRProperties>(IRProperty::AddressesAssigned);
+  auto allocated = run_pipeline_through(load_example("softmax.py"), "AllocateMemoryAddr");
+  VerificationMemory memory;
+  memory.verify(*allocated, addresses, "AllocateMemoryAddr");
+  memory.verify(*allocated, addresses, "AllocateMemoryAddr");
+  // The same kernel rebuilt with overlapping buffers is a new object: checked, and caught.
+  auto broken = move_buffer(allocated, "softmax_kernel", 1, 0);
+  EXPECT_THROW(memory.verify(*broken, addresses, "Later"), VerificationError);
+}
+
+TEST(VerificationMemory, CallDirectionsAreCheckedAgainstTheCalleesOfEachProgram) {
+  const auto directions = static_cast<IRProperties>(IRProperty::CallDirectionsSet);
+  auto out = run_pipeline_through(load_example("add.py"), "AllocateMemoryAddr");
+  // With its kernel turned into an orchestration function, the call of it needs no directions.
+  std::vector<ir::FunctionPtr> fns;
+  for (const auto& f : out->functions) {
+    fns.push_back(f->type != ir::FunctionType::InCore
+                      ? f
+                      : std::make_shared<ir::Function>(f->name, ir::FunctionType::Orchestration,
+                                                       f->params, f->return_types, f->body,
+                                                       f->span));
+  }
+  auto without_kernels = out->with_functions(fns);
+  VerificationMemory memory;
+  memory.verify(*without_kernels, directions, "X");
+  // The same orchestration object calling a real kernel is checked again: its calls lack them.
+  EXPECT_THROW(memory.verify(*out, directions, "DeriveCallDirections"), VerificationError);
+}
+
 }  // namespace
 }  // namespace pypto::passes
