@@ -221,13 +221,13 @@ StmtPtr IRMutator::mutate_scope(const std::shared_ptr<const ScopeStmt>& s) {
   return ir::make_node<ScopeStmt>(s->level, std::move(body), s->span());
 }
 
-StmtPtr substitute(const StmtPtr& s, const std::unordered_map<const Var*, ExprPtr>& map) {
+StmtPtr substitute(const StmtPtr& s, const NodeMap<const Var*, ExprPtr>& map) {
   IRMutator m;
   m.var_map = map;
   return m.mutate(s);
 }
 
-ExprPtr substitute(const ExprPtr& e, const std::unordered_map<const Var*, ExprPtr>& map) {
+ExprPtr substitute(const ExprPtr& e, const NodeMap<const Var*, ExprPtr>& map) {
   IRMutator m;
   m.var_map = map;
   return m.mutate(e);

@@ -8,4 +8,9 @@ std::pmr::memory_resource* node_memory() {
   return pool;
 }
 
+std::pmr::memory_resource* scratch_memory() {
+  thread_local std::pmr::unsynchronized_pool_resource pool;
+  return &pool;
+}
+
 }  // namespace pypto::ir

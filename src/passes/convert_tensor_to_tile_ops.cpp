@@ -112,7 +112,7 @@ class TensorOpLowering : public IRMutator {
     std::vector<int64_t> shape;
     ExprPtr row_offset;
     std::vector<StmtPtr>* out;
-    std::unordered_map<const Var*, ExprPtr> tiles;  // tensor var -> its tile in this block
+    ir::NodeMap<const Var*, ExprPtr> tiles;  // tensor var -> its tile in this block
   };
 
   ExprPtr offsets(const Block& b) const {
@@ -211,8 +211,8 @@ class TensorOpLowering : public IRMutator {
   }
 
   const Function& function_;
-  std::unordered_map<const Var*, const Call*> virtual_defs_;
-  std::unordered_map<const Var*, VarPtr> destination_;
+  ir::NodeMap<const Var*, const Call*> virtual_defs_;
+  ir::NodeMap<const Var*, VarPtr> destination_;
   std::vector<int64_t> function_shape_;
 };
 

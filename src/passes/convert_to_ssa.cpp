@@ -17,7 +17,7 @@ namespace {
 using namespace ir;
 
 // Current SSA value of each frontend variable.
-using Env = std::unordered_map<const Var*, VarPtr>;
+using Env = ir::NodeMap<const Var*, VarPtr>;
 
 class SsaConverter {
  public:
@@ -47,7 +47,7 @@ class SsaConverter {
     std::vector<const Var*> used;
     detail::collect_used_vars(e, &used);
     if (used.empty()) return e;
-    std::unordered_map<const Var*, ExprPtr> map;
+    ir::NodeMap<const Var*, ExprPtr> map;
     for (const Var* v : used) {
       auto it = env.find(v);
       if (it == env.end()) {
@@ -107,7 +107,7 @@ class SsaConverter {
   // of first assignment.
   static std::vector<const Var*> rebound_vars(const StmtPtr& body, const Env& env) {
     std::vector<const Var*> out;
-    std::unordered_set<const Var*> seen;
+    ir::NodeSet<const Var*> seen;
     for (const auto& v : ir::defined_vars(body)) {
       if (env.count(v.get()) && seen.insert(v.get()).second) out.push_back(v.get());
     }
@@ -190,7 +190,7 @@ class SsaConverter {
     }
     // Merged: variables that hold a value after the if on both paths and that a branch changed.
     std::vector<const Var*> merged;
-    std::unordered_set<const Var*> seen;
+    ir::NodeSet<const Var*> seen;
     auto consider = [&](const StmtPtr& body) {
       if (!body) return;
       for (const auto& v : ir::defined_vars(body)) {
@@ -228,7 +228,7 @@ class SsaConverter {
                                  std::move(return_vars), s.span());
   }
 
-  std::unordered_set<const Var*> defined_;
+  ir::NodeSet<const Var*> defined_;
 };
 
 }  // namespace

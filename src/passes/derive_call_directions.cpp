@@ -24,8 +24,8 @@ class ParamAccess : public IRVisitor {
       if (detail::is_tensor(p.var->type())) root_[p.var.get()] = p.var.get();
     visit(f.body);
   }
-  std::unordered_map<const Var*, Span> first_store;  // parameter -> span of the first store
-  std::unordered_set<const Var*> read_original;      // parameters read before being written
+  ir::NodeMap<const Var*, Span> first_store;  // parameter -> span of the first store
+  ir::NodeSet<const Var*> read_original;      // parameters read before being written
 
  protected:
   void visit_assign(const AssignStmt& s) override {
@@ -76,7 +76,7 @@ class ParamAccess : public IRVisitor {
     auto it = root_.find(v);
     return it == root_.end() ? nullptr : it->second;
   }
-  std::unordered_map<const Var*, const Var*> root_;
+  ir::NodeMap<const Var*, const Var*> root_;
 };
 
 class DirectionAnnotator : public IRMutator {

@@ -43,7 +43,7 @@ std::optional<MemorySpace> matmul_operand_space(const Call& c, size_t arg) {
 // Loads whose tile is used only as a Left/Right matmul operand.
 class MatmulOnlyLoads : public IRVisitor {
  public:
-  std::unordered_map<const Var*, bool> matmul_only;
+  ir::NodeMap<const Var*, bool> matmul_only;
 
  protected:
   void visit_assign(const AssignStmt& s) override {
@@ -74,7 +74,7 @@ class MatmulOnlyLoads : public IRVisitor {
   }
 
  private:
-  std::unordered_set<const Var*> uses_;
+  ir::NodeSet<const Var*> uses_;
 };
 
 class SpaceInference : public IRMutator {
@@ -286,7 +286,7 @@ class SpaceInference : public IRMutator {
     return std::nullopt;
   }
 
-  std::unordered_set<const Var*> to_mat_;
+  ir::NodeSet<const Var*> to_mat_;
   Target target_;
   detail::TileTypeCache types_;
 };

@@ -109,15 +109,15 @@ class BufferGroups : public IRVisitor {
     }
     if (def == body.size()) return true;
     for (size_t k = def + 1; k + 1 < body.size(); ++k) {
-      std::unordered_map<const Var*, int64_t> occurrences;
+      ir::NodeMap<const Var*, int64_t> occurrences;
       detail::count_var_occurrences(body[k], &occurrences);
       if (occurrences.count(arg)) return true;
     }
     return false;
   }
 
-  std::unordered_map<const Var*, LiveInterval> intervals_;
-  std::unordered_map<const Var*, const Var*> parent_;
+  ir::NodeMap<const Var*, LiveInterval> intervals_;
+  ir::NodeMap<const Var*, const Var*> parent_;
 };
 
 }  // namespace
@@ -125,7 +125,7 @@ class BufferGroups : public IRVisitor {
 ProgramPtr init_mem_ref(const ProgramPtr& program) {
   return detail::map_incore_functions(program, [](const FunctionPtr& f) {
     BufferGroups groups(*f);
-    std::unordered_map<const Var*, MemRef> by_root;
+    ir::NodeMap<const Var*, MemRef> by_root;
     by_root.reserve(groups.tiles.size());
     std::vector<const Var*> roots;
     roots.reserve(groups.tiles.size());
@@ -145,7 +145,7 @@ ProgramPtr init_mem_ref(const ProgramPtr& program) {
       }
       it->second.size = std::max(it->second.size, t->size_bytes());
     }
-    std::unordered_map<const Var*, MemRef> memrefs;
+    ir::NodeMap<const Var*, MemRef> memrefs;
     memrefs.reserve(groups.tiles.size());
     for (size_t i = 0; i < groups.tiles.size(); ++i) {
       memrefs[groups.tiles[i]] = by_root.at(roots[i]);

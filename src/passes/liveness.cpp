@@ -15,7 +15,7 @@ using namespace ir;
 
 class LivenessBuilder : public IRVisitor {
  public:
-  std::unordered_map<const Var*, LiveInterval> intervals;
+  ir::NodeMap<const Var*, LiveInterval> intervals;
 
   void run(const Function& f) {
     intervals.reserve(detail::expected_variable_count(f));
@@ -104,7 +104,7 @@ class LivenessBuilder : public IRVisitor {
 
 }  // namespace
 
-std::unordered_map<const Var*, LiveInterval> compute_live_intervals(const Function& f) {
+ir::NodeMap<const Var*, LiveInterval> compute_live_intervals(const Function& f) {
   LivenessBuilder b;
   b.run(f);
   return std::move(b.intervals);

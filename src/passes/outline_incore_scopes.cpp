@@ -19,7 +19,7 @@ using namespace ir;
 
 class UseCounter : public IRVisitor {
  public:
-  std::unordered_map<const Var*, int64_t> counts;
+  ir::NodeMap<const Var*, int64_t> counts;
   std::vector<const Var*> order;  // first-use order
 
  protected:
@@ -31,8 +31,8 @@ class UseCounter : public IRVisitor {
 // Which free tensor each tensor variable of a block is a version of, and which are written/read.
 class TensorVersions : public IRVisitor {
  public:
-  std::unordered_map<const Var*, const Var*> root;
-  std::unordered_set<const Var*> written, read;
+  ir::NodeMap<const Var*, const Var*> root;
+  ir::NodeSet<const Var*> written, read;
 
   const Var* root_of(const ExprPtr& e) const {
     const auto* v = e ? e->as<Var>() : nullptr;
@@ -102,14 +102,14 @@ class ScopeOutliner : public IRMutator {
   StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {
     StmtPtr body = mutate(s->body);  // nested scopes first
     std::vector<VarPtr> defs = ir::defined_vars(body);
-    std::unordered_set<const Var*> defined;
+    ir::NodeSet<const Var*> defined;
     for (const auto& d : defs) defined.insert(d.get());
 
     UseCounter scope_uses;
     scope_uses.visit(body);
     std::vector<VarPtr> free_vars;
     {
-      std::unordered_map<const Var*, VarPtr> by_ptr;
+      ir::NodeMap<const Var*, VarPtr> by_ptr;
       collect_var_ptrs(body, &by_ptr);
       for (const Var* v : scope_uses.order)
         if (!defined.count(v)) free_vars.push_back(by_ptr.at(v));
@@ -138,7 +138,7 @@ class ScopeOutliner : public IRMutator {
     } while (!taken_names_->insert(name).second);
 
     std::vector<Param> params;
-    std::unordered_map<const Var*, ExprPtr> to_param;
+    ir::NodeMap<const Var*, ExprPtr> to_param;
     std::vector<const Var*> outputs;  // free tensors written, in parameter order
     for (const auto& v : free_vars) {
       auto p = make_var(v->name, v->type(), v->span());
@@ -208,9 +208,9 @@ class ScopeOutliner : public IRMutator {
     return {};
   }
 
-  static void collect_var_ptrs(const StmtPtr& s, std::unordered_map<const Var*, VarPtr>* out) {
+  static void collect_var_ptrs(const StmtPtr& s, ir::NodeMap<const Var*, VarPtr>* out) {
     struct Collector : IRMutator {
-      std::unordered_map<const Var*, VarPtr>* out;
+      ir::NodeMap<const Var*, VarPtr>* out;
       ExprPtr mutate_var(const std::shared_ptr<const Var>& v) override {
         out->emplace(v.get(), v);
         return v;

@@ -122,7 +122,7 @@ namespace {
 // The base visitor visits defined variables too, so definitions and uses are both counted.
 class OccurrenceCounter : public IRVisitor {
  public:
-  std::unordered_map<const Var*, int64_t>* out;
+  ir::NodeMap<const Var*, int64_t>* out;
 
  protected:
   void visit_var(const Var& v) override { ++(*out)[&v]; }
@@ -138,7 +138,7 @@ class UseCollector : public IRVisitor {
 
 }  // namespace
 
-void count_var_occurrences(const StmtPtr& s, std::unordered_map<const Var*, int64_t>* out) {
+void count_var_occurrences(const StmtPtr& s, ir::NodeMap<const Var*, int64_t>* out) {
   OccurrenceCounter c;
   c.out = out;
   c.visit(s);

@@ -73,7 +73,7 @@ ir::ExprPtr make_typed_op_call(std::string op, std::vector<ir::ExprPtr> args, ir
                                ir::TypePtr type, ir::Span span = {});
 
 // Every Var occurrence (definitions and uses) counted.
-void count_var_occurrences(const ir::StmtPtr& s, std::unordered_map<const ir::Var*, int64_t>* out);
+void count_var_occurrences(const ir::StmtPtr& s, ir::NodeMap<const ir::Var*, int64_t>* out);
 // Vars used (not defined) anywhere in an expression.
 void collect_used_vars(const ir::ExprPtr& e, std::vector<const ir::Var*>* out);
 

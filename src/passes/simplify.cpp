@@ -202,7 +202,7 @@ class StmtSimplifier : public ExprSimplifier {
   }
 
  private:
-  std::unordered_map<const Var*, int64_t> def_counts_;
+  ir::NodeMap<const Var*, int64_t> def_counts_;
 };
 
 // Removes assignments of pure values whose variable is never used, following chains: removing
@@ -249,9 +249,9 @@ class DeadAssignmentRemover : public IRMutator {
     }
   };
 
-  std::unordered_map<const Var*, const AssignStmt*> defs_;
-  std::unordered_map<const Var*, int64_t> uses_;
-  std::unordered_set<const Var*> pinned_;
+  ir::NodeMap<const Var*, const AssignStmt*> defs_;
+  ir::NodeMap<const Var*, int64_t> uses_;
+  ir::NodeSet<const Var*> pinned_;
   std::unordered_set<const AssignStmt*> dead_;
 };
 

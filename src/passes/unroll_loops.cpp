@@ -89,7 +89,7 @@ class LoopUnroller : public IRMutator {
     // Variables that occur only inside the body are private to one iteration: each copy gets
     // fresh ones, which keeps SSA input in SSA form. Others (frontend IR rebinding a variable
     // that lives on after the loop) keep their identity.
-    std::unordered_map<const Var*, int64_t> body_occurrences;
+    ir::NodeMap<const Var*, int64_t> body_occurrences;
     detail::count_var_occurrences(s->body, &body_occurrences);
     std::vector<VarPtr> private_vars;
     for (const auto& v : ir::defined_vars(s->body)) {
@@ -105,7 +105,7 @@ class LoopUnroller : public IRMutator {
     const auto trips = static_cast<int64_t>(count);
     for (int64_t k = 0; k < trips; ++k) {
       const int64_t used_before_copy = budget_->used;
-      std::unordered_map<const Var*, ExprPtr> map;
+      ir::NodeMap<const Var*, ExprPtr> map;
       map[s->loop_var.get()] = make_int(
           // start + k * step lies between start and stop; k * step alone may not fit.
           wrap_int(
@@ -150,7 +150,7 @@ class LoopUnroller : public IRMutator {
 
  private:
   StatementBudget* budget_;
-  std::unordered_map<const Var*, int64_t> occurrences_;
+  ir::NodeMap<const Var*, int64_t> occurrences_;
 };
 
 }  // namespace

@@ -117,7 +117,7 @@ class SsaChecker : public IRVisitor {
 
   Problems* problems_;
   Span stmt_span_;
-  std::unordered_map<const Var*, Definition> defined_;
+  ir::NodeMap<const Var*, Definition> defined_;
   std::vector<uint64_t> open_scopes_;  // serial numbers, outermost first
   uint64_t next_scope_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pypto/ir/node_memory.h"
 #include "pypto/ir/program.h"
 
 namespace pypto::ir {
@@ -25,7 +26,7 @@ class IRMutator {
   FunctionPtr mutate_function(const FunctionPtr& f);
 
   // Substitution applied to every variable occurrence (uses and definitions).
-  std::unordered_map<const Var*, ExprPtr> var_map;
+  NodeMap<const Var*, ExprPtr> var_map;
 
  protected:
   virtual ExprPtr mutate_int_imm(const std::shared_ptr<const IntImm>& e) { return e; }
@@ -107,7 +108,7 @@ std::optional<std::vector<StmtPtr>> rebuild_statements(
     const SeqStmts& seq, bool release, const std::function<StmtPtr(const StmtPtr&)>& rebuild);
 
 // Replaces variables by expressions in `s` (a convenience over IRMutator::var_map).
-StmtPtr substitute(const StmtPtr& s, const std::unordered_map<const Var*, ExprPtr>& map);
-ExprPtr substitute(const ExprPtr& e, const std::unordered_map<const Var*, ExprPtr>& map);
+StmtPtr substitute(const StmtPtr& s, const NodeMap<const Var*, ExprPtr>& map);
+ExprPtr substitute(const ExprPtr& e, const NodeMap<const Var*, ExprPtr>& map);
 
 }  // namespace pypto::ir

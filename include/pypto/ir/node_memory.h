@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <memory>
 #include <memory_resource>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace pypto::ir {
@@ -41,5 +43,25 @@ template <typename T, typename... Args>
 std::shared_ptr<T> make_node(Args&&... args) {
   return std::allocate_shared<T>(NodeAllocator<T>(), std::forward<Args>(args)...);
 }
+
+// The calling thread's pool for the short-lived tables passes and the verifier build about IR
+// nodes: a variable's live interval, definition or replacement. Such a table holds an entry per
+// variable, 10^4 or more for a large kernel; from glibc's allocator, after the churn of earlier
+// passes, building one cost several times more per entry than on a small kernel (bench/README.md,
+// "Pass pipeline per IR node"). A per-thread pool needs no lock and hands each table the blocks the
+// previous one freed. A table must not outlive its thread: these are locals of a pass.
+std::pmr::memory_resource* scratch_memory();
+
+// Hash maps and sets for those tables: std::pmr containers on scratch_memory().
+template <typename Key, typename Value>
+class NodeMap : public std::pmr::unordered_map<Key, Value> {
+ public:
+  NodeMap() : std::pmr::unordered_map<Key, Value>(scratch_memory()) {}
+};
+template <typename Key>
+class NodeSet : public std::pmr::unordered_set<Key> {
+ public:
+  NodeSet() : std::pmr::unordered_set<Key>(scratch_memory()) {}
+};
 
 }  // namespace pypto::ir

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 
+#include "pypto/ir/node_memory.h"
 #include "pypto/ir/program.h"
 
 namespace pypto::passes {
@@ -17,7 +17,7 @@ struct LiveInterval {
 };
 
 // Live intervals of every variable defined or used in `f` (structured liveness, no CFG).
-std::unordered_map<const ir::Var*, LiveInterval> compute_live_intervals(const ir::Function& f);
+ir::NodeMap<const ir::Var*, LiveInterval> compute_live_intervals(const ir::Function& f);
 
 // One buffer of an InCore function as its tiles' MemRefs describe it: the union of their
 // lifetimes and the largest size.
