@@ -174,9 +174,15 @@ StmtPtr IRMutator::mutate_return(const std::shared_ptr<const ReturnStmt>& s) {
 }
 
 StmtPtr IRMutator::mutate_seq(const std::shared_ptr<const SeqStmts>& s) {
-  auto stmts = rebuild_statements(*s, false, [this](const StmtPtr& st) { return mutate(st); });
-  if (!stmts) return s;
-  return make_seq(std::move(*stmts), s->span());
+  bool changed = false;
+  std::vector<StmtPtr> stmts;
+  stmts.reserve(s->stmts.size());
+  for (const auto& st : s->stmts) {
+    stmts.push_back(mutate(st));
+    if (stmts.back() != st) changed = true;
+  }
+  if (!changed) return s;
+  return make_seq(std::move(stmts), s->span());
 }
 
 StmtPtr IRMutator::mutate_for(const std::shared_ptr<const ForStmt>& s) {

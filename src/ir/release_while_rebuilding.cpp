@@ -1,5 +1,5 @@
-// ReleaseWhileRebuilding and rebuild_statements (mutator.h): how a pass frees the old version of
-// a function while it builds the new one.
+// ReleaseWhileRebuilding and rebuild_body (mutator.h): how a pass frees the old version of a
+// function while it builds the new one.
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
 
@@ -11,6 +11,15 @@ namespace {
 // per thread: a pass runs on one thread, and compiles on other threads arm their own.
 thread_local const Function* armed_function = nullptr;
 
+// The body of `f`, if `f` is the armed function, nobody claimed it before and the body is a
+// statement list nothing else holds; null otherwise.
+const SeqStmts* claim(const Function& f) {
+  if (armed_function != &f) return nullptr;
+  armed_function = nullptr;
+  if (!f.body || f.body.use_count() != 1) return nullptr;
+  return f.body->as<SeqStmts>();
+}
+
 }  // namespace
 
 ReleaseWhileRebuilding::ReleaseWhileRebuilding(const ProgramPtr& program, const FunctionPtr& f)
@@ -21,37 +30,16 @@ ReleaseWhileRebuilding::ReleaseWhileRebuilding(const ProgramPtr& program, const 
 
 ReleaseWhileRebuilding::~ReleaseWhileRebuilding() { armed_function = previous_; }
 
-const SeqStmts* ReleaseWhileRebuilding::claim(const Function& f) {
-  if (armed_function != &f) return nullptr;
-  armed_function = nullptr;
-  if (!f.body || f.body.use_count() != 1) return nullptr;
-  return f.body->as<SeqStmts>();
-}
-
 StmtPtr rebuild_body(const Function& f, const std::function<StmtPtr(const StmtPtr&)>& rebuild) {
-  const SeqStmts* owned = ReleaseWhileRebuilding::claim(f);
-  if (!owned) return rebuild(f.body);
-  auto stmts = rebuild_statements(*owned, true, rebuild);
-  return stmts ? make_seq(std::move(*stmts), owned->span()) : f.body;
-}
-
-std::optional<std::vector<StmtPtr>> rebuild_statements(
-    const SeqStmts& seq, bool release, const std::function<StmtPtr(const StmtPtr&)>& rebuild) {
+  const SeqStmts* seq = claim(f);
+  if (!seq) return rebuild(f.body);
+  // Nothing but `f` holds the list (claim() checked), and its statements are not const objects:
+  // the list may be emptied in place.
+  auto& old = const_cast<std::vector<StmtPtr>&>(seq->stmts);
   std::vector<StmtPtr> out;
-  out.reserve(seq.stmts.size());
-  bool changed = false;
-  if (!release) {
-    for (const auto& st : seq.stmts) {
-      out.push_back(rebuild(st));
-      changed |= out.back() != st;
-    }
-    if (!changed) return std::nullopt;
-    return out;
-  }
-  // `seq` is held by nothing but the function being rebuilt (claim() checked), and its
-  // statements are not const objects: the list may be emptied in place.
-  auto& old = const_cast<std::vector<StmtPtr>&>(seq.stmts);
+  out.reserve(old.size());
   std::vector<VarPtr> keep_alive;
+  bool changed = false;
   for (auto& slot : old) {
     StmtPtr taken = std::move(slot);
     out.push_back(rebuild(taken));
@@ -67,9 +55,9 @@ std::optional<std::vector<StmtPtr>> rebuild_statements(
   }
   if (!changed) {
     old = std::move(out);
-    return std::nullopt;
+    return f.body;
   }
-  return out;
+  return make_seq(std::move(out), seq->span());
 }
 
 }  // namespace pypto::ir

@@ -1,8 +1,6 @@
 #pragma once
 
 #include <functional>
-#include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "pypto/ir/node_memory.h"
@@ -86,26 +84,17 @@ class ReleaseWhileRebuilding {
   ReleaseWhileRebuilding(const ReleaseWhileRebuilding&) = delete;
   ReleaseWhileRebuilding& operator=(const ReleaseWhileRebuilding&) = delete;
 
-  // The body of `f`, if `f` is the armed function, the body is a statement list nothing else
-  // holds, and nobody claimed it before; null otherwise.
-  static const SeqStmts* claim(const Function& f);
-
  private:
   const Function* previous_;
 };
 
-// `rebuild(f.body)`; or, when `f` is armed (above) and its body is a statement list, the list of
-// `rebuild(statement)` for each statement, releasing the old ones as it goes.
+// `rebuild(f.body)`; or, when `f` is armed (above) and its body is a statement list nothing else
+// holds, the list of `rebuild(statement)` for each statement, each old statement moved out of
+// the list and dropped as soon as its replacement exists. Variables that dropped statements
+// defined stay alive until rebuild_body returns, so no address a pass recorded for an old
+// variable can come back as a new node's during the walk. When every statement came back
+// unchanged, they are put back and `f` is returned as it was.
 StmtPtr rebuild_body(const Function& f, const std::function<StmtPtr(const StmtPtr&)>& rebuild);
-
-// The statements of `seq`, each replaced by `rebuild(statement)`, in order; nullopt when every
-// statement came back unchanged. With `release` (`seq` from ReleaseWhileRebuilding::claim), each
-// old statement is moved out of `seq` and dropped as soon as its replacement exists. Variables
-// that dropped statements defined stay alive until the function returns, so no address a pass
-// recorded for an old variable can come back as a new node's during the walk. When nothing
-// changed, the statements are put back and `seq` is as it was.
-std::optional<std::vector<StmtPtr>> rebuild_statements(
-    const SeqStmts& seq, bool release, const std::function<StmtPtr(const StmtPtr&)>& rebuild);
 
 // Replaces variables by expressions in `s` (a convenience over IRMutator::var_map).
 StmtPtr substitute(const StmtPtr& s, const NodeMap<const Var*, ExprPtr>& map);
