@@ -273,8 +273,10 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads) 
   int code = 1;
   try {
     auto runtime = std::make_unique<TaskRuntime>(options.num_workers);
+    std::optional<TaskRuntime::AwakeCores> awake(std::in_place, *runtime);
     const double cores_ready = profiling::now_seconds();
     RunStats stats = launch_rounds(*runtime, program, params, writable, options, status);
+    awake.reset();
     const double ran = profiling::now_seconds();
     runtime.reset();
     stats.phases = {{"device_process_start", forked_at, started},
@@ -540,12 +542,16 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
   } else {
     runtime = std::make_unique<TaskRuntime>(options.num_workers);
   }
-  const double cores_ready = profiling::now_seconds();
   RunStats stats;
-  try {
-    stats = launch_rounds(*runtime, program, to_pto_args(args), writable, options, nullptr);
-  } catch (const ExecutionError& e) {
-    throw ExecutionError(e.kind(), prefix(options) + e.what());
+  double cores_ready = 0;
+  {
+    const TaskRuntime::AwakeCores awake(*runtime);
+    cores_ready = profiling::now_seconds();
+    try {
+      stats = launch_rounds(*runtime, program, to_pto_args(args), writable, options, nullptr);
+    } catch (const ExecutionError& e) {
+      throw ExecutionError(e.kind(), prefix(options) + e.what());
+    }
   }
   const double ran = profiling::now_seconds();
   kept_runtimes().keep(std::move(runtime));

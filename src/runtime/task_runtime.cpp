@@ -1,6 +1,9 @@
 #include "pypto/runtime/task_runtime.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +17,7 @@
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/thread_pool.h"
 #include "pypto/runtime/tile_isa.h"
+#include "spinning_lock.h"
 
 namespace pypto::runtime {
 namespace {
@@ -66,6 +70,8 @@ class Run {
       : cores_(cores), pool_(pool), observer_(observer), start_ns_(profiling::now_ns()) {}
 
   RunStats execute(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params) {
+    // The orchestration runs here: a worker polling on this CPU would only take it away.
+    pool_.spare_cpu(::sched_getcpu());
     for (const PtoArg& p : params) declare_param(p);
     for (auto& core : cores_) {
       core->run = this;
@@ -143,19 +149,22 @@ class Run {
   void fail(const std::string& message) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_.empty()) error_ = message;
+    failing_.store(true, std::memory_order_release);
   }
   // fail() for the callbacks: if even copying the message fails, the run still fails, with a
   // fixed message (execute() reports it).
   void fail_noexcept(const char* message) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     failed_quietly_ = true;
+    failing_.store(true, std::memory_order_release);
     if (!error_.empty()) return;
     try {
       error_ = message;
     } catch (...) {
     }
   }
-  bool failing() const { return failed_quietly_ || !error_.empty(); }  // mutex_ held
+  // Whether the run has failed (error_ set or fail_noexcept() called); read without mutex_ too.
+  bool failing() const { return failing_.load(std::memory_order_acquire); }
 
   void declare_param(const PtoArg& p) {
     if (p.kind == PTO_ARG_SCALAR || !p.tensor.base) return;
@@ -208,6 +217,7 @@ class Run {
     std::string problem = fn ? tracker_.validate(args, nargs) : "no kernel function";
     if (!problem.empty()) {
       error_ = "submit of " + task_label(*node) + " rejected: " + problem;
+      failing_.store(true, std::memory_order_release);
       return;
     }
     node->args.assign(args, args + nargs);  // the orchestration may reuse its array
@@ -235,11 +245,13 @@ class Run {
   }
 
   void run_task(TaskNode* task, int worker) {
-    bool skip;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      skip = failing();
-      if (!skip) max_running_ = std::max(max_running_, ++running_);
+    // No lock before the kernel: the orchestration holds mutex_ while it submits.
+    const bool skip = failing();
+    if (!skip) {
+      const int running = running_.fetch_add(1, std::memory_order_relaxed) + 1;
+      int most = max_running_.load(std::memory_order_relaxed);
+      while (running > most && !max_running_.compare_exchange_weak(most, running)) {
+      }
     }
     TaskRuntime::Core& core = *cores_[static_cast<size_t>(worker)];
     const double start = since_start();
@@ -260,9 +272,9 @@ class Run {
     }
     const double end = since_start();
 
-    std::lock_guard<std::mutex> lock(mutex_);
+    const std::unique_lock<std::mutex> lock = lock_spinning(mutex_);
     if (!skip) {
-      --running_;
+      running_.fetch_sub(1, std::memory_order_relaxed);
       task->worker = worker;
       task->start = start;
       task->end = end;
@@ -290,7 +302,7 @@ class Run {
     s.num_tasks = static_cast<int64_t>(tasks_.size());
     s.orchestration_seconds = orchestration_end;
     s.wall_seconds = orchestration_end;
-    s.max_parallelism = max_running_;
+    s.max_parallelism = max_running_.load();
     s.origin = static_cast<double>(start_ns_) / 1e9;
     for (const auto& t : tasks_) {
       s.wall_seconds = std::max(s.wall_seconds, t->end);
@@ -312,10 +324,11 @@ class Run {
   std::deque<std::unique_ptr<TaskNode>> tasks_;
   std::vector<Memory> buffers_;
   int64_t unfinished_ = 0;
-  int running_ = 0;
-  int max_running_ = 0;
+  std::atomic<int> running_{0};
+  std::atomic<int> max_running_{0};
   std::string error_;            // the first failure; later ones are consequences
   bool failed_quietly_ = false;  // fail_noexcept() was called (error_ may have stayed empty)
+  std::atomic<bool> failing_{false};
 };
 
 }  // namespace
@@ -415,6 +428,12 @@ void TaskRuntime::warm_up() {
 }
 
 TaskRuntime::~TaskRuntime() = default;
+
+TaskRuntime::AwakeCores::AwakeCores(TaskRuntime& runtime) : pool_(*runtime.pool_) {
+  pool_.stay_awake(::sched_getcpu());
+}
+
+TaskRuntime::AwakeCores::~AwakeCores() { pool_.let_sleep(); }
 
 int TaskRuntime::num_workers() const { return static_cast<int>(cores_.size()); }
 

@@ -3,20 +3,23 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
+#include "spinning_lock.h"
+
 namespace pypto::runtime {
 namespace {
 
-// The CPUs the workers are pinned to, one each, or none (not pinned) when the process may use
-// fewer CPUs than there are workers or PYPTO_PIN_WORKERS=0 (for machines shared with other
-// pinned work). Unpinned, Linux placed the workers of a run on the same CPU when the thread
-// starting the run was busy on the other one, and did not move either within a run of a
-// millisecond or two: in a traced 2-core in-process matmul both workers queued on CPU 1 for
-// 1.7 ms while CPU 0 sat idle, one of them doing 15 of the 16 tasks. The CPU the constructing
+// The CPUs the process may use, in the order the workers are pinned to them, one each (the rest
+// stay free), or none (not pinned) when there are fewer than workers or PYPTO_PIN_WORKERS=0 (for
+// machines shared with other pinned work). Unpinned, Linux placed the workers of a run on the same
+// CPU when the thread starting the run was busy on the other one, and did not move either within a
+// run of a millisecond or two: in a traced 2-core in-process matmul both workers queued on CPU 1
+// for 1.7 ms while CPU 0 sat idle, one of them doing 15 of the 16 tasks. The CPU the constructing
 // thread runs on comes last, so that fewer workers than CPUs leave it to that thread, which
 // goes on to run the orchestration.
 std::vector<int> worker_cpus(int count) {
@@ -31,17 +34,16 @@ std::vector<int> worker_cpus(int count) {
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
     if (CPU_ISSET(cpu, &allowed) && cpu != mine) cpus.push_back(cpu);
   if (mine >= 0 && CPU_ISSET(mine, &allowed)) cpus.push_back(mine);
-  cpus.resize(static_cast<size_t>(count));
   return cpus;
 }
 
-// Pins the calling thread to `cpu` (-1: leaves it); returns the CPU it is pinned to, or -1.
-int pin_to(int cpu) {
+// Pins `thread` to `cpu` (-1: leaves it); returns the CPU it is pinned to, or -1.
+int pin_to(pthread_t thread, int cpu) {
   if (cpu < 0) return -1;
   cpu_set_t own;
   CPU_ZERO(&own);
   CPU_SET(cpu, &own);
-  return ::pthread_setaffinity_np(::pthread_self(), sizeof(own), &own) == 0 ? cpu : -1;
+  return ::pthread_setaffinity_np(thread, sizeof(own), &own) == 0 ? cpu : -1;
 }
 
 // Writes one byte per page of the top of the calling thread's stack, so that the kernels a
@@ -55,6 +57,11 @@ int pin_to(int cpu) {
   asm volatile("" : : "r"(frame) : "memory");  // the writes must happen
 }
 
+// How long an idle worker polls in an awake stretch before it sleeps after all: long enough for
+// the gaps between tasks and between the launches of a benchmark, short enough that a run whose
+// tasks leave a core idle for long does not keep its CPU busy for nothing.
+constexpr auto kPollTime = std::chrono::milliseconds(5);
+
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -66,6 +73,7 @@ ThreadPool::ThreadPool(int num_threads) {
     const int cpu = cpus.empty() ? -1 : cpus[static_cast<size_t>(i)];
     threads_.emplace_back([this, i, cpu] { worker_loop(i, cpu); });
   }
+  if (!cpus.empty()) free_cpus_.assign(cpus.begin() + num_threads, cpus.end());
   // Starting a thread and moving it to its CPU took longer than a 512³ matmul's first task then
   // waited for it (about 0.1 ms of a 1 ms run): that is setting up the device, not the run.
   std::unique_lock<std::mutex> lock(mutex_);
@@ -77,11 +85,18 @@ ThreadPool::~ThreadPool() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
     for (auto& w : workers_) {
+      w->poll.store(false, std::memory_order_relaxed);
       w->sleeping = false;
       w->wake.notify_one();
     }
   }
   for (auto& t : threads_) t.join();
+}
+
+size_t ThreadPool::polling_workers() const {
+  size_t n = 0;
+  for (const auto& w : workers_) n += w->polling ? 1 : 0;
+  return n;
 }
 
 void ThreadPool::wake_sleepers(size_t jobs, int own_cpu) {
@@ -97,17 +112,86 @@ void ThreadPool::wake_sleepers(size_t jobs, int own_cpu) {
 void ThreadPool::post(Job job, bool spare_my_cpu) {
   std::lock_guard<std::mutex> lock(mutex_);
   queue_.push_back(std::move(job));
-  wake_sleepers(1, spare_my_cpu ? ::sched_getcpu() : -1);
+  queued_.store(queue_.size(), std::memory_order_release);
+  // A polling worker takes the job by itself.
+  if (queue_.size() > polling_workers()) wake_sleepers(1, spare_my_cpu ? ::sched_getcpu() : -1);
 }
 
 void ThreadPool::wake_idle() {
   std::lock_guard<std::mutex> lock(mutex_);
-  wake_sleepers(queue_.size(), -1);
+  if (awake_) set_polling(-1);
+  const size_t polling = polling_workers();
+  if (queue_.size() > polling) wake_sleepers(queue_.size() - polling, -1);
+}
+
+void ThreadPool::set_polling(int spare_cpu) {
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    Worker& w = *workers_[i];
+    if (w.cpu < 0 || w.cpu != spare_cpu || free_cpus_.empty()) continue;
+    // A CPU no worker has: the worker moves there rather than sleep through the orchestration
+    // (with one worker on two CPUs, the first task otherwise waited for the orchestration's end).
+    const int to = free_cpus_.back();
+    if (pin_to(threads_[i].native_handle(), to) == to) {
+      free_cpus_.back() = w.cpu;
+      w.cpu = to;
+    }
+  }
+  for (auto& w : workers_) {
+    const bool poll = w->cpu >= 0 && w->cpu != spare_cpu;
+    w->poll.store(poll, std::memory_order_relaxed);
+    if (poll && w->sleeping) {
+      w->sleeping = false;
+      w->wake.notify_one();
+    }
+  }
+}
+
+void ThreadPool::stay_awake(int spare_cpu) {
+  size_t expected = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    awake_ = true;
+    set_polling(spare_cpu);
+    for (auto& w : workers_) expected += w->poll.load(std::memory_order_relaxed) ? 1 : 0;
+  }
+  // The woken workers' CPUs may take a while to run them; that belongs to getting the cores
+  // ready, not to the launch that follows.
+  const auto give_up = std::chrono::steady_clock::now() + kPollTime;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (polling_workers() >= expected || !queue_.empty()) return;
+    }
+    if (std::chrono::steady_clock::now() > give_up) return;
+    std::this_thread::yield();
+  }
+}
+
+void ThreadPool::spare_cpu(int cpu) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (awake_) set_polling(cpu);
+}
+
+void ThreadPool::let_sleep() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  awake_ = false;
+  for (auto& w : workers_) w->poll.store(false, std::memory_order_relaxed);
+}
+
+bool ThreadPool::poll_for_jobs(const Worker& self) const {
+  const auto give_up = std::chrono::steady_clock::now() + kPollTime;
+  for (unsigned spins = 1;; ++spins) {
+    if (queued_.load(std::memory_order_acquire) != 0) return false;
+    if (!self.poll.load(std::memory_order_relaxed)) return false;
+    cpu_relax();
+    // A clock read costs far more than a pause: look at it now and then.
+    if (spins % 256 == 0 && std::chrono::steady_clock::now() > give_up) return true;
+  }
 }
 
 void ThreadPool::worker_loop(int index, int cpu) {
   Worker& self = *workers_[static_cast<size_t>(index)];
-  const int pinned = pin_to(cpu);
+  const int pinned = pin_to(::pthread_self(), cpu);
   prefault_stack();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -118,14 +202,24 @@ void ThreadPool::worker_loop(int index, int cpu) {
   for (;;) {
     Job job;
     {
-      std::unique_lock<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock = lock_spinning(mutex_);
       while (!stopping_ && queue_.empty()) {
+        if (self.poll.load(std::memory_order_relaxed)) {
+          self.polling = true;
+          lock.unlock();
+          const bool time_up = poll_for_jobs(self);
+          lock.lock();
+          self.polling = false;
+          if (time_up) self.poll.store(false, std::memory_order_relaxed);
+          continue;
+        }
         self.sleeping = true;
         self.wake.wait(lock, [&self] { return !self.sleeping; });
       }
       if (queue_.empty()) return;  // stopping and drained
       job = std::move(queue_.front());
       queue_.pop_front();
+      queued_.store(queue_.size(), std::memory_order_relaxed);
     }
     job(index);
   }

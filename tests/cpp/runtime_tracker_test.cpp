@@ -1,11 +1,17 @@
 // Dependency inference and the worker pool, without compiling anything.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <set>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "pypto/runtime/dependency_tracker.h"
@@ -206,6 +212,79 @@ TEST(ThreadPool, JobsThatSpareTheCallersCpuRunAfterWakeIdle) {
     EXPECT_TRUE(all_done.wait_for(lock, std::chrono::seconds(30), [&] { return done == 8; }))
         << workers << " workers ran " << done << " of 8 jobs";
   }
+}
+
+// Threads of this process the kernel has running or ready to run (state R), from /proc.
+int running_threads() {
+  int running = 0;
+  DIR* dir = ::opendir("/proc/self/task");
+  if (dir == nullptr) return -1;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream stat(std::string("/proc/self/task/") + entry->d_name + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t name_end = line.rfind(')');  // the state follows the parenthesised name
+    if (name_end != std::string::npos && name_end + 2 < line.size() && line[name_end + 2] == 'R')
+      ++running;
+  }
+  ::closedir(dir);
+  return running;
+}
+
+// Polls running_threads() until it equals `expected` or a few seconds pass; returns the last count.
+int wait_for_running_threads(int expected) {
+  int seen = -1;
+  for (int i = 0; i < 500 && seen != expected; ++i) {
+    seen = running_threads();
+    if (seen != expected) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return seen;
+}
+
+int allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+// In an awake stretch a pinned worker polls (it stays runnable, no sleep) and is back asleep once
+// the stretch ends; the test thread itself is the other running thread. With a single CPU the
+// worker is not pinned and must never poll.
+TEST(ThreadPool, AnAwakeStretchKeepsPinnedWorkersPollingUntilLetSleep) {
+  ThreadPool pool(1);
+  const int worker_polls = allowed_cpus() >= 2 ? 1 : 0;
+  EXPECT_EQ(wait_for_running_threads(1), 1) << "the idle worker should sleep";
+  // Checked right away, as the worker stops polling by itself after a few milliseconds without
+  // jobs; a busy machine may keep this thread from looking in time, hence a few tries.
+  int running = -1;
+  for (int attempt = 0; attempt < 5 && running != 1 + worker_polls; ++attempt) {
+    pool.stay_awake(::sched_getcpu());
+    running = running_threads();
+  }
+  EXPECT_EQ(running, 1 + worker_polls);
+  std::atomic<int> ran{0};
+  pool.post([&](int) { ran.fetch_add(1); });
+  for (int i = 0; i < 3000 && ran.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(ran.load(), 1);
+  pool.let_sleep();
+  EXPECT_EQ(wait_for_running_threads(1), 1) << "the worker should sleep after let_sleep()";
+}
+
+// A polling worker that finds no job for a while sleeps although the stretch goes on: a run
+// whose tasks leave a core idle must not keep its CPU busy.
+TEST(ThreadPool, APollingWorkerSleepsAfterAWhileWithoutJobs) {
+  ThreadPool pool(1);
+  pool.stay_awake(::sched_getcpu());
+  EXPECT_EQ(wait_for_running_threads(1), 1) << "the worker should stop polling on its own";
+  // Jobs still run, after a wake-up.
+  std::atomic<int> ran{0};
+  pool.post([&](int) { ran.fetch_add(1); });
+  for (int i = 0; i < 3000 && ran.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(ran.load(), 1);
+  pool.let_sleep();
 }
 
 }  // namespace

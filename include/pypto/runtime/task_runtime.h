@@ -122,6 +122,22 @@ class TaskRuntime {
 
   struct Core;  // one simulated core: its memory and the task it runs
 
+  // While one exists, the cores' idle workers poll for tasks instead of sleeping (see
+  // ThreadPool::stay_awake; not on the CPU of the thread that made it, which runs the
+  // orchestrations). The device holds one from getting its cores ready until its launches are
+  // done, so that a launch does not wait for sleeping threads to wake, and the wait for them shows
+  // in getting the cores ready.
+  class AwakeCores {
+   public:
+    explicit AwakeCores(TaskRuntime& runtime);
+    AwakeCores(const AwakeCores&) = delete;
+    AwakeCores& operator=(const AwakeCores&) = delete;
+    ~AwakeCores();
+
+   private:
+    ThreadPool& pool_;
+  };
+
  private:
   // Runs a few small tasks once, when the device is set up, so that a program's run does not
   // pay for what only a first run pays: the runtime's code paged in, and heap pages the

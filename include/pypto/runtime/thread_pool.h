@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -33,25 +34,55 @@ class ThreadPool {
   // orchestration) would then wait for that worker's job. Such a job waits for a busy worker or
   // for wake_idle().
   void post(Job job, bool spare_my_cpu = false);
-  // Wakes idle workers for the jobs still queued (after posts that spared the caller's CPU).
+  // Wakes idle workers for the jobs still queued (after posts that spared the caller's CPU); in
+  // an awake stretch, every worker then polls.
   void wake_idle();
+
+  // An awake stretch: until let_sleep(), idle workers pinned to a CPU of their own poll the
+  // queue instead of sleeping, so that a job posted to them starts within a microsecond or two.
+  // Woken from sleep, a worker took 20-70 µs to start its first task, and after 50 ms of rest
+  // sometimes 1.5-4 ms (its virtual CPU had been descheduled), in a 512³ matmul of 0.9-1.4 ms.
+  // The worker on `spare_cpu` (the caller's, which goes on to run the orchestration) moves to a
+  // CPU no worker has, if there is one, or else keeps sleeping: polling there would take the CPU
+  // from the caller. Returns when the polling workers
+  // poll (or after a few milliseconds, if the system does not run them). Unpinned workers (more
+  // workers than CPUs, or PYPTO_PIN_WORKERS=0) never poll: they would take CPUs from each other.
+  void stay_awake(int spare_cpu);
+  // In an awake stretch, the worker on `cpu` moves or stops polling as in stay_awake (the caller
+  // is about to run there) and the others poll. Nothing otherwise.
+  void spare_cpu(int cpu);
+  // Ends the awake stretch: polling workers go back to sleep.
+  void let_sleep();
 
  private:
   struct Worker {
     std::condition_variable wake;
     bool sleeping = false;  // waits on `wake`; cleared by the one who wakes it
+    bool polling = false;   // spinning on queued_ outside the mutex (set and cleared under it)
     int cpu = -1;           // pinned to, or -1
+    // Poll rather than sleep when idle. Written under the mutex, read by the polling worker.
+    std::atomic<bool> poll{false};
   };
   void worker_loop(int index, int cpu);  // worker `index`, to be pinned to `cpu` (-1: not)
+  // Spins until a job is queued, `self.poll` is cleared or the polling time is up; returns
+  // whether the time is up. Called without the mutex.
+  bool poll_for_jobs(const Worker& self) const;
+  size_t polling_workers() const;  // mutex_ held
   // Wakes up to `jobs` sleeping workers, none on `own_cpu` (-1: any). mutex_ held.
   void wake_sleepers(size_t jobs, int own_cpu);
+  // In an awake stretch, sets which workers poll: every pinned one but that on `spare_cpu`,
+  // which first moves to a free CPU if there is one; wakes those asleep. mutex_ held.
+  void set_polling(int spare_cpu);
 
   std::mutex mutex_;
   std::condition_variable ready_;  // a worker started (the constructor waits for all)
   int started_ = 0;
   std::deque<Job> queue_;
+  std::atomic<size_t> queued_{0};  // queue_.size(), for polling workers
+  bool awake_ = false;             // in an awake stretch (stay_awake .. let_sleep)
   bool stopping_ = false;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<int> free_cpus_;  // CPUs the process may use that no worker is pinned to
   std::vector<std::thread> threads_;
 };
 
