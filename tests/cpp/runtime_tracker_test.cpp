@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -242,6 +243,16 @@ int wait_for_running_threads(int expected) {
   return seen;
 }
 
+// Posts a job and waits up to a few seconds for it to run.
+bool a_posted_job_runs(ThreadPool& pool) {
+  // Shared: a job that runs only after the wait gave up must not write into a dead frame.
+  auto ran = std::make_shared<std::atomic<bool>>(false);
+  pool.post([ran](int) { ran->store(true); });
+  for (int i = 0; i < 3000 && !ran->load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return ran->load();
+}
+
 int allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -263,11 +274,7 @@ TEST(ThreadPool, AnAwakeStretchKeepsPinnedWorkersPollingUntilLetSleep) {
     running = running_threads();
   }
   EXPECT_EQ(running, 1 + worker_polls);
-  std::atomic<int> ran{0};
-  pool.post([&](int) { ran.fetch_add(1); });
-  for (int i = 0; i < 3000 && ran.load() == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(ran.load(), 1);
+  EXPECT_TRUE(a_posted_job_runs(pool));
   pool.let_sleep();
   EXPECT_EQ(wait_for_running_threads(1), 1) << "the worker should sleep after let_sleep()";
 }
@@ -278,12 +285,7 @@ TEST(ThreadPool, APollingWorkerSleepsAfterAWhileWithoutJobs) {
   ThreadPool pool(1);
   pool.stay_awake(::sched_getcpu());
   EXPECT_EQ(wait_for_running_threads(1), 1) << "the worker should stop polling on its own";
-  // Jobs still run, after a wake-up.
-  std::atomic<int> ran{0};
-  pool.post([&](int) { ran.fetch_add(1); });
-  for (int i = 0; i < 3000 && ran.load() == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(ran.load(), 1);
+  EXPECT_TRUE(a_posted_job_runs(pool)) << "after a wake-up";
   pool.let_sleep();
 }
 
