@@ -110,8 +110,14 @@ def test_self_time_and_list_view():
     # A column header, then one row per name, sorted by self time.
     header = lines.index("  name                            count     total      self   self%")
     rows = [line.split() for line in lines[header + 1:] if line.startswith("  ")]
-    assert [row[:2] for row in rows] == [["inner", "2"], ["outer", "1"]]
-    assert float(rows[0][-1].rstrip("%")) > 90.0 > float(rows[1][-1].rstrip("%"))
+    percents = [float(row[-1].rstrip("%")) for row in rows]
+    assert percents == sorted(percents, reverse=True)
+    # The time outside the stages (entering the profiler, leaving it) has a row of its own when
+    # there is any; on a busy machine it can outweigh either stage's own time, so it may come
+    # anywhere in the list.
+    named = [row for row in rows if row[0] != "(untracked)"]
+    assert [row[:2] for row in named] == [["inner", "2"], ["outer", "1"]]
+    assert float(named[0][-1].rstrip("%")) > 10 * float(named[1][-1].rstrip("%"))
     assert prof.summary(view="tree") == prof.summary()
     with pytest.raises(ValueError, match="'tree' or 'list'"):
         prof.summary(view="flat")
