@@ -394,11 +394,19 @@ std::vector<VerificationProblem> check_properties(const Program& program, IRProp
   return problems;
 }
 
-void verify_program(const Program& program, IRProperties properties, std::string_view pass_name) {
-  auto problems = check_properties(program, properties);
+namespace {
+
+// Throws VerificationError for the first of `problems`, if any, naming the pass it followed.
+void throw_first(const std::vector<VerificationProblem>& problems, std::string_view pass_name) {
   if (problems.empty()) return;
   throw VerificationError(problems.front().span,
                           "after " + std::string(pass_name) + ": " + problems.front().message);
+}
+
+}  // namespace
+
+void verify_program(const Program& program, IRProperties properties, std::string_view pass_name) {
+  throw_first(check_properties(program, properties), pass_name);
 }
 
 void VerificationMemory::verify(const Program& program, IRProperties properties,
@@ -408,11 +416,7 @@ void VerificationMemory::verify(const Program& program, IRProperties properties,
     if (entry.function.lock() != f) entry = Entry{f, 0};
     const IRProperties to_check = properties & ~(entry.properties & kFunctionLocalProperties);
     if (to_check == 0) continue;
-    auto problems = check_function(program, *f, to_check);
-    if (!problems.empty()) {
-      throw VerificationError(problems.front().span,
-                              "after " + std::string(pass_name) + ": " + problems.front().message);
-    }
+    throw_first(check_function(program, *f, to_check), pass_name);
     entry.properties |= to_check;
   }
 }

@@ -273,10 +273,13 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads) 
   int code = 1;
   try {
     auto runtime = std::make_unique<TaskRuntime>(options.num_workers);
-    std::optional<TaskRuntime::AwakeCores> awake(std::in_place, *runtime);
-    const double cores_ready = profiling::now_seconds();
-    RunStats stats = launch_rounds(*runtime, program, params, writable, options, status);
-    awake.reset();
+    RunStats stats;
+    double cores_ready = 0;
+    {
+      const TaskRuntime::AwakeCores awake(*runtime);
+      cores_ready = profiling::now_seconds();
+      stats = launch_rounds(*runtime, program, params, writable, options, status);
+    }
     const double ran = profiling::now_seconds();
     runtime.reset();
     stats.phases = {{"device_process_start", forked_at, started},

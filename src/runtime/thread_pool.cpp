@@ -86,11 +86,15 @@ ThreadPool::~ThreadPool() {
     stopping_ = true;
     for (auto& w : workers_) {
       w->poll.store(false, std::memory_order_relaxed);
-      w->sleeping = false;
-      w->wake.notify_one();
+      wake(*w);
     }
   }
   for (auto& t : threads_) t.join();
+}
+
+void ThreadPool::wake(Worker& w) {
+  w.sleeping = false;
+  w.wake.notify_one();
 }
 
 size_t ThreadPool::polling_workers() const {
@@ -103,8 +107,7 @@ void ThreadPool::wake_sleepers(size_t jobs, int own_cpu) {
   for (auto& w : workers_) {
     if (jobs == 0) return;
     if (!w->sleeping || (own_cpu >= 0 && w->cpu == own_cpu)) continue;
-    w->sleeping = false;
-    w->wake.notify_one();
+    wake(*w);
     --jobs;
   }
 }
@@ -139,10 +142,7 @@ void ThreadPool::set_polling(int spare_cpu) {
   for (auto& w : workers_) {
     const bool poll = w->cpu >= 0 && w->cpu != spare_cpu;
     w->poll.store(poll, std::memory_order_relaxed);
-    if (poll && w->sleeping) {
-      w->sleeping = false;
-      w->wake.notify_one();
-    }
+    if (poll) wake(*w);
   }
 }
 

@@ -67,6 +67,7 @@ class ThreadPool {
   // Spins until a job is queued, `self.poll` is cleared or the polling time is up; returns
   // whether the time is up. Called without the mutex.
   bool poll_for_jobs(const Worker& self) const;
+  static void wake(Worker& w);     // wakes `w` if it sleeps (a no-op otherwise); mutex_ held
   size_t polling_workers() const;  // mutex_ held
   // Wakes up to `jobs` sleeping workers, none on `own_cpu` (-1: any). mutex_ held.
   void wake_sleepers(size_t jobs, int own_cpu);
