@@ -99,6 +99,9 @@ class SlotObserver : public TaskObserver {
   void task_finished(int worker, const TaskView& task) noexcept override {
     if (next_) next_->task_finished(worker, task);
     status_->slots()[worker].busy.store(0);
+    // The orchestration's thread runs tasks too (ThreadPool::work_in_place): a crash after its
+    // task is the runtime's, not that core's.
+    t_worker = SharedStatus::kOrchestration;
   }
 
  private:
@@ -276,7 +279,7 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads) 
     RunStats stats;
     double cores_ready = 0;
     {
-      const TaskRuntime::AwakeCores awake(*runtime);
+      const TaskRuntime::AwakeCores awake(*runtime, /*inputs_in_cache=*/false);
       cores_ready = profiling::now_seconds();
       stats = launch_rounds(*runtime, program, params, writable, options, status);
     }
@@ -548,7 +551,7 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
   RunStats stats;
   double cores_ready = 0;
   {
-    const TaskRuntime::AwakeCores awake(*runtime);
+    const TaskRuntime::AwakeCores awake(*runtime, /*inputs_in_cache=*/true);
     cores_ready = profiling::now_seconds();
     try {
       stats = launch_rounds(*runtime, program, to_pto_args(args), writable, options, nullptr);

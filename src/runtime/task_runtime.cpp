@@ -89,7 +89,11 @@ class Run {
       fail("the orchestration threw an exception");
     }
     const double orchestration_end = since_start();
-    pool_.wake_idle();
+    // This thread has nothing else to do: it runs the tasks of its CPU's core, whose operands it
+    // has in cache (ThreadPool::work_in_place). It leaves that core's worker asleep: woken, the
+    // worker would poll on this thread's CPU (a later task wakes it). Otherwise the workers
+    // spared during the orchestration are woken now.
+    if (!pool_.work_in_place()) pool_.wake_idle();
     if (rc != 0) fail("the orchestration returned error code " + std::to_string(rc));
 
     std::unique_lock<std::mutex> lock(mutex_);
@@ -429,8 +433,9 @@ void TaskRuntime::warm_up() {
 
 TaskRuntime::~TaskRuntime() = default;
 
-TaskRuntime::AwakeCores::AwakeCores(TaskRuntime& runtime) : pool_(*runtime.pool_) {
-  pool_.stay_awake(::sched_getcpu());
+TaskRuntime::AwakeCores::AwakeCores(TaskRuntime& runtime, bool inputs_in_cache)
+    : pool_(*runtime.pool_) {
+  pool_.stay_awake(::sched_getcpu(), inputs_in_cache);
 }
 
 TaskRuntime::AwakeCores::~AwakeCores() { pool_.let_sleep(); }

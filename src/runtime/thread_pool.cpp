@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -106,7 +107,7 @@ size_t ThreadPool::polling_workers() const {
 void ThreadPool::wake_sleepers(size_t jobs, int own_cpu) {
   for (auto& w : workers_) {
     if (jobs == 0) return;
-    if (!w->sleeping || (own_cpu >= 0 && w->cpu == own_cpu)) continue;
+    if (!w->sleeping || w->lent || (own_cpu >= 0 && w->cpu == own_cpu)) continue;
     wake(*w);
     --jobs;
   }
@@ -127,30 +128,45 @@ void ThreadPool::wake_idle() {
   if (queue_.size() > polling) wake_sleepers(queue_.size() - polling, -1);
 }
 
+void ThreadPool::move_worker(size_t index, std::vector<int>::iterator free_cpu) {
+  Worker& w = *workers_[index];
+  if (pin_to(threads_[index].native_handle(), *free_cpu) != *free_cpu) return;
+  std::swap(w.cpu, *free_cpu);
+}
+
 void ThreadPool::set_polling(int spare_cpu) {
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    Worker& w = *workers_[i];
-    if (w.cpu < 0 || w.cpu != spare_cpu || free_cpus_.empty()) continue;
-    // A CPU no worker has: the worker moves there rather than sleep through the orchestration
-    // (with one worker on two CPUs, the first task otherwise waited for the orchestration's end).
-    const int to = free_cpus_.back();
-    if (pin_to(threads_[i].native_handle(), to) == to) {
-      free_cpus_.back() = w.cpu;
-      w.cpu = to;
+  if (spare_cpu >= 0 && !free_cpus_.empty()) {
+    if (caller_in_place_) {
+      // The caller's CPU is free: the last pinned worker moves there, for the caller to take its
+      // place after the orchestration (work_in_place says why).
+      const auto free = std::find(free_cpus_.begin(), free_cpus_.end(), spare_cpu);
+      for (size_t i = workers_.size(); free != free_cpus_.end() && i-- > 0;) {
+        if (workers_[i]->cpu < 0 || workers_[i]->lent) continue;
+        move_worker(i, free);
+        break;
+      }
+    } else {
+      // The worker on the caller's CPU moves to a free one rather than sleep through the
+      // orchestration (with one worker on two CPUs, the first task otherwise waited for the
+      // orchestration's end).
+      for (size_t i = 0; i < workers_.size(); ++i) {
+        if (workers_[i]->cpu == spare_cpu) move_worker(i, free_cpus_.end() - 1);
+      }
     }
   }
   for (auto& w : workers_) {
-    const bool poll = w->cpu >= 0 && w->cpu != spare_cpu;
+    const bool poll = w->cpu >= 0 && w->cpu != spare_cpu && !w->lent;
     w->poll.store(poll, std::memory_order_relaxed);
     if (poll) wake(*w);
   }
 }
 
-void ThreadPool::stay_awake(int spare_cpu) {
+void ThreadPool::stay_awake(int spare_cpu, bool caller_in_place) {
   size_t expected = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     awake_ = true;
+    caller_in_place_ = caller_in_place;
     set_polling(spare_cpu);
     for (auto& w : workers_) expected += w->poll.load(std::memory_order_relaxed) ? 1 : 0;
   }
@@ -178,6 +194,30 @@ void ThreadPool::let_sleep() {
   for (auto& w : workers_) w->poll.store(false, std::memory_order_relaxed);
 }
 
+bool ThreadPool::work_in_place() {
+  const int cpu = ::sched_getcpu();
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!awake_ || !caller_in_place_) return false;
+  size_t index = 0;
+  while (index < workers_.size() && (cpu < 0 || workers_[index]->cpu != cpu)) ++index;
+  if (index == workers_.size()) return false;
+  Worker& absent = *workers_[index];
+  // Not inside a job; under the mutex, once lent, it cannot start one.
+  if (absent.in_job) return false;
+  absent.lent = true;
+  absent.poll.store(false, std::memory_order_relaxed);
+  while (!queue_.empty()) {
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    queued_.store(queue_.size(), std::memory_order_relaxed);
+    lock.unlock();
+    job(static_cast<int>(index));
+    lock = lock_spinning(mutex_);
+  }
+  absent.lent = false;
+  return true;
+}
+
 bool ThreadPool::poll_for_jobs(const Worker& self) const {
   const auto give_up = std::chrono::steady_clock::now() + kPollTime;
   for (unsigned spins = 1;; ++spins) {
@@ -203,7 +243,9 @@ void ThreadPool::worker_loop(int index, int cpu) {
     Job job;
     {
       std::unique_lock<std::mutex> lock = lock_spinning(mutex_);
-      while (!stopping_ && queue_.empty()) {
+      self.in_job = false;
+      // A lent worker takes no jobs: the caller takes them in its place (work_in_place).
+      while (!stopping_ && (self.lent || queue_.empty())) {
         if (self.poll.load(std::memory_order_relaxed)) {
           self.polling = true;
           lock.unlock();
@@ -220,6 +262,7 @@ void ThreadPool::worker_loop(int index, int cpu) {
       job = std::move(queue_.front());
       queue_.pop_front();
       queued_.store(queue_.size(), std::memory_order_relaxed);
+      self.in_job = true;
     }
     job(index);
   }

@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -14,6 +16,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "pypto/runtime/dependency_tracker.h"
@@ -371,7 +374,7 @@ TEST(ThreadPool, AnAwakeStretchKeepsPinnedWorkersPollingUntilLetSleep) {
   // jobs; a busy machine may keep this thread from looking in time, hence a few tries.
   int running = -1;
   for (int attempt = 0; attempt < 5 && running != 1 + worker_polls; ++attempt) {
-    pool.stay_awake(::sched_getcpu());
+    pool.stay_awake(::sched_getcpu(), /*caller_in_place=*/false);
     running = running_threads();
   }
   EXPECT_EQ(running, 1 + worker_polls);
@@ -384,9 +387,74 @@ TEST(ThreadPool, AnAwakeStretchKeepsPinnedWorkersPollingUntilLetSleep) {
 // whose tasks leave a core idle must not keep its CPU busy.
 TEST(ThreadPool, APollingWorkerSleepsAfterAWhileWithoutJobs) {
   ThreadPool pool(1);
-  pool.stay_awake(::sched_getcpu());
+  pool.stay_awake(::sched_getcpu(), /*caller_in_place=*/false);
   EXPECT_EQ(wait_for_running_threads(1), 1) << "the worker should stop polling on its own";
   EXPECT_TRUE(a_posted_job_runs(pool)) << "after a wake-up";
+  pool.let_sleep();
+}
+
+// Pins the calling thread to the CPU it runs on until destroyed, so that "the caller's CPU"
+// stays one CPU for a test.
+class PinnedHere {
+ public:
+  PinnedHere() {
+    CPU_ZERO(&before_);
+    ::pthread_getaffinity_np(::pthread_self(), sizeof(before_), &before_);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(::sched_getcpu(), &one);
+    ::pthread_setaffinity_np(::pthread_self(), sizeof(one), &one);
+  }
+  ~PinnedHere() { ::pthread_setaffinity_np(::pthread_self(), sizeof(before_), &before_); }
+
+ private:
+  cpu_set_t before_;
+};
+
+// With one worker on two CPUs, the stretch puts the worker on the caller's CPU, asleep, and
+// work_in_place() runs the queued jobs and those they queue on the calling thread, as worker 0;
+// after it the worker takes jobs again. With one CPU the worker is not pinned: nothing in place.
+TEST(ThreadPool, TheCallerRunsTheQueuedJobsInPlaceOfTheWorkerOnItsCpu) {
+  const char* pinning = std::getenv("PYPTO_PIN_WORKERS");
+  const bool pinned = allowed_cpus() >= 2 && !(pinning && std::string(pinning) == "0");
+  ThreadPool pool(1);
+  const PinnedHere here;  // after the pool: its workers are pinned to the process's CPUs
+  pool.stay_awake(::sched_getcpu(), /*caller_in_place=*/true);
+  std::mutex mutex;
+  std::vector<std::pair<std::thread::id, int>> ran;
+  auto job = [&](int worker) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ran.emplace_back(std::this_thread::get_id(), worker);
+  };
+  for (int i = 0; i < 3; ++i) pool.post(job, /*spare_my_cpu=*/true);
+  pool.post(
+      [&](int worker) {
+        job(worker);
+        pool.post(job, /*spare_my_cpu=*/true);  // queued while the caller works in place
+      },
+      /*spare_my_cpu=*/true);
+  const bool in_place = pool.work_in_place();
+  if (pinned) {
+    ASSERT_TRUE(in_place);
+    ASSERT_EQ(ran.size(), 5u);
+    for (const auto& [thread, worker] : ran) {
+      EXPECT_EQ(thread, std::this_thread::get_id());
+      EXPECT_EQ(worker, 0);
+    }
+  } else {
+    EXPECT_FALSE(in_place);
+    pool.wake_idle();
+  }
+  EXPECT_TRUE(a_posted_job_runs(pool)) << "the worker takes jobs again";
+  pool.let_sleep();
+}
+
+// Without caller_in_place (the isolated device process) the caller never runs jobs.
+TEST(ThreadPool, NoWorkInPlaceUnlessTheStretchAsksForIt) {
+  ThreadPool pool(1);
+  EXPECT_FALSE(pool.work_in_place()) << "outside an awake stretch";
+  pool.stay_awake(::sched_getcpu(), /*caller_in_place=*/false);
+  EXPECT_FALSE(pool.work_in_place());
   pool.let_sleep();
 }
 

@@ -126,10 +126,13 @@ class TaskRuntime {
   // ThreadPool::stay_awake; not on the CPU of the thread that made it, which runs the
   // orchestrations). The device holds one from getting its cores ready until its launches are
   // done, so that a launch does not wait for sleeping threads to wake, and the wait for them shows
-  // in getting the cores ready.
+  // in getting the cores ready. `inputs_in_cache`: the thread that made it has just written the
+  // launches' inputs (a run in the caller's process), so after each orchestration it runs the
+  // tasks of its own CPU's core (ThreadPool::work_in_place); not so in the isolated device
+  // process, whose inputs the caller wrote on another CPU.
   class AwakeCores {
    public:
-    explicit AwakeCores(TaskRuntime& runtime);
+    AwakeCores(TaskRuntime& runtime, bool inputs_in_cache);
     AwakeCores(const AwakeCores&) = delete;
     AwakeCores& operator=(const AwakeCores&) = delete;
     ~AwakeCores();

@@ -42,17 +42,30 @@ class ThreadPool {
   // queue instead of sleeping, so that a job posted to them starts within a microsecond or two.
   // Woken from sleep, a worker took 20-70 µs to start its first task, and after 50 ms of rest
   // sometimes 1.5-4 ms (its virtual CPU had been descheduled), in a 512³ matmul of 0.9-1.4 ms.
-  // The worker on `spare_cpu` (the caller's, which goes on to run the orchestration) moves to a
-  // CPU no worker has, if there is one, or else keeps sleeping: polling there would take the CPU
-  // from the caller. Returns when the polling workers
-  // poll (or after a few milliseconds, if the system does not run them). Unpinned workers (more
-  // workers than CPUs, or PYPTO_PIN_WORKERS=0) never poll: they would take CPUs from each other.
-  void stay_awake(int spare_cpu);
-  // In an awake stretch, the worker on `cpu` moves or stops polling as in stay_awake (the caller
-  // is about to run there) and the others poll. Nothing otherwise.
+  // `spare_cpu` is the caller's, which goes on to run the orchestration: polling there would take
+  // the CPU from the caller. With `caller_in_place`, the caller takes the place of the worker
+  // pinned there when the orchestration returns (work_in_place): that worker sleeps, and if no
+  // worker is pinned there and the CPU is free, one moves there first. Otherwise the worker
+  // pinned there moves to a free CPU if there is one (to start tasks during the orchestration),
+  // or else sleeps until wake_idle(). Returns when the polling workers poll (or after a few
+  // milliseconds, if the system does not run them). Unpinned workers (more workers than CPUs, or
+  // PYPTO_PIN_WORKERS=0) never poll: they would take CPUs from each other.
+  void stay_awake(int spare_cpu, bool caller_in_place);
+  // In an awake stretch, the worker on `cpu` moves or sleeps as in stay_awake (the caller is
+  // about to run there) and the others poll. Nothing otherwise.
   void spare_cpu(int cpu);
   // Ends the awake stretch: polling workers go back to sleep.
   void let_sleep();
+
+  // In an awake stretch with `caller_in_place`, the calling thread takes the queued jobs (and
+  // those queued meanwhile) in place of the idle worker pinned to its CPU, with that worker's
+  // index, until the queue is empty; the worker takes none meanwhile. Returns false, having run
+  // nothing, otherwise or if no idle worker is pinned there.
+  // Why: the caller of a launch has just made its inputs (and golden), so they are in its CPU's
+  // cache, and it has no other work once the orchestration returns. A 1-core 512³ matmul ran
+  // 6-7% faster there than on the other CPU (whose worker started during the orchestration but
+  // read its operands from the other core), and without the switch to the sleeping worker.
+  bool work_in_place();
 
  private:
   struct Worker {
@@ -62,6 +75,8 @@ class ThreadPool {
     int cpu = -1;           // pinned to, or -1
     // Poll rather than sleep when idle. Written under the mutex, read by the polling worker.
     std::atomic<bool> poll{false};
+    bool lent = false;    // the caller takes jobs in its place (work_in_place)
+    bool in_job = false;  // from taking a job until it next holds the mutex
   };
   void worker_loop(int index, int cpu);  // worker `index`, to be pinned to `cpu` (-1: not)
   // Spins until a job is queued, `self.poll` is cleared or the polling time is up; returns
@@ -71,8 +86,11 @@ class ThreadPool {
   size_t polling_workers() const;  // mutex_ held
   // Wakes up to `jobs` sleeping workers, none on `own_cpu` (-1: any). mutex_ held.
   void wake_sleepers(size_t jobs, int own_cpu);
-  // In an awake stretch, sets which workers poll: every pinned one but that on `spare_cpu`,
-  // which first moves to a free CPU if there is one; wakes those asleep. mutex_ held.
+  // Re-pins worker `index` to the free CPU `free_cpu`, whose entry its old CPU takes. mutex_
+  // held.
+  void move_worker(size_t index, std::vector<int>::iterator free_cpu);
+  // In an awake stretch, sets which workers poll: every pinned one but a lent one and that on
+  // `spare_cpu`, after the moves stay_awake describes; wakes those asleep. mutex_ held.
   void set_polling(int spare_cpu);
 
   std::mutex mutex_;
@@ -81,6 +99,7 @@ class ThreadPool {
   std::deque<Job> queue_;
   std::atomic<size_t> queued_{0};  // queue_.size(), for polling workers
   bool awake_ = false;             // in an awake stretch (stay_awake .. let_sleep)
+  bool caller_in_place_ = false;   // stay_awake's argument, for this stretch
   bool stopping_ = false;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<int> free_cpus_;  // CPUs the process may use that no worker is pinned to
