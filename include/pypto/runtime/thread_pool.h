@@ -63,7 +63,7 @@ class ThreadPool {
   // nothing, otherwise or if no idle worker is pinned there.
   // Why: the caller of a launch has just made its inputs (and golden), so they are in its CPU's
   // cache, and it has no other work once the orchestration returns. A 1-core 512³ matmul ran
-  // 6-7% faster there than on the other CPU (whose worker started during the orchestration but
+  // 5-7% faster there than on the other CPU (whose worker started during the orchestration but
   // read its operands from the other core), and without the switch to the sleeping worker.
   bool work_in_place();
 
