@@ -258,12 +258,15 @@ TEST_F(TileIsaTest, MatmulOnTilesMatchesAPlainLoop) {
 }
 
 // The FP32 micro-kernel covers blocks of 8 rows and two vectors of columns, single rows, single
-// vectors and a scalar column tail: shapes that reach every part, against sums in double.
+// vectors and a scalar column tail, and with AVX-512 blocks of 6, 2 and 1 rows on panels of four
+// vectors (k up to 128) before them: shapes that reach every part, against sums in double.
 TEST_F(TileIsaTest, MatmulKernelCoversEveryBlockShape) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  const int64_t shapes[][3] = {{128, 128, 128}, {8, 1, 32}, {9, 3, 17}, {1, 5, 1},   {23, 64, 47},
-                               {16, 7, 96},     {3, 0, 5},  {64, 2, 8}, {31, 33, 63}};
+  const int64_t shapes[][3] = {{128, 128, 128}, {8, 1, 32},    {9, 3, 17},   {1, 5, 1},
+                               {23, 64, 47},    {16, 7, 96},   {3, 0, 5},    {64, 2, 8},
+                               {31, 33, 63},    {14, 9, 100},  {13, 20, 80}, {21, 129, 64},
+                               {20, 200, 130},  {12, 128, 192}};
   for (const auto& shape : shapes) {
     const int64_t m = shape[0], k = shape[1], n = shape[2];
     std::vector<float> l(m * k), r(k * n), acc(m * n), d(m * n);
