@@ -10,10 +10,10 @@
 //
 // The kernel keeps an MR×(NV vectors) block of dst in registers and runs the whole k loop over
 // it: per step it loads NV vectors of one row of right, broadcasts MR elements of one column of
-// left and issues MR×NV fused multiply-adds. With 16 vector registers the block is 8×2 vectors:
-// 16 accumulators, enough independent fused multiply-adds to hide their latency. With 32
-// (AVX-512) it is 6×4 (WidePanel): 24 accumulators, four rows of right and a broadcast, and per
-// step 10 loads for 24 multiply-adds instead of 10 for 16, over panels of four vectors, so that
+// left and issues MR×NV fused multiply-adds. The block is 8×2 vectors (16 accumulators, enough
+// independent fused multiply-adds to hide their latency), except on AVX-512, whose 32 vector
+// registers hold a 6×4 block (WidePanel): 24 accumulators, four rows of right and a broadcast, and
+// per step 10 loads for 24 multiply-adds instead of 10 for 16, over panels of four vectors, so that
 // left is read half as often; on the 512³ matmul's 128×128 tiles it ran 1.5-3% faster. Blocks
 // that do not fill the rows use 2-row and 1-row kernels, columns that do not fill the panel
 // narrower ones, and a last part narrower than a vector a scalar loop; all sum in the same
@@ -81,7 +81,7 @@ HWY_INLINE void Panel(D d, float* dst, const float* acc, const float* left, int6
 // reads the whole panel again; in right's own layout its rows are ldb apart, so with the 512 or
 // 2048 bytes of a tile or tensor row they fall into a few L1 sets and evict one another, and
 // each block reads the panel from L2 (the in-place 512³ tiles ran 10-15% slower than dense ones
-// for it). Packed, the panel is one run of k·NV·64 bytes that stays in L1 for all the blocks.
+// for it). Packed, the panel is one run of k·NV vectors that stays in L1 for all the blocks.
 template <int NV, class D>
 HWY_INLINE void PackPanel(D d, float* packed, const float* right, int64_t ldb, int64_t k,
                           int64_t j0) {
