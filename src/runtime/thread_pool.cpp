@@ -128,6 +128,13 @@ void ThreadPool::wake_idle() {
   if (queue_.size() > polling) wake_sleepers(queue_.size() - polling, -1);
 }
 
+ThreadPool::Job ThreadPool::take_job() {
+  Job job = std::move(queue_.front());
+  queue_.pop_front();
+  queued_.store(queue_.size(), std::memory_order_relaxed);
+  return job;
+}
+
 void ThreadPool::move_worker(size_t index, std::vector<int>::iterator free_cpu) {
   Worker& w = *workers_[index];
   if (pin_to(threads_[index].native_handle(), *free_cpu) != *free_cpu) return;
@@ -207,9 +214,7 @@ bool ThreadPool::work_in_place() {
   absent.lent = true;
   absent.poll.store(false, std::memory_order_relaxed);
   while (!queue_.empty()) {
-    Job job = std::move(queue_.front());
-    queue_.pop_front();
-    queued_.store(queue_.size(), std::memory_order_relaxed);
+    Job job = take_job();
     lock.unlock();
     job(static_cast<int>(index));
     lock = lock_spinning(mutex_);
@@ -259,9 +264,7 @@ void ThreadPool::worker_loop(int index, int cpu) {
         self.wake.wait(lock, [&self] { return !self.sleeping; });
       }
       if (queue_.empty()) return;  // stopping and drained
-      job = std::move(queue_.front());
-      queue_.pop_front();
-      queued_.store(queue_.size(), std::memory_order_relaxed);
+      job = take_job();
       self.in_job = true;
     }
     job(index);

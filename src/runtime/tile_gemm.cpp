@@ -12,10 +12,10 @@
 // it: per step it loads NV vectors of one row of right, broadcasts MR elements of one column of
 // left and issues MR×NV fused multiply-adds. The block is 8×2 vectors (16 accumulators, enough
 // independent fused multiply-adds to hide their latency), except on AVX-512, whose 32 vector
-// registers hold a 6×4 block (WidePanel): 24 accumulators, four rows of right and a broadcast, and
+// registers hold a 6×4 block: 24 accumulators, four rows of right and a broadcast, and
 // per step 10 loads for 24 multiply-adds instead of 10 for 16, over panels of four vectors, so that
 // left is read half as often; on the 512³ matmul's 128×128 tiles it ran 1.5-3% faster. Blocks
-// that do not fill the rows use 2-row and 1-row kernels, columns that do not fill the panel
+// that do not fill the rows use 2-row and 1-row kernels (Panel), columns that do not fill the panel
 // narrower ones, and a last part narrower than a vector a scalar loop; all sum in the same
 // order. Left and right are read through their row strides, so that an operand may be a block of
 // a larger tensor read in place (PtoIsa::load_view).
@@ -64,16 +64,16 @@ HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, int6
   }
 }
 
-// Columns j0 .. j0+NV·lanes of every row: blocks of 8 rows, then single rows. `panel` is
-// right's columns j0.. (rows ldp apart).
-template <int NV, class D>
+// Columns j0 .. j0+NV·lanes of every row: blocks of MR rows, then of 2 (enough accumulators
+// to keep the multiply-adds going), then single rows. `panel` is right's columns j0.. (rows
+// ldp apart).
+template <int MR, int NV, class D>
 HWY_INLINE void Panel(D d, float* dst, const float* acc, const float* left, int64_t lda,
                       const float* panel, int64_t ldp, int64_t m, int64_t k, int64_t n,
                       int64_t j0) {
-  constexpr int kRows = 8;
   int64_t i0 = 0;
-  for (; i0 + kRows <= m; i0 += kRows)
-    Block<kRows, NV>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
+  for (; i0 + MR <= m; i0 += MR) Block<MR, NV>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
+  for (; i0 + 2 <= m; i0 += 2) Block<2, NV>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
   for (; i0 < m; ++i0) Block<1, NV>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
 }
 
@@ -92,17 +92,6 @@ HWY_INLINE void PackPanel(D d, float* packed, const float* right, int64_t ldb, i
   }
 }
 
-// Columns j0 .. j0+4·lanes of every row, in blocks of 6 rows, then 2 and 1: for targets with 32
-// vector registers (a 6×4 block needs 29). `panel` is packed, 4·lanes floats per row.
-template <class D>
-HWY_INLINE void WidePanel(D d, float* dst, const float* acc, const float* left, int64_t lda,
-                          const float* panel, int64_t ldp, int64_t m, int64_t k, int64_t n,
-                          int64_t j0) {
-  int64_t i0 = 0;
-  for (; i0 + 6 <= m; i0 += 6) Block<6, 4>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
-  for (; i0 + 2 <= m; i0 += 2) Block<2, 4>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
-  for (; i0 < m; ++i0) Block<1, 4>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
-}
 #endif
 
 bool MatmulF32Impl(float* dst, const float* acc, const float* left, int64_t lda, const float* right,
@@ -124,20 +113,20 @@ bool MatmulF32Impl(float* dst, const float* acc, const float* left, int64_t lda,
   if (m > 8 && k * 4 * lanes <= kPackedFloats) {
     for (; j0 + 4 * lanes <= n; j0 += 4 * lanes) {
       PackPanel<4>(d, packed, right, ldb, k, j0);
-      WidePanel(d, dst, acc, left, lda, packed, 4 * lanes, m, k, n, j0);
+      Panel<6, 4>(d, dst, acc, left, lda, packed, 4 * lanes, m, k, n, j0);
     }
   }
 #endif
   for (; j0 + 2 * lanes <= n; j0 += 2 * lanes) {
     if (pack) {
       PackPanel<2>(d, packed, right, ldb, k, j0);
-      Panel<2>(d, dst, acc, left, lda, packed, 2 * lanes, m, k, n, j0);
+      Panel<8, 2>(d, dst, acc, left, lda, packed, 2 * lanes, m, k, n, j0);
     } else {
-      Panel<2>(d, dst, acc, left, lda, right + j0, ldb, m, k, n, j0);
+      Panel<8, 2>(d, dst, acc, left, lda, right + j0, ldb, m, k, n, j0);
     }
   }
   for (; j0 + lanes <= n; j0 += lanes)
-    Panel<1>(d, dst, acc, left, lda, right + j0, ldb, m, k, n, j0);
+    Panel<8, 1>(d, dst, acc, left, lda, right + j0, ldb, m, k, n, j0);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = j0; j < n; ++j) {
       float sum = 0.0f;

@@ -86,6 +86,7 @@ class ThreadPool {
   size_t polling_workers() const;  // mutex_ held
   // Wakes up to `jobs` sleeping workers, none on `own_cpu` (-1: any). mutex_ held.
   void wake_sleepers(size_t jobs, int own_cpu);
+  Job take_job();  // the oldest queued job, removed from the queue; mutex_ held, queue not empty
   // Re-pins worker `index` to the free CPU `free_cpu`, whose entry its old CPU takes. mutex_
   // held.
   void move_worker(size_t index, std::vector<int>::iterator free_cpu);
