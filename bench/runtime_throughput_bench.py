@@ -112,14 +112,13 @@ def main():
     print(f"medians of {args.rounds} interleaved rounds; numpy a + b is the anchor of each")
     print("pypto device: orchestration and tasks; execute stage: also loading the program and,")
     print("       when isolated, forking the device process and mapping the tensors into it")
-    tiles = PLAIN_TILE[0], PLAIN_TILE[1]
-    tasks = (N // tiles[0]) * (N // tiles[1])
+    rows, cols = PLAIN_TILE
+    add_target = "  (target >= 1.0x in-process, >= 0.8x isolated)"
     programs = [
         (f"tile {FAVOURABLE_TILE[0]}x{FAVOURABLE_TILE[1]} (favourable)",
-         make_program(*FAVOURABLE_TILE), "  (target >= 1.0x in-process, >= 0.8x isolated)"),
-        (f"tile {tiles[0]}x{tiles[1]} (plain)", make_program(*PLAIN_TILE),
-         "  (target >= 1.0x in-process, >= 0.8x isolated)"),
-        (f"tile {tiles[0]}x{tiles[1]}, a task per tile ({tasks} tasks)",
+         make_program(*FAVOURABLE_TILE), add_target),
+        (f"tile {rows}x{cols} (plain)", make_program(*PLAIN_TILE), add_target),
+        (f"tile {rows}x{cols}, a task per tile ({(N // rows) * (N // cols)} tasks)",
          make_task_per_tile_program(*PLAIN_TILE), ""),
     ]
     for title, program, target in programs:
