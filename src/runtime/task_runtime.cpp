@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "alignment.h"
+#include "core_memory.h"
 #include "pypto/ir/types.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
@@ -22,6 +23,7 @@
 namespace pypto::runtime {
 namespace {
 
+// An intermediate tensor of a run (create_tensor), from calloc.
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
@@ -47,8 +49,7 @@ class Run;
 }  // namespace
 
 struct TaskRuntime::Core {
-  PtoCoreMemory mem{};
-  Memory arenas[PTO_NUM_SPACES];
+  PtoCoreMemory mem{};  // mem.space[s]: within TaskRuntime::core_memory_, or null
   // Set by run() before any task is posted and by the worker before each kernel; read by
   // core_fail() on the same worker thread.
   Run* run = nullptr;
@@ -353,6 +354,18 @@ PtoTensor contiguous_tensor(void* base, int32_t dtype, int32_t ndim, const int64
 
 TaskRuntime::TaskRuntime(int num_workers) {
   if (num_workers < 1) throw std::invalid_argument("TaskRuntime needs at least one core");
+  // Each space starts on a cache line, so that tile rows whose length is a multiple of one start
+  // on a line (whole-line copies in loads and stores). DDR has no capacity: tensors live in run
+  // buffers, not in a core.
+  const size_t kGuard = CoreMemoryRegion::kGuardBytes;
+  size_t core_bytes = 0;
+  for (int s = 0; s < PTO_NUM_SPACES; ++s) {
+    const auto capacity =
+        static_cast<size_t>(ir::memory_space_capacity(static_cast<ir::MemorySpace>(s)));
+    if (capacity != 0) core_bytes += align_up(capacity, kCacheLineBytes) + kGuard;
+  }
+  core_memory_ = std::make_unique<CoreMemoryRegion>(core_bytes * static_cast<size_t>(num_workers));
+  uint8_t* next = core_memory_->data();  // fresh: already zero
   for (int w = 0; w < num_workers; ++w) {
     auto core = std::make_unique<Core>();
     core->mem.core_id = w;
@@ -360,18 +373,14 @@ TaskRuntime::TaskRuntime(int num_workers) {
     for (int s = 0; s < PTO_NUM_SPACES; ++s) {
       const int64_t capacity = ir::memory_space_capacity(static_cast<ir::MemorySpace>(s));
       core->mem.capacity[s] = capacity;
-      if (capacity == 0) continue;  // DDR: tensors live in run buffers, not in a core
-      // On a cache line, so that tile rows whose length is a multiple of one start on a line
-      // (whole-line copies in loads and stores).
-      const auto bytes = static_cast<size_t>(capacity);
-      core->arenas[s].reset(static_cast<uint8_t*>(
-          std::aligned_alloc(kCacheLineBytes, align_up(bytes, kCacheLineBytes))));
-      if (!core->arenas[s]) throw std::bad_alloc();
-      core->mem.space[s] = core->arenas[s].get();
+      if (capacity == 0) continue;
+      core->mem.space[s] = next;
+      next += align_up(static_cast<size_t>(capacity), kCacheLineBytes);
+      core_memory_->poison_guard(next);
+      next += kGuard;
     }
     cores_.push_back(std::move(core));
   }
-  clear_core_memory();
   pool_ = std::make_unique<ThreadPool>(num_workers);
   warm_up();
 }
@@ -446,7 +455,7 @@ void TaskRuntime::clear_core_memory() {
   std::lock_guard<std::mutex> lock(run_mutex_);
   for (auto& core : cores_) {
     for (int s = 0; s < PTO_NUM_SPACES; ++s) {
-      if (core->arenas[s]) std::memset(core->arenas[s].get(), 0, core->mem.capacity[s]);
+      if (core->mem.space[s]) std::memset(core->mem.space[s], 0, core->mem.capacity[s]);
     }
   }
 }

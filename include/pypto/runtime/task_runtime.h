@@ -15,6 +15,7 @@
 namespace pypto::runtime {
 
 class ThreadPool;
+class CoreMemoryRegion;
 
 // Simulated cores when the caller does not say: the size of the modelled device, independent of
 // the host so that runs (and their statistics) do not change from one machine to another.
@@ -152,6 +153,7 @@ class TaskRuntime {
   void warm_up();
 
   std::mutex run_mutex_;
+  std::unique_ptr<CoreMemoryRegion> core_memory_;  // every core's spaces
   std::vector<std::unique_ptr<Core>> cores_;
   std::unique_ptr<ThreadPool> pool_;  // declared last: its workers use the cores
 };
