@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 6
+#define PTO_ABI_VERSION 7
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -76,6 +76,11 @@ enum PtoPadValue { PTO_PAD_ZERO = 0, PTO_PAD_MIN = 1, PTO_PAD_MAX = 2 };
 typedef struct PtoIsa {
   // dst[i] = a[i] op b[i]
   void (*binary)(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n);
+  // dst[r, c] = a[r, c] op b[r, c] into a dense rows x cols dst, where row r of a starts
+  // `a_stride` elements after row r - 1 (cols for a dense tile), and likewise for b, so that an
+  // operand can be read in place from a tensor (see load_view).
+  void (*binary_rows)(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+                      const void* b, int64_t b_stride, int64_t rows, int64_t cols);
   // dst[i] = a[i] op s, or s op a[i] when `scalar_first`. The scalar keeps its precision and
   // the result is rounded to `dtype`.
   void (*binary_scalar_f64)(int32_t op, int32_t dtype, void* dst, const void* a, double s,
@@ -107,11 +112,12 @@ typedef struct PtoIsa {
   // Global memory: tile <- box [offsets, offsets + shape) of a view, and back. Checked.
   int32_t (*load)(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
                   int32_t ndim, const char* where, PtoFailFn fail, void* ctx);
-  // A load for an instruction that reads its operand where it lies (matmul): when the box is one
-  // plane of rows with unit column stride, *data points at its first element in the view and
-  // *row_stride is the view's row stride (elements), and nothing is copied; otherwise the box is
-  // loaded into `tile` as by load, and *data = tile, *row_stride = the box's column count.
-  // Checked like load. The caller must not let anything write the box while it reads *data.
+  // A load for an instruction that reads its operand where it lies (matmul, binary_rows): when
+  // the box is one plane of rows with unit column stride, *data points at its first element in
+  // the view and *row_stride is the view's row stride (elements), and nothing is copied;
+  // otherwise the box is loaded into `tile` as by load, and *data = tile, *row_stride = the
+  // box's column count. Checked like load. The caller must not let anything write the box while
+  // it reads *data.
   int32_t (*load_view)(void* tile, const PtoTensor* t, const int64_t* offsets,
                        const int64_t* shape, int32_t ndim, const void** data,
                        int64_t* row_stride, const char* where, PtoFailFn fail, void* ctx);

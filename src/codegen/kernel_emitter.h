@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "matmul_operand_views.h"
+#include "operand_views.h"
 #include "pypto/codegen/cpp_emit.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/support/element_ops.h"
@@ -56,7 +56,7 @@ inline bool partial_overlap(const TileRef& dst, const TileRef& x) {
 class KernelEmitter : public StructuredEmitter {
  public:
   KernelEmitter(const ir::Function& func, int32_t line_offset)
-      : func_(func), line_offset_(line_offset), views_(matmul_operand_views(func)) {}
+      : func_(func), line_offset_(line_offset), views_(operand_views(func)) {}
 
   // The generated function: `static void kernel_<name>(const PtoArg* args, PtoCoreMemory* mem)`.
   std::string run();
@@ -127,11 +127,15 @@ class KernelEmitter : public StructuredEmitter {
   void emit_row_reduce(const OpSite& o);
   void emit_row_expand(const OpSite& o);
   void emit_matmul(const OpSite& o, bool acc);
-  // A load or move of matmul_operand_views: the tile as an address and a row stride, read in
+  // A load or move of operand_views: the tile as an address and a row stride, read in
   // place from its tensor when the runtime can.
   void emit_load_view(const OpSite& o, const std::string& tensor, const std::string& offsets,
                       const std::string& shape, size_t rank);
   void emit_move_view(const OpSite& o);
+  // Whether `e` is a tile of emit_load_view or emit_move_view, and an operand as the C++ of a
+  // data pointer and a row stride (elements): the view's, else the tile's buffer and its cols.
+  bool is_view(const ExprPtr& e) const;
+  std::string strided_operand(const ExprPtr& e, const TileRef& t) const;
   void emit_slice(const OpSite& o);
   void emit_assemble(const OpSite& o);
   // Integer division by zero is a fault (pypto/support/element_ops.h): before an instruction that
@@ -163,7 +167,7 @@ class KernelEmitter : public StructuredEmitter {
   // Tiles valid only in part: the C++ names of their valid row and column counts.
   std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> valid_;
   const ir::Var* result_var_ = nullptr;  // the tile the op being emitted defines
-  const MatmulOperandViews views_;
+  const OperandViews views_;
   // The tiles of views_: the C++ names of their data pointer and row stride (elements).
   std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> view_ptrs_;
 };

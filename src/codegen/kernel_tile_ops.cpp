@@ -72,8 +72,8 @@ void KernelEmitter::emit_load(const OpSite& o) {
   w_.close();
 }
 
-// The load of a block that matmuls read in place (matmul_operand_views.h): load_view checks the
-// box like load and leaves the tile's buffer untouched unless the view cannot be read in place,
+// The load of a block that matmuls or binary ops read in place (operand_views.h): load_view checks
+// the box like load and leaves the tile's buffer untouched unless the view cannot be read in place,
 // in which case it loads the buffer as load would (and the tile's moves copy it as usual).
 void KernelEmitter::emit_load_view(const OpSite& o, const std::string& tensor,
                                    const std::string& offsets, const std::string& shape,
@@ -115,7 +115,22 @@ void KernelEmitter::check_divisor(const OpSite& o, support::OpFamily family,
           ", " + checked_where(o.span, o.op()) + ")) " + leave_after_failure());
 }
 
-// tile op tile, tile op scalar or scalar op tile.
+bool KernelEmitter::is_view(const ExprPtr& e) const {
+  const auto* var = e->as<ir::Var>();
+  return var && view_ptrs_.count(var);
+}
+
+// A dense tile is its buffer with rows `cols` apart; a view (emit_load_view, emit_move_view)
+// its own pair.
+std::string KernelEmitter::strided_operand(const ExprPtr& e, const TileRef& t) const {
+  const auto* var = e->as<ir::Var>();
+  auto it = var ? view_ptrs_.find(var) : view_ptrs_.end();
+  if (it != view_ptrs_.end()) return it->second.first + ", " + it->second.second;
+  return t.ptr + ", " + std::to_string(t.cols());
+}
+
+// tile op tile, tile op scalar or scalar op tile. An operand loaded as a view (operand_views.h)
+// is read where it lies, through binary_rows.
 void KernelEmitter::emit_binary(const OpSite& o) {
   const TileRef& d = o.dst;
   bool tile_a = o.arg(0)->type()->as<TileType>() != nullptr;
@@ -127,9 +142,16 @@ void KernelEmitter::emit_binary(const OpSite& o) {
       codegen_error(o.span, "pl." + o.op() + ": operand shapes differ from the result shape");
     bool scratch = partial_overlap(d, x) || partial_overlap(d, y);
     check_divisor(o, support::OpFamily::Binary, y.ptr, y.elements());
+    const bool read_in_place = is_view(o.arg(0)) || is_view(o.arg(1));
     with_destination(d, scratch, [&](const std::string& out) {
-      w_.line("isa->binary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
-              y.ptr + ", " + o.n() + ");");
+      if (read_in_place) {
+        w_.line("isa->binary_rows(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " +
+                strided_operand(o.arg(0), x) + ", " + strided_operand(o.arg(1), y) + ", " +
+                std::to_string(d.rows()) + ", " + std::to_string(d.cols()) + ");");
+      } else {
+        w_.line("isa->binary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+                y.ptr + ", " + o.n() + ");");
+      }
     });
     return;
   }
@@ -214,13 +236,6 @@ void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
   size_t first = acc ? 1 : 0;
   TileRef l = tile_arg(o.arg(first), o.op(), first);
   TileRef r = tile_arg(o.arg(first + 1), o.op(), first + 1);
-  // A dense tile is its buffer with rows `cols` apart; a view (emit_move_view) its own pair.
-  auto operand = [&](const ExprPtr& e, const TileRef& t) -> std::string {
-    const auto* var = e->as<ir::Var>();
-    auto it = var ? view_ptrs_.find(var) : view_ptrs_.end();
-    if (it != view_ptrs_.end()) return it->second.first + ", " + it->second.second;
-    return t.ptr + ", " + std::to_string(t.cols());
-  };
   int64_t m = l.rows(), k = l.cols(), n = r.cols();
   if (r.rows() != k || d.rows() != m || d.cols() != n)
     codegen_error(o.span, "pl." + o.op() + ": shapes do not form a matrix product");
@@ -233,9 +248,9 @@ void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
   }
   with_destination(d, scratch, [&](const std::string& out) {
     w_.line("isa->matmul(" + dtype_enum(l.type->dtype) + ", " + dtype_enum(r.type->dtype) + ", " +
-            out + ", " + acc_ptr + ", " + operand(o.arg(first), l) + ", " +
-            operand(o.arg(first + 1), r) + ", " + std::to_string(m) + ", " + std::to_string(k) +
-            ", " + std::to_string(n) + ");");
+            out + ", " + acc_ptr + ", " + strided_operand(o.arg(first), l) + ", " +
+            strided_operand(o.arg(first + 1), r) + ", " + std::to_string(m) + ", " +
+            std::to_string(k) + ", " + std::to_string(n) + ");");
   });
 }
 

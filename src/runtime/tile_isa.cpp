@@ -25,11 +25,23 @@ using support::with_dtype;
 using support::with_reduce_op;
 using support::with_unary_op;
 
-void isa_binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
-  if (simd::binary(op, dtype, dst, a, b, n)) return;
+void isa_binary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+                     const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
+  if (simd::binary_rows(op, dtype, dst, a, a_stride, b, b_stride, rows, cols)) return;
   with_dtype(dtype, [&](auto t) {
-    with_binary_op(op, [&](auto o) { binary<decltype(t), decltype(o)>(dst, a, b, n); });
+    with_binary_op(op, [&](auto o) {
+      using S = typename decltype(t)::S;
+      auto* d = static_cast<S*>(dst);
+      const auto* x = static_cast<const S*>(a);
+      const auto* y = static_cast<const S*>(b);
+      for (int64_t r = 0; r < rows; ++r, d += cols, x += a_stride, y += b_stride)
+        binary<decltype(t), decltype(o)>(d, x, y, cols);
+    });
   });
+}
+
+void isa_binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
+  isa_binary_rows(op, dtype, dst, a, n, b, n, 1, n);
 }
 
 template <typename SC>
@@ -177,6 +189,7 @@ void isa_fill_pad(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t 
 const PtoIsa& tile_isa() {
   static const PtoIsa isa = {
       &isa_binary,
+      &isa_binary_rows,
       &isa_binary_scalar_f64,
       &isa_binary_scalar_i64,
       &isa_unary,

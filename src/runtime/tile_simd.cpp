@@ -107,11 +107,15 @@ void scalar_loop(T* d, const T* a, T s, bool scalar_first, int64_t n) {
   }
 }
 
-bool BinaryImpl(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
+bool BinaryRowsImpl(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+                    const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
   auto run = [&](auto* d) {
     using T = std::remove_pointer_t<decltype(d)>;
     return with_binary<T>(op, [&](auto o) {
-      binary_loop<T, decltype(o)>(d, static_cast<const T*>(a), static_cast<const T*>(b), n);
+      const auto* x = static_cast<const T*>(a);
+      const auto* y = static_cast<const T*>(b);
+      for (int64_t r = 0; r < rows; ++r, d += cols, x += a_stride, y += b_stride)
+        binary_loop<T, decltype(o)>(d, x, y, cols);
     });
   };
   if (dtype == PTO_FP32) return run(static_cast<float*>(dst));
@@ -327,7 +331,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace pypto::runtime::simd {
 
-HWY_EXPORT(BinaryImpl);
+HWY_EXPORT(BinaryRowsImpl);
 HWY_EXPORT(BinaryScalarF32Impl);
 HWY_EXPORT(BinaryScalarI32Impl);
 HWY_EXPORT(UnaryImpl);
@@ -338,7 +342,11 @@ HWY_EXPORT(CopyRowsImpl);
 HWY_EXPORT(TargetNameImpl);
 
 bool binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(BinaryImpl)(op, dtype, dst, a, b, n);
+  return HWY_DYNAMIC_DISPATCH(BinaryRowsImpl)(op, dtype, dst, a, n, b, n, 1, n);
+}
+bool binary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+                 const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(BinaryRowsImpl)(op, dtype, dst, a, a_stride, b, b_stride, rows, cols);
 }
 bool binary_scalar_f32(int32_t op, void* dst, const void* a, float s, bool scalar_first,
                        int64_t n) {

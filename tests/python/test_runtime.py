@@ -228,7 +228,8 @@ def test_faulting_kernel_is_contained(work, monkeypatch):
     # process, so this Python process survives and gets a report. (A function-like macro only
     # replaces the call `isa->load(...)`, not the member declaration in the ABI header.)
     fault = work / "fault.h"
-    fault.write_text("#define load(...) load(__VA_ARGS__) + *(volatile int*)0\n")
+    fault.write_text("#define load(...) load(__VA_ARGS__) + *(volatile int*)0\n"
+                     "#define load_view(...) load_view(__VA_ARGS__) + *(volatile int*)0\n")
     monkeypatch.setenv("CXX", f"c++ -include {fault}")
     result = run(AddProgram, specs(), golden, config(work))
     assert not result.passed

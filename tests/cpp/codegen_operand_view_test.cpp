@@ -1,13 +1,15 @@
-// Matmul operands read in place from their tensors (matmul_operand_views.h): which loads kernel
-// codegen turns into PtoIsa::load_view, and that the programs still compute what the copies
-// computed, including where a copy must stay (a store between the load and the matmul, a use in
-// a nested loop) and where load_view falls back to loading (a column-strided view).
+// Operands read in place from their tensors (operand_views.h): which loads kernel codegen turns
+// into PtoIsa::load_view, for matmuls and for elementwise binary ops, and that the programs still
+// compute what the copies computed, including where a copy must stay (a store between the load
+// and its use, a use in a nested loop, a use by another op) and where load_view falls back to
+// loading (a column-strided view).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen_test_support.h"
@@ -242,6 +244,143 @@ class Overwrite:
       [&](int64_t i, int64_t p) { return old.data[static_cast<size_t>(i * 24 + p)]; },
       [&](int64_t p, int64_t j) { return b.at(p, j); });
   expect_close(c, want);
+}
+
+// A tile-wise add of 5 x 36 tiles (two vectors and a scalar tail per row) over a 10 x 72 tensor:
+// both loads are read in place, rows 72 elements apart, and the sum is exact.
+constexpr const char* kTiledAdd = R"(
+import pypto.language as pl
+
+@pl.program
+class TiledAdd:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_tiles(self, a: pl.Tensor[[10, 72], pl.FP32], b: pl.Tensor[[10, 72], pl.FP32],
+                  c: pl.Out[pl.Tensor[[10, 72], pl.FP32]]) -> pl.Tensor[[10, 72], pl.FP32]:
+        for i in pl.range(2):
+            for j in pl.range(2):
+                s = pl.add(pl.load(a, [i * 5, j * 36], [5, 36]),
+                           pl.load(b, [i * 5, j * 36], [5, 36]))
+                c = pl.store(s, [i * 5, j * 36], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[10, 72], pl.FP32], b: pl.Tensor[[10, 72], pl.FP32],
+             c: pl.Out[pl.Tensor[[10, 72], pl.FP32]]) -> pl.Tensor[[10, 72], pl.FP32]:
+        c = self.add_tiles(a, b, c)
+        return c
+)";
+
+// c == a + b, exactly, where a's column j is column j * a_col_step of `a`.
+void expect_sum(const HostArray& a, const HostArray& b, const HostArray& c, int64_t a_col_step) {
+  std::vector<double> want(c.data.size());
+  for (int64_t i = 0; i < c.shape[0]; ++i)
+    for (int64_t j = 0; j < c.shape[1]; ++j)
+      want[static_cast<size_t>(i * c.shape[1] + j)] =
+          static_cast<double>(a.data[static_cast<size_t>(i * a.shape[1] + j * a_col_step)]) +
+          static_cast<double>(b.data[static_cast<size_t>(i * b.shape[1] + j)]);
+  for (size_t k = 0; k < want.size(); ++k)
+    ASSERT_EQ(c.data[k], static_cast<float>(want[k])) << "element " << k;
+}
+
+TEST(CodegenElementwiseView, TileWiseAddReadsBothOperandsInPlace) {
+  const std::string tu = translation_unit(kTiledAdd);
+  const std::string kernel = kernel_text(tu, "add_tiles");
+  EXPECT_EQ(count(kernel, "isa->load_view("), 2) << kernel;
+  EXPECT_EQ(count(kernel, "isa->load("), 0) << kernel;
+  EXPECT_EQ(count(kernel, "isa->binary_rows("), 1) << kernel;
+  EXPECT_EQ(count(kernel, "isa->binary("), 0) << kernel;
+  Library lib(tu);
+  HostArray a({10, 72}), b({10, 72}), c({10, 72}, 9.0f);
+  testing::fill_random(a, 31);
+  testing::fill_random(b, 32);
+  auto rt = run(lib, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
+  EXPECT_TRUE(rt->failures().empty());
+  expect_sum(a, b, c, 1);
+}
+
+// A view whose columns are not adjacent cannot be read in place: load_view loads the tile and
+// binary_rows reads it with its own row length.
+TEST(CodegenElementwiseView, ColumnStridedOperandIsLoadedInstead) {
+  Library lib(translation_unit(kTiledAdd));
+  HostArray wide({10, 144}), b({10, 72}), c({10, 72});
+  testing::fill_random(wide, 33);
+  testing::fill_random(b, 34);
+  PtoArg a = wide.arg();  // every other column: a [10, 72] view
+  a.tensor.shape[1] = 72;
+  a.tensor.strides[1] = 2;
+  auto rt = run(lib, {a, b.arg(), c.arg(PTO_ARG_OUT)});
+  EXPECT_TRUE(rt->failures().empty());
+  expect_sum(wide, b, c, 2);
+}
+
+// Only loads read by nothing but tile-by-tile binary ops before any store are views: a tile
+// also read by exp, one whose tensor is stored to before its add, one added to a scalar and an
+// integer tile keep their copies; a tile added to itself is a view read twice.
+TEST(CodegenElementwiseView, OtherUsesAndStoresKeepTheCopy) {
+  const std::string tu = translation_unit(R"(
+import pypto.language as pl
+
+@pl.program
+class Mixed:
+    @pl.function(type=pl.FunctionType.InCore)
+    def mixed(self, a: pl.Tensor[[4, 16], pl.FP32],
+              c: pl.InOut[pl.Tensor[[4, 32], pl.FP32]]) -> pl.Tensor[[4, 32], pl.FP32]:
+        x = pl.load(a, [0, 0], [4, 16])
+        e = pl.add(pl.exp(x), x)
+        old = pl.load(c, [0, 0], [4, 16])
+        c = pl.store(e, [0, 0], c)
+        d = pl.add(old, pl.add(pl.load(a, [0, 0], [4, 16]), 1.0))
+        t = pl.load(a, [0, 0], [4, 16])
+        d = pl.add(d, pl.add(t, t))
+        c = pl.store(d, [0, 16], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def doubled(self, n: pl.Tensor[[4, 16], pl.INT32],
+                m: pl.Out[pl.Tensor[[4, 16], pl.INT32]]) -> pl.Tensor[[4, 16], pl.INT32]:
+        k = pl.load(n, [0, 0], [4, 16])
+        m = pl.store(pl.add(k, k), [0, 0], m)
+        return m
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 16], pl.FP32], c: pl.InOut[pl.Tensor[[4, 32], pl.FP32]],
+             n: pl.Tensor[[4, 16], pl.INT32],
+             m: pl.Out[pl.Tensor[[4, 16], pl.INT32]]) -> pl.Tensor[[4, 32], pl.FP32]:
+        c = self.mixed(a, c)
+        m = self.doubled(n, m)
+        return c
+)");
+  const std::string mixed = kernel_text(tu, "mixed");
+  EXPECT_EQ(count(mixed, "isa->load_view("), 1) << mixed;  // t only
+  EXPECT_EQ(count(mixed, "isa->load("), 3) << mixed;       // x, old, the one added to 1.0
+  EXPECT_EQ(count(mixed, "isa->binary_rows("), 1) << mixed;
+  const std::string doubled = kernel_text(tu, "doubled");
+  EXPECT_EQ(count(doubled, "isa->load_view("), 0) << doubled;
+  Library lib(tu);
+  HostArray a({4, 16}), c({4, 32});
+  testing::fill_random(a, 35);
+  testing::fill_random(c, 36);
+  const HostArray old_c = c;
+  std::vector<int32_t> ints(64), doubled_ints(64, -1);
+  for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int32_t>(i) - 20;
+  PtoArg n = a.arg(), m = a.arg(PTO_ARG_OUT);
+  for (auto [arg, data] : {std::pair{&n, ints.data()}, std::pair{&m, doubled_ints.data()}}) {
+    arg->dtype = arg->tensor.dtype = PTO_INT32;
+    arg->tensor.base = data;
+  }
+  auto rt = run(lib, {a.arg(), c.arg(PTO_ARG_INOUT), n, m});
+  EXPECT_TRUE(rt->failures().empty());
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 16; ++j) {
+      const float x = a.at(i, j);
+      ASSERT_EQ(c.at(i, j), std::exp(x) + x) << i << "," << j;
+      ASSERT_EQ(c.at(i, 16 + j),
+                (old_c.data[static_cast<size_t>(i * 32 + j)] + (x + 1.0f)) + (x + x))
+          << i << "," << j;
+      ASSERT_EQ(doubled_ints[static_cast<size_t>(i * 16 + j)],
+                2 * ints[static_cast<size_t>(i * 16 + j)]);
+    }
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "matmul_operand_views.h"
+#include "operand_views.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -77,7 +77,7 @@ int operand_uses(const ir::StmtPtr& s, const ir::Var& var) {
 
 class Finder : public ir::IRVisitor {
  public:
-  Finder(const std::unordered_map<const ir::Var*, int>& uses, MatmulOperandViews& out)
+  Finder(const std::unordered_map<const ir::Var*, int>& uses, OperandViews& out)
       : uses_(uses), out_(out) {}
 
  protected:
@@ -96,10 +96,39 @@ class Finder : public ir::IRVisitor {
     const ir::Call* load = assigned_op(list[at], ir::EmitShape::Load);
     if (!load || (load->args.size() > 3 && load->args[3])) return;  // valid_shapes: partly valid
     const ir::Var& loaded = *list[at]->as<ir::AssignStmt>()->var;
-    // Left and Right tiles are only ever moved from Mat: a load into another space (most loads:
-    // elementwise kernels load into Vec) has nothing to find, and scanning on for each of them
-    // made codegen quadratic in the length of a statement list.
-    if (tile_space(loaded) != ir::MemorySpace::Mat) return;
+    // Left and Right tiles are only ever moved from Mat, and elementwise ops read Vec tiles.
+    const auto space = tile_space(loaded);
+    if (space == ir::MemorySpace::Mat) consider_matmul_operand(list, at, loaded);
+    if (space == ir::MemorySpace::Vec) consider_elementwise_operand(list, at, loaded);
+  }
+
+  // A Vec load read only by tile-by-tile binary ops (operand_views.h). The scan stops at the
+  // first nested block or store, so it stays short however long the list is.
+  void consider_elementwise_operand(const std::vector<ir::StmtPtr>& list, size_t at,
+                                    const ir::Var& loaded) {
+    const auto* tile = loaded.type()->as<ir::TileType>();
+    if (!tile || !ir::is_float(tile->dtype) || tile->shape.size() > 2) return;
+    const int loaded_uses = uses_of(loaded);
+    int found = 0;
+    for (size_t j = at + 1; j < list.size() && found < loaded_uses; ++j) {
+      const auto* assign = list[j]->as<ir::AssignStmt>();
+      const auto* call = assign ? assign->value->as<ir::Call>() : nullptr;
+      if (!call || contains_store(list[j])) return;
+      int n = 0;
+      for (const auto& arg : call->args)
+        if (arg->as<ir::Var>() == &loaded) ++n;
+      if (n == 0) continue;
+      const bool tile_by_tile =
+          shape_of(*call) == ir::EmitShape::Binary && call->args.size() == 2 &&
+          call->args[0]->type()->as<ir::TileType>() && call->args[1]->type()->as<ir::TileType>();
+      if (!tile_by_tile) return;
+      found += n;
+    }
+    if (found == loaded_uses && found > 0) out_.loads.insert(&loaded);
+  }
+
+  void consider_matmul_operand(const std::vector<ir::StmtPtr>& list, size_t at,
+                               const ir::Var& loaded) {
     const int loaded_uses = uses_of(loaded);
     std::vector<const ir::Var*> moves;
     size_t last = at;
@@ -132,15 +161,15 @@ class Finder : public ir::IRVisitor {
   }
 
   const std::unordered_map<const ir::Var*, int>& uses_;
-  MatmulOperandViews& out_;
+  OperandViews& out_;
 };
 
 }  // namespace
 
-MatmulOperandViews matmul_operand_views(const ir::Function& func) {
+OperandViews operand_views(const ir::Function& func) {
   UseCount count;
   count.visit(func.body);
-  MatmulOperandViews views;
+  OperandViews views;
   Finder finder(count.uses, views);
   finder.visit(func.body);
   return views;

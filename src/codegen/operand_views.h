@@ -1,0 +1,44 @@
+// Which tile operands a kernel can read where they lie in global memory instead of copying them
+// into on-chip tiles first. Two shapes of program qualify.
+//
+// Matmul operands: a block of a tensor reaches a matmul as `x = pl.load(t, ...)` (into Mat),
+// `l = pl.move(x, Left)` (or Right), `pl.matmul(l, ...)`: two copies of the block on the CPU
+// device, which the matmul itself does not need, since it can read the block through the
+// tensor's row stride (PtoIsa::load_view and the strides of PtoIsa::matmul).
+//
+// Elementwise operands: `x = pl.load(t, ...)` (into Vec) read only by tile-by-tile binary ops
+// such as `pl.add(x, y)`, which read it through the row stride too (PtoIsa::binary_rows). Without
+// the two loads' copies, a 4096² add in 2x4096 tiles took 15-25% less device time on one core and
+// ~10% less on two; in 64x64 tiles it took as long as before (bench/README.md).
+//
+// Reading in place is exact only while the block holds the values it had at the load: tiles are
+// values, a tensor is memory. Within a task only the kernel's own pl.store can change a tensor
+// (the runtime orders tasks that write a view against every task that reads it), so a load
+// qualifies when, in one statement list:
+//   - x is a plain load (no valid_shapes), and for a matmul operand every use of x is a move
+//     into Left or Right that follows it in the same list, and every use of each such move is
+//     as the left or right operand (not the accumulator) of a matmul or matmul_acc statement
+//     later in the same list;
+//   - for an elementwise operand, x is a float tile of at most two dimensions (integer division
+//     checks its divisor tile, which a view leaves unloaded), and every use of x is as an
+//     operand of a tile-by-tile binary op statement that follows it before any nested block;
+//   - no statement from the load to the last of those uses contains a pl.store (to any tensor:
+//     another tensor parameter may be a view of the same buffer).
+// Anything else (a tile also used otherwise, a use in a nested loop or branch, a yield) keeps the
+// copies, so the rule never has to reason about loops.
+#pragma once
+
+#include <unordered_set>
+
+#include "pypto/ir/program.h"
+
+namespace pypto::codegen {
+
+struct OperandViews {
+  std::unordered_set<const ir::Var*> loads;  // loaded with load_view
+  std::unordered_set<const ir::Var*> moves;  // moves of those loads, read in place by matmuls
+};
+
+OperandViews operand_views(const ir::Function& func);
+
+}  // namespace pypto::codegen
