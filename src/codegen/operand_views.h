@@ -6,10 +6,10 @@
 // device, which the matmul itself does not need, since it can read the block through the
 // tensor's row stride (PtoIsa::load_view and the strides of PtoIsa::matmul).
 //
-// Elementwise operands: `x = pl.load(t, ...)` (into Vec) read only by tile-by-tile binary ops
-// such as `pl.add(x, y)`, which read it through the row stride too (PtoIsa::binary_rows). Without
-// the two loads' copies, a 4096² add in 2x4096 tiles took 15-25% less device time on one core and
-// ~10% less on two; in 64x64 tiles it took as long as before (bench/README.md).
+// Elementwise operands: `x = pl.load(t, ...)` (into Vec) of long rows, read only by tile-by-tile
+// binary ops such as `pl.add(x, y)`, which read it through the row stride too
+// (PtoIsa::binary_rows). Without the two loads' copies, a 4096² add in 2x4096 tiles took 15-25%
+// less device time on one core and ~10% less on two (bench/README.md).
 //
 // Reading in place is exact only while the block holds the values it had at the load: tiles are
 // values, a tensor is memory. Within a task only the kernel's own pl.store can change a tensor
@@ -20,8 +20,9 @@
 //     as the left or right operand (not the accumulator) of a matmul or matmul_acc statement
 //     later in the same list;
 //   - for an elementwise operand, x is a float tile of at most two dimensions (integer division
-//     checks its divisor tile, which a view leaves unloaded), and every use of x is as an
-//     operand of a tile-by-tile binary op statement that follows it before any nested block;
+//     checks its divisor tile, which a view leaves unloaded) with rows of at least 2 KiB (see
+//     operand_views.cpp), and every use of x is as an operand of a tile-by-tile binary op
+//     statement that follows it before any nested block;
 //   - no statement from the load to the last of those uses contains a pl.store (to any tensor:
 //     another tensor parameter may be a view of the same buffer).
 // Anything else (a tile also used otherwise, a use in a nested loop or branch, a yield) keeps the

@@ -246,26 +246,26 @@ class Overwrite:
   expect_close(c, want);
 }
 
-// A tile-wise add of 5 x 36 tiles (two vectors and a scalar tail per row) over a 10 x 72 tensor:
-// both loads are read in place, rows 72 elements apart, and the sum is exact.
+// A tile-wise add of 5 x 650 tiles (rows of 2600 bytes: whole vectors and a tail) over a
+// 10 x 1300 tensor: both loads are read in place, rows 1300 elements apart, and the sum is exact.
 constexpr const char* kTiledAdd = R"(
 import pypto.language as pl
 
 @pl.program
 class TiledAdd:
     @pl.function(type=pl.FunctionType.InCore)
-    def add_tiles(self, a: pl.Tensor[[10, 72], pl.FP32], b: pl.Tensor[[10, 72], pl.FP32],
-                  c: pl.Out[pl.Tensor[[10, 72], pl.FP32]]) -> pl.Tensor[[10, 72], pl.FP32]:
+    def add_tiles(self, a: pl.Tensor[[10, 1300], pl.FP32], b: pl.Tensor[[10, 1300], pl.FP32],
+                  c: pl.Out[pl.Tensor[[10, 1300], pl.FP32]]) -> pl.Tensor[[10, 1300], pl.FP32]:
         for i in pl.range(2):
             for j in pl.range(2):
-                s = pl.add(pl.load(a, [i * 5, j * 36], [5, 36]),
-                           pl.load(b, [i * 5, j * 36], [5, 36]))
-                c = pl.store(s, [i * 5, j * 36], c)
+                s = pl.add(pl.load(a, [i * 5, j * 650], [5, 650]),
+                           pl.load(b, [i * 5, j * 650], [5, 650]))
+                c = pl.store(s, [i * 5, j * 650], c)
         return c
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[10, 72], pl.FP32], b: pl.Tensor[[10, 72], pl.FP32],
-             c: pl.Out[pl.Tensor[[10, 72], pl.FP32]]) -> pl.Tensor[[10, 72], pl.FP32]:
+    def main(self, a: pl.Tensor[[10, 1300], pl.FP32], b: pl.Tensor[[10, 1300], pl.FP32],
+             c: pl.Out[pl.Tensor[[10, 1300], pl.FP32]]) -> pl.Tensor[[10, 1300], pl.FP32]:
         c = self.add_tiles(a, b, c)
         return c
 )";
@@ -290,7 +290,7 @@ TEST(CodegenElementwiseView, TileWiseAddReadsBothOperandsInPlace) {
   EXPECT_EQ(count(kernel, "isa->binary_rows("), 1) << kernel;
   EXPECT_EQ(count(kernel, "isa->binary("), 0) << kernel;
   Library lib(tu);
-  HostArray a({10, 72}), b({10, 72}), c({10, 72}, 9.0f);
+  HostArray a({10, 1300}), b({10, 1300}), c({10, 1300}, 9.0f);
   testing::fill_random(a, 31);
   testing::fill_random(b, 32);
   auto rt = run(lib, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
@@ -302,67 +302,70 @@ TEST(CodegenElementwiseView, TileWiseAddReadsBothOperandsInPlace) {
 // binary_rows reads it with its own row length.
 TEST(CodegenElementwiseView, ColumnStridedOperandIsLoadedInstead) {
   Library lib(translation_unit(kTiledAdd));
-  HostArray wide({10, 144}), b({10, 72}), c({10, 72});
+  HostArray wide({10, 2600}), b({10, 1300}), c({10, 1300});
   testing::fill_random(wide, 33);
   testing::fill_random(b, 34);
-  PtoArg a = wide.arg();  // every other column: a [10, 72] view
-  a.tensor.shape[1] = 72;
+  PtoArg a = wide.arg();  // every other column: a [10, 1300] view
+  a.tensor.shape[1] = 1300;
   a.tensor.strides[1] = 2;
   auto rt = run(lib, {a, b.arg(), c.arg(PTO_ARG_OUT)});
   EXPECT_TRUE(rt->failures().empty());
   expect_sum(wide, b, c, 2);
 }
 
-// Only loads read by nothing but tile-by-tile binary ops before any store are views: a tile
-// also read by exp, one whose tensor is stored to before its add, one added to a scalar and an
-// integer tile keep their copies; a tile added to itself is a view read twice.
-TEST(CodegenElementwiseView, OtherUsesAndStoresKeepTheCopy) {
+// Only loads of long rows read by nothing but tile-by-tile binary ops before any store are views:
+// a tile also read by exp, one whose tensor is stored to before its add, one added to a scalar,
+// tiles of short rows (256 bytes) and an integer tile keep their copies; a tile added to itself
+// is a view read twice.
+TEST(CodegenElementwiseView, OtherUsesStoresAndShortRowsKeepTheCopy) {
   const std::string tu = translation_unit(R"(
 import pypto.language as pl
 
 @pl.program
 class Mixed:
     @pl.function(type=pl.FunctionType.InCore)
-    def mixed(self, a: pl.Tensor[[4, 16], pl.FP32],
-              c: pl.InOut[pl.Tensor[[4, 32], pl.FP32]]) -> pl.Tensor[[4, 32], pl.FP32]:
-        x = pl.load(a, [0, 0], [4, 16])
+    def mixed(self, a: pl.Tensor[[2, 528], pl.FP32],
+              c: pl.InOut[pl.Tensor[[2, 1120], pl.FP32]]) -> pl.Tensor[[2, 1120], pl.FP32]:
+        x = pl.load(a, [0, 0], [2, 528])
         e = pl.add(pl.exp(x), x)
-        old = pl.load(c, [0, 0], [4, 16])
+        old = pl.load(c, [0, 0], [2, 528])
         c = pl.store(e, [0, 0], c)
-        d = pl.add(old, pl.add(pl.load(a, [0, 0], [4, 16]), 1.0))
-        t = pl.load(a, [0, 0], [4, 16])
+        d = pl.add(old, pl.add(pl.load(a, [0, 0], [2, 528]), 1.0))
+        t = pl.load(a, [0, 0], [2, 528])
         d = pl.add(d, pl.add(t, t))
-        c = pl.store(d, [0, 16], c)
+        c = pl.store(d, [0, 528], c)
+        u = pl.add(pl.load(a, [0, 0], [2, 64]), pl.load(a, [0, 64], [2, 64]))
+        c = pl.store(u, [0, 1056], c)
         return c
 
     @pl.function(type=pl.FunctionType.InCore)
-    def doubled(self, n: pl.Tensor[[4, 16], pl.INT32],
-                m: pl.Out[pl.Tensor[[4, 16], pl.INT32]]) -> pl.Tensor[[4, 16], pl.INT32]:
-        k = pl.load(n, [0, 0], [4, 16])
+    def doubled(self, n: pl.Tensor[[2, 528], pl.INT32],
+                m: pl.Out[pl.Tensor[[2, 528], pl.INT32]]) -> pl.Tensor[[2, 528], pl.INT32]:
+        k = pl.load(n, [0, 0], [2, 528])
         m = pl.store(pl.add(k, k), [0, 0], m)
         return m
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[4, 16], pl.FP32], c: pl.InOut[pl.Tensor[[4, 32], pl.FP32]],
-             n: pl.Tensor[[4, 16], pl.INT32],
-             m: pl.Out[pl.Tensor[[4, 16], pl.INT32]]) -> pl.Tensor[[4, 32], pl.FP32]:
+    def main(self, a: pl.Tensor[[2, 528], pl.FP32], c: pl.InOut[pl.Tensor[[2, 1120], pl.FP32]],
+             n: pl.Tensor[[2, 528], pl.INT32],
+             m: pl.Out[pl.Tensor[[2, 528], pl.INT32]]) -> pl.Tensor[[2, 1120], pl.FP32]:
         c = self.mixed(a, c)
         m = self.doubled(n, m)
         return c
 )");
   const std::string mixed = kernel_text(tu, "mixed");
   EXPECT_EQ(count(mixed, "isa->load_view("), 1) << mixed;  // t only
-  EXPECT_EQ(count(mixed, "isa->load("), 3) << mixed;       // x, old, the one added to 1.0
+  EXPECT_EQ(count(mixed, "isa->load("), 5) << mixed;       // x, old, the one added to 1.0, 2 short
   EXPECT_EQ(count(mixed, "isa->binary_rows("), 1) << mixed;
   const std::string doubled = kernel_text(tu, "doubled");
   EXPECT_EQ(count(doubled, "isa->load_view("), 0) << doubled;
   Library lib(tu);
-  HostArray a({4, 16}), c({4, 32});
+  HostArray a({2, 528}), c({2, 1120});
   testing::fill_random(a, 35);
   testing::fill_random(c, 36);
   const HostArray old_c = c;
-  std::vector<int32_t> ints(64), doubled_ints(64, -1);
-  for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int32_t>(i) - 20;
+  std::vector<int32_t> ints(2 * 528), doubled_ints(2 * 528, -1);
+  for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int32_t>(i) - 500;
   PtoArg n = a.arg(), m = a.arg(PTO_ARG_OUT);
   for (auto [arg, data] : {std::pair{&n, ints.data()}, std::pair{&m, doubled_ints.data()}}) {
     arg->dtype = arg->tensor.dtype = PTO_INT32;
@@ -370,16 +373,17 @@ class Mixed:
   }
   auto rt = run(lib, {a.arg(), c.arg(PTO_ARG_INOUT), n, m});
   EXPECT_TRUE(rt->failures().empty());
-  for (int64_t i = 0; i < 4; ++i) {
-    for (int64_t j = 0; j < 16; ++j) {
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 528; ++j) {
       const float x = a.at(i, j);
+      const auto at = static_cast<size_t>(i * 528 + j);
       ASSERT_EQ(c.at(i, j), std::exp(x) + x) << i << "," << j;
-      ASSERT_EQ(c.at(i, 16 + j),
-                (old_c.data[static_cast<size_t>(i * 32 + j)] + (x + 1.0f)) + (x + x))
+      ASSERT_EQ(c.at(i, 528 + j),
+                (old_c.data[static_cast<size_t>(i * 1120 + j)] + (x + 1.0f)) + (x + x))
           << i << "," << j;
-      ASSERT_EQ(doubled_ints[static_cast<size_t>(i * 16 + j)],
-                2 * ints[static_cast<size_t>(i * 16 + j)]);
+      ASSERT_EQ(doubled_ints[at], 2 * ints[at]) << i << "," << j;
     }
+    for (int64_t j = 0; j < 64; ++j) ASSERT_EQ(c.at(i, 1056 + j), a.at(i, j) + a.at(i, 64 + j));
   }
 }
 
