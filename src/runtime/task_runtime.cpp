@@ -355,15 +355,13 @@ PtoTensor contiguous_tensor(void* base, int32_t dtype, int32_t ndim, const int64
 TaskRuntime::TaskRuntime(int num_workers) {
   if (num_workers < 1) throw std::invalid_argument("TaskRuntime needs at least one core");
   // Each space starts on a cache line, so that tile rows whose length is a multiple of one start
-  // on a line (whole-line copies in loads and stores). DDR has no capacity: tensors live in run
-  // buffers, not in a core.
-  const size_t kGuard = CoreMemoryRegion::kGuardBytes;
+  // on a line (whole-line copies in loads and stores), and is followed by the region's guard.
+  // DDR has no capacity: tensors live in run buffers, not in a core.
+  auto capacity = [](int s) { return ir::memory_space_capacity(static_cast<ir::MemorySpace>(s)); };
+  auto span = [](int64_t bytes) { return align_up(static_cast<size_t>(bytes), kCacheLineBytes); };
   size_t core_bytes = 0;
-  for (int s = 0; s < PTO_NUM_SPACES; ++s) {
-    const auto capacity =
-        static_cast<size_t>(ir::memory_space_capacity(static_cast<ir::MemorySpace>(s)));
-    if (capacity != 0) core_bytes += align_up(capacity, kCacheLineBytes) + kGuard;
-  }
+  for (int s = 0; s < PTO_NUM_SPACES; ++s)
+    if (capacity(s) != 0) core_bytes += span(capacity(s)) + CoreMemoryRegion::kGuardBytes;
   core_memory_ = std::make_unique<CoreMemoryRegion>(core_bytes * static_cast<size_t>(num_workers));
   uint8_t* next = core_memory_->data();  // fresh: already zero
   for (int w = 0; w < num_workers; ++w) {
@@ -371,13 +369,12 @@ TaskRuntime::TaskRuntime(int num_workers) {
     core->mem.core_id = w;
     core->mem.isa = &tile_isa();
     for (int s = 0; s < PTO_NUM_SPACES; ++s) {
-      const int64_t capacity = ir::memory_space_capacity(static_cast<ir::MemorySpace>(s));
-      core->mem.capacity[s] = capacity;
-      if (capacity == 0) continue;
+      core->mem.capacity[s] = capacity(s);
+      if (capacity(s) == 0) continue;
       core->mem.space[s] = next;
-      next += align_up(static_cast<size_t>(capacity), kCacheLineBytes);
+      next += span(capacity(s));
       core_memory_->poison_guard(next);
-      next += kGuard;
+      next += CoreMemoryRegion::kGuardBytes;
     }
     cores_.push_back(std::move(core));
   }

@@ -341,9 +341,6 @@ HWY_EXPORT(AllCloseF32Impl);
 HWY_EXPORT(CopyRowsImpl);
 HWY_EXPORT(TargetNameImpl);
 
-bool binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(BinaryRowsImpl)(op, dtype, dst, a, n, b, n, 1, n);
-}
 bool binary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
                  const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
   return HWY_DYNAMIC_DISPATCH(BinaryRowsImpl)(op, dtype, dst, a, a_stride, b, b_stride, rows, cols);

@@ -11,10 +11,8 @@
 
 namespace pypto::runtime::simd {
 
-// dst[i] = a[i] op b[i] for FP32 and INT32 (integer division stays scalar).
-bool binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n);
-// The same over rows: dst is dense (rows x cols), row r of a starts a_stride elements after row
-// r - 1, and likewise for b.
+// dst[r, c] = a[r, c] op b[r, c] for FP32 and INT32 (integer division stays scalar): dst is
+// dense (rows x cols), row r of a starts a_stride elements after row r - 1, and likewise for b.
 bool binary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
                  const void* b, int64_t b_stride, int64_t rows, int64_t cols);
 // dst[i] = a[i] op s (s op a[i] when scalar_first), s already of the element type: the caller
