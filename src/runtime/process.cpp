@@ -61,21 +61,21 @@ int open_pidfd(pid_t pid) {
 
 constexpr std::chrono::milliseconds kInterruptPoll{100};
 
-void append_output(std::string& out, const char* data, size_t n) {
-  if (out.size() >= kMaxCapturedOutput) return;
-  out.append(data, std::min(n, kMaxCapturedOutput - out.size()));
-  if (out.size() >= kMaxCapturedOutput) out += "\n[output truncated]\n";
+void append_output(std::string& out, const char* data, size_t n, size_t max_output) {
+  if (out.size() >= max_output) return;
+  out.append(data, std::min(n, max_output - out.size()));
+  if (out.size() >= max_output) out += "\n[output truncated]\n";
 }
 
 enum class ReadStatus { Data, Empty, End };
 
 // One read of what is available. An error ends the stream just like end-of-file.
-ReadStatus read_some(int fd, std::string& out) {
+ReadStatus read_some(int fd, std::string& out, size_t max_output) {
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n > 0) {
-      append_output(out, buf, static_cast<size_t>(n));
+      append_output(out, buf, static_cast<size_t>(n), max_output);
       return ReadStatus::Data;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -109,7 +109,8 @@ void reap_in_background(pid_t pid) {
 
 ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds timeout,
                              bool kill_group,
-                             const std::function<bool(const std::string&)>& output_complete) {
+                             const std::function<bool(const std::string&)>& output_complete,
+                             size_t max_output) {
   const auto start = Clock::now();
   const auto deadline = start + timeout;
   ProcessResult result;
@@ -153,7 +154,7 @@ ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds ti
       break;
     }
     if (out_slot >= 0 && fds[out_slot].revents != 0 &&
-        read_some(out.get(), result.output) == ReadStatus::End) {
+        read_some(out.get(), result.output, max_output) == ReadStatus::End) {
       out.reset();
       if (output_complete && output_complete(result.output)) {
         reap_in_background(pid);
@@ -182,7 +183,7 @@ ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds ti
   // blocking: a grandchild that inherited the pipe may keep it open indefinitely.
   if (out.get() >= 0) {
     ::fcntl(out.get(), F_SETFL, ::fcntl(out.get(), F_GETFL) | O_NONBLOCK);
-    while (read_some(out.get(), result.output) == ReadStatus::Data) {
+    while (read_some(out.get(), result.output, max_output) == ReadStatus::Data) {
     }
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

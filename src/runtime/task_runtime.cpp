@@ -309,6 +309,7 @@ class Run {
     s.wall_seconds = orchestration_end;
     s.max_parallelism = max_running_.load();
     s.origin = static_cast<double>(start_ns_) / 1e9;
+    s.tasks.reserve(tasks_.size());
     for (const auto& t : tasks_) {
       s.wall_seconds = std::max(s.wall_seconds, t->end);
       s.task_seconds += t->end - t->start;
@@ -482,16 +483,14 @@ profiling::DeviceTimeline to_device_timeline(const RunStats& s) {
   return timeline;
 }
 
+// A task is one array, [kernel, worker, start, end, deps, waited_on], not an object: the report
+// of an isolated run carries one per task, and objects cost a map each to build and read.
 void to_json(nlohmann::json& j, const RunStats& s) {
   nlohmann::json tasks = nlohmann::json::array();
-  for (const auto& t : s.tasks) {
-    tasks.push_back({{"kernel", t.kernel},
-                     {"worker", t.worker},
-                     {"start", t.start},
-                     {"end", t.end},
-                     {"deps", t.deps},
-                     {"waited_on", t.waited_on}});
-  }
+  tasks.get_ref<nlohmann::json::array_t&>().reserve(s.tasks.size());
+  for (const auto& t : s.tasks)
+    tasks.push_back(
+        nlohmann::json::array({t.kernel, t.worker, t.start, t.end, t.deps, t.waited_on}));
   j = {{"num_workers", s.num_workers},
        {"num_tasks", s.num_tasks},
        {"wall_seconds", s.wall_seconds},
@@ -518,10 +517,11 @@ void from_json(const nlohmann::json& j, RunStats& s) {
   j.at("origin").get_to(s.origin);
   j.at("round_seconds").get_to(s.round_seconds);
   s.tasks.clear();
+  s.tasks.reserve(j.at("tasks").size());
   for (const auto& t : j.at("tasks")) {
-    s.tasks.push_back({t.at("kernel").get<std::string>(), t.at("worker").get<int>(),
-                       t.at("start").get<double>(), t.at("end").get<double>(),
-                       t.at("deps").get<std::vector<TaskId>>(), t.at("waited_on").get<TaskId>()});
+    s.tasks.push_back({t.at(0).get<std::string>(), t.at(1).get<int>(), t.at(2).get<double>(),
+                       t.at(3).get<double>(), t.at(4).get<std::vector<TaskId>>(),
+                       t.at(5).get<TaskId>()});
   }
   s.phases.clear();
   for (const auto& p : j.at("phases")) {

@@ -62,6 +62,26 @@ class TooBigProgram:
         return c
 
 
+MANY_ROWS = 50_000  # a task per row: the report of its isolated run is over 4 MiB as text JSON
+
+
+@pl.program
+class TaskPerRowProgram:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_row(self, a: pl.Tensor[[1, 16], pl.FP32], b: pl.Tensor[[1, 16], pl.FP32],
+                c: pl.Out[pl.Tensor[[1, 16], pl.FP32]]) -> pl.Tensor[[1, 16], pl.FP32]:
+        c = pl.store(pl.add(pl.load(a, [0, 0], [1, 16]), pl.load(b, [0, 0], [1, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[MANY_ROWS, 16], pl.FP32], b: pl.Tensor[[MANY_ROWS, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[MANY_ROWS, 16], pl.FP32]]) -> pl.Tensor[[MANY_ROWS, 16], pl.FP32]:
+        for i in pl.range(MANY_ROWS):
+            self.add_row(pl.slice(a, [1, 16], [i, 0]), pl.slice(b, [1, 16], [i, 0]),
+                         pl.slice(c, [1, 16], [i, 0]))
+        return c
+
+
 def specs(n=64):
     return [TensorSpec("a", [n, n], pl.FP32, init_value=np.random.standard_normal),
             TensorSpec("b", [n, n], pl.FP32, init_value=2.0),
@@ -237,6 +257,24 @@ def test_faulting_kernel_is_contained(work, monkeypatch):
     # The process is intact: a normal run afterwards works.
     monkeypatch.delenv("CXX")
     assert run(AddProgram, specs(), golden, config(work)).passed
+
+
+def test_isolated_run_of_fifty_thousand_tasks_reports_every_task(work):
+    # The device process reports each task's record to the caller; as text JSON, 50,000 of them
+    # overflowed the captured output and the run failed without a result.
+    specs = [TensorSpec("a", [MANY_ROWS, 16], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("b", [MANY_ROWS, 16], pl.FP32, init_value=2.0),
+             TensorSpec("c", [MANY_ROWS, 16], pl.FP32, is_output=True)]
+    result = run(TaskPerRowProgram, specs, golden,
+                 config(work, isolate=True, workers=2, write_golden_data=False,
+                        compile_profiling=True))
+    assert result.passed, result.error
+    execute = next(s for s in result.profile["stages"] if s["name"] == "device_execution")
+    execute = next(s for s in execute["children"] if s["name"] == "execute")
+    tasks = execute["device"]["tasks"]
+    assert len(tasks) == MANY_ROWS
+    assert {t[0] for t in tasks} == {"add_row"} and {t[1] for t in tasks} <= {0, 1}
+    assert all(t[2] <= t[3] for t in tasks)
 
 
 def test_over_capacity_program_fails_in_allocate_memory_addr(work):

@@ -41,10 +41,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
 // `output_complete`, when given, lets the wait end early: once the output reaches end-of-file and
 // output_complete(output) holds, the child is left to finish exiting (tearing down a large
 // address space can take longer than the work itself) and is reaped by a background thread;
-// the result then has exited_in_background set and exit_code 0.
+// the result then has exited_in_background set and exit_code 0. Output beyond `max_output`
+// bytes is read and dropped (and "[output truncated]" appended).
 ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds timeout,
                              bool kill_group,
-                             const std::function<bool(const std::string&)>& output_complete = {});
+                             const std::function<bool(const std::string&)>& output_complete = {},
+                             size_t max_output = kMaxCapturedOutput);
 
 // "SIGSEGV (signal 11, Segmentation fault)".
 std::string describe_signal(int sig);
