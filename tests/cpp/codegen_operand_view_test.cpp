@@ -14,8 +14,6 @@
 
 #include "codegen_test_support.h"
 #include "pypto/codegen/program_codegen.h"
-#include "pypto/frontend/parser.h"
-#include "pypto/passes/pass_manager.h"
 
 namespace pypto::codegen {
 namespace {
@@ -25,11 +23,7 @@ using testing::InlineRuntime;
 using testing::Library;
 
 std::string translation_unit(const std::string& text) {
-  auto programs = frontend::parse_module(text, "views.py");
-  EXPECT_EQ(programs.size(), 1u);
-  auto lowered =
-      passes::PassManager::for_strategy(passes::OptimizationStrategy::Default).run(programs.at(0));
-  return generate_program(*lowered).translation_unit;
+  return generate_program(*testing::lower_program(text, "views.py")).translation_unit;
 }
 
 // The generated C++ of kernel `name`, up to the next function.

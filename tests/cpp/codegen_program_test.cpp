@@ -22,17 +22,12 @@ using testing::HostArray;
 using testing::InlineRuntime;
 using testing::Library;
 
-ir::ProgramPtr lower(const std::string& text) {
-  auto programs = frontend::parse_module(text, "test.py");
-  EXPECT_EQ(programs.size(), 1u);
-  return passes::PassManager::for_strategy(passes::OptimizationStrategy::Default)
-      .run(programs.at(0));
-}
+using testing::lower_program;
 
 // Lowers and builds `text`, then runs the entry with `args`; returns the runtime.
 std::unique_ptr<InlineRuntime> run(const std::string& text, std::vector<PtoArg> args,
                                    std::string* tu = nullptr) {
-  GeneratedProgram g = generate_program(*lower(text));
+  GeneratedProgram g = generate_program(*lower_program(text));
   if (tu) *tu = g.translation_unit;
   Library lib(g.translation_unit);
   auto rt = std::make_unique<InlineRuntime>();
@@ -421,7 +416,7 @@ TEST(CodegenProgram, KernelsOfALargeProgramMatchOneThreadGeneration) {
           ", y: pl.Out[" + t + "]) -> " + t + ":\n";
   for (int k = 0; k < 4; ++k) text += "        y = self.k" + std::to_string(k) + "(x, y)\n";
   text += "        return y\n";
-  ir::ProgramPtr program = lower(text);
+  ir::ProgramPtr program = lower_program(text);
   ASSERT_GE(ir::count_nodes(*program), 4000);
   GeneratedProgram g = generate_program(*program);
   ASSERT_EQ(g.kernels.size(), 4u);

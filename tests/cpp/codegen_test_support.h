@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "pto_abi.h"
+#include "pypto/frontend/parser.h"
 #include "pypto/ir/types.h"
+#include "pypto/passes/pass_manager.h"
 #include "pypto/runtime/device_headers.h"
 #include "pypto/runtime/process.h"
 #include "pypto/runtime/task_runtime.h"
@@ -36,6 +38,15 @@ inline std::string read_example(const std::string& name) {
   std::string text = read_file(std::filesystem::path(PYPTO_EXAMPLES_DIR) / name);
   if (text.empty()) ADD_FAILURE() << "cannot read example " << name;
   return text;
+}
+
+// The one program in `text` (DSL source named `file` in diagnostics) after the default pass
+// pipeline: what codegen receives.
+inline ir::ProgramPtr lower_program(const std::string& text, const std::string& file = "test.py") {
+  auto programs = frontend::parse_module(text, file);
+  EXPECT_EQ(programs.size(), 1u);
+  return passes::PassManager::for_strategy(passes::OptimizationStrategy::Default)
+      .run(programs.at(0));
 }
 
 inline std::filesystem::path make_temp_dir(const std::string& tag) {
