@@ -1,6 +1,7 @@
 #include "pypto/runtime/device.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -290,12 +291,23 @@ std::string valid_utf8(const std::string& text) {
 // larger than this is refused with a message rather than read without end.
 constexpr size_t kMaxReportBytes = size_t{1} << 30;
 
+// Gives back to the kernel the free memory of the heap this process inherited from the caller.
+// Every page of that heap is the caller's copy-on-write page, and the runtime's allocations
+// during the run (a task's node, arguments and dependency records) come from its free chunks:
+// each first write to one of those pages then copies it and, with the cores' threads running
+// on other CPUs, interrupts each of them to flush the old entry from its TLB. Once released,
+// such a page comes back as a fresh zero page, which needs no flush. The orchestration of 4096
+// tasks (64x64 add, two cores) took 16-18 ms of device time instead of 25-31 ms; trimming took
+// 0.7 ms, before the threads start. The heap's live chunks stay shared with the caller.
+void release_inherited_free_heap() { ::malloc_trim(0); }
+
 // Runs in the forked child; never returns.
 // forked_at: when the caller forked this process (profiling::now_seconds(), shared by both).
 [[noreturn]] void child_main(const ProgramLibrary& program, std::vector<PtoArg> params,
                              const std::vector<WritableRange>& writable,
                              const ExecuteOptions& options, SharedStatus* status, int report_fd,
                              double forked_at) {
+  release_inherited_free_heap();
   const double started = profiling::now_seconds();
   g_status = status;
   install_fatal_signal_handlers();

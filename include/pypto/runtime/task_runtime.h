@@ -60,7 +60,7 @@ struct RunStats {
   // caller's profile).
   double origin = 0;
   // What the device did around the launches, in order, on the same clock: an isolated run's
-  // "device_process_start" (fork until the child runs) and "map_outputs" (the child mapping the
+  // "device_process_start" (fork until the child is ready) and "map_outputs" (the child mapping the
   // shared outputs again), an in-process run's "map_outputs", then "start_cores" (the worker
   // threads started and pinned), "run" (the launches) and, in an isolated run, "stop_cores" (a run
   // in process keeps its cores for the next one). A profile shows them as the execute stage's
