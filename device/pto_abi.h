@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 7
+#define PTO_ABI_VERSION 8
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -123,6 +123,15 @@ typedef struct PtoIsa {
                        int64_t* row_stride, const char* where, PtoFailFn fail, void* ctx);
   int32_t (*store)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
                    const void* tile, const char* where, PtoFailFn fail, void* ctx);
+  // A binary op whose result only a store reads: the box of the view (checked like store) =
+  // a op b, tile by tile as binary_rows reads them, written where the box lies when it is rows
+  // of adjacent elements that neither operand partly overlaps; otherwise computed into `tile`
+  // (rows x cols, dense) and stored from there. Stores into a large view go around the caches.
+  int32_t (*binary_store)(int32_t op, int32_t dtype, void* tile, const PtoTensor* t,
+                          const int64_t* offsets, const int64_t* shape, int32_t ndim,
+                          const void* a, int64_t a_stride, const void* b, int64_t b_stride,
+                          int64_t rows, int64_t cols, const char* where, PtoFailFn fail,
+                          void* ctx);
   // Checks that a box lies inside a view (before taking a sub-view of it).
   int32_t (*check_box)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
                        int32_t ndim, const char* where, PtoFailFn fail, void* ctx);

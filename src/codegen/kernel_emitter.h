@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -136,6 +137,7 @@ class KernelEmitter : public StructuredEmitter {
   // data pointer and a row stride (elements): the view's, else the tile's buffer and its cols.
   bool is_view(const ExprPtr& e) const;
   std::string strided_operand(const ExprPtr& e, const TileRef& t) const;
+  bool emit_binary_store(const OpSite& o, const TileRef& x, const TileRef& y);
   void emit_slice(const OpSite& o);
   void emit_assemble(const OpSite& o);
   // Integer division by zero is a fault (pypto/support/element_ops.h): before an instruction that
@@ -170,6 +172,8 @@ class KernelEmitter : public StructuredEmitter {
   const OperandViews views_;
   // The tiles of views_: the C++ names of their data pointer and row stride (elements).
   std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> view_ptrs_;
+  // The results of views_.stored computed into their store's box (emit_binary_store).
+  std::unordered_set<const ir::Var*> stored_;
 };
 
 }  // namespace pypto::codegen::kernel_detail

@@ -20,6 +20,7 @@ std::pair<std::string, std::string> box_origin(const std::vector<std::string>& o
 
 void KernelEmitter::emit_store(const ir::Call& call, Span span) {
   const auto& a = call.args;
+  if (const auto* var = a[0]->as<ir::Var>(); var && stored_.count(var)) return;  // by its op
   const std::string& op = call.callee;
   TileRef src = tile_arg(a[0], op, 0);
   std::string tensor = tensor_arg(a[2], op);
@@ -129,6 +130,38 @@ std::string KernelEmitter::strided_operand(const ExprPtr& e, const TileRef& t) c
   return t.ptr + ", " + std::to_string(t.cols());
 }
 
+// A binary op whose result only the next statement stores (operand_views.h): binary_store
+// computes it into the box of that store, checked as the store would check it, and the store
+// itself then emits nothing. A partly valid result keeps its store, which writes only the valid
+// region.
+bool KernelEmitter::emit_binary_store(const OpSite& o, const TileRef& x, const TileRef& y) {
+  auto it = result_var_ ? views_.stored.find(result_var_) : views_.stored.end();
+  if (it == views_.stored.end()) return false;
+  for (const ExprPtr& operand : o.call.args) {
+    const auto* var = operand->as<ir::Var>();
+    if (var && valid_.count(var)) return false;
+  }
+  const ir::Call& store = *it->second;
+  const TileRef& d = o.dst;
+  const size_t rank = tensor_rank(store.args[2]);
+  const std::string tensor = tensor_arg(store.args[2], store.callee);
+  auto offsets = emit_int_list(store.args[1], names_, "the offsets of pl.store");
+  if (offsets.size() != rank || d.type->shape.size() > rank) return false;  // emit_store says so
+  std::vector<std::string> shape(rank - d.type->shape.size(), "1");
+  for (int64_t extent : d.type->shape) shape.push_back(std::to_string(extent));
+  w_.open("");
+  const std::string off = int_array("offsets", offsets);
+  const std::string sh = int_array("shape", shape);
+  w_.line("if (!isa->binary_store(" + o.opcode() + ", " + o.dtype() + ", " + d.ptr + ", &" +
+          tensor + ", " + off + ", " + sh + ", " + std::to_string(rank) + ", " +
+          strided_operand(o.arg(0), x) + ", " + strided_operand(o.arg(1), y) + ", " +
+          std::to_string(d.rows()) + ", " + std::to_string(d.cols()) + ", " +
+          checked_where(store.span(), store.callee) + ")) " + leave_after_failure());
+  w_.close();
+  stored_.insert(result_var_);
+  return true;
+}
+
 // tile op tile, tile op scalar or scalar op tile. An operand loaded as a view (operand_views.h)
 // is read where it lies, through binary_rows.
 void KernelEmitter::emit_binary(const OpSite& o) {
@@ -142,6 +175,7 @@ void KernelEmitter::emit_binary(const OpSite& o) {
       codegen_error(o.span, "pl." + o.op() + ": operand shapes differ from the result shape");
     bool scratch = partial_overlap(d, x) || partial_overlap(d, y);
     check_divisor(o, support::OpFamily::Binary, y.ptr, y.elements());
+    if (!scratch && emit_binary_store(o, x, y)) return;
     const bool read_in_place = is_view(o.arg(0)) || is_view(o.arg(1));
     with_destination(d, scratch, [&](const std::string& out) {
       if (read_in_place) {

@@ -38,6 +38,11 @@ std::optional<ir::MemorySpace> tile_space(const ir::Var& var) {
   return tile->memref->space;
 }
 
+bool tile_by_tile_binary(const ir::Call& call) {
+  return shape_of(call) == ir::EmitShape::Binary && call.args.size() == 2 &&
+         call.args[0]->type()->as<ir::TileType>() && call.args[1]->type()->as<ir::TileType>();
+}
+
 // How often each variable is read in the function (definitions do not count).
 class UseCount : public ir::IRVisitor {
  public:
@@ -88,7 +93,10 @@ class Finder : public ir::IRVisitor {
 
  protected:
   void visit_seq(const ir::SeqStmts& seq) override {
-    for (size_t i = 0; i < seq.stmts.size(); ++i) consider_load(seq.stmts, i);
+    for (size_t i = 0; i < seq.stmts.size(); ++i) {
+      consider_load(seq.stmts, i);
+      if (i + 1 < seq.stmts.size()) consider_stored_result(*seq.stmts[i], *seq.stmts[i + 1]);
+    }
     ir::IRVisitor::visit_seq(seq);
   }
 
@@ -106,6 +114,24 @@ class Finder : public ir::IRVisitor {
     const auto space = tile_space(loaded);
     if (space == ir::MemorySpace::Mat) consider_matmul_operand(list, at, loaded);
     if (space == ir::MemorySpace::Vec) consider_elementwise_operand(list, at, loaded);
+  }
+
+  // A tile-by-tile binary op whose result only the next statement reads, storing it whole.
+  void consider_stored_result(const ir::Stmt& op_stmt, const ir::Stmt& next) {
+    const auto* assign = op_stmt.as<ir::AssignStmt>();
+    const auto* call = assign ? assign->value->as<ir::Call>() : nullptr;
+    if (!call || !tile_by_tile_binary(*call)) return;
+    const ir::Var& result = *assign->var;
+    const auto* tile = result.type()->as<ir::TileType>();
+    if (!tile || tile->shape.size() > 2 || tile_space(result) != ir::MemorySpace::Vec) return;
+    ir::ExprPtr value;
+    if (const auto* a = next.as<ir::AssignStmt>()) value = a->value;
+    if (const auto* e = next.as<ir::EvalStmt>()) value = e->expr;
+    const auto* store = value ? value->as<ir::Call>() : nullptr;
+    if (!store || shape_of(*store) != ir::EmitShape::Store || store->args.size() != 3 ||
+        store->args[0]->as<ir::Var>() != &result || uses_of(result) != 1)
+      return;
+    out_.stored[&result] = store;
   }
 
   // A Vec load read only by tile-by-tile binary ops (operand_views.h). The scan stops at the
@@ -127,10 +153,7 @@ class Finder : public ir::IRVisitor {
       for (const auto& arg : call->args)
         if (arg->as<ir::Var>() == &loaded) ++n;
       if (n == 0) continue;
-      const bool tile_by_tile =
-          shape_of(*call) == ir::EmitShape::Binary && call->args.size() == 2 &&
-          call->args[0]->type()->as<ir::TileType>() && call->args[1]->type()->as<ir::TileType>();
-      if (!tile_by_tile) return;
+      if (!tile_by_tile_binary(*call)) return;
       found += n;
     }
     if (found == loaded_uses && found > 0) out_.loads.insert(&loaded);

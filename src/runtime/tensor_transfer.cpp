@@ -81,14 +81,15 @@ constexpr int64_t kPrefetchRows = 2;
 // cost reading every line before it is overwritten, and evict the inputs.
 constexpr int64_t kStreamingViewBytes = int64_t{1} << 20;
 
-// The bytes between the first and the last element of a view, plus one element.
-int64_t view_span_bytes(const PtoTensor& t, int64_t elem_size) {
+// Whether stores into the view stream around the caches: the bytes between its first and last
+// element reach kStreamingViewBytes.
+bool streamed_view(const PtoTensor& t, int64_t elem_size) {
   int64_t last = 0;
   for (int32_t i = 0; i < t.ndim; ++i) {
-    if (t.shape[i] == 0) return 0;
+    if (t.shape[i] == 0) return false;
     last += (t.shape[i] - 1) * std::abs(t.strides[i]);
   }
-  return (last + 1) * elem_size;
+  return (last + 1) * elem_size >= kStreamingViewBytes;
 }
 
 // Copies between a dense row-major tile and a box of a view, one plane (the last two
@@ -111,7 +112,7 @@ void transfer_box(void* tile, const PtoTensor& t, const int64_t* offsets, const 
 
   simd::RowCopyHints hints;
   if (to_view) {
-    hints.stream_stores = view_span_bytes(t, es) >= kStreamingViewBytes;
+    hints.stream_stores = streamed_view(t, es);
   } else if (nd > 0 && row_bytes < kPrefetchRowBytes) {
     const int64_t room = (t.shape[nd - 1] - offsets[nd - 1] - shape[nd - 1]) * es;
     hints.prefetch_bytes = std::min(room, kPrefetchRows * row_bytes);
@@ -170,30 +171,43 @@ int32_t load(void* tile, const PtoTensor* t, const int64_t* offsets, const int64
   return 1;
 }
 
+BoxRows box_rows(const PtoTensor& t, const int64_t* offsets, const int64_t* shape) noexcept {
+  BoxRows box;
+  box.elem_size = dtype_size(t.dtype);
+  box.stream = streamed_view(t, box.elem_size);
+  // In place when the box is rows of adjacent elements, each row_stride after the previous one:
+  // one plane (every leading extent 1), unit column stride, rows that do not overlap.
+  const int32_t nd = t.ndim;
+  bool in_place = nd > 0 && t.strides[nd - 1] == 1;
+  for (int32_t i = 0; in_place && i < nd; ++i)
+    in_place = shape[i] > 0 && (i + 2 >= nd || shape[i] == 1);
+  const int64_t cols = nd > 0 ? shape[nd - 1] : 1;
+  const int64_t stride = nd > 1 ? t.strides[nd - 2] : cols;
+  if (!in_place || (nd >= 2 && shape[nd - 2] != 1 && stride < cols)) return box;
+  int64_t first = t.offset;
+  for (int32_t i = 0; i < nd; ++i) first += offsets[i] * t.strides[i];
+  box.data = static_cast<uint8_t*>(t.base) + first * box.elem_size;
+  box.stride = stride;
+  return box;
+}
+
 int32_t load_view(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
                   int32_t ndim, const void** data, int64_t* row_stride, const char* where,
                   PtoFailFn fail, void* ctx) noexcept {
   if (!check_box(t, offsets, shape, ndim, where, fail, ctx)) return 0;
-  // In place when the box is rows of adjacent elements, each row_stride after the previous one:
-  // one plane (every leading extent 1), unit column stride, rows that do not overlap.
   const int32_t nd = t->ndim;
-  bool in_place = nd > 0 && t->strides[nd - 1] == 1;
-  for (int32_t i = 0; in_place && i < nd; ++i)
-    in_place = shape[i] > 0 && (i + 2 >= nd || shape[i] == 1);
-  const int64_t cols = nd > 0 ? shape[nd - 1] : 1;
-  const int64_t stride = nd > 1 ? t->strides[nd - 2] : cols;
-  if (in_place && (nd < 2 || shape[nd - 2] == 1 || stride >= cols)) {
-    int64_t first = t->offset;
-    for (int32_t i = 0; i < nd; ++i) first += offsets[i] * t->strides[i];
-    const int64_t es = dtype_size(t->dtype);
-    *data = static_cast<const uint8_t*>(t->base) + first * es;
-    *row_stride = stride;
-    prefetch_box(*data, nd > 1 ? shape[nd - 2] : 1, stride * es, cols * es);
+  const BoxRows box = box_rows(*t, offsets, shape);
+  if (box.data != nullptr) {
+    *data = box.data;
+    *row_stride = box.stride;
+    const int64_t cols = nd > 0 ? shape[nd - 1] : 1;
+    prefetch_box(box.data, nd > 1 ? shape[nd - 2] : 1, box.stride * box.elem_size,
+                 cols * box.elem_size);
     return 1;
   }
   transfer_box(tile, *t, offsets, shape, false);
   *data = tile;
-  *row_stride = cols;
+  *row_stride = nd > 0 ? shape[nd - 1] : 1;
   return 1;
 }
 

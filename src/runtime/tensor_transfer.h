@@ -11,6 +11,18 @@ int32_t load(void* tile, const PtoTensor* t, const int64_t* offsets, const int64
 int32_t load_view(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
                   int32_t ndim, const void** data, int64_t* row_stride, const char* where,
                   PtoFailFn fail, void* ctx) noexcept;
+// A box of a view as rows that an instruction reads or writes where they lie: `data` is its first
+// element when the box is one plane of rows of adjacent elements that do not overlap, `stride`
+// elements apart, else null. `stream`: stores to it should go around the caches (the view is
+// large; see RowCopyHints::stream_stores). The box must have been checked (check_box).
+struct BoxRows {
+  void* data = nullptr;
+  int64_t stride = 0;
+  bool stream = false;
+  int64_t elem_size = 1;
+};
+BoxRows box_rows(const PtoTensor& t, const int64_t* offsets, const int64_t* shape) noexcept;
+
 int32_t store(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
               const void* tile, const char* where, PtoFailFn fail, void* ctx) noexcept;
 int32_t check_box(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,

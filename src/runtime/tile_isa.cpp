@@ -25,19 +25,58 @@ using support::with_dtype;
 using support::with_reduce_op;
 using support::with_unary_op;
 
-void isa_binary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
-                     const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
-  if (simd::binary_rows(op, dtype, dst, a, a_stride, b, b_stride, rows, cols)) return;
+// The binary instructions' one loop: the vector kernel, else the scalar one.
+void binary_rows(int32_t op, int32_t dtype, const simd::RowsOut& out, const void* a,
+                 int64_t a_stride, const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
+  if (simd::binary_rows(op, dtype, out, a, a_stride, b, b_stride, rows, cols)) return;
   with_dtype(dtype, [&](auto t) {
     with_binary_op(op, [&](auto o) {
       using S = typename decltype(t)::S;
-      auto* d = static_cast<S*>(dst);
+      auto* d = static_cast<S*>(out.data);
       const auto* x = static_cast<const S*>(a);
       const auto* y = static_cast<const S*>(b);
-      for (int64_t r = 0; r < rows; ++r, d += cols, x += a_stride, y += b_stride)
+      for (int64_t r = 0; r < rows; ++r, d += out.stride, x += a_stride, y += b_stride)
         binary<decltype(t), decltype(o)>(d, x, y, cols);
     });
   });
+}
+
+void isa_binary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+                     const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
+  binary_rows(op, dtype, {dst, cols}, a, a_stride, b, b_stride, rows, cols);
+}
+
+// Whether rows x cols elements from `p`, rows `stride` apart, share a byte with those from `q`.
+bool rows_overlap(const void* p, int64_t p_stride, const void* q, int64_t q_stride, int64_t rows,
+                  int64_t cols, int64_t elem_size) {
+  const auto span = [&](const void* first, int64_t stride) {
+    const auto lo = reinterpret_cast<uintptr_t>(first);
+    return std::pair{lo, lo + static_cast<uintptr_t>(((rows - 1) * stride + cols) * elem_size)};
+  };
+  const auto [p_lo, p_hi] = span(p, p_stride);
+  const auto [q_lo, q_hi] = span(q, q_stride);
+  return p_lo < q_hi && q_lo < p_hi;
+}
+
+int32_t isa_binary_store(int32_t op, int32_t dtype, void* tile, const PtoTensor* t,
+                         const int64_t* offsets, const int64_t* shape, int32_t ndim, const void* a,
+                         int64_t a_stride, const void* b, int64_t b_stride, int64_t rows,
+                         int64_t cols, const char* where, PtoFailFn fail, void* ctx) noexcept {
+  if (!transfer::check_box(t, offsets, shape, ndim, where, fail, ctx)) return 0;
+  const transfer::BoxRows box = transfer::box_rows(*t, offsets, shape);
+  // An operand read in place from the same memory is safe only row for row on the same elements
+  // (every vector is loaded before it is stored); any other overlap gets the tile's copy.
+  const auto clashes = [&](const void* operand, int64_t stride) {
+    return rows_overlap(box.data, box.stride, operand, stride, rows, cols, box.elem_size) &&
+           !(operand == box.data && stride == box.stride);
+  };
+  if (box.data != nullptr && !clashes(a, a_stride) && !clashes(b, b_stride)) {
+    binary_rows(op, dtype, {box.data, box.stride, box.stream}, a, a_stride, b, b_stride, rows,
+                cols);
+    return 1;
+  }
+  isa_binary_rows(op, dtype, tile, a, a_stride, b, b_stride, rows, cols);
+  return transfer::store(t, offsets, shape, ndim, tile, where, fail, ctx);
 }
 
 void isa_binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
@@ -202,6 +241,7 @@ const PtoIsa& tile_isa() {
       &transfer::load,
       &transfer::load_view,
       &transfer::store,
+      &isa_binary_store,
       &transfer::check_box,
       &transfer::check_tile_box,
       &transfer::copy_tensor,

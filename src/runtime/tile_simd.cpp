@@ -92,6 +92,31 @@ void binary_loop(T* d, const T* a, const T* b, int64_t n) {
   for (; i < n; ++i) d[i] = Op::E::f(a[i], b[i]);
 }
 
+// binary_loop for a destination in a large tensor: its whole cache lines are written around the
+// caches (hn::Stream; see RowCopyHints::stream_stores), the ragged ends as usual. The caller
+// fences the stores.
+template <typename T, class Op>
+void binary_loop_streamed(T* d, const T* a, const T* b, int64_t n) {
+  const hn::ScalableTag<T> dt;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
+  constexpr auto kLine = static_cast<int64_t>(kCacheLineBytes);
+  constexpr auto kSize = static_cast<int64_t>(sizeof(T));
+  const auto misalign = static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) & (kLine - 1));
+  // Streamed a vector at a time, each within one line: element-aligned rows (always, in a tensor
+  // of T) and vectors that divide a line.
+  if (misalign % kSize != 0 || kLine % (L * kSize) != 0) {
+    binary_loop<T, Op>(d, a, b, n);
+    return;
+  }
+  const int64_t head = std::min<int64_t>(n, ((kLine - misalign) & (kLine - 1)) / kSize);
+  binary_loop<T, Op>(d, a, b, head);
+  const int64_t per_line = kLine / kSize;
+  const int64_t lines_end = head + (n - head) / per_line * per_line;
+  for (int64_t i = head; i < lines_end; i += L)
+    hn::Stream(Op::f(dt, hn::LoadU(dt, a + i), hn::LoadU(dt, b + i)), dt, d + i);
+  binary_loop<T, Op>(d + lines_end, a + lines_end, b + lines_end, n - lines_end);
+}
+
 template <typename T, class Op>
 void scalar_loop(T* d, const T* a, T s, bool scalar_first, int64_t n) {
   const hn::ScalableTag<T> dt;
@@ -107,19 +132,25 @@ void scalar_loop(T* d, const T* a, T s, bool scalar_first, int64_t n) {
   }
 }
 
-bool BinaryRowsImpl(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+bool BinaryRowsImpl(int32_t op, int32_t dtype, const RowsOut& out, const void* a, int64_t a_stride,
                     const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
   auto run = [&](auto* d) {
     using T = std::remove_pointer_t<decltype(d)>;
     return with_binary<T>(op, [&](auto o) {
+      using Op = decltype(o);
       const auto* x = static_cast<const T*>(a);
       const auto* y = static_cast<const T*>(b);
-      for (int64_t r = 0; r < rows; ++r, d += cols, x += a_stride, y += b_stride)
-        binary_loop<T, decltype(o)>(d, x, y, cols);
+      for (int64_t r = 0; r < rows; ++r, d += out.stride, x += a_stride, y += b_stride) {
+        if (out.stream)
+          binary_loop_streamed<T, Op>(d, x, y, cols);
+        else
+          binary_loop<T, Op>(d, x, y, cols);
+      }
+      if (out.stream) hwy::FlushStream();  // before the task can end and another core read them
     });
   };
-  if (dtype == PTO_FP32) return run(static_cast<float*>(dst));
-  if (dtype == PTO_INT32) return run(static_cast<int32_t*>(dst));
+  if (dtype == PTO_FP32) return run(static_cast<float*>(out.data));
+  if (dtype == PTO_INT32) return run(static_cast<int32_t*>(out.data));
   return false;
 }
 
@@ -341,9 +372,9 @@ HWY_EXPORT(AllCloseF32Impl);
 HWY_EXPORT(CopyRowsImpl);
 HWY_EXPORT(TargetNameImpl);
 
-bool binary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+bool binary_rows(int32_t op, int32_t dtype, const RowsOut& out, const void* a, int64_t a_stride,
                  const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
-  return HWY_DYNAMIC_DISPATCH(BinaryRowsImpl)(op, dtype, dst, a, a_stride, b, b_stride, rows, cols);
+  return HWY_DYNAMIC_DISPATCH(BinaryRowsImpl)(op, dtype, out, a, a_stride, b, b_stride, rows, cols);
 }
 bool binary_scalar_f32(int32_t op, void* dst, const void* a, float s, bool scalar_first,
                        int64_t n) {

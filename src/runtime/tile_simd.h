@@ -11,9 +11,18 @@
 
 namespace pypto::runtime::simd {
 
-// dst[r, c] = a[r, c] op b[r, c] for FP32 and INT32 (integer division stays scalar): dst is
-// dense (rows x cols), row r of a starts a_stride elements after row r - 1, and likewise for b.
-bool binary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+// Where an instruction writes rows: row r starts `stride` elements after row r - 1 (the column
+// count for a dense tile). `stream`: the rows lie in a large tensor and their whole cache lines
+// are written around the caches (see RowCopyHints::stream_stores), fenced before the call returns.
+struct RowsOut {
+  void* data;
+  int64_t stride;
+  bool stream = false;
+};
+
+// out[r, c] = a[r, c] op b[r, c] for FP32 and INT32 (integer division stays scalar): row r of a
+// starts a_stride elements after row r - 1, and likewise for b and out.
+bool binary_rows(int32_t op, int32_t dtype, const RowsOut& out, const void* a, int64_t a_stride,
                  const void* b, int64_t b_stride, int64_t rows, int64_t cols);
 // dst[i] = a[i] op s (s op a[i] when scalar_first), s already of the element type: the caller
 // checks that this equals computing in the scalar's own precision (tile_isa.cpp).

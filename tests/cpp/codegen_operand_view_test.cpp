@@ -281,7 +281,9 @@ TEST(CodegenElementwiseView, TileWiseAddReadsBothOperandsInPlace) {
   const std::string kernel = kernel_text(tu, "add_tiles");
   EXPECT_EQ(count(kernel, "isa->load_view("), 2) << kernel;
   EXPECT_EQ(count(kernel, "isa->load("), 0) << kernel;
-  EXPECT_EQ(count(kernel, "isa->binary_rows("), 1) << kernel;
+  // The sum is only stored: computed into the box of c (binary_store), no separate store.
+  EXPECT_EQ(count(kernel, "isa->binary_store("), 1) << kernel;
+  EXPECT_EQ(count(kernel, "isa->store("), 0) << kernel;
   EXPECT_EQ(count(kernel, "isa->binary("), 0) << kernel;
   Library lib(tu);
   HostArray a({10, 1300}), b({10, 1300}), c({10, 1300}, 9.0f);
@@ -378,6 +380,66 @@ class Mixed:
       ASSERT_EQ(doubled_ints[at], 2 * ints[at]) << i << "," << j;
     }
     for (int64_t j = 0; j < 64; ++j) ASSERT_EQ(c.at(i, 1056 + j), a.at(i, j) + a.at(i, 64 + j));
+  }
+}
+
+// A tile-by-tile binary result whose only use is the next statement's store is computed into the
+// store's box (binary_store): here `s` (short rows, loaded copies) and `w` (into a 3-D tensor).
+// Kept as tile and store: `p`, also read after its store; `q`, with a statement between op and
+// store; `v`, of partly valid tiles (its store writes the valid region only).
+TEST(CodegenStoredResult, OnlyAResultStoredByTheNextStatementIsComputedIntoTheBox) {
+  const std::string tu = translation_unit(R"(
+import pypto.language as pl
+
+@pl.program
+class Stored:
+    @pl.function(type=pl.FunctionType.InCore)
+    def stored(self, a: pl.Tensor[[4, 64], pl.FP32], b: pl.Tensor[[4, 64], pl.FP32],
+               c: pl.Out[pl.Tensor[[4, 384], pl.FP32]]) -> pl.Tensor[[4, 384], pl.FP32]:
+        x = pl.load(a, [0, 0], [4, 64])
+        y = pl.load(b, [0, 0], [4, 64])
+        s = pl.sub(x, y)
+        c = pl.store(s, [0, 0], c)
+        p = pl.mul(x, y)
+        c = pl.store(p, [0, 64], c)
+        c = pl.store(pl.add(p, x), [0, 128], c)
+        q = pl.maximum(x, y)
+        r = pl.exp(y)
+        c = pl.store(q, [0, 192], c)
+        c = pl.store(r, [0, 256], c)
+        v = pl.add(pl.load(a, [0, 0], [4, 64], valid_shapes=[3, 40]), y)
+        c = pl.store(v, [0, 0], c)
+        w = pl.minimum(x, y)
+        c = pl.store(w, [0, 320], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 64], pl.FP32], b: pl.Tensor[[4, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[4, 384], pl.FP32]]) -> pl.Tensor[[4, 384], pl.FP32]:
+        c = self.stored(a, b, c)
+        return c
+)");
+  const std::string kernel = kernel_text(tu, "stored");
+  // s, the add of p and x, and w; p, q, r and v keep their stores.
+  EXPECT_EQ(count(kernel, "isa->binary_store("), 3) << kernel;
+  EXPECT_EQ(count(kernel, "isa->store("), 4) << kernel;
+  Library lib(tu);
+  HostArray a({4, 64}), b({4, 64}), c({4, 384}, 7.0f);
+  testing::fill_random(a, 37);
+  testing::fill_random(b, 38);
+  auto rt = run(lib, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT)});
+  EXPECT_TRUE(rt->failures().empty());
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 64; ++j) {
+      const float x = a.at(i, j), y = b.at(i, j);
+      const bool valid = i < 3 && j < 40;
+      ASSERT_EQ(c.at(i, j), valid ? x + y : x - y) << i << "," << j;
+      ASSERT_EQ(c.at(i, 64 + j), x * y) << i << "," << j;
+      ASSERT_EQ(c.at(i, 128 + j), x * y + x) << i << "," << j;
+      ASSERT_EQ(c.at(i, 192 + j), x < y ? y : x) << i << "," << j;
+      ASSERT_EQ(c.at(i, 256 + j), std::exp(y)) << i << "," << j;
+      ASSERT_EQ(c.at(i, 320 + j), y < x ? y : x) << i << "," << j;
+    }
   }
 }
 

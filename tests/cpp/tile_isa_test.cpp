@@ -541,6 +541,93 @@ TEST_F(TileIsaTest, BinaryRowsReadsOperandsThroughTheirRowStrides) {
   check(PTO_OP_MUL, PTO_FP16, uint16_t{});  // raw FP16 bits: the scalar loop
 }
 
+// binary_store writes a op b into the box of a view: the same bits as binary into a tile and a
+// store of it, written where the box lies (streamed around the caches when the view is large,
+// from any alignment), through the tile when the box's columns are not adjacent or an operand
+// read in place partly overlaps it, and not at all when the box is outside the view.
+TEST_F(TileIsaTest, BinaryStoreWritesTheResultIntoTheBoxOfAView) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
+  const int64_t rows = 3, cols = 45, lda = 61;
+  std::vector<float> a(rows * lda), b(rows * cols);
+  for (auto& v : a) v = value(rng);
+  for (auto& v : b) v = value(rng);
+  std::vector<float> want(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) want[r * cols + c] = a[r * lda + c] * b[r * cols + c];
+  // Views of 8x100 (small) and 8x40000 elements (1.2 MiB: streamed), boxes at every column
+  // offset of a cache line.
+  for (const int64_t width : {int64_t{100}, int64_t{40000}}) {
+    for (int64_t c0 = 0; c0 < 16; ++c0) {
+      SCOPED_TRACE("width " + std::to_string(width) + ", column " + std::to_string(c0));
+      std::vector<float> g(8 * width, -1.0f), tile(rows * cols, 0.0f);
+      PtoTensor t = matrix(g.data(), 8, width);
+      const int64_t off[2] = {2, c0}, shape[2] = {rows, cols};
+      ASSERT_EQ(
+          isa.binary_store(PTO_OP_MUL, PTO_FP32, tile.data(), &t, off, shape, 2, a.data(), lda,
+                           b.data(), cols, rows, cols, "k: pl.store", &record_failure, nullptr),
+          1);
+      for (int64_t r = 0; r < 8; ++r)
+        for (int64_t c = 0; c < width; ++c) {
+          const bool in_box = r >= 2 && r < 2 + rows && c >= c0 && c < c0 + cols;
+          const float expected = in_box ? want[(r - 2) * cols + (c - c0)] : -1.0f;
+          ASSERT_EQ(g[r * width + c], expected) << "[" << r << ", " << c << "]";
+        }
+      EXPECT_EQ(tile, std::vector<float>(rows * cols, 0.0f)) << "written in place, not the tile";
+    }
+  }
+  // Columns two apart: computed in the tile, then stored.
+  std::vector<float> g(rows * 2 * cols, -1.0f), tile(rows * cols);
+  PtoTensor strided = matrix(g.data(), rows, cols);
+  strided.strides[0] = 2 * cols;
+  strided.strides[1] = 2;
+  const int64_t zero[2] = {0, 0}, shape[2] = {rows, cols};
+  ASSERT_EQ(
+      isa.binary_store(PTO_OP_MUL, PTO_FP32, tile.data(), &strided, zero, shape, 2, a.data(), lda,
+                       b.data(), cols, rows, cols, "k: pl.store", &record_failure, nullptr),
+      1);
+  EXPECT_EQ(tile, want);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(g[r * 2 * cols + 2 * c], want[r * cols + c]);
+  // The box outside the view: the store's message, and nothing written.
+  std::vector<float> small(4 * 4, -1.0f);
+  PtoTensor t = matrix(small.data(), 4, 4);
+  const int64_t far[2] = {3, 0};
+  EXPECT_EQ(isa.binary_store(PTO_OP_MUL, PTO_FP32, tile.data(), &t, far, shape, 2, a.data(), lda,
+                             b.data(), cols, rows, cols, "k: pl.store", &record_failure, nullptr),
+            0);
+  ASSERT_EQ(g_failures.size(), 1u);
+  EXPECT_EQ(g_failures[0],
+            "k: pl.store: offsets [3, 0] with shape [3, 45] exceed the tensor view "
+            "of shape [4, 4]");
+  EXPECT_EQ(small, std::vector<float>(16, -1.0f));
+}
+
+// An operand read in place from the tensor being written: t[0, 1:] + t[0, :-1] stored to
+// t[0, 1:] must read every element before any is written, as the tile's copy does; the same
+// elements row for row (x = x + y in place) need no copy.
+TEST_F(TileIsaTest, BinaryStoreReadsOperandsThatOverlapTheBoxBeforeWritingIt) {
+  const int64_t n = 64;
+  std::vector<float> g(n + 1), tile(n);
+  for (int64_t i = 0; i <= n; ++i) g[i] = static_cast<float>(i);
+  std::vector<float> want(g);
+  for (int64_t i = 1; i <= n; ++i) want[i] = g[i] + g[i - 1];
+  PtoTensor t = matrix(g.data(), 1, n + 1);
+  const int64_t at_one[2] = {0, 1}, shape[2] = {1, n};
+  ASSERT_EQ(isa.binary_store(PTO_OP_ADD, PTO_FP32, tile.data(), &t, at_one, shape, 2, g.data() + 1,
+                             n, g.data(), n, 1, n, "k: pl.store", &record_failure, nullptr),
+            1);
+  EXPECT_EQ(g, want);
+  std::vector<float> same(g), doubled(g);
+  for (int64_t i = 1; i <= n; ++i) doubled[i] = 2 * same[i];
+  PtoTensor s = matrix(same.data(), 1, n + 1);
+  ASSERT_EQ(
+      isa.binary_store(PTO_OP_ADD, PTO_FP32, tile.data(), &s, at_one, shape, 2, same.data() + 1, n,
+                       same.data() + 1, n, 1, n, "k: pl.store", &record_failure, nullptr),
+      1);
+  EXPECT_EQ(same, doubled);
+}
+
 // Offsets near INT64_MAX wrap a naive `offset + extent <= size` to a small number; the checks
 // must reject them before any byte moves (a store there corrupted the caller's heap).
 TEST_F(TileIsaTest, OffsetsNearInt64MaxFailTheChecksAndTouchNothing) {
