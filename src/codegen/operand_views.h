@@ -33,7 +33,7 @@
 // straight into the box of t (PtoIsa::binary_store) instead of into s and then copied there: the
 // store's own check and write move up by one statement, past nothing. The runtime keeps the copy
 // when an operand read in place partly overlaps the box. On one core, a 4096² add in 2x4096
-// tiles took 20-33% less device time this way, on two 12-20%; in 64x64 tiles it was level.
+// tiles took 19-31% less device time this way, on two 13-18%; in 64x64 tiles it was level.
 #pragma once
 
 #include <unordered_map>
