@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 8
+#define PTO_ABI_VERSION 9
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -132,6 +132,16 @@ typedef struct PtoIsa {
                           const void* a, int64_t a_stride, const void* b, int64_t b_stride,
                           int64_t rows, int64_t cols, const char* where, PtoFailFn fail,
                           void* ctx);
+  // The box `shape` of view dst = a op b, its operands the boxes of the same shape at a_offsets
+  // of a and b, in one pass where all three lie, when each lies inside its view as rows of
+  // adjacent elements of type `dtype` and neither operand partly overlaps the result; then 1.
+  // Otherwise nothing happens and 0 is returned: generated code calls it in place of a loop
+  // over the adjacent tiles of such a box (a band), which it runs instead on 0, tile by tile,
+  // with that loop's own checks and messages.
+  int32_t (*binary_band)(int32_t op, int32_t dtype, const PtoTensor* dst,
+                         const int64_t* dst_offsets, const PtoTensor* a, const int64_t* a_offsets,
+                         const PtoTensor* b, const int64_t* b_offsets, const int64_t* shape,
+                         int32_t ndim);
   // Checks that a box lies inside a view (before taking a sub-view of it).
   int32_t (*check_box)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
                        int32_t ndim, const char* where, PtoFailFn fail, void* ctx);

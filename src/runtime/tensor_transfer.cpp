@@ -31,14 +31,6 @@ std::string list(const int64_t* v, int32_t n) {
   return ir::shape_to_string(std::vector<int64_t>(v, v + std::max(n, 0)));
 }
 
-bool box_inside(const PtoTensor& t, const int64_t* offsets, const int64_t* shape, int32_t ndim) {
-  if (ndim != t.ndim) return false;
-  for (int32_t i = 0; i < ndim; ++i)
-    // Overflow-safe: an offset near INT64_MAX is outside, not wrapped to a small number.
-    if (!support::box_fits(offsets[i], shape[i], t.shape[i])) return false;
-  return true;
-}
-
 // Copies between a dense row-major tile and a box of a view whose last dimension has another
 // stride than 1: element by element (rare; views from the DSL keep unit column strides).
 void transfer_strided_box(uint8_t* tile, const PtoTensor& t, const int64_t* offsets,
@@ -154,6 +146,15 @@ void prefetch_box(const void* first, int64_t rows, int64_t stride_bytes, int64_t
 }
 
 }  // namespace
+
+bool box_inside(const PtoTensor& t, const int64_t* offsets, const int64_t* shape,
+                int32_t ndim) noexcept {
+  if (ndim != t.ndim) return false;
+  for (int32_t i = 0; i < ndim; ++i)
+    // Overflow-safe: an offset near INT64_MAX is outside, not wrapped to a small number.
+    if (!support::box_fits(offsets[i], shape[i], t.shape[i])) return false;
+  return true;
+}
 
 int32_t check_box(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
                   const char* where, PtoFailFn fail, void* ctx) noexcept {

@@ -22,6 +22,9 @@ struct BoxRows {
   int64_t elem_size = 1;
 };
 BoxRows box_rows(const PtoTensor& t, const int64_t* offsets, const int64_t* shape) noexcept;
+// Whether the box lies inside the view (what check_box checks, without a message).
+bool box_inside(const PtoTensor& t, const int64_t* offsets, const int64_t* shape,
+                int32_t ndim) noexcept;
 
 int32_t store(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
               const void* tile, const char* where, PtoFailFn fail, void* ctx) noexcept;

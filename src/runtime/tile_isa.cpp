@@ -58,25 +58,53 @@ bool rows_overlap(const void* p, int64_t p_stride, const void* q, int64_t q_stri
   return p_lo < q_hi && q_lo < p_hi;
 }
 
+// Whether an operand read in place clashes with the result written into `box`: reading the same
+// memory is safe only row for row on the same elements (every vector is loaded before it is
+// stored); any other overlap needs the operand copied first.
+bool clashes(const transfer::BoxRows& box, const void* operand, int64_t stride, int64_t rows,
+             int64_t cols) {
+  return rows_overlap(box.data, box.stride, operand, stride, rows, cols, box.elem_size) &&
+         !(operand == box.data && stride == box.stride);
+}
+
 int32_t isa_binary_store(int32_t op, int32_t dtype, void* tile, const PtoTensor* t,
                          const int64_t* offsets, const int64_t* shape, int32_t ndim, const void* a,
                          int64_t a_stride, const void* b, int64_t b_stride, int64_t rows,
                          int64_t cols, const char* where, PtoFailFn fail, void* ctx) noexcept {
   if (!transfer::check_box(t, offsets, shape, ndim, where, fail, ctx)) return 0;
   const transfer::BoxRows box = transfer::box_rows(*t, offsets, shape);
-  // An operand read in place from the same memory is safe only row for row on the same elements
-  // (every vector is loaded before it is stored); any other overlap gets the tile's copy.
-  const auto clashes = [&](const void* operand, int64_t stride) {
-    return rows_overlap(box.data, box.stride, operand, stride, rows, cols, box.elem_size) &&
-           !(operand == box.data && stride == box.stride);
-  };
-  if (box.data != nullptr && !clashes(a, a_stride) && !clashes(b, b_stride)) {
+  if (box.data != nullptr && !clashes(box, a, a_stride, rows, cols) &&
+      !clashes(box, b, b_stride, rows, cols)) {
     binary_rows(op, dtype, {box.data, box.stride, box.stream}, a, a_stride, b, b_stride, rows,
                 cols);
     return 1;
   }
   isa_binary_rows(op, dtype, tile, a, a_stride, b, b_stride, rows, cols);
   return transfer::store(t, offsets, shape, ndim, tile, where, fail, ctx);
+}
+
+int32_t isa_binary_band(int32_t op, int32_t dtype, const PtoTensor* dst, const int64_t* dst_offsets,
+                        const PtoTensor* a, const int64_t* a_offsets, const PtoTensor* b,
+                        const int64_t* b_offsets, const int64_t* shape, int32_t ndim) noexcept {
+  // Each box as rows where it lies, or no rows: outside its view (the loop reports that), of
+  // another element type, or not rows of adjacent elements (the loop copies those tile by tile).
+  const auto rows_of = [&](const PtoTensor& t, const int64_t* offsets) {
+    if (t.dtype != dtype || !transfer::box_inside(t, offsets, shape, ndim))
+      return transfer::BoxRows{};
+    return transfer::box_rows(t, offsets, shape);
+  };
+  const transfer::BoxRows out = rows_of(*dst, dst_offsets);
+  const transfer::BoxRows x = rows_of(*a, a_offsets);
+  const transfer::BoxRows y = rows_of(*b, b_offsets);
+  if (ndim < 1 || !out.data || !x.data || !y.data) return 0;
+  const int64_t rows = ndim >= 2 ? shape[ndim - 2] : 1;
+  const int64_t cols = shape[ndim - 1];
+  // Tile by tile, an operand that partly overlaps the result would read what earlier tiles wrote.
+  if (clashes(out, x.data, x.stride, rows, cols) || clashes(out, y.data, y.stride, rows, cols))
+    return 0;
+  binary_rows(op, dtype, {out.data, out.stride, out.stream}, x.data, x.stride, y.data, y.stride,
+              rows, cols);
+  return 1;
 }
 
 void isa_binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b, int64_t n) {
@@ -242,6 +270,7 @@ const PtoIsa& tile_isa() {
       &transfer::load_view,
       &transfer::store,
       &isa_binary_store,
+      &isa_binary_band,
       &transfer::check_box,
       &transfer::check_tile_box,
       &transfer::copy_tensor,

@@ -628,6 +628,54 @@ TEST_F(TileIsaTest, BinaryStoreReadsOperandsThatOverlapTheBoxBeforeWritingIt) {
   EXPECT_EQ(same, doubled);
 }
 
+// binary_band computes a whole box of three views at once, or nothing: it returns 0 and writes
+// nothing when a box is outside its view, not rows of adjacent elements, of another element type,
+// or partly overlapped by an operand (the generated loop it stands for then runs tile by tile);
+// an operand on the very elements of the result (c = c + b) is read before each row is written.
+TEST_F(TileIsaTest, BinaryBandComputesTheWholeBoxOrNothing) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
+  const int64_t rows = 6, cols = 40;
+  std::vector<float> a(rows * cols), b(rows * cols);
+  for (auto& v : a) v = value(rng);
+  for (auto& v : b) v = value(rng);
+  PtoTensor ta = matrix(a.data(), rows, cols), tb = matrix(b.data(), rows, cols);
+  const int64_t shape[2] = {4, 32}, at_a[2] = {1, 3}, at_b[2] = {2, 8}, at_c[2] = {0, 5};
+  std::vector<float> c(rows * cols, -1.0f);
+  PtoTensor tc = matrix(c.data(), rows, cols);
+  ASSERT_EQ(isa.binary_band(PTO_OP_SUB, PTO_FP32, &tc, at_c, &ta, at_a, &tb, at_b, shape, 2), 1);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < cols; ++k) {
+      const bool in_box = r < 4 && k >= 5 && k < 37;
+      const float want = in_box ? a[(r + 1) * cols + k - 2] - b[(r + 2) * cols + k + 3] : -1.0f;
+      ASSERT_EQ(c[r * cols + k], want) << "[" << r << ", " << k << "]";
+    }
+
+  const std::vector<float> before = c;
+  const int64_t past_the_end[2] = {0, 9};
+  EXPECT_EQ(
+      isa.binary_band(PTO_OP_SUB, PTO_FP32, &tc, at_c, &ta, past_the_end, &tb, at_b, shape, 2), 0);
+  PtoTensor every_other_column = matrix(a.data(), rows, cols / 2);
+  every_other_column.strides[1] = 2;
+  const int64_t origin[2] = {0, 0}, half[2] = {4, 16};
+  EXPECT_EQ(isa.binary_band(PTO_OP_SUB, PTO_FP32, &tc, origin, &every_other_column, origin, &tb,
+                            origin, half, 2),
+            0);
+  PtoTensor ints = tb;
+  ints.dtype = PTO_INT32;
+  EXPECT_EQ(isa.binary_band(PTO_OP_SUB, PTO_FP32, &tc, at_c, &ta, at_a, &ints, at_b, shape, 2), 0);
+  // c's box shifted by one column as an operand: tile by tile, later tiles read earlier results.
+  const int64_t shifted[2] = {0, 4};
+  EXPECT_EQ(isa.binary_band(PTO_OP_ADD, PTO_FP32, &tc, at_c, &tc, shifted, &tb, at_b, shape, 2), 0);
+  EXPECT_EQ(c, before);
+  EXPECT_TRUE(g_failures.empty()) << "the loop reports, not binary_band";
+
+  ASSERT_EQ(isa.binary_band(PTO_OP_ADD, PTO_FP32, &tc, at_c, &tc, at_c, &tb, at_b, shape, 2), 1);
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t k = 5; k < 37; ++k)
+      ASSERT_EQ(c[r * cols + k], before[r * cols + k] + b[(r + 2) * cols + k + 3]);
+}
+
 // Offsets near INT64_MAX wrap a naive `offset + extent <= size` to a small number; the checks
 // must reject them before any byte moves (a store there corrupted the caller's heap).
 TEST_F(TileIsaTest, OffsetsNearInt64MaxFailTheChecksAndTouchNothing) {
