@@ -138,6 +138,8 @@ class KernelEmitter : public StructuredEmitter {
   bool is_view(const ExprPtr& e) const;
   std::string strided_operand(const ExprPtr& e, const TileRef& t) const;
   bool emit_binary_store(const OpSite& o, const TileRef& x, const TileRef& y);
+  // A loop over the tiles of a band (tile_band.h): one binary_band call before it.
+  std::string loop_shortcut(const ir::ForStmt& s) override;
   void emit_slice(const OpSite& o);
   void emit_assemble(const OpSite& o);
   // Integer division by zero is a fault (pypto/support/element_ops.h): before an instruction that

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernel_emitter.h"
+#include "tile_band.h"
 
 namespace pypto::codegen::kernel_detail {
 
@@ -160,6 +161,33 @@ bool KernelEmitter::emit_binary_store(const OpSite& o, const TileRef& x, const T
   w_.close();
   stored_.insert(result_var_);
   return true;
+}
+
+std::string KernelEmitter::loop_shortcut(const ir::ForStmt& s) {
+  const auto band = tile_band(s);
+  if (!band) return "";
+  const std::string& iv = names_.name(s.loop_var.get());
+  const std::string done = names_.fresh(iv + "_band");
+  const std::string rows = std::to_string(band->tile_rows);
+  const std::string cols = std::to_string(band->tile_cols * band->tiles);
+  w_.line("// The loop's " + std::to_string(band->tiles) + " tiles side by side: one [" + rows +
+          ", " + cols + "] box (tile_band.h).");
+  w_.line("int32_t " + done + " = 0;");
+  w_.open("");
+  w_.line("const int64_t " + iv + " = (int64_t)" + emit_scalar_expr(s.start, names_) + ";");
+  w_.line("(void)" + iv + ";");
+  // Each box where the first iteration's tile starts, in the order of the call's arguments.
+  std::string boxes;
+  for (const auto& [call, tensor] : {std::pair{band->store, 2}, {band->lhs, 0}, {band->rhs, 0}}) {
+    boxes += ", &" + tensor_arg(call->args[tensor], call->callee);
+    boxes += ", " + int_array("band_offsets", emit_int_list(call->args[1], names_, "offsets"));
+  }
+  const std::string shape = int_array("band_shape", {rows, cols});
+  const ir::OpDef& def = *ir::OpRegistry::global().find(band->op->callee);
+  w_.line(done + " = isa->binary_band(" + def.isa_opcode_name + ", " +
+          dtype_enum(band->op->type()->as<TileType>()->dtype) + boxes + ", " + shape + ", 2);");
+  w_.close();
+  return done;
 }
 
 // tile op tile, tile op scalar or scalar op tile. An operand loaded as a view (operand_views.h)

@@ -57,6 +57,12 @@ class StructuredEmitter {
     (void)type;
     return false;
   }
+  // Emits code that may do the whole of loop `s` in one go, and returns the C++ name of a value
+  // that is nonzero when it did (the loop is then skipped), or "" when there is no such code.
+  virtual std::string loop_shortcut(const ir::ForStmt& s) {
+    (void)s;
+    return "";
+  }
   // The location quoted in run-time error messages.
   virtual std::string where(ir::Span span, std::string_view what) const = 0;
 
@@ -158,6 +164,8 @@ class StructuredEmitter {
     for (size_t i = 0; i < s.iter_args.size(); ++i)
       declare_carried(*s.iter_args[i], i < s.init_values.size() ? s.init_values[i] : nullptr,
                       s.span());
+    const std::string done = loop_shortcut(s);
+    if (!done.empty()) w_.open("if (!" + done + ")");
     std::string iv = names_.name(s.loop_var.get());
     std::string start = emit_scalar_expr(s.start, names_);
     std::string stop = names_.fresh(iv + "_stop");
@@ -182,6 +190,7 @@ class StructuredEmitter {
     stmt(s.body);
     yield_targets_.pop_back();
     w_.close();
+    if (!done.empty()) w_.close();
     for (size_t i = 0; i < s.return_vars.size() && i < s.iter_args.size(); ++i)
       bind_result(*s.return_vars[i], *s.iter_args[i], s.span());
   }

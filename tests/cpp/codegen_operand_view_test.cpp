@@ -285,6 +285,9 @@ TEST(CodegenElementwiseView, TileWiseAddReadsBothOperandsInPlace) {
   EXPECT_EQ(count(kernel, "isa->binary_store("), 1) << kernel;
   EXPECT_EQ(count(kernel, "isa->store("), 0) << kernel;
   EXPECT_EQ(count(kernel, "isa->binary("), 0) << kernel;
+  // The loop over j adds two adjacent tiles of a row band: one binary_band call before it
+  // (tile_band.h), which computes both here; the loop above runs when it cannot.
+  EXPECT_EQ(count(kernel, "isa->binary_band("), 1) << kernel;
   Library lib(tu);
   HostArray a({10, 1300}), b({10, 1300}), c({10, 1300}, 9.0f);
   testing::fill_random(a, 31);
@@ -294,8 +297,8 @@ TEST(CodegenElementwiseView, TileWiseAddReadsBothOperandsInPlace) {
   expect_sum(a, b, c, 1);
 }
 
-// A view whose columns are not adjacent cannot be read in place: load_view loads the tile and
-// binary_rows reads it with its own row length.
+// A view whose columns are not adjacent cannot be read in place: binary_band leaves the loop to
+// run, load_view loads the tile and binary_rows reads it with its own row length.
 TEST(CodegenElementwiseView, ColumnStridedOperandIsLoadedInstead) {
   Library lib(translation_unit(kTiledAdd));
   HostArray wide({10, 2600}), b({10, 1300}), c({10, 1300});
@@ -441,6 +444,107 @@ class Stored:
       ASSERT_EQ(c.at(i, 320 + j), y < x ? y : x) << i << "," << j;
     }
   }
+}
+
+// A loop over adjacent tiles of a band (tile_band.h): `band` subtracts four 4x8 tiles side by
+// side, from a loop that starts at 1 and offsets that differ per tensor, in one binary_band call
+// before the loop. Loops that do not cover one box tile after tile keep only the loop: tiles
+// 16 columns apart, a row offset that moves with the loop, integer tiles, an op between the
+// loads and the add. `over`'s third tile lies past its tensor's end: the loop runs as written
+// and reports it, with the first two tiles stored.
+TEST(CodegenTileBand, AdjacentTilesOfALoopAreComputedAsOneBox) {
+  const std::string tu = translation_unit(R"(
+import pypto.language as pl
+
+@pl.program
+class Bands:
+    @pl.function(type=pl.FunctionType.InCore)
+    def band(self, a: pl.Tensor[[8, 48], pl.FP32], b: pl.Tensor[[8, 48], pl.FP32],
+             c: pl.Out[pl.Tensor[[8, 48], pl.FP32]]) -> pl.Tensor[[8, 48], pl.FP32]:
+        for j in pl.range(1, 5):
+            s = pl.sub(pl.load(a, [2, j * 8 - 8], [4, 8]), pl.load(b, [0, 8 + 8 * j], [4, 8]))
+            c = pl.store(s, [1, j * 8], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def others(self, a: pl.Tensor[[8, 48], pl.FP32], b: pl.Tensor[[8, 48], pl.FP32],
+               c: pl.Out[pl.Tensor[[8, 48], pl.FP32]]) -> pl.Tensor[[8, 48], pl.FP32]:
+        for j in pl.range(2):
+            c = pl.store(pl.add(pl.load(a, [0, j * 16], [4, 8]), pl.load(b, [0, j * 16], [4, 8])),
+                         [0, j * 16], c)
+        for j in pl.range(2):
+            c = pl.store(pl.add(pl.load(a, [j, j * 8], [4, 8]), pl.load(b, [0, j * 8], [4, 8])),
+                         [0, j * 8], c)
+        for j in pl.range(2):
+            c = pl.store(pl.add(pl.exp(pl.load(a, [0, j * 8], [4, 8])),
+                                pl.load(b, [0, j * 8], [4, 8])), [0, j * 8], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def ints(self, n: pl.Tensor[[4, 16], pl.INT32],
+             m: pl.Out[pl.Tensor[[4, 16], pl.INT32]]) -> pl.Tensor[[4, 16], pl.INT32]:
+        for j in pl.range(2):
+            m = pl.store(pl.add(pl.load(n, [0, j * 8], [4, 8]), pl.load(n, [0, j * 8], [4, 8])),
+                         [0, j * 8], m)
+        return m
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def over(self, a: pl.Tensor[[2, 20], pl.FP32],
+             d: pl.Out[pl.Tensor[[2, 20], pl.FP32]]) -> pl.Tensor[[2, 20], pl.FP32]:
+        for j in pl.range(3):
+            d = pl.store(pl.add(pl.load(a, [0, j * 8], [2, 8]), pl.load(a, [0, j * 8], [2, 8])),
+                         [0, j * 8], d)
+        return d
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 48], pl.FP32], b: pl.Tensor[[8, 48], pl.FP32],
+             c: pl.Out[pl.Tensor[[8, 48], pl.FP32]], e: pl.Out[pl.Tensor[[8, 48], pl.FP32]],
+             n: pl.Tensor[[4, 16], pl.INT32], m: pl.Out[pl.Tensor[[4, 16], pl.INT32]],
+             x: pl.Tensor[[2, 20], pl.FP32],
+             d: pl.Out[pl.Tensor[[2, 20], pl.FP32]]) -> pl.Tensor[[8, 48], pl.FP32]:
+        c = self.band(a, b, c)
+        e = self.others(a, b, e)
+        m = self.ints(n, m)
+        d = self.over(x, d)
+        return c
+)");
+  EXPECT_EQ(count(kernel_text(tu, "band"), "isa->binary_band("), 1) << kernel_text(tu, "band");
+  EXPECT_EQ(count(kernel_text(tu, "others"), "isa->binary_band("), 0) << kernel_text(tu, "others");
+  EXPECT_EQ(count(kernel_text(tu, "ints"), "isa->binary_band("), 0) << kernel_text(tu, "ints");
+  EXPECT_EQ(count(kernel_text(tu, "over"), "isa->binary_band("), 1) << kernel_text(tu, "over");
+  Library lib(tu);
+  HostArray a({8, 48}), b({8, 48}), c({8, 48}, 5.0f), e({8, 48}, 6.0f), x({2, 20}),
+      d({2, 20}, -3.0f), n({4, 16}), m({4, 16});
+  testing::fill_random(a, 41);
+  testing::fill_random(b, 42);
+  testing::fill_random(x, 43);
+  std::vector<int32_t> ints(4 * 16), doubled(4 * 16, -1);
+  for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int32_t>(i) * 3 - 70;
+  PtoArg int_in = n.arg(), int_out = m.arg(PTO_ARG_OUT);
+  for (auto [arg, data] : {std::pair{&int_in, ints.data()}, std::pair{&int_out, doubled.data()}}) {
+    arg->dtype = arg->tensor.dtype = PTO_INT32;
+    arg->tensor.base = data;
+  }
+  auto rt = run(lib, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT), e.arg(PTO_ARG_OUT), int_in, int_out,
+                      x.arg(), d.arg(PTO_ARG_OUT)});
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 48; ++j) {
+      const bool in_box = i >= 1 && i < 5 && j >= 8 && j < 40;
+      ASSERT_EQ(c.at(i, j), in_box ? a.at(i + 1, j - 8) - b.at(i - 1, j + 8) : 5.0f)
+          << i << "," << j;
+      const float others = i >= 4 || j >= 24 ? 6.0f
+                           : j < 16          ? std::exp(a.at(i, j)) + b.at(i, j)
+                                             : a.at(i, j) + b.at(i, j);
+      ASSERT_EQ(e.at(i, j), others) << i << "," << j;
+    }
+  for (size_t k = 0; k < ints.size(); ++k) ASSERT_EQ(doubled[k], 2 * ints[k]) << k;
+  ASSERT_EQ(rt->failures().size(), 1u);
+  EXPECT_NE(rt->failures()[0].find("offsets [0, 16] with shape [2, 8] exceed the tensor view of "
+                                   "shape [2, 20]"),
+            std::string::npos)
+      << rt->failures()[0];
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 20; ++j) ASSERT_EQ(d.at(i, j), j < 16 ? 2 * x.at(i, j) : -3.0f);
 }
 
 }  // namespace

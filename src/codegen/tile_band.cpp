@@ -1,0 +1,162 @@
+#include "tile_band.h"
+
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/visitor.h"
+
+namespace pypto::codegen {
+namespace {
+
+class Mentions : public ir::IRVisitor {
+ public:
+  explicit Mentions(const ir::Var& var) : var_(var) {}
+  bool found = false;
+
+ protected:
+  void visit_var(const ir::Var& v) override { found = found || &v == &var_; }
+
+ private:
+  const ir::Var& var_;
+};
+
+bool mentions(const ir::ExprPtr& e, const ir::Var& var) {
+  Mentions walk(var);
+  walk.visit(e);
+  return walk.found;
+}
+
+// k when `e` is k * var plus terms without var (sums, differences and constant multiples);
+// nothing when var appears otherwise.
+std::optional<int64_t> coefficient(const ir::ExprPtr& e, const ir::Var& var) {
+  if (const auto* v = e->as<ir::Var>()) return v == &var ? 1 : 0;
+  if (const auto* b = e->as<ir::Binary>()) {
+    const auto ca = coefficient(b->a, var);
+    const auto cb = coefficient(b->b, var);
+    if (!ca || !cb) return std::nullopt;
+    switch (b->op) {
+      case ir::BinaryOp::Add:
+        return *ca + *cb;
+      case ir::BinaryOp::Sub:
+        return *ca - *cb;
+      case ir::BinaryOp::Mul:
+        if (auto k = ir::as_const_int(b->a)) return *k * *cb;
+        if (auto k = ir::as_const_int(b->b)) return *ca * *k;
+        break;
+      default:
+        break;
+    }
+    if (*ca == 0 && *cb == 0) return 0;
+    return std::nullopt;
+  }
+  return mentions(e, var) ? std::nullopt : std::optional<int64_t>(0);
+}
+
+const ir::Call* op_call(const ir::ExprPtr& e, ir::EmitShape shape) {
+  const auto* call = e ? e->as<ir::Call>() : nullptr;
+  if (!call || call->call_kind != ir::CallKind::Op) return nullptr;
+  const ir::OpDef* def = ir::OpRegistry::global().find(call->callee);
+  return def && def->emit == shape ? call : nullptr;
+}
+
+std::optional<std::vector<int64_t>> const_ints(const ir::ExprPtr& e) {
+  const auto* tuple = e->as<ir::MakeTuple>();
+  if (!tuple) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto& item : tuple->elements) {
+    auto v = ir::as_const_int(item);
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// Offsets [row, col] whose row does not move with the loop and whose column moves by
+// `per_iteration` elements each iteration.
+bool band_offsets(const ir::ExprPtr& offsets, const ir::Var& var, int64_t step,
+                  int64_t per_iteration) {
+  const auto* tuple = offsets->as<ir::MakeTuple>();
+  if (!tuple || tuple->elements.size() != 2) return false;
+  const auto row = coefficient(tuple->elements[0], var);
+  const auto col = coefficient(tuple->elements[1], var);
+  return row == 0 && col && *col * step == per_iteration;
+}
+
+const ir::TileType* vec_tile(const ir::Var& var) {
+  const auto* tile = var.type()->as<ir::TileType>();
+  if (!tile || !tile->memref || tile->memref->space != ir::MemorySpace::Vec) return nullptr;
+  return tile;
+}
+
+size_t rank(const ir::ExprPtr& e) {
+  const auto* tensor = e->type()->as<ir::TensorType>();
+  return tensor ? tensor->shape.size() : 0;
+}
+
+}  // namespace
+
+std::optional<TileBand> tile_band(const ir::ForStmt& loop) {
+  const auto start = ir::as_const_int(loop.start);
+  const auto stop = ir::as_const_int(loop.stop);
+  const auto step = ir::as_const_int(loop.step);
+  if (!start || !stop || !step || *step <= 0 || *stop <= *start) return std::nullopt;
+  const int64_t tiles = (*stop - *start + *step - 1) / *step;
+  const auto* seq = loop.body ? loop.body->as<ir::SeqStmts>() : nullptr;
+  if (tiles < 2 || loop.iter_args.size() != 1 || !seq || seq->stmts.size() != 5)
+    return std::nullopt;
+  const auto& s = seq->stmts;
+  const auto* load_lhs = s[0]->as<ir::AssignStmt>();
+  const auto* load_rhs = s[1]->as<ir::AssignStmt>();
+  const auto* op_stmt = s[2]->as<ir::AssignStmt>();
+  const auto* store_stmt = s[3]->as<ir::AssignStmt>();
+  const auto* yield = s[4]->as<ir::YieldStmt>();
+  if (!load_lhs || !load_rhs || !op_stmt || !store_stmt || !yield) return std::nullopt;
+
+  TileBand band;
+  band.tiles = tiles;
+  band.op = op_call(op_stmt->value, ir::EmitShape::Binary);
+  band.store = op_call(store_stmt->value, ir::EmitShape::Store);
+  band.lhs = op_call(load_lhs->value, ir::EmitShape::Load);
+  band.rhs = op_call(load_rhs->value, ir::EmitShape::Load);
+  if (!band.op || !band.store || !band.lhs || !band.rhs || band.op->args.size() != 2 ||
+      band.store->args.size() != 3 || yield->values.size() != 1)
+    return std::nullopt;
+  // The op reads the two loads (in either order), the store writes its result into the carried
+  // tensor, and the yield hands the store's result on.
+  const ir::Var* x = band.op->args[0]->as<ir::Var>();
+  const ir::Var* y = band.op->args[1]->as<ir::Var>();
+  if (x == load_rhs->var.get() && y == load_lhs->var.get())
+    std::swap(band.lhs, band.rhs);
+  else if (x != load_lhs->var.get() || y != load_rhs->var.get())
+    return std::nullopt;
+  if (band.store->args[0]->as<ir::Var>() != op_stmt->var.get() ||
+      band.store->args[2]->as<ir::Var>() != loop.iter_args[0].get() ||
+      yield->values[0]->as<ir::Var>() != store_stmt->var.get())
+    return std::nullopt;
+
+  const ir::TileType* result = vec_tile(*op_stmt->var);
+  if (!result || result->shape.size() != 2 || !ir::is_float(result->dtype)) return std::nullopt;
+  band.tile_rows = result->shape[0];
+  band.tile_cols = result->shape[1];
+  const ir::Var& var = *loop.loop_var;
+  for (const auto* load : {load_lhs, load_rhs}) {
+    const ir::TileType* tile = vec_tile(*load->var);
+    const ir::Call& call = *load->value->as<ir::Call>();
+    if (!tile || tile->shape != result->shape || tile->dtype != result->dtype ||
+        call.args.size() < 3 || (call.args.size() > 3 && call.args[3]) ||
+        const_ints(call.args[2]) != result->shape || rank(call.args[0]) != 2 ||
+        !band_offsets(call.args[1], var, *step, band.tile_cols))
+      return std::nullopt;
+  }
+  if (rank(band.store->args[2]) != 2 ||
+      !band_offsets(band.store->args[1], var, *step, band.tile_cols))
+    return std::nullopt;
+  // The band's width must be a number (a loop this long fails its bounds checks anyway).
+  if (band.tile_cols <= 0 || band.tiles > std::numeric_limits<int64_t>::max() / band.tile_cols)
+    return std::nullopt;
+  return band;
+}
+
+}  // namespace pypto::codegen
