@@ -1,11 +1,11 @@
 #include "tile_band.h"
 
-#include <limits>
 #include <utility>
 #include <vector>
 
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/support/checked_int.h"
 
 namespace pypto::codegen {
 namespace {
@@ -38,12 +38,12 @@ std::optional<int64_t> coefficient(const ir::ExprPtr& e, const ir::Var& var) {
     if (!ca || !cb) return std::nullopt;
     switch (b->op) {
       case ir::BinaryOp::Add:
-        return *ca + *cb;
+        return support::checked_add(*ca, *cb);
       case ir::BinaryOp::Sub:
-        return *ca - *cb;
+        return support::checked_sub(*ca, *cb);
       case ir::BinaryOp::Mul:
-        if (auto k = ir::as_const_int(b->a)) return *k * *cb;
-        if (auto k = ir::as_const_int(b->b)) return *ca * *k;
+        if (auto k = ir::as_const_int(b->a)) return support::checked_mul(*k, *cb);
+        if (auto k = ir::as_const_int(b->b)) return support::checked_mul(*ca, *k);
         break;
       default:
         break;
@@ -81,7 +81,7 @@ bool band_offsets(const ir::ExprPtr& offsets, const ir::Var& var, int64_t step,
   if (!tuple || tuple->elements.size() != 2) return false;
   const auto row = coefficient(tuple->elements[0], var);
   const auto col = coefficient(tuple->elements[1], var);
-  return row == 0 && col && *col * step == per_iteration;
+  return row == 0 && col && support::checked_mul(*col, step) == per_iteration;
 }
 
 const ir::TileType* vec_tile(const ir::Var& var) {
@@ -102,7 +102,9 @@ std::optional<TileBand> tile_band(const ir::ForStmt& loop) {
   const auto stop = ir::as_const_int(loop.stop);
   const auto step = ir::as_const_int(loop.step);
   if (!start || !stop || !step || *step <= 0 || *stop <= *start) return std::nullopt;
-  const int64_t tiles = (*stop - *start + *step - 1) / *step;
+  const auto span = support::checked_sub(*stop, *start);
+  if (!span) return std::nullopt;
+  const int64_t tiles = *span / *step + (*span % *step != 0);
   const auto* seq = loop.body ? loop.body->as<ir::SeqStmts>() : nullptr;
   if (tiles < 2 || loop.iter_args.size() != 1 || !seq || seq->stmts.size() != 5)
     return std::nullopt;
@@ -154,8 +156,7 @@ std::optional<TileBand> tile_band(const ir::ForStmt& loop) {
       !band_offsets(band.store->args[1], var, *step, band.tile_cols))
     return std::nullopt;
   // The band's width must be a number (a loop this long fails its bounds checks anyway).
-  if (band.tile_cols <= 0 || band.tiles > std::numeric_limits<int64_t>::max() / band.tile_cols)
-    return std::nullopt;
+  if (band.tile_cols <= 0 || !support::checked_mul(band.tile_cols, band.tiles)) return std::nullopt;
   return band;
 }
 
