@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -120,6 +121,15 @@ class KernelEmitter : public StructuredEmitter {
 
   // ----- tile ops (kernel_tile_ops.cpp) -------------------------------------------------------
 
+  // The view a pl.store writes and its box: the view's C++ name and rank, the box's offsets and
+  // its shape (the tile's, after a 1 for each leading dimension the tile lacks). Nothing when the
+  // offsets do not give one entry per tensor dimension.
+  struct StoreBox {
+    std::string tensor;
+    size_t rank = 0;
+    std::vector<std::string> offsets, shape;
+  };
+  std::optional<StoreBox> store_box(const ir::Call& store, const TileType& tile);
   void emit_store(const ir::Call& call, Span span);
   void emit_load(const OpSite& o);
   void emit_binary(const OpSite& o);

@@ -1,6 +1,7 @@
 // The kernel emitter's tile ops of the basic emission shapes: load and store, elementwise
 // (binary, unary, cast), row reductions and broadcasts, matmul, and the slice and assemble of a
 // box within a tile. The layout ops are in kernel_layout_ops.cpp.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,18 +20,26 @@ std::pair<std::string, std::string> box_origin(const std::vector<std::string>& o
 
 }  // namespace
 
+std::optional<KernelEmitter::StoreBox> KernelEmitter::store_box(const ir::Call& store,
+                                                                const TileType& tile) {
+  StoreBox box;
+  box.tensor = tensor_arg(store.args[2], store.callee);
+  box.rank = tensor_rank(store.args[2]);
+  box.offsets = emit_int_list(store.args[1], names_, "the offsets of pl.store");
+  if (box.offsets.size() != box.rank || tile.shape.size() > box.rank) return std::nullopt;
+  box.shape.assign(box.rank - tile.shape.size(), "1");
+  for (int64_t d : tile.shape) box.shape.push_back(std::to_string(d));
+  return box;
+}
+
 void KernelEmitter::emit_store(const ir::Call& call, Span span) {
   const auto& a = call.args;
   if (const auto* var = a[0]->as<ir::Var>(); var && stored_.count(var)) return;  // by its op
   const std::string& op = call.callee;
   TileRef src = tile_arg(a[0], op, 0);
-  std::string tensor = tensor_arg(a[2], op);
-  size_t rank = tensor_rank(a[2]);
-  auto offsets = emit_int_list(a[1], names_, "the offsets of pl.store");
-  if (offsets.size() != rank || src.type->shape.size() > rank)
-    codegen_error(span, "pl.store: offsets must have one entry per tensor dimension");
-  std::vector<std::string> shape(rank - src.type->shape.size(), "1");
-  for (int64_t d : src.type->shape) shape.push_back(std::to_string(d));
+  auto box = store_box(call, *src.type);
+  if (!box) codegen_error(span, "pl.store: offsets must have one entry per tensor dimension");
+  auto& [tensor, rank, offsets, shape] = *box;
   const auto* var = a[0]->as<ir::Var>();
   auto valid = var ? valid_.find(var) : valid_.end();
   w_.open("");
@@ -144,17 +153,13 @@ bool KernelEmitter::emit_binary_store(const OpSite& o, const TileRef& x, const T
   }
   const ir::Call& store = *it->second;
   const TileRef& d = o.dst;
-  const size_t rank = tensor_rank(store.args[2]);
-  const std::string tensor = tensor_arg(store.args[2], store.callee);
-  auto offsets = emit_int_list(store.args[1], names_, "the offsets of pl.store");
-  if (offsets.size() != rank || d.type->shape.size() > rank) return false;  // emit_store says so
-  std::vector<std::string> shape(rank - d.type->shape.size(), "1");
-  for (int64_t extent : d.type->shape) shape.push_back(std::to_string(extent));
+  const auto box = store_box(store, *d.type);
+  if (!box) return false;  // emit_store says why
   w_.open("");
-  const std::string off = int_array("offsets", offsets);
-  const std::string sh = int_array("shape", shape);
+  const std::string off = int_array("offsets", box->offsets);
+  const std::string sh = int_array("shape", box->shape);
   w_.line("if (!isa->binary_store(" + o.opcode() + ", " + o.dtype() + ", " + d.ptr + ", &" +
-          tensor + ", " + off + ", " + sh + ", " + std::to_string(rank) + ", " +
+          box->tensor + ", " + off + ", " + sh + ", " + std::to_string(box->rank) + ", " +
           strided_operand(o.arg(0), x) + ", " + strided_operand(o.arg(1), y) + ", " +
           std::to_string(d.rows()) + ", " + std::to_string(d.cols()) + ", " +
           checked_where(store.span(), store.callee) + ")) " + leave_after_failure());
