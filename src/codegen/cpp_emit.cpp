@@ -126,6 +126,11 @@ std::string float_literal(double v) {
   return v < 0 ? "(" + s + ")" : s;
 }
 
+size_t tensor_rank(const ir::ExprPtr& e) {
+  const auto* tensor = e->type()->as<ir::TensorType>();
+  return tensor ? tensor->shape.size() : 0;
+}
+
 std::string brace_list(const std::vector<std::string>& items) {
   std::string s = "{";
   for (size_t i = 0; i < items.size(); ++i) {

@@ -136,12 +136,6 @@ void KernelEmitter::copy_tile(const TileRef& dst, const TileRef& src) {
 
 // ----- statements --------------------------------------------------------------------------
 
-ir::EmitShape KernelEmitter::emit_shape(const ir::Call& call) {
-  if (call.call_kind != ir::CallKind::Op) return ir::EmitShape::None;
-  const ir::OpDef* def = ir::OpRegistry::global().find(call.callee);
-  return def ? def->emit : ir::EmitShape::None;
-}
-
 void KernelEmitter::simple_stmt(const ir::StmtPtr& s) {
   switch (s->kind()) {
     case ir::StmtKind::Assign:

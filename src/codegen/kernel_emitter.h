@@ -101,8 +101,6 @@ class KernelEmitter : public StructuredEmitter {
 
   // ----- statements (kernel_emitter.cpp) ------------------------------------------------------
 
-  // How the registry says to emit an op call (None for function calls and unknown ops).
-  static ir::EmitShape emit_shape(const ir::Call& call);
   void simple_stmt(const ir::StmtPtr& s) override;
   void assign(const ir::AssignStmt& s);
   void eval(const ir::EvalStmt& s);

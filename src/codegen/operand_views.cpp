@@ -18,18 +18,12 @@ namespace {
 // place. Rows of 2 KiB and more are streams the hardware prefetchers follow.
 constexpr int64_t kMinElementwiseViewRowBytes = 2048;
 
-ir::EmitShape shape_of(const ir::Call& call) {
-  if (call.call_kind != ir::CallKind::Op) return ir::EmitShape::None;
-  const ir::OpDef* def = ir::OpRegistry::global().find(call.callee);
-  return def ? def->emit : ir::EmitShape::None;
-}
-
 // `var = op(...)` with an op of emission shape `shape`: the call, else null.
 const ir::Call* assigned_op(const ir::StmtPtr& s, ir::EmitShape shape) {
   const auto* assign = s->as<ir::AssignStmt>();
   if (!assign) return nullptr;
   const auto* call = assign->value->as<ir::Call>();
-  return call && shape_of(*call) == shape ? call : nullptr;
+  return call && ir::emit_shape(*call) == shape ? call : nullptr;
 }
 
 std::optional<ir::MemorySpace> tile_space(const ir::Var& var) {
@@ -39,7 +33,7 @@ std::optional<ir::MemorySpace> tile_space(const ir::Var& var) {
 }
 
 bool tile_by_tile_binary(const ir::Call& call) {
-  return shape_of(call) == ir::EmitShape::Binary && call.args.size() == 2 &&
+  return ir::emit_shape(call) == ir::EmitShape::Binary && call.args.size() == 2 &&
          call.args[0]->type()->as<ir::TileType>() && call.args[1]->type()->as<ir::TileType>();
 }
 
@@ -60,7 +54,7 @@ class ContainsStore : public ir::IRVisitor {
 
  protected:
   void visit_call(const ir::Call& c) override {
-    found = found || shape_of(c) == ir::EmitShape::Store;
+    found = found || ir::emit_shape(c) == ir::EmitShape::Store;
     ir::IRVisitor::visit_call(c);
   }
 };
@@ -128,7 +122,7 @@ class Finder : public ir::IRVisitor {
     if (const auto* a = next.as<ir::AssignStmt>()) value = a->value;
     if (const auto* e = next.as<ir::EvalStmt>()) value = e->expr;
     const auto* store = value ? value->as<ir::Call>() : nullptr;
-    if (!store || shape_of(*store) != ir::EmitShape::Store || store->args.size() != 3 ||
+    if (!store || ir::emit_shape(*store) != ir::EmitShape::Store || store->args.size() != 3 ||
         store->args[0]->as<ir::Var>() != &result || uses_of(result) != 1)
       return;
     out_.stored[&result] = store;

@@ -8,25 +8,6 @@ namespace pypto::codegen {
 
 namespace {
 
-// Whether an expression uses any variable of `set`.
-class Mentions : public ir::IRVisitor {
- public:
-  explicit Mentions(const std::unordered_set<const ir::Var*>& set) : set_(set) {}
-  bool found = false;
-
- protected:
-  void visit_var(const ir::Var& v) override { found = found || set_.count(&v) > 0; }
-
- private:
-  const std::unordered_set<const ir::Var*>& set_;
-};
-
-bool mentions(const ir::ExprPtr& e, const std::unordered_set<const ir::Var*>& set) {
-  Mentions m(set);
-  m.visit(e);
-  return m.found;
-}
-
 // Grows `aliases` by every tensor that may share a buffer with one of them (over-approximated:
 // anything computed from one), and notes whether a call may write one of them.
 class AliasWalk : public ir::IRVisitor {
@@ -41,7 +22,7 @@ class AliasWalk : public ir::IRVisitor {
     if (v && v->type()->as<ir::TensorType>() && aliases_.insert(v.get()).second) grew = true;
   }
   void visit_assign(const ir::AssignStmt& s) override {
-    if (mentions(s.value, aliases_)) add(s.var);
+    if (ir::mentions(s.value, aliases_)) add(s.var);
     ir::IRVisitor::visit_assign(s);
   }
   void visit_call(const ir::Call& c) override {
@@ -50,14 +31,14 @@ class AliasWalk : public ir::IRVisitor {
       for (size_t i = 0; i < c.args.size(); ++i) {
         const bool writes = !callee || i >= callee->params.size() ||
                             callee->params[i].direction != ir::ParamDirection::In;
-        if (writes && mentions(c.args[i], aliases_)) written = true;
+        if (writes && ir::mentions(c.args[i], aliases_)) written = true;
       }
     }
     ir::IRVisitor::visit_call(c);
   }
   void visit_for(const ir::ForStmt& s) override {
     bool carried = false;
-    for (const auto& v : s.init_values) carried = carried || mentions(v, aliases_);
+    for (const auto& v : s.init_values) carried = carried || ir::mentions(v, aliases_);
     enclosing_.push_back({&s.iter_args, &s.return_vars});
     if (carried) carry(enclosing_.back());
     ir::IRVisitor::visit_for(s);
@@ -70,7 +51,7 @@ class AliasWalk : public ir::IRVisitor {
   }
   void visit_yield(const ir::YieldStmt& s) override {
     bool any = false;
-    for (const auto& v : s.values) any = any || mentions(v, aliases_);
+    for (const auto& v : s.values) any = any || ir::mentions(v, aliases_);
     if (any && !enclosing_.empty()) carry(enclosing_.back());
     ir::IRVisitor::visit_yield(s);
   }

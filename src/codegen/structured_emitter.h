@@ -237,11 +237,6 @@ class StructuredEmitter {
             std::to_string(ndim) + ", " + checked_where(span, op) + ")) " + leave_after_failure());
   }
 
-  static size_t tensor_rank(const ir::ExprPtr& e) {
-    const auto* tt = e->type()->as<ir::TensorType>();
-    return tt ? tt->shape.size() : 0;
-  }
-
   // `const PtoTensor <name> = <view of pl.slice(tensor, shape, offsets)>;` with a bounds check.
   void tensor_view(const std::string& name, const ir::Call& call, ir::Span span) {
     if (call.args.size() < 3) codegen_error(span, "pl.slice expects (tensor, shape, offsets)");

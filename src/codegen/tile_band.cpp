@@ -3,30 +3,13 @@
 #include <utility>
 #include <vector>
 
+#include "pypto/codegen/cpp_emit.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/support/checked_int.h"
 
 namespace pypto::codegen {
 namespace {
-
-class Mentions : public ir::IRVisitor {
- public:
-  explicit Mentions(const ir::Var& var) : var_(var) {}
-  bool found = false;
-
- protected:
-  void visit_var(const ir::Var& v) override { found = found || &v == &var_; }
-
- private:
-  const ir::Var& var_;
-};
-
-bool mentions(const ir::ExprPtr& e, const ir::Var& var) {
-  Mentions walk(var);
-  walk.visit(e);
-  return walk.found;
-}
 
 // k when `e` is k * var plus terms without var (sums, differences and constant multiples);
 // nothing when var appears otherwise.
@@ -51,14 +34,12 @@ std::optional<int64_t> coefficient(const ir::ExprPtr& e, const ir::Var& var) {
     if (*ca == 0 && *cb == 0) return 0;
     return std::nullopt;
   }
-  return mentions(e, var) ? std::nullopt : std::optional<int64_t>(0);
+  return ir::mentions(e, {&var}) ? std::nullopt : std::optional<int64_t>(0);
 }
 
 const ir::Call* op_call(const ir::ExprPtr& e, ir::EmitShape shape) {
   const auto* call = e ? e->as<ir::Call>() : nullptr;
-  if (!call || call->call_kind != ir::CallKind::Op) return nullptr;
-  const ir::OpDef* def = ir::OpRegistry::global().find(call->callee);
-  return def && def->emit == shape ? call : nullptr;
+  return call && ir::emit_shape(*call) == shape ? call : nullptr;
 }
 
 std::optional<std::vector<int64_t>> const_ints(const ir::ExprPtr& e) {
@@ -88,11 +69,6 @@ const ir::TileType* vec_tile(const ir::Var& var) {
   const auto* tile = var.type()->as<ir::TileType>();
   if (!tile || !tile->memref || tile->memref->space != ir::MemorySpace::Vec) return nullptr;
   return tile;
-}
-
-size_t rank(const ir::ExprPtr& e) {
-  const auto* tensor = e->type()->as<ir::TensorType>();
-  return tensor ? tensor->shape.size() : 0;
 }
 
 }  // namespace
@@ -148,11 +124,11 @@ std::optional<TileBand> tile_band(const ir::ForStmt& loop) {
     const ir::Call& call = *load->value->as<ir::Call>();
     if (!tile || tile->shape != result->shape || tile->dtype != result->dtype ||
         call.args.size() < 3 || (call.args.size() > 3 && call.args[3]) ||
-        const_ints(call.args[2]) != result->shape || rank(call.args[0]) != 2 ||
+        const_ints(call.args[2]) != result->shape || tensor_rank(call.args[0]) != 2 ||
         !band_offsets(call.args[1], var, *step, band.tile_cols))
       return std::nullopt;
   }
-  if (rank(band.store->args[2]) != 2 ||
+  if (tensor_rank(band.store->args[2]) != 2 ||
       !band_offsets(band.store->args[1], var, *step, band.tile_cols))
     return std::nullopt;
   // The band's width must be a number (a loop this long fails its bounds checks anyway).

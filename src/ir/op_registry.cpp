@@ -690,6 +690,12 @@ const OpRegistry& OpRegistry::global() {
   return registry;
 }
 
+EmitShape emit_shape(const Call& call) {
+  if (call.call_kind != CallKind::Op) return EmitShape::None;
+  const OpDef* def = OpRegistry::global().find(call.callee);
+  return def ? def->emit : EmitShape::None;
+}
+
 const OpDef* OpRegistry::find(std::string_view name) const {
   auto it = std::lower_bound(ops_.begin(), ops_.end(), name,
                              [](const OpDef& d, std::string_view n) { return d.name < n; });

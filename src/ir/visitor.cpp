@@ -128,6 +128,28 @@ class DefCollector : public IRVisitor {
 
 }  // namespace
 
+namespace {
+
+class Mentions : public IRVisitor {
+ public:
+  explicit Mentions(const std::unordered_set<const Var*>& vars) : vars_(vars) {}
+  bool found = false;
+
+ protected:
+  void visit_var(const Var& v) override { found = found || vars_.count(&v) > 0; }
+
+ private:
+  const std::unordered_set<const Var*>& vars_;
+};
+
+}  // namespace
+
+bool mentions(const ExprPtr& e, const std::unordered_set<const Var*>& vars) {
+  Mentions walk(vars);
+  walk.visit(e);
+  return walk.found;
+}
+
 std::vector<VarPtr> defined_vars(const StmtPtr& s) {
   std::vector<VarPtr> out;
   DefCollector(&out).visit(s);

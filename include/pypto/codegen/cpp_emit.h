@@ -50,6 +50,9 @@ std::optional<ir::DataType> scalar_dtype(const ir::ExprPtr& e);
 // the expression's own type. Throws ir::CompileError for anything else.
 std::string emit_scalar_expr(const ir::ExprPtr& e, VarNames& names);
 
+// The number of dimensions of a tensor-typed expression; 0 for anything else.
+size_t tensor_rank(const ir::ExprPtr& e);
+
 // The elements of a MakeTuple (offsets, shapes) as C++ scalar expressions.
 std::vector<std::string> emit_int_list(const ir::ExprPtr& e, VarNames& names,
                                        std::string_view what);

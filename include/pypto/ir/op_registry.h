@@ -103,6 +103,10 @@ class OpRegistry {
   std::vector<OpDef> ops_;
 };
 
+// How kernel codegen emits a call: its op's emission shape, None for function calls and unknown
+// ops.
+EmitShape emit_shape(const Call& call);
+
 // Builds a checked, typed op call. Throws CompileError (unknown op, arity, types).
 ExprPtr make_op_call(std::string_view op, std::vector<ExprPtr> args, Attrs attrs = {},
                      Span span = {});

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <unordered_set>
 #include <vector>
 
 #include "pypto/ir/program.h"
@@ -36,6 +37,9 @@ class IRVisitor {
   virtual void visit_yield(const YieldStmt& s);
   virtual void visit_scope(const ScopeStmt& s);
 };
+
+// Whether expression `e` reads any variable of `vars`.
+bool mentions(const ExprPtr& e, const std::unordered_set<const Var*>& vars);
 
 // Every Var defined by a statement tree: Assign targets, loop vars, iter_args, return_vars.
 std::vector<VarPtr> defined_vars(const StmtPtr& s);
