@@ -1,7 +1,8 @@
 // Simplify: folds constant scalar arithmetic (`i * 64` once UnrollLoops made `i` a literal),
 // applies algebraic identities (`x + 0`, `x * 1`), re-associates constant offsets
 // (`(x + 64) + 64` -> `x + 128`), propagates copies of variables and literals, folds `if` on a
-// constant condition, and removes assignments of pure values nobody uses.
+// constant condition and loops that run once, and removes assignments of pure values nobody
+// uses.
 #include <unordered_map>
 #include <unordered_set>
 
@@ -198,6 +199,35 @@ class StmtSimplifier : public ExprSimplifier {
         }
       }
     }
+    return make_seq(std::move(stmts), s->span());
+  }
+
+  // A loop with constant bounds that runs exactly once is its body, as a constant `if` is its
+  // taken branch: the loop variable takes `start`, each iter_arg its init value, and each return
+  // var the value the body yields. What the loop hid is then plain to later passes and to codegen,
+  // e.g. a loop over the rows of 2 x 4096 tiles whose column loop has a single iteration becomes
+  // a loop over vertically adjacent tiles, which codegen computes as one box (tile_band.h).
+  StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
+    ExprPtr start = mutate(s->start), stop = mutate(s->stop), step = mutate(s->step);
+    const auto a = as_const_int(start), b = as_const_int(stop), c = as_const_int(step);
+    if (!a || !b || !c || support::trip_count(*a, *b, *c) != 1) {
+      if (start == s->start && stop == s->stop && step == s->step) return IRMutator::mutate_for(s);
+      return IRMutator::mutate_for(ir::make_node<ForStmt>(s->loop_var, start, stop, step,
+                                                          s->for_kind, s->iter_args, s->init_values,
+                                                          s->body, s->return_vars, s->span()));
+    }
+    std::vector<StmtPtr> stmts;
+    stmts.push_back(mutate(ir::make_node<AssignStmt>(s->loop_var, start, s->span())));
+    for (size_t i = 0; i < s->iter_args.size() && i < s->init_values.size(); ++i)
+      stmts.push_back(
+          mutate(ir::make_node<AssignStmt>(s->iter_args[i], s->init_values[i], s->span())));
+    std::vector<StmtPtr> body = detail::stmt_list(mutate(s->body));
+    const auto* yield = body.empty() ? nullptr : body.back()->as<YieldStmt>();
+    std::vector<ExprPtr> yielded = yield ? yield->values : std::vector<ExprPtr>{};
+    if (yield) body.pop_back();
+    for (StmtPtr& stmt : body) stmts.push_back(std::move(stmt));
+    for (size_t i = 0; i < s->return_vars.size() && i < yielded.size(); ++i)
+      stmts.push_back(mutate(ir::make_node<AssignStmt>(s->return_vars[i], yielded[i], s->span())));
     return make_seq(std::move(stmts), s->span());
   }
 

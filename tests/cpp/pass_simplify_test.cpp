@@ -72,6 +72,38 @@ TEST(Simplify, FoldsAnIfOnAConstantCondition) {
 )"));
 }
 
+TEST(Simplify, ALoopThatRunsOnceIsItsBody) {
+  auto in = parse_body(kKernelK + R"(
+        for i in pl.range(2, 9, 8):
+            t = pl.load(x, [i * 16, 0], [16, 64])
+            y = pl.store(t, [i * 16 - 32, 0], y)
+        for j in pl.range(2):
+            u = pl.load(x, [j * 16, 0], [16, 64])
+            y = pl.store(u, [j * 16, 0], y)
+        for k in pl.range(3, 3):
+            w = pl.load(x, [k, 0], [16, 64])
+            y = pl.store(w, [0, 0], y)
+        return y
+)" + kCallK);
+  auto out = run_passes(in, {"ConvertToSSA", "Simplify"});
+  // The first loop (one iteration: i = 2) is its body with i = 2 and y carried in and out; the
+  // loops of two and of no iterations stay loops.
+  EXPECT_TRUE(same_program(out, kKernelK + R"(
+        t: pl.Tile[[16, 64], pl.FP32, pl.MemorySpace.Vec] = pl.load(x, [32, 0], [16, 64])
+        y_1: pl.Tensor[[64, 64], pl.FP32] = pl.store(t, [0, 0], y)
+        for j, (y_2,) in pl.range(2, init_values=(y_1,)):
+            u: pl.Tile[[16, 64], pl.FP32, pl.MemorySpace.Vec] = pl.load(x, [j * 16, 0], [16, 64])
+            y_3: pl.Tensor[[64, 64], pl.FP32] = pl.store(u, [j * 16, 0], y_2)
+            y_4 = pl.yield_(y_3)
+        for k, (y_5,) in pl.range(3, 3, init_values=(y_4,)):
+            w: pl.Tile[[16, 64], pl.FP32, pl.MemorySpace.Vec] = pl.load(x, [k, 0], [16, 64])
+            y_6: pl.Tensor[[64, 64], pl.FP32] = pl.store(w, [0, 0], y_5)
+            y_7 = pl.yield_(y_6)
+        return y_7
+)" + kCallKSsa))
+      << print(out);
+}
+
 TEST(Simplify, KeepsStoresAndCallsEvenWhenTheirResultIsUnused) {
   auto in = parse_body(kKernelK + R"(
         t = pl.load(x, [0, 0], [64, 64])
