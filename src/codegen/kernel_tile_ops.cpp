@@ -173,10 +173,11 @@ std::string KernelEmitter::loop_shortcut(const ir::ForStmt& s) {
   if (!band) return "";
   const std::string& iv = names_.name(s.loop_var.get());
   const std::string done = names_.fresh(iv + "_band");
-  const std::string rows = std::to_string(band->tile_rows);
-  const std::string cols = std::to_string(band->tile_cols * band->tiles);
-  w_.line("// The loop's " + std::to_string(band->tiles) + " tiles side by side: one [" + rows +
-          ", " + cols + "] box (tile_band.h).");
+  const std::string rows = std::to_string(band->box_rows);
+  const std::string cols = std::to_string(band->box_cols);
+  w_.line("// The loop's " + std::to_string(band->tiles) + " tiles " +
+          (band->along == TileBand::Along::Rows ? "one below the other" : "side by side") +
+          ": one [" + rows + ", " + cols + "] box (tile_band.h).");
   w_.line("int32_t " + done + " = 0;");
   w_.open("");
   w_.line("const int64_t " + iv + " = (int64_t)" + emit_scalar_expr(s.start, names_) + ";");

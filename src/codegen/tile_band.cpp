@@ -54,15 +54,26 @@ std::optional<std::vector<int64_t>> const_ints(const ir::ExprPtr& e) {
   return out;
 }
 
-// Offsets [row, col] whose row does not move with the loop and whose column moves by
-// `per_iteration` elements each iteration.
+// Offsets [row, col] of which the one across the band (the row of a band of columns) does not
+// move with the loop and the one along it moves by one tile each iteration.
 bool band_offsets(const ir::ExprPtr& offsets, const ir::Var& var, int64_t step,
-                  int64_t per_iteration) {
+                  const TileBand& band) {
   const auto* tuple = offsets->as<ir::MakeTuple>();
   if (!tuple || tuple->elements.size() != 2) return false;
-  const auto row = coefficient(tuple->elements[0], var);
-  const auto col = coefficient(tuple->elements[1], var);
-  return row == 0 && col && support::checked_mul(*col, step) == per_iteration;
+  const bool rows = band.along == TileBand::Along::Rows;
+  const auto across = coefficient(tuple->elements[rows ? 1 : 0], var);
+  const auto along = coefficient(tuple->elements[rows ? 0 : 1], var);
+  return across == 0 && along &&
+         support::checked_mul(*along, step) == (rows ? band.tile_rows : band.tile_cols);
+}
+
+// Which way the tiles of a load at `offsets` lie one after another, if they do at all.
+std::optional<TileBand::Along> band_direction(const ir::ExprPtr& offsets, const ir::Var& var) {
+  const auto* tuple = offsets->as<ir::MakeTuple>();
+  if (!tuple || tuple->elements.size() != 2) return std::nullopt;
+  if (coefficient(tuple->elements[0], var) == 0) return TileBand::Along::Columns;
+  if (coefficient(tuple->elements[1], var) == 0) return TileBand::Along::Rows;
+  return std::nullopt;
 }
 
 const ir::TileType* vec_tile(const ir::Var& var) {
@@ -119,20 +130,27 @@ std::optional<TileBand> tile_band(const ir::ForStmt& loop) {
   band.tile_rows = result->shape[0];
   band.tile_cols = result->shape[1];
   const ir::Var& var = *loop.loop_var;
+  const auto along = band_direction(band.store->args[1], var);
+  if (!along) return std::nullopt;
+  band.along = *along;
   for (const auto* load : {load_lhs, load_rhs}) {
     const ir::TileType* tile = vec_tile(*load->var);
     const ir::Call& call = *load->value->as<ir::Call>();
     if (!tile || tile->shape != result->shape || tile->dtype != result->dtype ||
         call.args.size() < 3 || (call.args.size() > 3 && call.args[3]) ||
         const_ints(call.args[2]) != result->shape || tensor_rank(call.args[0]) != 2 ||
-        !band_offsets(call.args[1], var, *step, band.tile_cols))
+        !band_offsets(call.args[1], var, *step, band))
       return std::nullopt;
   }
-  if (tensor_rank(band.store->args[2]) != 2 ||
-      !band_offsets(band.store->args[1], var, *step, band.tile_cols))
+  if (tensor_rank(band.store->args[2]) != 2 || !band_offsets(band.store->args[1], var, *step, band))
     return std::nullopt;
-  // The band's width must be a number (a loop this long fails its bounds checks anyway).
-  if (band.tile_cols <= 0 || !support::checked_mul(band.tile_cols, band.tiles)) return std::nullopt;
+  // The box must have a size (a loop this long fails its bounds checks anyway).
+  const bool rows = band.along == TileBand::Along::Rows;
+  const std::optional<int64_t> length =
+      support::checked_mul(rows ? band.tile_rows : band.tile_cols, band.tiles);
+  if (band.tile_rows <= 0 || band.tile_cols <= 0 || !length) return std::nullopt;
+  band.box_rows = rows ? *length : band.tile_rows;
+  band.box_cols = rows ? band.tile_cols : *length;
   return band;
 }
 

@@ -19,9 +19,11 @@
 //   - its body is two loads (Vec, float, two dimensions, no valid_shapes), one tile-by-tile
 //     binary op whose operands are those loads and which nothing else reads, and a store of
 //     that op's result into the loop's one carried tensor, yielded as its next value;
-//   - every load and the store have the same tile shape, their row offsets do not depend on
-//     the loop variable, and their column offsets grow by one tile width per iteration
-//     (coefficient tile_cols / step of the loop variable, so the tiles are side by side).
+//   - every load and the store have the same tile shape, and either their row offsets do not
+//     depend on the loop variable and their column offsets grow by one tile width per iteration
+//     (coefficient tile_cols / step of the loop variable: the tiles are side by side), or their
+//     column offsets are fixed and their row offsets grow by one tile height (one below the
+//     other, as in a loop over tiles of whole rows).
 // Integer ops keep their loop: integer division checks its divisor tile by tile.
 #pragma once
 
@@ -32,13 +34,19 @@
 namespace pypto::codegen {
 
 struct TileBand {
+  // Which way the tiles follow one another: side by side (a band of columns) or one below the
+  // other (a band of rows, e.g. tiles of whole 4096-element rows).
+  enum class Along { Columns, Rows };
   const ir::Call* lhs = nullptr;  // the loads of the op's operands, in operand order
   const ir::Call* rhs = nullptr;
   const ir::Call* op = nullptr;
   const ir::Call* store = nullptr;
+  Along along = Along::Columns;
   int64_t tile_rows = 0;
   int64_t tile_cols = 0;
-  int64_t tiles = 0;  // iterations of the loop
+  int64_t tiles = 0;     // iterations of the loop
+  int64_t box_rows = 0;  // the whole band
+  int64_t box_cols = 0;
 };
 
 std::optional<TileBand> tile_band(const ir::ForStmt& loop);

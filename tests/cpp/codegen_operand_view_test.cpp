@@ -547,5 +547,57 @@ class Bands:
     for (int64_t j = 0; j < 20; ++j) ASSERT_EQ(d.at(i, j), j < 16 ? 2 * x.at(i, j) : -3.0f);
 }
 
+TEST(CodegenTileBand, TilesOneBelowTheOtherAreComputedAsOneBox) {
+  // `rows` tiles a column band of its tensors; `whole_rows` tiles whole rows, in a column loop
+  // of one iteration (Simplify makes it the row loop's body), as a kernel author writes 2x4096
+  // tiles of a 4096-wide tensor.
+  const std::string tu = translation_unit(R"(
+import pypto.language as pl
+
+@pl.program
+class RowBands:
+    @pl.function(type=pl.FunctionType.InCore)
+    def rows(self, a: pl.Tensor[[8, 32], pl.FP32], b: pl.Tensor[[8, 32], pl.FP32],
+             c: pl.Out[pl.Tensor[[8, 32], pl.FP32]]) -> pl.Tensor[[8, 32], pl.FP32]:
+        for i in pl.range(3):
+            s = pl.mul(pl.load(a, [i * 2, 8], [2, 16]), pl.load(b, [2 * i + 1, 0], [2, 16]))
+            c = pl.store(s, [i * 2, 4], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def whole_rows(self, a: pl.Tensor[[8, 32], pl.FP32], b: pl.Tensor[[8, 32], pl.FP32],
+                   e: pl.Out[pl.Tensor[[8, 32], pl.FP32]]) -> pl.Tensor[[8, 32], pl.FP32]:
+        for i in pl.range(4):
+            for j in pl.range(1):
+                t = pl.sub(pl.load(a, [i * 2, j * 32], [2, 32]), pl.load(b, [i * 2, j * 32], [2, 32]))
+                e = pl.store(t, [i * 2, j * 32], e)
+        return e
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 32], pl.FP32], b: pl.Tensor[[8, 32], pl.FP32],
+             c: pl.Out[pl.Tensor[[8, 32], pl.FP32]],
+             e: pl.Out[pl.Tensor[[8, 32], pl.FP32]]) -> pl.Tensor[[8, 32], pl.FP32]:
+        c = self.rows(a, b, c)
+        e = self.whole_rows(a, b, e)
+        return c
+)");
+  const std::string rows = kernel_text(tu, "rows"), whole_rows = kernel_text(tu, "whole_rows");
+  EXPECT_EQ(count(rows, "isa->binary_band("), 1) << rows;
+  EXPECT_NE(rows.find("one below the other: one [6, 16] box"), std::string::npos) << rows;
+  EXPECT_EQ(count(whole_rows, "isa->binary_band("), 1) << whole_rows;
+  EXPECT_NE(whole_rows.find("one [8, 32] box"), std::string::npos) << whole_rows;
+  Library lib(tu);
+  HostArray a({8, 32}), b({8, 32}), c({8, 32}, 5.0f), e({8, 32}, 6.0f);
+  testing::fill_random(a, 51);
+  testing::fill_random(b, 52);
+  run(lib, {a.arg(), b.arg(), c.arg(PTO_ARG_OUT), e.arg(PTO_ARG_OUT)});
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 32; ++j) {
+      const bool in_box = i < 6 && j >= 4 && j < 20;
+      ASSERT_EQ(c.at(i, j), in_box ? a.at(i, j + 4) * b.at(i + 1, j - 4) : 5.0f) << i << "," << j;
+      ASSERT_EQ(e.at(i, j), a.at(i, j) - b.at(i, j)) << i << "," << j;
+    }
+}
+
 }  // namespace
 }  // namespace pypto::codegen
