@@ -131,10 +131,11 @@ struct WritableRange {
 };
 
 // Launches the program ExecuteOptions::warmup + rounds times on one runtime (the library and the
-// worker threads are set up once), restoring `writable` to its first values before each launch
-// after the first. One launch is run_observed as it is. The DFX recorder sees the last launch.
-RunStats launch_rounds(TaskRuntime& runtime, const ProgramLibrary& program,
-                       const std::vector<PtoArg>& params,
+// worker threads are set up once), restoring `writable` to its first values and waking the
+// cores (`awake`) before each launch after the first. One launch is run_observed as it is. The
+// DFX recorder sees the last launch.
+RunStats launch_rounds(TaskRuntime& runtime, const TaskRuntime::AwakeCores& awake,
+                       const ProgramLibrary& program, const std::vector<PtoArg>& params,
                        const std::vector<WritableRange>& writable, const ExecuteOptions& options,
                        SharedStatus* status) {
   const int launches = options.warmup + options.rounds;
@@ -153,6 +154,7 @@ RunStats launch_rounds(TaskRuntime& runtime, const ProgramLibrary& program,
       for (size_t k = 0; k < writable.size(); ++k) {
         std::memcpy(writable[k].data, initial[k].data(), writable[k].bytes);
       }
+      awake.again();
     }
     const bool last = launch + 1 == launches;
     stats = run_observed(runtime, program, params, last ? options.dfx : no_dfx, status);
@@ -325,7 +327,7 @@ void release_inherited_free_heap() { ::malloc_trim(0); }
     {
       const TaskRuntime::AwakeCores awake(*runtime, /*inputs_in_cache=*/false);
       cores_ready = profiling::now_seconds();
-      stats = launch_rounds(*runtime, program, params, writable, options, status);
+      stats = launch_rounds(*runtime, awake, program, params, writable, options, status);
     }
     const double ran = profiling::now_seconds();
     runtime.reset();
@@ -605,7 +607,8 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
     const TaskRuntime::AwakeCores awake(*runtime, /*inputs_in_cache=*/true);
     cores_ready = profiling::now_seconds();
     try {
-      stats = launch_rounds(*runtime, program, to_pto_args(args), writable, options, nullptr);
+      stats =
+          launch_rounds(*runtime, awake, program, to_pto_args(args), writable, options, nullptr);
     } catch (const ExecutionError& e) {
       throw ExecutionError(e.kind(), prefix(options) + e.what());
     }

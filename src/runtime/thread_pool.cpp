@@ -195,6 +195,11 @@ void ThreadPool::spare_cpu(int cpu) {
   if (awake_) set_polling(cpu);
 }
 
+void ThreadPool::pause_polling() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& w : workers_) w->poll.store(false, std::memory_order_relaxed);
+}
+
 void ThreadPool::let_sleep() {
   std::lock_guard<std::mutex> lock(mutex_);
   awake_ = false;
@@ -229,16 +234,8 @@ bool ThreadPool::poll_for_jobs(const Worker& self) const {
     if (queued_.load(std::memory_order_acquire) != 0) return false;
     if (!self.poll.load(std::memory_order_relaxed)) return false;
     cpu_relax();
-    // A clock read costs far more than a pause: look at it now and then. Then also give the CPU
-    // to any thread waiting for it (sched_yield returns at once when none is): a polling worker
-    // otherwise holds its CPU for a whole time slice. In an isolated run's device process, two
-    // workers polling on both CPUs after the last task kept the thread that waits for the run's
-    // end from running for up to 4.4 ms (3 runs in 8 of the 512³ matmul on two cores); with the
-    // yield it resumed within 20-50 µs.
-    if (spins % 256 == 0) {
-      if (std::chrono::steady_clock::now() > give_up) return true;
-      ::sched_yield();
-    }
+    // A clock read costs far more than a pause: look at it now and then.
+    if (spins % 256 == 0 && std::chrono::steady_clock::now() > give_up) return true;
   }
 }
 

@@ -393,6 +393,29 @@ TEST(ThreadPool, APollingWorkerSleepsAfterAWhileWithoutJobs) {
   pool.let_sleep();
 }
 
+// Paused at the end of a launch, the stretch goes on: a job posted meanwhile still wakes a
+// worker and runs, and the next launch's spare_cpu (or wake_idle) has the pinned workers poll
+// again.
+TEST(ThreadPool, PausedPollingResumesForTheNextLaunch) {
+  ThreadPool pool(1);
+  const int worker_polls = allowed_cpus() >= 2 ? 1 : 0;
+  pool.stay_awake(::sched_getcpu(), /*caller_in_place=*/false);
+  pool.pause_polling();
+  EXPECT_EQ(wait_for_running_threads(1), 1) << "the worker should sleep once paused";
+  EXPECT_TRUE(a_posted_job_runs(pool)) << "a job posted while paused";
+  int running = -1;
+  for (int attempt = 0; attempt < 5 && running != 1 + worker_polls; ++attempt) {
+    pool.pause_polling();
+    EXPECT_EQ(wait_for_running_threads(1), 1);
+    pool.spare_cpu(::sched_getcpu());
+    running = running_threads();
+  }
+  EXPECT_EQ(running, 1 + worker_polls) << "spare_cpu in the stretch should resume polling";
+  pool.let_sleep();
+  pool.spare_cpu(::sched_getcpu());
+  EXPECT_EQ(wait_for_running_threads(1), 1) << "but not once the stretch is over";
+}
+
 // Pins the calling thread to the CPU it runs on until destroyed, so that "the caller's CPU"
 // stays one CPU for a test.
 class PinnedHere {

@@ -137,9 +137,13 @@ class TaskRuntime {
     AwakeCores(const AwakeCores&) = delete;
     AwakeCores& operator=(const AwakeCores&) = delete;
     ~AwakeCores();
+    // Wakes the cores again for another launch: at the end of a launch its idle workers sleep
+    // (ThreadPool::pause_polling). Returns when they poll, as the constructor does.
+    void again() const;
 
    private:
     ThreadPool& pool_;
+    bool inputs_in_cache_;
   };
 
  private:

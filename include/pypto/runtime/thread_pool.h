@@ -56,6 +56,11 @@ class ThreadPool {
   void spare_cpu(int cpu);
   // Ends the awake stretch: polling workers go back to sleep.
   void let_sleep();
+  // Within an awake stretch, polling workers go to sleep until the next spare_cpu(),
+  // wake_idle() or stay_awake() has them poll again (a job posted meanwhile still wakes one).
+  // For the end of a launch: polling then would only keep the CPUs from threads that have
+  // work, such as the one waiting for the launch to end.
+  void pause_polling();
 
   // In an awake stretch with `caller_in_place`, the calling thread takes the queued jobs (and
   // those queued meanwhile) in place of the idle worker pinned to its CPU, with that worker's
