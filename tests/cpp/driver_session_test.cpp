@@ -2,6 +2,7 @@
 // part of a shared profiler, and run()'s stages.
 #include <gtest/gtest.h>
 #include <sys/inotify.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -221,6 +222,39 @@ TEST_F(DriverSessionTest, TheGoldenReadsTheRunsInputsAndFillsCopiesOfItsOutputs)
   for (size_t i = 0; i < seen.size(); ++i) {
     EXPECT_EQ(seen[i] == tensors.run[i].tensor.data, !tensors.run[i].is_output) << i;
   }
+}
+
+// The expected values are kept out of forked processes (an isolated run's device process needs
+// none of them), but only after the golden: a golden that forks still has them in its child.
+TEST_F(DriverSessionTest, AGoldenThatForksStillSeesItsOutputsInTheChild) {
+  PYPTO_SKIP_FORK_UNDER_TSAN();
+  ir::ProgramPtr program = parse_example("add.py");
+  Tensors tensors(*program);
+  int child_status = -1;
+  GoldenFn golden = [&](std::vector<ir::HostTensor>& t) {
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (!tensors.run[i].is_output) continue;
+      auto* out = static_cast<float*>(t[i].data);
+      for (int64_t e = 0; e < t[i].num_elements(); ++e) out[e] = 1.0f;
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      bool same = true;
+      for (size_t i = 0; i < t.size(); ++i) {
+        if (!tensors.run[i].is_output) continue;
+        const auto* out = static_cast<const float*>(t[i].data);
+        for (int64_t e = 0; e < t[i].num_elements(); ++e) same = same && out[e] == 1.0f;
+      }
+      ::_exit(same ? 0 : 1);
+    }
+    ::waitpid(pid, &child_status, 0);
+  };
+  RunConfig config;
+  config.work_dir = dir_.string();
+  RunResult result = run(program, tensors.run, golden, config);
+  ASSERT_TRUE(result.passed) << result.error;
+  ASSERT_TRUE(WIFEXITED(child_status)) << "the child died of signal " << WTERMSIG(child_status);
+  EXPECT_EQ(WEXITSTATUS(child_status), 0);
 }
 
 TEST_F(DriverSessionTest, OutOfRangeWorkersAreAClearError) {

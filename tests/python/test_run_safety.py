@@ -98,6 +98,24 @@ def test_golden_may_keep_its_arrays_after_run(work):
     assert kept["c"].shape == (64, 64) and kept["c"].flags.owndata
 
 
+def test_golden_may_fork_and_read_its_arrays_in_the_child(work):
+    # The run keeps its expected values out of the device process it forks, but only once the
+    # golden has returned: a golden's own child still reads what the golden filled.
+    statuses = []
+
+    def forking(tensors, params=None):
+        tensors["c"][:] = tensors["a"] + tensors["b"]
+        pid = os.fork()
+        if pid == 0:
+            same = np.array_equal(tensors["c"], tensors["a"] + tensors["b"])
+            os._exit(0 if same else 1)
+        statuses.append(os.waitpid(pid, 0)[1])
+
+    result = run(AddProgram, add_specs(), forking, config(work))
+    assert result.passed, result.error
+    assert statuses == [0]
+
+
 # ----- time limits, Ctrl-C, the GIL, exceptions from golden --------------------------------------
 
 def test_reference_interpreter_has_a_time_limit(work):
