@@ -6,6 +6,8 @@
 
 #include <xxhash.h>
 
+#include "pypto/ir/node_memory.h"
+
 namespace pypto::ir {
 
 namespace {
@@ -150,7 +152,10 @@ class EqualityChecker {
 class Hasher {
  public:
   Hasher() { XXH3_64bits_reset(&state_); }
-  uint64_t digest() { return XXH3_64bits_digest(&state_); }
+  uint64_t digest() {
+    flush();
+    return XXH3_64bits_digest(&state_);
+  }
 
   void function(const Function& f) {
     str(f.name);
@@ -261,7 +266,21 @@ class Hasher {
   }
 
  private:
-  void bytes(const void* p, size_t n) { XXH3_64bits_update(&state_, p, n); }
+  // Most fields are one 8-byte word: they are gathered here and handed to XXH3 a buffer at a
+  // time, since each XXH3_64bits_update call costs far more than copying a word (the stream's
+  // digest does not depend on how it was split).
+  void bytes(const void* p, size_t n) {
+    if (used_ + n > sizeof buffer_) {
+      flush();
+      if (n > sizeof buffer_) return (void)XXH3_64bits_update(&state_, p, n);
+    }
+    std::memcpy(buffer_ + used_, p, n);
+    used_ += n;
+  }
+  void flush() {
+    XXH3_64bits_update(&state_, buffer_, used_);
+    used_ = 0;
+  }
   void u64(uint64_t v) { bytes(&v, sizeof v); }
   void f64(double v) { bytes(&v, sizeof v); }
   void str(std::string_view s) {
@@ -338,7 +357,9 @@ class Hasher {
   }
 
   XXH3_state_t state_;
-  std::unordered_map<const Var*, uint64_t> var_index_;
+  unsigned char buffer_[1024];
+  size_t used_ = 0;
+  NodeMap<const Var*, uint64_t> var_index_;
 };
 
 }  // namespace
