@@ -51,11 +51,13 @@ const profiling::ReportStage* find_stage(const std::vector<profiling::ReportStag
   return nullptr;
 }
 
-// Names of the children of `passes` that are pass runs (verify/dump siblings left out).
+// Names of the children of `passes` that are pass runs (verify, dump and pass_statistics
+// siblings left out).
 std::vector<std::string> pass_stage_names(const profiling::ReportStage& passes) {
   std::vector<std::string> out;
   for (const auto& c : passes.children)
-    if (c.name != "verify" && c.name != "dump") out.push_back(c.name);
+    if (c.name != "verify" && c.name != "dump" && c.name != "pass_statistics")
+      out.push_back(c.name);
   return out;
 }
 
@@ -78,6 +80,32 @@ TEST(PassManager, ProfileHasOnePassesStageWithOneChildPerPassRunInOrder) {
   EXPECT_NE(find_stage(report.stages, "verify"), nullptr);
 }
 
+// The statistics a profiled pipeline gathers (IR size, whether a pass changed anything) walk the
+// whole IR; that time is the profiler's own and has a stage of its own: once for the input and
+// once after each pass, between the pass's stage and its verification.
+TEST(PassManager, PassStatisticsAreTheProfilersOwnStageAfterEachPass) {
+  profiling::CompileProfiler profiler;
+  PassManager pm = PassManager::for_strategy(OptimizationStrategy::Default);
+  profiler.enter();
+  pm.run(load_example("matmul_ksplit.py"));
+  profiler.exit();
+  const auto report = profiler.report();
+  const auto& passes = report.stages.at(0);
+  std::vector<std::string> names;
+  for (const auto& c : passes.children) names.push_back(c.name);
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_EQ(names[0], "pass_statistics");
+  EXPECT_EQ(names[1], pm.pass_names().front());
+  EXPECT_EQ(names[2], "pass_statistics");
+  EXPECT_EQ(std::count(names.begin(), names.end(), "pass_statistics"),
+            static_cast<std::ptrdiff_t>(pm.pass_names().size() + 1));
+  for (const auto& c : passes.children) {
+    if (c.name == "pass_statistics") {
+      EXPECT_TRUE(c.children.empty());
+    }
+  }
+}
+
 TEST(PassManager, FailingPassClosesItsStageAsFailed) {
   profiling::CompileProfiler profiler;
   auto in = testing::parse_body(R"(
@@ -92,9 +120,11 @@ TEST(PassManager, FailingPassClosesItsStageAsFailed) {
   profiler.exit();
   auto report = profiler.report();
   ASSERT_EQ(report.stages.size(), 1u);
-  ASSERT_EQ(report.stages[0].children.size(), 1u);
-  EXPECT_EQ(report.stages[0].children[0].name, "UnrollLoops");
-  EXPECT_TRUE(report.stages[0].children[0].failed);
+  // The input's statistics, then the pass that failed (no statistics after it).
+  ASSERT_EQ(report.stages[0].children.size(), 2u);
+  EXPECT_EQ(report.stages[0].children[0].name, "pass_statistics");
+  EXPECT_EQ(report.stages[0].children[1].name, "UnrollLoops");
+  EXPECT_TRUE(report.stages[0].children[1].failed);
 }
 
 TEST(PassManager, InstrumentsSeeEveryPassWithItsIndexAndProgram) {
