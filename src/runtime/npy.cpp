@@ -53,7 +53,7 @@ void write_npy(const std::string& path, const HostTensor& tensor) {
   const std::string header = npy_header(tensor);
   const std::string_view data(static_cast<const char*>(tensor.data),
                               static_cast<size_t>(tensor.size_bytes()));
-  support::write_file_atomically(path, {header, data});
+  support::write_bulk_file(path, {header, data});
 }
 
 }  // namespace pypto::runtime

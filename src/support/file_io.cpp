@@ -53,7 +53,11 @@ int write_all(int fd, std::string_view data) {
 
 }  // namespace
 
-void write_file_atomically(const fs::path& path, std::initializer_list<std::string_view> pieces) {
+namespace {
+
+// The first step of both ways of writing a file: the pieces into a fresh temporary next to
+// `path`, closed. Returns its name; throws FileError, leaving no temporary behind.
+std::string write_temporary(const fs::path& path, std::initializer_list<std::string_view> pieces) {
   try {
     create_folders(path.parent_path());
   } catch (const FileError& e) {
@@ -70,11 +74,36 @@ void write_file_atomically(const fs::path& path, std::initializer_list<std::stri
     if (error == 0) error = write_all(fd, piece);
   }
   if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && std::rename(temp.c_str(), path.c_str()) != 0) error = errno;
   if (error != 0) {
     ::unlink(temp.c_str());
     throw FileError("write", path, error);
   }
+  return temp;
+}
+
+void rename_into_place(const std::string& temp, const fs::path& path) {
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    throw FileError("write", path, error);
+  }
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path, std::initializer_list<std::string_view> pieces) {
+  rename_into_place(write_temporary(path, pieces), path);
+}
+
+void write_bulk_file(const fs::path& path, std::initializer_list<std::string_view> pieces) {
+  const std::string temp = write_temporary(path, pieces);
+  // Removed rather than renamed over (see file_io.h). ENOENT: there was no old file.
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    throw FileError("write", path, error);
+  }
+  rename_into_place(temp, path);
 }
 
 }  // namespace pypto::support
