@@ -51,10 +51,6 @@ int write_all(int fd, std::string_view data) {
   return 0;
 }
 
-}  // namespace
-
-namespace {
-
 // The first step of both ways of writing a file: the pieces into a fresh temporary next to
 // `path`, closed. Returns its name; throws FileError, leaving no temporary behind.
 std::string write_temporary(const fs::path& path, std::initializer_list<std::string_view> pieces) {
