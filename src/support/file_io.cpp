@@ -51,6 +51,12 @@ int write_all(int fd, std::string_view data) {
   return 0;
 }
 
+// Removes the temporary a write could not finish with and reports the error for `path`.
+[[noreturn]] void discard_temporary(const std::string& temp, const fs::path& path, int error) {
+  ::unlink(temp.c_str());
+  throw FileError("write", path, error);
+}
+
 // The first step of both ways of writing a file: the pieces into a fresh temporary next to
 // `path`, closed. Returns its name; throws FileError, leaving no temporary behind.
 std::string write_temporary(const fs::path& path, std::initializer_list<std::string_view> pieces) {
@@ -70,19 +76,12 @@ std::string write_temporary(const fs::path& path, std::initializer_list<std::str
     if (error == 0) error = write_all(fd, piece);
   }
   if (::close(fd) != 0 && error == 0) error = errno;
-  if (error != 0) {
-    ::unlink(temp.c_str());
-    throw FileError("write", path, error);
-  }
+  if (error != 0) discard_temporary(temp, path, error);
   return temp;
 }
 
 void rename_into_place(const std::string& temp, const fs::path& path) {
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temp.c_str());
-    throw FileError("write", path, error);
-  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) discard_temporary(temp, path, errno);
 }
 
 }  // namespace
@@ -94,11 +93,7 @@ void write_file_atomically(const fs::path& path, std::initializer_list<std::stri
 void write_bulk_file(const fs::path& path, std::initializer_list<std::string_view> pieces) {
   const std::string temp = write_temporary(path, pieces);
   // Removed rather than renamed over (see file_io.h). ENOENT: there was no old file.
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    const int error = errno;
-    ::unlink(temp.c_str());
-    throw FileError("write", path, error);
-  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) discard_temporary(temp, path, errno);
   rename_into_place(temp, path);
 }
 

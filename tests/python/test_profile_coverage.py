@@ -90,6 +90,7 @@ def test_example_passes_stage_is_the_passes(name, tmp_path):
     compile_stage = next(s for s in json.loads(report.read_text())["stages"]
                          if s["name"] == "compile")
     passes = next(s for s in compile_stage["children"] if s["name"] == "passes")
-    pass_time = sum(c["seconds"] for c in passes["children"] if c["name"] not in ("verify", "dump", "pass_statistics"))
+    pass_time = sum(c["seconds"] for c in passes["children"]
+                    if c["name"] not in ("verify", "dump", "pass_statistics"))
     assert not any(c["name"] == "dump" for c in passes["children"])  # dumps are off in run()
     assert passes["seconds"] <= 2 * pass_time, passes

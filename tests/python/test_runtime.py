@@ -160,7 +160,8 @@ def test_profile_has_exactly_the_run_stages(work):
     compile_stage = result.profile["stages"][0]
     assert [s["name"] for s in compile_stage["children"]] == ["passes", "codegen", "write_sources"]
     passes = compile_stage["children"][0]
-    pass_names = [s["name"] for s in passes["children"] if s["name"] not in ("verify", "dump", "pass_statistics")]
+    pass_names = [s["name"] for s in passes["children"]
+                  if s["name"] not in ("verify", "dump", "pass_statistics")]
     assert pass_names[0] == "UnrollLoops" and pass_names[-1] == "DeriveCallDirections"
     assert len(pass_names) == 11
     codegen = [s["name"] for s in compile_stage["children"][1]["children"]]
