@@ -36,7 +36,6 @@
 #include "pypto/runtime/device.h"
 #include "pypto/runtime/shared_memory.h"
 #include "pypto/runtime/task_runtime.h"
-#include "pypto/runtime/tile_isa.h"
 
 namespace {
 
@@ -137,22 +136,6 @@ BuildOptions bench_options() {
   o.cache_dir = bench_cache_dir();
   return o;
 }
-
-// The device's FP32 tile matmul on one core: dst += left × right on square tiles, the
-// instruction a Cube matmul_acc runs (counter: GFLOP/s).
-void BM_TileMatmul(benchmark::State& state) {
-  const int64_t t = state.range(0);
-  std::vector<float> left(t * t, 0.5f), right(t * t, 0.25f), acc(t * t, 0.0f);
-  const PtoIsa& isa = tile_isa();
-  for (auto _ : state) {
-    isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), left.data(), t, right.data(), t, t, t,
-               t);
-    benchmark::ClobberMemory();
-  }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(t * t * t) * 1e-9,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
-}
-BENCHMARK(BM_TileMatmul)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMicrosecond);
 
 void BM_WarmBuild(benchmark::State& state) {
   const std::string source = example_translation_unit("softmax");
