@@ -260,6 +260,18 @@ void bind_session(nb::module_& m) {
       .def(
           "report", [](PySession& s) { return report_to_python(s.get().report()); },
           nb::sig("def report(self) -> dict[str, typing.Any]"))
+      .def(
+          "take_run_profile",
+          [](PySession& s) {
+            driver::RunResult r;
+            driver::take_profile(s.get(), r);
+            return nb::make_tuple(r.profiled ? report_to_python(r.profile) : nb::none(),
+                                  r.run_summary);
+          },
+          nb::sig("def take_run_profile(self) -> tuple[dict[str, typing.Any] | None, str]"),
+          "The run's profile (None without a profiler) and, with PYPTO_COMPILE_PROFILING, its "
+          "summary to print: driver.run leaves them for the caller to take last, so that the "
+          "profile covers the caller's own work on the result.")
       .def("write_report", [](PySession& s) { s.get().write_report(); });
 }
 
@@ -439,7 +451,8 @@ void bind_driver(nb::module_ m) {
       nb::arg("session"), nb::arg("program"), nb::arg("tensors"), nb::arg("prepare"),
       nb::arg("golden").none(), nb::arg("config"),
       "Runs the whole pipeline in `session`; returns a dict with the fields of the "
-      "driver's RunResult (profile: a dict or None; run_summary: text to print or '').");
+      "driver's RunResult. Its profile is None and run_summary '': the caller takes them last "
+      "(Session.take_run_profile).");
 
   m.def(
       "run_generated",
@@ -451,6 +464,7 @@ void bind_driver(nb::module_ m) {
           SigintForwarder forward_sigint;
           nb::gil_scoped_release release;
           r = driver::run_generated(s, program.program, config, seed);
+          driver::take_profile(s, r.run);
         }
         SigintForwarder::raise_pending_signal();
         nb::dict result = run_result_dict(r.run);

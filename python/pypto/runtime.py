@@ -466,14 +466,16 @@ def _run_in(session, program, tensor_specs, golden, config):
     exception = raised[0] if raised else None
     if exception is not None and not isinstance(exception, Exception):
         raise exception  # KeyboardInterrupt, SystemExit: the caller's, not the run's
-    # With PYPTO_COMPILE_PROFILING each run prints its own profile when it ends; the process's
-    # whole profile is printed once, to stderr, at exit (pypto.compile_profiling).
-    if r["run_summary"]:
-        print(r["run_summary"])
     outputs = {spec.name: arr for spec, arr in zip(specs, arrays) if spec.is_output}
     inputs = {spec.name: arr for spec, arr in zip(specs, arrays) if not spec.is_output}
+    # Taken last, so that the profile covers what run() did after the pipeline as well.
+    profile, summary = session.take_run_profile()
+    # With PYPTO_COMPILE_PROFILING each run prints its own profile when it ends; the process's
+    # whole profile is printed once, to stderr, at exit (pypto.compile_profiling).
+    if summary:
+        print(summary)
     return RunResult(passed=r["passed"], error=r["error"] or None,
-                     execution_time=r["execution_time"], profile=r["profile"],
+                     execution_time=r["execution_time"], profile=profile,
                      work_dir=r["work_dir"] or None, outputs=outputs, inputs=inputs,
                      workers=r["workers"], isolated=r["isolated"], cache_hit=r["cache_hit"],
                      notes=list(r["notes"]), exception=None if r["passed"] else exception,

@@ -362,20 +362,24 @@ RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTe
       if (result.passed) result.error = e.what();
       result.passed = false;
     }
-    // Taken after the report is written, so that the write (slow when a file is replaced on a
-    // busy disk) shows in the caller's profile as untracked time rather than vanishing.
-    result.profiled = true;
-    result.profile = session.report();
-    if (session.process_wide_profiling())
-      result.run_summary = profiling::format_summary(result.profile);
   }
   return result;
+}
+
+void take_profile(const Session& session, RunResult& result) {
+  if (!session.profiling()) return;
+  result.profiled = true;
+  result.profile = session.report();
+  if (session.process_wide_profiling())
+    result.run_summary = profiling::format_summary(result.profile);
 }
 
 RunResult run(const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
               const GoldenFn& golden, const RunConfig& config) {
   Session session(config.compile_profiling);
-  return run(session, program, tensors, golden, config);
+  RunResult result = run(session, program, tensors, golden, config);
+  take_profile(session, result);
+  return result;
 }
 
 }  // namespace pypto::driver

@@ -116,6 +116,29 @@ TEST_F(DriverSessionTest, RunWritesEachReportFileExactlyOnce) {
             (std::vector<std::string>{"compile", "golden_write", "device_execution"}));
 }
 
+// A run in a caller's session leaves the profile to the caller, who takes it when its own work on
+// the result is done; the snapshot then holds that work as untracked time.
+TEST_F(DriverSessionTest, RunInASessionLeavesTheProfileForTheCallerToTake) {
+  PYPTO_SKIP_FORK_UNDER_TSAN();
+  ir::ProgramPtr program = parse_example("add.py");
+  Tensors tensors(*program);
+  RunConfig config;
+  config.work_dir = dir_.string();
+  Session session(/*profiling_requested=*/true);
+  RunResult result = run(session, program, tensors.run, nullptr, config);
+  ASSERT_TRUE(result.passed) << result.error;
+  EXPECT_FALSE(result.profiled);
+  EXPECT_TRUE(result.profile.stages.empty());
+  const double ran = profiling::now_seconds();
+  while (profiling::now_seconds() - ran < 0.002) {
+  }
+  take_profile(session, result);
+  ASSERT_TRUE(result.profiled);
+  EXPECT_EQ(names(result.profile),
+            (std::vector<std::string>{"compile", "golden_write", "device_execution"}));
+  EXPECT_GE(result.profile.untracked_seconds, 0.002);
+}
+
 #ifdef PYPTO_CLI_PATH
 TEST_F(DriverSessionTest, CliRunWritesEachReportFileExactlyOnce) {
   PYPTO_SKIP_FORK_UNDER_TSAN();

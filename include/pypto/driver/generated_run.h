@@ -25,7 +25,8 @@ void fill_random(ir::HostTensor& tensor, uint64_t seed);
 
 // Runs `program` in `session` on tensors made from its entry's parameters: In and InOut ones
 // get random values from `seed`, Out ones start as zeros; the reference interpreter computes
-// the expected outputs. Never throws for what goes wrong (as run()).
+// the expected outputs. Never throws for what goes wrong (as run()); the profile is the caller's
+// to take (take_profile), after the checksum.
 GeneratedRunResult run_generated(Session& session, const ir::ProgramPtr& program,
                                  const RunConfig& config, uint64_t seed);
 

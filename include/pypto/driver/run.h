@@ -93,7 +93,7 @@ struct RunResult {
   // the median of round_times.
   double execution_time = 0.0;
   std::vector<double> round_times;  // device seconds of every measured launch, in order
-  bool profiled = false;            // a profiler recorded the run; `profile` is its part
+  bool profiled = false;            // take_profile filled `profile`
   profiling::Report profile;        // the session's profile (Session::report())
   // With PYPTO_COMPILE_PROFILING, the summary of this run's own profile, for the caller to show
   // when the run ends (the process's whole profile is reported once, at exit); empty otherwise.
@@ -120,13 +120,20 @@ inline constexpr int kMaxWorkers = 256;
 // `write_data`: <work_dir>/data/in/*.npy and data/out/*.npy),
 // `device_execution` (binary_compilation, execute, validate); a profiled run attaches the device
 // swimlane (profiling/device_timeline.h) to `execute`. Without `golden` the reference
-// interpreter computes the expected outputs. The session's report is written at the end.
+// interpreter computes the expected outputs. The session's report files are written at the end;
+// the profile the result carries is the caller's to take (take_profile), once its own work on the
+// result is done, so that the profile covers all of it.
 RunResult run(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
               const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare = nullptr);
 
 // The same in a session of its own (profiling as `config.compile_profiling` asks, or an active
-// profiler).
+// profiler), with the profile taken.
 RunResult run(const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
               const GoldenFn& golden, const RunConfig& config = {});
+
+// Fills result.profile from the session's report (profiled), and with PYPTO_COMPILE_PROFILING
+// result.run_summary; nothing without a profiler. A snapshot: what the caller does after it is
+// not in it, so it is the last thing done before the result is handed on.
+void take_profile(const Session& session, RunResult& result);
 
 }  // namespace pypto::driver

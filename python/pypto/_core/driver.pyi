@@ -173,6 +173,11 @@ class Session:
 
     def report(self) -> dict[str, Any]: ...
 
+    def take_run_profile(self) -> tuple[dict[str, Any] | None, str]:
+        """
+        The run's profile (None without a profiler) and, with PYPTO_COMPILE_PROFILING, its summary to print: driver.run leaves them for the caller to take last, so that the profile covers the caller's own work on the result.
+        """
+
     def write_report(self) -> None: ...
 
 class CompileResult:
@@ -215,7 +220,7 @@ def call(session: object | None, compiled: CompiledProgram, arrays: list, dtypes
 
 def run(session: Session, program: pypto._core.ir.Program, tensors: Sequence[tuple[str, str, Sequence[int], bool, bool]], prepare: object, golden: object | None, config: RunConfig) -> dict:
     """
-    Runs the whole pipeline in `session`; returns a dict with the fields of the driver's RunResult (profile: a dict or None; run_summary: text to print or '').
+    Runs the whole pipeline in `session`; returns a dict with the fields of the driver's RunResult. Its profile is None and run_summary '': the caller takes them last (Session.take_run_profile).
     """
 
 def run_generated(session: Session, program: pypto._core.ir.Program, config: RunConfig, seed: int) -> dict:
