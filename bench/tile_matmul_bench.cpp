@@ -17,12 +17,14 @@ namespace pypto::bench {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// `steps` rounds of kChains independent fused multiply-adds (more chains than the FMA units'
-// latency times their number, and few enough to stay in registers with 16 of them); returns a
+// Independent fused multiply-add chains: more than the FMA units' latency times their number,
+// and few enough to stay in registers with 16 of them.
+constexpr int kChains = 12;
+
+// `steps` rounds of kChains independent fused multiply-adds; returns a
 // sum of the results, so that none of the work can be dropped. The chains start from `first`,
 // first + 1, ...: values the compiler cannot see, so that it cannot merge equal chains.
 float FmaCeilingImpl(int64_t steps, float first) {
-  constexpr int kChains = 12;
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const V scale = hn::Set(d, 0.9999999f), offset = hn::Set(d, 1e-8f);
@@ -41,7 +43,7 @@ float FmaCeilingImpl(int64_t steps, float first) {
 // The floating-point operations of one FmaCeilingImpl step.
 int64_t FmaCeilingFlopsPerStepImpl() {
   const hn::ScalableTag<float> d;
-  return 2 * 12 * static_cast<int64_t>(hn::Lanes(d));
+  return 2 * kChains * static_cast<int64_t>(hn::Lanes(d));
 }
 
 }  // namespace HWY_NAMESPACE
@@ -82,10 +84,9 @@ void BM_TileMatmul(benchmark::State& state) {
   const PtoIsa& isa = runtime::tile_isa();
   const double matmul_flops = 2.0 * static_cast<double>(t * t * t);
   // About as many operations as one matmul, so that both sides last as long.
-  const int64_t steps = std::max<int64_t>(
-      1, static_cast<int64_t>(matmul_flops) / HWY_DYNAMIC_DISPATCH(FmaCeilingFlopsPerStepImpl)());
-  const double ceiling_flops =
-      static_cast<double>(steps * HWY_DYNAMIC_DISPATCH(FmaCeilingFlopsPerStepImpl)());
+  const int64_t flops_per_step = HWY_DYNAMIC_DISPATCH(FmaCeilingFlopsPerStepImpl)();
+  const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(matmul_flops) / flops_per_step);
+  const double ceiling_flops = static_cast<double>(steps * flops_per_step);
   auto time_matmul = [&] {
     const auto start = Clock::now();
     isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), left.data(), ld, right.data(), ld, t, t,

@@ -272,7 +272,10 @@ class Hasher {
   void bytes(const void* p, size_t n) {
     if (used_ + n > sizeof buffer_) {
       flush();
-      if (n > sizeof buffer_) return (void)XXH3_64bits_update(&state_, p, n);
+      if (n > sizeof buffer_) {
+        XXH3_64bits_update(&state_, p, n);
+        return;
+      }
     }
     std::memcpy(buffer_ + used_, p, n);
     used_ += n;
