@@ -3,7 +3,7 @@
 // Why not a BLAS: a tile is at most a few hundred rows and columns (it must fit its Left, Right
 // and Acc buffers), so the whole of left and right stays in L1/L2 while they are multiplied, and
 // the packing a BLAS does to keep large operands in cache buys little: this kernel packs only
-// the panel of right that its row blocks read again and again (PackPanel), and on 128×128×128
+// the panel of right that its row blocks read again and again (PackedPanel), and on 128×128×128
 // tiles runs faster than OpenBLAS's sgemm call, which packs both operands. And each simulated
 // core is a thread that must do its own multiply: a BLAS with threads of its own only competes
 // with the other cores.
@@ -34,11 +34,12 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if !HWY_HAVE_SCALABLE
-// dst[i0 .. i0+MR, j0 .. j0+NV·lanes] for the whole k loop.
-template <int MR, int NV, class D>
+// dst[i0 .. i0+MR, j0 .. j0+NV·lanes] for the whole k loop. With kPack, the block also copies
+// each row of the panel it loads to `packed` (rows NV vectors apart), for the blocks after it.
+template <int MR, int NV, bool kPack = false, class D>
 HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, int64_t lda,
-                      const float* panel, int64_t ldp, int64_t k, int64_t n, int64_t i0,
-                      int64_t j0) {
+                      const float* panel, int64_t ldp, int64_t k, int64_t n, int64_t i0, int64_t j0,
+                      float* HWY_RESTRICT packed = nullptr) {
   using V = hn::Vec<D>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   V sum[MR][NV];
@@ -49,6 +50,10 @@ HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, int6
   for (int64_t p = 0; p < k; ++p, b += ldp) {
     V row[NV];
     for (int v = 0; v < NV; ++v) row[v] = hn::LoadU(d, b + v * lanes);
+    if constexpr (kPack) {
+      for (int v = 0; v < NV; ++v) hn::Store(row[v], d, packed + v * lanes);
+      packed += NV * lanes;
+    }
     for (int r = 0; r < MR; ++r) {
       const V a_rp = hn::Set(d, a[r * lda + p]);
       for (int v = 0; v < NV; ++v) sum[r][v] = hn::MulAdd(a_rp, row[v], sum[r][v]);
@@ -64,32 +69,32 @@ HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, int6
   }
 }
 
-// Columns j0 .. j0+NV·lanes of every row: blocks of MR rows, then of 2 (enough accumulators
-// to keep the multiply-adds going), then single rows. `panel` is right's columns j0.. (rows
-// ldp apart).
+// Columns j0 .. j0+NV·lanes of rows i0.. (0 unless a packing block did the first ones): blocks
+// of MR rows, then of 2 (enough accumulators to keep the multiply-adds going), then single rows.
+// `panel` is right's columns j0.. (rows ldp apart).
 template <int MR, int NV, class D>
 HWY_INLINE void Panel(D d, float* dst, const float* acc, const float* left, int64_t lda,
-                      const float* panel, int64_t ldp, int64_t m, int64_t k, int64_t n,
-                      int64_t j0) {
-  int64_t i0 = 0;
+                      const float* panel, int64_t ldp, int64_t m, int64_t k, int64_t n, int64_t j0,
+                      int64_t i0 = 0) {
   for (; i0 + MR <= m; i0 += MR) Block<MR, NV>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
   for (; i0 + 2 <= m; i0 += 2) Block<2, NV>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
   for (; i0 < m; ++i0) Block<1, NV>(d, dst, acc, left, lda, panel, ldp, k, n, i0, j0);
 }
 
-// Copies columns j0 .. j0+NV·lanes of right's k rows next to each other. Every block of rows
-// reads the whole panel again; in right's own layout its rows are ldb apart, so with the 512 or
-// 2048 bytes of a tile or tensor row they fall into a few L1 sets and evict one another, and
-// each block reads the panel from L2 (the in-place 512³ tiles ran 10-15% slower than dense ones
-// for it). Packed, the panel is one run of k·NV vectors that stays in L1 for all the blocks.
-template <int NV, class D>
-HWY_INLINE void PackPanel(D d, float* packed, const float* right, int64_t ldb, int64_t k,
-                          int64_t j0) {
-  const size_t lanes = hn::Lanes(d);
-  const float* b = right + j0;
-  for (int64_t p = 0; p < k; ++p, b += ldb, packed += NV * lanes) {
-    for (int v = 0; v < NV; ++v) hn::Store(hn::LoadU(d, b + v * lanes), d, packed + v * lanes);
-  }
+// Panel with right's columns packed: every block of rows reads the whole panel again, and in
+// right's own layout its rows are ldb apart, so with the 512 or 2048 bytes of a tile or tensor
+// row they fall into a few L1 sets and evict one another, and each block reads the panel from
+// L2 (the in-place 512³ tiles ran 10-15% slower than dense ones for it). Packed, the panel is one
+// run of k·NV vectors that stays in L1 for the other blocks. The first block packs it as it
+// reads it, so that the copy's stores ride along with that block's multiply-adds instead of
+// taking a pass of their own (which cost ~5% of a 128³ call). Needs m ≥ MR.
+template <int MR, int NV, class D>
+HWY_INLINE void PackedPanel(D d, float* dst, const float* acc, const float* left, int64_t lda,
+                            const float* right, int64_t ldb, float* packed, int64_t m, int64_t k,
+                            int64_t n, int64_t j0) {
+  const int64_t width = NV * static_cast<int64_t>(hn::Lanes(d));
+  Block<MR, NV, true>(d, dst, acc, left, lda, right + j0, ldb, k, n, 0, j0, packed);
+  Panel<MR, NV>(d, dst, acc, left, lda, packed, width, m, k, n, j0, MR);
 }
 
 #endif
@@ -112,15 +117,13 @@ bool MatmulF32Impl(float* dst, const float* acc, const float* left, int64_t lda,
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   if (m > 8 && k * 4 * lanes <= kPackedFloats) {
     for (; j0 + 4 * lanes <= n; j0 += 4 * lanes) {
-      PackPanel<4>(d, packed, right, ldb, k, j0);
-      Panel<6, 4>(d, dst, acc, left, lda, packed, 4 * lanes, m, k, n, j0);
+      PackedPanel<6, 4>(d, dst, acc, left, lda, right, ldb, packed, m, k, n, j0);
     }
   }
 #endif
   for (; j0 + 2 * lanes <= n; j0 += 2 * lanes) {
     if (pack) {
-      PackPanel<2>(d, packed, right, ldb, k, j0);
-      Panel<8, 2>(d, dst, acc, left, lda, packed, 2 * lanes, m, k, n, j0);
+      PackedPanel<8, 2>(d, dst, acc, left, lda, right, ldb, packed, m, k, n, j0);
     } else {
       Panel<8, 2>(d, dst, acc, left, lda, right + j0, ldb, m, k, n, j0);
     }
