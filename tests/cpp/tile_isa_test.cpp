@@ -3,8 +3,10 @@
 #include "pypto/runtime/tile_isa.h"
 
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -258,18 +260,13 @@ TEST_F(TileIsaTest, MatmulOnTilesMatchesAPlainLoop) {
   EXPECT_EQ(acc[0], 0.5f);  // acc is read, not written, when it is not dst
 }
 
-// The FP32 micro-kernel covers blocks of 8 rows and two vectors of columns, single rows, single
-// vectors and a scalar column tail, and with AVX-512 blocks of 6, 2 and 1 rows on panels of four
-// vectors (k up to 128) before them: shapes that reach every part, against sums in double.
-TEST_F(TileIsaTest, MatmulKernelCoversEveryBlockShape) {
+// dst = left × right and acc += left × right through the tile ISA on random operands of each
+// shape {m, k, n}, against sums in double.
+void expect_matmuls_match_double_sums(const std::vector<std::array<int64_t, 3>>& shapes,
+                                      const std::string& label) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  const int64_t shapes[][3] = {{128, 128, 128}, {8, 1, 32},    {9, 3, 17},   {1, 5, 1},
-                               {23, 64, 47},    {16, 7, 96},   {3, 0, 5},    {64, 2, 8},
-                               {31, 33, 63},    {14, 9, 100},  {13, 20, 80}, {21, 129, 64},
-                               {20, 200, 130},  {12, 128, 192}};
-  for (const auto& shape : shapes) {
-    const int64_t m = shape[0], k = shape[1], n = shape[2];
+  for (const auto& [m, k, n] : shapes) {
     std::vector<float> l(m * k), r(k * n), acc(m * n), d(m * n);
     for (float& v : l) v = value(rng);
     for (float& v : r) v = value(rng);
@@ -287,12 +284,48 @@ TEST_F(TileIsaTest, MatmulKernelCoversEveryBlockShape) {
         }
         const double bound = 1e-6 * (magnitude + 1.0);
         ASSERT_NEAR(d[i * n + j], want, bound)
-            << m << "x" << k << "x" << n << " at " << i << "," << j;
+            << label << " " << m << "x" << k << "x" << n << " at " << i << "," << j;
         ASSERT_NEAR(in_place[i * n + j], acc[i * n + j] + want, bound + 1e-7)
-            << m << "x" << k << "x" << n << " at " << i << "," << j;
+            << label << " " << m << "x" << k << "x" << n << " at " << i << "," << j;
       }
     }
   }
+}
+
+// The FP32 micro-kernel covers blocks of 8 rows and two vectors of columns, single rows, single
+// vectors and a scalar column tail, and with AVX-512 blocks of 6, 2 and 1 rows on panels of four
+// vectors (k up to 128) before them: shapes that reach every part, against sums in double.
+TEST_F(TileIsaTest, MatmulKernelCoversEveryBlockShape) {
+  expect_matmuls_match_double_sums({{128, 128, 128},
+                                    {8, 1, 32},
+                                    {9, 3, 17},
+                                    {1, 5, 1},
+                                    {23, 64, 47},
+                                    {16, 7, 96},
+                                    {3, 0, 5},
+                                    {64, 2, 8},
+                                    {31, 33, 63},
+                                    {14, 9, 100},
+                                    {13, 20, 80},
+                                    {21, 129, 64},
+                                    {20, 200, 130},
+                                    {12, 128, 192}},
+                                   "best target");
+}
+
+// The kernel is compiled once per instruction set and the host's best one runs: each of the
+// others this host can run (AVX2's 8x2 blocks over packed panels, SSE4's narrower vectors, ...)
+// must agree too, since other hosts run them.
+TEST_F(TileIsaTest, MatmulKernelAgreesOnEveryInstructionSetTheHostRuns) {
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (const int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    expect_matmuls_match_double_sums(
+        {{128, 128, 128}, {9, 3, 17}, {31, 33, 63}, {14, 9, 100}, {20, 200, 130}, {64, 256, 96}},
+        hwy::TargetName(target));
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 TEST_F(TileIsaTest, LoadAndStoreMoveABoxOfAStridedView) {
