@@ -164,6 +164,12 @@ class AccessIndex {
   void add(const Access& access) {
     const int64_t bytes = access.footprint.bytes.hi - access.footprint.bytes.lo;
     if (bytes > long_bytes_) {
+      // The first long access makes room for kFirstLongAccesses at once, rather than letting the
+      // list grow through 1, 2, 4, 8 and 16: each of those allocations came from another part of
+      // the heap, and in an isolated run's device process each such part is the caller's
+      // copy-on-write page (four of the eight page faults of the 512³ matmul's first launch,
+      // whose orchestration took 0.07-0.09 ms instead of 0.018 ms).
+      if (long_.empty()) long_.reserve(kFirstLongAccesses);
       long_.push_back(access);
       return;
     }
@@ -194,6 +200,7 @@ class AccessIndex {
   size_t size() const { return long_.size() + by_start_.size(); }
 
  private:
+  static constexpr size_t kFirstLongAccesses = 16;  // about 3 KiB
   int64_t long_bytes_;
   int64_t max_bytes_ = 0;
   std::multimap<int64_t, Access> by_start_;

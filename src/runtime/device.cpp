@@ -62,7 +62,11 @@ static_assert(alignof(CoreSlot) <= alignof(SharedStatus), "slots follow the head
 
 // Child process only.
 SharedStatus* g_status = nullptr;
-thread_local int32_t t_worker = SharedStatus::kOrchestration;
+// Initial-exec: this library is loaded with dlopen (the Python module), where a thread_local is
+// otherwise found through __tls_get_addr, which allocates the thread's block on its first use:
+// a worker then took a malloc (a new heap arena and its page fault) in its first task of the
+// first launch, and the fatal signal handler, which reads it, could have been the first use.
+PYPTO_INITIAL_EXEC_TLS thread_local int32_t t_worker = SharedStatus::kOrchestration;
 
 void on_fatal_signal(int sig) {
   // Async-signal-safe: two atomic stores and raise(). SA_RESETHAND has restored the default
@@ -310,6 +314,7 @@ void release_inherited_free_heap() { ::malloc_trim(0); }
                              const ExecuteOptions& options, SharedStatus* status, int report_fd,
                              double forked_at) {
   release_inherited_free_heap();
+  program.map_pages();
   const double started = profiling::now_seconds();
   g_status = status;
   install_fatal_signal_handlers();

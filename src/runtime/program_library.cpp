@@ -1,7 +1,10 @@
 #include "pypto/runtime/program_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -61,6 +64,34 @@ std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem
   auto orchestrate = reinterpret_cast<PtoOrchestrateFn>(::dlsym(handle, "pto_orchestrate"));
   if (!orchestrate) fail(where + " does not export pto_orchestrate: " + dl_error());
   return std::shared_ptr<const ProgramLibrary>(new ProgramLibrary(path, handle, orchestrate));
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux >= 5.14
+#endif
+
+void ProgramLibrary::map_pages() const noexcept {
+  link_map* map = nullptr;
+  if (::dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return;
+  struct Library {
+    ElfW(Addr) load_bias;  // tells this library from the others the loader lists
+    uintptr_t page_bytes;
+  } library{map->l_addr, static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE))};
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        const auto& lib = *static_cast<const Library*>(data);
+        if (info->dlpi_addr != lib.load_bias) return 0;
+        for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          if (segment.p_type != PT_LOAD || segment.p_memsz == 0) continue;
+          const uintptr_t first = info->dlpi_addr + segment.p_vaddr;
+          const uintptr_t start = first / lib.page_bytes * lib.page_bytes;
+          ::madvise(reinterpret_cast<void*>(start), first + segment.p_memsz - start,
+                    MADV_POPULATE_READ);
+        }
+        return 1;  // found: stop
+      },
+      &library);
 }
 
 ProgramLibrary::~ProgramLibrary() { ::dlclose(handle_); }

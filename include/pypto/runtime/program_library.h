@@ -25,6 +25,14 @@ class ProgramLibrary {
   const std::filesystem::path& path() const { return path_; }
   PtoOrchestrateFn orchestrate() const { return orchestrate_; }
 
+  // Maps the pages of the library's loaded segments (its code, constants and data) into this
+  // process's page tables in one call per segment, rather than a page fault at a time when a
+  // launch first reaches each part. For a process forked after the library was loaded (an
+  // isolated run's device process): fork() copies no page-table entries for file-backed code,
+  // and the first launch's orchestration took its first two page faults there. Best effort:
+  // kernels older than 5.14 leave the pages to fault in.
+  void map_pages() const noexcept;
+
  private:
   ProgramLibrary(std::filesystem::path path, void* handle, PtoOrchestrateFn orchestrate)
       : path_(std::move(path)), handle_(handle), orchestrate_(orchestrate) {}
