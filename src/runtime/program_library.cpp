@@ -70,28 +70,39 @@ std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem
 #define MADV_POPULATE_READ 22  // Linux >= 5.14
 #endif
 
-void ProgramLibrary::map_pages() const noexcept {
+ProgramLibrary::ProgramLibrary(std::filesystem::path path, void* handle,
+                               PtoOrchestrateFn orchestrate)
+    : path_(std::move(path)), handle_(handle), orchestrate_(orchestrate) {
   link_map* map = nullptr;
   if (::dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return;
-  struct Library {
+  // Room made here, so that the callback, called from C, cannot throw: a program library has
+  // four loaded segments (headers, code, constants, data); any beyond eight are left to fault.
+  segments_.reserve(8);
+  struct Found {
     ElfW(Addr) load_bias;  // tells this library from the others the loader lists
     uintptr_t page_bytes;
-  } library{map->l_addr, static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE))};
+    std::vector<Segment>* segments;
+  } found{map->l_addr, static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)), &segments_};
   ::dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) -> int {
-        const auto& lib = *static_cast<const Library*>(data);
-        if (info->dlpi_addr != lib.load_bias) return 0;
+        const auto& f = *static_cast<const Found*>(data);
+        if (info->dlpi_addr != f.load_bias) return 0;
         for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
           const ElfW(Phdr)& segment = info->dlpi_phdr[i];
           if (segment.p_type != PT_LOAD || segment.p_memsz == 0) continue;
+          if (f.segments->size() == f.segments->capacity()) break;
           const uintptr_t first = info->dlpi_addr + segment.p_vaddr;
-          const uintptr_t start = first / lib.page_bytes * lib.page_bytes;
-          ::madvise(reinterpret_cast<void*>(start), first + segment.p_memsz - start,
-                    MADV_POPULATE_READ);
+          const uintptr_t start = first / f.page_bytes * f.page_bytes;
+          f.segments->push_back({start, static_cast<size_t>(first + segment.p_memsz - start)});
         }
         return 1;  // found: stop
       },
-      &library);
+      &found);
+}
+
+void ProgramLibrary::map_pages() const noexcept {
+  for (const Segment& s : segments_)
+    ::madvise(reinterpret_cast<void*>(s.start), s.bytes, MADV_POPULATE_READ);
 }
 
 ProgramLibrary::~ProgramLibrary() { ::dlclose(handle_); }

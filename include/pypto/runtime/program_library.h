@@ -1,7 +1,10 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "pto_abi.h"
 
@@ -30,16 +33,23 @@ class ProgramLibrary {
   // launch first reaches each part. For a process forked after the library was loaded (an
   // isolated run's device process): fork() copies no page-table entries for file-backed code,
   // and the first launch's orchestration took its first two page faults there. Best effort:
-  // kernels older than 5.14 leave the pages to fault in.
+  // kernels older than 5.14 leave the pages to fault in. Only system calls: safe in a child
+  // forked from a process with other threads (the segments were found when it was loaded).
   void map_pages() const noexcept;
 
  private:
-  ProgramLibrary(std::filesystem::path path, void* handle, PtoOrchestrateFn orchestrate)
-      : path_(std::move(path)), handle_(handle), orchestrate_(orchestrate) {}
+  // Page-aligned start and length of one loaded segment.
+  struct Segment {
+    uintptr_t start;
+    size_t bytes;
+  };
+
+  ProgramLibrary(std::filesystem::path path, void* handle, PtoOrchestrateFn orchestrate);
 
   std::filesystem::path path_;
   void* handle_;
   PtoOrchestrateFn orchestrate_;
+  std::vector<Segment> segments_;
 };
 
 }  // namespace pypto::runtime
