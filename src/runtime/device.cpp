@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "alignment.h"
+#include "madvise_populate.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/process.h"
@@ -213,13 +214,6 @@ bool write_all(int fd, const std::string& text) {
   }
   return true;
 }
-
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22  // Linux >= 5.14
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux >= 5.14
-#endif
 
 // Where the pages of the ranges map_writable_ranges is given come from.
 enum class OutputPages {

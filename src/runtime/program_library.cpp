@@ -9,6 +9,7 @@
 #include <string>
 
 #include "library_file.h"
+#include "madvise_populate.h"
 #include "pypto/runtime/errors.h"
 
 namespace pypto::runtime {
@@ -65,10 +66,6 @@ std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem
   if (!orchestrate) fail(where + " does not export pto_orchestrate: " + dl_error());
   return std::shared_ptr<const ProgramLibrary>(new ProgramLibrary(path, handle, orchestrate));
 }
-
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22  // Linux >= 5.14
-#endif
 
 ProgramLibrary::ProgramLibrary(std::filesystem::path path, void* handle,
                                PtoOrchestrateFn orchestrate)

@@ -87,7 +87,7 @@ HWY_INLINE void Panel(D d, float* dst, const float* acc, const float* left, int6
 // L2 (the in-place 512³ tiles ran 10-15% slower than dense ones for it). Packed, the panel is one
 // run of k·NV vectors that stays in L1 for the other blocks. The first block packs it as it
 // reads it, so that the copy's stores ride along with that block's multiply-adds instead of
-// taking a pass of their own (which cost ~5% of a 128³ call). Needs m ≥ MR.
+// taking a pass of their own (which made a 128³ call 2-3% slower). Needs m ≥ MR.
 template <int MR, int NV, class D>
 HWY_INLINE void PackedPanel(D d, float* dst, const float* acc, const float* left, int64_t lda,
                             const float* right, int64_t ldb, float* packed, int64_t m, int64_t k,
