@@ -320,7 +320,9 @@ void release_inherited_free_heap() { ::malloc_trim(0); }
   nlohmann::json report;
   int code = 1;
   try {
-    auto runtime = std::make_unique<TaskRuntime>(options.num_workers);
+    // The launches' observer (run_observed) sees the warm-up too: its code is then mapped.
+    SlotObserver warm_up_slots(status, nullptr);
+    auto runtime = std::make_unique<TaskRuntime>(options.num_workers, &warm_up_slots);
     RunStats stats;
     double cores_ready = 0;
     {

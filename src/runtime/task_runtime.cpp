@@ -367,7 +367,7 @@ PtoTensor contiguous_tensor(void* base, int32_t dtype, int32_t ndim, const int64
   return t;
 }
 
-TaskRuntime::TaskRuntime(int num_workers) {
+TaskRuntime::TaskRuntime(int num_workers, TaskObserver* warm_up_observer) {
   if (num_workers < 1) throw std::invalid_argument("TaskRuntime needs at least one core");
   // Each space starts on a cache line, so that tile rows whose length is a multiple of one start
   // on a line (whole-line copies in loads and stores), and is followed by the region's guard.
@@ -394,7 +394,7 @@ TaskRuntime::TaskRuntime(int num_workers) {
     cores_.push_back(std::move(core));
   }
   pool_ = std::make_unique<ThreadPool>(num_workers);
-  warm_up();
+  warm_up(warm_up_observer);
 }
 
 namespace {
@@ -443,12 +443,12 @@ int32_t warm_up_orchestration(const PtoRuntimeApi* rt, const PtoArg*, int32_t) {
 
 }  // namespace
 
-void TaskRuntime::warm_up() {
+void TaskRuntime::warm_up(TaskObserver* observer) {
   std::vector<PtoArg> params;
   for (int p = 0; p < kWarmUpParams; ++p)
     params.push_back(warm_up_view(p, 0, kWarmUpTasks, p == 2 ? PTO_ARG_OUT : PTO_ARG_IN));
   std::lock_guard<std::mutex> lock(run_mutex_);
-  Run run(cores_, *pool_, nullptr);
+  Run run(cores_, *pool_, observer);
   run.execute(&warm_up_orchestration, params);
 }
 

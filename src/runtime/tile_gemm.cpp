@@ -21,6 +21,7 @@
 // a larger tensor read in place (PtoIsa::load_view).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tile_gemm.cpp"
+#include <hwy/cache_control.h>
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
@@ -34,8 +35,17 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if !HWY_HAVE_SCALABLE
+constexpr int64_t kFloatsPerLine = 64 / sizeof(float);
+// How far ahead of its k step the packing block asks for right's rows. Packing is the first read
+// of right, which in a device launch's first tasks comes from memory rather than from cache, and
+// in a block of a larger tensor each row's few lines lie in a page of their own, too far apart
+// for the hardware's stream prefetch to follow. On the 512³ matmul's isolated first launch, the
+// first tasks to read each column block of b took 4-8 µs less (of about 160); a call whose
+// operands are in cache ran as fast as before (tile_matmul_bench).
+constexpr int64_t kPrefetchRows = 8;
 // dst[i0 .. i0+MR, j0 .. j0+NV·lanes] for the whole k loop. With kPack, the block also copies
-// each row of the panel it loads to `packed` (rows NV vectors apart), for the blocks after it.
+// each row of the panel it loads to `packed` (rows NV vectors apart), for the blocks after it,
+// and prefetches the panel's rows kPrefetchRows ahead (a prefetch past the tile cannot fault).
 template <int MR, int NV, bool kPack = false, class D>
 HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, int64_t lda,
                       const float* panel, int64_t ldp, int64_t k, int64_t n, int64_t i0, int64_t j0,
@@ -53,6 +63,8 @@ HWY_INLINE void Block(D d, float* dst, const float* acc, const float* left, int6
     if constexpr (kPack) {
       for (int v = 0; v < NV; ++v) hn::Store(row[v], d, packed + v * lanes);
       packed += NV * lanes;
+      for (int64_t line = 0; line < NV * lanes; line += kFloatsPerLine)
+        hwy::Prefetch(b + kPrefetchRows * ldp + line);
     }
     for (int r = 0; r < MR; ++r) {
       const V a_rp = hn::Set(d, a[r * lda + p]);
