@@ -27,6 +27,7 @@
 
 #include <cmath>
 
+#include "alignment.h"
 #include "tile_gemm.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -35,12 +36,12 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if !HWY_HAVE_SCALABLE
-constexpr int64_t kFloatsPerLine = 64 / sizeof(float);
+constexpr int64_t kFloatsPerLine = kCacheLineBytes / sizeof(float);
 // How far ahead of its k step the packing block asks for right's rows. Packing is the first read
 // of right, which in a device launch's first tasks comes from memory rather than from cache, and
 // in a block of a larger tensor each row's few lines lie in a page of their own, too far apart
 // for the hardware's stream prefetch to follow. On the 512³ matmul's isolated first launch, the
-// first tasks to read each column block of b took 4-8 µs less (of about 160); a call whose
+// first tasks to read each column block of b took 3-8 µs less (of about 160); a call whose
 // operands are in cache ran as fast as before (tile_matmul_bench).
 constexpr int64_t kPrefetchRows = 8;
 // dst[i0 .. i0+MR, j0 .. j0+NV·lanes] for the whole k loop. With kPack, the block also copies

@@ -142,34 +142,27 @@ TEST(TaskRuntime, ClearedCoreMemoryReadsAsANewRuntimes) {
   for (float v : seen) ASSERT_EQ(v, 0.0f);  // ...unless the memory was cleared in between
 }
 
-// Counts the tasks it sees start and finish, by the workers they ran on.
+// Counts the tasks it sees start and finish.
 class CountingObserver : public TaskObserver {
  public:
-  explicit CountingObserver(int workers) : started(workers), finished(workers) {}
-  void task_started(int worker, const TaskView&) noexcept override { ++started[worker]; }
-  void task_finished(int worker, const TaskView&) noexcept override { ++finished[worker]; }
-  std::vector<std::atomic<int>> started, finished;
+  void task_started(int, const TaskView&) noexcept override { ++started; }
+  void task_finished(int, const TaskView&) noexcept override { ++finished; }
+  std::atomic<int> started{0}, finished{0};
 };
 
 TEST(TaskRuntime, TheWarmUpObserverSeesTheSetUpsTasksAndNotLaterRuns) {
   // The device process passes the observer its launches use, so that its code is paged in
   // before the first launch (which otherwise took a page fault on its first task).
-  CountingObserver observer(2);
+  CountingObserver observer;
   TaskRuntime rt(2, &observer);
-  int started = 0, finished = 0;
-  for (int w = 0; w < 2; ++w) {
-    started += observer.started[w].load();
-    finished += observer.finished[w].load();
-  }
+  const int started = observer.started.load(), finished = observer.finished.load();
   EXPECT_GT(started, 0);
   EXPECT_EQ(started, finished);
   // A run without an observer of its own reports nothing to the warm-up's.
   std::vector<float> seen(kCols, -1.0f);
   rt.run(&scribble_orchestration, {host_matrix(seen, 1, kCols), scalar(7.0)});
   ASSERT_EQ(seen[0], 0.0f);  // the run happened (a new core reads zero)
-  int after = 0;
-  for (int w = 0; w < 2; ++w) after += observer.started[w].load();
-  EXPECT_EQ(after, started);
+  EXPECT_EQ(observer.started.load(), started);
 }
 
 TEST(TaskRuntime, RunsRowBlockTasksThroughAnIntermediate) {
