@@ -12,7 +12,7 @@ namespace pypto::codegen {
 std::string kernel_function_name(std::string_view func) { return function_symbol("kernel", func); }
 
 std::string generate_kernel(const ir::Function& func, int32_t line_offset) {
-  if (func.type != ir::FunctionType::InCore) {
+  if (!ir::is_kernel(func.type)) {
     codegen_error(func.span, "'" + func.name + "' is not an InCore function");
   }
   return kernel_detail::KernelEmitter(func, line_offset).run();

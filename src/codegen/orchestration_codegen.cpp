@@ -298,7 +298,7 @@ class OrchestrationEmitter : public StructuredEmitter {
         w_.line(slot + "pto::tensor_arg(" + kKinds[d] + ", " + values[i] + ");");
       }
     }
-    if (callee->type == ir::FunctionType::InCore) {
+    if (ir::is_kernel(callee->type)) {
       w_.line("rt->submit(rt->ctx, " + string_literal(callee->name) + ", " +
               kernel_function_name(callee->name) + ", " + args + ", " + n + ");");
     } else {
@@ -387,14 +387,14 @@ std::string generate_orchestration(const ir::Program& program, const ir::Functio
 }
 
 std::string generate_exports(const ir::Program& program) {
+  const std::string version =
+      "extern \"C\" int32_t pto_abi_version(void) { return PTO_ABI_VERSION; }\n";
   ir::FunctionPtr entry = program.entry();
-  if (!entry) {
-    codegen_error({}, "program '" + program.name +
-                          "' has no orchestration function to run (define 'main' with "
-                          "type=pl.FunctionType.Orchestration)");
-  }
-  return "extern \"C\" int32_t pto_abi_version(void) { return PTO_ABI_VERSION; }\n\n"
-         "extern \"C\" int32_t pto_orchestrate(const PtoRuntimeApi* rt, const PtoArg* params,\n"
+  // A program of kernels alone compiles to its kernels; run() gives it an orchestration first
+  // (driver::runnable_program).
+  if (!entry) return version;
+  return version +
+         "\nextern \"C\" int32_t pto_orchestrate(const PtoRuntimeApi* rt, const PtoArg* params,\n"
          "                                     int32_t nparams) {\n"
          "  return " +
          orchestration_function_name(entry->name) + "(rt, params, nparams);\n}\n";

@@ -75,7 +75,7 @@ GeneratedProgram generate_program(const ir::Program& program) {
 
   std::vector<KernelJob> jobs;
   for (const auto& f : program.functions)
-    if (f->type == ir::FunctionType::InCore) jobs.push_back(KernelJob{f.get(), {}, {}, {}});
+    if (ir::is_kernel(f->type)) jobs.push_back(KernelJob{f.get(), {}, {}, {}});
 
   GeneratedProgram out;
   std::exception_ptr orchestration_error;

@@ -40,9 +40,16 @@ void fill_random(ir::HostTensor& t, uint64_t seed) {
   }
 }
 
-GeneratedRunResult run_generated(Session& session, const ir::ProgramPtr& program,
+GeneratedRunResult run_generated(Session& session, const ir::ProgramPtr& parsed,
                                  const RunConfig& config, uint64_t seed) {
   GeneratedRunResult out;
+  ir::ProgramPtr program;
+  try {
+    program = runnable_program(parsed);
+  } catch (const std::exception& e) {
+    out.run.error = e.what();
+    return out;
+  }
   ir::FunctionPtr entry = program->entry();
   if (!entry) {
     out.run.error = "program '" + program->name +

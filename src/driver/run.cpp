@@ -14,6 +14,7 @@
 
 #include "pypto/driver/compile.h"
 #include "pypto/ir/interpreter.h"
+#include "pypto/passes/pass.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/binary_cache.h"
 #include "pypto/runtime/compare.h"
@@ -207,9 +208,25 @@ std::string validate(const std::vector<RunTensor>& tensors, const ExpectedTensor
   return failures;
 }
 
-void run_pipeline(Session& session, const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,
+}  // namespace
+
+ir::ProgramPtr runnable_program(const ir::ProgramPtr& parsed) {
+  if (parsed->entry()) return parsed;
+  ScopedStage stage("SynthesizeOrchestration");
+  try {
+    return passes::synthesize_orchestration(parsed);
+  } catch (const ir::CompileError&) {
+    throw StageFailure(describe_current_exception(parsed.get()));
+  }
+}
+
+namespace {
+
+void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<RunTensor>& tensors,
                   const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare,
                   RunResult& result) {
+  // A program of kernels alone runs through an orchestration made for it.
+  const ir::ProgramPtr program = runnable_program(parsed);
   if (std::string error = detail::config_error(config); !error.empty()) throw StageFailure(error);
   if (!(config.timeout > 0) || config.timeout > kMaxTimeoutSeconds) {
     throw StageFailure("RunConfig.timeout=" + std::to_string(config.timeout) +

@@ -118,7 +118,9 @@ bool Parser::skip_decorators() {
   while (at(TK::At)) {
     advance();
     if (at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).kind == TK::Name &&
-        peek_token(2).text == "program" && peek_token(3).kind == TK::Newline) {
+        peek_token(2).text == "program" &&
+        (peek_token(3).kind == TK::Newline || peek_token(3).kind == TK::LParen)) {
+      // `@pl.program` or `@pl.program(strict_ssa=...)`: the option's check is made per function.
       is_program = true;
     }
     while (!at(TK::Newline) && !at(TK::EndOfFile)) advance();
@@ -220,8 +222,8 @@ ir::ProgramPtr Parser::parse_class() {
     if (at(TK::Indent)) fail_here("unexpected indent");
     if (at(TK::KwDef)) {
       fail_here("method '" + std::string(peek_token(1).text) +
-                "' needs a @pl.function(type=pl.FunctionType.InCore) or "
-                "@pl.function(type=pl.FunctionType.Orchestration) decorator");
+                "' needs a @pl.function decorator, e.g. "
+                "@pl.function(type=pl.FunctionType.InCore)");
     }
     fail_here("expected a @pl.function method in program class '" + std::string(name.text) +
               "', got " + describe(cur()));
@@ -260,32 +262,9 @@ void Parser::parse_function_signature() {
     }
     advance();
     advance();
-    advance();
     if (has_function_decorator) fail(deco_span, "duplicate @pl.function decorator");
     has_function_decorator = true;
-    if (at(TK::LParen)) {
-      advance();
-      while (!at(TK::RParen)) {
-        if (!(at(TK::Name) && peek_token(1).kind == TK::Assign)) {
-          expected("a keyword argument of pl.function (type=pl.FunctionType.InCore)");
-        }
-        const Token& key = advance();
-        advance();
-        if (key.text != "type") {
-          fail(span_of(key),
-               "unknown argument '" + std::string(key.text) + "' of pl.function (expected 'type')");
-        }
-        Value v = parse_value();
-        if (v.kind != Value::Kind::FuncType) {
-          fail(v.span, "expected pl.FunctionType.InCore or pl.FunctionType.Orchestration, got " +
-                           std::string(value_kind_description(v)));
-        }
-        sig.type = v.func_type;
-        if (!at(TK::Comma)) break;
-        advance();
-      }
-      expect(TK::RParen, "')' after the arguments of pl.function");
-    }
+    parse_function_decorator(sig);
     expect(TK::Newline, "end of line after the decorator");
   }
   expect(TK::KwDef, "'def' after @pl.function");
@@ -364,6 +343,7 @@ ir::FunctionPtr Parser::parse_function_body(const FunctionSignature& sig) {
   vars_.clear();
   for (const auto& p : sig.params) vars_[p.var->name] = p.var;
   return_types_ = &sig.return_types;
+  strict_ssa_ = sig.attrs.strict_ssa;
   pos_ = sig.body_start;
   Block body = parse_block(BlockKind::Function, "function definition");
   if (!sig.return_types.empty() && !body.ends_with_return) {
@@ -372,7 +352,8 @@ ir::FunctionPtr Parser::parse_function_body(const FunctionSignature& sig) {
                        "return statement");
   }
   return ir::make_node<ir::Function>(sig.name, sig.type, sig.params, sig.return_types,
-                                     ir::make_seq(std::move(body.stmts), sig.span), sig.span);
+                                     ir::make_seq(std::move(body.stmts), sig.span), sig.span,
+                                     sig.attrs);
 }
 
 void Parser::check_recursion() {

@@ -85,22 +85,20 @@ Value Parser::parse_pl_member() {
       v.kind = Value::Kind::Space;
       v.space = *space;
     } else if (name == "Level") {
-      if (item.text != "CORE_GROUP") {
-        fail(span_of(item),
-             "unknown level 'pl.Level." + std::string(item.text) + "' (expected CORE_GROUP)");
+      if (!is_level_name(item.text)) {
+        fail(span_of(item), "unknown level 'pl.Level." + std::string(item.text) + "' (expected " +
+                                level_names() + ")");
       }
       v.kind = Value::Kind::Level;
       v.level = item.text;
     } else {
       v.kind = Value::Kind::FuncType;
-      if (item.text == "InCore") {
-        v.func_type = ir::FunctionType::InCore;
-      } else if (item.text == "Orchestration") {
-        v.func_type = ir::FunctionType::Orchestration;
-      } else {
+      auto type = ir::function_type_from_name(item.text);
+      if (!type) {
         fail(span_of(item), "unknown function type 'pl.FunctionType." + std::string(item.text) +
-                                "' (expected InCore or Orchestration)");
+                                "' (expected Opaque, Orchestration, InCore, AIC, AIV or Group)");
       }
+      v.func_type = *type;
     }
     return v;
   }

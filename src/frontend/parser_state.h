@@ -59,9 +59,14 @@ ir::ScalarFold fold_constant(const ExprPtr& e);
 
 std::optional<Constant> to_constant(const std::optional<ir::Scalar>& s);
 
+// pl.Level's member names ("AIV, AIC, ... or GLOBAL") and whether `name` is one of them.
+bool is_level_name(std::string_view name);
+std::string level_names();
+
 struct FunctionSignature {
   std::string name;
-  ir::FunctionType type = ir::FunctionType::InCore;
+  ir::FunctionType type = ir::FunctionType::Opaque;  // a bare @pl.function
+  ir::FunctionAttrs attrs;
   std::vector<ir::Param> params;
   std::vector<TypePtr> return_types;
   Span span;
@@ -282,6 +287,15 @@ class Parser {
 
   void parse_function_signature();
 
+  // -------------------------------- the @pl.function decorator (parser_decorators.cpp)
+
+  // At `function` of `@pl.function`: reads the decorator's arguments into `sig`.
+  void parse_function_decorator(FunctionSignature& sig);
+  ir::FunctionType parse_function_kind();
+  const Token& parse_enum_member(std::string_view enum_name);
+  bool parse_bool_argument(std::string_view key);
+  void parse_function_attrs_dict(ir::FunctionAttrs& attrs);
+
   // After a block's ':': skips an indented block or the rest of a one-line body.
   template <typename What>
   void skip_block_body(const What& owner);
@@ -346,6 +360,9 @@ class Parser {
   void parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets);
 
   void parse_annotated_assignment(Block& block);
+
+  // Under strict_ssa=True a name is bound once: refuses `name` if it is bound already.
+  void check_single_assignment(const Token& name);
 
   StmtPtr parse_return();
 
@@ -461,6 +478,7 @@ class Parser {
   std::vector<FunctionSignature> signatures_;
   std::vector<std::vector<CallSite>> calls_;  // per function, in source order
   size_t current_function_ = 0;
+  bool strict_ssa_ = false;  // the current function's @pl.function(strict_ssa=...)
   const std::vector<TypePtr>* return_types_ = nullptr;
   // A jit function's return types, set by its first return statement.
   std::vector<TypePtr>* inferred_returns_ = nullptr;

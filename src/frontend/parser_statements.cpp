@@ -140,6 +140,7 @@ bool Parser::parse_assignment(Block& block, BlockKind kind) {
   }
   if (at(TK::Assign)) fail_here("chained assignment is not supported");
   ExprPtr value = expect_expr(v, "the right-hand side of an assignment");
+  for (const Token* t : targets) check_single_assignment(*t);
   if (targets.size() == 1) {
     VarPtr var = bind_var(targets[0]->text, value->type(), span_of(*targets[0]));
     block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(*targets[0])));
@@ -222,8 +223,20 @@ void Parser::parse_annotated_assignment(Block& block) {
                             ir::type_to_string(var_type) +
                             " (a variable keeps its shape and dtype)");
   }
+  check_single_assignment(name);
   VarPtr var = bind_var(name.text, var_type, span_of(name));
   block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(name)));
+}
+
+void Parser::check_single_assignment(const Token& name) {
+  if (!strict_ssa_) return;
+  if (auto it = vars_.find(name.text); it != vars_.end()) {
+    fail(span_of(name), "'" + std::string(name.text) +
+                            "' is assigned again in a function with strict_ssa=True (first "
+                            "bound on line " +
+                            std::to_string(it->second->span().line + line_offset_) +
+                            "); give each value its own name");
+  }
 }
 
 StmtPtr Parser::parse_return() {
@@ -488,6 +501,11 @@ StmtPtr Parser::parse_with() {
     if (v.kind != Value::Kind::Level) {
       fail(v.span, "expected a level such as pl.Level.CORE_GROUP, got " +
                        std::string(value_kind_description(v)));
+    }
+    if (v.level != "CORE_GROUP") {
+      fail(v.span, "pl.at(level=pl.Level." + std::string(v.level) +
+                       ") (a hierarchy scope) is not supported; only "
+                       "pl.at(level=pl.Level.CORE_GROUP) scopes run on the simulated device");
     }
     level = v.level;
     if (!at(TK::Comma)) break;

@@ -78,7 +78,7 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
                      : mutate(f->body);
   if (!changed && body == f->body) return f;
   return ir::make_node<Function>(f->name, f->type, std::move(params), f->return_types,
-                                 std::move(body), f->span);
+                                 std::move(body), f->span, f->attrs);
 }
 
 std::vector<ExprPtr> IRMutator::mutate_all(const std::vector<ExprPtr>& es, bool* changed) {

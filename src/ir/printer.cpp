@@ -101,8 +101,7 @@ class Printer {
 
   std::string function(const Function& f, int indent) {
     for (const auto& p : f.params) name_of(p.var.get());
-    line(indent,
-         "@pl.function(type=pl.FunctionType." + std::string(function_type_name(f.type)) + ")");
+    line(indent, decorator(f));
     std::string sig = "def " + f.name + "(self";
     for (const auto& p : f.params) {
       std::string type = type_to_string(p.var->type());
@@ -120,6 +119,31 @@ class Printer {
     line(indent, sig + ":");
     block(f.body, indent + 1);
     return out_.str();
+  }
+
+  // `@pl.function(...)` as PyPTO writes it: a bare `@pl.function` for an Opaque function without
+  // attributes.
+  static std::string decorator(const Function& f) {
+    std::vector<std::string> args;
+    if (f.type != FunctionType::Opaque) {
+      args.push_back("type=pl.FunctionType." + std::string(function_type_name(f.type)));
+    }
+    const FunctionAttrs& a = f.attrs;
+    if (!a.level.empty()) args.push_back("level=pl.Level." + a.level);
+    if (!a.role.empty()) args.push_back("role=pl.Role." + a.role);
+    if (!a.extra.empty()) {
+      std::string dict;
+      for (const auto& [key, value] : a.extra) {
+        dict += (dict.empty() ? "" : ", ") + std::string("\"") + key + "\": " + value;
+      }
+      args.push_back("attrs={" + dict + "}");
+    }
+    if (a.strict_ssa) args.emplace_back("strict_ssa=True");
+    if (a.auto_scope) args.push_back(*a.auto_scope ? "auto_scope=True" : "auto_scope=False");
+    if (args.empty()) return "@pl.function";
+    std::string text = "@pl.function(";
+    for (size_t i = 0; i < args.size(); ++i) text += (i ? ", " : "") + args[i];
+    return text + ")";
   }
 
   void stmt(const StmtPtr& s, int indent) {

@@ -1,6 +1,32 @@
 #include "pypto/ir/program.h"
 
+#include "pypto/ir/visitor.h"
+
 namespace pypto::ir {
+
+namespace {
+
+// Whether a body hands work to kernels: a pl.at scope or a call of another function.
+class HandsOffWork : public IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visit_scope(const ScopeStmt&) override { found = true; }
+  void visit_call(const Call& c) override {
+    if (c.call_kind == CallKind::Function) found = true;
+    if (!found) IRVisitor::visit_call(c);
+  }
+};
+
+}  // namespace
+
+FunctionType resolved_kind(const Function& f) {
+  if (f.type != FunctionType::Opaque) return f.type;
+  HandsOffWork finder;
+  finder.visit(f.body);
+  return finder.found ? FunctionType::Orchestration : FunctionType::InCore;
+}
 
 FunctionPtr Program::find_function(std::string_view fname) const {
   for (const auto& f : functions) {
@@ -13,7 +39,7 @@ FunctionPtr Program::entry() const {
   FunctionPtr only;
   int count = 0;
   for (const auto& f : functions) {
-    if (f->type != FunctionType::Orchestration) continue;
+    if (resolved_kind(*f) != FunctionType::Orchestration) continue;
     if (f->name == "main") return f;
     only = f;
     ++count;

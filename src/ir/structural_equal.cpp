@@ -129,7 +129,7 @@ class EqualityChecker {
 
   bool function(const Function& a, const Function& b) {
     if (a.name != b.name || a.type != b.type || a.params.size() != b.params.size() ||
-        a.return_types.size() != b.return_types.size()) {
+        a.return_types.size() != b.return_types.size() || a.attrs != b.attrs) {
       return false;
     }
     for (size_t i = 0; i < a.return_types.size(); ++i) {
@@ -167,7 +167,19 @@ class Hasher {
     }
     u64(f.return_types.size());
     for (const auto& t : f.return_types) type(t);
+    attrs(f.attrs);
     stmt(f.body);
+  }
+
+  void attrs(const FunctionAttrs& a) {
+    str(a.level);
+    str(a.role);
+    u64(static_cast<uint64_t>(a.strict_ssa) | (a.auto_scope ? 2u + *a.auto_scope : 0u) << 1);
+    u64(a.extra.size());
+    for (const auto& [key, value] : a.extra) {
+      str(key);
+      str(value);
+    }
   }
 
   void stmt(const StmtPtr& s) {

@@ -141,8 +141,24 @@ std::optional<PadValue> pad_value_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+// Indexed by FunctionType.
+constexpr std::array<std::string_view, 6> kFunctionTypeNames = {"Orchestration", "InCore", "Opaque",
+                                                                "AIC",           "AIV",    "Group"};
+}  // namespace
+
 std::string_view function_type_name(FunctionType t) {
-  return t == FunctionType::InCore ? "InCore" : "Orchestration";
+  return kFunctionTypeNames[static_cast<size_t>(t)];
+}
+
+std::optional<FunctionType> function_type_from_name(std::string_view name) {
+  for (size_t i = 0; i < kFunctionTypeNames.size(); ++i)
+    if (kFunctionTypeNames[i] == name) return static_cast<FunctionType>(i);
+  return std::nullopt;
+}
+
+bool is_kernel(FunctionType t) {
+  return t == FunctionType::InCore || t == FunctionType::AIC || t == FunctionType::AIV;
 }
 
 std::string_view param_direction_name(ParamDirection d) {

@@ -1,8 +1,10 @@
 // ConvertTensorToTileOps: inside InCore functions, elementwise ops written on whole tensors
 // (`out = pl.add(pl.mul(x, 2.0), y)`, after FlattenCallExpr one assignment per op) are lowered
 // to loads of row blocks, the same ops on tiles and a store into the Out parameter the result
-// is returned through. When the tiles of one block would not fit in half of Vec, the rows are
-// processed in blocks by a loop that carries the output tensor.
+// is returned through. A result returned by value, with no Out parameter for it, gets one
+// (`ret0_out`), and each call of the kernel passes a tensor created just before it. When the tiles
+// of one block would not fit in half of Vec, the rows are processed in blocks by a loop that
+// carries the output tensor.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -41,12 +43,17 @@ class TensorOpLowering : public IRMutator {
       for (size_t i = 0; i < r->values.size(); ++i) {
         const auto* v = r->values[i]->as<Var>();
         if (!v || !virtual_defs_.count(v)) continue;
-        if (i >= outputs.size()) {
-          throw CompileError(r->span(), "tensor op result '" + v->name +
-                                            "' is returned but has no Out parameter to be "
-                                            "written to");
+        if (i < outputs.size()) {
+          destination_[v] = f.params[index_of_param(f, outputs[i])].var;
+          continue;
         }
-        destination_[v] = f.params[index_of_param(f, outputs[i])].var;
+        // Returned by value: as in PyPTO, the kernel gains an Out parameter for the result and
+        // its callers allocate the tensor (add_output_arguments below).
+        auto out = make_var("ret" + std::to_string(i) + "_out", v->type(), v->span());
+        added_params_.push_back({out, ParamDirection::Out});
+        added_outputs_.push_back(v->type());
+        destination_[v] = out;
+        outputs.push_back(out.get());
       }
     }
     for (const auto& [var, span] : scan.other_uses) {
@@ -59,6 +66,18 @@ class TensorOpLowering : public IRMutator {
   }
 
   bool has_tensor_ops() const { return !virtual_defs_.empty(); }
+  // The Out parameters added for results returned by value, in order (their tensor types).
+  const std::vector<TypePtr>& added_outputs() const { return added_outputs_; }
+
+  FunctionPtr lower(const FunctionPtr& f) {
+    FunctionPtr lowered = mutate_function(f);
+    if (added_params_.empty()) return lowered;
+    std::vector<Param> params = lowered->params;
+    params.insert(params.end(), added_params_.begin(), added_params_.end());
+    return ir::make_node<Function>(lowered->name, lowered->type, std::move(params),
+                                   lowered->return_types, lowered->body, lowered->span,
+                                   lowered->attrs);
+  }
 
  protected:
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
@@ -211,18 +230,104 @@ class TensorOpLowering : public IRMutator {
   }
 
   const Function& function_;
+  std::vector<Param> added_params_;
+  std::vector<TypePtr> added_outputs_;
   ir::NodeMap<const Var*, const Call*> virtual_defs_;
   ir::NodeMap<const Var*, VarPtr> destination_;
   std::vector<int64_t> function_shape_;
 };
 
+// Calls of kernels that gained Out parameters pass them a tensor allocated just before the call
+// (`ret0_out = pl.create_tensor(...)`), as PyPTO's pass does at its call sites.
+class OutputArgumentAdder : public IRMutator {
+ public:
+  OutputArgumentAdder(const Function& caller,
+                      const std::unordered_map<std::string, std::vector<TypePtr>>& added)
+      : added_(added) {
+    // A result the caller returns as its own j-th output is written straight into that output
+    // parameter, which the caller's caller reads (the interpreter's contract for returns).
+    // Only an output the body does not otherwise use: writing it earlier changes nothing else.
+    ir::NodeMap<const Var*, int64_t> uses;
+    detail::count_var_occurrences(caller.body, &uses);
+    std::vector<VarPtr> outputs;
+    for (const auto& p : caller.params)
+      if (p.direction != ParamDirection::In)
+        outputs.push_back(uses.count(p.var.get()) ? nullptr : p.var);
+    for (const auto& st : detail::stmt_list(caller.body)) {
+      const auto* r = st->as<ReturnStmt>();
+      for (size_t j = 0; r && j < r->values.size() && j < outputs.size(); ++j) {
+        const auto* v = r->values[j]->as<Var>();
+        if (v && outputs[j]) returned_as_[v] = outputs[j];
+      }
+    }
+  }
+
+ protected:
+  StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
+    std::vector<StmtPtr> pre;
+    ExprPtr value = with_outputs(s->value, &pre, s->var.get());
+    if (value == s->value) return IRMutator::mutate_assign(s);
+    pre.push_back(ir::make_node<AssignStmt>(s->var, value, s->span()));
+    return make_seq(std::move(pre), s->span());
+  }
+  StmtPtr mutate_eval(const std::shared_ptr<const EvalStmt>& s) override {
+    std::vector<StmtPtr> pre;
+    ExprPtr value = with_outputs(s->expr, &pre);
+    if (value == s->expr) return IRMutator::mutate_eval(s);
+    pre.push_back(ir::make_node<EvalStmt>(value, s->span()));
+    return make_seq(std::move(pre), s->span());
+  }
+
+ private:
+  ExprPtr with_outputs(const ExprPtr& e, std::vector<StmtPtr>* pre, const Var* result = nullptr) {
+    const auto* call = e->as<Call>();
+    if (!call || call->call_kind != CallKind::Function) return e;
+    auto it = added_.find(call->callee);
+    if (it == added_.end()) return e;
+    std::vector<ExprPtr> args = call->args;
+    if (it->second.size() == 1 && result && detail::is_tensor(result->type())) {
+      auto out = returned_as_.find(result);
+      if (out != returned_as_.end() && types_equal(out->second->type(), it->second[0])) {
+        args.push_back(out->second);
+        return detail::rebuild_call(*call, std::move(args), call->attrs, call->type());
+      }
+    }
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      const auto* tensor = it->second[i]->as<TensorType>();
+      std::vector<ExprPtr> dims;
+      for (int64_t d : tensor->shape) dims.push_back(make_int(d));
+      auto out = make_var("ret" + std::to_string(i) + "_out", it->second[i], e->span());
+      pre->push_back(
+          ir::make_node<AssignStmt>(out,
+                                    make_op_call("create_tensor", {make_tuple(std::move(dims))},
+                                                 {{"dtype", tensor->dtype}}, e->span()),
+                                    e->span()));
+      args.push_back(out);
+    }
+    return detail::rebuild_call(*call, std::move(args), call->attrs, call->type());
+  }
+
+  const std::unordered_map<std::string, std::vector<TypePtr>>& added_;
+  ir::NodeMap<const Var*, VarPtr> returned_as_;
+};
+
 }  // namespace
 
 ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
-  return detail::map_incore_functions(program, [](const FunctionPtr& f) {
+  std::unordered_map<std::string, std::vector<TypePtr>> added;
+  ProgramPtr lowered = detail::map_incore_functions(program, [&](const FunctionPtr& f) {
     TensorOpLowering lowering(*f);
     // A kernel already written in tile ops (the usual case) has nothing to lower: no second walk.
-    return lowering.has_tensor_ops() ? lowering.mutate_function(f) : f;
+    if (!lowering.has_tensor_ops()) return f;
+    FunctionPtr g = lowering.lower(f);
+    if (!lowering.added_outputs().empty()) added[f->name] = lowering.added_outputs();
+    return g;
+  });
+  if (added.empty()) return lowered;
+  return detail::map_functions(lowered, [&](const FunctionPtr& f) {
+    if (is_kernel(f->type)) return f;
+    OutputArgumentAdder adder(*f, added);
+    return adder.mutate_function(f);
   });
 }
 

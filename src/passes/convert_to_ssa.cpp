@@ -30,7 +30,7 @@ class SsaConverter {
     }
     StmtPtr body = ir::rebuild_body(*f, [&](const StmtPtr& s) { return convert(s, &env); });
     return ir::make_node<Function>(f->name, f->type, std::move(params), f->return_types,
-                                   std::move(body), f->span);
+                                   std::move(body), f->span, f->attrs);
   }
 
  private:

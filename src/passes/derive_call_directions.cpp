@@ -1,7 +1,8 @@
-// DeriveCallDirections: checks how each InCore function really uses its tensor parameters (a
-// pl.store into an In parameter is an error; an Out parameter read before it is written becomes
-// InOut) and then annotates every orchestration call of an InCore function with
-// `arg_directions` (0 In, 1 Out, 2 InOut, 3 Scalar), which the runtime uses to order tasks.
+// DeriveCallDirections: checks how each InCore function really uses its tensor parameters (an
+// In parameter written with pl.store becomes Out, or InOut when its contents are also read; an
+// Out parameter read before it is written becomes InOut) and then annotates every orchestration
+// call of an InCore function with `arg_directions` (0 In, 1 Out, 2 InOut, 3 Scalar), which the
+// runtime uses to order tasks.
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -125,9 +126,12 @@ FunctionPtr check_kernel(const FunctionPtr& f) {
   for (auto& p : params) {
     auto store = access.first_store.find(p.var.get());
     if (p.direction == ParamDirection::In && store != access.first_store.end()) {
-      throw CompileError(store->second, "function '" + f->name + "' writes its In parameter '" +
-                                            p.var->name +
-                                            "' with pl.store; declare it pl.Out or pl.InOut");
+      // As in PyPTO, a parameter the kernel writes is an output whatever it was declared:
+      // InOut when the kernel also reads what the caller put there, else Out.
+      p.direction =
+          access.read_original.count(p.var.get()) ? ParamDirection::InOut : ParamDirection::Out;
+      changed = true;
+      continue;
     }
     if (p.direction == ParamDirection::Out && access.read_original.count(p.var.get())) {
       p.direction = ParamDirection::InOut;
@@ -136,7 +140,7 @@ FunctionPtr check_kernel(const FunctionPtr& f) {
   }
   if (!changed) return f;
   return ir::make_node<Function>(f->name, f->type, std::move(params), f->return_types, f->body,
-                                 f->span);
+                                 f->span, f->attrs);
 }
 
 }  // namespace
@@ -145,7 +149,7 @@ ProgramPtr derive_call_directions(const ProgramPtr& program) {
   ProgramPtr checked = detail::map_incore_functions(program, check_kernel);
   std::unordered_map<std::string, FunctionPtr> kernels;
   for (const auto& f : checked->functions)
-    if (f->type == FunctionType::InCore) kernels[f->name] = f;
+    if (is_kernel(f->type)) kernels[f->name] = f;
   return detail::map_functions(checked, [&](const FunctionPtr& f) {
     if (f->type != FunctionType::Orchestration) return f;
     DirectionAnnotator annotator(kernels);

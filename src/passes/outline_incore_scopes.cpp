@@ -1,8 +1,10 @@
-// OutlineIncoreScopes: every `with pl.at(level=...)` block of an orchestration function becomes
-// an InCore function `<func>_incore_<n>`. Its parameters are the block's free variables (tensors
-// written by pl.store inside are Out, or InOut when also read; everything else In), it returns
-// the written tensors, and the block is replaced by a call whose results rebind the tensor
-// versions that code after the block uses.
+// OutlineIncoreScopes: every `with pl.at(level=...)` block of an orchestration (or Opaque)
+// function becomes an InCore function `<func>_incore_<n>`. Its parameters are the block's free
+// variables (tensors written by pl.store inside are Out, or InOut when also read; everything else
+// In), it returns the written tensors, and the block is replaced by a call whose results rebind the
+// tensor versions that code after the block uses. It also decides what an Opaque function (a bare
+// @pl.function) is: an orchestration when it outlined a scope or calls another function, else a
+// kernel.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -241,7 +243,7 @@ ProgramPtr outline_incore_scopes(const ProgramPtr& program) {
   std::vector<FunctionPtr> fns;
   bool changed = false;
   for (const auto& f : program->functions) {
-    if (f->type == FunctionType::InCore) {
+    if (is_kernel(f->type)) {
       // Code in a kernel already runs on a core: the scope adds nothing.
       ScopeInliner inliner;
       fns.push_back(inliner.mutate_function(f));
@@ -250,6 +252,13 @@ ProgramPtr outline_incore_scopes(const ProgramPtr& program) {
     }
     ScopeOutliner outliner(*f, &names);
     FunctionPtr g = outliner.mutate_function(f);
+    if (g->type == FunctionType::Opaque) {
+      // PyPTO leaves a function's kind open until here: one that hands work to kernels (its
+      // scopes, now outlined, or calls) orchestrates them; one that does not is itself a kernel.
+      // (Outlined scopes are calls now, so ir::resolved_kind sees them.)
+      g = ir::make_node<Function>(g->name, ir::resolved_kind(*g), g->params, g->return_types,
+                                  g->body, g->span, g->attrs);
+    }
     for (auto& o : outliner.outlined) fns.push_back(std::move(o));
     fns.push_back(g);
     changed |= g != f;

@@ -252,8 +252,8 @@ ProgramPtr map_functions(const ProgramPtr& program,
 
 ProgramPtr map_incore_functions(const ProgramPtr& program,
                                 const std::function<FunctionPtr(const FunctionPtr&)>& fn) {
-  return map_functions(
-      program, [&](const FunctionPtr& f) { return f->type == FunctionType::InCore ? fn(f) : f; });
+  return map_functions(program,
+                       [&](const FunctionPtr& f) { return is_kernel(f->type) ? fn(f) : f; });
 }
 
 std::string span_text(Span span) {

@@ -128,8 +128,7 @@ class StructureChecker : public IRVisitor {
       : function_(f),
         props_(props),
         problems_(problems),
-        check_calls_(has_property(props, IRProperty::TileOpsOnly) &&
-                     f.type == FunctionType::InCore) {
+        check_calls_(has_property(props, IRProperty::TileOpsOnly) && is_kernel(f.type)) {
     visit(f.body);
   }
 
@@ -183,7 +182,7 @@ class StructureChecker : public IRVisitor {
     IRVisitor::visit_scope(s);
   }
   void visit_call(const Call& c) override {
-    if (has_property(props_, IRProperty::TileOpsOnly) && function_.type == FunctionType::InCore) {
+    if (has_property(props_, IRProperty::TileOpsOnly) && is_kernel(function_.type)) {
       auto cat = detail::op_category(c);
       bool compute = cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary ||
                      cat == OpCategory::Cast || cat == OpCategory::RowReduce ||
@@ -197,7 +196,7 @@ class StructureChecker : public IRVisitor {
   }
 
  private:
-  bool incore() const { return function_.type == FunctionType::InCore; }
+  bool incore() const { return is_kernel(function_.type); }
 
   void check_whole_value(const ExprPtr& value, Span span) {
     if (!has_property(props_, IRProperty::Flat)) return;
@@ -343,7 +342,7 @@ void check_call_directions(const Program& p, const Function& f, Problems* proble
       IRVisitor::visit_call(c);
       if (c.call_kind != CallKind::Function) return;
       auto callee = function_types.find(c.callee);
-      if (callee == function_types.end() || callee->second != FunctionType::InCore) return;
+      if (callee == function_types.end() || !is_kernel(callee->second)) return;
       const auto* attr = find_attr(c.attrs, "arg_directions");
       const auto* list = attr ? std::get_if<std::vector<int64_t>>(attr) : nullptr;
       if (!list || list->size() != c.args.size()) {
@@ -362,7 +361,7 @@ void check_call_directions(const Program& p, const Function& f, Problems* proble
 // The properties StructureChecker checks in `f`; it does not walk a function without any.
 IRProperties structure_properties(const Function& f) {
   IRProperties props = IRProperty::NoUnrollLoops | IRProperty::Flat | IRProperty::NoScopes;
-  if (f.type == FunctionType::InCore) {
+  if (is_kernel(f.type)) {
     props = props | IRProperty::TileOpsOnly | IRProperty::MemorySpacesSet | IRProperty::MemRefsSet;
   }
   return props;
@@ -375,7 +374,7 @@ std::vector<VerificationProblem> check_function(const Program& program, const Fu
   Problems problems;
   if (has_property(props, IRProperty::SSA)) SsaChecker(f, &problems);
   if (props & structure_properties(f)) StructureChecker(f, props, &problems);
-  if (has_property(props, IRProperty::AddressesAssigned) && f.type == FunctionType::InCore) {
+  if (has_property(props, IRProperty::AddressesAssigned) && is_kernel(f.type)) {
     check_addresses(f, &problems);
   }
   if (has_property(props, IRProperty::CallDirectionsSet) && f.type == FunctionType::Orchestration) {

@@ -114,6 +114,12 @@ struct RunResult {
 // status slot per core).
 inline constexpr int kMaxWorkers = 256;
 
+// The program run() runs: `parsed` itself, or for a program of kernels alone (no Orchestration
+// function) a copy with an orchestration that calls its entry kernel once (the stage
+// `SynthesizeOrchestration`). Throws std::runtime_error with a located message when the program
+// has no single kernel to run.
+ir::ProgramPtr runnable_program(const ir::ProgramPtr& parsed);
+
 // Runs the whole pipeline in `session`; never throws for compile, build, run or golden
 // failures: they give passed=false and an error. Profile stages: `compile` (passes, codegen),
 // `golden_write` (`inputs` when `prepare` makes them; `golden`: output copies and the golden;

@@ -55,8 +55,15 @@ enum class PadValue : uint8_t { Zero = 0, Min = 1, Max = 2 };
 std::string_view pad_value_name(PadValue p);  // "zero"
 std::optional<PadValue> pad_value_from_name(std::string_view);
 
-enum class FunctionType : uint8_t { Orchestration, InCore };
-std::string_view function_type_name(FunctionType t);
+// PyPTO's function kinds. A bare @pl.function is Opaque until OutlineIncoreScopes decides what it
+// is: an orchestration when it outlines scopes or calls other functions, else a kernel. InCore,
+// AIC (cube core) and AIV (vector core) are kernels: code that runs on one core. A Group
+// co-schedules kernels: its body calls them, and each call is a task of its caller.
+enum class FunctionType : uint8_t { Orchestration, InCore, Opaque, AIC, AIV, Group };
+std::string_view function_type_name(FunctionType t);  // "InCore"
+std::optional<FunctionType> function_type_from_name(std::string_view name);
+// Whether the function runs on one core of the device (InCore, AIC, AIV).
+bool is_kernel(FunctionType t);
 
 enum class ParamDirection : uint8_t { In, Out, InOut };
 std::string_view param_direction_name(ParamDirection d);

@@ -11,11 +11,17 @@ __all__ = ["Program", "Function", "Param", "FunctionType"]
 
 
 class FunctionType(str, enum.Enum):
-    """What a function is: an ``InCore`` kernel or the ``Orchestration`` that submits kernels.
-    The DSL spells it ``pl.FunctionType``."""
+    """What a function is: a kernel (``InCore``, or ``AIC``/``AIV`` for the cube and vector
+    cores), the ``Orchestration`` that submits kernels, a ``Group`` of kernels scheduled
+    together, or ``Opaque`` (a bare ``@pl.function``), which compiling decides: an orchestration
+    when it hands work to kernels, else a kernel. The DSL spells it ``pl.FunctionType``."""
 
     InCore = "InCore"
     Orchestration = "Orchestration"
+    Opaque = "Opaque"
+    AIC = "AIC"
+    AIV = "AIV"
+    Group = "Group"
 
     def __repr__(self):
         return "pl.FunctionType." + self.value

@@ -7,6 +7,8 @@ class's source is parsed by the C++ frontend into a ``pypto.ir.Program``. The op
 """
 
 from pypto.language import _ops_generated, tile
+from pypto.language import arg_direction as adir
+from pypto.language._function_attrs import SplitMode
 from pypto.language._ops import at, missing_ops as _missing_ops, range, unroll, yield_
 from pypto.language._ops_generated import *  # noqa: F403 - the namespace is the op list
 from pypto.language._jit import jit
@@ -27,6 +29,7 @@ from pypto.language._types import (
     MemRef,
     Out,
     PadValue,
+    Role,
     Scalar,
     Tensor,
     Tile,
@@ -42,7 +45,7 @@ __all__ = [
     "program", "function", "parse", "jit",
     "Tensor", "Tile", "Scalar", "Out", "InOut", "MemRef",
     "DType", "DataType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "INDEX",
-    "MemorySpace", "FunctionType", "Level", "PadValue",
+    "MemorySpace", "FunctionType", "Level", "Role", "PadValue", "SplitMode", "adir",
     "range", "unroll", "yield_", "at", "tile",
 ]
 # Spelled so that type checkers follow it: the generated ops are part of the public API.

@@ -13,7 +13,7 @@ from pypto.errors import CompileError, ParseError
 # Imported with the package, not on the first @pl.program: a one-time import is no part of the
 # `parse` stage it would otherwise be timed in.
 from pypto.ir.program import Program
-from pypto.language._types import DType, FunctionType
+from pypto.language._types import DType, FunctionType, Level, Role
 
 __all__ = ["program", "function", "parse", "collect_constants"]
 
@@ -180,13 +180,23 @@ def _parse_class(cls, frame):
     raise first_error
 
 
-def program(cls: type) -> Program:
+def program(cls: Optional[type] = None, *, strict_ssa: bool = False) -> Any:
     """Class decorator: parses the class's source into a ``pypto.ir.Program``.
 
     Names of the defining module and of the enclosing function that hold ints, floats, bools or
     dtypes are the program's constants. Under an active compile profiler the C++ parser records
-    the work as the stage ``parse``.
+    the work as the stage ``parse``. ``@pl.program(strict_ssa=True)`` is accepted as in PyPTO;
+    the check it asks for is made per function (``@pl.function(strict_ssa=True)``).
     """
+    if cls is None:
+        frame = sys._getframe(1)
+
+        def decorate(c: type) -> Program:
+            if not inspect.isclass(c):
+                raise TypeError("@pl.program decorates a class")
+            return _parse_class(c, frame)
+
+        return decorate
     if not inspect.isclass(cls):
         raise TypeError("@pl.program decorates a class")
     frame = sys._getframe(1)
@@ -199,12 +209,21 @@ def program(cls: type) -> Program:
 @overload
 def function(fn: _Function, /) -> _Function: ...
 @overload
-def function(*, type: FunctionType = FunctionType.InCore) -> Callable[[_Function], _Function]: ...
+def function(*, type: FunctionType = FunctionType.Opaque, level: Optional[Level] = None,
+             role: Optional[Role] = None, attrs: Optional[Mapping[str, Any]] = None,
+             strict_ssa: bool = False, auto_scope: Optional[bool] = None
+             ) -> Callable[[_Function], _Function]: ...
 
 
 def function(fn: Optional[_Function] = None, *,
-             type: FunctionType = FunctionType.InCore) -> Any:  # noqa: A002 - the DSL's keyword
-    """Marks a method of a ``@pl.program`` class; ``type`` is a ``pl.FunctionType``."""
+             type: FunctionType = FunctionType.Opaque,  # noqa: A002 - the DSL's keyword
+             level: Optional[Level] = None, role: Optional[Role] = None,
+             attrs: Optional[Mapping[str, Any]] = None, strict_ssa: bool = False,
+             auto_scope: Optional[bool] = None) -> Any:
+    """Marks a method of a ``@pl.program`` class, as in PyPTO: ``type`` is a
+    ``pl.FunctionType`` (a bare ``@pl.function`` is ``Opaque``), ``level``/``role`` place it in
+    the machine hierarchy, ``attrs`` are back-end hints, ``strict_ssa=True`` forbids rebinding
+    a name. The C++ parser reads these from the source; this only records them."""
 
     def mark(f: _Function) -> _Function:
         f.__pypto_function_type__ = FunctionType(type)  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from pypto.ir.program import FunctionType
 
 __all__ = [
     "DType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "DTYPES",
-    "MemorySpace", "FunctionType", "Level", "MemRef", "PadValue", "INDEX",
+    "MemorySpace", "FunctionType", "Level", "Role", "MemRef", "PadValue", "INDEX",
     "TensorType", "TileType", "ScalarType", "Tensor", "Tile", "Scalar", "Out", "InOut",
 ]
 
@@ -96,10 +96,40 @@ class PadValue(str, enum.Enum):
 
 
 class Level(str, enum.Enum):
+    """A level of PyPTO's machine hierarchy, from one core (AIV, AIC) up to GLOBAL; aliases
+    name the same level (NODE is HOST). ``pl.at(level=pl.Level.CORE_GROUP)`` opens a kernel
+    scope; ``@pl.function(level=...)`` places a function in the hierarchy."""
+
+    AIV = "AIV"
+    AIC = "AIC"
     CORE_GROUP = "CORE_GROUP"
+    CHIP_DIE = "CHIP_DIE"
+    L2CACHE = "L2CACHE"
+    CHIP = "CHIP"
+    PROCESSOR = "PROCESSOR"
+    UMA = "UMA"
+    HOST = "HOST"
+    NODE = "NODE"
+    CLUSTER_0 = "CLUSTER_0"
+    POD = "POD"
+    CLUSTER_1 = "CLUSTER_1"
+    CLOS1 = "CLOS1"
+    CLUSTER_2 = "CLUSTER_2"
+    CLOS2 = "CLOS2"
+    GLOBAL = "GLOBAL"
 
     def __repr__(self):
         return "pl.Level." + self.value
+
+
+class Role(str, enum.Enum):
+    """What a function does at its level: orchestrates work or is a worker that runs it."""
+
+    Orchestrator = "Orchestrator"
+    SubWorker = "SubWorker"
+
+    def __repr__(self):
+        return "pl.Role." + self.value
 
 
 class MemRef:

@@ -1,0 +1,287 @@
+"""PyPTO's program model: function kinds, @pl.function's arguments, kernels run on their own,
+tensor-level results returned by value, and stores into parameters declared In."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.errors import CompileError
+from pypto.runtime import RunConfig, TensorSpec, run
+
+N = 64
+
+
+def _config(tmp_path):
+    return RunConfig(work_dir=str(tmp_path / "work"), write_golden_data=False)
+
+
+def _kinds(program):
+    return {f.name: f.type.value for f in program.functions}
+
+
+@pl.program
+class BareTensorKernel:
+    # A bare @pl.function is Opaque; this one hands no work to another function, so it is a
+    # kernel, and a program of it alone runs through an orchestration made for it.
+    @pl.function
+    def main(self, x: pl.Tensor[[N, N], pl.FP32]) -> pl.Tensor[[N, N], pl.FP32]:
+        y = pl.add(x, 1.0)
+        y = pl.mul(y, x)
+        return y
+
+
+def test_bare_function_is_opaque_and_becomes_a_kernel(tmp_path):
+    assert _kinds(BareTensorKernel) == {"main": "Opaque"}
+    assert "@pl.function\n" in BareTensorKernel.as_python()
+    compiled = ir.compile(BareTensorKernel, output_dir=str(tmp_path / "out"))
+    assert _kinds(compiled.program) == {"main": "InCore"}
+    # The result returned by value is stored through an Out parameter the pass added.
+    params = compiled.program.function("main").params
+    assert [(p.name, p.direction) for p in params] == [("x", "In"), ("ret0_out", "Out")]
+
+
+def test_kernel_alone_runs_against_a_golden(tmp_path):
+    def golden(t, _params=None):
+        t["ret0_out"][:] = (t["x"] + 1.0) * t["x"]
+
+    specs = [TensorSpec("x", [N, N], pl.FP32, init_value=np.random.default_rng(1).standard_normal),
+             TensorSpec("ret0_out", [N, N], pl.FP32, is_output=True)]
+    result = run(BareTensorKernel, specs, golden, _config(tmp_path))
+    assert result.passed, result.error
+    # Without a golden the reference interpreter gives the same values.
+    assert run(BareTensorKernel, specs, None, _config(tmp_path)).passed
+
+
+def test_kernel_alone_profile_names_the_synthesis(tmp_path):
+    config = _config(tmp_path)
+    config.compile_profiling = True
+    result = run(BareTensorKernel, [TensorSpec("x", [N, N], pl.FP32),
+                                    TensorSpec("ret0_out", [N, N], pl.FP32, is_output=True)],
+                 None, config)
+    assert result.passed, result.error
+    names = [s["name"] for s in result.profile["stages"]]
+    assert names.index("SynthesizeOrchestration") < names.index("compile")
+
+
+@pl.program
+class TileKernelAlone:
+    @pl.function(type=pl.FunctionType.AIV)
+    def vector_kernel(self, a: pl.Tensor[[N, N], pl.FP32],
+                      b: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        t = pl.load(a, [0, 0], [N, N])
+        b = pl.store(pl.exp(t), [0, 0], b)
+        return b
+
+
+def test_aiv_kernel_alone_runs(tmp_path):
+    specs = [TensorSpec("a", [N, N], pl.FP32, init_value=np.random.default_rng(2).random),
+             TensorSpec("b", [N, N], pl.FP32, is_output=True)]
+
+    def golden(t, _params=None):
+        t["b"][:] = np.exp(t["a"])
+
+    result = run(TileKernelAlone, specs, golden, _config(tmp_path))
+    assert result.passed, result.error
+    compiled = ir.compile(TileKernelAlone, output_dir=str(tmp_path / "out"))
+    assert _kinds(compiled.program) == {"vector_kernel": "AIV"}
+
+
+@pl.program
+class ScopedOpaque:
+    @pl.function(type=pl.FunctionType.AIC)
+    def double(self, a: pl.Tensor[[N, N], pl.FP32],
+               out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        out = pl.store(pl.add(pl.load(a, [0, 0], [N, N]), pl.load(a, [0, 0], [N, N])), [0, 0], out)
+        return out
+
+    # Opaque with a scope: outlining the scope makes it an orchestration.
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32],
+             c: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        d = pl.create_tensor([N, N], dtype=pl.FP32)
+        d = self.double(a, d)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c = pl.store(pl.mul(pl.load(d, [0, 0], [N, N]), 3.0), [0, 0], c)
+        return c
+
+
+def test_opaque_with_scope_becomes_orchestration(tmp_path):
+    compiled = ir.compile(ScopedOpaque, output_dir=str(tmp_path / "out"))
+    kinds = _kinds(compiled.program)
+    assert kinds["main"] == "Orchestration"
+    assert kinds["double"] == "AIC"
+    assert kinds["main_incore_0"] == "InCore"
+
+    def golden(t, _params=None):
+        t["c"][:] = (t["a"] + t["a"]) * 3.0
+
+    specs = [TensorSpec("a", [N, N], pl.FP32, init_value=np.random.default_rng(3).random),
+             TensorSpec("c", [N, N], pl.FP32, is_output=True)]
+    result = run(ScopedOpaque, specs, golden, _config(tmp_path))
+    assert result.passed, result.error
+
+
+@pl.program
+class ValueReturningKernel:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scaled(self, x: pl.Tensor[[N, N], pl.FP32]) -> pl.Tensor[[N, N], pl.FP32]:
+        y = pl.mul(pl.sub(x, 0.5), 2.0)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[N, N], pl.FP32],
+             z: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        y = self.scaled(x)
+        w = self.scaled(y)
+        return w
+
+
+def test_kernel_result_returned_by_value_gets_an_out_parameter(tmp_path):
+    compiled = ir.compile(ValueReturningKernel, output_dir=str(tmp_path / "out"))
+    scaled = compiled.program.function("scaled")
+    assert [p.direction for p in scaled.params] == ["In", "Out"]
+    text = compiled.program.function("main").as_python()
+    # The first call writes a tensor created for it; the second the caller's own output.
+    assert text.count("pl.create_tensor") == 1
+
+    def golden(t, _params=None):
+        t["z"][:] = ((t["x"] - 0.5) * 2.0 - 0.5) * 2.0
+
+    specs = [TensorSpec("x", [N, N], pl.FP32, init_value=np.random.default_rng(4).random),
+             TensorSpec("z", [N, N], pl.FP32, is_output=True)]
+    result = run(ValueReturningKernel, specs, golden, _config(tmp_path))
+    assert result.passed, result.error
+    assert run(ValueReturningKernel, specs, None, _config(tmp_path)).passed
+
+
+@pl.program
+class StoresIntoIn:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, src: pl.Tensor[[N, N], pl.FP32], dst: pl.Tensor[[N, N], pl.FP32]):
+        dst = pl.store(pl.neg(pl.load(src, [0, 0], [N, N])), [0, 0], dst)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, src: pl.Tensor[[N, N], pl.FP32], dst: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+        self.fill(src, dst)
+
+
+def test_store_into_in_parameter_makes_it_an_output(tmp_path):
+    compiled = ir.compile(StoresIntoIn, output_dir=str(tmp_path / "out"))
+    assert [p.direction for p in compiled.program.function("fill").params] == ["In", "Out"]
+
+    def golden(t, _params=None):
+        t["dst"][:] = -t["src"]
+
+    specs = [TensorSpec("src", [N, N], pl.FP32, init_value=np.random.default_rng(5).random),
+             TensorSpec("dst", [N, N], pl.FP32, is_output=True)]
+    result = run(StoresIntoIn, specs, golden, _config(tmp_path))
+    assert result.passed, result.error
+
+
+DECORATED = """
+import pypto.language as pl
+
+@pl.program
+class Decorated:
+    @pl.function(type=pl.FunctionType.AIV, attrs={"split": pl.SplitMode.UP_DOWN, "split_aiv": True}, strict_ssa=True)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 16])
+        b_store = pl.store(t, [0, 0], b)
+        return b_store
+
+    @pl.function(level=pl.Level.CHIP, role=pl.Role.SubWorker, auto_scope=False)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        r = self.k(a, b)
+        return r
+"""
+
+
+def test_decorator_arguments_print_back_and_reparse():
+    program = pl.parse(DECORATED)
+    text = program.as_python()
+    assert ('@pl.function(type=pl.FunctionType.AIV, attrs={"split": pl.SplitMode.UP_DOWN, '
+            '"split_aiv": True}, strict_ssa=True)') in text
+    assert "@pl.function(level=pl.Level.CHIP, role=pl.Role.SubWorker, auto_scope=False)" in text
+    again = pl.parse(text)
+    assert again == program
+    assert again.as_python() == text
+
+
+def test_decorator_attributes_take_part_in_equality():
+    plain = pl.parse(DECORATED.replace(', "split_aiv": True', ""))
+    assert plain != pl.parse(DECORATED)
+
+
+def _parse_error(text):
+    with pytest.raises(CompileError) as info:
+        pl.parse(text)
+    return str(info.value)
+
+
+def test_strict_ssa_refuses_a_second_binding():
+    text = DECORATED.replace("b_store = pl.store(t, [0, 0], b)", "t = pl.store(t, [0, 0], b)")
+    text = text.replace("return b_store", "return t")
+    message = _parse_error(text)
+    assert "'t' is assigned again in a function with strict_ssa=True" in message
+    assert "<string>:9:" in message  # the second binding's line
+
+
+@pytest.mark.parametrize("decorator, expected", [
+    ("@pl.function(type=pl.FunctionType.Kernel)", "unknown function type 'pl.FunctionType.Kernel'"),
+    ("@pl.function(level=pl.Level.RACK)", "unknown level 'pl.Level.RACK'"),
+    ("@pl.function(role=pl.Role.Boss)", "unknown role 'pl.Role.Boss'"),
+    ("@pl.function(priority=3)", "unknown argument 'priority' of pl.function"),
+    ("@pl.function(strict_ssa=1)", "True or False for strict_ssa="),
+    ("@pl.function(type=pl.FunctionType.InCore, type=pl.FunctionType.AIV)", "duplicate argument 'type'"),
+    ("@pl.function(attrs={'a': 1, 'a': 2})", "duplicate key 'a' in attrs"),
+    ("@pl.function(external_source='k.cpp')", "external_source"),
+])
+def test_bad_decorators_are_located(decorator, expected):
+    text = DECORATED.replace(
+        '@pl.function(level=pl.Level.CHIP, role=pl.Role.SubWorker, auto_scope=False)', decorator)
+    message = _parse_error(text)
+    assert expected in message
+    assert "<string>:12:" in message
+    assert "^" in message
+
+
+KERNELS_ONLY = """
+import pypto.language as pl
+
+@pl.program
+class TwoKernels:
+    @pl.function(type=pl.FunctionType.InCore)
+    def first(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        b = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], b)
+        return b
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def second(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        b = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], b)
+        return b
+"""
+
+
+def test_several_kernels_without_orchestration_compile_but_say_why_they_cannot_run(tmp_path):
+    program = pl.parse(KERNELS_ONLY)
+    compiled = ir.compile(program, output_dir=str(tmp_path / "out"))
+    assert sorted(compiled.kernel_names) == ["first", "second"]
+    result = run(program, [TensorSpec("a", [16, 16], pl.FP32),
+                           TensorSpec("b", [16, 16], pl.FP32, is_output=True)], None,
+                 _config(tmp_path))
+    assert not result.passed
+    assert "no Orchestration function and it has several kernels ('first', 'second')" in result.error
+    assert "<string>:7:" in result.error
+
+
+def test_program_decorator_takes_strict_ssa():
+    @pl.program(strict_ssa=True)
+    class WithOption:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 b: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            b = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], b)
+            return b
+
+    assert [f.name for f in WithOption.functions] == ["main"]
