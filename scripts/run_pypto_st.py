@@ -215,6 +215,11 @@ def cause_of(message):
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     if not lines:
         return "(no message)"
+    # A collection error's text is a traceback whose "E   " lines are the exception itself.
+    raised = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    if raised:
+        named = [ln for ln in raised if re.match(r"^[\w.]+(Error|Exception|Exit)\b", ln)]
+        lines = named + raised
     line = lines[0]
     # The harness wraps the run's error: "AssertionError: Test failed for X: <error>". Prefer
     # the located compiler diagnostic ("file:line:col: error: ...") when there is one.
