@@ -2,8 +2,9 @@
 """Runs PyPTO's own system tests (``tests/st`` of a PyPTO checkout), unmodified, against the
 installed ``pypto`` package on the simulator platforms, and reports what happened.
 
-    python scripts/run_pypto_st.py PATH [--platform a2a3sim] [--timeout 120] [-j 1]
+    python scripts/run_pypto_st.py PATH [--platform a2a3sim,a5sim] [--timeout 180] [-j 1]
                                         [--only runtime/ops] [-k EXPR] [--top 25] [--json FILE]
+                                        [--pytest-arg=--enable-chip-swimlane]
 
 PATH is a PyPTO checkout: a directory holding ``tests/st``, or a bare git repository (its HEAD is
 extracted with ``git archive`` into a temporary directory). Each test file runs in its own pytest
@@ -155,6 +156,7 @@ def _run_file(root, test_file, args, record_dir):
                f"--platform={args.platform}", f"--rootdir={root}"]
     if args.k:
         command += ["-k", args.k]
+    command += args.pytest_arg
     hard_cap = args.file_timeout
     note = None
     try:
@@ -220,6 +222,11 @@ def cause_of(message):
     if raised:
         named = [ln for ln in raised if re.match(r"^[\w.]+(Error|Exception|Exit)\b", ln)]
         lines = named + raised
+    # A located error rendered like a SyntaxError: 'File "x.py", line N', the source, a caret,
+    # then "pypto.errors.ParseError: message".
+    if lines[0].startswith('File "'):
+        named = [ln for ln in lines if re.match(r"^[\w.]+(Error|Exception): ", ln)]
+        lines = named + lines
     line = lines[0]
     # The harness wraps the run's error: "AssertionError: Test failed for X: <error>". Prefer
     # the located compiler diagnostic ("file:line:col: error: ...") when there is one.
@@ -235,6 +242,9 @@ def cause_of(message):
         m = re.match(r"^(?:Test |test )?[\w ]*failed[^:]*:\s*(.+)$", line)
         if m and m.group(1):
             line = m.group(1)
+    # The same parse error reads "ParseError: X" where it was raised at import and "...: error:
+    # X" where the harness reported it: one cause.
+    line = re.sub(r"^(?:pypto\.errors\.)?(?:ParseError|CompileError): ", "", line)
     line = _PATH.sub(r"\1", line)
     line = _HEX.sub("0xN", line)
     line = _NUMBER.sub("N", line)
@@ -253,6 +263,9 @@ def main(argv=None):
     parser.add_argument("--only", action="append", default=[],
                         help="a file or folder under tests/st to run (repeatable)")
     parser.add_argument("-k", help="pytest -k expression")
+    parser.add_argument("--pytest-arg", action="append", default=[],
+                        help="one more argument for pytest, e.g. --pytest-arg=--dump-passes "
+                             "(repeatable)")
     parser.add_argument("--top", type=int, default=25, help="failure causes listed (default 25)")
     parser.add_argument("--json", help="also write every test's outcome and message here")
     parser.add_argument("--python", default=sys.executable,
