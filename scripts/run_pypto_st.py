@@ -143,7 +143,8 @@ def _test_files(st_dir, only):
 
 def _run_file(root, test_file, args, record_dir):
     """Runs one test file; returns (records, note) where note describes a crash or a hang."""
-    record = Path(record_dir) / (test_file.relative_to(root).as_posix().replace("/", "__") + ".jsonl")
+    flat_name = test_file.relative_to(root).as_posix().replace("/", "__")
+    record = Path(record_dir) / (flat_name + ".jsonl")
     env = dict(os.environ)
     env[_RECORD_ENV] = str(record)
     env[_TIMEOUT_ENV] = str(args.timeout)
