@@ -16,11 +16,35 @@ import numpy as np
 
 from pypto import _core
 from pypto._text import checked_path, checked_text
+from pypto.backend import BackendType, backend_of_platform
+from pypto.runtime._pypto_fields import (
+    _HOST_SIDE_FIELDS,
+    _apply_host_side_fields,
+    _check_ring_sizes,
+)
 from pypto.ir.program import Program
 from pypto.language import _types
 
 __all__ = ["TensorSpec", "RunConfig", "RunResult", "run", "BenchmarkResult", "benchmark",
-           "Tensors", "Params", "Golden"]
+           "Tensors", "Params", "Golden", "ScalarSpec", "compile_program", "configure_log",
+           "log_level"]
+
+# PyPTO's names that live in submodules (runner, tensor_spec, log_config), loaded on first use
+# so that ``import pypto.runtime`` stays as quick as it was.
+_LAZY = {"compile_program": "runner", "ScalarSpec": "tensor_spec",
+         "configure_log": "log_config", "log_level": "log_config"}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pypto.runtime' has no attribute {name!r}")
+    import importlib  # noqa: PLC0415
+
+    value = getattr(importlib.import_module(f"pypto.runtime.{module}"),
+                    "current_level" if name == "log_level" else name)
+    globals()[name] = value
+    return value
 
 #: What a golden function gets: every tensor of the run by name (outputs to fill in place).
 Tensors = Dict[str, "np.ndarray[Any, Any]"]
@@ -117,6 +141,44 @@ class TensorSpec:
         return out
 
 
+    def create_tensor(self):
+        """The tensor as a ``torch.Tensor`` (PyPTO's TensorSpec.create_tensor; needs torch).
+
+        ``init_value``: None gives zeros, a number fills, a tensor or array is converted, one of
+        torch's factories (``torch.randn``, ``rand``, ``zeros``, ``ones``) is called with
+        ``(shape, dtype=...)``, another callable with the shape when it takes an argument (as
+        create_array calls it) and with none otherwise (as PyPTO calls it)."""
+        import torch  # noqa: PLC0415 - torch is optional: only this method needs it
+
+        from pypto.runtime import _torch_bridge  # noqa: PLC0415
+
+        dtype = _torch_bridge.torch_dtype(self.dtype)
+        shape = [_dimension(self.name, d) for d in self.shape]
+        value = self.init_value
+        if value is None:
+            return torch.zeros(shape, dtype=dtype)
+        if isinstance(value, (bool, int, float)):
+            return torch.full(shape, value, dtype=dtype)
+        if callable(value) and not hasattr(value, "shape"):
+            if value in (torch.randn, torch.rand, torch.zeros, torch.ones):
+                return value(shape, dtype=dtype)
+            value = value(shape) if _takes_an_argument(value) else value()
+        tensor = _torch_bridge.as_torch(value).to(dtype=dtype)
+        if tensor.ndim != 0 and list(tensor.shape) != shape:
+            raise ValueError(f"TensorSpec '{self.name}': init_value has shape "
+                             f"{list(tensor.shape)}, expected {shape}")
+        return tensor.expand(shape).clone() if tensor.ndim == 0 else tensor
+
+
+def _takes_an_argument(fn):
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+               for p in parameters)
+
+
 def _dimension(name, d):
     """A shape dimension as an int; a float such as 128.7 (or a bool) is an error, not truncated."""
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
@@ -180,6 +242,39 @@ class RunConfig:
     # the outputs checked are the last launch's, and every launch starts from the same inputs.
     rounds: int = 1
     warmup: int = 0
+    # --- PyPTO's RunConfig fields (docs/pypto-compat.md). What each does on the CPU device is in
+    # _HOST_SIDE_FIELDS below; those that only mean something on an NPU are accepted and kept.
+    device_id: int = 0
+    backend_type: BackendType = BackendType.Ascend910B  # follows `platform` (a5* -> Ascend950)
+    save_kernels: bool = False
+    save_kernels_dir: Optional[str] = None
+    codegen_only: bool = False
+    # Swimlane collection level 0-4 (True = 4): any level > 0 writes swimlane.json as
+    # enable_l2_swimlane does; the levels are the NPU collectors' and all record the same here.
+    enable_chip_swimlane: int = 0
+    enable_scope_stats: bool = False
+    diagnostic_phase: Any = None
+    disabled_diagnostics: Any = None
+    golden_data_dir: Optional[str] = None
+    aicpu_thread_num: Optional[int] = None
+    ring_task_window: Any = None
+    ring_heap: Any = None
+    ring_dep_pool: Any = None
+    distributed_config: Any = None
+    analyze_auto_scopes_for_deps: bool = False
+    memory_planner: Any = None
+    dump_ptoas_passes: bool = False
+
+    __test__ = False  # not a pytest test class, although PyPTO's harness imports it into tests
+
+    def __post_init__(self):
+        # As in PyPTO: the platform decides the backend, and a swimlane bool is a level. Nothing
+        # else is checked here: run() reports a bad field as a failed run (see _driver_config).
+        if isinstance(self.platform, str):
+            self.backend_type = backend_of_platform(self.platform)
+        if isinstance(self.enable_chip_swimlane, bool):
+            self.enable_chip_swimlane = 4 if self.enable_chip_swimlane else 0
+        _check_ring_sizes(self)
 
 
 @dataclass(repr=False)
@@ -205,6 +300,11 @@ class RunResult:
     # Device seconds of every measured launch (one unless RunConfig.rounds > 1); execution_time
     # is their median.
     round_times: list = field(default_factory=list)
+
+    # The test case's name when PyPTO's test harness made the result; None from run().
+    test_name: Optional[str] = None
+
+    __test__ = False  # not a pytest test class
 
     def __bool__(self) -> bool:
         return self.passed
@@ -293,17 +393,34 @@ def _flag(value):
     return bool(value)
 
 
+def _level(value):
+    """A DFX switch given as a bool or, as PyPTO's levels and event types, an int (0: off)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and value >= 0:
+        return value > 0
+    raise TypeError(f"expected True/False or a level >= 0, got {value!r}")
+
+
+def _dump_passes(value):
+    from pypto.ir.pass_manager import PassDumpLevel, dumps_passes  # noqa: PLC0415
+
+    if isinstance(value, PassDumpLevel):
+        return dumps_passes(value)
+    return _flag(value)
+
+
 _CONFIG_CONVERSIONS = {
     "platform": lambda value: checked_text(value, "the platform name", ValueError),
     "rtol": _number,
     "timeout": _number,
     "atol": _number,
     "compile_profiling": _flag,
-    "dump_passes": _flag,
+    "dump_passes": _dump_passes,
     "isolate": _flag,
     "enable_l2_swimlane": _flag,
-    "enable_dump_args": _flag,
-    "enable_pmu": _flag,
+    "enable_dump_args": _level,
+    "enable_pmu": _level,
     "enable_dep_gen": _flag,
     "write_golden_data": _flag,
     "work_dir": _work_dir,
@@ -330,6 +447,8 @@ def _driver_config(config):
         raise ValueError(f"config must be a pypto.runtime.RunConfig, got {type(config).__name__}")
     driver_config = _core.driver.RunConfig()
     for f in dataclasses.fields(config):
+        if f.name in _HOST_SIDE_FIELDS:
+            continue
         value = getattr(config, f.name)
         convert = _CONFIG_CONVERSIONS.get(f.name)
         if convert is None:  # a field added to RunConfig without a conversion: fail loudly
@@ -339,6 +458,7 @@ def _driver_config(config):
         except (TypeError, ValueError, KeyError, OverflowError) as e:
             shown = e.args[0] if isinstance(e, KeyError) and e.args else e
             raise ValueError(f"RunConfig.{f.name}={value!r} is not valid: {shown}") from None
+    _apply_host_side_fields(config, driver_config)
     return driver_config
 
 
@@ -432,6 +552,8 @@ def _run_in(session, program, tensor_specs, golden, config):
     cpp_program = getattr(program, "_cpp", None)
     if cpp_program is None:
         return RunResult(passed=False, error=f"run() needs a @pl.program, got {program!r}")
+    if config.codegen_only is True:
+        return _codegen_only(program, driver_config)
     if isinstance(tensor_specs, (str, bytes)) or not hasattr(tensor_specs, "__iter__"):
         return RunResult(passed=False, error="run() needs tensor_specs, a list of TensorSpec; "
                                              f"got {type(tensor_specs).__name__}")
@@ -480,6 +602,22 @@ def _run_in(session, program, tensor_specs, golden, config):
                      workers=r["workers"], isolated=r["isolated"], cache_hit=r["cache_hit"],
                      notes=list(r["notes"]), exception=None if r["passed"] else exception,
                      round_times=list(r["round_times"]))
+
+
+def _codegen_only(program, driver_config):
+    """RunConfig.codegen_only: compile into the output folder, run nothing."""
+    from pypto.ir.compile import compile as compile_program  # noqa: PLC0415
+    from pypto.errors import CompileError  # noqa: PLC0415
+
+    try:
+        compiled = compile_program(program, output_dir=driver_config.work_dir or None,
+                                   strategy=driver_config.strategy,
+                                   dump_passes=driver_config.dump_passes,
+                                   profiling=driver_config.compile_profiling,
+                                   platform=driver_config.platform)
+    except (CompileError, TypeError, ValueError) as e:
+        return RunResult(passed=False, error=str(e))
+    return RunResult(passed=True, work_dir=compiled.output_dir)
 
 
 @dataclass
