@@ -37,7 +37,7 @@ import tempfile
 import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 SETS = ("tests/ut", "tests/st", "examples")
 PROGRAM_TIME_LIMIT = 60  # seconds for one program's parse + compile
@@ -149,11 +149,16 @@ def _program(cls, chain, lines, rel, set_name, prelude):
                     break
                 if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                     local += _guarded(textwrap.dedent(_segment(lines, stmt)))
+    # Parameters of the enclosing functions (pytest's parametrised values): a program using one
+    # cannot be tried out of its test, and is reported so rather than as a compiler error.
+    params = sorted({a.arg for parent in chain
+                     if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     for a in parent.args.args + parent.args.kwonlyargs} - {"self"})
     first = min([d.lineno for d in cls.decorator_list] + [cls.lineno])
     source = textwrap.dedent("\n".join(lines[first - 1:cls.end_lineno])) + "\n"
     return {"set": set_name, "file": rel, "line": cls.lineno, "kind": "program",
             "name": cls.name, "negative": any(_raises_block(p) for p in chain),
-            "module": prelude + local + "\n\n" + source}
+            "params": params, "module": prelude + local + "\n\n" + source}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,8 +268,14 @@ def run_examples(root: pathlib.Path, programs: List[dict]) -> Dict[str, dict]:
         build_dir = tempfile.mkdtemp(prefix="corpus_example_")
         env = dict(_env(), PYPTO_PROG_BUILD_DIR=build_dir)
         env["PYTHONPATH"] = env["PYTHONPATH"] + os.pathsep + str(root)
+        # A file inside packages (examples/__init__.py...) may import relatively: run it as the
+        # module it is, as `python -m`, from the checkout's root.
+        parts = pathlib.PurePosixPath(rel).with_suffix("").parts
+        in_package = all((root.joinpath(*parts[:i]) / "__init__.py").exists()
+                         for i in range(1, len(parts)))
+        command = ["-m", ".".join(parts)] if in_package else [str(root / rel)]
         try:
-            proc = subprocess.run([sys.executable, str(root / rel)], capture_output=True,
+            proc = subprocess.run([sys.executable, *command], capture_output=True,
                                   text=True, env=env, cwd=str(root), timeout=EXAMPLE_TIME_LIMIT)
             ok = proc.returncode == 0
             last = (proc.stderr.strip().splitlines() or [""])[-1]
@@ -281,8 +292,11 @@ def run_examples(root: pathlib.Path, programs: List[dict]) -> Dict[str, dict]:
 LOCATION = re.compile(r"^\S*?:\d+(:\d+)?: (error: )?")
 
 
-def cause(error: dict) -> str:
+def cause(error: dict, params: Sequence[str] = ()) -> str:
     """The error's first line with names and numbers stripped, so alike errors count together."""
+    missing = re.match(r"name '(\w+)' is not defined", error["text"])
+    if error["type"] == "NameError" and missing and missing.group(1) in params:
+        return "(not tried) uses a parameter of its enclosing test function"
     text = error["text"].strip().splitlines()[0] if error["text"].strip() else ""
     text = LOCATION.sub("", text)
     text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "<name>", text)
@@ -317,7 +331,7 @@ def report(programs: List[dict], examples: Dict[str, dict]) -> str:
                 run = f"{sum(o['passed'] for o in examples.values())}/{len(examples)} scripts"
             lines.append(f"| {label} | {len(chosen)} classes + {len(jits)} jit | {parsed} | "
                          f"{compiled} | {run} |")
-    causes = collections.Counter(cause(p["error"]) for p in programs
+    causes = collections.Counter(cause(p["error"], p.get("params", ())) for p in programs
                                  if p["kind"] == "program" and not p["negative"] and p.get("error"))
     names = collections.Counter(n for p in programs if p["kind"] == "program"
                                 and not p["negative"] and p.get("error")
@@ -340,7 +354,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--out", default=None, help="output folder (default: a new one in /tmp)")
     parser.add_argument("--no-examples", action="store_true", help="do not run example scripts")
     parser.add_argument("--only", default="", help="only files whose path contains this text")
+    parser.add_argument("--report-from", default=None, metavar="RESULTS_JSON",
+                        help="print the report of an earlier run's results.json and exit")
     args = parser.parse_args(argv)
+    if args.report_from:
+        saved = json.loads(pathlib.Path(args.report_from).read_text())
+        print(report(saved["programs"], saved["examples"]), end="")
+        return 0
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="pypto_corpus_"))
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
