@@ -35,4 +35,4 @@ echo "==> C++ tests"
 run_ctest build/test "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 echo "==> Python tests"
-.venv/bin/python -m pytest -q tests/python
+.venv/bin/python -m pytest -q tests/python tests/conformance

@@ -1,0 +1,31 @@
+# construct: tensor-level ops (pl.add on tensors) in a pl.at scope
+# expect: unsupported
+# names: pl.at scope
+"""Whole-tensor ops inside a `pl.at` scope of an orchestration: the compiler turns them into
+tile ops of the outlined kernel."""
+
+import numpy as np
+
+import pypto.language as pl
+from pypto.runtime import TensorSpec
+
+
+@pl.program
+class TensorOpsScope:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            doubled = pl.add(x, x)
+            e = pl.exp(doubled)
+            y = pl.assemble(y, e, [0, 0])
+        return y
+
+
+def tensor_specs():
+    return [TensorSpec("x", [16, 32], pl.FP32, init_value=np.random.standard_normal),
+            TensorSpec("y", [16, 32], pl.FP32, is_output=True)]
+
+
+def golden(tensors):
+    tensors["y"][:] = np.exp(2.0 * tensors["x"])

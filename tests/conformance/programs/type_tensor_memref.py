@@ -1,0 +1,35 @@
+# construct: pl.MemRef(name, size, offset) in a pl.Tensor annotation
+# expect: unsupported
+# names: MemRef
+# generic: located, but the generic "expected ']' to close pl.Tensor[...], got name 'pl'"
+"""A tensor annotation carrying a memory reference (`pl.MemRef("name", size, offset)`), as the
+IR printer writes one after memory planning."""
+
+import numpy as np
+
+import pypto.language as pl
+from pypto.runtime import TensorSpec
+
+
+@pl.program
+class TensorMemRef:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy_block(self, x: pl.Tensor[[16, 32], pl.FP32, pl.MemRef("x_buf", 2048, 0)],
+                   y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        y = pl.store(pl.load(x, [0, 0], [16, 32]), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        y = self.copy_block(x, y)
+        return y
+
+
+def tensor_specs():
+    return [TensorSpec("x", [16, 32], pl.FP32, init_value=np.random.standard_normal),
+            TensorSpec("y", [16, 32], pl.FP32, is_output=True)]
+
+
+def golden(tensors):
+    tensors["y"][:] = tensors["x"]
