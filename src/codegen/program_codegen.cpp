@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "pypto/codegen/kernel_codegen.h"
+#include "pypto/codegen/cpp_emit.h"
 #include "pypto/codegen/orchestration_codegen.h"
 #include "pypto/ir/ir_size.h"
 #include "pypto/profiling/profiler.h"
@@ -72,6 +73,10 @@ GeneratedProgram generate_program(const ir::Program& program) {
   profiling::ScopedStage stage("codegen");
   profiling::CompileProfiler* profiler = profiling::CompileProfiler::current();
   int32_t line_offset = program.source ? program.source->line_offset : 0;
+  if (program.functions.empty()) {
+    codegen_error({}, "program '" + program.name +
+                          "' defines no function: give it a @pl.function method to compile");
+  }
 
   std::vector<KernelJob> jobs;
   for (const auto& f : program.functions)
