@@ -68,7 +68,7 @@ int64_t Parser::parse_constant_int(const std::string& what) {
   if (!c.value || c.value->kind != ir::Scalar::Kind::Int) {
     fail(v.span, "non-constant " + what + ": expected a constant integer");
   }
-  if (c.overflowed) fail(v.span, what + ": integer overflow");
+  if (c.overflowed) fail(v.span, "integer overflow in " + what);
   return c.value->i;
 }
 
