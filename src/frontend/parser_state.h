@@ -302,6 +302,10 @@ class Parser {
 
   TypePtr parse_type();
 
+  // PyPTO's older call notation, after pl.Tensor / pl.Tile / pl.Scalar at '(': pl.Tensor((64,
+  // 128), pl.FP16), pl.Scalar(pl.FP32).
+  TypePtr parse_legacy_call_type(std::string_view kind);
+
   // The arguments after the dtype of pl.Tile[...] / pl.Tensor[...], up to the closing ']'.
   TypePtr parse_tile_arguments(std::vector<int64_t> shape, DataType dtype);
   TypePtr parse_tensor_arguments(std::vector<int64_t> shape, DataType dtype);

@@ -73,9 +73,16 @@ int64_t Parser::parse_constant_int(const std::string& what) {
 }
 
 std::vector<int64_t> Parser::parse_shape() {
-  expect(TK::LBracket, "'[' to start the shape, e.g. [64, 64]");
+  // A list, or in PyPTO's older call notation (pl.Tensor((64, 128), pl.FP16)) a tuple.
+  const bool tuple = at(TK::LParen);
+  if (tuple) {
+    advance();
+  } else {
+    expect(TK::LBracket, "'[' to start the shape, e.g. [64, 64]");
+  }
+  const TK close = tuple ? TK::RParen : TK::RBracket;
   std::vector<int64_t> shape;
-  while (!at(TK::RBracket)) {
+  while (!at(close)) {
     Span dim_span = here();
     // A name that is neither a constant nor a variable is PyPTO's dynamic dimension
     // (M = pl.dynamic("M")): the module assignment was not constant, so it is not bound.
@@ -93,9 +100,34 @@ std::vector<int64_t> Parser::parse_shape() {
     if (!at(TK::Comma)) break;
     advance();
   }
-  expect(TK::RBracket, "']' to close the shape");
+  expect(close, tuple ? "')' to close the shape" : "']' to close the shape");
   if (shape.empty()) fail_here("a shape needs at least one dimension");
   return shape;
+}
+
+TypePtr Parser::parse_legacy_call_type(std::string_view kind) {
+  advance();  // (
+  TypePtr result;
+  if (kind == "Scalar") {
+    result = ir::scalar_type(parse_dtype("pl.Scalar(...)"));
+  } else {
+    const Span shape_span = here();
+    std::vector<int64_t> shape = parse_shape();
+    expect(TK::Comma, "',' and a dtype after the shape");
+    DataType dtype = parse_dtype("pl." + std::string(kind) + "(...)");
+    if (!ir::shape_bytes(shape, dtype)) {
+      fail(shape_span, "integer overflow in the size of shape " + ir::shape_to_string(shape));
+    }
+    result = kind == "Tensor" ? ir::tensor_type(std::move(shape), dtype)
+                              : ir::tile_type(std::move(shape), dtype);
+  }
+  if (at(TK::Comma)) advance();
+  expect(TK::RParen, [&] {
+    return "')' to close pl." + std::string(kind) +
+           "(...): the call notation takes only the shape and the dtype (write pl." +
+           std::string(kind) + "[...] for more)";
+  });
+  return result;
 }
 
 DataType Parser::parse_dtype(const std::string& context) {
@@ -122,8 +154,20 @@ TypePtr Parser::parse_type() {
       advance();
     }
     advance();
-    if (at(TK::LParen))
-      fail(here(), "call notation pl.Tuple([...]) is not supported; write pl.Tuple[T1, T2]");
+    if (pl_tuple && at(TK::LParen)) {
+      // PyPTO's older call notation: pl.Tuple([T1, T2]).
+      advance();
+      expect(TK::LBracket, "'[' and the element types in pl.Tuple([...])");
+      std::vector<TypePtr> elements;
+      while (!at(TK::RBracket)) {
+        elements.push_back(parse_type());
+        if (!at(TK::Comma)) break;
+        advance();
+      }
+      expect(TK::RBracket, "']' to close the element types of pl.Tuple([...])");
+      expect(TK::RParen, "')' to close pl.Tuple([...])");
+      return ir::tuple_type(std::move(elements));
+    }
     expect(TK::LBracket, pl_tuple ? "'[' after pl.Tuple" : "'[' after tuple");
     std::vector<TypePtr> elements;
     while (!at(TK::RBracket)) {
@@ -154,11 +198,7 @@ TypePtr Parser::parse_type() {
     fail(start, "unknown type 'pl." + std::string(kind.text) +
                     "' (expected pl.Tensor, pl.Tile or pl.Scalar)");
   }
-  if (at(TK::LParen)) {
-    fail(here(), "call notation pl." + std::string(kind.text) +
-                     "(...) is not supported in an annotation; write pl." + std::string(kind.text) +
-                     (kind.text == "Scalar" ? "[pl.FP32]" : "[[64, 64], pl.FP32]"));
-  }
+  if (at(TK::LParen)) return parse_legacy_call_type(kind.text);
   expect(TK::LBracket, [&] { return "'[' after pl." + std::string(kind.text); });
   TypePtr result;
   if (kind.text == "Scalar") {

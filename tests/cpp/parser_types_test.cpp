@@ -220,6 +220,23 @@ TEST(ParserTypes, PlTupleIsTupleAndLayoutsDoNotMatterForArguments) {
   expect_round_trip(p);
 }
 
+TEST(ParserTypes, TheOlderCallNotationNamesTheSameTypes) {
+  auto p =
+      parse(kernel("a: pl.Tensor((64, 64), pl.FP32), n: pl.Scalar(pl.INT64), "
+                   "o: pl.Out[pl.Tensor([64, 64], pl.FP32)]",
+                   "        t: pl.Tile((64, 64), pl.FP32) = pl.load(a, [0, 0], [64, 64])\n" +
+                       std::string(kStore)));
+  const auto& params = p->functions.at(0)->params;
+  EXPECT_EQ(ir::type_to_string(params.at(0).var->type()), "pl.Tensor[[64, 64], pl.FP32]");
+  EXPECT_EQ(ir::type_to_string(params.at(1).var->type()), "pl.Scalar[pl.INT64]");
+  EXPECT_EQ(ir::type_to_string(params.at(2).var->type()), "pl.Tensor[[64, 64], pl.FP32]");
+  EXPECT_EQ(tile_of(p, 0)->shape, (std::vector<int64_t>{64, 64}));
+  expect_error(kernel("a: pl.Tensor((64, 64), pl.FP32, pl.NZ), o: pl.Out[pl.Tensor[[64, 64], "
+                      "pl.FP32]]",
+                      "        t = pl.load(a, [0, 0], [64, 64])\n" + std::string(kStore)),
+               6, 49, "the call notation takes only the shape and the dtype");
+}
+
 TEST(ParserTypes, UnsupportedFormsAreLocatedErrorsThatNameThem) {
   const std::string L = "        t = pl.load(a, [0, 0], [64, 64])\n";
   const std::string S = kStore;

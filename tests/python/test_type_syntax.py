@@ -211,6 +211,30 @@ def test_pl_tuple_return_types_run(work):
     round_trips(program)
 
 
+def test_the_older_call_notation_runs(work):
+    @pl.program
+    class CallNotation:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor((64, 64), pl.FP32), s: pl.Scalar(pl.FP32),
+              o: pl.Out[pl.Tensor([64, 64], pl.FP32)]) -> pl.Tensor((64, 64), pl.FP32):
+            t: pl.Tile((64, 64), pl.FP32) = pl.load(a, [0, 0], [64, 64])
+            o = pl.store(pl.mul(t, s), [0, 0], o)
+            return o
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[64, 64], pl.FP32],
+                 o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+            o = self.k(a, 0.5, o)
+            return o
+
+    def golden(tensors, params):
+        tensors["o"][:] = tensors["a"] * 0.5
+
+    check(work, CallNotation, specs(), golden, "call")
+    assert "def k(self, a: pl.Tensor[[64, 64], pl.FP32], s: pl.Scalar[pl.FP32]" in (
+        CallNotation.as_python())
+
+
 def test_the_python_names_exist_for_programs_and_type_checkers():
     assert pl.Mem is pl.MemorySpace and pl.Mem.Acc is pl.MemorySpace.Acc
     assert pl.NZ is pl.TensorLayout.NZ and pl.ND is pl.TensorLayout.ND

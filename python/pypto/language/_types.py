@@ -334,6 +334,10 @@ class Tensor:
     def __class_getitem__(cls, params):
         return _tensor_type(_type_args(params, "Tensor"))
 
+    def __new__(cls, shape: typing.Any, dtype: DType) -> typing.Any:
+        # PyPTO's older call notation in an annotation: pl.Tensor((64, 128), pl.FP16).
+        return TensorType(shape, dtype)
+
 
 class Tile:
     """``pl.Tile[[rows, cols], dtype, ...]``: a tile in on-chip memory; after the dtype, in any
@@ -345,12 +349,20 @@ class Tile:
     def __class_getitem__(cls, params):
         return _tile_type(_type_args(params, "Tile"))
 
+    def __new__(cls, shape: typing.Any, dtype: DType) -> typing.Any:
+        # pl.Tile((64, 64), pl.FP32), as pl.Tensor(...).
+        return TileType(shape, dtype)
+
 
 class Scalar:
     """``pl.Scalar[dtype]``."""
 
     def __class_getitem__(cls, params):
         return ScalarType(_type_args(params, "Scalar")[0])
+
+    def __new__(cls, dtype: DType) -> typing.Any:
+        # pl.Scalar(pl.FP32), as pl.Tensor(...).
+        return ScalarType(dtype)
 
 
 class TupleType:
@@ -368,6 +380,10 @@ class Tuple:
 
     def __class_getitem__(cls, params):
         return TupleType(params if isinstance(params, tuple) else (params,))
+
+    def __new__(cls, types: typing.Sequence[typing.Any]) -> typing.Any:
+        # pl.Tuple([T1, T2]), as pl.Tensor(...).
+        return TupleType(tuple(types))
 
 
 class Out:
