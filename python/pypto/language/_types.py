@@ -91,10 +91,11 @@ Mem = MemorySpace
 
 
 class PadValue(str, enum.Enum):
-    """What ``pl.tile.fillpad`` writes outside a tile's valid region; ``null`` (none) only in a
-    ``pl.TileView`` / ``pl.TensorView``."""
+    """What ``pl.tile.fillpad`` writes outside a tile's valid region."""
 
-    null = "null"
+    #: PyPTO's "no pad value", for ``pl.TileView(pad=)`` / ``pl.TensorView(pad=)`` only: the
+    #: same as leaving ``pad`` out (None), and not a member, since fillpad cannot write it.
+    null: "typing.ClassVar[None]"
     zero = "zero"
     min = "min"  # the lowest value of the element type (-inf for floats)
     max = "max"  # the highest value (+inf for floats)
@@ -102,6 +103,8 @@ class PadValue(str, enum.Enum):
     def __repr__(self):
         return "pl.PadValue." + self.value
 
+
+PadValue.null = None  # type: ignore[misc]
 
 class Level(str, enum.Enum):
     CORE_GROUP = "CORE_GROUP"
