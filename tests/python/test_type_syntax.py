@@ -176,6 +176,16 @@ def test_hardware_layouts_views_and_memrefs_are_kept_and_do_not_change_the_resul
     assert "pl.MemRef(-1, 16384, 1)" in printed  # buffer mem_vec_1, not yet placed
 
 
+def test_a_compiled_program_with_planned_memrefs_prints_and_parses_back(work):
+    from pypto import ir
+
+    out = ir.compile(pl.parse(LAYOUTS, file_name="layouts.py"), output_dir=work / "compiled")
+    printed = out.program.as_python()
+    # After the memory passes every tile has a placed buffer, in PyPTO's (addr, size, id) order.
+    assert "pl.MemRef(0, 16384, " in printed
+    assert pl.parse(printed, file_name="compiled.py").as_python() == printed
+
+
 TUPLE = """\
 import pypto.language as pl
 
