@@ -6,6 +6,7 @@ the generated op functions (``pypto/language/_ops_generated.py``) take and retur
 
 - ``pl.Tensor[shape, dtype]`` is a ``pl.Tensor``, ``pl.Tile[shape, dtype, ...]`` a ``pl.Tile``;
 - ``pl.Out[T]`` and ``pl.InOut[T]`` are ``T`` (the direction matters to the compiler only);
+- ``pl.Tuple[T1, T2]`` is ``tuple[T1, T2]``;
 - ``pl.Scalar[dtype]`` is ``int`` for an integer dtype, ``bool`` for BOOL and ``float`` else;
 - a bare dtype (``scale: pl.FP32``, a ``@pl.jit`` scalar parameter) is the same as
   ``pl.Scalar[dtype]``.
@@ -16,7 +17,7 @@ Only mypy imports this module.
 from typing import Callable, Optional
 
 from mypy.plugin import AnalyzeTypeContext, Plugin
-from mypy.types import Type, UnboundType
+from mypy.types import AnyType, TupleType, Type, TypeOfAny, UnboundType
 
 _TYPES = "pypto.language._types."
 _INTEGER_DTYPES = ("INT32", "INT64", "INDEX")
@@ -28,6 +29,12 @@ def _tensor(ctx: AnalyzeTypeContext) -> Type:
 
 def _tile(ctx: AnalyzeTypeContext) -> Type:
     return ctx.api.named_type(_TYPES + "Tile", [])
+
+
+def _tuple(ctx: AnalyzeTypeContext) -> Type:
+    items = [ctx.api.analyze_type(arg) for arg in ctx.type.args]
+    fallback = ctx.api.named_type("builtins.tuple", [AnyType(TypeOfAny.special_form)])
+    return TupleType(items, fallback)
 
 
 def _direction(ctx: AnalyzeTypeContext) -> Type:
@@ -62,6 +69,7 @@ _HOOKS = {
     _TYPES + "Out": _direction,
     _TYPES + "InOut": _direction,
     _TYPES + "Scalar": _scalar,
+    _TYPES + "Tuple": _tuple,
 }
 _HOOKS.update({_TYPES + d: _bare_dtype
                for d in ("FP32", "FP16", "BF16", "INT32", "INT64", "INDEX", "BOOL")})

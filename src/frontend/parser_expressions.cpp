@@ -306,7 +306,11 @@ Value Parser::parse_atom() {
     default:
       expected("an expression");
   }
-  if (t.text == "pl") return parse_pl_member();
+  if (t.text == "pl") {
+    // pl.Mem.<space> and the other names of the type language (parser_type_args.cpp).
+    if (auto v = parse_type_language_name()) return *v;
+    return parse_pl_member();
+  }
   if (t.text == "self") return parse_self_call();
   if ((t.text == "min" || t.text == "max") && peek_token(1).kind == TK::LParen &&
       !lookup_var(t.text)) {

@@ -86,8 +86,40 @@ void Parser::check_assignable(const Token& t) {
   }
 }
 
-ExprPtr Parser::refine(const ExprPtr& value, const TypePtr& annotated, Span span,
+ExprPtr Parser::load_with_valid_shape(const ExprPtr& value, const std::vector<int64_t>& valid,
+                                      Span span) {
+  const auto* call = value->as<ir::Call>();
+  if (!call || call->call_kind != ir::CallKind::Op || call->callee != "load") {
+    fail(span, "a partial pl.TileView valid_shape " + ir::shape_to_string(valid) +
+                   " is only supported on the result of pl.load: the valid region of a tile "
+                   "comes from the load that reads it, and ops keep their operand's");
+  }
+  if (call->args.size() > 3 && call->args[3]) {
+    const auto* given = call->args[3]->as<ir::MakeTuple>();
+    bool same = given && given->elements.size() == valid.size();
+    for (size_t d = 0; same && d < valid.size(); ++d) {
+      same = ir::as_const_int(given->elements[d]) == valid[d];
+    }
+    if (!same) {
+      fail(span, "pl.TileView valid_shape " + ir::shape_to_string(valid) +
+                     " does not match the valid_shapes of its pl.load");
+    }
+    return value;
+  }
+  // The annotation gives the load its valid region: only that box is read, and the tile is
+  // partly valid at run time as if the load had said valid_shapes=[...].
+  std::vector<ExprPtr> dims;
+  dims.reserve(valid.size());
+  for (int64_t d : valid) dims.push_back(ir::make_int(d, span));
+  std::vector<ExprPtr> args = call->args;
+  args.resize(4);
+  args[3] = ir::make_tuple(std::move(dims), span);
+  return ir::make_op_call("load", std::move(args), call->attrs.get(), call->span());
+}
+
+ExprPtr Parser::refine(const ExprPtr& given_value, const TypePtr& annotated, Span span,
                        TypePtr& var_type) {
+  ExprPtr value = given_value;
   const TypePtr& inferred = value->type();
   auto mismatch = [&] {
     fail(span, "annotation " + ir::type_to_string(annotated) + " does not match the value's type " +
@@ -102,8 +134,15 @@ ExprPtr Parser::refine(const ExprPtr& value, const TypePtr& annotated, Span span
   if (annotated->kind() == ir::TypeKind::Tile) {
     const auto* a = annotated->as<ir::TileType>();
     const auto* i = inferred->as<ir::TileType>();
-    var_type = ir::tile_type(a->shape, a->dtype, a->space ? a->space : i->space,
-                             a->memref ? a->memref : (a->space ? std::nullopt : i->memref));
+    const auto space = a->space ? a->space : i->space;
+    // The annotation's view, read against its own memory space, now meets the value's.
+    std::optional<ir::TileView> view;
+    if (a->view) view = ir::canonical_tile_view(a->shape, space, *a->view);
+    var_type = ir::tile_type(a->shape, a->dtype, space,
+                             a->memref ? a->memref : (a->space ? std::nullopt : i->memref), view);
+    if (a->view && !a->view->valid_shape.empty()) {
+      value = load_with_valid_shape(value, a->view->valid_shape, span);
+    }
   } else {
     var_type = annotated;
   }

@@ -316,8 +316,42 @@ class Parser {
 
   TypePtr parse_type();
 
-  // A value, or `pl.MemRef(id, size, addr)` (stored in `memref`).
-  Value parse_value_or_memref(std::optional<ir::MemRef>& memref);
+  // PyPTO's older call notation, after pl.Tensor / pl.Tile / pl.Scalar at '(': pl.Tensor((64,
+  // 128), pl.FP16), pl.Scalar(pl.FP32).
+  TypePtr parse_legacy_call_type(std::string_view kind);
+
+  // The arguments after the dtype of pl.Tile[...] / pl.Tensor[...], up to the closing ']'.
+  TypePtr parse_tile_arguments(std::vector<int64_t> shape, DataType dtype);
+  TypePtr parse_tensor_arguments(std::vector<int64_t> shape, DataType dtype);
+
+  // -------------------------------- type arguments (parser_type_args.cpp)
+
+  // At pl.MemorySpace.<space> or pl.Mem.<space>: consumes it; no value (and nothing consumed)
+  // elsewhere. A space of PyPTO's this device lacks (Bias...) is a located error.
+  std::optional<ir::MemorySpace> parse_memory_space_name();
+
+  // At a tensor layout (pl.NZ, pl.TensorLayout.NZ): consumes it; no value elsewhere.
+  std::optional<ir::TensorLayout> parse_tensor_layout_name();
+
+  // pl.TileView(...) / pl.TensorView(...), keyword arguments as PyPTO spells them.
+  ir::TileView parse_tile_view(const std::vector<int64_t>& shape,
+                               std::optional<ir::MemorySpace> space);
+  ir::TensorView parse_tensor_view();
+
+  // pl.MemRef(...) in PyPTO's forms: (addr, size, id), (space, addr, size, id) and
+  // (base, byte_offset, size). `named_space` receives the space the MemRef itself names.
+  ir::MemRef parse_memref(std::optional<ir::MemorySpace>& named_space);
+
+  // `[a, b, ...]` of constant integers (a view's valid_shape or stride).
+  std::vector<int64_t> parse_constant_int_list(const std::string& what);
+
+  // At `pl.<Enum>.<member>`: consumes it and returns the member's token.
+  const Token& parse_enum_member(std::string_view enum_name);
+
+  // `pl.<name>` of the type language met in an expression: pl.Mem.<space> is a memory space
+  // like pl.MemorySpace.<space>; the others (layouts, views, ...) are located errors. No value
+  // (nothing consumed) for any other `pl.<name>`.
+  std::optional<Value> parse_type_language_name();
 
   // -------------------------------- name binding and checks (parser_names.cpp)
 
@@ -332,6 +366,10 @@ class Parser {
   // Applies an assignment's annotation: shape and dtype must match the value; memory space and
   // MemRef come from the annotation (the call's type is rebuilt with them).
   ExprPtr refine(const ExprPtr& value, const TypePtr& annotated, Span span, TypePtr& var_type);
+
+  // A pl.TileView(valid_shape=...) annotation on `value`, which must be a pl.load: the load with
+  // those valid_shapes (added when it has none; checked when it has).
+  ExprPtr load_with_valid_shape(const ExprPtr& value, const std::vector<int64_t>& valid, Span span);
 
   // Maps an error span that is a variable's definition to the place where the variable is used
   // in the expression being checked (variables referenced since `mark`).

@@ -1,9 +1,36 @@
 // Types and annotations: pl.Tensor / pl.Tile / pl.Scalar / tuple types, parameter directions
-// (pl.Out, pl.InOut), shapes, dtypes and MemRef annotations.
+// (pl.Out, pl.InOut), shapes and dtypes, and the order of the trailing arguments of a tensor or
+// tile type (layouts, views, memory spaces, MemRefs). The arguments themselves are read in
+// parser_type_args.cpp.
+#include <array>
+
 #include "parser_state.h"
 #include "pypto/ir/printer.h"
 
 namespace pypto::frontend::detail {
+
+namespace {
+
+// PyPTO's element types that this device does not have, so that naming one says so instead of
+// looking like an unknown op.
+constexpr std::array<std::string_view, 16> kUnsupportedDTypes = {
+    "FP4",   "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF4",    "HF8",    "INT4", "INT8",
+    "INT16", "UINT4",     "UINT8",   "UINT16",  "UINT32", "UINT64", "FP64", "TASK_ID"};
+
+// PyPTO's types this device has no counterpart for.
+constexpr std::array<std::string_view, 7> kUnsupportedTypes = {
+    "Array", "Ptr", "TaskId", "DistributedTensor", "AsyncEvent", "AsyncSession", "CommCtx"};
+
+template <size_t N>
+bool contains(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (std::string_view n : names)
+    if (n == name) return true;
+  return false;
+}
+
+constexpr const char* kSupportedDTypes = "FP32, FP16, BF16, INT32, INT64, BOOL and INDEX";
+
+}  // namespace
 
 TypePtr Parser::parse_param_type(ir::ParamDirection& direction) {
   if (at_name("pl") && peek_token(1).kind == TK::Dot &&
@@ -17,7 +44,16 @@ TypePtr Parser::parse_param_type(ir::ParamDirection& direction) {
     expect(TK::RBracket, "']' to close pl.Out[...] / pl.InOut[...]");
     return t;
   }
-  return parse_type();
+  const Span start = here();
+  TypePtr t = parse_type();
+  if (const auto* tile = t->as<ir::TileType>();
+      tile && tile->view && !tile->view->valid_shape.empty()) {
+    // The valid region of a tile is a property of the value that a pl.load gives it.
+    fail(start,
+         "a partial pl.TileView valid_shape on a parameter is not supported: the valid "
+         "region of a tile comes from the pl.load that reads it (valid_shapes=[...])");
+  }
+  return t;
 }
 
 int64_t Parser::parse_constant_int(const std::string& what) {
@@ -37,22 +73,69 @@ int64_t Parser::parse_constant_int(const std::string& what) {
 }
 
 std::vector<int64_t> Parser::parse_shape() {
-  expect(TK::LBracket, "'[' to start the shape, e.g. [64, 64]");
+  // A list, or in PyPTO's older call notation (pl.Tensor((64, 128), pl.FP16)) a tuple.
+  const bool tuple = at(TK::LParen);
+  if (tuple) {
+    advance();
+  } else {
+    expect(TK::LBracket, "'[' to start the shape, e.g. [64, 64]");
+  }
+  const TK close = tuple ? TK::RParen : TK::RBracket;
   std::vector<int64_t> shape;
-  while (!at(TK::RBracket)) {
+  while (!at(close)) {
     Span dim_span = here();
+    // A name that is neither a constant nor a variable is PyPTO's dynamic dimension
+    // (M = pl.dynamic("M")): the module assignment was not constant, so it is not bound.
+    if (at(TK::Name) && cur().text != "pl" && !constants_.count(cur().text) &&
+        !lookup_var(cur().text) &&
+        (peek_token(1).kind == TK::Comma || peek_token(1).kind == TK::RBracket)) {
+      fail(dim_span, "dynamic dimension '" + std::string(cur().text) +
+                         "' (pl.dynamic) is not supported: shapes are compile-time constants "
+                         "here; give the dimension a constant value, or let @pl.jit "
+                         "specialise the function on its arguments' shapes");
+    }
     int64_t d = parse_constant_int("shape");
     if (d <= 0) fail(dim_span, "shape dimensions must be positive, got " + std::to_string(d));
     shape.push_back(d);
     if (!at(TK::Comma)) break;
     advance();
   }
-  expect(TK::RBracket, "']' to close the shape");
+  expect(close, tuple ? "')' to close the shape" : "']' to close the shape");
   if (shape.empty()) fail_here("a shape needs at least one dimension");
   return shape;
 }
 
+TypePtr Parser::parse_legacy_call_type(std::string_view kind) {
+  advance();  // (
+  TypePtr result;
+  if (kind == "Scalar") {
+    result = ir::scalar_type(parse_dtype("pl.Scalar(...)"));
+  } else {
+    const Span shape_span = here();
+    std::vector<int64_t> shape = parse_shape();
+    expect(TK::Comma, "',' and a dtype after the shape");
+    DataType dtype = parse_dtype("pl." + std::string(kind) + "(...)");
+    if (!ir::shape_bytes(shape, dtype)) {
+      fail(shape_span, "integer overflow in the size of shape " + ir::shape_to_string(shape));
+    }
+    result = kind == "Tensor" ? ir::tensor_type(std::move(shape), dtype)
+                              : ir::tile_type(std::move(shape), dtype);
+  }
+  if (at(TK::Comma)) advance();
+  expect(TK::RParen, [&] {
+    return "')' to close pl." + std::string(kind) +
+           "(...): the call notation takes only the shape and the dtype (write pl." +
+           std::string(kind) + "[...] for more)";
+  });
+  return result;
+}
+
 DataType Parser::parse_dtype(const std::string& context) {
+  if (at_name("pl") && peek_token(1).kind == TK::Dot &&
+      contains(kUnsupportedDTypes, peek_token(2).text)) {
+    fail(here(), "dtype pl." + std::string(peek_token(2).text) +
+                     " is not supported on this device (supported: " + kSupportedDTypes + ")");
+  }
   Value v = parse_value();
   if (v.kind != Value::Kind::DType) {
     fail(v.span, "expected a dtype such as pl.FP32 in " + context + ", got " +
@@ -64,16 +147,35 @@ DataType Parser::parse_dtype(const std::string& context) {
 TypePtr Parser::parse_type() {
   DepthGuard guard(*this);
   Span start = here();
-  if (at_name("tuple")) {
+  const bool pl_tuple = at_pl_member(0, "Tuple");
+  if (at_name("tuple") || pl_tuple) {
+    if (pl_tuple) {
+      advance();
+      advance();
+    }
     advance();
-    expect(TK::LBracket, "'[' after tuple");
+    if (pl_tuple && at(TK::LParen)) {
+      // PyPTO's older call notation: pl.Tuple([T1, T2]).
+      advance();
+      expect(TK::LBracket, "'[' and the element types in pl.Tuple([...])");
+      std::vector<TypePtr> elements;
+      while (!at(TK::RBracket)) {
+        elements.push_back(parse_type());
+        if (!at(TK::Comma)) break;
+        advance();
+      }
+      expect(TK::RBracket, "']' to close the element types of pl.Tuple([...])");
+      expect(TK::RParen, "')' to close pl.Tuple([...])");
+      return ir::tuple_type(std::move(elements));
+    }
+    expect(TK::LBracket, pl_tuple ? "'[' after pl.Tuple" : "'[' after tuple");
     std::vector<TypePtr> elements;
     while (!at(TK::RBracket)) {
       elements.push_back(parse_type());
       if (!at(TK::Comma)) break;
       advance();
     }
-    expect(TK::RBracket, "']' to close tuple[...]");
+    expect(TK::RBracket, pl_tuple ? "']' to close pl.Tuple[...]" : "']' to close tuple[...]");
     return ir::tuple_type(std::move(elements));
   }
   if (!(at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).kind == TK::Name)) {
@@ -87,10 +189,16 @@ TypePtr Parser::parse_type() {
   if (kind.text == "Out" || kind.text == "InOut") {
     fail(start, "pl." + std::string(kind.text) + "[...] is only allowed on function parameters");
   }
+  if (contains(kUnsupportedTypes, kind.text)) {
+    fail(start, "type pl." + std::string(kind.text) +
+                    " is not supported on this device (types: pl.Tensor, pl.Tile, pl.Scalar, "
+                    "pl.Tuple)");
+  }
   if (kind.text != "Tensor" && kind.text != "Tile" && kind.text != "Scalar") {
     fail(start, "unknown type 'pl." + std::string(kind.text) +
                     "' (expected pl.Tensor, pl.Tile or pl.Scalar)");
   }
+  if (at(TK::LParen)) return parse_legacy_call_type(kind.text);
   expect(TK::LBracket, [&] { return "'[' after pl." + std::string(kind.text); });
   TypePtr result;
   if (kind.text == "Scalar") {
@@ -104,61 +212,160 @@ TypePtr Parser::parse_type() {
       fail(shape_span, "integer overflow in the size of shape " + ir::shape_to_string(shape) +
                            " of " + std::string(ir::dtype_name(dtype)) + ": more than 2^63 bytes");
     }
-    if (kind.text == "Tensor") {
-      result = ir::tensor_type(std::move(shape), dtype);
-    } else {
-      std::optional<ir::MemorySpace> space;
-      std::optional<ir::MemRef> memref;
-      if (at(TK::Comma) && peek_token(1).kind != TK::RBracket) {
-        advance();
-        Value v = parse_value_or_memref(memref);
-        if (memref) {
-          fail(v.span,
-               "pl.MemRef(...) needs a memory space before it: "
-               "pl.Tile[[r, c], dtype, pl.MemorySpace.Vec, pl.MemRef(...)]");
-        }
-        if (v.kind != Value::Kind::Space) {
-          fail(v.span, "expected a memory space such as pl.MemorySpace.Vec, got " +
-                           std::string(value_kind_description(v)));
-        }
-        space = v.space;
-        if (at(TK::Comma) && peek_token(1).kind != TK::RBracket) {
-          advance();
-          Value m = parse_value_or_memref(memref);
-          if (!memref) {
-            fail(m.span, "expected pl.MemRef(buffer_id, size_bytes, addr) after the memory space");
-          }
-          memref->space = *space;
-        }
-      }
-      result = ir::tile_type(std::move(shape), dtype, space, memref);
-    }
+    result = kind.text == "Tensor" ? parse_tensor_arguments(std::move(shape), dtype)
+                                   : parse_tile_arguments(std::move(shape), dtype);
   }
   if (at(TK::Comma)) advance();
   expect(TK::RBracket, [&] { return "']' to close pl." + std::string(kind.text) + "[...]"; });
   return result;
 }
 
-Value Parser::parse_value_or_memref(std::optional<ir::MemRef>& memref) {
-  if (at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).text == "MemRef") {
-    Value v;
-    v.span = here();
+// pl.Tile[[shape], dtype, ...]: a memory space, a MemRef and a pl.TileView, each at most once
+// and in any order; a MemRef needs the memory space beside it (PyPTO's rules).
+TypePtr Parser::parse_tile_arguments(std::vector<int64_t> shape, DataType dtype) {
+  std::optional<ir::MemorySpace> space;
+  std::optional<ir::MemRef> memref;
+  std::optional<ir::MemorySpace> memref_space;
+  Span memref_span;
+  size_t view_start = 0;  // token of the pl.TileView(...), read once the space is known
+  auto twice = [&](Span at, const char* what) {
+    fail(at, std::string("a pl.Tile annotation can contain at most one ") + what);
+  };
+  while (at(TK::Comma) && peek_token(1).kind != TK::RBracket) {
     advance();
-    advance();
-    advance();
-    expect(TK::LParen, "'(' after pl.MemRef");
-    ir::MemRef m;
-    m.buffer_id = parse_constant_int("MemRef buffer id");
-    expect(TK::Comma, "',' between the arguments of pl.MemRef(buffer_id, size_bytes, addr)");
-    m.size = parse_constant_int("MemRef size");
-    expect(TK::Comma, "',' between the arguments of pl.MemRef(buffer_id, size_bytes, addr)");
-    m.addr = parse_constant_int("MemRef address");
-    if (at(TK::Comma)) advance();
-    expect(TK::RParen, "')' after the arguments of pl.MemRef");
-    memref = m;
-    return v;
+    const Span arg = here();
+    if (auto s = parse_memory_space_name()) {
+      if (space) twice(arg, "memory space");
+      space = s;
+    } else if (at_pl_member(0, "MemRef")) {
+      if (memref) twice(arg, "pl.MemRef(...)");
+      memref_span = arg;
+      memref = parse_memref(memref_space);
+    } else if (at_pl_member(0, "TileView")) {
+      if (view_start) twice(arg, "pl.TileView(...)");
+      view_start = pos_;
+      // Skip it for now: its implicit layouts depend on the memory space, which may follow.
+      advance();
+      advance();
+      advance();
+      if (!at(TK::LParen)) expected("'(' after pl.TileView");
+      int depth = 0;
+      do {
+        if (at(TK::LParen) || at(TK::LBracket)) ++depth;
+        if (at(TK::RParen) || at(TK::RBracket)) --depth;
+        if (at(TK::EndOfFile) || at(TK::Newline)) expected("')' to close pl.TileView(...)");
+        advance();
+      } while (depth > 0);
+    } else if (const size_t layout_start = pos_; parse_tensor_layout_name()) {
+      std::string written;
+      for (size_t i = layout_start; i < pos_; ++i) written += tokens_[i].text;
+      fail(arg, "pl.Tile does not accept a tensor layout such as " + written +
+                    ": a tile's layouts are written pl.TileView(blayout=..., slayout=...)");
+    } else if (at(TK::Name) && !at_name("pl") && peek_token(1).kind != TK::LParen) {
+      fail(arg, "'" + std::string(cur().text) +
+                    "' in a pl.Tile annotation: a MemRef held in a variable (a declared "
+                    "allocation) is not supported; memory is planned by InitMemRef and "
+                    "MemoryReuse, so leave the MemRef out");
+    } else {
+      fail(arg, "unsupported pl.Tile argument " + describe(cur()) +
+                    ": expected pl.Mem.<space>, pl.MemRef(...) or pl.TileView(...)");
+    }
   }
-  return parse_value();
+  if (memref) {
+    if (!space) {
+      fail(memref_span,
+           "a pl.Tile annotation with a pl.MemRef(...) must also give its memory space: "
+           "pl.Tile[[r, c], dtype, pl.MemRef(...), pl.Mem.Vec]");
+    }
+    if (memref_space && *memref_space != *space) {
+      fail(memref_span, "pl.MemRef(...) names memory space " +
+                            std::string(ir::memory_space_name(*memref_space)) +
+                            " but the tile is in " + std::string(ir::memory_space_name(*space)));
+    }
+    memref->space = *space;
+  }
+  std::optional<ir::TileView> view;
+  if (view_start) {
+    const size_t resume = pos_;
+    pos_ = view_start;
+    view = ir::canonical_tile_view(shape, space, parse_tile_view(shape, space));
+    pos_ = resume;
+  }
+  return ir::tile_type(std::move(shape), dtype, space, memref, std::move(view));
+}
+
+// pl.Tensor[[shape], dtype, ...]: a layout, a pl.TensorView or a MemRef; or a layout or view
+// followed by a MemRef.
+TypePtr Parser::parse_tensor_arguments(std::vector<int64_t> shape, DataType dtype) {
+  std::optional<ir::TensorView> view;
+  std::optional<ir::MemRef> memref;
+  for (int slot = 3; at(TK::Comma) && peek_token(1).kind != TK::RBracket; ++slot) {
+    advance();
+    const Span arg = here();
+    if (slot > 4)
+      fail(arg, "pl.Tensor takes at most four arguments: [shape, dtype, layout, memref]");
+    if (at_pl_member(0, "MemRef")) {
+      std::optional<ir::MemorySpace> named;
+      memref = parse_memref(named);
+      if (named && *named != ir::MemorySpace::DDR) {
+        fail(arg, "a tensor's pl.MemRef(...) is in DDR, not " +
+                      std::string(ir::memory_space_name(*named)));
+      }
+      memref->space = ir::MemorySpace::DDR;
+      continue;
+    }
+    if (slot == 4) fail(arg, "the 4th argument of pl.Tensor must be pl.MemRef(...)");
+    if (at_pl_member(0, "TensorView")) {
+      ir::TensorView v = parse_tensor_view();
+      if (!v.valid_shape.empty() && v.valid_shape != shape) {
+        fail(arg, "pl.TensorView valid_shape " + ir::shape_to_string(v.valid_shape) +
+                      " is not supported for a tensor of shape " + ir::shape_to_string(shape) +
+                      ": a tensor is valid in its whole shape here; read part of it with "
+                      "pl.load(..., valid_shapes=[...])");
+      }
+      if (v.valid_shape.size() > 0 && v.valid_shape.size() != shape.size()) {
+        fail(arg, "pl.TensorView valid_shape has the wrong rank");
+      }
+      if (v.layout == ir::TensorLayout::DN) {
+        fail(arg,
+             "pl.TensorView layout pl.TensorLayout.DN is not supported: tensors on this "
+             "device are row-major (transpose with a load of the other shape instead)");
+      }
+      if (!v.stride.empty() &&
+          (v.layout != ir::TensorLayout::ND || v.stride != ir::row_major_strides(shape))) {
+        fail(arg, "pl.TensorView stride " + ir::shape_to_string(v.stride) +
+                      " is not supported for shape " + ir::shape_to_string(shape) +
+                      ": tensors on this device are packed row-major (stride " +
+                      ir::shape_to_string(ir::row_major_strides(shape)) + ")");
+      }
+      view = ir::canonical_tensor_view(shape, std::move(v));
+      continue;
+    }
+    const bool is_dn =
+        at_pl_member(0, "DN") || (at_pl_member(0, "TensorLayout") && peek_token(4).text == "DN");
+    if (auto layout = parse_tensor_layout_name()) {
+      if (is_dn) {
+        // PyPTO refuses this shorthand too: it leaves open which coordinates the shape is in.
+        fail(arg,
+             "pl.Tensor[..., pl.DN] is not supported: the DN layout-only shorthand "
+             "leaves open whether the shape is the logical or the stored one; write the "
+             "tensor's own shape and transpose where it is used");
+      }
+      ir::TensorView v;
+      v.layout = *layout;
+      view = ir::canonical_tensor_view(shape, std::move(v));
+      continue;
+    }
+    if (at(TK::Name) && !at_name("pl")) {
+      fail(arg, "'" + std::string(cur().text) +
+                    "' in a pl.Tensor annotation: a layout or view held in a variable is not "
+                    "supported; write it inline (pl.NZ, pl.TensorView(...))");
+    }
+    fail(arg, "unsupported pl.Tensor argument " + describe(cur()) +
+                  ": expected a layout (pl.ND, pl.NZ, ...), pl.TensorView(...) or "
+                  "pl.MemRef(...)");
+  }
+  return ir::tensor_type(std::move(shape), dtype, std::move(view), memref);
 }
 
 }  // namespace pypto::frontend::detail

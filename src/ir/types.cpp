@@ -142,10 +142,128 @@ std::optional<PadValue> pad_value_from_name(std::string_view name) {
 }
 
 namespace {
+constexpr std::array<std::string_view, 5> kTensorLayouts = {"ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN"};
+constexpr std::array<std::string_view, 3> kTileLayouts = {"none_box", "row_major", "col_major"};
+constexpr std::array<std::string_view, 2> kCompactModes = {"null", "normal"};
+
+// The index of `name` in a table of names, as the enum whose values are those indices.
+template <typename Enum, size_t N>
+std::optional<Enum> enum_from_name(const std::array<std::string_view, N>& names,
+                                   std::string_view name) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == name) return static_cast<Enum>(i);
+  return std::nullopt;
+}
 // Indexed by FunctionType.
 constexpr std::array<std::string_view, 6> kFunctionTypeNames = {"Orchestration", "InCore", "Opaque",
                                                                 "AIC",           "AIV",    "Group"};
 }  // namespace
+
+std::string_view tensor_layout_name(TensorLayout l) {
+  return kTensorLayouts[static_cast<size_t>(l)];
+}
+std::optional<TensorLayout> tensor_layout_from_name(std::string_view name) {
+  return enum_from_name<TensorLayout>(kTensorLayouts, name);
+}
+std::string_view tile_layout_name(TileLayout l) { return kTileLayouts[static_cast<size_t>(l)]; }
+std::optional<TileLayout> tile_layout_from_name(std::string_view name) {
+  return enum_from_name<TileLayout>(kTileLayouts, name);
+}
+std::string_view compact_mode_name(CompactMode c) { return kCompactModes[static_cast<size_t>(c)]; }
+std::optional<CompactMode> compact_mode_from_name(std::string_view name) {
+  return enum_from_name<CompactMode>(kCompactModes, name);
+}
+
+TileView implicit_tile_view(const std::vector<int64_t>& shape, std::optional<MemorySpace> space) {
+  TileView v;
+  const bool column = shape.size() == 2 && shape[1] == 1 && shape[0] > 1;
+  v.blayout = column ? TileLayout::col_major : TileLayout::row_major;
+  if (space == MemorySpace::Mat || space == MemorySpace::Left || space == MemorySpace::Acc) {
+    v.blayout = TileLayout::col_major;
+    v.slayout = TileLayout::row_major;
+  } else if (space == MemorySpace::Right) {
+    v.slayout = TileLayout::col_major;
+  }
+  if (space == MemorySpace::Acc) v.fractal = 1024;
+  return v;
+}
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) {
+    strides[i - 1] = support::saturated(support::checked_mul(strides[i], shape[i]));
+  }
+  return strides;
+}
+
+std::optional<TensorView> canonical_tensor_view(const std::vector<int64_t>& shape,
+                                                TensorView view) {
+  if (view.valid_shape == shape) view.valid_shape.clear();
+  if (view.layout == TensorLayout::ND && view.stride == row_major_strides(shape)) {
+    view.stride.clear();
+  }
+  if (view == TensorView{}) return std::nullopt;
+  return view;
+}
+
+std::optional<TileView> canonical_tile_view(const std::vector<int64_t>& shape,
+                                            std::optional<MemorySpace> space, TileView view) {
+  if (view.valid_shape == shape) view.valid_shape.clear();
+  if (view.stride == row_major_strides(shape)) view.stride.clear();
+  if (view == implicit_tile_view(shape, space)) return std::nullopt;
+  return view;
+}
+
+namespace {
+std::string pad_text(PadValue p) { return "pl.PadValue." + std::string(pad_value_name(p)); }
+}  // namespace
+
+std::string tile_view_to_string(const TileView& view, const std::vector<int64_t>& shape,
+                                std::optional<MemorySpace> space) {
+  const TileView implicit = implicit_tile_view(shape, space);
+  std::vector<std::string> fields;
+  auto layout = [](TileLayout l) { return "pl.TileLayout." + std::string(tile_layout_name(l)); };
+  if (!view.valid_shape.empty() && view.valid_shape != shape) {
+    fields.push_back("valid_shape=" + shape_to_string(view.valid_shape));
+  }
+  if (!view.stride.empty() && view.stride != row_major_strides(shape)) {
+    fields.push_back("stride=" + shape_to_string(view.stride));
+  }
+  if (view.start_offset != 0) fields.push_back("start_offset=" + std::to_string(view.start_offset));
+  if (view.blayout != implicit.blayout) fields.push_back("blayout=" + layout(view.blayout));
+  if (view.slayout != implicit.slayout) fields.push_back("slayout=" + layout(view.slayout));
+  if (view.fractal != implicit.fractal) fields.push_back("fractal=" + std::to_string(view.fractal));
+  if (view.pad) fields.push_back("pad=" + pad_text(*view.pad));
+  if (view.compact != CompactMode::null) {
+    fields.push_back("compact=pl.CompactMode." + std::string(compact_mode_name(view.compact)));
+  }
+  if (fields.empty()) return "";
+  std::string s = "pl.TileView(";
+  for (size_t i = 0; i < fields.size(); ++i) s += (i ? ", " : "") + fields[i];
+  return s + ")";
+}
+
+std::string tensor_view_to_string(const TensorView& view) {
+  // A view that is only a layout prints as the layout (pl.NZ), as PyPTO writes it; DN has no
+  // such shorthand in an annotation.
+  if (view.valid_shape.empty() && view.stride.empty() && !view.pad &&
+      view.layout != TensorLayout::DN) {
+    return "pl." + std::string(tensor_layout_name(view.layout));
+  }
+  std::string s = "pl.TensorView(";
+  std::string sep;
+  if (!view.valid_shape.empty()) {
+    s += "valid_shape=" + shape_to_string(view.valid_shape);
+    sep = ", ";
+  }
+  if (!view.stride.empty()) {
+    s += sep + "stride=" + shape_to_string(view.stride);
+    sep = ", ";
+  }
+  s += sep + "layout=pl.TensorLayout." + std::string(tensor_layout_name(view.layout));
+  if (view.pad) s += ", pad=" + pad_text(*view.pad);
+  return s + ")";
+}
 
 std::string_view function_type_name(FunctionType t) {
   return kFunctionTypeNames[static_cast<size_t>(t)];
@@ -196,13 +314,14 @@ TypePtr scalar_type(DataType dtype) {
   return kScalars[static_cast<size_t>(dtype)];
 }
 
-TypePtr tensor_type(std::vector<int64_t> shape, DataType dtype) {
-  return ir::make_node<TensorType>(std::move(shape), dtype);
+TypePtr tensor_type(std::vector<int64_t> shape, DataType dtype, std::optional<TensorView> view,
+                    std::optional<MemRef> memref) {
+  return ir::make_node<TensorType>(std::move(shape), dtype, std::move(view), memref);
 }
 
 TypePtr tile_type(std::vector<int64_t> shape, DataType dtype, std::optional<MemorySpace> space,
-                  std::optional<MemRef> memref) {
-  return ir::make_node<TileType>(std::move(shape), dtype, space, memref);
+                  std::optional<MemRef> memref, std::optional<TileView> view) {
+  return ir::make_node<TileType>(std::move(shape), dtype, space, memref, std::move(view));
 }
 
 TypePtr tuple_type(std::vector<TypePtr> elements) {
@@ -217,12 +336,17 @@ bool types_equal(const TypePtr& a, const TypePtr& b) {
       return a->as<ScalarType>()->dtype == b->as<ScalarType>()->dtype;
     case TypeKind::Tensor: {
       const auto *x = a->as<TensorType>(), *y = b->as<TensorType>();
-      return x->dtype == y->dtype && x->shape == y->shape;
+      return x->dtype == y->dtype && x->shape == y->shape && x->view == y->view &&
+             x->memref == y->memref;
     }
     case TypeKind::Tile: {
       const auto *x = a->as<TileType>(), *y = b->as<TileType>();
-      return x->dtype == y->dtype && x->shape == y->shape && x->space == y->space &&
-             x->memref == y->memref;
+      if (!(x->dtype == y->dtype && x->shape == y->shape && x->space == y->space &&
+            x->memref == y->memref)) {
+        return false;
+      }
+      // An unset view means the implicit one; compare what is in force.
+      return (!x->view && !y->view) || x->effective_view() == y->effective_view();
     }
     case TypeKind::Tuple: {
       const auto &x = a->as<TupleType>()->elements, &y = b->as<TupleType>()->elements;
@@ -245,6 +369,11 @@ std::string shape_to_string(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
+std::string memref_to_string(const MemRef& m) {
+  return "pl.MemRef(" + std::to_string(m.addr) + ", " + std::to_string(m.size) + ", " +
+         std::to_string(m.buffer_id) + ")";
+}
+
 std::string type_to_string(const TypePtr& t) {
   if (!t) return "<none>";
   auto dt = [](DataType d) { return "pl." + std::string(dtype_name(d)); };
@@ -253,16 +382,23 @@ std::string type_to_string(const TypePtr& t) {
       return "pl.Scalar[" + dt(t->as<ScalarType>()->dtype) + "]";
     case TypeKind::Tensor: {
       const auto* x = t->as<TensorType>();
-      return "pl.Tensor[" + shape_to_string(x->shape) + ", " + dt(x->dtype) + "]";
+      std::string s = "pl.Tensor[" + shape_to_string(x->shape) + ", " + dt(x->dtype);
+      if (x->view) s += ", " + tensor_view_to_string(*x->view);
+      if (x->memref) {
+        s += ", " + memref_to_string(*x->memref);
+      }
+      return s + "]";
     }
     case TypeKind::Tile: {
       const auto* x = t->as<TileType>();
       std::string s = "pl.Tile[" + shape_to_string(x->shape) + ", " + dt(x->dtype);
       if (x->space) s += ", pl.MemorySpace." + std::string(memory_space_name(*x->space));
       if (x->memref) {
-        const MemRef& m = *x->memref;
-        s += ", pl.MemRef(" + std::to_string(m.buffer_id) + ", " + std::to_string(m.size) + ", " +
-             std::to_string(m.addr) + ")";
+        s += ", " + memref_to_string(*x->memref);
+      }
+      if (x->view) {
+        std::string view = tile_view_to_string(*x->view, x->shape, x->space);
+        if (!view.empty()) s += ", " + view;
       }
       return s + "]";
     }

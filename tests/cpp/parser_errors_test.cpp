@@ -201,7 +201,7 @@ std::vector<ErrorCase> cases() {
        kernel("        t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(0, 16384, 0)] = pl.load(a, [0, 0], "
               "[64, 64])\n" +
               S),
-       7, 39, "pl.MemRef(...) needs a memory space before it"},
+       7, 39, "with a pl.MemRef(...) must also give its memory space"},
       {"out_on_a_local",
        kernel("        t: pl.Out[pl.Tile[[64, 64], pl.FP32]] = pl.load(a, [0, 0], [64, 64])\n" + S),
        7, 12, "only allowed on function parameters"},

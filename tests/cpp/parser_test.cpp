@@ -390,7 +390,7 @@ TEST(Parser, AnnotationRefinesMemorySpaceAndMemRef) {
       "    @pl.function(type=pl.FunctionType.InCore)\n"
       "    def k(self, a: pl.Tensor[[64, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) "
       "-> pl.Tensor[[64, 64], pl.FP32]:\n"
-      "        t: pl.Tile[[64, 64], pl.FP32, pl.MemorySpace.Vec, pl.MemRef(3, 16384, 256)] = "
+      "        t: pl.Tile[[64, 64], pl.FP32, pl.MemorySpace.Vec, pl.MemRef(256, 16384, 3)] = "
       "pl.load(a, [0, 0], [64, 64])\n"
       "        u: pl.Tile[[64, 64], pl.FP32, pl.MemorySpace.Vec] = pl.exp(t)\n"
       "        o = pl.store(u, [0, 0], o)\n"

@@ -44,10 +44,10 @@ TEST(InitMemRef, MatmulKSplitAccumulatorGroupSharesOneAccBuffer) {
 TEST(InitMemRef, EveryTileGetsItsSpaceAndSize) {
   auto out = run_pipeline_through(load_example("softmax.py"), "InitMemRef");
   std::string text = print(out);
-  EXPECT_NE(text.find("t: pl.Tile[[64, 64], pl.FP32, pl.MemorySpace.Vec, pl.MemRef(0, 16384, -1)]"),
+  EXPECT_NE(text.find("t: pl.Tile[[64, 64], pl.FP32, pl.MemorySpace.Vec, pl.MemRef(-1, 16384, 0)]"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("peak: pl.Tile[[64, 1], pl.FP32, pl.MemorySpace.Vec, pl.MemRef(2, 256, -1)]"),
+  EXPECT_NE(text.find("peak: pl.Tile[[64, 1], pl.FP32, pl.MemorySpace.Vec, pl.MemRef(-1, 256, 2)]"),
             std::string::npos)
       << text;
 }

@@ -55,6 +55,23 @@ enum class PadValue : uint8_t { Zero = 0, Min = 1, Max = 2 };
 std::string_view pad_value_name(PadValue p);  // "zero"
 std::optional<PadValue> pad_value_from_name(std::string_view);
 
+// PyPTO's layouts, views and compaction modes. On the NPU they describe how data is arranged in
+// memory (fractal blocks, column-major boxes); this device keeps every tensor and tile row-major
+// and dense, so a layout is carried in the type (and printed back) without changing a result.
+// Tensor layouts: ND (row-major), DN (column-major), NZ (fractal), and the MX scale layouts.
+enum class TensorLayout : uint8_t { ND = 0, DN = 1, NZ = 2, MX_A_ZZ = 3, MX_B_NN = 4 };
+std::string_view tensor_layout_name(TensorLayout l);  // "NZ"
+std::optional<TensorLayout> tensor_layout_from_name(std::string_view);
+// Tile block/sub-block layouts (pl.TileLayout).
+enum class TileLayout : uint8_t { none_box = 0, row_major = 1, col_major = 2 };
+std::string_view tile_layout_name(TileLayout l);  // "row_major"
+std::optional<TileLayout> tile_layout_from_name(std::string_view);
+// Whether a partly valid boxed tile is packed to its valid region (pl.CompactMode).
+enum class CompactMode : uint8_t { null = 0, normal = 1 };
+std::string_view compact_mode_name(CompactMode c);  // "normal"
+std::optional<CompactMode> compact_mode_from_name(std::string_view);
+
+
 // PyPTO's function kinds. A bare @pl.function is Opaque until OutlineIncoreScopes decides what it
 // is: an orchestration when it outlines scopes or calls other functions, else a kernel. InCore,
 // AIC (cube core) and AIV (vector core) are kernels: code that runs on one core. A Group
@@ -81,6 +98,48 @@ struct MemRef {
   }
   bool operator!=(const MemRef& o) const { return !(*this == o); }
 };
+
+// pl.TensorView(valid_shape=, stride=, layout=, pad=) of a tensor annotation. A view that says
+// nothing beyond the defaults (the whole shape, packed row-major strides, ND, no pad) is not kept:
+// see canonical_tensor_view.
+struct TensorView {
+  std::vector<int64_t> valid_shape;  // empty: the whole shape
+  std::vector<int64_t> stride;       // empty: packed for the layout
+  TensorLayout layout = TensorLayout::ND;
+  std::optional<PadValue> pad;  // unset: PyPTO's PadValue.null
+
+  bool operator==(const TensorView& o) const {
+    return valid_shape == o.valid_shape && stride == o.stride && layout == o.layout && pad == o.pad;
+  }
+  bool operator!=(const TensorView& o) const { return !(*this == o); }
+};
+
+// pl.TileView(valid_shape=, stride=, start_offset=, blayout=, slayout=, fractal=, pad=, compact=)
+// of a tile annotation. The layouts and fractal are stored resolved (a field the annotation
+// leaves out takes the implicit default of the tile's shape and memory space, as in PyPTO), so a
+// view keeps its meaning when InferTileMemorySpace later gives the tile another space.
+struct TileView {
+  std::vector<int64_t> valid_shape;  // empty: the whole shape
+  std::vector<int64_t> stride;       // empty: packed row-major
+  int64_t start_offset = 0;
+  TileLayout blayout = TileLayout::row_major;
+  TileLayout slayout = TileLayout::none_box;
+  int64_t fractal = 512;
+  std::optional<PadValue> pad;  // unset: PyPTO's PadValue.null
+  CompactMode compact = CompactMode::null;
+
+  bool operator==(const TileView& o) const {
+    return valid_shape == o.valid_shape && stride == o.stride && start_offset == o.start_offset &&
+           blayout == o.blayout && slayout == o.slayout && fractal == o.fractal && pad == o.pad &&
+           compact == o.compact;
+  }
+  bool operator!=(const TileView& o) const { return !(*this == o); }
+};
+
+// The view PyPTO gives a tile whose annotation has no pl.TileView: block layout column-major for
+// a [N, 1] column (N > 1) and for Mat/Left/Acc, sub-block layout row-major in Mat/Left/Acc and
+// column-major in Right, fractal 1024 in Acc (512 elsewhere).
+TileView implicit_tile_view(const std::vector<int64_t>& shape, std::optional<MemorySpace> space);
 
 enum class TypeKind : uint8_t { Scalar, Tensor, Tile, Tuple };
 
@@ -110,28 +169,43 @@ class ScalarType : public Type {
   DataType dtype;
 };
 
-// A tensor in global memory (DDR). Shapes are compile-time constants.
+// A tensor in global memory (DDR). Shapes are compile-time constants. `view` (a layout or
+// pl.TensorView) and `memref` are what the annotation said; they do not change what the CPU
+// device computes (the frontend refuses the views that would: see DESIGN.md, "Type syntax").
 class TensorType : public Type {
  public:
   static constexpr TypeKind kKind = TypeKind::Tensor;
-  TensorType(std::vector<int64_t> shape, DataType dtype)
-      : Type(kKind), shape(std::move(shape)), dtype(dtype) {}
+  TensorType(std::vector<int64_t> shape, DataType dtype, std::optional<TensorView> view = {},
+             std::optional<MemRef> memref = {})
+      : Type(kKind), shape(std::move(shape)), dtype(dtype), view(std::move(view)), memref(memref) {}
   std::vector<int64_t> shape;
   DataType dtype;
+  std::optional<TensorView> view;
+  std::optional<MemRef> memref;
 };
 
 // A tile in on-chip memory. `space` is unset until the frontend or InferTileMemorySpace decides
-// it; `memref` is unset until InitMemRef.
+// it; `memref` is unset until InitMemRef. `view` is an annotation's pl.TileView, unset when it
+// says no more than implicit_tile_view; the passes that retype tiles do not keep it.
 class TileType : public Type {
  public:
   static constexpr TypeKind kKind = TypeKind::Tile;
   TileType(std::vector<int64_t> shape, DataType dtype, std::optional<MemorySpace> space = {},
-           std::optional<MemRef> memref = {})
-      : Type(kKind), shape(std::move(shape)), dtype(dtype), space(space), memref(memref) {}
+           std::optional<MemRef> memref = {}, std::optional<TileView> view = {})
+      : Type(kKind),
+        shape(std::move(shape)),
+        dtype(dtype),
+        space(space),
+        memref(memref),
+        view(std::move(view)) {}
   std::vector<int64_t> shape;
   DataType dtype;
   std::optional<MemorySpace> space;
   std::optional<MemRef> memref;
+  std::optional<TileView> view;
+
+  // The view in force: `view`, or the implicit one of the shape and space.
+  TileView effective_view() const { return view ? *view : implicit_tile_view(shape, space); }
 
   int64_t num_elements() const;
   int64_t size_bytes() const;
@@ -145,9 +219,26 @@ class TupleType : public Type {
 };
 
 TypePtr scalar_type(DataType dtype);  // shared instances
-TypePtr tensor_type(std::vector<int64_t> shape, DataType dtype);
+TypePtr tensor_type(std::vector<int64_t> shape, DataType dtype, std::optional<TensorView> view = {},
+                    std::optional<MemRef> memref = {});
 TypePtr tile_type(std::vector<int64_t> shape, DataType dtype, std::optional<MemorySpace> space = {},
-                  std::optional<MemRef> memref = {});
+                  std::optional<MemRef> memref = {}, std::optional<TileView> view = {});
+
+// The view to keep for a tensor annotation: none when it says nothing beyond the defaults (a
+// valid_shape equal to the shape and packed ND strides are dropped first).
+std::optional<TensorView> canonical_tensor_view(const std::vector<int64_t>& shape, TensorView view);
+// The same for a tile: none when the view equals implicit_tile_view(shape, space).
+std::optional<TileView> canonical_tile_view(const std::vector<int64_t>& shape,
+                                            std::optional<MemorySpace> space, TileView view);
+// Packed row-major strides of a shape, in elements ([32, 64] -> [64, 1]).
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape);
+// "pl.TileView(valid_shape=[48, 64], blayout=pl.TileLayout.col_major)": the fields that differ
+// from implicit_tile_view(shape, space); empty when none does.
+std::string tile_view_to_string(const TileView& view, const std::vector<int64_t>& shape,
+                                std::optional<MemorySpace> space);
+std::string tensor_view_to_string(const TensorView& view);
+// PyPTO's numeric form, "pl.MemRef(addr, size_bytes, buffer_id)".
+std::string memref_to_string(const MemRef& m);
 TypePtr tuple_type(std::vector<TypePtr> elements);
 
 bool types_equal(const TypePtr& a, const TypePtr& b);

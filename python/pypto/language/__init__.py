@@ -21,10 +21,17 @@ from pypto.language._types import (
     INT32,
     INDEX,
     INT64,
+    DN,
+    MX_A_ZZ,
+    MX_B_NN,
+    ND,
+    NZ,
+    CompactMode,
     DType,
     FunctionType,
     InOut,
     Level,
+    Mem,
     MemorySpace,
     MemRef,
     Out,
@@ -32,7 +39,12 @@ from pypto.language._types import (
     Role,
     Scalar,
     Tensor,
+    TensorLayout,
+    TensorView,
     Tile,
+    TileLayout,
+    TileView,
+    Tuple,
 )
 
 DataType = DType
@@ -43,9 +55,11 @@ globals().update(_MISSING_OPS)
 
 __all__ = [
     "program", "function", "parse", "jit",
-    "Tensor", "Tile", "Scalar", "Out", "InOut", "MemRef",
+    "Tensor", "Tile", "Scalar", "Tuple", "Out", "InOut", "MemRef",
     "DType", "DataType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "INDEX",
-    "MemorySpace", "FunctionType", "Level", "Role", "PadValue", "SplitMode", "adir",
+    "MemorySpace", "Mem", "FunctionType", "Level", "Role", "PadValue", "SplitMode", "adir",
+    "TensorLayout", "ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN", "TensorView",
+    "TileLayout", "TileView", "CompactMode",
     "range", "unroll", "yield_", "at", "tile",
 ]
 # Spelled so that type checkers follow it: the generated ops are part of the public API.

@@ -6,15 +6,17 @@ evaluate to small descriptive objects. The parser reads the class's source text,
 """
 
 import enum
-from typing import Tuple
+import typing
 
 # Defined with the IR it describes; the language only re-exports it (pl.FunctionType).
 from pypto.ir.program import FunctionType
 
 __all__ = [
     "DType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "DTYPES",
-    "MemorySpace", "FunctionType", "Level", "Role", "MemRef", "PadValue", "INDEX",
-    "TensorType", "TileType", "ScalarType", "Tensor", "Tile", "Scalar", "Out", "InOut",
+    "MemorySpace", "Mem", "FunctionType", "Level", "Role", "MemRef", "PadValue", "INDEX",
+    "TensorLayout", "ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN", "TileLayout", "CompactMode",
+    "TileView", "TensorView",
+    "TensorType", "TileType", "ScalarType", "Tensor", "Tile", "Scalar", "Tuple", "Out", "InOut",
 ]
 
 
@@ -84,9 +86,16 @@ class MemorySpace(str, enum.Enum):
         return "pl.MemorySpace." + self.value
 
 
+#: PyPTO's short name: ``pl.Mem.Vec`` is ``pl.MemorySpace.Vec``.
+Mem = MemorySpace
+
+
 class PadValue(str, enum.Enum):
     """What ``pl.tile.fillpad`` writes outside a tile's valid region."""
 
+    #: PyPTO's "no pad value", for ``pl.TileView(pad=)`` / ``pl.TensorView(pad=)`` only: the
+    #: same as leaving ``pad`` out (None), and not a member, since fillpad cannot write it.
+    null: "typing.ClassVar[None]"
     zero = "zero"
     min = "min"  # the lowest value of the element type (-inf for floats)
     max = "max"  # the highest value (+inf for floats)
@@ -94,6 +103,8 @@ class PadValue(str, enum.Enum):
     def __repr__(self):
         return "pl.PadValue." + self.value
 
+
+PadValue.null = None  # type: ignore[misc]
 
 class Level(str, enum.Enum):
     """A level of PyPTO's machine hierarchy, from one core (AIV, AIC) up to GLOBAL; aliases
@@ -132,16 +143,126 @@ class Role(str, enum.Enum):
         return "pl.Role." + self.value
 
 
-class MemRef:
-    """``pl.MemRef(buffer_id, size_bytes, addr)`` in a Tile annotation."""
+class TensorLayout(str, enum.Enum):
+    """How a tensor is stored on the NPU. This device stores every tensor row-major; a layout in
+    an annotation is kept in the type and does not change a result (``DN`` is refused)."""
 
-    __slots__ = ("buffer_id", "size", "addr")
-
-    def __init__(self, buffer_id, size, addr):
-        self.buffer_id, self.size, self.addr = buffer_id, size, addr
+    ND = "ND"
+    DN = "DN"
+    NZ = "NZ"
+    MX_A_ZZ = "MX_A_ZZ"
+    MX_B_NN = "MX_B_NN"
 
     def __repr__(self):
-        return f"pl.MemRef({self.buffer_id}, {self.size}, {self.addr})"
+        return "pl." + self.value
+
+
+ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
+MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
+
+
+class TileLayout(str, enum.Enum):
+    """Block / sub-block layout of a tile on the NPU (``pl.TileView(blayout=, slayout=)``)."""
+
+    none_box = "none_box"
+    row_major = "row_major"
+    col_major = "col_major"
+
+    def __repr__(self):
+        return "pl.TileLayout." + self.value
+
+
+class CompactMode(str, enum.Enum):
+    """Whether a partly valid boxed tile is packed to its valid region on the NPU."""
+
+    null = "null"
+    normal = "normal"
+
+    def __repr__(self):
+        return "pl.CompactMode." + self.value
+
+
+def _fields_repr(name, fields):
+    given = ", ".join(f"{k}={v!r}" for k, v in fields if v is not None)
+    return f"pl.{name}({given})"
+
+
+class TileView:
+    """``pl.TileView(valid_shape=[r, c], blayout=..., ...)`` in a ``pl.Tile`` annotation.
+
+    ``valid_shape`` is honoured (the tile's ``pl.load`` reads only that region); the layouts,
+    ``fractal`` and ``compact`` describe the NPU's storage and do not change a result here.
+    """
+
+    __slots__ = ("valid_shape", "stride", "start_offset", "blayout", "slayout", "fractal", "pad",
+                 "compact")
+
+    def __init__(
+        self,
+        *,
+        valid_shape: "typing.Optional[typing.Sequence[int]]" = None,
+        stride: "typing.Optional[typing.Sequence[int]]" = None,
+        start_offset: "typing.Optional[int]" = None,
+        blayout: "typing.Optional[TileLayout]" = None,
+        slayout: "typing.Optional[TileLayout]" = None,
+        fractal: "typing.Optional[int]" = None,
+        pad: "typing.Optional[PadValue]" = None,
+        compact: "typing.Optional[CompactMode]" = None,
+    ) -> None:
+        self.valid_shape, self.stride, self.start_offset = valid_shape, stride, start_offset
+        self.blayout, self.slayout, self.fractal = blayout, slayout, fractal
+        self.pad, self.compact = pad, compact
+
+    def __repr__(self):
+        return _fields_repr("TileView", ((k, getattr(self, k)) for k in self.__slots__))
+
+
+class TensorView:
+    """``pl.TensorView(valid_shape=, stride=, layout=, pad=)`` in a ``pl.Tensor`` annotation."""
+
+    __slots__ = ("valid_shape", "stride", "layout", "pad")
+
+    def __init__(
+        self,
+        *,
+        valid_shape: "typing.Optional[typing.Sequence[int]]" = None,
+        stride: "typing.Optional[typing.Sequence[int]]" = None,
+        layout: "typing.Optional[TensorLayout]" = None,
+        pad: "typing.Optional[PadValue]" = None,
+    ) -> None:
+        self.valid_shape, self.stride, self.layout, self.pad = valid_shape, stride, layout, pad
+
+    def __repr__(self):
+        return _fields_repr("TensorView", ((k, getattr(self, k)) for k in self.__slots__))
+
+
+class MemRef:
+    """``pl.MemRef(...)`` in a Tile or Tensor annotation, in PyPTO's forms:
+    ``(addr, size_bytes, buffer_id)``, ``(memory_space, addr, size_bytes, buffer_id)`` and
+    ``(base, byte_offset, size_bytes)`` with ``base`` a buffer the compiler names
+    ``mem_<space>_<id>``. The compiler plans memory itself (InitMemRef), so a MemRef written in a
+    program is what a printed program says, not an instruction."""
+
+    __slots__ = ("args", "memory_space", "base", "byte_offset", "addr", "size", "buffer_id")
+
+    def __init__(self, *args: typing.Any, slots: "typing.Optional[int]" = None) -> None:
+        # A declared allocation (no arguments, a name, slots=) is refused by the parser, with
+        # the place in the program; here it only has to evaluate.
+        self.args = args
+        self.memory_space = self.base = self.byte_offset = None
+        self.addr = self.size = self.buffer_id = None
+        if len(args) == 4:
+            self.memory_space, self.addr, self.size, self.buffer_id = args
+        elif len(args) == 3 and isinstance(args[0], int):
+            self.addr, self.size, self.buffer_id = args
+        elif len(args) == 3:
+            self.base, self.byte_offset, self.size = args
+
+    def __getitem__(self, slot: typing.Any) -> "MemRef":
+        return self
+
+    def __repr__(self):
+        return f"pl.MemRef({', '.join(repr(a) for a in self.args)})"
 
 
 def _shape(shape):
@@ -159,25 +280,62 @@ def _type_args(params, kind):
 
 
 class TensorType:
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "view", "memref")
 
-    def __init__(self, shape, dtype):
+    def __init__(self, shape, dtype, view=None, memref=None):
         self.shape, self.dtype = _shape(shape), dtype
+        self.view, self.memref = view, memref
+
+    @property
+    def layout(self):
+        return self.view.layout if isinstance(self.view, TensorView) else self.view
 
     def __repr__(self):
-        return f"pl.Tensor[{list(self.shape)}, {self.dtype!r}]"
+        extra = "".join(f", {x!r}" for x in (self.view, self.memref) if x is not None)
+        return f"pl.Tensor[{list(self.shape)}, {self.dtype!r}{extra}]"
 
 
 class TileType:
-    __slots__ = ("shape", "dtype", "memory_space", "memref")
+    __slots__ = ("shape", "dtype", "memory_space", "memref", "tile_view")
 
-    def __init__(self, shape, dtype, memory_space=None, memref=None):
+    def __init__(self, shape, dtype, memory_space=None, memref=None, tile_view=None):
         self.shape, self.dtype = _shape(shape), dtype
-        self.memory_space, self.memref = memory_space, memref
+        self.memory_space, self.memref, self.tile_view = memory_space, memref, tile_view
 
     def __repr__(self):
-        extra = "".join(f", {x!r}" for x in (self.memory_space, self.memref) if x is not None)
+        extra = "".join(f", {x!r}" for x in (self.memory_space, self.memref, self.tile_view)
+                        if x is not None)
         return f"pl.Tile[{list(self.shape)}, {self.dtype!r}{extra}]"
+
+
+def _tensor_type(params):
+    if len(params) > 4:
+        raise TypeError("pl.Tensor[shape, dtype(, layout_or_view)(, memref)] takes at most 4 "
+                        "arguments")
+    view = memref = None
+    for extra in params[2:]:
+        if isinstance(extra, MemRef):
+            memref = extra
+        elif isinstance(extra, (TensorLayout, TensorView)) and memref is None and view is None:
+            view = extra
+        else:
+            raise TypeError(f"pl.Tensor: unexpected argument {extra!r} (a layout such as pl.NZ, "
+                            "pl.TensorView(...) or pl.MemRef(...))")
+    return TensorType(params[0], params[1], view, memref)
+
+
+def _tile_type(params):
+    if len(params) > 5:
+        raise TypeError("pl.Tile[shape, dtype, ...] takes at most 5 arguments")
+    found = {}
+    for extra in params[2:]:
+        kind = next((k for k in (MemorySpace, MemRef, TileView) if isinstance(extra, k)), None)
+        if kind is None or kind in found:
+            raise TypeError(f"pl.Tile: unexpected argument {extra!r} (at most one each of a memory "
+                            "space, pl.MemRef(...) and pl.TileView(...))")
+        found[kind] = extra
+    return TileType(params[0], params[1], found.get(MemorySpace), found.get(MemRef),
+                    found.get(TileView))
 
 
 class ScalarType:
@@ -204,22 +362,29 @@ class Tensor:
     """``pl.Tensor[[d0, d1], dtype]``: a tensor in global memory."""
 
     #: ``x.shape[i]`` in a program: the extent of dimension i, a constant of the compile.
-    shape: Tuple[int, ...]
+    shape: typing.Tuple[int, ...]
 
     def __class_getitem__(cls, params):
-        params = _type_args(params, "Tensor")
-        return TensorType(params[0], params[1])
+        return _tensor_type(_type_args(params, "Tensor"))
+
+    def __new__(cls, shape: typing.Any, dtype: DType) -> typing.Any:
+        # PyPTO's older call notation in an annotation: pl.Tensor((64, 128), pl.FP16).
+        return TensorType(shape, dtype)
 
 
 class Tile:
-    """``pl.Tile[[rows, cols], dtype(, memory_space(, memref))]``: a tile in on-chip memory."""
+    """``pl.Tile[[rows, cols], dtype, ...]``: a tile in on-chip memory; after the dtype, in any
+    order, a memory space (``pl.Mem.Vec``), a ``pl.MemRef(...)`` and a ``pl.TileView(...)``."""
 
     #: ``t.shape[i]`` in a program: the extent of dimension i, a constant of the compile.
-    shape: Tuple[int, ...]
+    shape: typing.Tuple[int, ...]
 
     def __class_getitem__(cls, params):
-        params = _type_args(params, "Tile")
-        return TileType(*params[:4])
+        return _tile_type(_type_args(params, "Tile"))
+
+    def __new__(cls, shape: typing.Any, dtype: DType) -> typing.Any:
+        # pl.Tile((64, 64), pl.FP32), as pl.Tensor(...).
+        return TileType(shape, dtype)
 
 
 class Scalar:
@@ -227,6 +392,31 @@ class Scalar:
 
     def __class_getitem__(cls, params):
         return ScalarType(_type_args(params, "Scalar")[0])
+
+    def __new__(cls, dtype: DType) -> typing.Any:
+        # pl.Scalar(pl.FP32), as pl.Tensor(...).
+        return ScalarType(dtype)
+
+
+class TupleType:
+    __slots__ = ("types",)
+
+    def __init__(self, types):
+        self.types = types
+
+    def __repr__(self):
+        return f"pl.Tuple[{', '.join(repr(t) for t in self.types)}]"
+
+
+class Tuple:
+    """``pl.Tuple[T1, T2]``: several return values, as ``tuple[T1, T2]``."""
+
+    def __class_getitem__(cls, params):
+        return TupleType(params if isinstance(params, tuple) else (params,))
+
+    def __new__(cls, types: typing.Sequence[typing.Any]) -> typing.Any:
+        # pl.Tuple([T1, T2]), as pl.Tensor(...).
+        return TupleType(tuple(types))
 
 
 class Out:

@@ -1,0 +1,406 @@
+// The arguments of tensor and tile types as PyPTO writes them: memory spaces (pl.MemorySpace.X
+// and its alias pl.Mem.X), tensor layouts (pl.NZ, pl.TensorLayout.NZ), pl.TileView(...),
+// pl.TensorView(...) and pl.MemRef(...); and these names met outside an annotation.
+#include <array>
+#include <cctype>
+
+#include "parser_state.h"
+
+namespace pypto::frontend::detail {
+
+namespace {
+
+// PyPTO's memory spaces that this device does not have.
+constexpr std::array<std::string_view, 4> kMissingSpaces = {"Bias", "LeftScale", "RightScale",
+                                                            "ScalarLocal"};
+constexpr std::array<std::string_view, 5> kLayoutShorthands = {"ND", "DN", "NZ", "MX_A_ZZ",
+                                                               "MX_B_NN"};
+
+template <size_t N>
+bool contains(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (std::string_view n : names)
+    if (n == name) return true;
+  return false;
+}
+
+}  // namespace
+
+const Token& Parser::parse_enum_member(std::string_view enum_name) {
+  advance();  // pl
+  advance();  // .
+  advance();  // the enum
+  expect(TK::Dot, [&] { return "'.' after pl." + std::string(enum_name); });
+  return expect_name([&] { return "a member of pl." + std::string(enum_name); });
+}
+
+std::optional<ir::MemorySpace> Parser::parse_memory_space_name() {
+  const bool alias = at_pl_member(0, "Mem");
+  if (!alias && !at_pl_member(0, "MemorySpace")) return std::nullopt;
+  const std::string written = alias ? "pl.Mem." : "pl.MemorySpace.";
+  const Token& item = parse_enum_member(alias ? "Mem" : "MemorySpace");
+  if (auto space = ir::memory_space_from_name(item.text)) return space;
+  if (contains(kMissingSpaces, item.text)) {
+    fail(span_of(item), "memory space " + written + std::string(item.text) +
+                            " is not supported on this device (DDR, Vec, Mat, Left, Right, Acc)");
+  }
+  fail(span_of(item), "unknown memory space '" + written + std::string(item.text) +
+                          "' (expected DDR, Vec, Mat, Left, Right or Acc)");
+}
+
+std::optional<ir::TensorLayout> Parser::parse_tensor_layout_name() {
+  if (at_name("pl") && peek_token(1).kind == TK::Dot &&
+      contains(kLayoutShorthands, peek_token(2).text) && peek_token(3).kind != TK::LParen) {
+    advance();
+    advance();
+    return ir::tensor_layout_from_name(advance().text);
+  }
+  if (!at_pl_member(0, "TensorLayout")) return std::nullopt;
+  const Token& item = parse_enum_member("TensorLayout");
+  auto layout = ir::tensor_layout_from_name(item.text);
+  if (!layout) {
+    fail(span_of(item), "unknown tensor layout 'pl.TensorLayout." + std::string(item.text) +
+                            "' (expected ND, DN, NZ, MX_A_ZZ or MX_B_NN)");
+  }
+  return layout;
+}
+
+std::vector<int64_t> Parser::parse_constant_int_list(const std::string& what) {
+  expect(TK::LBracket, [&] { return "'[' to start the list of " + what; });
+  std::vector<int64_t> values;
+  while (!at(TK::RBracket)) {
+    if (at(TK::Name) && lookup_var(cur().text)) {
+      fail(here(), "the run-time value '" + std::string(cur().text) + "' in " + what +
+                       " is not supported: a type holds constants here (a run-time valid "
+                       "region is given to pl.load(..., valid_shapes=[...]))");
+    }
+    values.push_back(parse_constant_int(what));
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RBracket, [&] { return "']' to close the list of " + what; });
+  return values;
+}
+
+ir::TileView Parser::parse_tile_view(const std::vector<int64_t>& shape,
+                                     std::optional<ir::MemorySpace> space) {
+  advance();  // pl
+  advance();  // .
+  advance();  // TileView
+  expect(TK::LParen, "'(' after pl.TileView");
+  // Fields left out take the implicit values of the tile's shape and memory space.
+  ir::TileView view = ir::implicit_tile_view(shape, space);
+  auto tile_layout = [&](const std::string& field) {
+    if (!at_pl_member(0, "TileLayout")) {
+      expected("a tile layout (pl.TileLayout.row_major, col_major or none_box) for " + field);
+    }
+    const Token& item = parse_enum_member("TileLayout");
+    auto layout = ir::tile_layout_from_name(item.text);
+    if (!layout) {
+      fail(span_of(item), "unknown tile layout 'pl.TileLayout." + std::string(item.text) +
+                              "' (expected none_box, row_major or col_major)");
+    }
+    return *layout;
+  };
+  std::vector<std::string_view> seen;
+  while (!at(TK::RParen)) {
+    if (!(at(TK::Name) && peek_token(1).kind == TK::Assign)) {
+      fail(here(),
+           "pl.TileView takes keyword arguments only, e.g. "
+           "pl.TileView(valid_shape=[48, 64]); got " +
+               describe(cur()));
+    }
+    const Token& key = advance();
+    advance();  // =
+    if (std::find(seen.begin(), seen.end(), key.text) != seen.end()) {
+      fail(span_of(key), "pl.TileView argument '" + std::string(key.text) + "' given twice");
+    }
+    seen.push_back(key.text);
+    const Span value_span = here();
+    if (key.text == "valid_shape") {
+      view.valid_shape = parse_constant_int_list("pl.TileView valid_shape");
+      if (view.valid_shape.size() != shape.size()) {
+        fail(value_span, "pl.TileView valid_shape " + ir::shape_to_string(view.valid_shape) +
+                             " has " + std::to_string(view.valid_shape.size()) +
+                             " dimensions; the tile has " + std::to_string(shape.size()));
+      }
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (view.valid_shape[d] < 0 || view.valid_shape[d] > shape[d]) {
+          fail(value_span, "pl.TileView valid_shape " + ir::shape_to_string(view.valid_shape) +
+                               " is outside the tile's shape " + ir::shape_to_string(shape));
+        }
+      }
+    } else if (key.text == "stride") {
+      view.stride = parse_constant_int_list("pl.TileView stride");
+      if (!view.stride.empty() && view.stride != ir::row_major_strides(shape)) {
+        fail(value_span, "pl.TileView stride " + ir::shape_to_string(view.stride) +
+                             " is not supported: tiles on this device are dense row-major "
+                             "(stride " +
+                             ir::shape_to_string(ir::row_major_strides(shape)) + ")");
+      }
+    } else if (key.text == "start_offset") {
+      view.start_offset = parse_constant_int("pl.TileView start_offset");
+      if (view.start_offset != 0) {
+        fail(value_span, "pl.TileView start_offset " + std::to_string(view.start_offset) +
+                             " is not supported: a tile's data starts at its first element "
+                             "here (take part of a tile with pl.slice)");
+      }
+    } else if (key.text == "blayout") {
+      view.blayout = tile_layout("blayout");
+    } else if (key.text == "slayout") {
+      view.slayout = tile_layout("slayout");
+    } else if (key.text == "fractal") {
+      view.fractal = parse_constant_int("pl.TileView fractal");
+      if (view.fractal <= 0) {
+        fail(value_span,
+             "pl.TileView fractal must be positive, got " + std::to_string(view.fractal));
+      }
+    } else if (key.text == "pad") {
+      if (!at_pl_member(0, "PadValue")) expected("a pad value (pl.PadValue.zero, min, max, null)");
+      const Token& item = parse_enum_member("PadValue");
+      if (item.text != "null") {
+        view.pad = ir::pad_value_from_name(item.text);
+        if (!view.pad) {
+          fail(span_of(item), "unknown pad value 'pl.PadValue." + std::string(item.text) +
+                                  "' (expected null, zero, min or max)");
+        }
+      }
+    } else if (key.text == "compact") {
+      if (!at_pl_member(0, "CompactMode")) expected("pl.CompactMode.null or pl.CompactMode.normal");
+      const Token& item = parse_enum_member("CompactMode");
+      auto mode = ir::compact_mode_from_name(item.text);
+      if (!mode) {
+        fail(span_of(item), "unknown compact mode 'pl.CompactMode." + std::string(item.text) +
+                                "' (expected null or normal)");
+      }
+      view.compact = *mode;
+    } else {
+      fail(span_of(key), "pl.TileView argument '" + std::string(key.text) +
+                             "' is not supported (expected valid_shape, stride, start_offset, "
+                             "blayout, slayout, fractal, pad or compact)");
+    }
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, "')' to close pl.TileView(...)");
+  const bool partial = !view.valid_shape.empty() && view.valid_shape != shape;
+  if (partial && view.pad) {
+    // PyPTO's pad describes what a partly valid tile reads as outside its valid region; here
+    // that region is undefined until pl.tile.fillpad writes it.
+    fail(span_of(tokens_[pos_ - 1]),
+         "pl.TileView pad together with a partial valid_shape is not supported: the elements "
+         "outside a tile's valid region are written by pl.tile.fillpad(t, pad_value=...)");
+  }
+  return view;
+}
+
+ir::TensorView Parser::parse_tensor_view() {
+  advance();  // pl
+  advance();  // .
+  advance();  // TensorView
+  expect(TK::LParen, "'(' after pl.TensorView");
+  ir::TensorView view;
+  std::vector<std::string_view> seen;
+  while (!at(TK::RParen)) {
+    if (!(at(TK::Name) && peek_token(1).kind == TK::Assign)) {
+      fail(here(),
+           "pl.TensorView takes keyword arguments only, e.g. "
+           "pl.TensorView(stride=[64, 1], layout=pl.TensorLayout.ND); got " +
+               describe(cur()));
+    }
+    const Token& key = advance();
+    advance();  // =
+    if (std::find(seen.begin(), seen.end(), key.text) != seen.end()) {
+      fail(span_of(key), "pl.TensorView argument '" + std::string(key.text) + "' given twice");
+    }
+    seen.push_back(key.text);
+    if (key.text == "valid_shape") {
+      view.valid_shape = parse_constant_int_list("pl.TensorView valid_shape");
+    } else if (key.text == "stride") {
+      view.stride = parse_constant_int_list("pl.TensorView stride");
+    } else if (key.text == "layout") {
+      auto layout = parse_tensor_layout_name();
+      if (!layout) expected("a tensor layout (pl.TensorLayout.ND, NZ, ...) for layout");
+      view.layout = *layout;
+    } else if (key.text == "pad") {
+      if (!at_pl_member(0, "PadValue")) expected("a pad value (pl.PadValue.zero, min, max, null)");
+      const Token& item = parse_enum_member("PadValue");
+      if (item.text != "null") {
+        view.pad = ir::pad_value_from_name(item.text);
+        if (!view.pad) {
+          fail(span_of(item), "unknown pad value 'pl.PadValue." + std::string(item.text) +
+                                  "' (expected null, zero, min or max)");
+        }
+      }
+    } else {
+      fail(span_of(key), "pl.TensorView argument '" + std::string(key.text) +
+                             "' is not supported (expected valid_shape, stride, layout or pad)");
+    }
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, "')' to close pl.TensorView(...)");
+  return view;
+}
+
+ir::MemRef Parser::parse_memref(std::optional<ir::MemorySpace>& named_space) {
+  const Span span = here();
+  advance();  // pl
+  advance();  // .
+  advance();  // MemRef
+  expect(TK::LParen, "'(' after pl.MemRef");
+  const char* declared =
+      "a declared allocation (pl.MemRef() or pl.MemRef(\"name\"), optionally with slots=) is "
+      "not supported: memory is planned by InitMemRef and MemoryReuse; write "
+      "pl.MemRef(addr, size, id) or leave the MemRef out";
+  // The arguments, each a token range, so that the form can be decided before reading them.
+  std::vector<size_t> starts;
+  {
+    const size_t begin = pos_;
+    int depth = 0;
+    if (!at(TK::RParen)) starts.push_back(pos_);
+    while (!(depth == 0 && at(TK::RParen))) {
+      if (at(TK::EndOfFile) || at(TK::Newline)) expected("')' to close pl.MemRef(...)");
+      if (depth == 0 && at(TK::Name) && peek_token(1).kind == TK::Assign) fail(here(), declared);
+      if (at(TK::LParen) || at(TK::LBracket)) ++depth;
+      if (at(TK::RParen) || at(TK::RBracket)) --depth;
+      advance();
+      if (depth == 0 && at(TK::Comma)) {
+        advance();
+        if (!at(TK::RParen)) starts.push_back(pos_);
+      }
+    }
+    pos_ = begin;
+  }
+  const size_t count = starts.size();
+  if (count <= 1) fail(span, declared);
+  if (count != 3 && count != 4) {
+    fail(span,
+         "pl.MemRef takes 3 arguments (addr, size, id) or (base, byte_offset, size), or 4 "
+         "(space, addr, size, id); got " +
+             std::to_string(count));
+  }
+  auto comma = [&] { expect(TK::Comma, "',' between the arguments of pl.MemRef"); };
+  auto non_negative = [&](const char* what) {
+    const Span at_value = here();
+    int64_t v = parse_constant_int(std::string("pl.MemRef ") + what);
+    if (v < 0) {
+      fail(at_value, std::string("pl.MemRef ") + what + " must be >= 0, got " + std::to_string(v));
+    }
+    return v;
+  };
+  auto address = [&] {
+    const Span at_value = here();
+    int64_t v = parse_constant_int("pl.MemRef addr");
+    if (v < -1) {
+      fail(at_value, "pl.MemRef addr must be >= 0, or -1 before AllocateMemoryAddr, got " +
+                         std::to_string(v));
+    }
+    return v;
+  };
+  ir::MemRef m;
+  if (count == 4) {
+    auto space = parse_memory_space_name();
+    if (!space) expected("a memory space (pl.Mem.Vec...) as the first argument of pl.MemRef");
+    named_space = space;
+    comma();
+    m.addr = address();
+    comma();
+    m.size = non_negative("size");
+  } else if (at(TK::String) || (at(TK::Name) && !at_name("pl") && !constants_.count(cur().text))) {
+    // (base, byte_offset, size): the buffer the compiler names mem_<space>_<id>.
+    const Token& base = advance();
+    std::string_view name = base.text;
+    if (base.kind == TK::String && name.size() >= 2) name = name.substr(1, name.size() - 2);
+    const auto second = name.find('_', 4);
+    std::optional<ir::MemorySpace> space;
+    int64_t id = -1;
+    if (name.substr(0, 4) == "mem_" && second != std::string_view::npos) {
+      std::string_view space_name = name.substr(4, second - 4);
+      for (auto s : {ir::MemorySpace::DDR, ir::MemorySpace::Vec, ir::MemorySpace::Mat,
+                     ir::MemorySpace::Left, ir::MemorySpace::Right, ir::MemorySpace::Acc}) {
+        std::string lower(ir::memory_space_name(s));
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (lower == space_name) space = s;
+      }
+      std::string_view digits = name.substr(second + 1);
+      if (!digits.empty() && digits.size() < 18 &&
+          digits.find_first_not_of("0123456789") == std::string_view::npos) {
+        id = std::stoll(std::string(digits));
+      }
+    }
+    if (!space || id < 0) {
+      fail(span_of(base), "pl.MemRef base '" + std::string(name) +
+                              "' is not supported: a buffer is named mem_<space>_<id> (e.g. "
+                              "mem_vec_0) as the compiler prints it");
+    }
+    named_space = space;
+    comma();
+    // PyPTO prints a typed constant offset as pl.const(0, pl.INT64).
+    const Span offset_span = here();
+    int64_t offset;
+    if (at_pl_member(0, "const")) {
+      advance();
+      advance();
+      advance();
+      expect(TK::LParen, "'(' after pl.const");
+      offset = parse_constant_int("pl.MemRef byte_offset");
+      comma();
+      parse_dtype("pl.const(...)");
+      expect(TK::RParen, "')' to close pl.const(...)");
+    } else {
+      offset = parse_constant_int("pl.MemRef byte_offset");
+    }
+    if (offset != 0) {
+      fail(offset_span, "pl.MemRef byte_offset " + std::to_string(offset) +
+                            " is not supported: a tile starts at the beginning of its buffer "
+                            "here");
+    }
+    comma();
+    m.size = non_negative("size");
+    m.buffer_id = id;
+    m.addr = -1;
+    if (at(TK::Comma)) advance();
+    expect(TK::RParen, "')' after the arguments of pl.MemRef");
+    return m;
+  } else {
+    m.addr = address();
+    comma();
+    m.size = non_negative("size");
+  }
+  comma();
+  m.buffer_id = non_negative("id");
+  if (at(TK::Comma)) advance();
+  expect(TK::RParen, "')' after the arguments of pl.MemRef");
+  if (at(TK::LBracket)) fail(here(), declared);
+  return m;
+}
+
+std::optional<Value> Parser::parse_type_language_name() {
+  if (!(at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).kind == TK::Name)) {
+    return std::nullopt;
+  }
+  const Span span = here();
+  const std::string_view name = peek_token(2).text;
+  if (name == "Mem" || (name == "MemorySpace" && contains(kMissingSpaces, peek_token(4).text))) {
+    Value v;
+    v.kind = Value::Kind::Space;
+    v.space = *parse_memory_space_name();
+    v.span = span;
+    return v;
+  }
+  if (contains(kLayoutShorthands, name) || name == "TensorLayout" || name == "TileLayout" ||
+      name == "CompactMode") {
+    fail(span, "pl." + std::string(name) +
+                   (name == "TileLayout" || name == "CompactMode"
+                        ? " is only allowed inside pl.TileView(...) in a pl.Tile annotation"
+                        : " is a tensor layout; layouts are only allowed in pl.Tensor[...] "
+                          "annotations"));
+  }
+  if (name == "TileView" || name == "TensorView") {
+    fail(span, "pl." + std::string(name) + "(...) is only allowed in a pl." +
+                   (name == "TileView" ? "Tile" : "Tensor") + "[...] annotation");
+  }
+  return std::nullopt;
+}
+
+}  // namespace pypto::frontend::detail
