@@ -292,7 +292,6 @@ class Parser {
   // At `function` of `@pl.function`: reads the decorator's arguments into `sig`.
   void parse_function_decorator(FunctionSignature& sig);
   ir::FunctionType parse_function_kind();
-  const Token& parse_enum_member(std::string_view enum_name);
   bool parse_bool_argument(std::string_view key);
   void parse_function_attrs_dict(ir::FunctionAttrs& attrs);
 

@@ -25,14 +25,6 @@ bool contains(const std::array<std::string_view, N>& names, std::string_view nam
 
 }  // namespace
 
-const Token& Parser::parse_enum_member(std::string_view enum_name) {
-  advance();  // pl
-  advance();  // .
-  advance();  // the enum
-  expect(TK::Dot, [&] { return "'.' after pl." + std::string(enum_name); });
-  return expect_name([&] { return "a member of pl." + std::string(enum_name); });
-}
-
 std::optional<ir::MemorySpace> Parser::parse_memory_space_name() {
   const bool alias = at_pl_member(0, "Mem");
   if (!alias && !at_pl_member(0, "MemorySpace")) return std::nullopt;

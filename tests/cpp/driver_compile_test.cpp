@@ -175,16 +175,13 @@ TEST_F(CompileDriverTest, DefaultOutputDirUsesTheEnvironment) {
 }
 
 TEST_F(CompileDriverTest, CodegenErrorsAreCompileErrors) {
-  // A program without an orchestration function has nothing to run.
+  // A program without a function has nothing to generate.
   const char* text = R"(
 import pypto.language as pl
 
 @pl.program
-class OnlyKernel:
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[8, 8], pl.FP32], c: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
-        c = pl.store(pl.load(a, [0, 0], [8, 8]), [0, 0], c)
-        return c
+class Empty:
+    pass
 )";
   CompileOptions options;
   options.output_dir = dir_.string();
@@ -192,7 +189,7 @@ class OnlyKernel:
     compile_program(frontend::parse_module(text, "k.py").at(0), options);
     FAIL() << "expected CompileError";
   } catch (const ir::CompileError& e) {
-    EXPECT_NE(std::string(e.what()).find("no orchestration function"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("defines no function"), std::string::npos)
         << e.what();
   }
   EXPECT_FALSE(fs::exists(dir_ / "program.cpp"));
