@@ -53,7 +53,16 @@ std::vector<HostArg> entry_arguments(const ir::Program& program,
   }
   std::vector<HostArg> args;
   std::vector<bool> used(tensors.size(), false);
-  for (const ir::Param& param : entry->params) {
+  // By name when every parameter has a TensorSpec of its name; else, as PyPTO binds them, by
+  // position when there are as many TensorSpecs as parameters.
+  const bool all_named =
+      std::all_of(entry->params.begin(), entry->params.end(), [&](const ir::Param& p) {
+        return std::any_of(tensors.begin(), tensors.end(),
+                           [&](const HostTensor& t) { return t.name == p.var->name; });
+      });
+  const bool by_position = !all_named && tensors.size() == entry->params.size();
+  for (size_t k = 0; k < entry->params.size(); ++k) {
+    const ir::Param& param = entry->params[k];
     const std::string& name = param.var->name;
     const auto* tensor_type = param.var->type()->as<ir::TensorType>();
     if (!tensor_type) {
@@ -61,8 +70,12 @@ std::vector<HostArg> entry_arguments(const ir::Program& program,
                          " is not a tensor; run() passes tensors only");
     }
     size_t i = 0;
-    while (i < tensors.size() && tensors[i].name != name) ++i;
-    for (size_t j = i + 1; j < tensors.size(); ++j) {
+    if (by_position) {
+      i = k;
+    } else {
+      while (i < tensors.size() && tensors[i].name != name) ++i;
+    }
+    for (size_t j = i + 1; j < tensors.size() && !by_position; ++j) {
       if (tensors[j].name == name) {
         throw StageFailure("duplicated TensorSpec '" + name + "': give each parameter of " +
                            entry->name + " exactly one TensorSpec");
@@ -74,7 +87,7 @@ std::vector<HostArg> entry_arguments(const ir::Program& program,
     }
     const HostTensor& t = tensors[i];
     if (t.dtype != tensor_type->dtype || t.shape != tensor_type->shape) {
-      throw StageFailure("TensorSpec '" + name + "' is " + std::string(ir::dtype_name(t.dtype)) +
+      throw StageFailure("TensorSpec '" + t.name + "' is " + std::string(ir::dtype_name(t.dtype)) +
                          " " + ir::shape_to_string(t.shape) + " but parameter '" + name + "' of " +
                          entry->name + " is " + ir::type_to_string(param.var->type()));
     }
@@ -211,10 +224,17 @@ std::string validate(const std::vector<RunTensor>& tensors, const ExpectedTensor
 }  // namespace
 
 ir::ProgramPtr runnable_program(const ir::ProgramPtr& parsed) {
-  if (parsed->entry()) return parsed;
-  ScopedStage stage("SynthesizeOrchestration");
   try {
-    return passes::synthesize_orchestration(parsed);
+    if (!parsed->entry()) {
+      ScopedStage stage("SynthesizeOrchestration");
+      return passes::synthesize_orchestration(parsed);
+    }
+    ir::FunctionPtr entry = parsed->entry();
+    size_t outputs = 0;
+    for (const auto& p : entry->params) outputs += p.direction != ir::ParamDirection::In;
+    if (entry->return_types.size() <= outputs) return parsed;
+    ScopedStage stage("ExposeReturnedTensors");
+    return passes::expose_returned_tensors(parsed);
   } catch (const ir::CompileError&) {
     throw StageFailure(describe_current_exception(parsed.get()));
   }

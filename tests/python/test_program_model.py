@@ -285,3 +285,56 @@ def test_program_decorator_takes_strict_ssa():
             return b
 
     assert [f.name for f in WithOption.functions] == ["main"]
+
+
+@pl.program
+class EntryReturnsByValue:
+    @pl.function(type=pl.FunctionType.InCore)
+    def halve(self, a: pl.Tensor[[N, N], pl.FP32]) -> pl.Tensor[[N, N], pl.FP32]:
+        r = pl.mul(a, 0.5)
+        return r
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, a: pl.Tensor[[N, N], pl.FP32],
+             out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        out = pl.store(pl.load(a, [0, 0], [N, N]), [0, 0], out)
+        return out
+
+    # PyPTO's tests return what the entry computes instead of declaring Out parameters.
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32]
+             ) -> tuple[pl.Tensor[[N, N], pl.FP32], pl.Tensor[[N, N], pl.FP32]]:
+        h = self.halve(a)
+        t = pl.create_tensor([N, N], dtype=pl.FP32)
+        t = self.copy(a, t)
+        return h, t
+
+
+def test_entry_returning_tensors_by_value_binds_outputs_by_position(tmp_path):
+    # The specs are named as the test likes: with as many specs as parameters (after the
+    # returned tensors became outputs), they bind by position, as in PyPTO.
+    def golden(t, _params=None):
+        t["half"][:] = t["x"] * 0.5
+        t["same"][:] = t["x"]
+
+    specs = [TensorSpec("x", [N, N], pl.FP32, init_value=np.random.default_rng(6).random),
+             TensorSpec("half", [N, N], pl.FP32, is_output=True),
+             TensorSpec("same", [N, N], pl.FP32, is_output=True)]
+    result = run(EntryReturnsByValue, specs, golden, _config(tmp_path))
+    assert result.passed, result.error
+    assert run(EntryReturnsByValue, specs, None, _config(tmp_path)).passed
+    config = _config(tmp_path)
+    config.compile_profiling = True
+    profiled = run(EntryReturnsByValue, specs, golden, config)
+    assert "ExposeReturnedTensors" in [s["name"] for s in profiled.profile["stages"]]
+
+
+def test_specs_named_after_parameters_still_bind_by_name(tmp_path):
+    def golden(t, _params=None):
+        t["ret0_out"][:] = (t["x"] + 1.0) * t["x"]
+
+    # Given in another order, but every name matches: bound by name.
+    specs = [TensorSpec("ret0_out", [N, N], pl.FP32, is_output=True),
+             TensorSpec("x", [N, N], pl.FP32, init_value=np.random.default_rng(7).random)]
+    result = run(BareTensorKernel, specs, golden, _config(tmp_path))
+    assert result.passed, result.error

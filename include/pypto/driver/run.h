@@ -114,9 +114,11 @@ struct RunResult {
 // status slot per core).
 inline constexpr int kMaxWorkers = 256;
 
-// The program run() runs: `parsed` itself, or for a program of kernels alone (no Orchestration
+// The program run() runs: `parsed` itself; for a program of kernels alone (no Orchestration
 // function) a copy with an orchestration that calls its entry kernel once (the stage
-// `SynthesizeOrchestration`). Throws std::runtime_error with a located message when the program
+// `SynthesizeOrchestration`); for an entry that returns tensors by value beyond its Out
+// parameters, a copy whose entry has an Out parameter `ret<i>_out` for each (the stage
+// `ExposeReturnedTensors`). Throws std::runtime_error with a located message when the program
 // has no single kernel to run.
 ir::ProgramPtr runnable_program(const ir::ProgramPtr& parsed);
 

@@ -69,9 +69,11 @@ ir::ProgramPtr memory_reuse(const ir::ProgramPtr& program);
 ir::ProgramPtr allocate_memory_addr(const ir::ProgramPtr& program);
 ir::ProgramPtr derive_call_directions(const ir::ProgramPtr& program);
 
-// Not in the pipeline: the driver runs it on a parsed program that has no Orchestration function
-// before running it (src/passes/synthesize_orchestration.cpp).
+// Not in the pipeline: the driver runs them on a parsed program before running it. The first
+// gives a program without an Orchestration function one that calls its entry kernel; the second
+// gives an entry that returns tensors by value an Out parameter for each.
 ir::ProgramPtr synthesize_orchestration(const ir::ProgramPtr& program);
+ir::ProgramPtr expose_returned_tensors(const ir::ProgramPtr& program);
 
 // Values of the `arg_directions` attribute that DeriveCallDirections sets on calls.
 enum class ArgDirection : int64_t { In = 0, Out = 1, InOut = 2, Scalar = 3 };

@@ -1,7 +1,5 @@
 # construct: @pl.function(attrs={...})
-# expect: unsupported
-# names: attrs
-# generic: TypeError: function() got an unexpected keyword argument 'attrs'; no location
+# expect: works
 """Function attributes given on the decorator (`attrs=`); they do not change the result."""
 
 import numpy as np

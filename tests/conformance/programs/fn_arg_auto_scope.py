@@ -1,7 +1,5 @@
 # construct: @pl.function(auto_scope=False)
-# expect: unsupported
-# names: auto_scope
-# generic: TypeError: function() got an unexpected keyword argument 'auto_scope'; no location
+# expect: works
 """An orchestration that opts out of automatic runtime scopes (`auto_scope=False`)."""
 
 import numpy as np

@@ -1,7 +1,5 @@
 # construct: @pl.function(level=pl.Level.HOST)
-# expect: unsupported
-# names: level
-# generic: AttributeError 'HOST' when the class body runs (pl.Level has no HOST); no location
+# expect: works
 """A host-level function (`level=pl.Level.HOST`) that submits a kernel."""
 
 import numpy as np

@@ -1,7 +1,5 @@
 # construct: @pl.function(role=pl.Role.SubWorker)
-# expect: unsupported
-# names: role
-# generic: AttributeError 'HOST' when the class body runs (pl.Level has no HOST, pl has no Role); no location
+# expect: works
 """A host-level sub-worker (`role=pl.Role.SubWorker`) called by the orchestrator."""
 
 import numpy as np

@@ -1,7 +1,5 @@
 # construct: @pl.function(strict_ssa=True)
-# expect: unsupported
-# names: strict_ssa
-# generic: TypeError: function() got an unexpected keyword argument 'strict_ssa'; no location
+# expect: works
 """A kernel parsed in strict SSA mode: every name is assigned once."""
 
 import numpy as np

@@ -1,7 +1,6 @@
 # construct: strict_ssa=True rejects a second assignment
 # expect: unsupported
 # names: strict
-# generic: TypeError: function() got an unexpected keyword argument 'strict_ssa'; no location
 """In strict SSA mode a name may be assigned only once: the second `t = ...` is an error
 (this program is meant to be rejected)."""
 

@@ -1,7 +1,5 @@
 # construct: pl.FunctionType.AIC kernel
-# expect: unsupported
-# names: AIC
-# generic: AttributeError 'AIC' when the class body runs (pl.FunctionType has no AIC); no location
+# expect: works
 """A cube-core kernel (AIC: a specialised InCore) doing one matmul."""
 
 import numpy as np

@@ -1,7 +1,5 @@
 # construct: pl.FunctionType.AIV kernel
-# expect: unsupported
-# names: AIV
-# generic: AttributeError 'AIV' when the class body runs (pl.FunctionType has no AIV); no location
+# expect: works
 """A vector-core kernel (AIV: a specialised InCore) called from the orchestration."""
 
 import numpy as np

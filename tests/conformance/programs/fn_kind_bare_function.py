@@ -1,7 +1,5 @@
 # construct: bare @pl.function (Opaque)
-# expect: unsupported
-# names: Opaque
-# generic: a bare @pl.function is taken as InCore; the compile then fails with 'has no orchestration function to run', without line or column
+# expect: works
 """`@pl.function` without arguments is an Opaque function in PyPTO; its kernel is a `pl.at`
 scope."""
 

@@ -1,7 +1,5 @@
 # construct: pl.FunctionType.Opaque function
-# expect: unsupported
-# names: Opaque
-# generic: AttributeError 'Opaque' when the class body runs (pl.FunctionType has no Opaque); no location
+# expect: works
 """An Opaque function (the type PyPTO gives a function when none is named) whose kernel is a
 `pl.at` scope, as a `@pl.jit` function lowers to."""
 

@@ -1,7 +1,5 @@
 # construct: program with no Orchestration function (a kernel on its own)
-# expect: unsupported
-# names: orchestration
-# generic: 'has no orchestration function to run' from code generation, without line or column
+# expect: works
 """A program made of one InCore kernel and nothing else: running it launches the kernel once."""
 
 import numpy as np

@@ -1,6 +1,5 @@
 # construct: tensor-level ops in an InCore kernel, result returned by value (no Out parameter)
-# expect: unsupported
-# names: Out parameter
+# expect: works
 """An InCore kernel written with tensor-level ops only: it returns its result instead of
 storing into an Out parameter (the compiler turns the ops into tile ops and adds the output)."""
 

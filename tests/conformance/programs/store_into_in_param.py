@@ -1,6 +1,5 @@
 # construct: pl.store into an In parameter
-# expect: unsupported
-# names: In parameter pl.store
+# expect: works
 """A kernel that stores into a parameter declared without a direction (In): PyPTO lets a
 kernel write such a tensor in place, and the caller sees the new values."""
 

@@ -1,7 +1,5 @@
 # construct: pl.Mem.* memory-space alias in a pl.Tile annotation
-# expect: unsupported
-# names: pl.Mem
-# generic: located, but the generic "unknown op 'pl.Mem'"
+# expect: works
 """`pl.Mem` is PyPTO's short name for `pl.MemorySpace`: a tile annotated `pl.Mem.Vec`."""
 
 import numpy as np

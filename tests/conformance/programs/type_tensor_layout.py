@@ -1,7 +1,5 @@
 # construct: tensor layout in pl.Tensor[..., pl.TensorLayout.ND]
-# expect: unsupported
-# names: layout
-# generic: AttributeError: module 'pypto.language' has no attribute 'TensorLayout'; no location
+# expect: works
 """A tensor annotation with a third element, its layout (`pl.TensorLayout.ND`, row-major)."""
 
 import numpy as np

@@ -1,7 +1,6 @@
 # construct: pl.MemRef(name, size, offset) in a pl.Tensor annotation
 # expect: unsupported
 # names: MemRef
-# generic: located, but the generic "expected ']' to close pl.Tensor[...], got name 'pl'"
 """A tensor annotation carrying a memory reference (`pl.MemRef("name", size, offset)`), as the
 IR printer writes one after memory planning."""
 

@@ -1,7 +1,6 @@
 # construct: pl.TensorView in a pl.Tensor annotation
 # expect: unsupported
 # names: TensorView
-# generic: AttributeError: module 'pypto.language' has no attribute 'TensorView'; no location
 """A tensor annotation whose third element is a `pl.TensorView` (strides and layout), bound
 once to a module-level name and shared by both parameters."""
 

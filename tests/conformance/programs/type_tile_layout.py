@@ -1,7 +1,5 @@
 # construct: pl.TileLayout.* in a pl.Tile annotation
-# expect: unsupported
-# names: TileView
-# generic: located, but the generic "unknown op 'pl.TileView'"
+# expect: works
 """A cube kernel whose right operand tile is annotated column-major (`pl.TileLayout.col_major`
 block layout, as Right tiles are)."""
 

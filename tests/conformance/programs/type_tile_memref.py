@@ -1,7 +1,6 @@
 # construct: pl.MemRef in a pl.Tile annotation (declared allocation)
 # expect: unsupported
 # names: MemRef
-# generic: TypeError from pl.MemRef() (it needs buffer_id, size, addr) when the module runs; no location
 """Tiles bound to declared allocations (`pl.MemRef()`, PyPTO's one-argument form): two tiles
 kept apart by the user rather than packed by the compiler."""
 

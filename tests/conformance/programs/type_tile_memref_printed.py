@@ -1,6 +1,5 @@
 # construct: pl.MemRef(addr, size, id) before the memory space in a pl.Tile annotation
-# expect: unsupported
-# names: MemRef memory space
+# expect: works
 """A tile annotation in the order PyPTO's printer writes it after memory planning: shape,
 dtype, `pl.MemRef(...)`, then the memory space."""
 

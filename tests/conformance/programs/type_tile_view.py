@@ -1,7 +1,5 @@
 # construct: pl.TileView with pl.TileLayout.* in a pl.Tile annotation
-# expect: unsupported
-# names: TileView
-# generic: located, but the generic "unknown op 'pl.TileView'"
+# expect: works
 """A tile annotation with memory space and an explicit `pl.TileView` (valid shape, block and
 scatter layouts from `pl.TileLayout`) that repeats what the compiler would infer."""
 
