@@ -294,7 +294,8 @@ Value Parser::parse_atom() {
     case TK::Imaginary:
       fail(span, "complex numbers are not supported");
     case TK::String:
-      fail(span, "string literals are not supported in the DSL");
+      fail(span,
+           "a string literal is only allowed as an argument that takes one (mode= of pl.cast)");
     case TK::KwNone:
       fail(span, "None is not supported here");
     case TK::LParen:
