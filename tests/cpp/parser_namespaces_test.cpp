@@ -35,8 +35,8 @@ std::string printed(const std::string& body) {
 }
 
 void expect_same(const std::string& spelled, const std::string& plain) {
-  auto a = parse_module(kernel(spelled), "a.py");
-  auto b = parse_module(kernel(plain), "b.py");
+  auto a = parse_module(kernel(spelled), "ok.py");
+  auto b = parse_module(kernel(plain), "ok.py");
   EXPECT_EQ(ir::print_program(*a.at(0)), ir::print_program(*b.at(0))) << spelled;
 }
 
