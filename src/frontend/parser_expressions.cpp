@@ -295,7 +295,7 @@ Value Parser::parse_atom() {
       fail(span, "complex numbers are not supported");
     case TK::String:
       fail(span,
-           "a string literal is only allowed as an argument that takes one (mode= of pl.cast)");
+           "string literals are not supported here (a string is only allowed as pl.cast's mode=)");
     case TK::KwNone:
       fail(span, "None is not supported here");
     case TK::LParen:

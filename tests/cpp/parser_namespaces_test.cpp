@@ -99,10 +99,10 @@ TEST(ParserNamespaces, MissingOpsAndMisuseFailAtTheCall) {
       {"        r = pl.tile.cast(t, pl.INT32, mode=\"round\")\n", 9, 44,
        "mode 'round' of pl.tile.cast is not supported yet for FP32 to INT32"},
       {"        r = pl.cast(t, pl.INT32, mode=\"sideways\")\n", 9, 39, "unknown rounding mode"},
-      {"        r = pl.add(t, \"x\")\n", 9, 23, "a string literal is only allowed"},
+      {"        r = pl.add(t, \"x\")\n", 9, 23, "string literals are not supported here"},
       {"        s = pl.read(v, [3])\n        r = pl.cast(s + 0.5, pl.INT32)\n", 10, 13,
        "is not supported yet"},
-      {"        r = pl.tile.full([16, 32], pl.INT32, 0.5)\n", 10 - 1, 46,
+      {"        r = pl.tile.full([16, 32], pl.INT32, 0.5)\n", 9, 46,
        "must be an integer for INT32"},
   };
   for (const auto& c : cases) {
