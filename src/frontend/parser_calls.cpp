@@ -5,7 +5,7 @@
 namespace pypto::frontend::detail {
 
 template <typename Name>
-std::vector<Parser::CallArg> Parser::parse_call_args(const Name& callee_name) {
+std::vector<Parser::CallArg> Parser::parse_call_args(const Name& callee_name, bool allow_strings) {
   auto callee = [&] { return text_of(callee_name); };
   expect(TK::LParen, [&] { return "'(' after " + callee(); });
   std::vector<CallArg> args;
@@ -27,7 +27,13 @@ std::vector<Parser::CallArg> Parser::parse_call_args(const Name& callee_name) {
     } else if (seen_keyword) {
       fail_here("positional argument follows keyword argument in " + callee());
     }
-    arg.value = parse_value();
+    if (allow_strings && at(TK::String) &&
+        (peek_token(1).kind == TK::Comma || peek_token(1).kind == TK::RParen)) {
+      arg.value.span = here();
+      arg.text = string_literal(advance());
+    } else {
+      arg.value = parse_value();
+    }
     if (at(TK::KwFor)) fail_here("generator expressions are not supported");
     args.push_back(std::move(arg));
     if (!at(TK::Comma)) break;
@@ -38,7 +44,22 @@ std::vector<Parser::CallArg> Parser::parse_call_args(const Name& callee_name) {
 }
 
 // For parser_jit.cpp, which names its callee with a string.
-template std::vector<Parser::CallArg> Parser::parse_call_args<std::string>(const std::string&);
+template std::vector<Parser::CallArg> Parser::parse_call_args<std::string>(const std::string&,
+                                                                           bool);
+
+std::string Parser::string_literal(const Token& t) const {
+  std::string_view s = t.text;
+  const char quote = s.empty() ? '"' : s.back();
+  if (s.empty() || (s.front() != '"' && s.front() != '\'')) {
+    fail(span_of(t), "string prefixes (r, b, f) are not supported in the DSL");
+  }
+  const size_t quotes = s.size() >= 6 && s[1] == quote && s[2] == quote ? 3 : 1;
+  s = s.substr(quotes, s.size() - 2 * quotes);
+  if (s.find('\\') != std::string_view::npos) {
+    fail(span_of(t), "escape sequences in strings are not supported in the DSL");
+  }
+  return std::string(s);
+}
 
 Value Parser::parse_pl_member() {
   const Span span = here();
@@ -115,15 +136,13 @@ Value Parser::parse_pl_member() {
       name == "MemRef") {
     fail(span, "pl." + std::string(name) + " is a type; types are only allowed in annotations");
   }
-  std::string_view op = name;
-  if (name == "tile") {
-    expect(TK::Dot, "'.' after pl.tile");
-    op = expect_name("an op name after 'pl.tile.'").text;
+  if (name == "tile" || name == "tensor") {
+    expect(TK::Dot, [&] { return "'.' after pl." + std::string(name); });
+    const Token& op =
+        expect_name([&] { return "an op name after 'pl." + std::string(name) + ".'"; });
+    return parse_op_spelling(name, op.text, span);
   }
-  const ir::OpDef* def = ir::OpRegistry::global().find(op);
-  if (!def) fail(span, "unknown op 'pl." + std::string(op) + "'");
-  if (!at(TK::LParen)) fail(span, "op 'pl." + std::string(op) + "' must be called");
-  return expr_value(parse_op_call(*def, span), span);
+  return parse_op_spelling({}, name, span);
 }
 
 std::optional<ir::AttrValue> Parser::attr_value(const Value& v) {
@@ -157,15 +176,24 @@ std::optional<ir::AttrValue> Parser::attr_value(const Value& v) {
   return std::nullopt;
 }
 
-ExprPtr Parser::parse_op_call(const ir::OpDef& def, Span span) {
-  auto callee = [&def] { return "pl." + def.name; };
+ExprPtr Parser::parse_op_call(const ir::OpDef& def, Span span, const std::string& spelling) {
   const size_t uses_mark = var_uses_.size();
-  std::vector<CallArg> call_args = parse_call_args(callee);
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  return bind_op_call(def, span, spelling, std::move(call_args), uses_mark);
+}
+
+ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string& spelling,
+                             std::vector<CallArg> call_args, size_t uses_mark) {
+  auto callee = [&spelling] { return spelling; };
   std::vector<ExprPtr> args;
   std::vector<Span> arg_spans;
   ir::Attrs attrs;
   size_t positional = 0;
   for (CallArg& a : call_args) {
+    if (a.text) {
+      fail(a.value.span, "a string is not a valid argument of " + callee() +
+                             (a.keyword.empty() ? "" : " ('" + std::string(a.keyword) + "')"));
+    }
     if (a.keyword.empty()) {
       if (positional < def.arg_names.size()) {
         args.push_back(expect_expr(a.value, [&] {
@@ -187,6 +215,7 @@ ExprPtr Parser::parse_op_call(const ir::OpDef& def, Span span) {
     }
     // PyPTO's pl.tile.load spells valid_shapes in the singular.
     if (def.name == "load" && a.keyword == "valid_shape") a.keyword = "valid_shapes";
+    a.keyword = canonical_keyword(def, a.keyword);
     auto arg_it = std::find(def.arg_names.begin(), def.arg_names.end(), a.keyword);
     if (arg_it != def.arg_names.end()) {
       size_t index = static_cast<size_t>(arg_it - def.arg_names.begin());
@@ -229,6 +258,11 @@ ExprPtr Parser::parse_op_call(const ir::OpDef& def, Span span) {
   if (args.size() < def.min_args) {
     fail(span, callee() + " takes at least " + std::to_string(def.min_args) + " argument(s), got " +
                    std::to_string(args.size()) + " (missing '" + def.arg_names[args.size()] + "')");
+  }
+  // pl.read(t, i): a single index reads a 1-D tensor or tile (PyPTO's flat form).
+  if (def.name == "read" && args.size() == 2 && args[1] && args[1]->type() &&
+      args[1]->type()->as<ir::ScalarType>()) {
+    args[1] = ir::make_tuple({args[1]}, args[1]->span());
   }
   try {
     return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);

@@ -294,7 +294,8 @@ Value Parser::parse_atom() {
     case TK::Imaginary:
       fail(span, "complex numbers are not supported");
     case TK::String:
-      fail(span, "string literals are not supported in the DSL");
+      fail(span,
+           "string literals are not supported here (a string is only allowed as pl.cast's mode=)");
     case TK::KwNone:
       fail(span, "None is not supported here");
     case TK::LParen:

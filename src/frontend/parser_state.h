@@ -464,16 +464,43 @@ class Parser {
     std::string_view keyword;  // empty for positional
     Span keyword_span;
     Value value;
+    // A string literal argument (only where the callee accepts strings: `value` then holds no
+    // expression, and its span is the literal's).
+    std::optional<std::string> text;
   };
 
   template <typename Name>
-  std::vector<CallArg> parse_call_args(const Name& callee_name);
+  std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false);
 
   Value parse_pl_member();
 
   static std::optional<ir::AttrValue> attr_value(const Value& v);
 
-  ExprPtr parse_op_call(const ir::OpDef& def, Span span);
+  // `spelling` is the callee as written ("pl.tensor.add"), for messages.
+  ExprPtr parse_op_call(const ir::OpDef& def, Span span, const std::string& spelling);
+
+  ExprPtr bind_op_call(const ir::OpDef& def, Span span, const std::string& spelling,
+                       std::vector<CallArg> call_args, size_t uses_mark);
+
+  // -------------------------------- PyPTO's spellings (parser_op_spellings.cpp)
+
+  // `pl.<op>` / `pl.tile.<op>` / `pl.tensor.<op>` (ns "", "tile" or "tensor") after the op's
+  // name: the call, by the registry op that spelling names.
+  Value parse_op_spelling(std::string_view ns, std::string_view op, Span span);
+
+  // PyPTO names an op's first parameter after what it takes (`tensor=`, `tile=`, `input=`) and
+  // the broadcast operands `row_vec=` / `col_vec=`: the registry's name for such a keyword.
+  static std::string_view canonical_keyword(const ir::OpDef& def, std::string_view keyword);
+
+  // The text of a string literal token, without its quotes.
+  std::string string_literal(const Token& t) const;
+
+  // The forms that are not one registry op: pl.full, pl.const, pl.cast of a Scalar.
+  Value parse_full(const std::string& spelling, bool as_tensor, Span span);
+  Value parse_const(Span span);
+  Value parse_cast(const std::string& spelling, Span span);
+  ExprPtr scalar_cast(const ExprPtr& value, DataType to, Span span, Span value_span,
+                      const std::string& spelling);
 
   Value parse_self_call();
 

@@ -3,16 +3,17 @@
 A program is a class decorated with ``@pl.program`` whose methods are ``@pl.function``s; the
 class's source is parsed by the C++ frontend into a ``pypto.ir.Program``. The ops (``pl.add``,
 ``pl.load``...) are typed functions generated from the C++ op registry (``_ops_generated.py``,
-``scripts/gen_ops.py``); ``pl.tile.<op>`` names the same functions.
+``scripts/gen_ops.py``); ``pl.tile.<op>`` and ``pl.tensor.<op>`` name the same functions.
 """
 
-from pypto.language import _ops_generated, tile
+from pypto.language import _ops_generated, tensor, tile
 from pypto.language import arg_direction as adir
 from pypto.language._function_attrs import SplitMode
 from pypto.language._ops import at, missing_ops as _missing_ops, range, unroll, yield_
 from pypto.language._ops_generated import *  # noqa: F403 - the namespace is the op list
 from pypto.language._jit import jit
 from pypto.language._program import function, parse, program
+from pypto.language._spellings import const, full
 from pypto.language._types import (
     BF16,
     BOOL,
@@ -60,7 +61,7 @@ __all__ = [
     "MemorySpace", "Mem", "FunctionType", "Level", "Role", "PadValue", "SplitMode", "adir",
     "TensorLayout", "ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN", "TensorView",
     "TileLayout", "TileView", "CompactMode",
-    "range", "unroll", "yield_", "at", "tile",
+    "range", "unroll", "yield_", "at", "tile", "tensor", "full", "const",
 ]
 # Spelled so that type checkers follow it: the generated ops are part of the public API.
 __all__ += _ops_generated.__all__

@@ -1,0 +1,37 @@
+"""PyPTO's other spellings of the ops: ``pl.full``, ``pl.const`` and the names the
+``pl.tile`` / ``pl.tensor`` namespaces give some ops (``pl.tile.create`` is ``pl.create_tile``,
+``pl.tile.muls`` is ``pl.mul`` with a scalar). The parser reads them from the source text;
+these functions exist for ``help()``, IDEs and type checkers and raise when Python calls them.
+"""
+
+from typing import Any, Sequence, Union
+
+from pypto.language._ops import IntLike, outside_program
+from pypto.language._types import DType, Tensor, Tile
+
+
+def full(shape: Sequence[IntLike], dtype: DType, value: Union[int, float]) -> Any:
+    """A new tensor (``pl.full``, ``pl.tensor.full``) or tile (``pl.tile.full``) of `shape` and
+    `dtype` with every element `value` (a constant)."""
+    raise outside_program("full")
+
+
+def const(value: Union[int, float], dtype: DType) -> Any:
+    """``pl.const(value, dtype)``: the literal `value` as a scalar of `dtype`."""
+    raise outside_program("const")
+
+
+def scalar_form(name: str, op: str) -> Any:
+    """``pl.tile.<name>`` / ``pl.tensor.<name>``: the op `op` with a scalar right operand."""
+
+    def spelled(lhs: Any, rhs: Union[int, float, Any]) -> Any:
+        raise outside_program(name)
+
+    spelled.__name__ = spelled.__qualname__ = name
+    spelled.__doc__ = f"``{name}(lhs, rhs)``: ``pl.{op}`` of `lhs` and the scalar `rhs`."
+    return spelled
+
+
+SCALAR_FORMS = {name: scalar_form(name, name[:-1]) for name in ("adds", "subs", "muls", "divs")}
+
+__all__ = ["full", "const", "SCALAR_FORMS", "Tensor", "Tile"]

@@ -1,0 +1,465 @@
+// PyPTO's spellings of ops: the `pl.tensor.<op>` and `pl.tile.<op>` namespaces, the names that
+// differ from the registry's (pl.tile.create is create_tile, pl.tile.muls is mul), the forms
+// that are not one registry op (pl.full, pl.const, pl.cast of a Scalar, cast's rounding mode),
+// and a located "not supported yet" for the ops of the language this compiler does not have.
+#include <array>
+#include <climits>
+#include <iterator>
+
+#include "parser_state.h"
+
+namespace pypto::frontend::detail {
+
+namespace {
+
+// A spelling whose registry op has another name. `ns` is "tile", "tensor" or "" (plain pl.).
+struct Alias {
+  std::string_view ns;
+  std::string_view spelling;
+  std::string_view op;
+};
+
+constexpr std::array<Alias, 10> kAliases{{
+    {"tile", "create", "create_tile"},
+    {"tensor", "create", "create_tensor"},
+    // The scalar-operand forms: our elementwise ops take a scalar right operand directly.
+    {"tile", "adds", "add"},
+    {"tile", "subs", "sub"},
+    {"tile", "muls", "mul"},
+    {"tile", "divs", "div"},
+    {"tensor", "adds", "add"},
+    {"tensor", "subs", "sub"},
+    {"tensor", "muls", "mul"},
+    {"tensor", "divs", "div"},
+}};
+
+// Ops of the language (its tensor, tile, unified and system op modules, and the statement
+// helpers) that have no implementation here.
+constexpr std::string_view kUnsupported[] = {
+    "addc",
+    "adds",
+    "aic_gather",
+    "aiv_shard",
+    "alloc",
+    "and_",
+    "ands",
+    "arange",
+    "batch_matmul",
+    "batch_matmul_acc",
+    "ci",
+    "cmp",
+    "cmps",
+    "col_argmax",
+    "col_argmin",
+    "col_expand_expdif",
+    "col_max",
+    "col_min",
+    "col_prod",
+    "col_sum",
+    "cos",
+    "create_l1",
+    "dim",
+    "divs",
+    "dump_tag",
+    "expand_clone",
+    "expands",
+    "extract",
+    "fillpad_expand",
+    "fillpad_inplace",
+    "fmod",
+    "fmods",
+    "func_attr",
+    "gather",
+    "gather_compare",
+    "gather_mask",
+    "gather_row",
+    "gatherb",
+    "gemv",
+    "gemv_acc",
+    "gemv_bias",
+    "get_block_idx",
+    "get_block_num",
+    "get_subblock_idx",
+    "import_peer_buffer",
+    "log",
+    "lrelu",
+    "matmul_bias",
+    "matmul_mx",
+    "matmul_mx_acc",
+    "matmul_mx_bias",
+    "max",
+    "maximums",
+    "mgather",
+    "min",
+    "minimums",
+    "mrgsort",
+    "mscatter",
+    "muls",
+    "no_dep",
+    "not_",
+    "or_",
+    "ors",
+    "paged_gather",
+    "part_add",
+    "part_max",
+    "part_min",
+    "part_mul",
+    "prelu",
+    "random",
+    "reinterpret_view",
+    "rem",
+    "rems",
+    "reserve_buffer",
+    "row_argmax",
+    "row_argmin",
+    "row_expand",
+    "row_expand_expdif",
+    "row_expand_max",
+    "row_expand_min",
+    "row_min",
+    "row_prod",
+    "rsqrt",
+    "scatter",
+    "scatter_mask",
+    "scatter_update",
+    "sel",
+    "sels",
+    "set_validshape",
+    "shl",
+    "shls",
+    "shr",
+    "shrs",
+    "sin",
+    "sort32",
+    "static_assert",
+    "static_print",
+    "subc",
+    "subs",
+    "subsc",
+    "tfree_to_aic",
+    "tfree_to_aiv",
+    "tpop_from_aic",
+    "tpop_from_aiv",
+    "tpush_to_aic",
+    "tpush_to_aiv",
+    "transpose",
+    "transpose_view",
+    "tri",
+    "view",
+    "while_",
+    "write",
+    "xor",
+    "xors",
+};
+
+bool is_unsupported(std::string_view name) {
+  return std::find(std::begin(kUnsupported), std::end(kUnsupported), name) !=
+         std::end(kUnsupported);
+}
+
+std::string spelling_of(std::string_view ns, std::string_view op) {
+  return "pl." + (ns.empty() ? std::string() : std::string(ns) + ".") + std::string(op);
+}
+
+// Registry ops that take or make global tensors in any namespace (their tensor parameters are
+// named so), and those that only exist on tiles.
+bool is_tensor_parameter(std::string_view name) {
+  return name == "tensor" || name == "output_tensor";
+}
+
+DataType element_dtype(const TypePtr& type) {
+  if (const auto* tile = type->as<ir::TileType>()) return tile->dtype;
+  return type->as<ir::TensorType>()->dtype;
+}
+
+// Float to integer as the device converts: toward zero, saturating, NaN to 0.
+int64_t float_to_int64(double v) {
+  if (!(v == v)) return 0;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  if (v >= 9223372036854774784.0) return INT64_MAX;
+  return static_cast<int64_t>(v);
+}
+
+// cast's rounding modes, by name and by code.
+constexpr std::array<std::string_view, 7> kCastModes{"none", "rint",  "round", "floor",
+                                                     "ceil", "trunc", "odd"};
+
+}  // namespace
+
+std::string_view Parser::canonical_keyword(const ir::OpDef& def, std::string_view keyword) {
+  if (def.arg_names.empty()) return keyword;
+  const std::string& first = def.arg_names[0];
+  const bool names_the_operand = keyword == "tensor" || keyword == "tile" || keyword == "input";
+  if (names_the_operand && first != keyword &&
+      (first == "tensor" || first == "tile" || first == "input" || first == "target")) {
+    if (std::find(def.arg_names.begin(), def.arg_names.end(), keyword) == def.arg_names.end()) {
+      return first;
+    }
+  }
+  if (keyword == "row_vec" && def.arg_names.size() > 1 && def.arg_names[1] == "row") return "row";
+  if (keyword == "col_vec" && def.arg_names.size() > 1 && def.arg_names[1] == "col") return "col";
+  if (keyword == "offset" && def.name == "assemble") return "offsets";
+  return keyword;
+}
+
+Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span span) {
+  const std::string spelling = spelling_of(ns, op);
+  if (op == "full") return parse_full(spelling, ns != "tile", span);
+  if (op == "const" && ns.empty()) return parse_const(span);
+  if (op == "cast") return parse_cast(spelling, span);
+  if (ns.empty() && op == "create")
+    fail(span, "unknown op 'pl.create' (pl.tile.create or pl.tensor.create)");
+  std::string_view name = op;
+  for (const Alias& a : kAliases) {
+    if (a.ns == ns && a.spelling == op) name = a.op;
+  }
+  const ir::OpDef* def = ir::OpRegistry::global().find(name);
+  if (!def) {
+    if (is_unsupported(op)) fail(span, spelling + " is not supported yet");
+    fail(span, "unknown op '" + spelling + "'");
+  }
+  if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
+  const size_t uses_mark = var_uses_.size();
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
+  // The namespace says which kind the op works on: pl.tensor ops take tensors, pl.tile ops take
+  // tiles (and the tensor a load reads or a store writes).
+  if (!ns.empty()) {
+    const auto* c = call->as<ir::Call>();
+    for (size_t i = 0; c && i < c->args.size(); ++i) {
+      const TypePtr& type = c->args[i]->type();
+      const bool tile = type && type->as<ir::TileType>();
+      const bool tensor = type && type->as<ir::TensorType>();
+      const bool wrong = ns == "tensor" ? tile : tensor && !is_tensor_parameter(def->arg_names[i]);
+      if (!wrong) continue;
+      Span where = i < call_args.size() ? call_args[i].value.span : span;
+      const bool tensors = ns == "tensor";
+      fail(where, spelling + " takes " + (tensors ? "tensors" : "tiles") + ", got " +
+                      ir::type_to_string(type) + " in argument " + std::to_string(i + 1) +
+                      " (for " + (tensors ? "tiles" : "tensors") + ", write pl." +
+                      (tensors ? "tile." : "tensor.") + std::string(op) + " or pl." + def->name +
+                      ")");
+    }
+  }
+  return expr_value(call, span);
+}
+
+// pl.full(shape, dtype, value) / pl.tile.full / pl.tensor.full: a new tile (or, in an
+// orchestration, tensor) of `dtype` whose every element is `value`: a zero-filled one plus
+// the value.
+Value Parser::parse_full(const std::string& spelling, bool as_tensor, Span span) {
+  if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
+  const size_t uses_mark = var_uses_.size();
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  static const std::array<std::string_view, 3> kNames{"shape", "dtype", "value"};
+  std::array<const CallArg*, 3> bound{};
+  for (size_t i = 0; i < call_args.size(); ++i) {
+    const CallArg& a = call_args[i];
+    size_t index = i;
+    if (!a.keyword.empty()) {
+      auto it = std::find(kNames.begin(), kNames.end(), a.keyword);
+      if (it == kNames.end()) {
+        fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
+                                 spelling + " (expected one of: shape, dtype, value)");
+      }
+      index = static_cast<size_t>(it - kNames.begin());
+    }
+    if (index >= kNames.size()) {
+      fail(a.value.span, spelling + " takes 3 arguments (shape, dtype, value), got " +
+                             std::to_string(call_args.size()));
+    }
+    if (bound[index]) {
+      fail(a.value.span, spelling + " got argument '" + std::string(kNames[index]) + "' twice");
+    }
+    bound[index] = &a;
+  }
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (!bound[i]) fail(span, spelling + " is missing argument '" + std::string(kNames[i]) + "'");
+  }
+  if (bound[1]->value.kind != Value::Kind::DType) {
+    fail(bound[1]->value.span,
+         "argument 'dtype' of " + spelling + " must be a dtype (pl.FP32, ...)");
+  }
+  const DataType dtype = bound[1]->value.dtype;
+  ExprPtr value = expect_expr(bound[2]->value, [&] { return "argument 'value' of " + spelling; });
+  const ir::ScalarFold folded = fold_constant(value);
+  if (!folded.value) {
+    fail(bound[2]->value.span, "argument 'value' of " + spelling + " must be a constant number");
+  }
+  const Span value_span = bound[2]->value.span;
+  ExprPtr fill;
+  if (ir::is_float(dtype)) {
+    const double v = folded.value->kind == ir::Scalar::Kind::Float ? folded.value->f
+                     : folded.value->kind == ir::Scalar::Kind::Int
+                         ? static_cast<double>(folded.value->i)
+                         : static_cast<double>(folded.value->b);
+    fill = ir::make_float(v, value_span);
+  } else {
+    if (folded.value->kind == ir::Scalar::Kind::Float) {
+      fail(value_span, "argument 'value' of " + spelling + " must be an integer for " +
+                           std::string(ir::dtype_name(dtype)));
+    }
+    const int64_t v = folded.value->kind == ir::Scalar::Kind::Int ? folded.value->i
+                      : folded.value->b                           ? 1
+                                                                  : 0;
+    fill = ir::make_node<ir::IntImm>(v, dtype, value_span);
+  }
+  ExprPtr shape = expect_expr(bound[0]->value, [&] { return "argument 'shape' of " + spelling; });
+  try {
+    ExprPtr zeros = ir::make_op_call(as_tensor ? "create_tensor" : "create_tile", {shape},
+                                     {{"dtype", ir::AttrValue(dtype)}}, span);
+    return expr_value(ir::make_op_call("add", {zeros, fill}, {}, span), span);
+  } catch (const CompileError& e) {
+    throw CompileError(use_site(e.span(), uses_mark),
+                       std::string(e.what()) + " (in " + spelling + ")");
+  }
+}
+
+// pl.const(value, dtype): a literal of the given dtype.
+Value Parser::parse_const(Span span) {
+  const std::string spelling = "pl.const";
+  if (!at(TK::LParen)) fail(span, "'pl.const' must be called");
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  if (call_args.size() != 2) {
+    fail(span,
+         "pl.const takes 2 arguments (value, dtype), got " + std::to_string(call_args.size()));
+  }
+  const CallArg* value_arg = &call_args[0];
+  const CallArg* dtype_arg = &call_args[1];
+  if (call_args[0].keyword == "dtype" || call_args[1].keyword == "value") {
+    std::swap(value_arg, dtype_arg);
+  }
+  for (const CallArg& a : call_args) {
+    if (!a.keyword.empty() && a.keyword != "value" && a.keyword != "dtype") {
+      fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) +
+                               "' of pl.const (expected value, dtype)");
+    }
+  }
+  if (dtype_arg->value.kind != Value::Kind::DType) {
+    fail(dtype_arg->value.span, "argument 'dtype' of pl.const must be a dtype (pl.INT32, ...)");
+  }
+  ExprPtr value = expect_expr(value_arg->value, "argument 'value' of pl.const");
+  if (!fold_constant(value).value) {
+    fail(value_arg->value.span, "argument 'value' of pl.const must be a constant number");
+  }
+  return expr_value(
+      scalar_cast(value, dtype_arg->value.dtype, span, value_arg->value.span, spelling), span);
+}
+
+// pl.cast(x, target_type, mode="round"): the registry's cast of a tile or tensor, or a scalar
+// conversion of a Scalar (PyPTO's pl.cast takes either).
+Value Parser::parse_cast(const std::string& spelling, Span span) {
+  if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
+  const size_t uses_mark = var_uses_.size();
+  std::vector<CallArg> call_args = parse_call_args(spelling, /*allow_strings=*/true);
+  // Take `mode` (third positional or keyword) out: the registry's cast has no such attribute.
+  std::optional<CallArg> mode;
+  for (size_t i = 0; i < call_args.size(); ++i) {
+    if (call_args[i].keyword == "mode" || (call_args[i].keyword.empty() && i == 2)) {
+      mode = call_args[i];
+      call_args.erase(call_args.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+  std::optional<int64_t> mode_code;
+  if (mode) {
+    if (mode->text) {
+      auto it = std::find(kCastModes.begin(), kCastModes.end(), *mode->text);
+      if (it == kCastModes.end()) {
+        fail(mode->value.span, "unknown rounding mode '" + *mode->text + "' of " + spelling +
+                                   " (expected none, rint, round, floor, ceil, trunc or odd)");
+      }
+      mode_code = it - kCastModes.begin();
+    } else {
+      ExprPtr e = expect_expr(mode->value, [&] { return "argument 'mode' of " + spelling; });
+      const ir::ScalarFold c = fold_constant(e);
+      if (!c.value || c.value->kind != ir::Scalar::Kind::Int || c.value->i < 0 || c.value->i > 6) {
+        fail(mode->value.span, "argument 'mode' of " + spelling +
+                                   " must be a rounding mode name or a code from 0 to 6");
+      }
+      mode_code = c.value->i;
+    }
+  }
+  for (const CallArg& a : call_args) {
+    if (a.text) fail(a.value.span, "a string is not a valid argument of " + spelling);
+  }
+  // A Scalar operand: a scalar conversion.
+  if (!call_args.empty() && call_args[0].keyword.empty() &&
+      call_args[0].value.kind == Value::Kind::Expr && call_args[0].value.expr->type() &&
+      call_args[0].value.expr->type()->as<ir::ScalarType>()) {
+    if (call_args.size() != 2 || call_args[1].value.kind != Value::Kind::DType) {
+      fail(span, spelling + " of a Scalar takes (value, target_type) with a dtype target_type");
+    }
+    if (mode_code && *mode_code != 2) {
+      fail(mode->value.span, spelling + " of a Scalar supports only the default mode 'round'");
+    }
+    return expr_value(scalar_cast(call_args[0].value.expr, call_args[1].value.dtype, span,
+                                  call_args[0].value.span, spelling),
+                      span);
+  }
+  const ir::OpDef* def = ir::OpRegistry::global().find("cast");
+  ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
+  if (mode_code && *mode_code != 0) {
+    // What this compiler's cast does: float to integer rounds toward zero, other narrowing
+    // conversions round to nearest even; integer conversions and widenings are exact.
+    const auto* c = call->as<ir::Call>();
+    const DataType from = element_dtype(c->args[0]->type());
+    const DataType to = element_dtype(call->type());
+    int64_t done = -1;  // -1: exact, any mode
+    if (ir::is_float(from) && !ir::is_float(to)) {
+      done = 5;
+    } else if ((ir::is_float(to) && ir::dtype_bytes(to) < ir::dtype_bytes(from)) ||
+               (!ir::is_float(from) && ir::is_float(to))) {
+      done = 1;
+    }
+    if (done >= 0 && done != *mode_code) {
+      fail(mode->value.span,
+           "mode '" + std::string(kCastModes[static_cast<size_t>(*mode_code)]) + "' of " +
+               spelling + " is not supported yet for " + std::string(ir::dtype_name(from)) +
+               " to " + std::string(ir::dtype_name(to)) + " (this conversion rounds with '" +
+               std::string(kCastModes[static_cast<size_t>(done)]) + "')");
+    }
+  }
+  return expr_value(call, span);
+}
+
+ExprPtr Parser::scalar_cast(const ExprPtr& value, DataType to, Span span, Span value_span,
+                            const std::string& spelling) {
+  const auto* scalar = value->type() ? value->type()->as<ir::ScalarType>() : nullptr;
+  if (!scalar) {
+    fail(value_span, spelling + " expects a scalar, got " + ir::type_to_string(value->type()));
+  }
+  const DataType from = scalar->dtype;
+  const ir::ScalarFold folded = fold_constant(value);
+  if (folded.value) {
+    const ir::Scalar& s = *folded.value;
+    if (ir::is_float(to)) {
+      const double v = s.kind == ir::Scalar::Kind::Float ? s.f
+                       : s.kind == ir::Scalar::Kind::Int ? static_cast<double>(s.i)
+                                                         : (s.b ? 1.0 : 0.0);
+      return ir::make_node<ir::FloatImm>(v, to, span);
+    }
+    if (to == DataType::BOOL) return ir::make_bool(s.truthy(), span);
+    int64_t v = s.kind == ir::Scalar::Kind::Int ? s.i : s.kind == ir::Scalar::Kind::Bool ? s.b : 0;
+    if (s.kind == ir::Scalar::Kind::Float) {
+      v = float_to_int64(s.f);
+    }
+    if (to == DataType::INT32) v = static_cast<int32_t>(static_cast<uint32_t>(v));
+    return ir::make_node<ir::IntImm>(v, to, span);
+  }
+  if (from == to) return value;
+  // A value computed at run time converts exactly when the target holds every value of the
+  // source: the arithmetic of the program promotes to it (x * 1.0, x + 0).
+  if (ir::is_float(to) && to == DataType::FP32 && !ir::is_float(from)) {
+    return ir::make_binary(ir::BinaryOp::Mul, value, ir::make_float(1.0, span), span);
+  }
+  if (!ir::is_float(to) && !ir::is_float(from) && to != DataType::BOOL &&
+      ir::dtype_bytes(to) >= ir::dtype_bytes(from)) {
+    return ir::make_binary(ir::BinaryOp::Add, value, ir::make_node<ir::IntImm>(0, to, span), span);
+  }
+  fail(span, spelling + " of a " + std::string(ir::dtype_name(from)) + " Scalar computed at run " +
+                 "time to " + std::string(ir::dtype_name(to)) +
+                 " is not supported yet (integers convert to FP32 or a wider integer)");
+}
+
+}  // namespace pypto::frontend::detail
