@@ -70,6 +70,13 @@ class BufferCollector {
         for (const auto& v : f.return_vars) var(v);
         break;
       }
+      case ir::StmtKind::While: {
+        const auto& w = *s->as<ir::WhileStmt>();
+        for (const auto& v : w.iter_args) var(v);
+        stmt(w.body);
+        for (const auto& v : w.return_vars) var(v);
+        break;
+      }
       case ir::StmtKind::If: {
         const auto& i = *s->as<ir::IfStmt>();
         stmt(i.then_body);

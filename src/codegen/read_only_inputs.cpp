@@ -44,6 +44,14 @@ class AliasWalk : public ir::IRVisitor {
     ir::IRVisitor::visit_for(s);
     enclosing_.pop_back();
   }
+  void visit_while(const ir::WhileStmt& s) override {
+    bool carried = false;
+    for (const auto& v : s.init_values) carried = carried || ir::mentions(v, aliases_);
+    enclosing_.push_back({&s.iter_args, &s.return_vars});
+    if (carried) carry(enclosing_.back());
+    ir::IRVisitor::visit_while(s);
+    enclosing_.pop_back();
+  }
   void visit_if(const ir::IfStmt& s) override {
     enclosing_.push_back({nullptr, &s.return_vars});
     ir::IRVisitor::visit_if(s);

@@ -78,6 +78,9 @@ class StructuredEmitter {
       case ir::StmtKind::If:
         branch(*s->as<ir::IfStmt>());
         return;
+      case ir::StmtKind::While:
+        while_loop(*s->as<ir::WhileStmt>());
+        return;
       case ir::StmtKind::Yield:
         yield(*s->as<ir::YieldStmt>());
         return;
@@ -191,6 +194,23 @@ class StructuredEmitter {
     yield_targets_.pop_back();
     w_.close();
     if (!done.empty()) w_.close();
+    for (size_t i = 0; i < s.return_vars.size() && i < s.iter_args.size(); ++i)
+      bind_result(*s.return_vars[i], *s.iter_args[i], s.span());
+  }
+
+  // `while (true) { if (!cond) break; body }`: the condition reads the carried variables, which
+  // the body's yield updates at the end of each trip. A loop that never ends is stopped by the
+  // device's time limit (an isolated run's child is killed).
+  void while_loop(const ir::WhileStmt& s) {
+    for (size_t i = 0; i < s.iter_args.size(); ++i)
+      declare_carried(*s.iter_args[i], i < s.init_values.size() ? s.init_values[i] : nullptr,
+                      s.span());
+    w_.open("while (true)");
+    w_.line("if (!(" + emit_scalar_expr(s.cond, names_) + ")) break;");
+    yield_targets_.push_back(&s.iter_args);
+    stmt(s.body);
+    yield_targets_.pop_back();
+    w_.close();
     for (size_t i = 0; i < s.return_vars.size() && i < s.iter_args.size(); ++i)
       bind_result(*s.return_vars[i], *s.iter_args[i], s.span());
   }

@@ -29,8 +29,12 @@ TokenKind keyword_kind(std::string_view s) {
       if (s == "and") return TokenKind::KwAnd;
       if (s == "as") return TokenKind::KwAs;
       break;
+    case 'b':
+      if (s == "break") return TokenKind::KwBreak;
+      break;
     case 'c':
       if (s == "class") return TokenKind::KwClass;
+      if (s == "continue") return TokenKind::KwContinue;
       break;
     case 'd':
       if (s == "def") return TokenKind::KwDef;
@@ -66,6 +70,7 @@ TokenKind keyword_kind(std::string_view s) {
       break;
     case 'w':
       if (s == "with") return TokenKind::KwWith;
+      if (s == "while") return TokenKind::KwWhile;
       break;
     case 'F':
       if (s == "False") return TokenKind::KwFalse;
@@ -571,6 +576,12 @@ std::string_view token_kind_description(TokenKind kind) {
       return "'with'";
     case TokenKind::KwPass:
       return "'pass'";
+    case TokenKind::KwWhile:
+      return "'while'";
+    case TokenKind::KwBreak:
+      return "'break'";
+    case TokenKind::KwContinue:
+      return "'continue'";
     case TokenKind::KwAnd:
       return "'and'";
     case TokenKind::KwOr:

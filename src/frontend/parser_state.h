@@ -118,6 +118,17 @@ struct JitSignature {
   bool in_progress = false;  // its body is being parsed (a call now would be recursion)
 };
 
+// A loop whose body is being parsed. `break` and `continue` become assignments of a flag of
+// the innermost one (`exits` remembers them); when its body is complete, lower_*_exits turns
+// the loop into structured code that reads the flags, so no later stage sees a jump.
+struct LoopContext {
+  std::string kind;           // "pl.range", "while"...: names the loop in messages
+  bool allows_exits = false;  // break/continue are allowed (sequential and while loops)
+  bool has_init = false;      // carries values explicitly (init_values=)
+  Span span;
+  VarPtr break_flag, continue_flag;  // made by the first break / continue
+  std::unordered_map<const ir::Stmt*, Span> exits;
+};
 class Parser {
  public:
   Parser(std::string_view text, std::string_view file_name, Constants constants,
@@ -411,6 +422,17 @@ class Parser {
 
   StmtPtr parse_with();
 
+  // -------------------------------- while, break and continue (parser_loops.cpp)
+
+  void enter_loop(std::string kind, bool allows_exits, bool has_init, Span span);
+  LoopContext leave_loop();
+  StmtPtr parse_while();
+  // `for (x, ...) in pl.while_(init_values=(...)):` whose body starts with `pl.cond(...)`.
+  StmtPtr parse_explicit_while();
+  StmtPtr parse_loop_exit();  // `break` or `continue`
+  StmtPtr lower_for_exits(const LoopContext& loop, const std::shared_ptr<const ir::ForStmt>& f);
+  StmtPtr lower_while_exits(const LoopContext& loop, const std::shared_ptr<const ir::WhileStmt>& w);
+
   // -------------------------------- expressions (parser_expressions.cpp)
 
   Value parse_value();
@@ -550,6 +572,7 @@ class Parser {
   std::vector<JitSignature> jit_functions_;
   std::vector<ir::FunctionPtr> jit_helper_functions_;  // in the order of their first calls
   std::unordered_map<std::string_view, VarPtr> vars_;  // keys view the Vars' own names
+  std::vector<LoopContext> loops_;  // the loops around the statement being parsed, innermost last
   std::deque<std::string> synthesized_names_;
   // Variables referenced while parsing the current statement, with where they are written: the
   // IR's Var nodes carry their definition's span, errors must point at the use.

@@ -7,7 +7,8 @@ namespace pypto::frontend::detail {
 void Parser::parse_simple_line(Block& block, BlockKind kind) {
   while (true) {
     if (block.yield) fail_here("pl.yield_ must be the last statement of its block");
-    if (at(TK::KwFor) || at(TK::KwIf) || at(TK::KwWith) || at(TK::KwDef) || at(TK::KwClass)) {
+    if (at(TK::KwFor) || at(TK::KwIf) || at(TK::KwWith) || at(TK::KwWhile) || at(TK::KwDef) ||
+        at(TK::KwClass)) {
       fail_here("a compound statement cannot follow ':' on the same line");
     }
     parse_simple_statement(block, kind, /*allow_semicolon=*/true);
@@ -20,7 +21,11 @@ void Parser::parse_statement(Block& block, BlockKind kind) {
   block.ends_with_return = false;
   switch (cur().kind) {
     case TK::KwFor:
-      block.stmts.push_back(parse_for());
+      block.stmts.push_back(peek_token(1).kind == TK::LParen ? parse_explicit_while()
+                                                             : parse_for());
+      return;
+    case TK::KwWhile:
+      block.stmts.push_back(parse_while());
       return;
     case TK::KwIf:
       block.stmts.push_back(parse_if());
@@ -63,6 +68,10 @@ void Parser::parse_simple_statement(Block& block, BlockKind kind, bool allow_sem
     case TK::KwReturn:
       block.stmts.push_back(parse_return());
       block.ends_with_return = true;
+      break;
+    case TK::KwBreak:
+    case TK::KwContinue:
+      block.stmts.push_back(parse_loop_exit());
       break;
     case TK::String:
       if (peek_token(1).kind == TK::Newline || peek_token(1).kind == TK::Semicolon) {
@@ -370,9 +379,11 @@ StmtPtr Parser::parse_for() {
   for (size_t i = 0; i < carried.size(); ++i) {
     iter_args.push_back(bind_var(carried[i]->text, init_values[i]->type(), span_of(*carried[i])));
   }
+  enter_loop(range_name(), for_kind == ir::ForKind::Sequential, has_init, span);
   Block body = parse_block(has_init ? BlockKind::LoopWithIterArgs : BlockKind::Loop, [&] {
     return "'for' statement on line " + std::to_string(span.line + line_offset_);
   });
+  const LoopContext loop = leave_loop();
   std::vector<VarPtr> return_vars;
   if (has_init) {
     if (!body.yield) {
@@ -395,9 +406,10 @@ StmtPtr Parser::parse_for() {
       return_vars.push_back(bind_var(y.names[i], iter_args[i]->type(), y.name_spans[i]));
     }
   }
-  return ir::make_node<ir::ForStmt>(
-      loop_var, start, stop, step, for_kind, std::move(iter_args), std::move(init_values),
-      ir::make_seq(std::move(body.stmts), span), std::move(return_vars), span);
+  return lower_for_exits(
+      loop, ir::make_node<ir::ForStmt>(
+                loop_var, start, stop, step, for_kind, std::move(iter_args), std::move(init_values),
+                ir::make_seq(std::move(body.stmts), span), std::move(return_vars), span));
 }
 
 std::vector<ExprPtr> Parser::parse_init_values() {

@@ -180,6 +180,8 @@ class Interpreter {
         return exec_for(*s->as<ForStmt>(), frame);
       case StmtKind::If:
         return exec_if(*s->as<IfStmt>(), frame);
+      case StmtKind::While:
+        return exec_while(*s->as<WhileStmt>(), frame);
       case StmtKind::Yield:
         guarded(*s, [&] {
           frame.yield_values = eval_all(s->as<YieldStmt>()->values, frame);
@@ -226,6 +228,40 @@ class Interpreter {
       if (!s.iter_args.empty()) {
         if (!frame.yielded || frame.yield_values.size() != carried.size()) {
           throw CompileError(s.span(), "loop body must end with pl.yield_ of " +
+                                           std::to_string(carried.size()) + " values");
+        }
+        carried = std::move(frame.yield_values);
+      }
+      frame.yielded = false;
+    }
+    for (size_t k = 0; k < s.return_vars.size() && k < carried.size(); ++k) {
+      frame.env[s.return_vars[k].get()] = carried[k];
+    }
+  }
+
+  void exec_while(const WhileStmt& s, Frame& frame) {
+    std::vector<Value> carried;
+    guarded(s, [&] {
+      carried = eval_all(s.init_values, frame);
+      if (carried.size() != s.iter_args.size()) {
+        throw RunError("while loop has " + std::to_string(s.iter_args.size()) + " iter_args but " +
+                       std::to_string(carried.size()) + " init values");
+      }
+    });
+    while (true) {
+      // Each trip polls the time limit and the interrupt flag: a condition that never turns
+      // false ends with the run's time limit, not with a hung process.
+      check_limits();
+      for (size_t k = 0; k < carried.size(); ++k) frame.env[s.iter_args[k].get()] = carried[k];
+      bool cond = false;
+      guarded(s, [&] { cond = truthy(eval(s.cond, frame)); });
+      if (!cond) break;
+      frame.yielded = false;
+      exec(s.body, frame);
+      if (frame.returned) return;
+      if (!s.iter_args.empty()) {
+        if (!frame.yielded || frame.yield_values.size() != carried.size()) {
+          throw CompileError(s.span(), "while loop body must end with pl.yield_ of " +
                                            std::to_string(carried.size()) + " values");
         }
         carried = std::move(frame.yield_values);

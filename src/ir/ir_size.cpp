@@ -30,6 +30,7 @@ class NodeCounter : public IRVisitor {
   void visit_seq(const SeqStmts& s) override { ++count, IRVisitor::visit_seq(s); }
   void visit_for(const ForStmt& s) override { ++count, IRVisitor::visit_for(s); }
   void visit_if(const IfStmt& s) override { ++count, IRVisitor::visit_if(s); }
+  void visit_while(const WhileStmt& s) override { ++count, IRVisitor::visit_while(s); }
   void visit_yield(const YieldStmt& s) override { ++count, IRVisitor::visit_yield(s); }
   void visit_scope(const ScopeStmt& s) override { ++count, IRVisitor::visit_scope(s); }
 };

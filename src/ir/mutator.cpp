@@ -59,6 +59,8 @@ StmtPtr IRMutator::mutate(const StmtPtr& s) {
       return mutate_yield(cast<YieldStmt>(s));
     case StmtKind::Scope:
       return mutate_scope(cast<ScopeStmt>(s));
+    case StmtKind::While:
+      return mutate_while(cast<WhileStmt>(s));
   }
   return s;
 }
@@ -200,6 +202,20 @@ StmtPtr IRMutator::mutate_for(const std::shared_ptr<const ForStmt>& s) {
   return ir::make_node<ForStmt>(std::move(loop_var), std::move(start), std::move(stop),
                                 std::move(step), s->for_kind, std::move(iter_args), std::move(init),
                                 std::move(body), std::move(return_vars), s->span());
+}
+
+StmtPtr IRMutator::mutate_while(const std::shared_ptr<const WhileStmt>& s) {
+  bool changed = false;
+  auto init = mutate_all(s->init_values, &changed);
+  auto iter_args = remap_all(s->iter_args, &changed);
+  ExprPtr cond = mutate(s->cond);
+  changed |= cond != s->cond;
+  StmtPtr body = mutate(s->body);
+  changed |= body != s->body;
+  auto return_vars = remap_all(s->return_vars, &changed);
+  if (!changed) return s;
+  return ir::make_node<WhileStmt>(std::move(cond), std::move(iter_args), std::move(init),
+                                  std::move(body), std::move(return_vars), s->span());
 }
 
 StmtPtr IRMutator::mutate_if(const std::shared_ptr<const IfStmt>& s) {

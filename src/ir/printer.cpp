@@ -164,6 +164,8 @@ class Printer {
         return for_stmt(*s->as<ForStmt>(), indent);
       case StmtKind::If:
         return if_stmt(*s->as<IfStmt>(), indent);
+      case StmtKind::While:
+        return while_stmt(*s->as<WhileStmt>(), indent);
       case StmtKind::Yield:
         return yield(*s->as<YieldStmt>(), indent);
       case StmtKind::Scope: {
@@ -266,6 +268,26 @@ class Printer {
     const std::vector<VarPtr>* saved = yield_targets_;
     yield_targets_ = &s.return_vars;
     block(s.body, indent + 1);
+    yield_targets_ = saved;
+  }
+
+  // Without loop-carried values: `while cond:`. With them, the explicit form the parser reads
+  // back: `for (x,) in pl.while_(init_values=(x0,)):` whose body starts with `pl.cond(...)`.
+  void while_stmt(const WhileStmt& s, int indent) {
+    if (s.iter_args.empty()) {
+      line(indent, "while " + expr(s.cond) + ":");
+      block(s.body, indent + 1);
+      return;
+    }
+    std::string init = expr_list(s.init_values);
+    std::string targets = target_list(s.iter_args);
+    const char* one = s.iter_args.size() == 1 ? ",)" : ")";
+    line(indent, "for (" + targets + one + " in pl.while_(init_values=(" + init + one + "):");
+    line(indent + 1, "pl.cond(" + expr(s.cond) + ")");
+    const std::vector<VarPtr>* saved = yield_targets_;
+    yield_targets_ = &s.return_vars;
+    const auto* seq = s.body ? s.body->as<SeqStmts>() : nullptr;
+    if (s.body && !(seq && seq->stmts.empty())) stmt(s.body, indent + 1);
     yield_targets_ = saved;
   }
 

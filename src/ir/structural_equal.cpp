@@ -112,6 +112,12 @@ class EqualityChecker {
                var(x->loop_var.get(), y->loop_var.get()) && vars(x->iter_args, y->iter_args) &&
                stmt(x->body, y->body) && vars(x->return_vars, y->return_vars);
       }
+      case StmtKind::While: {
+        const auto *x = a->as<WhileStmt>(), *y = b->as<WhileStmt>();
+        return exprs(x->init_values, y->init_values) && vars(x->iter_args, y->iter_args) &&
+               expr(x->cond, y->cond) && stmt(x->body, y->body) &&
+               vars(x->return_vars, y->return_vars);
+      }
       case StmtKind::If: {
         const auto *x = a->as<IfStmt>(), *y = b->as<IfStmt>();
         return expr(x->cond, y->cond) && stmt(x->then_body, y->then_body) &&
@@ -210,6 +216,14 @@ class Hasher {
         exprs(x->init_values);
         var(x->loop_var.get());
         vars(x->iter_args);
+        stmt(x->body);
+        return vars(x->return_vars);
+      }
+      case StmtKind::While: {
+        const auto* x = s->as<WhileStmt>();
+        exprs(x->init_values);
+        vars(x->iter_args);
+        expr(x->cond);
         stmt(x->body);
         return vars(x->return_vars);
       }

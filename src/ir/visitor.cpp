@@ -45,6 +45,8 @@ void IRVisitor::visit(const StmtPtr& s) {
       return visit_yield(*s->as<YieldStmt>());
     case StmtKind::Scope:
       return visit_scope(*s->as<ScopeStmt>());
+    case StmtKind::While:
+      return visit_while(*s->as<WhileStmt>());
   }
 }
 
@@ -97,6 +99,13 @@ void IRVisitor::visit_yield(const YieldStmt& s) {
   for (const auto& v : s.values) visit(v);
 }
 void IRVisitor::visit_scope(const ScopeStmt& s) { visit(s.body); }
+void IRVisitor::visit_while(const WhileStmt& s) {
+  for (const auto& v : s.init_values) visit(v);
+  for (const auto& v : s.iter_args) visit(v);
+  visit(s.cond);
+  visit(s.body);
+  for (const auto& v : s.return_vars) visit(v);
+}
 
 namespace {
 
@@ -112,6 +121,11 @@ class DefCollector : public IRVisitor {
   void visit_yield(const YieldStmt&) override {}
   void visit_for(const ForStmt& s) override {
     out_->push_back(s.loop_var);
+    for (const auto& v : s.iter_args) out_->push_back(v);
+    visit(s.body);
+    for (const auto& v : s.return_vars) out_->push_back(v);
+  }
+  void visit_while(const WhileStmt& s) override {
     for (const auto& v : s.iter_args) out_->push_back(v);
     visit(s.body);
     for (const auto& v : s.return_vars) out_->push_back(v);

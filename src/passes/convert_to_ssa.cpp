@@ -99,6 +99,8 @@ class SsaConverter {
         return convert_for(*s->as<ForStmt>(), env);
       case StmtKind::If:
         return convert_if(*s->as<IfStmt>(), env);
+      case StmtKind::While:
+        return convert_while(*s->as<WhileStmt>(), env);
     }
     return s;
   }
@@ -126,52 +128,92 @@ class SsaConverter {
     return stmts;
   }
 
+  // The SSA form of a loop's carried values, shared by for and while loops: the explicit
+  // iter_args, then one more for each variable the body rebinds that held a value before.
+  struct CarriedLoop {
+    Env body_env;
+    std::vector<const Var*> carried;
+    std::vector<VarPtr> iter_args;
+    std::vector<ExprPtr> init_values;
+  };
+
+  CarriedLoop begin_loop(const StmtPtr& body, const std::vector<VarPtr>& explicit_args,
+                         const std::vector<ExprPtr>& explicit_init,
+                         const std::vector<VarPtr>& explicit_results, const VarPtr& loop_var,
+                         Env* env) {
+    CarriedLoop loop;
+    loop.init_values = rewrite_all(explicit_init, *env);
+    loop.carried = rebound_vars(body, *env);
+    // Explicit return_vars are assigned by the loop; a rebinding of them inside is not a carry.
+    loop.carried.erase(std::remove_if(loop.carried.begin(), loop.carried.end(),
+                                      [&](const Var* v) {
+                                        for (const auto& r : explicit_results)
+                                          if (r.get() == v) return true;
+                                        return false;
+                                      }),
+                       loop.carried.end());
+    loop.body_env = *env;
+    if (loop_var) define(loop_var, &loop.body_env);
+    for (const auto& a : explicit_args) loop.iter_args.push_back(define(a, &loop.body_env));
+    for (const Var* c : loop.carried) {
+      const VarPtr& before = env->at(c);
+      loop.init_values.push_back(before);
+      auto arg = make_var(before->name, before->type(), before->span());
+      loop.iter_args.push_back(arg);
+      loop.body_env[c] = arg;
+    }
+    return loop;
+  }
+
+  // Converts the body, appends the yield of every carried value and binds the loop's results
+  // in `env`.
+  StmtPtr end_loop(CarriedLoop& loop, const StmtPtr& body, size_t explicit_count,
+                   const std::vector<VarPtr>& explicit_results, Span span, Env* env,
+                   std::vector<VarPtr>* return_vars) {
+    std::vector<ExprPtr> yielded;
+    std::vector<StmtPtr> stmts = split_yield(convert(body, &loop.body_env), &yielded);
+    if (yielded.size() != explicit_count) {
+      throw CompileError(span, "loop body must end with pl.yield_ of " +
+                                   std::to_string(explicit_count) + " values, got " +
+                                   std::to_string(yielded.size()));
+    }
+    for (const Var* c : loop.carried) yielded.push_back(loop.body_env.at(c));
+    if (!loop.iter_args.empty()) stmts.push_back(ir::make_node<YieldStmt>(yielded, span));
+    for (const auto& r : explicit_results) return_vars->push_back(define(r, env));
+    for (size_t i = 0; i < loop.carried.size(); ++i) {
+      const VarPtr& arg = loop.iter_args[explicit_count + i];
+      auto result = make_var(arg->name, arg->type(), span);
+      return_vars->push_back(result);
+      (*env)[loop.carried[i]] = result;
+    }
+    return make_seq(std::move(stmts), span);
+  }
+
   StmtPtr convert_for(const ForStmt& s, Env* env) {
     ExprPtr start = rewrite(s.start, *env), stop = rewrite(s.stop, *env),
             step = rewrite(s.step, *env);
-    std::vector<ExprPtr> init_values = rewrite_all(s.init_values, *env);
-    std::vector<const Var*> carried = rebound_vars(s.body, *env);
-    // Explicit return_vars are assigned by the loop; a rebinding of them inside is not a carry.
-    carried.erase(std::remove_if(carried.begin(), carried.end(),
-                                 [&](const Var* v) {
-                                   for (const auto& r : s.return_vars)
-                                     if (r.get() == v) return true;
-                                   return false;
-                                 }),
-                  carried.end());
-
-    Env body_env = *env;
-    VarPtr loop_var = define(s.loop_var, &body_env);
-    std::vector<VarPtr> iter_args;
-    for (const auto& a : s.iter_args) iter_args.push_back(define(a, &body_env));
-    for (const Var* c : carried) {
-      const VarPtr& before = env->at(c);
-      init_values.push_back(before);
-      auto arg = make_var(before->name, before->type(), before->span());
-      iter_args.push_back(arg);
-      body_env[c] = arg;
-    }
-    std::vector<ExprPtr> yielded;
-    std::vector<StmtPtr> stmts = split_yield(convert(s.body, &body_env), &yielded);
-    if (yielded.size() != s.iter_args.size()) {
-      throw CompileError(s.span(), "loop body must end with pl.yield_ of " +
-                                       std::to_string(s.iter_args.size()) + " values, got " +
-                                       std::to_string(yielded.size()));
-    }
-    for (const Var* c : carried) yielded.push_back(body_env.at(c));
-    if (!iter_args.empty()) stmts.push_back(ir::make_node<YieldStmt>(yielded, s.span()));
-
+    CarriedLoop loop =
+        begin_loop(s.body, s.iter_args, s.init_values, s.return_vars, s.loop_var, env);
+    VarPtr loop_var = loop.body_env.at(s.loop_var.get());
     std::vector<VarPtr> return_vars;
-    for (const auto& r : s.return_vars) return_vars.push_back(define(r, env));
-    for (size_t i = 0; i < carried.size(); ++i) {
-      const VarPtr& arg = iter_args[s.iter_args.size() + i];
-      auto result = make_var(arg->name, arg->type(), s.span());
-      return_vars.push_back(result);
-      (*env)[carried[i]] = result;
-    }
-    return ir::make_node<ForStmt>(loop_var, start, stop, step, s.for_kind, std::move(iter_args),
-                                  std::move(init_values), make_seq(std::move(stmts), s.span()),
-                                  std::move(return_vars), s.span());
+    StmtPtr body =
+        end_loop(loop, s.body, s.iter_args.size(), s.return_vars, s.span(), env, &return_vars);
+    return ir::make_node<ForStmt>(loop_var, start, stop, step, s.for_kind,
+                                  std::move(loop.iter_args), std::move(loop.init_values),
+                                  std::move(body), std::move(return_vars), s.span());
+  }
+
+  // A while loop carries what its body rebinds, like a for loop; its condition is read at the
+  // top of every trip, so it sees the iter_args.
+  StmtPtr convert_while(const WhileStmt& s, Env* env) {
+    CarriedLoop loop = begin_loop(s.body, s.iter_args, s.init_values, s.return_vars, {}, env);
+    ExprPtr cond = rewrite(s.cond, loop.body_env);
+    std::vector<VarPtr> return_vars;
+    StmtPtr body =
+        end_loop(loop, s.body, s.iter_args.size(), s.return_vars, s.span(), env, &return_vars);
+    return ir::make_node<WhileStmt>(std::move(cond), std::move(loop.iter_args),
+                                    std::move(loop.init_values), std::move(body),
+                                    std::move(return_vars), s.span());
   }
 
   StmtPtr convert_if(const IfStmt& s, Env* env) {

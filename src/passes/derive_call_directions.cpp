@@ -61,6 +61,19 @@ class ParamAccess : public IRVisitor {
     }
     visit(s.body);
   }
+  void visit_while(const WhileStmt& s) override {
+    for (size_t i = 0; i < s.init_values.size(); ++i) {
+      const Var* p = param_of(s.init_values[i]);
+      if (!p) {
+        visit(s.init_values[i]);
+        continue;
+      }
+      if (i < s.iter_args.size()) root_[s.iter_args[i].get()] = p;
+      if (i < s.return_vars.size()) root_[s.return_vars[i].get()] = p;
+    }
+    visit(s.cond);
+    visit(s.body);
+  }
   void visit_yield(const YieldStmt&) override {}
   void visit_return(const ReturnStmt&) override {}
   void visit_var(const Var& v) override {

@@ -55,6 +55,25 @@ class CallFlattener : public IRMutator {
                                          std::move(init), body, s->return_vars, s->span()));
     return make_seq(std::move(pre), s->span());
   }
+  // A while condition is read before every trip, so a call in it cannot be hoisted in front
+  // of the loop; such a condition is an error rather than a loop that reads a stale value.
+  StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
+    std::vector<StmtPtr> pre;
+    auto init = flatten_all(s->init_values, &pre);
+    std::vector<StmtPtr> cond_pre;
+    flatten(s->cond, false, &cond_pre);
+    if (!cond_pre.empty()) {
+      throw CompileError(s->cond->span(),
+                         "a while condition cannot call an operation (it is read again before "
+                         "every trip); compute the value into a variable before the loop and "
+                         "again at the end of its body, and test that variable");
+    }
+    StmtPtr body = mutate(s->body);
+    if (pre.empty() && body == s->body) return s;
+    pre.push_back(ir::make_node<WhileStmt>(s->cond, s->iter_args, std::move(init), body,
+                                           s->return_vars, s->span()));
+    return make_seq(std::move(pre), s->span());
+  }
   StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
     std::vector<StmtPtr> pre;
     ExprPtr cond = flatten(s->cond, false, &pre);

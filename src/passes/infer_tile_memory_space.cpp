@@ -129,27 +129,45 @@ class SpaceInference : public IRMutator {
   }
 
   StmtPtr mutate_for(const std::shared_ptr<const ForStmt>& s) override {
-    for (size_t i = 0; i < s->iter_args.size() && i < s->init_values.size(); ++i) {
-      auto space = space_of(mutate(s->init_values[i]));
-      if (!space) continue;
-      define(s->iter_args[i], *space);
-      if (i < s->return_vars.size()) define(s->return_vars[i], *space);
-    }
+    enter_loop(s->iter_args, s->init_values, s->return_vars);
     StmtPtr result = IRMutator::mutate_for(s);
     const auto* loop = result->as<ForStmt>();
-    auto body = detail::stmt_list(loop->body);
+    check_carried_spaces(loop->iter_args, loop->body);
+    return result;
+  }
+
+  StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
+    enter_loop(s->iter_args, s->init_values, s->return_vars);
+    StmtPtr result = IRMutator::mutate_while(s);
+    const auto* loop = result->as<WhileStmt>();
+    check_carried_spaces(loop->iter_args, loop->body);
+    return result;
+  }
+
+  // A carried tile lives in the space of its initial value, as do the loop's results.
+  void enter_loop(const std::vector<VarPtr>& iter_args, const std::vector<ExprPtr>& init_values,
+                  const std::vector<VarPtr>& return_vars) {
+    for (size_t i = 0; i < iter_args.size() && i < init_values.size(); ++i) {
+      auto space = space_of(mutate(init_values[i]));
+      if (!space) continue;
+      define(iter_args[i], *space);
+      if (i < return_vars.size()) define(return_vars[i], *space);
+    }
+  }
+
+  void check_carried_spaces(const std::vector<VarPtr>& iter_args, const StmtPtr& loop_body) {
+    auto body = detail::stmt_list(loop_body);
     const auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
-    for (size_t i = 0; y && i < y->values.size() && i < loop->iter_args.size(); ++i) {
-      auto carried = space_of(loop->iter_args[i]);
+    for (size_t i = 0; y && i < y->values.size() && i < iter_args.size(); ++i) {
+      auto carried = space_of(iter_args[i]);
       auto next = space_of(y->values[i]);
       if (carried && next && carried != next) {
-        throw CompileError(
-            y->span(), "loop-carried tile '" + loop->iter_args[i]->name + "' enters the loop in " +
-                           std::string(memory_space_name(*carried)) + " but is yielded in " +
-                           std::string(memory_space_name(*next)));
+        throw CompileError(y->span(),
+                           "loop-carried tile '" + iter_args[i]->name + "' enters the loop in " +
+                               std::string(memory_space_name(*carried)) + " but is yielded in " +
+                               std::string(memory_space_name(*next)));
       }
     }
-    return result;
   }
 
   StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {

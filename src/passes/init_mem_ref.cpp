@@ -53,23 +53,10 @@ class BufferGroups : public IRVisitor {
     }
   }
   void visit_for(const ForStmt& s) override {
-    for (const auto& a : s.iter_args) add(a.get());
-    for (const auto& r : s.return_vars) add(r.get());
-    visit(s.body);
-    auto body = detail::stmt_list(s.body);
-    const auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
-    for (size_t i = 0; i < s.iter_args.size(); ++i) {
-      const Var* arg = s.iter_args[i].get();
-      if (!detail::as_tile(arg->type())) continue;
-      if (i < s.return_vars.size()) join(arg, s.return_vars[i].get());
-      if (i < s.init_values.size()) join_if_dead_after(s.init_values[i], arg);
-      if (y && i < y->values.size()) {
-        // The yielded value may take the carried buffer when the iter_arg is dead by the time
-        // the yielded value is produced.
-        const auto* next = y->values[i]->as<Var>();
-        if (next && parent_.count(next) && !read_after(arg, next, body)) join(arg, next);
-      }
-    }
+    carried(s.iter_args, s.init_values, s.return_vars, s.body);
+  }
+  void visit_while(const WhileStmt& s) override {
+    carried(s.iter_args, s.init_values, s.return_vars, s.body);
   }
   void visit_if(const IfStmt& s) override {
     for (const auto& r : s.return_vars) add(r.get());
@@ -78,6 +65,28 @@ class BufferGroups : public IRVisitor {
   }
 
  private:
+  // A loop's carried tiles (for and while alike) share one buffer with their initial value,
+  // their result and, when possible, the value yielded for the next trip.
+  void carried(const std::vector<VarPtr>& iter_args, const std::vector<ExprPtr>& init_values,
+               const std::vector<VarPtr>& return_vars, const StmtPtr& loop_body) {
+    for (const auto& a : iter_args) add(a.get());
+    for (const auto& r : return_vars) add(r.get());
+    visit(loop_body);
+    auto body = detail::stmt_list(loop_body);
+    const auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
+    for (size_t i = 0; i < iter_args.size(); ++i) {
+      const Var* arg = iter_args[i].get();
+      if (!detail::as_tile(arg->type())) continue;
+      if (i < return_vars.size()) join(arg, return_vars[i].get());
+      if (i < init_values.size()) join_if_dead_after(init_values[i], arg);
+      if (y && i < y->values.size()) {
+        // The yielded value may take the carried buffer when the iter_arg is dead by the time
+        // the yielded value is produced.
+        const auto* next = y->values[i]->as<Var>();
+        if (next && parent_.count(next) && !read_after(arg, next, body)) join(arg, next);
+      }
+    }
+  }
   void add(const Var* v) {
     if (!detail::as_tile(v->type())) return;
     if (parent_.try_emplace(v, v).second) tiles.push_back(v);
@@ -101,8 +110,8 @@ class BufferGroups : public IRVisitor {
     size_t def = body.size();
     for (size_t k = 0; k + 1 < body.size() && def == body.size(); ++k) {
       for (const auto& d : ir::defined_vars(body[k])) {
-        if (d.get() == next &&
-            (body[k]->as<AssignStmt>() || body[k]->as<ForStmt>() || body[k]->as<IfStmt>())) {
+        if (d.get() == next && (body[k]->as<AssignStmt>() || body[k]->as<ForStmt>() ||
+                                body[k]->as<IfStmt>() || body[k]->as<WhileStmt>())) {
           def = k;
         }
       }

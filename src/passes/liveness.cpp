@@ -60,6 +60,22 @@ class LivenessBuilder : public IRVisitor {
     for (const auto& a : s.iter_args) extend(a.get(), now_);
     for (const auto& r : s.return_vars) define(r.get());
   }
+  // Like a for loop: what the condition or body reads from outside stays live to the loop's
+  // end, since the next trip reads it again.
+  void visit_while(const WhileStmt& s) override {
+    ++now_;
+    for (const auto& v : s.init_values) visit(v);
+    loops_.push_back({now_, {}});
+    for (const auto& a : s.iter_args) define(a.get());
+    visit(s.cond);
+    visit(s.body);
+    ++now_;
+    Loop loop = std::move(loops_.back());
+    loops_.pop_back();
+    for (const Var* v : loop.used_from_outside) extend(v, now_);
+    for (const auto& a : s.iter_args) extend(a.get(), now_);
+    for (const auto& r : s.return_vars) define(r.get());
+  }
   void visit_if(const IfStmt& s) override {
     ++now_;
     visit(s.cond);

@@ -73,6 +73,16 @@ class TensorVersions : public IRVisitor {
     visit(s.step);
     visit(s.body);
   }
+  void visit_while(const WhileStmt& s) override {
+    for (size_t i = 0; i < s.iter_args.size() && i < s.init_values.size(); ++i) {
+      if (const Var* r = root_of(s.init_values[i])) {
+        root[s.iter_args[i].get()] = r;
+        if (i < s.return_vars.size()) root[s.return_vars[i].get()] = r;
+      }
+    }
+    visit(s.cond);
+    visit(s.body);
+  }
   void visit_if(const IfStmt& s) override {
     visit(s.cond);
     visit(s.then_body);
@@ -206,6 +216,7 @@ class ScopeOutliner : public IRMutator {
   static std::vector<VarPtr> top_level_defs(const StmtPtr& s) {
     if (const auto* a = s->as<AssignStmt>()) return {a->var};
     if (const auto* f = s->as<ForStmt>()) return f->return_vars;
+    if (const auto* w = s->as<WhileStmt>()) return w->return_vars;
     if (const auto* i = s->as<IfStmt>()) return i->return_vars;
     return {};
   }

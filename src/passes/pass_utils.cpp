@@ -209,6 +209,11 @@ class TileRetyper : public IRMutator {
     for (const auto& v : s->return_vars) decide(v);
     return IRMutator::mutate_for(s);
   }
+  StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
+    for (const auto& v : s->iter_args) decide(v);
+    for (const auto& v : s->return_vars) decide(v);
+    return IRMutator::mutate_while(s);
+  }
   StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s) override {
     for (const auto& v : s->return_vars) decide(v);
     return IRMutator::mutate_if(s);

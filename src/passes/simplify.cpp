@@ -202,6 +202,18 @@ class StmtSimplifier : public ExprSimplifier {
     return make_seq(std::move(stmts), s->span());
   }
 
+  // A while loop whose condition is false from the start (it reads no loop-carried value) never
+  // runs: its results are its initial values.
+  StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s) override {
+    auto lit = literal(mutate(s->cond));
+    if (!lit || lit->truthy()) return IRMutator::mutate_while(s);
+    std::vector<StmtPtr> stmts;
+    for (size_t i = 0; i < s->return_vars.size() && i < s->init_values.size(); ++i)
+      stmts.push_back(
+          mutate(ir::make_node<AssignStmt>(s->return_vars[i], s->init_values[i], s->span())));
+    return make_seq(std::move(stmts), s->span());
+  }
+
   // A loop with constant bounds that runs exactly once is its body, as a constant `if` is its
   // taken branch: the loop variable takes `start`, each iter_arg its init value, and each return
   // var the value the body yields. What the loop hid is then plain to later passes and to codegen,

@@ -42,6 +42,7 @@ size_t count_statements(const StmtPtr& st) {
   if (!st) return 0;
   if (const auto* seq = st->as<SeqStmts>()) return count_statements(seq->stmts);
   if (const auto* f = st->as<ForStmt>()) return 1 + count_statements(f->body);
+  if (const auto* w = st->as<WhileStmt>()) return 1 + count_statements(w->body);
   if (const auto* i = st->as<IfStmt>()) {
     return 1 + count_statements(i->then_body) + count_statements(i->else_body);
   }

@@ -73,6 +73,16 @@ class SsaChecker : public IRVisitor {
     open_scopes_.pop_back();
     for (const auto& r : s.return_vars) define(r, s.span());
   }
+  void visit_while(const WhileStmt& s) override {
+    stmt_span_ = s.span();
+    for (const auto& v : s.init_values) visit(v);
+    open_scope();
+    for (const auto& a : s.iter_args) define(a, s.span());
+    visit(s.cond);
+    visit(s.body);
+    open_scopes_.pop_back();
+    for (const auto& r : s.return_vars) define(r, s.span());
+  }
   void visit_if(const IfStmt& s) override {
     stmt_span_ = s.span();
     visit(s.cond);
@@ -162,6 +172,16 @@ class StructureChecker : public IRVisitor {
     for (const auto& r : s.return_vars) check_tile_var(*r, s.span());
     if (check_calls_) {
       IRVisitor::visit_for(s);
+    } else {
+      visit(s.body);
+    }
+  }
+  void visit_while(const WhileStmt& s) override {
+    check_no_call(s.cond, s.span());
+    for (const auto& a : s.iter_args) check_tile_var(*a, s.span());
+    for (const auto& r : s.return_vars) check_tile_var(*r, s.span());
+    if (check_calls_) {
+      IRVisitor::visit_while(s);
     } else {
       visit(s.body);
     }

@@ -45,6 +45,7 @@ class IRMutator {
   virtual StmtPtr mutate_if(const std::shared_ptr<const IfStmt>& s);
   virtual StmtPtr mutate_yield(const std::shared_ptr<const YieldStmt>& s);
   virtual StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s);
+  virtual StmtPtr mutate_while(const std::shared_ptr<const WhileStmt>& s);
 
   // Whether mutate_function may release the old statements of a function armed by a
   // ReleaseWhileRebuilding as it rebuilds them (below). Only for a mutator that never looks at a

@@ -8,7 +8,7 @@
 
 namespace pypto::ir {
 
-enum class StmtKind : uint8_t { Assign, Eval, Return, Seq, For, If, Yield, Scope };
+enum class StmtKind : uint8_t { Assign, Eval, Return, Seq, For, If, Yield, Scope, While };
 
 class Stmt;
 using StmtPtr = std::shared_ptr<const Stmt>;
@@ -105,6 +105,35 @@ class ForStmt : public Stmt {
   VarPtr loop_var;
   ExprPtr start, stop, step;
   ForKind for_kind;
+  std::vector<VarPtr> iter_args;
+  std::vector<ExprPtr> init_values;
+  StmtPtr body;
+  std::vector<VarPtr> return_vars;
+};
+
+// `while cond:` — runs `body` as long as `cond` holds, reading `cond` again before each trip.
+// Loop-carried values work as in ForStmt: `iter_args[i]` starts as `init_values[i]`, `cond` and
+// the body read the iter_args, the body ends with a YieldStmt giving the next values, and after
+// the loop `return_vars[i]` holds the values for which `cond` was false. Before ConvertToSSA a
+// while loop has no iter_args and simply rebinds the variables its condition reads.
+// `break` and `continue` never reach the IR: the frontend lowers them to a flag that joins the
+// condition and ifs that skip the rest of the trip (DESIGN.md, "Loops: while, break, continue").
+class WhileStmt : public Stmt {
+ public:
+  static constexpr StmtKind kKind = StmtKind::While;
+  WhileStmt(ExprPtr cond, std::vector<VarPtr> iter_args, std::vector<ExprPtr> init_values,
+            StmtPtr body, std::vector<VarPtr> return_vars, Span span = {})
+      : Stmt(kKind, span),
+        cond(std::move(cond)),
+        iter_args(std::move(iter_args)),
+        init_values(std::move(init_values)),
+        body(std::move(body)),
+        return_vars(std::move(return_vars)) {
+    depth_ =
+        nested_depth(span, {&this->body},
+                     std::max(deepest_of(this->init_values), this->cond ? this->cond->depth() : 0));
+  }
+  ExprPtr cond;
   std::vector<VarPtr> iter_args;
   std::vector<ExprPtr> init_values;
   StmtPtr body;

@@ -36,6 +36,7 @@ class IRVisitor {
   virtual void visit_if(const IfStmt& s);
   virtual void visit_yield(const YieldStmt& s);
   virtual void visit_scope(const ScopeStmt& s);
+  virtual void visit_while(const WhileStmt& s);
 };
 
 // Whether expression `e` reads any variable of `vars`.

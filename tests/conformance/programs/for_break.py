@@ -1,7 +1,5 @@
 # construct: break in a pl.range loop
-# expect: unsupported
-# names: break
-# generic: located, but the generic "undefined name 'break'"
+# expect: works
 """A `pl.range` loop that ends early with `break`."""
 
 import numpy as np

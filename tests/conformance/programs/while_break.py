@@ -1,7 +1,5 @@
 # construct: while loop with break
-# expect: unsupported
-# names: while
-# generic: located, but the generic "undefined name 'while'"
+# expect: works
 """A `while` loop over blocks of rows that leaves with `break` after the second block; the
 rows after it keep their zeros."""
 

@@ -1,7 +1,5 @@
 # construct: while loop
-# expect: unsupported
-# names: while
-# generic: located, but the generic "undefined name 'while'"
+# expect: works
 """A natural `while` loop: its condition is read again after each trip."""
 
 import numpy as np
