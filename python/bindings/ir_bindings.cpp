@@ -50,6 +50,39 @@ frontend::Constants to_constants(const nb::dict& values) {
   return constants;
 }
 
+// The functions defined outside a program that its scope sees, as Python describes them:
+// ([(name, kind, file_name, first_line, constants, {name: index})...], {name: index},
+// {file_name: text}); None for none. kind is "function", "inline" or "jit_inline".
+frontend::Helpers to_helpers(const nb::object& value) {
+  frontend::Helpers helpers;
+  if (value.is_none()) return helpers;
+  auto [sources, scope, files] = nb::cast<std::tuple<nb::list, nb::dict, nb::dict>>(value);
+  for (nb::handle item : sources) {
+    auto [name, kind, file_name, first_line, constants, own_scope] =
+        nb::cast<std::tuple<std::string, std::string, std::string, int32_t, nb::dict, nb::dict>>(
+            item);
+    frontend::HelperSource source;
+    source.name = std::move(name);
+    source.kind = kind == "function" ? frontend::HelperKind::Function
+                  : kind == "inline" ? frontend::HelperKind::Inline
+                                     : frontend::HelperKind::JitInline;
+    source.file_name = std::move(file_name);
+    source.first_line = first_line;
+    source.constants = to_constants(constants);
+    for (auto [key, index] : own_scope) {
+      source.scope.emplace(nb::cast<std::string>(key), nb::cast<size_t>(index));
+    }
+    helpers.sources.push_back(std::move(source));
+  }
+  for (auto [key, index] : scope) {
+    helpers.scope.emplace(nb::cast<std::string>(key), nb::cast<size_t>(index));
+  }
+  for (auto [key, text] : files) {
+    helpers.file_texts.emplace(nb::cast<std::string>(key), nb::cast<std::string>(text));
+  }
+  return helpers;
+}
+
 // Raises the Python exception of pypto.errors for a ParseError / CompileError, so no C++
 // exception text reaches the user unformatted.
 void raise_python_error(const char* class_name, nb::tuple args) {
@@ -180,14 +213,15 @@ void bind_ir(nb::module_ m) {
   m.def(
       "parse_program",
       [](const std::string& text, const std::string& file_name, const nb::dict& constants,
-         int32_t line_offset, bool rest_of_file) {
+         int32_t line_offset, bool rest_of_file, const nb::object& helpers) {
         frontend::Constants values = to_constants(constants);
+        frontend::Helpers external = to_helpers(helpers);
         nb::gil_scoped_release release;
         return ProgramHandle{
-            driver::parse_program(text, file_name, values, line_offset, rest_of_file)};
+            driver::parse_program(text, file_name, values, line_offset, rest_of_file, external)};
       },
       nb::arg("text"), nb::arg("file_name") = "<string>", nb::arg("constants") = nb::dict(),
-      nb::arg("line_offset") = 0, nb::arg("rest_of_file") = false,
+      nb::arg("line_offset") = 0, nb::arg("rest_of_file") = false, nb::arg("helpers") = nb::none(),
       "Parses the source of one @pl.program class (decorators included; it may be indented), as "
       "the `parse` stage of the active profiler. "
       "rest_of_file: the text runs on to the end of the class's file; only the class is read.");
@@ -217,7 +251,8 @@ void bind_ir(nb::module_ m) {
       "parse_jit",
       [](const std::string& file_text, const std::string& file_name,
          const std::vector<std::tuple<std::string, bool, int32_t>>& functions,
-         const std::string& entry, const nb::dict& arguments, const nb::dict& constants) {
+         const std::string& entry, const nb::dict& arguments, const nb::dict& constants,
+         const nb::object& helpers) {
         std::vector<frontend::JitFunctionSource> sources;
         for (const auto& [name, is_incore, first_line] : functions) {
           sources.push_back(frontend::JitFunctionSource{
@@ -240,12 +275,13 @@ void bind_ir(nb::module_ m) {
         }
         for (auto& [name, value] : to_constants(scalars)) values.emplace(name, value);
         frontend::Constants scope = to_constants(constants);
+        frontend::Helpers external = to_helpers(helpers);
         nb::gil_scoped_release release;
         return ProgramHandle{
-            driver::parse_jit(file_text, file_name, sources, entry, values, scope)};
+            driver::parse_jit(file_text, file_name, sources, entry, values, scope, external)};
       },
       nb::arg("file_text"), nb::arg("file_name"), nb::arg("functions"), nb::arg("entry"),
-      nb::arg("arguments"), nb::arg("constants") = nb::dict(),
+      nb::arg("arguments"), nb::arg("constants") = nb::dict(), nb::arg("helpers") = nb::none(),
       "Parses the @pl.jit function `entry` of a file specialised on `arguments` (name -> "
       "(shape, dtype name) for tensors, a number for scalars); `functions` are the file's jit "
       "functions as (name, is_incore, first_line). The `parse` stage of the active profiler.");

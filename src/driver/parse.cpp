@@ -13,17 +13,17 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
 
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
                              const frontend::Constants& constants, int32_t line_offset,
-                             bool rest_of_file) {
+                             bool rest_of_file, const frontend::Helpers& helpers) {
   profiling::ScopedStage stage(profiling::get_active_profiler(), "parse");
-  return frontend::parse_program(text, file_name, constants, line_offset, rest_of_file);
+  return frontend::parse_program(text, file_name, constants, line_offset, rest_of_file, helpers);
 }
 
 ir::ProgramPtr parse_jit(std::string_view file_text, std::string_view file_name,
                          const std::vector<frontend::JitFunctionSource>& functions,
                          std::string_view entry, const frontend::JitArguments& arguments,
-                         const frontend::Constants& constants) {
+                         const frontend::Constants& constants, const frontend::Helpers& helpers) {
   profiling::ScopedStage stage(profiling::get_active_profiler(), "parse");
-  return frontend::parse_jit(file_text, file_name, functions, entry, arguments, constants);
+  return frontend::parse_jit(file_text, file_name, functions, entry, arguments, constants, helpers);
 }
 
 }  // namespace pypto::driver

@@ -19,6 +19,7 @@ std::vector<ir::ProgramPtr> Parser::parse_module() {
       continue;
     }
     if (at(TK::At)) {
+      if (register_module_helper()) continue;
       bool is_program = skip_decorators();
       if (at(TK::KwClass) && is_program) {
         programs.push_back(parse_class());
@@ -199,6 +200,7 @@ ir::ProgramPtr Parser::parse_class() {
   advance();
 
   signatures_.clear();
+  for (ExternalHelper& h : helpers_) h.signature.reset();  // each program has its own copy
   // First pass: signatures only, so that functions may call functions defined after them.
   while (!at(TK::Dedent) && !at(TK::EndOfFile)) {
     if (at(TK::Newline)) {
@@ -234,9 +236,16 @@ ir::ProgramPtr Parser::parse_class() {
   calls_.assign(signatures_.size(), {});
   std::vector<ir::FunctionPtr> functions;
   functions.reserve(signatures_.size());
+  // External functions called by the methods are added to signatures_ as they are met, and
+  // parsed after the methods.
   for (size_t i = 0; i < signatures_.size(); ++i) {
     current_function_ = i;
-    functions.push_back(parse_function_body(signatures_[i]));
+    const FunctionSignature& sig = signatures_[i];
+    if (sig.helper) {
+      functions.push_back(in_helper_source(*sig.helper, [&] { return parse_function_body(sig); }));
+    } else {
+      functions.push_back(parse_function_body(sig));
+    }
   }
   check_recursion();
   pos_ = end;
@@ -251,7 +260,7 @@ ir::ProgramPtr Parser::parse_class() {
   return ir::make_node<ir::Program>(std::string(name.text), std::move(functions), source_);
 }
 
-void Parser::parse_function_signature() {
+void Parser::parse_function_signature(bool is_method) {
   FunctionSignature sig;
   bool has_function_decorator = false;
   while (at(TK::At)) {
@@ -278,12 +287,20 @@ void Parser::parse_function_signature() {
     }
   }
   expect(TK::LParen, "'(' after the function name");
-  if (!at_name("self")) expected("'self' as the first parameter of '" + sig.name + "'");
-  advance();
-  std::unordered_map<std::string_view, bool> seen;
-  while (at(TK::Comma)) {
+  if (is_method) {
+    if (!at_name("self")) expected("'self' as the first parameter of '" + sig.name + "'");
     advance();
-    if (at(TK::RParen)) break;
+  }
+  std::unordered_map<std::string_view, bool> seen;
+  // A method's parameters follow `self`, each after a comma; a module-level function's first
+  // parameter has none.
+  bool after_first = is_method;
+  while (after_first ? at(TK::Comma) : !at(TK::RParen)) {
+    if (after_first) {
+      advance();
+      if (at(TK::RParen)) break;
+    }
+    after_first = true;
     if (at(TK::Star) || at(TK::DoubleStar)) {
       fail_here("variadic parameters are not supported");
     }
@@ -429,12 +446,14 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
 }
 
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
-                             const Constants& constants, int32_t line_offset, bool rest_of_file) {
+                             const Constants& constants, int32_t line_offset, bool rest_of_file,
+                             const Helpers& helpers) {
   return run_reporting_errors(text, file_name, line_offset, [&] {
     LexOptions lex_options;
     lex_options.indented_start = true;
     lex_options.first_statement_only = rest_of_file;
     Parser parser(text, file_name, constants, line_offset, lex_options);
+    parser.add_helpers(helpers);
     return parser.parse_single_program();
   });
 }
@@ -491,9 +510,11 @@ std::vector<JitFunctionSource> find_jit_functions(std::string_view file_text,
 
 ir::ProgramPtr parse_jit(std::string_view file_text, std::string_view file_name,
                          const std::vector<JitFunctionSource>& functions, std::string_view entry,
-                         const JitArguments& arguments, const Constants& constants) {
+                         const JitArguments& arguments, const Constants& constants,
+                         const Helpers& helpers) {
   return run_reporting_errors(file_text, file_name, 0, [&] {
     Parser parser(file_text, file_name, constants, 0, jit_function_tokens(file_text, functions));
+    parser.add_helpers(helpers);
     return parser.parse_jit_program(entry, arguments);
   });
 }

@@ -325,6 +325,7 @@ Value Parser::parse_atom() {
   auto it = constants_.find(t.text);
   if (it != constants_.end()) return constant_value(it->second, span);
   if (at(TK::LParen)) {
+    if (auto helper = find_helper(t.text)) return parse_helper_call(*helper, t);
     if (auto helper = find_jit_helper(t.text)) return parse_jit_helper_call(*helper, t);
     if (!jit_functions_.empty()) {
       fail(span, "unknown function '" + std::string(t.text) +

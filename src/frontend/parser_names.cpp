@@ -66,6 +66,8 @@ VarPtr Parser::lookup_var(std::string_view name) const {
 }
 
 VarPtr Parser::bind_var(std::string_view name, const TypePtr& type, Span span) {
+  // In an inline body, a name gets its own variable (parser_helpers.cpp).
+  if (inline_frame_) return bind_inline_local(name, type, span);
   auto it = vars_.find(name);
   if (it != vars_.end()) {
     if (!same_shape_dtype(it->second->type(), type)) {

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "pypto/frontend/lexer.h"
@@ -71,6 +73,8 @@ struct FunctionSignature {
   std::vector<TypePtr> return_types;
   Span span;
   size_t body_start = 0;  // token index just after the signature's ':'
+  // A function defined outside the program class: its index in Parser::helpers_.
+  std::optional<size_t> helper;
 };
 
 struct CallSite {
@@ -129,6 +133,36 @@ struct LoopContext {
   VarPtr break_flag, continue_flag;  // made by the first break / continue
   std::unordered_map<const ir::Stmt*, Span> exits;
 };
+
+using HelperScope = std::map<std::string, size_t, std::less<>>;
+
+// A function defined outside the program (parser_helpers.cpp): a module-level @pl.function, a
+// @pl.inline or a @pl.jit.inline function.
+struct ExternalHelper {
+  std::string name;
+  HelperKind kind = HelperKind::Function;
+  // Its tokens, lexed from its own file when `own_tokens`; otherwise it is in the parser's token
+  // stream at `start` (a function of the file given to parse_module).
+  bool own_tokens = false;
+  bool lexed = false;
+  std::vector<Token> tokens;
+  size_t start = 0;
+  std::string_view file_name;
+  std::string_view file_text;
+  int32_t line_shift = 0;           // a token's line + line_shift is its line in file_text
+  Constants constants;              // of the scope that defines it (own_tokens only)
+  HelperScope scope;                // the helpers visible in its body (own_tokens only)
+  int32_t first_line = 1;           // of its first decorator in file_text (own_tokens only)
+  std::optional<size_t> signature;  // a Function helper added to the current program
+  bool expanding = false;           // an inline helper whose body is being expanded
+};
+
+// The state of an inline expansion: parameters still bound to the caller's variables (a first
+// assignment in the body makes a new local instead of writing the caller's variable).
+struct InlineFrame {
+  std::vector<std::string> aliased_params;
+};
+
 class Parser {
  public:
   Parser(std::string_view text, std::string_view file_name, Constants constants,
@@ -157,6 +191,9 @@ class Parser {
   }
 
   ir::ProgramPtr parse_single_program();
+
+  // parser_helpers.cpp: the functions defined outside the program that its scope sees.
+  void add_helpers(const Helpers& helpers);
 
   // parser_jit.cpp: the @pl.jit functions of a whole file; a jit program from tokens holding
   // only jit functions.
@@ -296,7 +333,8 @@ class Parser {
 
   ir::ProgramPtr parse_class();
 
-  void parse_function_signature();
+  // `is_method`: a method of the class (first parameter `self`); else a module-level function.
+  void parse_function_signature(bool is_method = true);
 
   // -------------------------------- the @pl.function decorator (parser_decorators.cpp)
 
@@ -389,12 +427,16 @@ class Parser {
 
   void parse_simple_line(Block& block, BlockKind kind);
 
+  // Both also place the statements of the inline calls in the statement before it
+  // (parser_helpers.cpp); the statement itself is parsed by the *_body functions.
   void parse_statement(Block& block, BlockKind kind);
+  void parse_statement_body(Block& block, BlockKind kind);
 
   bool at_pl_member(size_t ahead, std::string_view member) const;
 
   // An assignment, an expression statement, return, pass or a docstring. Leaves the NEWLINE.
   void parse_simple_statement(Block& block, BlockKind kind, bool allow_semicolon);
+  void parse_simple_statement_body(Block& block, BlockKind kind, bool allow_semicolon);
 
   void parse_expression_statement(Block& block, Span start);
 
@@ -549,6 +591,32 @@ class Parser {
   // `helper(args)` after the name: specialises the helper on the first call.
   Value parse_jit_helper_call(size_t helper, const Token& name);
 
+  // -------------------------------- functions defined outside the program (parser_helpers.cpp)
+
+  // At '@' at the top level of a module: registers a @pl.function / @pl.inline function (and
+  // skips it); false, consuming nothing, for anything else.
+  bool register_module_helper();
+
+  std::optional<size_t> find_helper(std::string_view name) const;
+
+  // `name(args)` after the name, for a helper: a call of the function (added to the program on
+  // its first call) or the expansion of an inline function's body.
+  Value parse_helper_call(size_t helper, const Token& name);
+  Value parse_external_function_call(size_t helper, const Token& name);
+  Value expand_inline_call(size_t helper, const Token& name);
+
+  // Runs `body` with the parser reading the helper's tokens, constants and scope; errors found
+  // there are located in the helper's file.
+  template <typename F>
+  auto in_helper_source(size_t helper, F&& body);
+
+  // The name of a new variable made by an inline body: `name` unless the program uses it already.
+  std::string fresh_inline_name(std::string_view name);
+  VarPtr bind_inline_local(std::string_view name, const TypePtr& type, Span span);
+  void note_token_names(const std::vector<Token>& tokens);
+  // Lexes a helper of another file (or of the program's file, outside the class) on first use.
+  void prepare_helper_tokens(ExternalHelper& h);
+
   // -------------------------------- state
 
   std::string_view text_;
@@ -561,7 +629,8 @@ class Parser {
   int depth_ = 0;
 
   std::shared_ptr<const ir::SourceInfo> source_;
-  std::vector<FunctionSignature> signatures_;
+  // A deque: a call met while a signature is in use may add an external function's signature.
+  std::deque<FunctionSignature> signatures_;
   std::vector<std::vector<CallSite>> calls_;  // per function, in source order
   size_t current_function_ = 0;
   bool strict_ssa_ = false;  // the current function's @pl.function(strict_ssa=...)
@@ -574,9 +643,72 @@ class Parser {
   std::unordered_map<std::string_view, VarPtr> vars_;  // keys view the Vars' own names
   std::vector<LoopContext> loops_;  // the loops around the statement being parsed, innermost last
   std::deque<std::string> synthesized_names_;
+  std::deque<ExternalHelper> helpers_;
+  HelperScope module_scope_;                   // the helpers the program's own scope sees
+  const HelperScope* scope_ = &module_scope_;  // those the code being parsed sees
+  InlineFrame* inline_frame_ = nullptr;        // set while an inline body is parsed
+  std::vector<StmtPtr> inline_stmts_;          // made by inline calls in the statement being parsed
+  std::unordered_set<std::string> taken_names_;  // names an inline local must not take
+  bool token_names_noted_ = false;
   // Variables referenced while parsing the current statement, with where they are written: the
   // IR's Var nodes carry their definition's span, errors must point at the use.
   std::vector<std::pair<const ir::Expr*, Span>> var_uses_;
 };
+
+// Reading a helper's own tokens happens in its file: tokens_, the text and the scope are swapped
+// for the helper's while `body` runs, and an error found there is rendered against the helper's
+// file (ParseError passes through the caller's handlers unchanged).
+template <typename F>
+auto Parser::in_helper_source(size_t helper, F&& body) {
+  ExternalHelper& h = helpers_[helper];
+  const size_t saved_pos = pos_;
+  const HelperScope* saved_scope = scope_;
+  if (!h.own_tokens) {  // in the parser's own token stream: only the position changes
+    pos_ = h.start;
+    struct Restore {
+      Parser& p;
+      size_t pos;
+      ~Restore() { p.pos_ = pos; }
+    } restore{*this, saved_pos};
+    return body();
+  }
+  prepare_helper_tokens(h);
+  std::swap(tokens_, h.tokens);
+  std::swap(constants_, h.constants);
+  const std::string_view saved_text = text_;
+  const std::string_view saved_file = file_name_;
+  const int32_t saved_offset = line_offset_;
+  text_ = h.file_text;
+  file_name_ = h.file_name;
+  line_offset_ = h.line_shift;
+  scope_ = &h.scope;
+  pos_ = 0;
+  struct Restore {
+    Parser& p;
+    ExternalHelper& h;
+    size_t pos;
+    const HelperScope* scope;
+    std::string_view text, file;
+    int32_t offset;
+    ~Restore() {
+      std::swap(p.tokens_, h.tokens);
+      std::swap(p.constants_, h.constants);
+      p.pos_ = pos;
+      p.scope_ = scope;
+      p.text_ = text;
+      p.file_name_ = file;
+      p.line_offset_ = offset;
+    }
+  } restore{*this, h, saved_pos, saved_scope, saved_text, saved_file, saved_offset};
+  try {
+    return body();
+  } catch (const ParseError&) {
+    throw;
+  } catch (const CompileError& e) {
+    Span at = e.span();
+    if (at.line != 0 || at.col != 0) at.line += h.line_shift;  // a line of the helper's file
+    throw support::make_parse_error(h.file_name, h.file_text, 0, CompileError(at, e.what()));
+  }
+}
 
 }  // namespace pypto::frontend::detail

@@ -17,7 +17,7 @@ void Parser::parse_simple_line(Block& block, BlockKind kind) {
   if (at(TK::Newline)) advance();
 }
 
-void Parser::parse_statement(Block& block, BlockKind kind) {
+void Parser::parse_statement_body(Block& block, BlockKind kind) {
   block.ends_with_return = false;
   switch (cur().kind) {
     case TK::KwFor:
@@ -57,7 +57,7 @@ bool Parser::at_pl_member(size_t ahead, std::string_view member) const {
          peek_token(ahead + 2).kind == TK::Name && peek_token(ahead + 2).text == member;
 }
 
-void Parser::parse_simple_statement(Block& block, BlockKind kind, bool allow_semicolon) {
+void Parser::parse_simple_statement_body(Block& block, BlockKind kind, bool allow_semicolon) {
   block.ends_with_return = false;
   var_uses_.clear();
   const Span start = here();

@@ -18,12 +18,13 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
 
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
                              const frontend::Constants& constants = {}, int32_t line_offset = 0,
-                             bool rest_of_file = false);
+                             bool rest_of_file = false, const frontend::Helpers& helpers = {});
 
 // A @pl.jit function specialised on its arguments (frontend::parse_jit), as the `parse` stage.
 ir::ProgramPtr parse_jit(std::string_view file_text, std::string_view file_name,
                          const std::vector<frontend::JitFunctionSource>& functions,
                          std::string_view entry, const frontend::JitArguments& arguments,
-                         const frontend::Constants& constants = {});
+                         const frontend::Constants& constants = {},
+                         const frontend::Helpers& helpers = {});
 
 }  // namespace pypto::driver

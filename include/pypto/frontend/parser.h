@@ -31,6 +31,32 @@ using Constants = std::map<std::string, Constant, std::less<>>;
 // Nesting of blocks and expressions beyond this is rejected (the parser is recursive).
 inline constexpr int kMaxNestingDepth = 100;
 
+// -------------------------------- functions defined outside the program (parser_helpers.cpp)
+//
+// A module-level `@pl.function` (no `self`) called by name from a program method is added to the
+// program once and called like a method; a `@pl.inline` (or `@pl.jit.inline`) function's body is
+// expanded at each call site. Inside a file given to parse_module, such functions are found in
+// the text itself; a `@pl.program` class or a `@pl.jit` function parsed on its own gets them as
+// HelperSources (found by Python in the scope that defines the class or function).
+
+enum class HelperKind : uint8_t { Function, Inline, JitInline };
+
+struct HelperSource {
+  std::string name;  // the def's name (what the program calls the function)
+  HelperKind kind = HelperKind::Function;
+  std::string file_name;   // a key of Helpers::file_texts
+  int32_t first_line = 1;  // of its first decorator, 1-based in that file
+  Constants constants;     // the constants of the scope that defines it
+  // The helpers visible where it is defined: name -> index into Helpers::sources.
+  std::map<std::string, size_t, std::less<>> scope;
+};
+
+struct Helpers {
+  std::vector<HelperSource> sources;
+  std::map<std::string, size_t, std::less<>> scope;  // those the program's own scope sees
+  std::map<std::string, std::string, std::less<>> file_texts;
+};
+
 // Parses a whole Python file: imports are skipped, top-level constant assignments
 // (`N = 64`, `ROWS, COLS = 512, 128`, `K = N // 2`, `DT = pl.FP32`) are evaluated into the
 // constants (on top of `constants`), other top-level statements are skipped, and every
@@ -48,7 +74,7 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
 // what follows the class is not read.
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
                              const Constants& constants = {}, int32_t line_offset = 0,
-                             bool rest_of_file = false);
+                             bool rest_of_file = false, const Helpers& helpers = {});
 
 // -------------------------------- @pl.jit functions (parser_jit.cpp)
 //
@@ -91,6 +117,7 @@ std::vector<JitFunctionSource> find_jit_functions(std::string_view file_text,
 // program is named after the entry. Errors are located in the file as for parse_program.
 ir::ProgramPtr parse_jit(std::string_view file_text, std::string_view file_name,
                          const std::vector<JitFunctionSource>& functions, std::string_view entry,
-                         const JitArguments& arguments, const Constants& constants = {});
+                         const JitArguments& arguments, const Constants& constants = {},
+                         const Helpers& helpers = {});
 
 }  // namespace pypto::frontend

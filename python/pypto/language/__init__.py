@@ -12,7 +12,7 @@ from pypto.language._function_attrs import SplitMode
 from pypto.language._ops import at, missing_ops as _missing_ops, range, unroll, yield_
 from pypto.language._ops_generated import *  # noqa: F403 - the namespace is the op list
 from pypto.language._jit import jit
-from pypto.language._program import function, parse, program
+from pypto.language._program import function, inline, parse, program
 from pypto.language._spellings import const, full
 from pypto.language._types import (
     BF16,
@@ -55,7 +55,7 @@ _MISSING_OPS = _missing_ops(_ops_generated.__all__)
 globals().update(_MISSING_OPS)
 
 __all__ = [
-    "program", "function", "parse", "jit",
+    "program", "function", "inline", "parse", "jit",
     "Tensor", "Tile", "Scalar", "Tuple", "Out", "InOut", "MemRef",
     "DType", "DataType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "INDEX",
     "MemorySpace", "Mem", "FunctionType", "Level", "Role", "PadValue", "SplitMode", "adir",

@@ -14,6 +14,7 @@ driver's.
 import dataclasses
 import inspect
 import linecache
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -25,6 +26,7 @@ from pypto._text import display_text
 from pypto.errors import CompileError
 from pypto.ir.program import Program
 from pypto.language import _types
+from pypto.language._helpers import HelperFunction, helper_table
 from pypto.language._program import _source_text, collect_constants
 
 __all__ = ["jit", "JitFunction", "JitIncore", "JitCallInfo"]
@@ -279,10 +281,10 @@ class JitFunction:
                 if code.co_filename == file_name:
                     functions.append((name, True, code.co_firstlineno))
         return (_source_text(text, file_name), display_text(file_name), functions,
-                collect_constants(scope))
+                collect_constants(scope), helper_table(scope, collect_constants))
 
     def _parse(self, sources, tensors, dtypes, scalars):
-        text, file_name, functions, constants = sources
+        text, file_name, functions, constants, helpers = sources
         arguments = dict(scalars)
         tensor_index = 0
         for param in self._params:
@@ -290,7 +292,7 @@ class JitFunction:
                 arguments[param.name] = (list(tensors[tensor_index].shape), dtypes[tensor_index])
                 tensor_index += 1
         return Program(_core.ir.parse_jit(text, file_name, functions, self.__name__, arguments,
-                                          constants))
+                                          constants, helpers))
 
     def lower(self, *args, **kwargs):
         """The ``pypto.ir.Program`` of the specialisation for these arguments (not compiled):
@@ -379,6 +381,17 @@ class _JitDecorator:
         if not inspect.isfunction(fn):
             raise TypeError("@pl.jit.incore decorates a function")
         return JitIncore(fn)
+
+    def inline(self, fn: Callable[..., Any]) -> HelperFunction:
+        """Decorator: a helper whose body is expanded where a ``@pl.jit`` function (or a
+        ``@pl.jit.incore`` kernel) calls it by name; it may be defined in another module."""
+        if not inspect.isfunction(fn):
+            raise TypeError("@pl.jit.inline decorates a function")
+        frame = sys._getframe(1)
+        try:
+            return HelperFunction(fn, "jit_inline", frame)
+        finally:
+            del frame
 
 
 jit = _JitDecorator()

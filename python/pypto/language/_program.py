@@ -13,9 +13,10 @@ from pypto.errors import CompileError, ParseError
 # Imported with the package, not on the first @pl.program: a one-time import is no part of the
 # `parse` stage it would otherwise be timed in.
 from pypto.ir.program import Program
+from pypto.language._helpers import HelperFunction, helper_table
 from pypto.language._types import DType, FunctionType, Level, Role
 
-__all__ = ["program", "function", "parse", "collect_constants"]
+__all__ = ["program", "function", "inline", "parse", "collect_constants"]
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
@@ -163,6 +164,11 @@ def _parse_class(cls, frame):
         ) from e
     scopes = [frame.f_globals, frame.f_locals] if frame is not None else [vars(sys.modules.get(cls.__module__, object()))]
     constants = collect_constants(*scopes)
+    scope = {}
+    for names in scopes:
+        scope.update(names)
+    # The functions defined outside the class that it may call by name (read by the parser).
+    helpers = helper_table(scope, collect_constants)
     # The class text keeps its indentation (the lexer accepts an indented start), so reported
     # columns and lines are those of the file. It starts at the `class` line, or at its first
     # decorator when inspect found it: the parser skips decorators either way, and stops at the
@@ -174,7 +180,8 @@ def _parse_class(cls, frame):
         try:
             return _wrap(_core.ir.parse_program(_source_text("".join(lines), file_name, first_line),
                                                 display_text(file_name), constants,
-                                                max(first_line - 1, 0), rest_of_file=True))
+                                                max(first_line - 1, 0), rest_of_file=True,
+                                                helpers=helpers))
         except CompileError as e:
             first_error = first_error or e
     raise first_error
@@ -223,15 +230,45 @@ def function(fn: Optional[_Function] = None, *,
     """Marks a method of a ``@pl.program`` class, as in PyPTO: ``type`` is a
     ``pl.FunctionType`` (a bare ``@pl.function`` is ``Opaque``), ``level``/``role`` place it in
     the machine hierarchy, ``attrs`` are back-end hints, ``strict_ssa=True`` forbids rebinding
-    a name. The C++ parser reads these from the source; this only records them."""
+    a name. The C++ parser reads these from the source; this only records them.
 
-    def mark(f: _Function) -> _Function:
-        f.__pypto_function_type__ = FunctionType(type)  # type: ignore[attr-defined]
-        return f
+    On a function without ``self`` (defined outside a program class) it makes an external
+    function: a program method that calls it by name gets it added to its program."""
+    frame = sys._getframe(1)
 
-    if fn is not None:
-        return mark(fn)
+    def mark(f: _Function) -> Any:
+        FunctionType(type)  # a wrong type is an error here, as for a method
+        if _is_method(f):
+            f.__pypto_function_type__ = FunctionType(type)  # type: ignore[attr-defined]
+            return f
+        return HelperFunction(f, "function", frame)
+
+    try:
+        if fn is not None:
+            return mark(fn)
+    finally:
+        if fn is not None:
+            del frame
     return mark
+
+
+def _is_method(f):
+    """A function whose first parameter is ``self``: a method of a program class."""
+    code = getattr(f, "__code__", None)
+    return code is not None and code.co_argcount > 0 and code.co_varnames[0] == "self"
+
+
+def inline(fn: Callable[..., Any]) -> HelperFunction:
+    """Decorator: a function whose body is expanded where a program calls it by name (no
+    function is added to the program). The call passes one argument per parameter, positionally;
+    the body sees the constants of the scope that defines it, and may call inline functions."""
+    if not inspect.isfunction(fn):
+        raise TypeError("@pl.inline decorates a function")
+    frame = sys._getframe(1)
+    try:
+        return HelperFunction(fn, "inline", frame)
+    finally:
+        del frame
 
 
 def parse(text: str, file_name: str = "<string>",
