@@ -73,6 +73,19 @@ TEST(WhileLoops, RangeWithBreakBecomesAWhileLoop) {
 )"));
 }
 
+// Whether `main` of `out` is the `main` that kMain + `body` parses to (the kernel is compared
+// elsewhere: the passes rename its versions too).
+::testing::AssertionResult same_main(const ir::ProgramPtr& out, const std::string& body) {
+  auto expected = parse_body(kCopyKernel + kMain + body);
+  if (ir::structural_equal(*out->find_function("main"), *expected->find_function("main"))) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "actual:\n"
+         << ir::print_function(*out->find_function("main")) << "\nexpected:\n"
+         << ir::print_function(*expected->find_function("main"));
+}
+
 TEST(WhileLoops, ConvertToSsaCarriesRebindingsAndPrintsTheExplicitForm) {
   auto in = parse_body(kCopyKernel + kMain + R"(
         i = 0
@@ -83,7 +96,7 @@ TEST(WhileLoops, ConvertToSsaCarriesRebindingsAndPrintsTheExplicitForm) {
 )");
   auto out = run_passes(in, {"ConvertToSSA"});
   EXPECT_TRUE(check_properties(*out, static_cast<IRProperties>(IRProperty::SSA)).empty());
-  EXPECT_TRUE(same_program(out, kCopyKernel + kMain + R"(
+  EXPECT_TRUE(same_main(out, R"(
         i = 0
         for (y_1, i_1) in pl.while_(init_values=(y, i)):
             pl.cond(i_1 < n)
@@ -104,7 +117,7 @@ TEST(WhileLoops, SimplifyDropsALoopWhoseConditionIsFalse) {
         return y
 )");
   auto out = run_passes(in, {"ConvertToSSA", "Simplify"});
-  EXPECT_TRUE(same_program(out, kCopyKernel + kMain + R"(
+  EXPECT_TRUE(same_main(out, R"(
         return y
 )"));
 }
@@ -112,16 +125,12 @@ TEST(WhileLoops, SimplifyDropsALoopWhoseConditionIsFalse) {
 TEST(WhileLoops, ACallInTheConditionIsALocatedError) {
   auto in = parse_body(kCopyKernel + kMain + R"(
         i = 0
-        while pl.tensor.dim(x, 0) > i:
+        while pl.read(x, [0, 0]) > 1.0:
             i = i + 1
         return y
 )");
   std::string message = error_of([&] { run_passes(in, {"ConvertToSSA", "FlattenCallExpr"}); });
-  if (message.empty()) {
-    SUCCEED() << "pl.tensor.dim folds to a constant here";
-  } else {
-    EXPECT_NE(message.find("while condition"), std::string::npos) << message;
-  }
+  EXPECT_NE(message.find("while condition"), std::string::npos) << message;
 }
 
 TEST(WhileLoops, MisplacedExitsAreLocatedErrors) {
