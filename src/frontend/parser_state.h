@@ -59,6 +59,10 @@ ir::ScalarFold fold_constant(const ExprPtr& e);
 
 std::optional<Constant> to_constant(const std::optional<ir::Scalar>& s);
 
+// The constant a value of a module-level assignment holds: a number, a dtype, or a list/tuple
+// of those; none when it is not constant.
+std::optional<Constant> constant_of(const Value& v);
+
 // pl.Level's member names ("AIV, AIC, ... or GLOBAL") and whether `name` is one of them.
 bool is_level_name(std::string_view name);
 std::string level_names();
@@ -449,6 +453,7 @@ class Parser {
   Value parse_list();
 
   Value parse_min_max();
+  Value parse_len();
 
   // -------------------------------- constant folding and literals (parser_constants.cpp)
 
