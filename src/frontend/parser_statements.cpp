@@ -299,8 +299,10 @@ StmtPtr Parser::parse_for() {
     for_kind = ir::ForKind::Sequential;
   } else if (at_pl_member(0, "unroll")) {
     for_kind = ir::ForKind::Unroll;
+  } else if (at_pl_member(0, "parallel")) {
+    for_kind = ir::ForKind::Parallel;
   } else {
-    expected("pl.range(...) or pl.unroll(...) after 'in'");
+    expected("pl.range(...), pl.parallel(...) or pl.unroll(...) after 'in'");
   }
   const std::string_view range_kind = peek_token(2).text;
   auto range_name = [range_kind] { return "pl." + std::string(range_kind); };

@@ -261,7 +261,9 @@ class Printer {
     } else {
       range = expr(s.start) + ", " + expr(s.stop) + ", " + expr(s.step);
     }
-    const char* fn = s.for_kind == ForKind::Unroll ? "pl.unroll" : "pl.range";
+    const char* fn = s.for_kind == ForKind::Unroll     ? "pl.unroll"
+                     : s.for_kind == ForKind::Parallel ? "pl.parallel"
+                                                       : "pl.range";
     line(indent, header + " in " + fn + "(" + range + init + "):");
     const std::vector<VarPtr>* saved = yield_targets_;
     yield_targets_ = &s.return_vars;

@@ -77,7 +77,9 @@ class SeqStmts : public Stmt {
   std::vector<StmtPtr> stmts;
 };
 
-enum class ForKind : uint8_t { Sequential, Unroll };
+// pl.range, pl.unroll, pl.parallel. A Parallel loop's iterations are independent (the program
+// says so); the CPU device runs them in order, which gives the same result.
+enum class ForKind : uint8_t { Sequential, Unroll, Parallel };
 
 // `for loop_var in pl.range(start, stop, step, init_values=(...))`.
 // Loop-carried values: `iter_args[i]` starts as `init_values[i]`; the body ends with a YieldStmt
