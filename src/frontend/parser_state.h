@@ -91,6 +91,12 @@ struct YieldInfo {
   Span span;
 };
 
+// What `with pl.at(...)` says (parser_at_scope.cpp).
+struct AtScopeArgs {
+  std::string level;      // "CORE_GROUP"
+  std::string name_hint;  // the outlined kernel's name; empty: the pass names it
+};
+
 enum class BlockKind : uint8_t { Function, Loop, LoopWithIterArgs, IfBranch, Scope };
 
 struct Block {
@@ -414,6 +420,9 @@ class Parser {
   StmtPtr parse_if();
 
   StmtPtr parse_with();
+  // One argument of pl.at, by name (a positional one is named by its position).
+  void parse_at_argument(const std::string& key, Span key_span, AtScopeArgs& args);
+  void parse_at_optimizations();
 
   // -------------------------------- expressions (parser_expressions.cpp)
 

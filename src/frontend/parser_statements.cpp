@@ -488,40 +488,37 @@ StmtPtr Parser::parse_with() {
   advance();
   advance();
   expect(TK::LParen, "'(' after pl.at");
-  std::optional<std::string_view> level;
+  AtScopeArgs args;
+  size_t positional = 0;
+  std::vector<std::string> seen;
   while (!at(TK::RParen)) {
+    std::string key;
+    Span key_span = here();
     if (at(TK::Name) && peek_token(1).kind == TK::Assign) {
-      const Token& key = advance();
+      key = std::string(advance().text);
       advance();
-      if (key.text != "level") {
-        fail(span_of(key),
-             "unknown argument '" + std::string(key.text) + "' of pl.at (expected level=)");
-      }
+    } else {
+      // pl.at(level, role): PyPTO's positional order.
+      if (positional >= 2) fail_here("pl.at takes at most 2 positional arguments (level, role)");
+      key = positional++ == 0 ? "level" : "role";
     }
-    if (level) fail_here("pl.at takes one argument: level=pl.Level.CORE_GROUP");
-    Value v = parse_value();
-    if (v.kind != Value::Kind::Level) {
-      fail(v.span, "expected a level such as pl.Level.CORE_GROUP, got " +
-                       std::string(value_kind_description(v)));
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      fail(key_span, "pl.at got argument '" + key + "' twice");
     }
-    if (v.level != "CORE_GROUP") {
-      fail(v.span, "pl.at(level=pl.Level." + std::string(v.level) +
-                       ") (a hierarchy scope) is not supported; only "
-                       "pl.at(level=pl.Level.CORE_GROUP) scopes run on the simulated device");
-    }
-    level = v.level;
+    seen.push_back(key);
+    parse_at_argument(key, key_span, args);
     if (!at(TK::Comma)) break;
     advance();
   }
   expect(TK::RParen, "')' to close pl.at(...)");
-  if (!level) fail(span, "pl.at needs a level: pl.at(level=pl.Level.CORE_GROUP)");
+  if (args.level.empty()) fail(span, "pl.at needs a level: pl.at(level=pl.Level.CORE_GROUP)");
   if (at(TK::KwAs)) fail_here("'with pl.at(...) as name' is not supported");
   expect(TK::Colon, "':' after the with statement");
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
   });
-  return ir::make_node<ir::ScopeStmt>(std::string(*level),
-                                      ir::make_seq(std::move(body.stmts), span), span);
+  return ir::make_node<ir::ScopeStmt>(args.level, ir::make_seq(std::move(body.stmts), span), span,
+                                      std::move(args.name_hint));
 }
 
 }  // namespace pypto::frontend::detail

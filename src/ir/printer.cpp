@@ -168,7 +168,9 @@ class Printer {
         return yield(*s->as<YieldStmt>(), indent);
       case StmtKind::Scope: {
         const auto& scope = *s->as<ScopeStmt>();
-        line(indent, "with pl.at(level=pl.Level." + scope.level + "):");
+        const std::string hint =
+            scope.name_hint.empty() ? "" : ", name_hint=\"" + scope.name_hint + "\"";
+        line(indent, "with pl.at(level=pl.Level." + scope.level + hint + "):");
         return block(scope.body, indent + 1);
       }
     }

@@ -150,12 +150,16 @@ class YieldStmt : public Stmt {
 class ScopeStmt : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Scope;
-  ScopeStmt(std::string level, StmtPtr body, Span span = {})
-      : Stmt(kKind, span), level(std::move(level)), body(std::move(body)) {
+  ScopeStmt(std::string level, StmtPtr body, Span span = {}, std::string name_hint = {})
+      : Stmt(kKind, span),
+        level(std::move(level)),
+        body(std::move(body)),
+        name_hint(std::move(name_hint)) {
     depth_ = nested_depth(span, {&this->body});
   }
   std::string level;  // "CORE_GROUP"
   StmtPtr body;
+  std::string name_hint;  // pl.at(name_hint=...): the outlined function's name; empty: none
 };
 
 // Flattens nested SeqStmts and returns a single statement when there is only one.
