@@ -28,12 +28,19 @@ using support::ParseError;
 // class is defined): it becomes an IntImm/FloatImm/BoolImm, or a dtype where one is expected.
 // A list or tuple of such numbers (nested ones too, e.g. `vshape = [m, n]`) is one as well: it
 // stands wherever a literal list may (shapes, offsets, valid shapes), and `name[i]` is its item.
-struct ConstantList;
-using ConstantListPtr = std::shared_ptr<const ConstantList>;
+// (The list type lives in a namespace of its own: a map of constants passed to an unqualified
+// call must not bring this namespace's functions into argument-dependent lookup.)
+namespace constant_list {
+struct List;
+}
+using ConstantListPtr = std::shared_ptr<const constant_list::List>;
 using Constant = std::variant<int64_t, double, bool, ir::DataType, ConstantListPtr>;
-struct ConstantList {
+namespace constant_list {
+struct List {
   std::vector<Constant> items;
 };
+}  // namespace constant_list
+using ConstantList = constant_list::List;
 using Constants = std::map<std::string, Constant, std::less<>>;
 
 // Nesting of blocks and expressions beyond this is rejected (the parser is recursive).
