@@ -301,9 +301,14 @@ StmtPtr Parser::parse_for() {
     for_kind = ir::ForKind::Unroll;
   } else if (at_pl_member(0, "parallel")) {
     for_kind = ir::ForKind::Parallel;
+  } else if (at_pl_member(0, "pipeline")) {
+    // Software pipelining (stage=N copies of the body in flight) is a schedule of the NPU; the
+    // loop computes what pl.range does, and is one.
+    for_kind = ir::ForKind::Sequential;
   } else {
-    expected("pl.range(...), pl.parallel(...) or pl.unroll(...) after 'in'");
+    expected("pl.range(...), pl.parallel(...), pl.pipeline(...) or pl.unroll(...) after 'in'");
   }
+  const Span iterator_span = here();
   const std::string_view range_kind = peek_token(2).text;
   auto range_name = [range_kind] { return "pl." + std::string(range_kind); };
   advance();
@@ -315,19 +320,36 @@ StmtPtr Parser::parse_for() {
   std::vector<ExprPtr> init_values;
   Span init_span;
   bool has_init = false;
+  const bool is_pipeline = range_kind == "pipeline";
+  bool has_stage = false;
   while (!at(TK::RParen)) {
     if (at(TK::Name) && peek_token(1).kind == TK::Assign) {
       const Token& key = advance();
       advance();
+      if (is_pipeline && key.text == "stage") {
+        if (has_stage) fail(span_of(key), "pl.pipeline got argument 'stage' twice");
+        const Span value_span = here();
+        if (parse_constant_int("stage") <= 0) {
+          fail(value_span, "pl.pipeline stage must be a positive integer");
+        }
+        has_stage = true;
+        if (!at(TK::Comma)) break;
+        advance();
+        continue;
+      }
       if (key.text != "init_values") {
-        fail(span_of(key), "unknown argument '" + std::string(key.text) + "' of " + range_name() +
-                               " (expected init_values=)");
+        fail(span_of(key),
+             "unknown argument '" + std::string(key.text) + "' of " + range_name() +
+                 (is_pipeline ? " (expected stage=, init_values=)" : " (expected init_values=)"));
       }
       has_init = true;
       init_span = here();
       init_values = parse_init_values();
     } else {
-      if (has_init) fail_here("positional argument after init_values=");
+      if (has_init || has_stage) {
+        fail_here(std::string("positional argument after ") +
+                  (has_init ? "init_values=" : "stage="));
+      }
       Value v = parse_value();
       ExprPtr e = expect_expr(v, [&] { return "a bound of " + range_name(); });
       if (!e->type() || !e->type()->as<ir::ScalarType>() ||
@@ -342,6 +364,9 @@ StmtPtr Parser::parse_for() {
     advance();
   }
   expect(TK::RParen, [&] { return "')' to close " + range_name() + "(...)"; });
+  if (is_pipeline && !has_stage) {
+    fail(iterator_span, "pl.pipeline needs stage=N (a positive integer)");
+  }
   if (bounds.empty() || bounds.size() > 3) {
     fail(span, range_name() +
                    " takes 1 to 3 positional arguments (stop | start, stop | start, "

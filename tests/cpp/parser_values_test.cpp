@@ -175,6 +175,23 @@ TEST(ParserValues, ParallelLoopIsAParallelForThatPrintsBack) {
   EXPECT_EQ(print(parse_one(text)), text);
 }
 
+TEST(ParserValues, PipelineLoopIsARangeLoopWithACheckedStage) {
+  std::string text = kParallel;
+  text.replace(text.find("pl.parallel(1, 2,"), 17, "pl.pipeline(1, 2, stage=2,");
+  auto p = parse_one(text);
+  ASSERT_TRUE(p);
+  const auto* loop = p->functions[0]->body->as<ir::SeqStmts>()->stmts[1]->as<ir::ForStmt>();
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->for_kind, ir::ForKind::Sequential);
+  EXPECT_NE(print(p).find("in pl.range(1, 2, init_values="), std::string::npos) << print(p);
+  std::string no_stage = kParallel;
+  no_stage.replace(no_stage.find("pl.parallel(1, 2,"), 17, "pl.pipeline(1, 2,");
+  ParseError e = error_of(no_stage);
+  EXPECT_NE(std::string(e.what()).find("pl.pipeline needs stage=N"), std::string::npos) << e.what();
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_EQ(e.col(), column_of(no_stage, 7, "pl.pipeline"));
+}
+
 const std::string kScopes = kHeader +
                             "    @pl.function(type=pl.FunctionType.Orchestration)\n"
                             "    def main(self, x: pl.Tensor[[16, 32], pl.FP32], y: "

@@ -1,7 +1,7 @@
 """PyPTO's small value and loop forms, parsed, compiled and run on the simulated device against
 numpy goldens: Python lists/tuples from the enclosing scope or the module used as shapes,
 offsets and valid shapes (with `x[i]` and `len(x)`), `pl.load(..., valid_shape=...)`,
-`pl.parallel` loops, and `pl.at(...)`'s name_hint and NPU-only hints; plus the located errors
+`pl.parallel` and `pl.pipeline` loops, and `pl.at(...)`'s name_hint and NPU-only hints; plus the located errors
 for what is refused."""
 
 import numpy as np
@@ -244,6 +244,33 @@ def test_parallel_loop_with_init_values_in_a_kernel(work):
     specs = [TensorSpec("x", [16, 64], pl.FP32, init_value=arange(16, 64)),
              TensorSpec("y", [16, 32], pl.FP32, is_output=True)]
     check(work, ParallelInKernel, specs, golden)
+
+
+def test_pipeline_loop_runs_as_a_range_loop(work):
+    text = ParallelInKernel.as_python().replace("pl.parallel(1, 2", "pl.pipeline(1, 2, stage=2")
+    assert "pl.pipeline(1, 2, stage=2, init_values=" in text
+    program = pl.parse(text)
+    assert "in pl.range(1, 2, init_values=" in program.as_python()
+
+    def golden(t, params=None):
+        t["y"][:] = t["x"][:, :32] + t["x"][:, 32:]
+
+    specs = [TensorSpec("x", [16, 64], pl.FP32, init_value=arange(16, 64)),
+             TensorSpec("y", [16, 32], pl.FP32, is_output=True)]
+    check(work, program, specs, golden)
+
+
+@pytest.mark.parametrize("call, at, message", [
+    ("pl.pipeline(4)", "pl.pipeline(4)", "pl.pipeline needs stage=N"),
+    ("pl.pipeline(4, stage=0)", "0)", "pl.pipeline stage must be a positive integer"),
+    ("pl.pipeline(4, depth=2)", "depth", "unknown argument 'depth' of pl.pipeline (expected stage="),
+    ("pl.parallel(4, stage=2)", "stage", "unknown argument 'stage' of pl.parallel"),
+])
+def test_pipeline_arguments_are_checked(call, at, message):
+    text = ParallelBlocks.as_python().replace("pl.parallel(4)", call)
+    with pytest.raises(ParseError) as excinfo:
+        pl.parse(text)
+    located(excinfo, text, at, message)
 
 
 def test_parallel_step_zero_is_located():
