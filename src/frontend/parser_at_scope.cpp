@@ -1,7 +1,8 @@
 // The arguments of `with pl.at(...)`: PyPTO's level, role, optimizations, name_hint,
-// allow_early_resolve, windowize, deps, no_dep_args and dumps. The simulated device runs
-// CORE_GROUP scopes; the hints that only steer the NPU's scheduling and core split are checked
-// and accepted (they do not change what the scope computes); the rest is refused by name.
+// allow_early_resolve, windowize, deps, no_dep_args and dumps; and `for i in pl.spmd(n, ...)`,
+// which takes some of them. The simulated device runs CORE_GROUP scopes; the hints that only
+// steer the NPU's scheduling and core split are checked and accepted (they do not change what
+// the scope computes); the rest is refused by name.
 #include "parser_state.h"
 
 namespace pypto::frontend::detail {
@@ -25,7 +26,8 @@ bool is_identifier(std::string_view s) {
 
 }  // namespace
 
-void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArgs& args) {
+void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArgs& args,
+                               std::string_view callee) {
   if (key == "level") {
     Value v = parse_value();
     if (v.kind != Value::Kind::Level) {
@@ -62,7 +64,7 @@ void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArg
          "pl.at(role=...) belongs to hierarchy scopes (levels above CORE_GROUP), which "
          "are not supported; write pl.at(level=pl.Level.CORE_GROUP)");
   } else if (key == "deps" || key == "no_dep_args" || key == "dumps") {
-    fail(key_span, "pl.at(" + key +
+    fail(key_span, std::string(callee) + "(" + key +
                        "=...) is not supported: it lists task ids or tensors for the NPU "
                        "runtime's dependency tracking and dumps; here scopes run in program "
                        "order");
@@ -71,6 +73,72 @@ void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArg
                        "' of pl.at (expected level, role, optimizations, name_hint, "
                        "allow_early_resolve, windowize, deps, no_dep_args or dumps)");
   }
+}
+
+StmtPtr Parser::parse_spmd_loop(Span span, const Token& loop_name) {
+  // `for i in pl.spmd(n, name_hint=..., ...)`: the body is a kernel run once per block i in
+  // [0, n). Here that is `for i in pl.parallel(n):` around a `with pl.at(CORE_GROUP)` scope of
+  // the body, which OutlineIncoreScopes turns into the kernel (i becomes its parameter).
+  const Span iterator_span = here();
+  advance();
+  advance();
+  advance();
+  expect(TK::LParen, "'(' after pl.spmd");
+  AtScopeArgs args;
+  args.level = "CORE_GROUP";
+  ExprPtr core_num;
+  std::vector<std::string> seen;
+  while (!at(TK::RParen)) {
+    const Span key_span = here();
+    std::string key = "core_num";
+    if (at(TK::Name) && peek_token(1).kind == TK::Assign) {
+      key = std::string(advance().text);
+      advance();
+    } else if (core_num) {
+      fail_here("pl.spmd takes one positional argument, the number of blocks");
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      fail(key_span, "pl.spmd got argument '" + key + "' twice");
+    }
+    seen.push_back(key);
+    if (key == "core_num") {
+      Value v = parse_value();
+      core_num = expect_expr(v, "the number of blocks of pl.spmd");
+      const auto* scalar = core_num->type() ? core_num->type()->as<ir::ScalarType>() : nullptr;
+      if (!scalar || ir::is_float(scalar->dtype)) {
+        fail(v.span,
+             "expected an integer scalar in pl.spmd, got " + ir::type_to_string(core_num->type()));
+      }
+    } else if (key == "sync_start") {
+      // All blocks starting together matters to the NPU's scheduler only.
+      parse_bool_argument(key);
+    } else if (key == "name_hint" || key == "optimizations" || key == "deps" ||
+               key == "allow_early_resolve") {
+      parse_at_argument(key, key_span, args, "pl.spmd");
+    } else if (key == "predicate") {
+      fail(key_span,
+           "pl.spmd(predicate=...) is not supported: guard the loop with an if statement");
+    } else {
+      fail(key_span, "unknown argument '" + key +
+                         "' of pl.spmd (expected core_num, sync_start, name_hint, optimizations, "
+                         "deps, allow_early_resolve or predicate)");
+    }
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, "')' to close pl.spmd(...)");
+  if (!core_num) fail(iterator_span, "pl.spmd needs the number of blocks: pl.spmd(4)");
+  expect(TK::Colon, "':' after the for statement");
+  VarPtr block = bind_var(loop_name.text, ir::scalar_type(DataType::INT64), span_of(loop_name));
+  Block body = parse_block(BlockKind::Scope, [&] {
+    return "'for' statement on line " + std::to_string(span.line + line_offset_);
+  });
+  StmtPtr kernel = ir::make_node<ir::ScopeStmt>(
+      args.level, ir::make_seq(std::move(body.stmts), span), span, std::move(args.name_hint));
+  return ir::make_node<ir::ForStmt>(block, ir::make_int(0), core_num, ir::make_int(1),
+                                    ir::ForKind::Parallel, std::vector<VarPtr>{},
+                                    std::vector<ExprPtr>{}, std::move(kernel),
+                                    std::vector<VarPtr>{}, span);
 }
 
 // optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]: how the NPU

@@ -420,9 +420,13 @@ class Parser {
   StmtPtr parse_if();
 
   StmtPtr parse_with();
-  // One argument of pl.at, by name (a positional one is named by its position).
-  void parse_at_argument(const std::string& key, Span key_span, AtScopeArgs& args);
+  // One argument of pl.at (or of pl.spmd, `callee`), by name (a positional one is named by its
+  // position).
+  void parse_at_argument(const std::string& key, Span key_span, AtScopeArgs& args,
+                         std::string_view callee = "pl.at");
   void parse_at_optimizations();
+  // `for i in pl.spmd(n, ...)`, after 'in': a pl.parallel loop over a CORE_GROUP scope.
+  StmtPtr parse_spmd_loop(Span span, const Token& loop_name);
 
   // -------------------------------- expressions (parser_expressions.cpp)
 

@@ -294,6 +294,10 @@ StmtPtr Parser::parse_for() {
     if (parenthesized) expect(TK::RParen, "')' after the loop-carried names");
   }
   expect(TK::KwIn, "'in' after the loop target");
+  if (at_pl_member(0, "spmd")) {
+    if (!carried.empty()) fail(span_of(*carried[0]), "a pl.spmd loop carries no values");
+    return parse_spmd_loop(span, loop_name);
+  }
   ir::ForKind for_kind = ir::ForKind::Sequential;
   if (at_pl_member(0, "range")) {
     for_kind = ir::ForKind::Sequential;
@@ -306,7 +310,9 @@ StmtPtr Parser::parse_for() {
     // loop computes what pl.range does, and is one.
     for_kind = ir::ForKind::Sequential;
   } else {
-    expected("pl.range(...), pl.parallel(...), pl.pipeline(...) or pl.unroll(...) after 'in'");
+    expected(
+        "pl.range(...), pl.parallel(...), pl.pipeline(...), pl.unroll(...) or pl.spmd(...) after "
+        "'in'");
   }
   const Span iterator_span = here();
   const std::string_view range_kind = peek_token(2).text;
@@ -508,6 +514,9 @@ StmtPtr Parser::parse_with() {
   DepthGuard guard(*this);
   const Span span = here();
   advance();
+  if (at_pl_member(0, "spmd")) {
+    fail_here("'with pl.spmd(...)' is not supported; write the kernel as 'for i in pl.spmd(n):'");
+  }
   if (!at_pl_member(0, "at")) expected("pl.at(level=pl.Level.CORE_GROUP) after 'with'");
   advance();
   advance();

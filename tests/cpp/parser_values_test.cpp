@@ -241,6 +241,24 @@ TEST(ParserValues, NameHintNamesTheOutlinedKernelUniquely) {
   EXPECT_EQ(kernel_names(taken), (std::vector<std::string>{"main_1", "main_incore_0"}));
 }
 
+TEST(ParserValues, SpmdLoopIsAParallelLoopOverANamedScope) {
+  std::string text = kScopes;
+  const std::string first_scope = "        with pl.at(ARGS1):\n";
+  text.replace(text.find(first_scope), first_scope.size(),
+               "        for b in pl.spmd(2, name_hint=\"blk\", sync_start=False):\n");
+  text.replace(text.find("ARGS2"), 5, "level=pl.Level.CORE_GROUP");
+  auto p = parse_one(text);
+  ASSERT_TRUE(p);
+  const auto* loop = p->functions[0]->body->as<ir::SeqStmts>()->stmts[0]->as<ir::ForStmt>();
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->for_kind, ir::ForKind::Parallel);
+  const auto* scope = loop->body->as<ir::ScopeStmt>();
+  ASSERT_TRUE(scope);
+  EXPECT_EQ(scope->name_hint, "blk");
+  auto out = run_passes(p, kThroughOutline);
+  EXPECT_EQ(kernel_names(out), (std::vector<std::string>{"blk", "main_incore_0"}));
+}
+
 TEST(ParserValues, RefusedPlAtArgumentsAreLocatedByName) {
   struct Case {
     std::string args;

@@ -1,7 +1,7 @@
 """PyPTO's small value and loop forms, parsed, compiled and run on the simulated device against
 numpy goldens: Python lists/tuples from the enclosing scope or the module used as shapes,
 offsets and valid shapes (with `x[i]` and `len(x)`), `pl.load(..., valid_shape=...)`,
-`pl.parallel` and `pl.pipeline` loops, and `pl.at(...)`'s name_hint and NPU-only hints; plus the located errors
+`pl.parallel`, `pl.pipeline` and `pl.spmd` loops, and `pl.at(...)`'s name_hint and NPU-only hints; plus the located errors
 for what is refused."""
 
 import numpy as np
@@ -277,6 +277,57 @@ def test_parallel_step_zero_is_located():
     text = ParallelBlocks.as_python().replace("pl.parallel(4)", "pl.parallel(0, 4, 0)")
     with pytest.raises(ParseError, match="pl.parallel step must not be zero"):
         pl.parse(text)
+
+
+SPMD = """
+import pypto.language as pl
+
+@pl.program
+class Blocks:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 32], pl.FP32],
+             y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        for b in pl.spmd(ARGS):
+            t = pl.load(x, [b * 8, 0], [8, 32])
+            y = pl.store(pl.add(pl.mul(t, 2.0), b), [b * 8, 0], y)
+        return y
+"""
+
+
+def test_spmd_loop_runs_one_kernel_per_block(work):
+    program = pl.parse(SPMD.replace("ARGS", 'core_num=4, name_hint="blk", sync_start=True'))
+    assert "for b in pl.parallel(4):" in program.as_python()
+    compiled = ir.compile(program, output_dir=str(work / "compiled"))
+    assert [f.name for f in compiled.program.functions if f.name != "main"] == ["blk"]
+
+    def golden(t, params=None):
+        t["y"][:] = t["x"] * 2.0 + np.repeat(np.arange(4, dtype=np.float32), 8)[:, None]
+
+    specs = [TensorSpec("x", [32, 32], pl.FP32, init_value=arange(32, 32)),
+             TensorSpec("y", [32, 32], pl.FP32, is_output=True)]
+    check(work, program, specs, golden)
+
+
+def test_spmd_with_form_is_refused_by_name():
+    text = SPMD.replace("for b in pl.spmd(ARGS):", "with pl.spmd(4):")
+    with pytest.raises(ParseError) as excinfo:
+        pl.parse(text)
+    located(excinfo, text, "pl.spmd(4)", "'with pl.spmd(...)' is not supported")
+
+
+@pytest.mark.parametrize("args, at, message", [
+    ('name_hint="blk"', "pl.spmd(", "pl.spmd needs the number of blocks"),
+    ("4, 2", "2)", "pl.spmd takes one positional argument"),
+    ("4, predicate=True", "predicate", "pl.spmd(predicate=...) is not supported"),
+    ("4, deps=[t]", "deps", "pl.spmd(deps=...) is not supported"),
+    ("4, cores=2", "cores", "unknown argument 'cores' of pl.spmd"),
+    ("4.0", "4.0", "expected an integer scalar in pl.spmd"),
+])
+def test_spmd_arguments_are_checked(args, at, message):
+    text = SPMD.replace("ARGS", args)
+    with pytest.raises(ParseError) as excinfo:
+        pl.parse(text)
+    located(excinfo, text, at, message)
 
 
 # ---------------------------------------------------------------- pl.at arguments
