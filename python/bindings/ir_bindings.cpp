@@ -5,6 +5,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -24,28 +26,46 @@ namespace pypto::bindings {
 
 namespace {
 
-// Python values of the defining scope that are constants of the program: bools, ints that fit
-// in 64 bits, floats and pl dtypes (objects with a `_pypto_dtype_name`). Everything else is not
-// a constant and is ignored.
+// One Python value as a constant of the program: a bool, an int that fits in 64 bits, a float,
+// a pl dtype (an object with a `_pypto_dtype_name`), or a list/tuple of those (nested ones
+// too). None for anything else, which is then no constant.
+std::optional<frontend::Constant> to_constant(const nb::handle& value, int depth = 0) {
+  if (nb::isinstance<nb::bool_>(value)) return frontend::Constant(nb::cast<bool>(value));
+  if (nb::isinstance<nb::int_>(value)) {
+    int64_t v = 0;
+    if (nb::try_cast<int64_t>(value, v)) return frontend::Constant(v);
+    return std::nullopt;
+  }
+  if (nb::isinstance<nb::float_>(value)) return frontend::Constant(nb::cast<double>(value));
+  if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) {
+    // A list that holds itself (or absurdly deep nesting) is no constant.
+    constexpr int kMaxDepth = 32;
+    if (depth >= kMaxDepth) return std::nullopt;
+    auto list = std::make_shared<frontend::ConstantList>();
+    for (nb::handle item : value) {
+      std::optional<frontend::Constant> c = to_constant(item, depth + 1);
+      if (!c) return std::nullopt;
+      list->items.push_back(std::move(*c));
+    }
+    return frontend::Constant(frontend::ConstantListPtr(std::move(list)));
+  }
+  if (nb::hasattr(value, "_pypto_dtype_name")) {
+    nb::object dtype_name = value.attr("_pypto_dtype_name");
+    if (!nb::isinstance<nb::str>(dtype_name)) return std::nullopt;
+    if (auto dtype = ir::dtype_from_name(nb::cast<std::string>(dtype_name))) {
+      return frontend::Constant(*dtype);
+    }
+  }
+  return std::nullopt;
+}
+
+// Python values of the defining scope that are constants of the program (see to_constant);
+// everything else is ignored.
 frontend::Constants to_constants(const nb::dict& values) {
   frontend::Constants constants;
   for (auto [key, value] : values) {
     if (!nb::isinstance<nb::str>(key)) continue;
-    std::string name = nb::cast<std::string>(key);
-    if (nb::isinstance<nb::bool_>(value)) {
-      constants.emplace(std::move(name), nb::cast<bool>(value));
-    } else if (nb::isinstance<nb::int_>(value)) {
-      int64_t v = 0;
-      if (nb::try_cast<int64_t>(value, v)) constants.emplace(std::move(name), v);
-    } else if (nb::isinstance<nb::float_>(value)) {
-      constants.emplace(std::move(name), nb::cast<double>(value));
-    } else if (nb::hasattr(value, "_pypto_dtype_name")) {
-      nb::object dtype_name = value.attr("_pypto_dtype_name");
-      if (!nb::isinstance<nb::str>(dtype_name)) continue;
-      if (auto dtype = ir::dtype_from_name(nb::cast<std::string>(dtype_name))) {
-        constants.emplace(std::move(name), *dtype);
-      }
-    }
+    if (auto c = to_constant(value)) constants.emplace(nb::cast<std::string>(key), std::move(*c));
   }
   return constants;
 }

@@ -153,17 +153,18 @@ bool Parser::try_constant_assignment() {
         items = std::move(unpacked);
       }
     }
-    if (items.size() == names.size()) {
+    if (items.size() > 1 && names.size() == 1) {
+      // `SHAPE = 64, 64` binds a tuple.
+      std::vector<ExprPtr> elements;
       for (const Value& v : items) {
-        if (v.kind == Value::Kind::DType) {
-          values.emplace_back(Constant(v.dtype));
-        } else if (v.kind == Value::Kind::Expr) {
-          // A constant may size a shape: an overflowed value is not one.
-          values.push_back(to_constant(fold_constant(v.expr).exact()));
-        } else {
-          values.emplace_back();
-        }
+        if (v.kind != Value::Kind::Expr) throw CompileError(v.span, "not a constant tuple");
+        elements.push_back(v.expr);
       }
+      items.assign(1,
+                   expr_value(ir::make_tuple(std::move(elements), items[0].span), items[0].span));
+    }
+    if (items.size() == names.size()) {
+      for (const Value& v : items) values.push_back(constant_of(v));
     }
   } catch (const CompileError&) {
     values.clear();

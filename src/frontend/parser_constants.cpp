@@ -68,10 +68,45 @@ double Parser::float_literal(const Token& t) const {
   return value;
 }
 
+std::optional<Constant> constant_of_expr(const ExprPtr& e) {
+  if (const auto* tuple = e->as<ir::MakeTuple>()) {
+    auto list = std::make_shared<ConstantList>();
+    for (const ExprPtr& item : tuple->elements) {
+      std::optional<Constant> c = constant_of_expr(item);
+      if (!c) return std::nullopt;
+      list->items.push_back(std::move(*c));
+    }
+    return Constant(ConstantListPtr(std::move(list)));
+  }
+  // A constant may size a shape: an overflowed value is not one.
+  return to_constant(fold_constant(e).exact());
+}
+
+std::optional<Constant> constant_of(const Value& v) {
+  if (v.kind == Value::Kind::DType) return Constant(v.dtype);
+  if (v.kind == Value::Kind::Expr) return constant_of_expr(v.expr);
+  return std::nullopt;
+}
+
 Value Parser::constant_value(const Constant& c, Span span) {
   if (const auto* i = std::get_if<int64_t>(&c)) return expr_value(ir::make_int(*i, span), span);
   if (const auto* d = std::get_if<double>(&c)) return expr_value(ir::make_float(*d, span), span);
   if (const auto* b = std::get_if<bool>(&c)) return expr_value(ir::make_bool(*b, span), span);
+  if (const auto* list = std::get_if<ConstantListPtr>(&c)) {
+    // The same IR as the literal list written here: a tuple of literals.
+    std::vector<ExprPtr> items;
+    items.reserve((*list)->items.size());
+    for (const Constant& item : (*list)->items) {
+      Value v = constant_value(item, span);
+      if (v.kind != Value::Kind::Expr) {
+        fail(span,
+             "a list of dtypes cannot be used in a program; only lists of numbers (or of "
+             "lists of numbers) are constants");
+      }
+      items.push_back(v.expr);
+    }
+    return expr_value(ir::make_tuple(std::move(items), span), span);
+  }
   Value v;
   v.kind = Value::Kind::DType;
   v.dtype = std::get<DataType>(c);

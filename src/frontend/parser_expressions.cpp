@@ -237,6 +237,17 @@ Value Parser::parse_postfix() {
       if (!tuple) {
         fail(span, "only tuple values can be indexed, got " + ir::type_to_string(v.expr->type()));
       }
+      if (const auto* list = v.expr->as<ir::MakeTuple>()) {
+        // A list written out (or a list constant): its item itself, so `vshape[1]` stays a
+        // constant that may size a shape.
+        if (i < 0 || i >= static_cast<int64_t>(list->elements.size())) {
+          fail(index_span, "index " + std::to_string(c.value->i) +
+                               " is out of range for a list of " +
+                               std::to_string(list->elements.size()) + " item(s)");
+        }
+        v = expr_value(list->elements[static_cast<size_t>(i)], v.span);
+        continue;
+      }
       v = expr_value(ir::make_tuple_get_item(v.expr, i, v.span), v.span);
       continue;
     }
@@ -317,6 +328,10 @@ Value Parser::parse_atom() {
       !lookup_var(t.text)) {
     return parse_min_max();
   }
+  if (t.text == "len" && peek_token(1).kind == TK::LParen && !lookup_var(t.text) &&
+      !constants_.count(t.text)) {
+    return parse_len();
+  }
   advance();
   if (VarPtr var = lookup_var(t.text)) {
     var_uses_.emplace_back(var.get(), span);
@@ -373,6 +388,27 @@ Value Parser::parse_list() {
   }
   expect(TK::RBracket, "']' to close the list");
   return expr_value(ir::make_tuple(std::move(elements), span), span);
+}
+
+Value Parser::parse_len() {
+  // len(x) of a list or tuple value: its number of items, a constant.
+  const Span span = span_of(advance());
+  advance();  // '('
+  const Span arg_span = here();
+  Value arg = parse_value();
+  if (at(TK::Comma) && peek_token(1).kind != TK::RParen) fail_here("len() takes one argument");
+  if (at(TK::Comma)) advance();
+  expect(TK::RParen, "')' to close len(...)");
+  const ir::TupleType* tuple = nullptr;
+  if (arg.kind == Value::Kind::Expr && arg.expr->type())
+    tuple = arg.expr->type()->as<ir::TupleType>();
+  if (!tuple) {
+    fail(arg_span, "len() takes a list or tuple, got " +
+                       (arg.kind == Value::Kind::Expr ? ir::type_to_string(arg.expr->type())
+                                                      : std::string(value_kind_description(arg))) +
+                       " (a tensor's or tile's extent is x.shape[i])");
+  }
+  return expr_value(ir::make_int(static_cast<int64_t>(tuple->elements.size()), span), span);
 }
 
 Value Parser::parse_min_max() {

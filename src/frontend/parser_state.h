@@ -61,6 +61,10 @@ ir::ScalarFold fold_constant(const ExprPtr& e);
 
 std::optional<Constant> to_constant(const std::optional<ir::Scalar>& s);
 
+// The constant a value of a module-level assignment holds: a number, a dtype, or a list/tuple
+// of those; none when it is not constant.
+std::optional<Constant> constant_of(const Value& v);
+
 // pl.Level's member names ("AIV, AIC, ... or GLOBAL") and whether `name` is one of them.
 bool is_level_name(std::string_view name);
 std::string level_names();
@@ -89,6 +93,12 @@ struct YieldInfo {
   std::vector<ExprPtr> values;
   std::vector<Span> value_spans;  // where each value is written
   Span span;
+};
+
+// What `with pl.at(...)` says (parser_at_scope.cpp).
+struct AtScopeArgs {
+  std::string level;      // "CORE_GROUP"
+  std::string name_hint;  // the outlined kernel's name; empty: the pass names it
 };
 
 enum class BlockKind : uint8_t { Function, Loop, LoopWithIterArgs, IfBranch, Scope };
@@ -463,6 +473,13 @@ class Parser {
   StmtPtr parse_if();
 
   StmtPtr parse_with();
+  // One argument of pl.at (or of pl.spmd, `callee`), by name (a positional one is named by its
+  // position).
+  void parse_at_argument(const std::string& key, Span key_span, AtScopeArgs& args,
+                         std::string_view callee = "pl.at");
+  void parse_at_optimizations();
+  // `for i in pl.spmd(n, ...)`, after 'in': a pl.parallel loop over a CORE_GROUP scope.
+  StmtPtr parse_spmd_loop(Span span, const Token& loop_name);
 
   // -------------------------------- while, break and continue (parser_loops.cpp)
 
@@ -513,6 +530,7 @@ class Parser {
   Value parse_list();
 
   Value parse_min_max();
+  Value parse_len();
 
   // -------------------------------- constant folding and literals (parser_constants.cpp)
 

@@ -303,14 +303,27 @@ StmtPtr Parser::parse_for() {
     if (parenthesized) expect(TK::RParen, "')' after the loop-carried names");
   }
   expect(TK::KwIn, "'in' after the loop target");
+  if (at_pl_member(0, "spmd")) {
+    if (!carried.empty()) fail(span_of(*carried[0]), "a pl.spmd loop carries no values");
+    return parse_spmd_loop(span, loop_name);
+  }
   ir::ForKind for_kind = ir::ForKind::Sequential;
   if (at_pl_member(0, "range")) {
     for_kind = ir::ForKind::Sequential;
   } else if (at_pl_member(0, "unroll")) {
     for_kind = ir::ForKind::Unroll;
+  } else if (at_pl_member(0, "parallel")) {
+    for_kind = ir::ForKind::Parallel;
+  } else if (at_pl_member(0, "pipeline")) {
+    // Software pipelining (stage=N copies of the body in flight) is a schedule of the NPU; the
+    // loop computes what pl.range does, and is one.
+    for_kind = ir::ForKind::Sequential;
   } else {
-    expected("pl.range(...) or pl.unroll(...) after 'in'");
+    expected(
+        "pl.range(...), pl.parallel(...), pl.pipeline(...), pl.unroll(...) or pl.spmd(...) after "
+        "'in'");
   }
+  const Span iterator_span = here();
   const std::string_view range_kind = peek_token(2).text;
   auto range_name = [range_kind] { return "pl." + std::string(range_kind); };
   advance();
@@ -322,19 +335,36 @@ StmtPtr Parser::parse_for() {
   std::vector<ExprPtr> init_values;
   Span init_span;
   bool has_init = false;
+  const bool is_pipeline = range_kind == "pipeline";
+  bool has_stage = false;
   while (!at(TK::RParen)) {
     if (at(TK::Name) && peek_token(1).kind == TK::Assign) {
       const Token& key = advance();
       advance();
+      if (is_pipeline && key.text == "stage") {
+        if (has_stage) fail(span_of(key), "pl.pipeline got argument 'stage' twice");
+        const Span value_span = here();
+        if (parse_constant_int("stage") <= 0) {
+          fail(value_span, "pl.pipeline stage must be a positive integer");
+        }
+        has_stage = true;
+        if (!at(TK::Comma)) break;
+        advance();
+        continue;
+      }
       if (key.text != "init_values") {
-        fail(span_of(key), "unknown argument '" + std::string(key.text) + "' of " + range_name() +
-                               " (expected init_values=)");
+        fail(span_of(key),
+             "unknown argument '" + std::string(key.text) + "' of " + range_name() +
+                 (is_pipeline ? " (expected stage=, init_values=)" : " (expected init_values=)"));
       }
       has_init = true;
       init_span = here();
       init_values = parse_init_values();
     } else {
-      if (has_init) fail_here("positional argument after init_values=");
+      if (has_init || has_stage) {
+        fail_here(std::string("positional argument after ") +
+                  (has_init ? "init_values=" : "stage="));
+      }
       Value v = parse_value();
       ExprPtr e = expect_expr(v, [&] { return "a bound of " + range_name(); });
       if (!e->type() || !e->type()->as<ir::ScalarType>() ||
@@ -349,6 +379,9 @@ StmtPtr Parser::parse_for() {
     advance();
   }
   expect(TK::RParen, [&] { return "')' to close " + range_name() + "(...)"; });
+  if (is_pipeline && !has_stage) {
+    fail(iterator_span, "pl.pipeline needs stage=N (a positive integer)");
+  }
   if (bounds.empty() || bounds.size() > 3) {
     fail(span, range_name() +
                    " takes 1 to 3 positional arguments (stop | start, stop | start, "
@@ -493,45 +526,45 @@ StmtPtr Parser::parse_with() {
   DepthGuard guard(*this);
   const Span span = here();
   advance();
+  if (at_pl_member(0, "spmd")) {
+    fail_here("'with pl.spmd(...)' is not supported; write the kernel as 'for i in pl.spmd(n):'");
+  }
   if (!at_pl_member(0, "at")) expected("pl.at(level=pl.Level.CORE_GROUP) after 'with'");
   advance();
   advance();
   advance();
   expect(TK::LParen, "'(' after pl.at");
-  std::optional<std::string_view> level;
+  AtScopeArgs args;
+  size_t positional = 0;
+  std::vector<std::string> seen;
   while (!at(TK::RParen)) {
+    std::string key;
+    Span key_span = here();
     if (at(TK::Name) && peek_token(1).kind == TK::Assign) {
-      const Token& key = advance();
+      key = std::string(advance().text);
       advance();
-      if (key.text != "level") {
-        fail(span_of(key),
-             "unknown argument '" + std::string(key.text) + "' of pl.at (expected level=)");
-      }
+    } else {
+      // pl.at(level, role): PyPTO's positional order.
+      if (positional >= 2) fail_here("pl.at takes at most 2 positional arguments (level, role)");
+      key = positional++ == 0 ? "level" : "role";
     }
-    if (level) fail_here("pl.at takes one argument: level=pl.Level.CORE_GROUP");
-    Value v = parse_value();
-    if (v.kind != Value::Kind::Level) {
-      fail(v.span, "expected a level such as pl.Level.CORE_GROUP, got " +
-                       std::string(value_kind_description(v)));
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      fail(key_span, "pl.at got argument '" + key + "' twice");
     }
-    if (v.level != "CORE_GROUP") {
-      fail(v.span, "pl.at(level=pl.Level." + std::string(v.level) +
-                       ") (a hierarchy scope) is not supported; only "
-                       "pl.at(level=pl.Level.CORE_GROUP) scopes run on the simulated device");
-    }
-    level = v.level;
+    seen.push_back(key);
+    parse_at_argument(key, key_span, args);
     if (!at(TK::Comma)) break;
     advance();
   }
   expect(TK::RParen, "')' to close pl.at(...)");
-  if (!level) fail(span, "pl.at needs a level: pl.at(level=pl.Level.CORE_GROUP)");
+  if (args.level.empty()) fail(span, "pl.at needs a level: pl.at(level=pl.Level.CORE_GROUP)");
   if (at(TK::KwAs)) fail_here("'with pl.at(...) as name' is not supported");
   expect(TK::Colon, "':' after the with statement");
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
   });
-  return ir::make_node<ir::ScopeStmt>(std::string(*level),
-                                      ir::make_seq(std::move(body.stmts), span), span);
+  return ir::make_node<ir::ScopeStmt>(args.level, ir::make_seq(std::move(body.stmts), span), span,
+                                      std::move(args.name_hint));
 }
 
 }  // namespace pypto::frontend::detail

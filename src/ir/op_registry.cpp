@@ -273,6 +273,17 @@ TypePtr infer_load(const OpContext& c) {
   expect_rank(c, 2, "shape dimensions", shape.size(), tensor->shape.size());
   MemorySpace target = memory_attr(c, "target_memory").value_or(MemorySpace::Vec);
   expect_transfer(c, 0, MemorySpace::DDR, target);
+  // PyPTO's clamp=True cuts a read that runs off the tensor back to its edge; here a read must
+  // fit, so only the default is taken.
+  if (const AttrValue* clamp = find_attr(c.attrs, "clamp")) {
+    const auto* on = std::get_if<bool>(clamp);
+    if (!on) c.fail_call("clamp of pl.load must be True or False");
+    if (*on) {
+      c.fail_call(
+          "pl.load(clamp=True) is not supported: give a valid_shape that stays inside the "
+          "tensor instead, e.g. valid_shape=[16, pl.min(32, n - j * 32)]");
+    }
+  }
   // Only the valid region is read: a ragged last block may have a tile that reaches past the
   // tensor. A run-time valid extent is checked on the device.
   std::vector<int64_t> read_extent = shape;
@@ -573,8 +584,8 @@ std::vector<OpSpec> op_specs() {
   namespace in = interp;
   // clang-format off
   return {
-      {"load", C::Load, {"tensor", "offsets", "shapes", "valid_shapes"}, 3, {"target_memory"},
-       infer_load, in::op_load, E::Load},
+      {"load", C::Load, {"tensor", "offsets", "shapes", "valid_shapes"}, 3,
+       {"target_memory", "clamp"}, infer_load, in::op_load, E::Load},
       {"store", C::Store, {"tile", "offsets", "output_tensor"}, 3, {}, infer_store, in::op_store,
        E::Store},
       {"move", C::Move, {"tile"}, 1, {"target_memory"}, infer_move, in::op_move, E::Move},

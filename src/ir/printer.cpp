@@ -170,7 +170,9 @@ class Printer {
         return yield(*s->as<YieldStmt>(), indent);
       case StmtKind::Scope: {
         const auto& scope = *s->as<ScopeStmt>();
-        line(indent, "with pl.at(level=pl.Level." + scope.level + "):");
+        const std::string hint =
+            scope.name_hint.empty() ? "" : ", name_hint=\"" + scope.name_hint + "\"";
+        line(indent, "with pl.at(level=pl.Level." + scope.level + hint + "):");
         return block(scope.body, indent + 1);
       }
     }
@@ -263,7 +265,9 @@ class Printer {
     } else {
       range = expr(s.start) + ", " + expr(s.stop) + ", " + expr(s.step);
     }
-    const char* fn = s.for_kind == ForKind::Unroll ? "pl.unroll" : "pl.range";
+    const char* fn = s.for_kind == ForKind::Unroll     ? "pl.unroll"
+                     : s.for_kind == ForKind::Parallel ? "pl.parallel"
+                                                       : "pl.range";
     line(indent, header + " in " + fn + "(" + range + init + "):");
     const std::vector<VarPtr>* saved = yield_targets_;
     yield_targets_ = &s.return_vars;

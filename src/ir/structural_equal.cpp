@@ -127,7 +127,7 @@ class EqualityChecker {
         return exprs(a->as<YieldStmt>()->values, b->as<YieldStmt>()->values);
       case StmtKind::Scope: {
         const auto *x = a->as<ScopeStmt>(), *y = b->as<ScopeStmt>();
-        return x->level == y->level && stmt(x->body, y->body);
+        return x->level == y->level && x->name_hint == y->name_hint && stmt(x->body, y->body);
       }
     }
     return false;
@@ -239,6 +239,7 @@ class Hasher {
       case StmtKind::Scope: {
         const auto* x = s->as<ScopeStmt>();
         str(x->level);
+        str(x->name_hint);
         return stmt(x->body);
       }
     }

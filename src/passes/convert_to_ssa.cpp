@@ -93,7 +93,8 @@ class SsaConverter {
       case StmtKind::Scope: {
         // A scope is inline code: its definitions stay visible after it.
         const auto* sc = s->as<ScopeStmt>();
-        return ir::make_node<ScopeStmt>(sc->level, convert(sc->body, env), sc->span());
+        return ir::make_node<ScopeStmt>(sc->level, convert(sc->body, env), sc->span(),
+                                        sc->name_hint);
       }
       case StmtKind::For:
         return convert_for(*s->as<ForStmt>(), env);

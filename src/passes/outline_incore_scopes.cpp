@@ -1,8 +1,9 @@
 // OutlineIncoreScopes: every `with pl.at(level=...)` block of an orchestration (or Opaque)
-// function becomes an InCore function `<func>_incore_<n>`. Its parameters are the block's free
-// variables (tensors written by pl.store inside are Out, or InOut when also read; everything else
-// In), it returns the written tensors, and the block is replaced by a call whose results rebind the
-// tensor versions that code after the block uses. It also decides what an Opaque function (a bare
+// function becomes an InCore function `<func>_incore_<n>`, or the scope's name_hint when it
+// has one. Its parameters are the block's free variables (tensors written by pl.store inside are
+// Out, or InOut when also read; everything else In), it returns the written tensors, and the block
+// is replaced by a call whose results rebind the tensor versions that code after the block uses. It
+// also decides what an Opaque function (a bare
 // @pl.function) is: an orchestration when it outlined a scope or calls another function, else a
 // kernel.
 #include <algorithm>
@@ -144,10 +145,17 @@ class ScopeOutliner : public IRMutator {
       escaping.push_back(d);
     }
 
-    std::string name;
-    do {
-      name = function_.name + "_incore_" + std::to_string(counter_++);
-    } while (!taken_names_->insert(name).second);
+    std::string name = s->name_hint;
+    if (name.empty() || !taken_names_->insert(name).second) {
+      // `pl.at(name_hint="h")` names the kernel h; a hint already taken (by a function or an
+      // earlier scope) becomes h_1, h_2, ...; without a hint it is <func>_incore_<n>.
+      const std::string stem = name.empty() ? function_.name + "_incore_" : name + "_";
+      int suffix = name.empty() ? counter_ : 1;
+      do {
+        name = stem + std::to_string(suffix++);
+      } while (!taken_names_->insert(name).second);
+      if (s->name_hint.empty()) counter_ = suffix;
+    }
 
     std::vector<Param> params;
     ir::NodeMap<const Var*, ExprPtr> to_param;

@@ -113,7 +113,7 @@ TEST(OpRegistryTest, LoadErrors) {
                 .find("illegal data movement in pl.load from DDR to Acc"),
             std::string::npos);
   EXPECT_EQ(error_of("load", {a, ints({0, 0}), ints({4, 4})}, {{"dtype", DataType::FP32}}),
-            "pl.load has no keyword argument 'dtype' (it takes target_memory)");
+            "pl.load has no keyword argument 'dtype' (it takes target_memory, clamp)");
   // Offsets may be dynamic integer scalars; then no bounds check is possible.
   auto i = make_var("i", scalar_type(DataType::INT64));
   EXPECT_NO_THROW(make_op_call("load", {a, make_tuple({i, make_int(0)}), ints({64, 64})}));

@@ -257,7 +257,9 @@ std::vector<ErrorCase> cases() {
       {"range_float_bound", kernel("        for i in pl.range(4.0):\n            pass\n" + L + S),
        7, 27, "expected an integer scalar in pl.range"},
       {"for_over_python_range", kernel("        for i in range(4):\n            pass\n" + L + S), 7,
-       18, "expected pl.range(...) or pl.unroll(...)"},
+       18,
+       "expected pl.range(...), pl.parallel(...), pl.pipeline(...), pl.unroll(...) or "
+       "pl.spmd(...)"},
       {"yield_without_init_values",
        kernel(L + "        for i in pl.range(4):\n            t = pl.yield_(t)\n" + S), 9, 17,
        "pl.yield_ in a loop without init_values"},

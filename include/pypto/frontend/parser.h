@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -25,7 +26,21 @@ using support::ParseError;
 
 // A value of a Python name outside the program (a module global, a local of the scope where the
 // class is defined): it becomes an IntImm/FloatImm/BoolImm, or a dtype where one is expected.
-using Constant = std::variant<int64_t, double, bool, ir::DataType>;
+// A list or tuple of such numbers (nested ones too, e.g. `vshape = [m, n]`) is one as well: it
+// stands wherever a literal list may (shapes, offsets, valid shapes), and `name[i]` is its item.
+// (The list type lives in a namespace of its own: a map of constants passed to an unqualified
+// call must not bring this namespace's functions into argument-dependent lookup.)
+namespace constant_list {
+struct List;
+}
+using ConstantListPtr = std::shared_ptr<const constant_list::List>;
+using Constant = std::variant<int64_t, double, bool, ir::DataType, ConstantListPtr>;
+namespace constant_list {
+struct List {
+  std::vector<Constant> items;
+};
+}  // namespace constant_list
+using ConstantList = constant_list::List;
 using Constants = std::map<std::string, Constant, std::less<>>;
 
 // Nesting of blocks and expressions beyond this is rejected (the parser is recursive).

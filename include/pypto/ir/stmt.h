@@ -77,7 +77,9 @@ class SeqStmts : public Stmt {
   std::vector<StmtPtr> stmts;
 };
 
-enum class ForKind : uint8_t { Sequential, Unroll };
+// pl.range, pl.unroll, pl.parallel. A Parallel loop's iterations are independent (the program
+// says so); the CPU device runs them in order, which gives the same result.
+enum class ForKind : uint8_t { Sequential, Unroll, Parallel };
 
 // `for loop_var in pl.range(start, stop, step, init_values=(...))`.
 // Loop-carried values: `iter_args[i]` starts as `init_values[i]`; the body ends with a YieldStmt
@@ -177,12 +179,16 @@ class YieldStmt : public Stmt {
 class ScopeStmt : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Scope;
-  ScopeStmt(std::string level, StmtPtr body, Span span = {})
-      : Stmt(kKind, span), level(std::move(level)), body(std::move(body)) {
+  ScopeStmt(std::string level, StmtPtr body, Span span = {}, std::string name_hint = {})
+      : Stmt(kKind, span),
+        level(std::move(level)),
+        body(std::move(body)),
+        name_hint(std::move(name_hint)) {
     depth_ = nested_depth(span, {&this->body});
   }
   std::string level;  // "CORE_GROUP"
   StmtPtr body;
+  std::string name_hint;  // pl.at(name_hint=...): the outlined function's name; empty: none
 };
 
 // Flattens nested SeqStmts and returns a single statement when there is only one.

@@ -21,18 +21,44 @@ __all__ = ["program", "function", "inline", "parse", "collect_constants"]
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
 
-def _is_constant(value):
+_MAX_LIST_DEPTH = 32
+_NOT_CONSTANT = object()
+
+
+def _as_constant(value, depth=0):
+    """``value`` as a program constant, or ``_NOT_CONSTANT``: an int, float, bool or dtype, or a
+    list/tuple of constants (``vshape = [m, n]``), which the program may use wherever a literal
+    list goes. numpy scalars (``np.int64(3)``, ``np.float32(0.5)``) count as the Python number
+    they hold."""
     # bool before int: True must stay a bool constant, not become the integer 1.
-    return isinstance(value, (bool, int, float, DType))
+    if isinstance(value, (bool, int, float, DType)):
+        return value
+    if isinstance(value, (list, tuple)):
+        if depth >= _MAX_LIST_DEPTH:  # also ends a list that holds itself
+            return _NOT_CONSTANT
+        items = [_as_constant(item, depth + 1) for item in value]
+        if any(item is _NOT_CONSTANT for item in items):
+            return _NOT_CONSTANT
+        return type(value)(items) if type(value) in (list, tuple) else list(items)
+    # numpy scalars (without importing numpy): bool_, integer and floating types.
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        item = value.item()
+        if isinstance(item, (bool, int, float)):
+            return item
+    return _NOT_CONSTANT
 
 
 def collect_constants(*scopes):
-    """The int/float/bool/dtype values of the given name->value mappings; later ones win."""
+    """The int/float/bool/dtype values, and lists/tuples of them, of the given name->value
+    mappings; later ones win."""
     constants = {}
     for scope in scopes:
         for name, value in scope.items():
-            if isinstance(name, str) and _is_constant(value):
-                constants[name] = value
+            if not isinstance(name, str):
+                continue
+            constant = _as_constant(value)
+            if constant is not _NOT_CONSTANT:
+                constants[name] = constant
     return constants
 
 
@@ -190,8 +216,8 @@ def _parse_class(cls, frame):
 def program(cls: Optional[type] = None, *, strict_ssa: bool = False) -> Any:
     """Class decorator: parses the class's source into a ``pypto.ir.Program``.
 
-    Names of the defining module and of the enclosing function that hold ints, floats, bools or
-    dtypes are the program's constants. Under an active compile profiler the C++ parser records
+    Names of the defining module and of the enclosing function that hold ints, floats, bools,
+    dtypes, or lists/tuples of those, are the program's constants. Under an active compile profiler the C++ parser records
     the work as the stage ``parse``. ``@pl.program(strict_ssa=True)`` is accepted as in PyPTO;
     the check it asks for is made per function (``@pl.function(strict_ssa=True)``).
     """

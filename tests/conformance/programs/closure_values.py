@@ -1,7 +1,5 @@
 # construct: closure values (module-level lists and numbers as op arguments)
-# expect: unsupported
-# names: closure
-# generic: located, but the generic "undefined name 'ORIGIN'" for a module-level list
+# expect: works
 """Offsets and tile shapes held in module-level Python lists, used by name inside the kernel."""
 
 import numpy as np
