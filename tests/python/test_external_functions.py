@@ -160,7 +160,7 @@ def test_errors_are_located():
         "    def triple(self, x: pl.Tensor[[16, 32], pl.FP32]) -> pl.Tensor[[16, 32], pl.FP32]:\n"
         "        return x\n")
     e = located(conflict, "conflicts with the program's function 'triple'")
-    assert e.file_name == "helpers.py" and e.line > 0
+    assert e.filename == "helpers.py" and e.lineno > 0
     wrong_count = PARSED.replace("twice_plus(t, t)", "twice_plus(t)")
     e = located(wrong_count, "takes 2 argument(s) (a, b), got 1")
     assert "helpers.py:8:" in str(e)
@@ -183,7 +183,7 @@ def test_alias_of_an_imported_inline_and_an_argument_error_at_the_call():
 
     message = str(info.value)
     assert "in argument 1 ('t') of inline function 'shifted_exp'" in message, message
-    assert info.value.file_name.endswith("test_external_functions.py")
+    assert info.value.filename.endswith("test_external_functions.py")
 
 
 m_shifted_exp = shifted_exp  # an alias: the program calls the function by this name
