@@ -403,6 +403,11 @@ class Parser {
   // `[a, b, ...]` of constant integers (a view's valid_shape or stride).
   std::vector<int64_t> parse_constant_int_list(const std::string& what);
 
+  // The `key=value, ...` arguments of a call such as pl.TileView(...), up to its ')': each key
+  // once, each handed to `on_argument` with the cursor at its value.
+  void parse_keyword_arguments(std::string_view callee, std::string_view example,
+                               const std::function<void(const Token&)>& on_argument);
+
   // At `pl.<Enum>.<member>`: consumes it and returns the member's token.
   const Token& parse_enum_member(std::string_view enum_name);
 

@@ -25,6 +25,27 @@ bool contains(const std::array<std::string_view, N>& names, std::string_view nam
 
 }  // namespace
 
+void Parser::parse_keyword_arguments(std::string_view callee, std::string_view example,
+                                     const std::function<void(const Token&)>& on_argument) {
+  std::vector<std::string_view> seen;
+  while (!at(TK::RParen)) {
+    if (!(at(TK::Name) && peek_token(1).kind == TK::Assign)) {
+      fail(here(), std::string(callee) + " takes keyword arguments only, e.g. " +
+                       std::string(example) + "; got " + describe(cur()));
+    }
+    const Token& key = advance();
+    advance();  // =
+    if (std::find(seen.begin(), seen.end(), key.text) != seen.end()) {
+      fail(span_of(key),
+           std::string(callee) + " argument '" + std::string(key.text) + "' given twice");
+    }
+    seen.push_back(key.text);
+    on_argument(key);
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+}
+
 std::optional<ir::MemorySpace> Parser::parse_memory_space_name() {
   const bool alias = at_pl_member(0, "Mem");
   if (!alias && !at_pl_member(0, "MemorySpace")) return std::nullopt;
@@ -93,86 +114,74 @@ ir::TileView Parser::parse_tile_view(const std::vector<int64_t>& shape,
     }
     return *layout;
   };
-  std::vector<std::string_view> seen;
-  while (!at(TK::RParen)) {
-    if (!(at(TK::Name) && peek_token(1).kind == TK::Assign)) {
-      fail(here(),
-           "pl.TileView takes keyword arguments only, e.g. "
-           "pl.TileView(valid_shape=[48, 64]); got " +
-               describe(cur()));
-    }
-    const Token& key = advance();
-    advance();  // =
-    if (std::find(seen.begin(), seen.end(), key.text) != seen.end()) {
-      fail(span_of(key), "pl.TileView argument '" + std::string(key.text) + "' given twice");
-    }
-    seen.push_back(key.text);
-    const Span value_span = here();
-    if (key.text == "valid_shape") {
-      view.valid_shape = parse_constant_int_list("pl.TileView valid_shape");
-      if (view.valid_shape.size() != shape.size()) {
-        fail(value_span, "pl.TileView valid_shape " + ir::shape_to_string(view.valid_shape) +
-                             " has " + std::to_string(view.valid_shape.size()) +
-                             " dimensions; the tile has " + std::to_string(shape.size()));
-      }
-      for (size_t d = 0; d < shape.size(); ++d) {
-        if (view.valid_shape[d] < 0 || view.valid_shape[d] > shape[d]) {
-          fail(value_span, "pl.TileView valid_shape " + ir::shape_to_string(view.valid_shape) +
-                               " is outside the tile's shape " + ir::shape_to_string(shape));
+  parse_keyword_arguments(
+      "pl.TileView", "pl.TileView(valid_shape=[48, 64])", [&](const Token& key) {
+        const Span value_span = here();
+        if (key.text == "valid_shape") {
+          view.valid_shape = parse_constant_int_list("pl.TileView valid_shape");
+          if (view.valid_shape.size() != shape.size()) {
+            fail(value_span, "pl.TileView valid_shape " + ir::shape_to_string(view.valid_shape) +
+                                 " has " + std::to_string(view.valid_shape.size()) +
+                                 " dimensions; the tile has " + std::to_string(shape.size()));
+          }
+          for (size_t d = 0; d < shape.size(); ++d) {
+            if (view.valid_shape[d] < 0 || view.valid_shape[d] > shape[d]) {
+              fail(value_span, "pl.TileView valid_shape " + ir::shape_to_string(view.valid_shape) +
+                                   " is outside the tile's shape " + ir::shape_to_string(shape));
+            }
+          }
+        } else if (key.text == "stride") {
+          view.stride = parse_constant_int_list("pl.TileView stride");
+          if (!view.stride.empty() && view.stride != ir::row_major_strides(shape)) {
+            fail(value_span, "pl.TileView stride " + ir::shape_to_string(view.stride) +
+                                 " is not supported: tiles on this device are dense row-major "
+                                 "(stride " +
+                                 ir::shape_to_string(ir::row_major_strides(shape)) + ")");
+          }
+        } else if (key.text == "start_offset") {
+          view.start_offset = parse_constant_int("pl.TileView start_offset");
+          if (view.start_offset != 0) {
+            fail(value_span, "pl.TileView start_offset " + std::to_string(view.start_offset) +
+                                 " is not supported: a tile's data starts at its first element "
+                                 "here (take part of a tile with pl.slice)");
+          }
+        } else if (key.text == "blayout") {
+          view.blayout = tile_layout("blayout");
+        } else if (key.text == "slayout") {
+          view.slayout = tile_layout("slayout");
+        } else if (key.text == "fractal") {
+          view.fractal = parse_constant_int("pl.TileView fractal");
+          if (view.fractal <= 0) {
+            fail(value_span,
+                 "pl.TileView fractal must be positive, got " + std::to_string(view.fractal));
+          }
+        } else if (key.text == "pad") {
+          if (!at_pl_member(0, "PadValue"))
+            expected("a pad value (pl.PadValue.zero, min, max, null)");
+          const Token& item = parse_enum_member("PadValue");
+          if (item.text != "null") {
+            view.pad = ir::pad_value_from_name(item.text);
+            if (!view.pad) {
+              fail(span_of(item), "unknown pad value 'pl.PadValue." + std::string(item.text) +
+                                      "' (expected null, zero, min or max)");
+            }
+          }
+        } else if (key.text == "compact") {
+          if (!at_pl_member(0, "CompactMode"))
+            expected("pl.CompactMode.null or pl.CompactMode.normal");
+          const Token& item = parse_enum_member("CompactMode");
+          auto mode = ir::compact_mode_from_name(item.text);
+          if (!mode) {
+            fail(span_of(item), "unknown compact mode 'pl.CompactMode." + std::string(item.text) +
+                                    "' (expected null or normal)");
+          }
+          view.compact = *mode;
+        } else {
+          fail(span_of(key), "pl.TileView argument '" + std::string(key.text) +
+                                 "' is not supported (expected valid_shape, stride, start_offset, "
+                                 "blayout, slayout, fractal, pad or compact)");
         }
-      }
-    } else if (key.text == "stride") {
-      view.stride = parse_constant_int_list("pl.TileView stride");
-      if (!view.stride.empty() && view.stride != ir::row_major_strides(shape)) {
-        fail(value_span, "pl.TileView stride " + ir::shape_to_string(view.stride) +
-                             " is not supported: tiles on this device are dense row-major "
-                             "(stride " +
-                             ir::shape_to_string(ir::row_major_strides(shape)) + ")");
-      }
-    } else if (key.text == "start_offset") {
-      view.start_offset = parse_constant_int("pl.TileView start_offset");
-      if (view.start_offset != 0) {
-        fail(value_span, "pl.TileView start_offset " + std::to_string(view.start_offset) +
-                             " is not supported: a tile's data starts at its first element "
-                             "here (take part of a tile with pl.slice)");
-      }
-    } else if (key.text == "blayout") {
-      view.blayout = tile_layout("blayout");
-    } else if (key.text == "slayout") {
-      view.slayout = tile_layout("slayout");
-    } else if (key.text == "fractal") {
-      view.fractal = parse_constant_int("pl.TileView fractal");
-      if (view.fractal <= 0) {
-        fail(value_span,
-             "pl.TileView fractal must be positive, got " + std::to_string(view.fractal));
-      }
-    } else if (key.text == "pad") {
-      if (!at_pl_member(0, "PadValue")) expected("a pad value (pl.PadValue.zero, min, max, null)");
-      const Token& item = parse_enum_member("PadValue");
-      if (item.text != "null") {
-        view.pad = ir::pad_value_from_name(item.text);
-        if (!view.pad) {
-          fail(span_of(item), "unknown pad value 'pl.PadValue." + std::string(item.text) +
-                                  "' (expected null, zero, min or max)");
-        }
-      }
-    } else if (key.text == "compact") {
-      if (!at_pl_member(0, "CompactMode")) expected("pl.CompactMode.null or pl.CompactMode.normal");
-      const Token& item = parse_enum_member("CompactMode");
-      auto mode = ir::compact_mode_from_name(item.text);
-      if (!mode) {
-        fail(span_of(item), "unknown compact mode 'pl.CompactMode." + std::string(item.text) +
-                                "' (expected null or normal)");
-      }
-      view.compact = *mode;
-    } else {
-      fail(span_of(key), "pl.TileView argument '" + std::string(key.text) +
-                             "' is not supported (expected valid_shape, stride, start_offset, "
-                             "blayout, slayout, fractal, pad or compact)");
-    }
-    if (!at(TK::Comma)) break;
-    advance();
-  }
+      });
   expect(TK::RParen, "')' to close pl.TileView(...)");
   const bool partial = !view.valid_shape.empty() && view.valid_shape != shape;
   if (partial && view.pad) {
@@ -191,45 +200,34 @@ ir::TensorView Parser::parse_tensor_view() {
   advance();  // TensorView
   expect(TK::LParen, "'(' after pl.TensorView");
   ir::TensorView view;
-  std::vector<std::string_view> seen;
-  while (!at(TK::RParen)) {
-    if (!(at(TK::Name) && peek_token(1).kind == TK::Assign)) {
-      fail(here(),
-           "pl.TensorView takes keyword arguments only, e.g. "
-           "pl.TensorView(stride=[64, 1], layout=pl.TensorLayout.ND); got " +
-               describe(cur()));
-    }
-    const Token& key = advance();
-    advance();  // =
-    if (std::find(seen.begin(), seen.end(), key.text) != seen.end()) {
-      fail(span_of(key), "pl.TensorView argument '" + std::string(key.text) + "' given twice");
-    }
-    seen.push_back(key.text);
-    if (key.text == "valid_shape") {
-      view.valid_shape = parse_constant_int_list("pl.TensorView valid_shape");
-    } else if (key.text == "stride") {
-      view.stride = parse_constant_int_list("pl.TensorView stride");
-    } else if (key.text == "layout") {
-      auto layout = parse_tensor_layout_name();
-      if (!layout) expected("a tensor layout (pl.TensorLayout.ND, NZ, ...) for layout");
-      view.layout = *layout;
-    } else if (key.text == "pad") {
-      if (!at_pl_member(0, "PadValue")) expected("a pad value (pl.PadValue.zero, min, max, null)");
-      const Token& item = parse_enum_member("PadValue");
-      if (item.text != "null") {
-        view.pad = ir::pad_value_from_name(item.text);
-        if (!view.pad) {
-          fail(span_of(item), "unknown pad value 'pl.PadValue." + std::string(item.text) +
-                                  "' (expected null, zero, min or max)");
+  parse_keyword_arguments(
+      "pl.TensorView", "pl.TensorView(stride=[64, 1], layout=pl.TensorLayout.ND)",
+      [&](const Token& key) {
+        if (key.text == "valid_shape") {
+          view.valid_shape = parse_constant_int_list("pl.TensorView valid_shape");
+        } else if (key.text == "stride") {
+          view.stride = parse_constant_int_list("pl.TensorView stride");
+        } else if (key.text == "layout") {
+          auto layout = parse_tensor_layout_name();
+          if (!layout) expected("a tensor layout (pl.TensorLayout.ND, NZ, ...) for layout");
+          view.layout = *layout;
+        } else if (key.text == "pad") {
+          if (!at_pl_member(0, "PadValue"))
+            expected("a pad value (pl.PadValue.zero, min, max, null)");
+          const Token& item = parse_enum_member("PadValue");
+          if (item.text != "null") {
+            view.pad = ir::pad_value_from_name(item.text);
+            if (!view.pad) {
+              fail(span_of(item), "unknown pad value 'pl.PadValue." + std::string(item.text) +
+                                      "' (expected null, zero, min or max)");
+            }
+          }
+        } else {
+          fail(span_of(key),
+               "pl.TensorView argument '" + std::string(key.text) +
+                   "' is not supported (expected valid_shape, stride, layout or pad)");
         }
-      }
-    } else {
-      fail(span_of(key), "pl.TensorView argument '" + std::string(key.text) +
-                             "' is not supported (expected valid_shape, stride, layout or pad)");
-    }
-    if (!at(TK::Comma)) break;
-    advance();
-  }
+      });
   expect(TK::RParen, "')' to close pl.TensorView(...)");
   return view;
 }
