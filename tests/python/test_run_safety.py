@@ -249,7 +249,7 @@ import pypto.language as pl
 @pl.program
 class Huge:
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[1048576, 1048576], pl.FP32]) -> pl.Tensor[[1048576, 1048576], pl.FP32]:
+    def main(self, a: pl.InOut[pl.Tensor[[1048576, 1048576], pl.FP32]]) -> pl.Tensor[[1048576, 1048576], pl.FP32]:
         return a
 """)
 

@@ -34,7 +34,7 @@ class Program:
 
     def structural_hash(self) -> int: ...
 
-def parse_program(text: str, file_name: str = '<string>', constants: dict = {}, line_offset: int = 0, rest_of_file: bool = False) -> Program:
+def parse_program(text: str, file_name: str = '<string>', constants: dict = {}, line_offset: int = 0, rest_of_file: bool = False, helpers: object | None = None) -> Program:
     """
     Parses the source of one @pl.program class (decorators included; it may be indented), as the `parse` stage of the active profiler. rest_of_file: the text runs on to the end of the class's file; only the class is read.
     """
@@ -44,7 +44,7 @@ def parse_module(text: str, file_name: str = '<string>', constants: dict = {}, p
     Parses a Python file: top-level constants are evaluated, every @pl.program class is parsed (the `parse` stage of the active profiler). `pinned` constants replace the file's own assignments of those names.
     """
 
-def parse_jit(file_text: str, file_name: str, functions: Sequence[tuple[str, bool, int]], entry: str, arguments: dict, constants: dict = {}) -> Program:
+def parse_jit(file_text: str, file_name: str, functions: Sequence[tuple[str, bool, int]], entry: str, arguments: dict, constants: dict = {}, helpers: object | None = None) -> Program:
     """
     Parses the @pl.jit function `entry` of a file specialised on `arguments` (name -> (shape, dtype name) for tensors, a number for scalars); `functions` are the file's jit functions as (name, is_incore, first_line). The `parse` stage of the active profiler.
     """

@@ -170,10 +170,10 @@ def fillpad(tile: Tile, *, pad_value: Optional[PadValue] = None) -> Tile:
     raise outside_program('fillpad')
 
 
-def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], valid_shapes: Optional[Sequence[IntLike]] = None, *, target_memory: Optional[MemorySpace] = None) -> Tile:
+def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], valid_shapes: Optional[Sequence[IntLike]] = None, *, target_memory: Optional[MemorySpace] = None, clamp: Optional[Any] = None) -> Tile:
     """Loads the box of `tensor` at `offsets` with extent `shapes` into a new tile in `target_memory` (Vec when omitted); with `valid_shapes` only that leading part is read (the rest is undefined until `fillpad`).
 
-    In a program: ``pl.load(tensor, offsets, shapes, [valid_shapes], target_memory=)``. Category Load; valid only inside a
+    In a program: ``pl.load(tensor, offsets, shapes, [valid_shapes], target_memory=, clamp=)``. Category Load; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('load')

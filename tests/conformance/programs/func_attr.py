@@ -1,7 +1,6 @@
 # construct: pl.func_attr({...}) in a function body
 # expect: unsupported
 # names: func_attr
-# generic: located, but the generic "unknown op 'pl.func_attr'"
 """Function attributes declared by the first statement of the body, `pl.func_attr`."""
 
 import numpy as np

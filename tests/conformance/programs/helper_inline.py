@@ -1,7 +1,5 @@
 # construct: @pl.inline helper expanded at its call site
-# expect: unsupported
-# names: inline
-# generic: AttributeError: module 'pypto.language' has no attribute 'inline'; no location
+# expect: works
 """A `@pl.inline` helper: its statements are copied into the kernel where it is called."""
 
 import numpy as np

@@ -1,7 +1,5 @@
 # construct: @pl.jit.inline helper called from a @pl.jit function
-# expect: unsupported
-# names: inline
-# generic: AttributeError: '_JitDecorator' object has no attribute 'inline'; no location
+# expect: works
 """A `@pl.jit.inline` helper whose body is spliced into the `@pl.jit` entry that calls it."""
 
 import numpy as np

@@ -1,7 +1,5 @@
 # construct: module-level @pl.function helper called from a program
-# expect: unsupported
-# names: square_block
-# generic: located, but the generic "unknown function 'square_block'"
+# expect: works
 """A kernel defined outside the class with `@pl.function` and called by name: PyPTO adds it to
 the program."""
 

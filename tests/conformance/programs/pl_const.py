@@ -1,7 +1,5 @@
 # construct: pl.const(value, dtype) typed literal
-# expect: unsupported
-# names: pl.const
-# generic: located, but the generic "unknown op 'pl.const'"
+# expect: works
 """A typed integer literal, `pl.const(4, pl.INT64)`, used as a loop bound."""
 
 import numpy as np

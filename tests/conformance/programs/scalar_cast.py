@@ -1,6 +1,5 @@
 # construct: pl.cast of a Scalar
-# expect: unsupported
-# names: Scalar pl.cast
+# expect: works
 """A scalar converted to another dtype with `pl.cast` (an INDEX loop counter to FP32), then
 used as a tile operand."""
 

@@ -1,7 +1,6 @@
 # construct: string literal argument: pl.static_print("label", value)
 # expect: unsupported
 # names: static_print
-# generic: located, but the generic "unknown op 'pl.static_print'"
 """A string literal as an argument: `pl.static_print` prints a label and a type while the
 program is parsed, and adds nothing to it."""
 
