@@ -203,7 +203,10 @@ for index in range(start, len(jobs)):
 
 def _env() -> Dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO_PYTHON) + os.pathsep + env.get("PYTHONPATH", "")
+    # The source tree's package only when a built extension sits in it (a development tree);
+    # otherwise the installed package.
+    if any((REPO_PYTHON / "pypto").glob("_core*.so")):
+        env["PYTHONPATH"] = str(REPO_PYTHON) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("PYPTO_COMPILE_PROFILING", None)
     return env
 
