@@ -95,8 +95,9 @@ ir::ProgramPtr compile(const std::string& text) {
 
 // keep_resident: whether the program compiled to count nodes stays alive while timing, as an
 // earlier program in a long session (a notebook) does. An IR of 10^5 nodes left alive makes each
-// compile of the same size slower per node (bench/README.md, "Pass pipeline per IR node"), so
-// both cases are measured: BM_Compile without it, BM_CompileBesideResidentProgram with it.
+// compile of the same size slower per node (the git history of bench/README.md, "Pass pipeline per
+// IR node"), so both cases are measured: BM_Compile without it, BM_CompileBesideResidentProgram
+// with it.
 template <std::string (*Generate)(int)>
 void compile_benchmark(benchmark::State& state, bool keep_resident) {
   std::string text = Generate(static_cast<int>(state.range(0)));

@@ -66,7 +66,7 @@ void transfer_strided_box(uint8_t* tile, const PtoTensor& t, const int64_t* offs
 // a 4096-wide tensor is 64 rows of 256 bytes, each in its own 4 KiB page).
 constexpr int64_t kPrefetchRowBytes = 2048;
 // How far past each row a load prefetches, in rows' lengths: two tiles ahead measured better than
-// one (bench/README.md, "4096² FP32 add").
+// one (the git history of bench/README.md, "4096² FP32 add").
 constexpr int64_t kPrefetchRows = 2;
 // Stores into a view at least this large stream around the caches: such an output does not stay
 // in a core's L2 (1-2 MiB on today's x86 hosts) until it is read again, so caching it would only

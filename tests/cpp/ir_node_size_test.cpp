@@ -1,9 +1,9 @@
 // The sizes of the IR nodes a large kernel is made of. Every pass walks the whole IR, and past
 // the size of the last-level cache each walk reads it from memory, so these sizes are part of the
-// compiler's speed (bench/README.md, "Pass pipeline per IR node"). A node and its reference
-// count are one block of the node pool (node_memory.h), whose block sizes step from 64 to 80, 96,
-// 112, 128 and then 192 bytes: a Call of 128 bytes with its count instead of 152 takes a third
-// less memory.
+// compiler's speed (the git history of bench/README.md, "Pass pipeline per IR node"). A node and
+// its reference count are one block of the node pool (node_memory.h), whose block sizes step from
+// 64 to 80, 96, 112, 128 and then 192 bytes: a Call of 128 bytes with its count instead of 152
+// takes a third less memory.
 #include <gtest/gtest.h>
 
 #include <type_traits>

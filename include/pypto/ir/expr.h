@@ -59,8 +59,8 @@ int32_t deepest_of(const std::vector<std::shared_ptr<const Node>>& nodes) {
 //
 // The fields are ordered, and the depth kept in 16 bits, so that the base ends in padding a
 // derived node's first small field (Call::call_kind) fills: a kernel's IR is mostly calls,
-// variables and literals, and a large one is walked from memory by every pass (bench/README.md,
-// "Pass pipeline per IR node"). ir_node_size_test.cpp pins the sizes.
+// variables and literals, and a large one is walked from memory by every pass (the git history of
+// bench/README.md, "Pass pipeline per IR node"). ir_node_size_test.cpp pins the sizes.
 class Expr {
  public:
   Expr(ExprKind kind, TypePtr type, Span span) : type_(std::move(type)), span_(span), kind_(kind) {}

@@ -65,10 +65,10 @@ class IRMutator {
 // A pass that rebuilds a function used to hold two whole versions of it until it returned: the
 // one it read and the one it built; dropping the old one was then one more walk, over nodes long
 // out of cache. Once a kernel's IR outgrows the last-level cache, every walk fetched both
-// versions from memory (bench/README.md, "Pass pipeline per IR node"). When nothing but the pass
-// holds the old version, each old top-level statement can instead be released right after its
-// replacement is built: it is freed while still in cache, and its blocks are the next ones the
-// node pool hands out.
+// versions from memory (the git history of bench/README.md, "Pass pipeline per IR node"). When
+// nothing but the pass holds the old version, each old top-level statement can instead be released
+// right after its replacement is built: it is freed while still in cache, and its blocks are the
+// next ones the node pool hands out.
 //
 // A ReleaseWhileRebuilding marks one function as consumable for its lifetime. It arms only when
 // `program` and `f` are held by nothing else: the caller's reference is the program's only one,

@@ -1,9 +1,9 @@
 // Where IR nodes live. Every pass rebuilds the IR and drops the previous version, so a compile
 // allocates and frees each node's memory many times over; at hundreds of thousands of nodes the
-// general-purpose allocator's free-list upkeep grows faster than the IR (see bench/README.md,
-// "Pass pipeline per IR node"). IR nodes, types and programs are therefore allocated from one
-// process-wide pool of fixed-size blocks: a freed node's block is reused by the next node of
-// that size without going back to malloc.
+// general-purpose allocator's free-list upkeep grows faster than the IR (see the git history of
+// bench/README.md, "Pass pipeline per IR node"). IR nodes, types and programs are therefore
+// allocated from one process-wide pool of fixed-size blocks: a freed node's block is reused by the
+// next node of that size without going back to malloc.
 //
 // The pool is thread-safe (a program may be built on one thread and dropped on another) and is
 // never destroyed, so a node may outlive static destruction. It keeps the blocks it has handed
@@ -47,9 +47,10 @@ std::shared_ptr<T> make_node(Args&&... args) {
 // The calling thread's pool for the short-lived tables passes and the verifier build about IR
 // nodes: a variable's live interval, definition or replacement. Such a table holds an entry per
 // variable, 10^4 or more for a large kernel; from glibc's allocator, after the churn of earlier
-// passes, building one cost several times more per entry than on a small kernel (bench/README.md,
-// "Pass pipeline per IR node"). A per-thread pool needs no lock and hands each table the blocks the
-// previous one freed. A table must not outlive its thread: these are locals of a pass.
+// passes, building one cost several times more per entry than on a small kernel (the git history of
+// bench/README.md, "Pass pipeline per IR node"). A per-thread pool needs no lock and hands each
+// table the blocks the previous one freed. A table must not outlive its thread: these are locals of
+// a pass.
 std::pmr::memory_resource* scratch_memory();
 
 // Hash maps and sets for those tables: std::pmr containers on scratch_memory().

@@ -47,7 +47,7 @@ inline void write_file_atomically(const std::filesystem::path& path, std::string
 // its auto_da_alloc) starts writing the new file to disk at once; the disk's work then falls into
 // whatever runs next (a run's device launch, 0.02-0.03 ms of the 512³ matmul's) and every run's
 // data reaches the disk. Removed first, data replaced before the kernel writes it back is never
-// written at all (bench/README.md, "Golden files that do not go to the disk").
+// written at all (the git history of bench/README.md, "Golden files that do not go to the disk").
 void write_bulk_file(const std::filesystem::path& path,
                      std::initializer_list<std::string_view> pieces);
 
