@@ -230,9 +230,7 @@ ir::ProgramPtr runnable_program(const ir::ProgramPtr& parsed) {
       return passes::synthesize_orchestration(parsed);
     }
     ir::FunctionPtr entry = parsed->entry();
-    size_t outputs = 0;
-    for (const auto& p : entry->params) outputs += p.direction != ir::ParamDirection::In;
-    if (entry->return_types.size() <= outputs) return parsed;
+    if (entry->return_types.size() <= ir::output_param_count(*entry)) return parsed;
     ScopedStage stage("ExposeReturnedTensors");
     return passes::expose_returned_tensors(parsed);
   } catch (const ir::CompileError&) {

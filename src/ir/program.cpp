@@ -28,6 +28,12 @@ FunctionType resolved_kind(const Function& f) {
   return finder.found ? FunctionType::Orchestration : FunctionType::InCore;
 }
 
+size_t output_param_count(const Function& f) {
+  size_t n = 0;
+  for (const auto& p : f.params) n += p.direction != ParamDirection::In;
+  return n;
+}
+
 FunctionPtr Program::find_function(std::string_view fname) const {
   for (const auto& f : functions) {
     if (f->name == fname) return f;

@@ -18,8 +18,7 @@ using namespace ir;
 ProgramPtr expose_returned_tensors(const ProgramPtr& program) {
   FunctionPtr entry = program->entry();
   if (!entry) return program;
-  size_t outputs = 0;
-  for (const auto& p : entry->params) outputs += p.direction != ParamDirection::In;
+  const size_t outputs = output_param_count(*entry);
   if (entry->return_types.size() <= outputs) return program;
   std::vector<Param> params = entry->params;
   for (size_t i = outputs; i < entry->return_types.size(); ++i) {

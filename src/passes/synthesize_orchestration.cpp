@@ -66,9 +66,7 @@ ProgramPtr synthesize_orchestration(const ProgramPtr& program) {
 
   // Return value i belongs to the kernel's i-th Out/InOut parameter; values past them get one.
   std::vector<Param> kernel_params = kernel->params;
-  size_t outputs = 0;
-  for (const auto& p : kernel_params) outputs += p.direction != ParamDirection::In;
-  for (size_t i = outputs; i < kernel->return_types.size(); ++i) {
+  for (size_t i = output_param_count(*kernel); i < kernel->return_types.size(); ++i) {
     const TypePtr& t = kernel->return_types[i];
     if (!detail::is_tensor(t)) {
       throw CompileError(kernel->span, "kernel '" + kernel->name + "' returns a " +

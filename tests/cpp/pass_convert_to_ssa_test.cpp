@@ -8,16 +8,6 @@ namespace {
 
 using namespace testing;
 
-const std::string kScalarMain = R"(
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]], n: pl.Scalar[pl.INT64]) -> pl.Tensor[[64, 64], pl.FP32]:
-)";
-const std::string kCopyKernel = kKernelK + R"(
-        t = pl.load(x, [0, 0], [64, 64])
-        y = pl.store(t, [0, 0], y)
-        return y
-)";
-
 TEST(ConvertToSSA, LoopRebindingBecomesIterArgsAndIfAssignmentsReturnVars) {
   auto in = parse_body(kCopyKernel + kScalarMain + R"(
         s = 0

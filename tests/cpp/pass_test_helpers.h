@@ -102,6 +102,18 @@ inline const std::string kKernelK = R"(
     def k(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
 )";
 
+// Kernel `k(x, y)` copying x into y, and the signature line of an orchestration `main(x, y, n)`
+// with a scalar trip count n.
+inline const std::string kCopyKernel = kKernelK + R"(
+        t = pl.load(x, [0, 0], [64, 64])
+        y = pl.store(t, [0, 0], y)
+        return y
+)";
+inline const std::string kScalarMain = R"(
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]], n: pl.Scalar[pl.INT64]) -> pl.Tensor[[64, 64], pl.FP32]:
+)";
+
 inline ir::ProgramPtr parse_body(const std::string& functions) {
   return parse(kProgramHeader + functions);
 }

@@ -11,18 +11,8 @@ namespace {
 
 using namespace testing;
 
-const std::string kMain = R"(
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]], n: pl.Scalar[pl.INT64]) -> pl.Tensor[[64, 64], pl.FP32]:
-)";
-const std::string kCopyKernel = kKernelK + R"(
-        t = pl.load(x, [0, 0], [64, 64])
-        y = pl.store(t, [0, 0], y)
-        return y
-)";
-
 TEST(WhileLoops, BreakAndContinueLowerToFlags) {
-  auto in = parse_body(kCopyKernel + kMain + R"(
+  auto in = parse_body(kCopyKernel + kScalarMain + R"(
         i = 0
         while i < n:
             i = i + 1
@@ -33,7 +23,7 @@ TEST(WhileLoops, BreakAndContinueLowerToFlags) {
             y = self.k(x, y)
         return y
 )");
-  EXPECT_TRUE(same_program(in, kCopyKernel + kMain + R"(
+  EXPECT_TRUE(same_program(in, kCopyKernel + kScalarMain + R"(
         i = 0
         __break = False
         while i < n and not __break:
@@ -51,14 +41,14 @@ TEST(WhileLoops, BreakAndContinueLowerToFlags) {
 }
 
 TEST(WhileLoops, RangeWithBreakBecomesAWhileLoop) {
-  auto in = parse_body(kCopyKernel + kMain + R"(
+  auto in = parse_body(kCopyKernel + kScalarMain + R"(
         for i in pl.range(1, n, 2):
             if i > 6:
                 break
             y = self.k(x, y)
         return y
 )");
-  EXPECT_TRUE(same_program(in, kCopyKernel + kMain + R"(
+  EXPECT_TRUE(same_program(in, kCopyKernel + kScalarMain + R"(
         i: pl.Scalar[pl.INT64] = 1
         __stop = n
         __break = False
@@ -73,10 +63,10 @@ TEST(WhileLoops, RangeWithBreakBecomesAWhileLoop) {
 )"));
 }
 
-// Whether `main` of `out` is the `main` that kMain + `body` parses to (the kernel is compared
+// Whether `main` of `out` is the `main` that kScalarMain + `body` parses to (the kernel is compared
 // elsewhere: the passes rename its versions too).
 ::testing::AssertionResult same_main(const ir::ProgramPtr& out, const std::string& body) {
-  auto expected = parse_body(kCopyKernel + kMain + body);
+  auto expected = parse_body(kCopyKernel + kScalarMain + body);
   if (ir::structural_equal(*out->find_function("main"), *expected->find_function("main"))) {
     return ::testing::AssertionSuccess();
   }
@@ -87,7 +77,7 @@ TEST(WhileLoops, RangeWithBreakBecomesAWhileLoop) {
 }
 
 TEST(WhileLoops, ConvertToSsaCarriesRebindingsAndPrintsTheExplicitForm) {
-  auto in = parse_body(kCopyKernel + kMain + R"(
+  auto in = parse_body(kCopyKernel + kScalarMain + R"(
         i = 0
         while i < n:
             y = self.k(x, y)
@@ -110,7 +100,7 @@ TEST(WhileLoops, ConvertToSsaCarriesRebindingsAndPrintsTheExplicitForm) {
 }
 
 TEST(WhileLoops, SimplifyDropsALoopWhoseConditionIsFalse) {
-  auto in = parse_body(kCopyKernel + kMain + R"(
+  auto in = parse_body(kCopyKernel + kScalarMain + R"(
         i = 0
         while 1 > 2:
             y = self.k(x, y)
@@ -123,7 +113,7 @@ TEST(WhileLoops, SimplifyDropsALoopWhoseConditionIsFalse) {
 }
 
 TEST(WhileLoops, ACallInTheConditionIsALocatedError) {
-  auto in = parse_body(kCopyKernel + kMain + R"(
+  auto in = parse_body(kCopyKernel + kScalarMain + R"(
         i = 0
         while pl.read(x, [0, 0]) > 1.0:
             i = i + 1
@@ -135,12 +125,12 @@ TEST(WhileLoops, ACallInTheConditionIsALocatedError) {
 
 TEST(WhileLoops, MisplacedExitsAreLocatedErrors) {
   EXPECT_NE(error_of([&] {
-              parse_body(kCopyKernel + kMain + "        break\n        return y\n");
+              parse_body(kCopyKernel + kScalarMain + "        break\n        return y\n");
             }).find("'break' outside a loop"),
             std::string::npos);
   EXPECT_NE(
       error_of([&] {
-        parse_body(kCopyKernel + kMain +
+        parse_body(kCopyKernel + kScalarMain +
                    "        for i in pl.unroll(2):\n            continue\n        return y\n");
       }).find("here it is a pl.unroll loop"),
       std::string::npos);

@@ -66,6 +66,9 @@ using FunctionPtr = std::shared_ptr<const Function>;
 // InCore kernel; other kinds are what they say. OutlineIncoreScopes makes the decision in the IR.
 FunctionType resolved_kind(const Function& f);
 
+// How many Out and InOut parameters `f` has: its return value i belongs to the i-th of them.
+size_t output_param_count(const Function& f);
+
 class Program {
  public:
   Program(std::string name, std::vector<FunctionPtr> functions,
