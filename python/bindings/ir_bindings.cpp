@@ -27,8 +27,9 @@ namespace pypto::bindings {
 namespace {
 
 // One Python value as a constant of the program: a bool, an int that fits in 64 bits, a float,
-// a pl dtype (an object with a `_pypto_dtype_name`), or a list/tuple of those (nested ones
-// too). None for anything else, which is then no constant.
+// a pl dtype (an object with a `_pypto_dtype_name`), a dynamic dimension (`pl.dynamic`: an
+// object with a `_pypto_dynamic_dim`), or a list/tuple of those (nested ones too). None for
+// anything else, which is then no constant.
 std::optional<frontend::Constant> to_constant(const nb::handle& value, int depth = 0) {
   if (nb::isinstance<nb::bool_>(value)) return frontend::Constant(nb::cast<bool>(value));
   if (nb::isinstance<nb::int_>(value)) {
@@ -48,6 +49,11 @@ std::optional<frontend::Constant> to_constant(const nb::handle& value, int depth
       list->items.push_back(std::move(*c));
     }
     return frontend::Constant(frontend::ConstantListPtr(std::move(list)));
+  }
+  if (nb::hasattr(value, "_pypto_dynamic_dim")) {  // pl.dynamic("M")
+    nb::object name = value.attr("_pypto_dynamic_dim");
+    if (!nb::isinstance<nb::str>(name)) return std::nullopt;
+    return frontend::Constant(frontend::DynamicDim{nb::cast<std::string>(name)});
   }
   if (nb::hasattr(value, "_pypto_dtype_name")) {
     nb::object dtype_name = value.attr("_pypto_dtype_name");
@@ -233,18 +239,30 @@ void bind_ir(nb::module_ m) {
   m.def(
       "parse_program",
       [](const std::string& text, const std::string& file_name, const nb::dict& constants,
-         int32_t line_offset, bool rest_of_file, const nb::object& helpers) {
+         int32_t line_offset, bool rest_of_file, const nb::object& helpers,
+         const std::vector<std::tuple<std::string, std::vector<int64_t>, std::string>>&
+             entry_tensors) {
         frontend::Constants values = to_constants(constants);
         frontend::Helpers external = to_helpers(helpers);
+        std::vector<frontend::EntryTensor> entry;
+        for (const auto& [name, shape, dtype] : entry_tensors) {
+          auto dt = ir::dtype_from_name(dtype);
+          if (!dt) throw nb::value_error(("unknown dtype '" + dtype + "'").c_str());
+          entry.push_back(frontend::EntryTensor{name, shape, *dt});
+        }
         nb::gil_scoped_release release;
-        return ProgramHandle{
-            driver::parse_program(text, file_name, values, line_offset, rest_of_file, external)};
+        return ProgramHandle{driver::parse_program(text, file_name, values, line_offset,
+                                                   rest_of_file, external, entry)};
       },
       nb::arg("text"), nb::arg("file_name") = "<string>", nb::arg("constants") = nb::dict(),
       nb::arg("line_offset") = 0, nb::arg("rest_of_file") = false, nb::arg("helpers") = nb::none(),
+      nb::arg("entry_tensors") =
+          std::vector<std::tuple<std::string, std::vector<int64_t>, std::string>>{},
       "Parses the source of one @pl.program class (decorators included; it may be indented), as "
       "the `parse` stage of the active profiler. "
-      "rest_of_file: the text runs on to the end of the class's file; only the class is read.");
+      "rest_of_file: the text runs on to the end of the class's file; only the class is read. "
+      "entry_tensors: (name, shape, dtype name) of the tensors the program runs with, which "
+      "specialise an entry whose shapes name pl.dynamic dimensions.");
 
   m.def(
       "parse_module",

@@ -13,9 +13,11 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
 
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
                              const frontend::Constants& constants, int32_t line_offset,
-                             bool rest_of_file, const frontend::Helpers& helpers) {
+                             bool rest_of_file, const frontend::Helpers& helpers,
+                             const std::vector<frontend::EntryTensor>& entry_tensors) {
   profiling::ScopedStage stage(profiling::get_active_profiler(), "parse");
-  return frontend::parse_program(text, file_name, constants, line_offset, rest_of_file, helpers);
+  return frontend::parse_program(text, file_name, constants, line_offset, rest_of_file, helpers,
+                                 entry_tensors);
 }
 
 ir::ProgramPtr parse_jit(std::string_view file_text, std::string_view file_name,

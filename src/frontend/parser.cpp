@@ -137,38 +137,41 @@ bool Parser::try_constant_assignment() {
   for (const Token* t : targets) names.push_back(t->text);
   size_t rhs = pos_;
   std::vector<std::optional<Constant>> values;
-  try {
-    std::vector<Value> items;
-    items.push_back(parse_value());
-    while (at(TK::Comma)) {
-      advance();
-      if (at(TK::Newline)) break;
-      items.push_back(parse_value());
-    }
-    if (!at(TK::Newline)) throw CompileError(here(), "not a constant assignment");
-    if (items.size() == 1 && names.size() > 1 && items[0].kind == Value::Kind::Expr) {
-      if (const auto* tuple = items[0].expr->as<ir::MakeTuple>()) {
-        std::vector<Value> unpacked;
-        for (const auto& e : tuple->elements) unpacked.push_back(expr_value(e, e->span()));
-        items = std::move(unpacked);
-      }
-    }
-    if (items.size() > 1 && names.size() == 1) {
-      // `SHAPE = 64, 64` binds a tuple.
-      std::vector<ExprPtr> elements;
-      for (const Value& v : items) {
-        if (v.kind != Value::Kind::Expr) throw CompileError(v.span, "not a constant tuple");
-        elements.push_back(v.expr);
-      }
-      items.assign(1,
-                   expr_value(ir::make_tuple(std::move(elements), items[0].span), items[0].span));
-    }
-    if (items.size() == names.size()) {
-      for (const Value& v : items) values.push_back(constant_of(v));
-    }
-  } catch (const CompileError&) {
-    values.clear();
+  if (names.size() == 1) {
+    if (auto dim = read_dynamic_dim_definition()) values.push_back(std::move(dim));
   }
+  if (values.empty()) try {
+      std::vector<Value> items;
+      items.push_back(parse_value());
+      while (at(TK::Comma)) {
+        advance();
+        if (at(TK::Newline)) break;
+        items.push_back(parse_value());
+      }
+      if (!at(TK::Newline)) throw CompileError(here(), "not a constant assignment");
+      if (items.size() == 1 && names.size() > 1 && items[0].kind == Value::Kind::Expr) {
+        if (const auto* tuple = items[0].expr->as<ir::MakeTuple>()) {
+          std::vector<Value> unpacked;
+          for (const auto& e : tuple->elements) unpacked.push_back(expr_value(e, e->span()));
+          items = std::move(unpacked);
+        }
+      }
+      if (items.size() > 1 && names.size() == 1) {
+        // `SHAPE = 64, 64` binds a tuple.
+        std::vector<ExprPtr> elements;
+        for (const Value& v : items) {
+          if (v.kind != Value::Kind::Expr) throw CompileError(v.span, "not a constant tuple");
+          elements.push_back(v.expr);
+        }
+        items.assign(1,
+                     expr_value(ir::make_tuple(std::move(elements), items[0].span), items[0].span));
+      }
+      if (items.size() == names.size()) {
+        for (const Value& v : items) values.push_back(constant_of(v));
+      }
+    } catch (const CompileError&) {
+      values.clear();
+    }
   if (values.size() != names.size()) values.assign(names.size(), std::nullopt);
   for (size_t i = 0; i < names.size(); ++i) {
     if (auto pinned = pinned_.find(names[i]); pinned != pinned_.end()) {
@@ -239,16 +242,37 @@ ir::ProgramPtr Parser::parse_class() {
   functions.reserve(signatures_.size());
   // External functions called by the methods are added to signatures_ as they are met, and
   // parsed after the methods.
-  for (size_t i = 0; i < signatures_.size(); ++i) {
-    current_function_ = i;
-    const FunctionSignature& sig = signatures_[i];
-    if (sig.helper) {
-      functions.push_back(in_helper_source(*sig.helper, [&] { return parse_function_body(sig); }));
-    } else {
-      functions.push_back(parse_function_body(sig));
+  // Templates (signatures with dynamic dimensions) are not functions themselves: calls add
+  // their specialisations, which are read here like the rest.
+  // The entry, when it is a template, is specialised on the tensors the program runs with once
+  // the other functions are read.
+  std::vector<ir::FunctionPtr> by_signature;
+  size_t next = 0;
+  auto read_functions = [&] {
+    for (; next < signatures_.size(); ++next) {
+      current_function_ = next;
+      const FunctionSignature& sig = signatures_[next];
+      if (sig.is_template) {
+        by_signature.emplace_back();
+      } else if (sig.helper) {
+        by_signature.push_back(
+            in_helper_source(*sig.helper, [&] { return parse_function_body(sig); }));
+      } else {
+        by_signature.push_back(parse_function_body(sig));
+      }
     }
-  }
+  };
+  read_functions();
+  if (specialise_entry()) read_functions();
   check_recursion();
+  check_unspecialised_templates();
+  // In the order of the source: a template's specialisations where it is written.
+  for (size_t i = 0; i < signatures_.size(); ++i) {
+    const FunctionSignature& sig = signatures_[i];
+    if (sig.specialisation_of) continue;
+    if (!sig.is_template) functions.push_back(by_signature[i]);
+    for (size_t s : sig.specialisations) functions.push_back(by_signature[s]);
+  }
   pos_ = end;
 
   if (!source_) {
@@ -261,8 +285,31 @@ ir::ProgramPtr Parser::parse_class() {
   return ir::make_node<ir::Program>(std::string(name.text), std::move(functions), source_);
 }
 
-void Parser::parse_function_signature(bool is_method) {
+void Parser::parse_function_signature(bool is_method, const DynamicBindings* bindings) {
   FunctionSignature sig;
+  sig.decl_start = pos_;
+  sig.is_method = is_method;
+  // A first reading records where dynamic dimensions are named; a specialisation's reading
+  // gives them its extents. Neither sees the variables of a body being parsed.
+  std::vector<DynamicDimUse> dynamic_uses;
+  std::vector<size_t> first_shapes;
+  const DynamicBindings* saved_bindings = dynamic_bindings_;
+  std::vector<DynamicDimUse>* saved_uses = dynamic_uses_;
+  auto saved_vars = std::move(vars_);
+  vars_.clear();
+  dynamic_bindings_ = bindings;
+  dynamic_uses_ = bindings ? nullptr : &dynamic_uses;
+  struct Restore {
+    Parser& p;
+    const DynamicBindings* bindings;
+    std::vector<DynamicDimUse>* uses;
+    decltype(vars_)& vars;
+    ~Restore() {
+      p.dynamic_bindings_ = bindings;
+      p.dynamic_uses_ = uses;
+      p.vars_ = std::move(vars);
+    }
+  } restore{*this, saved_bindings, saved_uses, saved_vars};
   bool has_function_decorator = false;
   while (at(TK::At)) {
     Span deco_span = here();
@@ -282,7 +329,7 @@ void Parser::parse_function_signature(bool is_method) {
   sig.name = std::string(name.text);
   sig.span = span_of(name);
   for (const auto& other : signatures_) {
-    if (other.name == sig.name) {
+    if (!bindings && other.name == sig.name) {
       fail(sig.span, "duplicate function '" + sig.name + "' (first defined on line " +
                          std::to_string(other.span.line + line_offset_) + ")");
     }
@@ -316,7 +363,10 @@ void Parser::parse_function_signature(bool is_method) {
     }
     advance();
     ir::ParamDirection direction = ir::ParamDirection::In;
+    const size_t shapes_before = shapes_read_;
     TypePtr type = parse_param_type(direction);
+    // Its own shape, when its type has one, is the first shape read for it.
+    first_shapes.push_back(shapes_read_ > shapes_before ? shapes_before + 1 : 0);
     if (at(TK::Assign)) fail_here("default parameter values are not supported");
     sig.params.push_back(
         ir::Param{ir::make_var(std::string(pname.text), type, span_of(pname)), direction});
@@ -339,6 +389,11 @@ void Parser::parse_function_signature(bool is_method) {
   sig.body_start = pos_;
   skip_block_body(
       [&] { return "function definition on line " + std::to_string(name.line + line_offset_); });
+  if (bindings) {
+    sig.bindings = *bindings;
+  } else {
+    note_dynamic_dims(sig, dynamic_uses, first_shapes);
+  }
   signatures_.push_back(std::move(sig));
 }
 
@@ -359,6 +414,7 @@ template void Parser::skip_block_body<std::string>(const std::string&);
 
 ir::FunctionPtr Parser::parse_function_body(const FunctionSignature& sig) {
   vars_.clear();
+  dynamic_bindings_ = sig.specialisation_of ? &sig.bindings : nullptr;
   for (const auto& p : sig.params) vars_[p.var->name] = p.var;
   return_types_ = &sig.return_types;
   strict_ssa_ = sig.attrs.strict_ssa;
@@ -369,6 +425,7 @@ ir::FunctionPtr Parser::parse_function_body(const FunctionSignature& sig) {
                        "' declares a return type but does not end with a "
                        "return statement");
   }
+  dynamic_bindings_ = nullptr;
   return ir::make_node<ir::Function>(sig.name, sig.type, sig.params, sig.return_types,
                                      ir::make_seq(std::move(body.stmts), sig.span), sig.span,
                                      sig.attrs);
@@ -448,13 +505,15 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
 
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
                              const Constants& constants, int32_t line_offset, bool rest_of_file,
-                             const Helpers& helpers) {
+                             const Helpers& helpers,
+                             const std::vector<EntryTensor>& entry_tensors) {
   return run_reporting_errors(text, file_name, line_offset, [&] {
     LexOptions lex_options;
     lex_options.indented_start = true;
     lex_options.first_statement_only = rest_of_file;
     Parser parser(text, file_name, constants, line_offset, lex_options);
     parser.add_helpers(helpers);
+    parser.set_entry_tensors(entry_tensors);
     return parser.parse_single_program();
   });
 }

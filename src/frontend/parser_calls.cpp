@@ -281,14 +281,14 @@ Value Parser::parse_self_call() {
   const Token& name = expect_name("a function name after 'self.'");
   size_t callee = signatures_.size();
   for (size_t i = 0; i < signatures_.size(); ++i) {
-    if (signatures_[i].name == name.text) callee = i;
+    if (!signatures_[i].specialisation_of && signatures_[i].name == name.text) callee = i;
   }
   if (callee == signatures_.size()) {
     fail(span_of(name), "program has no function '" + std::string(name.text) + "'");
   }
   if (!at(TK::LParen)) fail(span, "function 'self." + std::string(name.text) + "' must be called");
-  const FunctionSignature& sig = signatures_[callee];
-  auto label = [&sig] { return "self." + sig.name; };
+  const std::string label_text = "self." + signatures_[callee].name;
+  auto label = [&label_text] { return label_text; };
   std::vector<CallArg> call_args = parse_call_args(label);
   std::vector<ExprPtr> args;
   ir::Attrs attrs;
@@ -322,10 +322,16 @@ Value Parser::parse_self_call() {
     }
     attrs.emplace_back("arg_directions", std::move(*value));
   }
-  if (args.size() != sig.params.size()) {
-    fail(span, label() + " takes " + std::to_string(sig.params.size()) + " argument(s), got " +
-                   std::to_string(args.size()));
+  if (args.size() != signatures_[callee].params.size()) {
+    fail(span, label() + " takes " + std::to_string(signatures_[callee].params.size()) +
+                   " argument(s), got " + std::to_string(args.size()));
   }
+  if (signatures_[callee].is_template) {
+    std::vector<Span> arg_spans;
+    for (size_t i = 0; i < args.size(); ++i) arg_spans.push_back(call_args[i].value.span);
+    callee = specialise_call(callee, args, arg_spans, span);
+  }
+  const FunctionSignature& sig = signatures_[callee];
   for (size_t i = 0; i < args.size(); ++i) {
     const TypePtr& want = sig.params[i].var->type();
     if (!argument_fits(want, args[i]->type())) {

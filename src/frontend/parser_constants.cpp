@@ -107,6 +107,9 @@ Value Parser::constant_value(const Constant& c, Span span) {
     }
     return expr_value(ir::make_tuple(std::move(items), span), span);
   }
+  if (const auto* dim = std::get_if<DynamicDim>(&c)) {
+    return expr_value(ir::make_int(dynamic_dim_extent(*dim, span, std::nullopt), span), span);
+  }
   Value v;
   v.kind = Value::Kind::DType;
   v.dtype = std::get<DataType>(c);

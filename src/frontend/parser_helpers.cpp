@@ -153,7 +153,7 @@ Value Parser::parse_external_function_call(size_t helper, const Token& name) {
     calls_.emplace_back();
     h.signature = index;
   }
-  const FunctionSignature& sig = signatures_[*h.signature];
+  size_t callee = *h.signature;
   const std::string label = "'" + std::string(name.text) + "'";
   std::vector<CallArg> call_args = parse_call_args(label);
   std::vector<ExprPtr> args;
@@ -162,10 +162,16 @@ Value Parser::parse_external_function_call(size_t helper, const Token& name) {
     args.push_back(expect_expr(
         a.value, [&] { return "argument " + std::to_string(args.size() + 1) + " of " + label; }));
   }
-  if (args.size() != sig.params.size()) {
-    fail(span, label + " takes " + std::to_string(sig.params.size()) + " argument(s), got " +
-                   std::to_string(args.size()));
+  if (args.size() != signatures_[callee].params.size()) {
+    fail(span, label + " takes " + std::to_string(signatures_[callee].params.size()) +
+                   " argument(s), got " + std::to_string(args.size()));
   }
+  if (signatures_[callee].is_template) {
+    std::vector<Span> arg_spans;
+    for (const CallArg& a : call_args) arg_spans.push_back(a.value.span);
+    callee = specialise_call(callee, args, arg_spans, span);
+  }
+  const FunctionSignature& sig = signatures_[callee];
   for (size_t i = 0; i < args.size(); ++i) {
     const TypePtr& want = sig.params[i].var->type();
     if (!argument_fits(want, args[i]->type())) {
@@ -174,7 +180,7 @@ Value Parser::parse_external_function_call(size_t helper, const Token& name) {
                                         std::to_string(i + 1) + " of " + label);
     }
   }
-  calls_[current_function_].push_back(CallSite{*h.signature, span});
+  calls_[current_function_].push_back(CallSite{callee, span});
   TypePtr type =
       sig.return_types.size() == 1 ? sig.return_types[0] : ir::tuple_type(sig.return_types);
   return expr_value(ir::make_node<ir::Call>(ir::CallKind::Function, sig.name, std::move(args),

@@ -58,7 +58,6 @@ constexpr std::string_view kUnsupported[] = {
     "col_sum",
     "cos",
     "create_l1",
-    "dim",
     "divs",
     "dump_tag",
     "expand_clone",
@@ -206,6 +205,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   const std::string spelling = spelling_of(ns, op);
   if (op == "full") return parse_full(spelling, ns != "tile", span);
   if (op == "const" && ns.empty()) return parse_const(span);
+  if (op == "dim" && ns != "tile") return parse_dim(spelling, span);
   if (op == "cast") return parse_cast(spelling, span);
   if (ns.empty() && op == "create")
     fail(span, "unknown op 'pl.create' (pl.tile.create or pl.tensor.create)");
@@ -316,6 +316,44 @@ Value Parser::parse_full(const std::string& spelling, bool as_tensor, Span span)
 }
 
 // pl.const(value, dtype): a literal of the given dtype.
+// pl.tensor.dim(tensor, axis): the extent of one axis (a negative one counts from the end) as
+// an INT64 constant: shapes are static once dynamic dimensions are specialised.
+Value Parser::parse_dim(const std::string& spelling, Span span) {
+  if (!at(TK::LParen)) fail(span, "'" + spelling + "' must be called");
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  const CallArg* tensor_arg = nullptr;
+  const CallArg* axis_arg = nullptr;
+  for (size_t i = 0; i < call_args.size(); ++i) {
+    const CallArg& a = call_args[i];
+    const bool first = a.keyword.empty() ? i == 0 : a.keyword == "tensor";
+    const bool second = a.keyword.empty() ? i == 1 : a.keyword == "axis";
+    if (!first && !second) {
+      fail(a.keyword.empty() ? a.value.span : a.keyword_span,
+           spelling + " takes 2 arguments (tensor, axis)");
+    }
+    (first ? tensor_arg : axis_arg) = &a;
+  }
+  if (!tensor_arg || !axis_arg) fail(span, spelling + " takes 2 arguments (tensor, axis)");
+  ExprPtr tensor = expect_expr(tensor_arg->value, "argument 'tensor' of " + spelling);
+  const auto* type = tensor->type()->as<ir::TensorType>();
+  if (!type) {
+    fail(tensor_arg->value.span,
+         spelling + " takes a tensor, got " + ir::type_to_string(tensor->type()));
+  }
+  ExprPtr axis_expr = expect_expr(axis_arg->value, "argument 'axis' of " + spelling);
+  auto axis = fold_constant(axis_expr).value;
+  if (!axis || axis->kind != ir::Scalar::Kind::Int) {
+    fail(axis_arg->value.span, "argument 'axis' of " + spelling + " must be a constant integer");
+  }
+  const int64_t rank = static_cast<int64_t>(type->shape.size());
+  const int64_t index = axis->i < 0 ? axis->i + rank : axis->i;
+  if (index < 0 || index >= rank) {
+    fail(axis_arg->value.span, "axis " + std::to_string(axis->i) + " is out of range for a " +
+                                   std::to_string(rank) + "-D tensor");
+  }
+  return expr_value(ir::make_int(type->shape[static_cast<size_t>(index)], span), span);
+}
+
 Value Parser::parse_const(Span span) {
   const std::string spelling = "pl.const";
   if (!at(TK::LParen)) fail(span, "'pl.const' must be called");

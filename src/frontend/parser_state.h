@@ -69,6 +69,8 @@ std::optional<Constant> constant_of(const Value& v);
 bool is_level_name(std::string_view name);
 std::string level_names();
 
+using DynamicBindings = std::map<std::string, int64_t, std::less<>>;
+
 struct FunctionSignature {
   std::string name;
   ir::FunctionType type = ir::FunctionType::Opaque;  // a bare @pl.function
@@ -79,6 +81,26 @@ struct FunctionSignature {
   size_t body_start = 0;  // token index just after the signature's ':'
   // A function defined outside the program class: its index in Parser::helpers_.
   std::optional<size_t> helper;
+  size_t decl_start = 0;  // token index of its first decorator: where its signature is read again
+  bool is_method = true;
+  // Dynamic dimensions (pl.dynamic) in its parameters' shapes: per parameter, (dimension index,
+  // name). A signature that has any is a template: it is not a function of the program itself,
+  // each call specialises it on its arguments' shapes (parser_dynamic.cpp).
+  std::vector<std::vector<std::pair<size_t, std::string>>> dynamic_dims;
+  std::vector<std::string> dynamic_names;  // every one its signature names, first use first
+  bool is_template = false;
+  std::vector<size_t> specialisations;      // a template's, as indices of Parser::signatures_
+  std::optional<size_t> specialisation_of;  // a specialisation's template
+  DynamicBindings bindings;                 // a specialisation's extents of the dynamic dims
+  std::vector<std::vector<int64_t>> argument_shapes;  // per parameter with dynamic dims
+};
+
+// Where a signature read for the first time names a dynamic dimension: in which of the shapes
+// read so far (Parser::shapes_read_), at which dimension.
+struct DynamicDimUse {
+  size_t shape = 0;
+  size_t dim = 0;
+  std::string name;
 };
 
 struct CallSite {
@@ -201,6 +223,8 @@ class Parser {
   }
 
   ir::ProgramPtr parse_single_program();
+
+  void set_entry_tensors(const std::vector<EntryTensor>& tensors) { entry_tensors_ = tensors; }
 
   // parser_helpers.cpp: the functions defined outside the program that its scope sees.
   void add_helpers(const Helpers& helpers);
@@ -344,7 +368,35 @@ class Parser {
   ir::ProgramPtr parse_class();
 
   // `is_method`: a method of the class (first parameter `self`); else a module-level function.
-  void parse_function_signature(bool is_method = true);
+  // With `bindings`, the signature of a template is read again as one of its specialisations.
+  void parse_function_signature(bool is_method = true, const DynamicBindings* bindings = nullptr);
+
+  // -------------------------------- dynamic dimensions (parser_dynamic.cpp)
+
+  // At the right-hand side of a module-level assignment: `pl.dynamic("M")`, or nothing.
+  std::optional<Constant> read_dynamic_dim_definition();
+
+  // The extent of a dynamic dimension where a shape (at dimension `index`) or an expression
+  // names it: the specialisation's, a placeholder while a signature is first read, else an error.
+  int64_t dynamic_dim_extent(const DynamicDim& dim, Span span, std::optional<size_t> index);
+
+  // Makes a freshly read signature a template when it names dynamic dimensions: `first_shapes`
+  // holds, per parameter, the ordinal of its own shape (0: its type has none).
+  void note_dynamic_dims(FunctionSignature& sig, const std::vector<DynamicDimUse>& uses,
+                         const std::vector<size_t>& first_shapes);
+
+  // The specialisation of template `callee` for a call with `args` (made on first use).
+  size_t specialise_call(size_t callee, const std::vector<ExprPtr>& args,
+                         const std::vector<Span>& arg_spans, Span call_span);
+
+  // The program's entry, when it is a template no call specialised, specialised on the tensors
+  // given to parse_program; false when there is nothing to do.
+  bool specialise_entry();
+  // The one template that nothing specialised and no `self.<name>` call names, if there is one.
+  std::optional<size_t> unspecialised_root() const;
+
+  // After a program's functions are read: a template no call specialised is an error.
+  void check_unspecialised_templates() const;
 
   // -------------------------------- the @pl.function decorator (parser_decorators.cpp)
 
@@ -585,6 +637,7 @@ class Parser {
   // The forms that are not one registry op: pl.full, pl.const, pl.cast of a Scalar.
   Value parse_full(const std::string& spelling, bool as_tensor, Span span);
   Value parse_const(Span span);
+  Value parse_dim(const std::string& spelling, Span span);
   Value parse_cast(const std::string& spelling, Span span);
   ExprPtr scalar_cast(const ExprPtr& value, DataType to, Span span, Span value_span,
                       const std::string& spelling);
@@ -673,6 +726,12 @@ class Parser {
   std::vector<StmtPtr> inline_stmts_;          // made by inline calls in the statement being parsed
   std::unordered_set<std::string> taken_names_;  // names an inline local must not take
   bool token_names_noted_ = false;
+  // Dynamic dimensions (parser_dynamic.cpp): their extents while a specialisation is read, and
+  // where a signature read the first time names them.
+  const DynamicBindings* dynamic_bindings_ = nullptr;
+  std::vector<EntryTensor> entry_tensors_;
+  std::vector<DynamicDimUse>* dynamic_uses_ = nullptr;
+  size_t shapes_read_ = 0;
   // Variables referenced while parsing the current statement, with where they are written: the
   // IR's Var nodes carry their definition's span, errors must point at the use.
   std::vector<std::pair<const ir::Expr*, Span>> var_uses_;

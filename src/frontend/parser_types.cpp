@@ -82,17 +82,30 @@ std::vector<int64_t> Parser::parse_shape() {
   }
   const TK close = tuple ? TK::RParen : TK::RBracket;
   std::vector<int64_t> shape;
+  ++shapes_read_;  // dynamic dimensions are recorded against the shape they are part of
   while (!at(close)) {
     Span dim_span = here();
+    if (at(TK::Name) && (peek_token(1).kind == TK::Comma || peek_token(1).kind == close)) {
+      auto c = constants_.find(cur().text);
+      if (c != constants_.end() && std::holds_alternative<DynamicDim>(c->second)) {
+        shape.push_back(
+            dynamic_dim_extent(std::get<DynamicDim>(c->second), dim_span, shape.size()));
+        advance();
+        if (!at(TK::Comma)) break;
+        advance();
+        continue;
+      }
+    }
     // A name that is neither a constant nor a variable is PyPTO's dynamic dimension
     // (M = pl.dynamic("M")): the module assignment was not constant, so it is not bound.
     if (at(TK::Name) && cur().text != "pl" && !constants_.count(cur().text) &&
         !lookup_var(cur().text) &&
         (peek_token(1).kind == TK::Comma || peek_token(1).kind == TK::RBracket)) {
-      fail(dim_span, "dynamic dimension '" + std::string(cur().text) +
-                         "' (pl.dynamic) is not supported: shapes are compile-time constants "
-                         "here; give the dimension a constant value, or let @pl.jit "
-                         "specialise the function on its arguments' shapes");
+      fail(dim_span, "unknown name '" + std::string(cur().text) +
+                         "' in a shape: a dimension is an integer, a constant of the "
+                         "program's scope, or a dynamic dimension (" +
+                         std::string(cur().text) + " = pl.dynamic(\"" + std::string(cur().text) +
+                         "\"))");
     }
     int64_t d = parse_constant_int("shape");
     if (d <= 0) fail(dim_span, "shape dimensions must be positive, got " + std::to_string(d));

@@ -138,12 +138,54 @@ class SsaConverter {
     std::vector<ExprPtr> init_values;
   };
 
+  // `out = pl.store(tile, offsets, c)` first assigned inside a loop and read after it (Python
+  // keeps the last iteration's value): the store returns the tensor it writes, so before the
+  // loop `out` already is `c`, and the loop carries it like any rebound variable.
+  void alias_stored_tensors(const StmtPtr& s, Env* env) {
+    if (!s) return;
+    switch (s->kind()) {
+      case StmtKind::Assign: {
+        const auto* a = s->as<AssignStmt>();
+        const auto* call = a->value->as<Call>();
+        if (env->count(a->var.get()) || defined_.count(a->var.get()) || !call ||
+            call->call_kind != CallKind::Op || call->callee != "store" || call->args.size() < 3) {
+          return;
+        }
+        const auto* target = call->args[2]->as<Var>();
+        if (!target) return;
+        auto it = env->find(target);
+        if (it != env->end() && types_equal(a->var->type(), it->second->type())) {
+          (*env)[a->var.get()] = it->second;
+        }
+        return;
+      }
+      case StmtKind::Seq:
+        for (const auto& st : s->as<SeqStmts>()->stmts) alias_stored_tensors(st, env);
+        return;
+      case StmtKind::Scope:
+        return alias_stored_tensors(s->as<ScopeStmt>()->body, env);
+      case StmtKind::For:
+        return alias_stored_tensors(s->as<ForStmt>()->body, env);
+      case StmtKind::While:
+        return alias_stored_tensors(s->as<WhileStmt>()->body, env);
+      case StmtKind::If: {
+        const auto* i = s->as<IfStmt>();
+        alias_stored_tensors(i->then_body, env);
+        alias_stored_tensors(i->else_body, env);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
   CarriedLoop begin_loop(const StmtPtr& body, const std::vector<VarPtr>& explicit_args,
                          const std::vector<ExprPtr>& explicit_init,
                          const std::vector<VarPtr>& explicit_results, const VarPtr& loop_var,
                          Env* env) {
     CarriedLoop loop;
     loop.init_values = rewrite_all(explicit_init, *env);
+    alias_stored_tensors(body, env);
     loop.carried = rebound_vars(body, *env);
     // Explicit return_vars are assigned by the loop; a rebinding of them inside is not a carry.
     loop.carried.erase(std::remove_if(loop.carried.begin(), loop.carried.end(),

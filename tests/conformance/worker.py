@@ -82,7 +82,12 @@ def _run_target(module, programs, jits):
 def _compile(module, programs, jits, out_dir):
     from pypto import ir
 
+    from pypto.ir.program import DynamicProgram
+
     for index, program in enumerate(programs):
+        if isinstance(program, DynamicProgram) and hasattr(module, "tensor_specs"):
+            # An entry with pl.dynamic dimensions compiles for the tensors it runs with.
+            program = program.specialise(module.tensor_specs())
         ir.compile(program, output_dir=os.path.join(out_dir, f"program{index}"))
     for index, jit in enumerate(jits):
         if not hasattr(module, "arguments"):

@@ -44,6 +44,26 @@ TEST(ConvertToSSA, LoopRebindingBecomesIterArgsAndIfAssignmentsReturnVars) {
 )"));
 }
 
+TEST(ConvertToSSA, AStoreResultFirstAssignedInALoopIsCarriedFromItsTensor) {
+  // Python keeps a loop body's last value after the loop: `out` is the tensor the store writes,
+  // so before the loop it already is `y`.
+  auto in = parse_body(kKernelK + R"(
+        for i in pl.range(4):
+            t = pl.load(x, [i * 16, 0], [16, 64])
+            out = pl.store(t, [i * 16, 0], y)
+        return out
+)");
+  auto out = run_passes(in, {"ConvertToSSA"});
+  EXPECT_TRUE(check_properties(*out, static_cast<IRProperties>(IRProperty::SSA)).empty());
+  EXPECT_TRUE(same_program(out, kKernelK + R"(
+        for i, (y_1,) in pl.range(4, init_values=(y,)):
+            t: pl.Tile[[16, 64], pl.FP32, pl.MemorySpace.Vec] = pl.load(x, [i * 16, 0], [16, 64])
+            out: pl.Tensor[[64, 64], pl.FP32] = pl.store(t, [i * 16, 0], y)
+            y_2 = pl.yield_(out)
+        return y_2
+)"));
+}
+
 TEST(ConvertToSSA, MatmulKSplitAccumulatorIsLoopCarried) {
   auto out = run_passes(load_example("matmul_ksplit.py"), {"ConvertToSSA"});
   const auto& f = *out->find_function("mm_ksplit");

@@ -18,7 +18,8 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
 
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
                              const frontend::Constants& constants = {}, int32_t line_offset = 0,
-                             bool rest_of_file = false, const frontend::Helpers& helpers = {});
+                             bool rest_of_file = false, const frontend::Helpers& helpers = {},
+                             const std::vector<frontend::EntryTensor>& entry_tensors = {});
 
 // A @pl.jit function specialised on its arguments (frontend::parse_jit), as the `parse` stage.
 ir::ProgramPtr parse_jit(std::string_view file_text, std::string_view file_name,

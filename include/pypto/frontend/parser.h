@@ -34,7 +34,19 @@ namespace constant_list {
 struct List;
 }
 using ConstantListPtr = std::shared_ptr<const constant_list::List>;
-using Constant = std::variant<int64_t, double, bool, ir::DataType, ConstantListPtr>;
+// A dimension whose extent is not known when the program is written (`M = pl.dynamic("M")`).
+// A function whose parameter shapes name one is specialised at each call on the shapes of the
+// call's arguments (one function per distinct set of extents); the entry of a program is
+// specialised on the tensors it runs with (Python passes the extents as integer constants).
+// (In a namespace of its own, like the list type, for the same reason.)
+namespace dynamic_dim {
+struct DynamicDim {
+  std::string name;
+  bool operator==(const DynamicDim& o) const { return name == o.name; }
+};
+}  // namespace dynamic_dim
+using DynamicDim = dynamic_dim::DynamicDim;
+using Constant = std::variant<int64_t, double, bool, ir::DataType, ConstantListPtr, DynamicDim>;
 namespace constant_list {
 struct List {
   std::vector<Constant> items;
@@ -82,6 +94,15 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
                                          const Constants& constants = {},
                                          const Constants& pinned = {});
 
+// The tensors a program runs with, for an entry whose parameter shapes name dynamic dimensions
+// (pl.dynamic): the entry is specialised on them, by parameter name when every name is one of
+// the entry's parameters, else by position.
+struct EntryTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  ir::DataType dtype = ir::DataType::FP32;
+};
+
 // Parses the source of one `@pl.program` class (decorators included), as inspect.getsource
 // returns it: it may be indented as a whole. `line_offset` is the number of file lines before
 // the text, so errors and the program's SourceInfo refer to lines of the file. With
@@ -89,7 +110,8 @@ std::vector<ir::ProgramPtr> parse_module(std::string_view text, std::string_view
 // what follows the class is not read.
 ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
                              const Constants& constants = {}, int32_t line_offset = 0,
-                             bool rest_of_file = false, const Helpers& helpers = {});
+                             bool rest_of_file = false, const Helpers& helpers = {},
+                             const std::vector<EntryTensor>& entry_tensors = {});
 
 // -------------------------------- @pl.jit functions (parser_jit.cpp)
 //

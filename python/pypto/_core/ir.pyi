@@ -34,9 +34,9 @@ class Program:
 
     def structural_hash(self) -> int: ...
 
-def parse_program(text: str, file_name: str = '<string>', constants: dict = {}, line_offset: int = 0, rest_of_file: bool = False, helpers: object | None = None) -> Program:
+def parse_program(text: str, file_name: str = '<string>', constants: dict = {}, line_offset: int = 0, rest_of_file: bool = False, helpers: object | None = None, entry_tensors: Sequence[tuple[str, Sequence[int], str]] = []) -> Program:
     """
-    Parses the source of one @pl.program class (decorators included; it may be indented), as the `parse` stage of the active profiler. rest_of_file: the text runs on to the end of the class's file; only the class is read.
+    Parses the source of one @pl.program class (decorators included; it may be indented), as the `parse` stage of the active profiler. rest_of_file: the text runs on to the end of the class's file; only the class is read. entry_tensors: (name, shape, dtype name) of the tensors the program runs with, which specialise an entry whose shapes name pl.dynamic dimensions.
     """
 
 def parse_module(text: str, file_name: str = '<string>', constants: dict = {}, pinned: dict = {}) -> list[Program]:

@@ -7,7 +7,7 @@
 import enum
 from collections import namedtuple
 
-__all__ = ["Program", "Function", "Param", "FunctionType"]
+__all__ = ["Program", "DynamicProgram", "Function", "Param", "FunctionType"]
 
 
 class FunctionType(str, enum.Enum):
@@ -112,3 +112,63 @@ class Program:
 
     def __hash__(self):
         return self._cpp.structural_hash()
+
+
+class DynamicProgram(Program):
+    """A program whose entry's parameter shapes name ``pl.dynamic`` dimensions: it becomes a
+    ``Program`` only for given tensors. ``specialise(tensors)`` parses it with the entry's
+    dynamic dimensions fixed by their shapes (one ``Program`` per distinct set of shapes, kept);
+    ``pypto.run`` does so with its tensor specs. Anything that needs the IR itself (printing,
+    ``ir.compile``) raises the error that says so."""
+
+    __slots__ = ("_name", "_parse", "_error", "_specialisations")
+
+    def __init__(self, name, parse, error):
+        # parse(entry_tensors) -> C++ program; error: the parser's message for the bare program.
+        self._name = name
+        self._parse = parse
+        self._error = error
+        self._specialisations = {}
+
+    @property
+    def _cpp(self):
+        from pypto.errors import CompileError  # noqa: PLC0415
+
+        raise CompileError(self._error)
+
+    @property
+    def name(self):
+        return self._name
+
+    def specialise(self, tensors):
+        """The Program for ``tensors``: (name, shape, dtype) triples, or TensorSpec-like objects
+        with ``name``, ``shape`` and ``dtype``, in the entry's parameter order (or all named
+        after its parameters)."""
+        from pypto.runtime import _to_pl_dtype  # noqa: PLC0415 - runtime imports this module
+
+        entry = []
+        for t in tensors:
+            if isinstance(t, tuple):
+                name, shape, dtype = t
+            else:
+                name, shape, dtype = t.name, t.shape, t.dtype
+            entry.append((str(name), [int(d) for d in shape], _to_pl_dtype(dtype).name))
+        key = tuple((n, tuple(s), d) for n, s, d in entry)
+        program = self._specialisations.get(key)
+        if program is None:
+            program = Program(self._parse(entry))
+            self._specialisations[key] = program
+        return program
+
+    def __repr__(self):
+        return f"<pypto.ir.DynamicProgram {self._name}>"
+
+    def __str__(self):
+        return (f"{self!r}: specialised on the tensors it runs with "
+                f"({len(self._specialisations)} so far)")
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)

@@ -11,6 +11,7 @@ from pypto.language import arg_direction as adir
 from pypto.language._function_attrs import SplitMode
 from pypto.language._ops import at, missing_ops as _missing_ops, range, unroll, yield_
 from pypto.language._ops_generated import *  # noqa: F403 - the namespace is the op list
+from pypto.language._dynamic import DynVar, dynamic
 from pypto.language._jit import jit
 from pypto.language._program import function, inline, parse, program
 from pypto.language._spellings import const, full
@@ -63,6 +64,7 @@ __all__ = [
     "TileLayout", "TileView", "CompactMode",
     "range", "unroll", "yield_", "at", "tile", "tensor", "full", "const",
 ]
+__all__ += ["dynamic", "DynVar"]
 # Spelled so that type checkers follow it: the generated ops are part of the public API.
 __all__ += _ops_generated.__all__
 __all__.extend(_MISSING_OPS)

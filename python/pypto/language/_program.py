@@ -12,7 +12,8 @@ from pypto._text import checked_text, display_text, undecodable_at
 from pypto.errors import CompileError, ParseError
 # Imported with the package, not on the first @pl.program: a one-time import is no part of the
 # `parse` stage it would otherwise be timed in.
-from pypto.ir.program import Program
+from pypto.ir.program import DynamicProgram, Program
+from pypto.language._dynamic import DynVar
 from pypto.language._helpers import HelperFunction, helper_table
 from pypto.language._types import DType, FunctionType, Level, Role
 
@@ -28,10 +29,10 @@ _NOT_CONSTANT = object()
 def _as_constant(value, depth=0):
     """``value`` as a program constant, or ``_NOT_CONSTANT``: an int, float, bool or dtype, or a
     list/tuple of constants (``vshape = [m, n]``), which the program may use wherever a literal
-    list goes. numpy scalars (``np.int64(3)``, ``np.float32(0.5)``) count as the Python number
+    list goes, or a dynamic dimension (``pl.dynamic``). numpy scalars (``np.int64(3)``, ``np.float32(0.5)``) count as the Python number
     they hold."""
     # bool before int: True must stay a bool constant, not become the integer 1.
-    if isinstance(value, (bool, int, float, DType)):
+    if isinstance(value, (bool, int, float, DType, DynVar)):
         return value
     if isinstance(value, (list, tuple)):
         if depth >= _MAX_LIST_DEPTH:  # also ends a list that holds itself
@@ -203,14 +204,27 @@ def _parse_class(cls, frame):
     file_name = file_name or "<unknown>"
     first_error = None
     for lines, first_line in candidates:
+        text = _source_text("".join(lines), file_name, first_line)
+
+        def parse(entry_tensors=(), text=text, first_line=first_line):
+            return _core.ir.parse_program(text, display_text(file_name), constants,
+                                          max(first_line - 1, 0), rest_of_file=True,
+                                          helpers=helpers, entry_tensors=list(entry_tensors))
         try:
-            return _wrap(_core.ir.parse_program(_source_text("".join(lines), file_name, first_line),
-                                                display_text(file_name), constants,
-                                                max(first_line - 1, 0), rest_of_file=True,
-                                                helpers=helpers))
+            return _wrap(parse())
         except CompileError as e:
+            if _is_dynamic_entry(e, constants):
+                return DynamicProgram(cls.__name__, parse, str(e))
             first_error = first_error or e
     raise first_error
+
+
+def _is_dynamic_entry(error, constants):
+    """Whether the parser stopped only because the program's entry has pl.dynamic dimensions
+    that no call fixes (then the tensors it runs with do)."""
+    return (any(isinstance(v, DynVar) for v in constants.values())
+            and "has dynamic dimensions (" in str(error)
+            and "the program is compiled for the tensors it runs with" in str(error))
 
 
 def program(cls: Optional[type] = None, *, strict_ssa: bool = False) -> Any:

@@ -8,6 +8,7 @@ compile, build, run or golden failure: ``passed`` is False and ``error`` says wh
 """
 
 import dataclasses
+import enum
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence, Type, Union
@@ -22,7 +23,7 @@ from pypto.runtime._pypto_fields import (
     _apply_host_side_fields,
     _check_ring_sizes,
 )
-from pypto.ir.program import Program
+from pypto.ir.program import DynamicProgram, Program
 from pypto.language import _types
 
 __all__ = ["TensorSpec", "RunConfig", "RunResult", "run", "BenchmarkResult", "benchmark",
@@ -63,6 +64,9 @@ def _to_pl_dtype(dtype):
         return dtype
     if isinstance(dtype, str) and dtype.upper() in _DTYPES_BY_NAME:
         return _DTYPES_BY_NAME[dtype.upper()]
+    # An enum member named after the dtype (PyPTO's test harness has its own DataType enum).
+    if isinstance(dtype, enum.Enum) and dtype.name in _DTYPES_BY_NAME:
+        return _DTYPES_BY_NAME[dtype.name]
     torch_name = str(dtype)
     if torch_name.startswith("torch."):
         torch_name = torch_name[len("torch."):]
@@ -549,10 +553,11 @@ def _run_in(session, program, tensor_specs, golden, config):
         driver_config = _driver_config(config)
     except ValueError as e:
         return RunResult(passed=False, error=str(e))
-    cpp_program = getattr(program, "_cpp", None)
-    if cpp_program is None:
+    dynamic = isinstance(program, DynamicProgram)
+    cpp_program = None if dynamic else getattr(program, "_cpp", None)
+    if cpp_program is None and not dynamic:
         return RunResult(passed=False, error=f"run() needs a @pl.program, got {program!r}")
-    if config.codegen_only is True:
+    if config.codegen_only is True and not dynamic:
         return _codegen_only(program, driver_config)
     if isinstance(tensor_specs, (str, bytes)) or not hasattr(tensor_specs, "__iter__"):
         return RunResult(passed=False, error="run() needs tensor_specs, a list of TensorSpec; "
@@ -568,6 +573,16 @@ def _run_in(session, program, tensor_specs, golden, config):
                     bool(spec.is_output), spec.init_value is None) for spec in specs]
     except Exception as e:  # noqa: BLE001 - run() reports, it does not raise
         return RunResult(passed=False, error=f"invalid tensor specs: {e}")
+    if dynamic:
+        # The entry's pl.dynamic dimensions take the extents of the tensors it runs with.
+        try:
+            program = program.specialise([(name, shape, dtype)
+                                          for name, dtype, shape, _, _ in tensors])
+        except Exception as e:  # noqa: BLE001 - run() reports, it does not raise
+            return RunResult(passed=False, error=str(e))
+        cpp_program = program._cpp
+        if config.codegen_only is True:
+            return _codegen_only(program, driver_config)
     if golden is not None and not callable(golden):
         return RunResult(passed=False, error=f"golden must be a function, got {type(golden).__name__}")
 

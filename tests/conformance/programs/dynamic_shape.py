@@ -1,7 +1,5 @@
 # construct: pl.dynamic dimensions in tensor shapes
-# expect: unsupported
-# names: dynamic
-# generic: AttributeError: module 'pypto.language' has no attribute 'dynamic'; no location
+# expect: works
 """Tensor parameters whose row count is a `pl.dynamic` dimension, fixed only when the program
 runs; the kernel walks the rows in blocks of 16."""
 

@@ -1,0 +1,117 @@
+"""Dynamic dimensions (pl.dynamic): kernels specialised on the shapes of their calls, entries on
+the tensors a program runs with (one compiled program per shape), pl.tensor.dim, and the
+PyPTO harness's compile of such a program."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.errors import CompileError
+from pypto.ir.program import DynamicProgram, Program
+from pypto.runtime import RunConfig, TensorSpec, run
+from pypto.runtime.runner import compile_program
+
+M = pl.dynamic("M")
+N = pl.dynamic("N")
+
+
+@pl.program
+class DynamicAdd:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_kernel(self, a: pl.Tensor[[M, N], pl.FP32], b: pl.Tensor[[M, N], pl.FP32],
+                   c: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        t = pl.add(pl.load(a, [0, 0], [M, N]), pl.load(b, [0, 0], [M, N]))
+        return pl.store(t, [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orchestrator(self, a: pl.Tensor[[M, N], pl.FP32], b: pl.Tensor[[M, N], pl.FP32],
+                     c: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        c = self.add_kernel(a, b, c)
+        return c
+
+
+def _specs(rows, cols):
+    return [TensorSpec("a", [rows, cols], pl.FP32, init_value=np.random.standard_normal),
+            TensorSpec("b", [rows, cols], pl.FP32, init_value=np.random.standard_normal),
+            TensorSpec("c", [rows, cols], pl.FP32, is_output=True)]
+
+
+def _add_golden(tensors, params=None):
+    tensors["c"][:] = tensors["a"] + tensors["b"]
+
+
+def test_a_dynamic_entry_runs_with_each_shape_it_is_given(tmp_path):
+    assert isinstance(DynamicAdd, DynamicProgram)
+    for rows, cols in [(16, 32), (64, 8)]:
+        result = run(DynamicAdd, _specs(rows, cols), _add_golden,
+                     RunConfig(work_dir=str(tmp_path / f"{rows}x{cols}")))
+        assert result.passed, result.error
+        assert result.outputs["c"].shape == (rows, cols)
+        np.testing.assert_allclose(result.outputs["c"], result.inputs["a"] + result.inputs["b"],
+                                   rtol=1e-6)
+
+
+def test_one_program_per_shape_is_kept():
+    first = DynamicAdd.specialise(_specs(8, 8))
+    assert isinstance(first, Program) and not isinstance(first, DynamicProgram)
+    assert DynamicAdd.specialise(_specs(8, 8)) is first
+    other = DynamicAdd.specialise([("a", [4, 8], pl.FP32), ("b", [4, 8], pl.FP32),
+                                   ("c", [4, 8], pl.FP32)])
+    assert other is not first
+    assert "pl.Tensor[[4, 8], pl.FP32]" in other.as_python()
+    assert "pl.load(a, [0, 0], [4, 8])" in other.as_python()
+
+
+def test_the_ir_of_a_dynamic_entry_needs_tensors():
+    with pytest.raises(CompileError) as info:
+        DynamicAdd.as_python()
+    text = str(info.value)
+    assert "the entry 'orchestrator' has dynamic dimensions (M, N)" in text
+    assert "test_dynamic_shapes.py:27:" in text  # the entry's line, located
+    assert "DynamicAdd" in repr(DynamicAdd)
+
+
+class _HarnessCase:
+    """What PyPTO's harness hands its compile: a test case whose define_tensors() gives the
+    tensors (the harness writes them out only after compiling)."""
+
+    def define_tensors(self):
+        return _specs(32, 16)
+
+
+def test_the_harness_compile_specialises_on_the_test_cases_tensors(tmp_path):
+    test_case = _HarnessCase()
+    assert test_case is not None  # the harness's local the compile looks for
+    compile_program(DynamicAdd, tmp_path / "work")
+    program_text = (tmp_path / "work").rglob("*.cpp")
+    assert any(program_text)
+    orchestration = next((tmp_path / "work" / "orchestration").glob("*.cpp")).read_text()
+    assert "orchestrator" in orchestration
+
+
+def test_a_static_caller_specialises_the_kernel_and_a_store_in_a_loop_escapes_it(tmp_path):
+    @pl.program
+    class LoopRows:
+        @pl.function(type=pl.FunctionType.InCore)
+        def rows(self, a: pl.Tensor[[M, 32], pl.FP32],
+                 c: pl.Out[pl.Tensor[[M, 32], pl.FP32]]) -> pl.Tensor[[M, 32], pl.FP32]:
+            blocks = pl.tensor.dim(a, 0) // 8
+            for i in pl.range(blocks):
+                t = pl.exp(pl.load(a, [i * 8, 0], [8, 32]))
+                out = pl.store(t, [i * 8, 0], c)  # first assigned in the loop, read after it
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[48, 32], pl.FP32],
+                 c: pl.Out[pl.Tensor[[48, 32], pl.FP32]]) -> pl.Tensor[[48, 32], pl.FP32]:
+            c = self.rows(a, c)
+            return c
+
+    assert isinstance(LoopRows, Program) and not isinstance(LoopRows, DynamicProgram)
+    assert "pl.Tensor[[48, 32], pl.FP32]" in LoopRows.function("rows").params[0].type
+    specs = [TensorSpec("a", [48, 32], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("c", [48, 32], pl.FP32, is_output=True)]
+    result = run(LoopRows, specs, lambda t, p=None: t["c"].__setitem__(slice(None),
+                                                                         np.exp(t["a"])),
+                 RunConfig(work_dir=str(tmp_path / "run")))
+    assert result.passed, result.error
