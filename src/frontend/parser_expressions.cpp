@@ -222,6 +222,11 @@ Value Parser::parse_postfix() {
       if (v.kind != Value::Kind::Expr)
         fail(span, "cannot subscript " + std::string(value_kind_description(v)));
       advance();
+      if (v.expr->type() &&
+          (v.expr->type()->as<ir::TensorType>() || v.expr->type()->as<ir::TileType>())) {
+        v = parse_value_subscript(v, span);
+        continue;
+      }
       Span index_span = here();
       Value index = parse_value();
       ir::ScalarFold c;

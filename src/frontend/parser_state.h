@@ -103,6 +103,23 @@ struct DynamicDimUse {
   std::string name;
 };
 
+// One component of a subscript (parser_subscripts.cpp): `i` (an index) or `lo:hi` (either
+// bound may be missing).
+struct SubscriptItem {
+  bool is_slice = false;
+  ExprPtr index;  // an index, or a slice's lower bound (null: 0)
+  ExprPtr upper;  // a slice's upper bound (null: the dimension's extent)
+  Span span;
+};
+
+// The box a subscript names: per dimension its offset and extent (1 for an index), and the
+// extents of the dimensions a slice keeps.
+struct SubscriptWindow {
+  std::vector<ExprPtr> offsets;
+  std::vector<int64_t> extents;
+  std::vector<int64_t> kept;
+};
+
 struct CallSite {
   size_t callee;
   Span span;
@@ -581,6 +598,14 @@ class Parser {
 
   // `x.shape[i]` after x: the constant extent of dimension i of a tensor or tile.
   Value parse_shape_item(const Value& v);
+  // parser_subscripts.cpp: after the '[' of a tensor's or tile's subscript.
+  Value parse_value_subscript(const Value& v, Span span);
+  std::vector<SubscriptItem> parse_subscript_items();
+  SubscriptWindow subscript_window(const std::vector<int64_t>& shape,
+                                   const std::vector<SubscriptItem>& items, const std::string& kind,
+                                   Span span) const;
+  // At `name[`: `name[...] = value` as an assembly into name; false (nothing read) otherwise.
+  bool try_subscript_assignment(Block& block);
 
   Value parse_parenthesized();
 

@@ -93,6 +93,9 @@ void Parser::parse_simple_statement_body(Block& block, BlockKind kind, bool allo
       if (at(TK::Name) && (peek_token(1).kind == TK::Assign || peek_token(1).kind == TK::Comma)) {
         if (parse_assignment(block, kind)) break;
       }
+      if (at(TK::Name) && peek_token(1).kind == TK::LBracket && try_subscript_assignment(block)) {
+        break;
+      }
       parse_expression_statement(block, start);
       break;
   }

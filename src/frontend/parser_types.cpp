@@ -73,6 +73,27 @@ int64_t Parser::parse_constant_int(const std::string& what) {
 }
 
 std::vector<int64_t> Parser::parse_shape() {
+  // A list constant of the program's scope (`pl.Tensor[input_shape, pl.FP32]`).
+  if (at(TK::Name) && !at_name("pl")) {
+    auto c = constants_.find(cur().text);
+    if (c != constants_.end() && std::holds_alternative<ConstantListPtr>(c->second)) {
+      const Span span = here();
+      Value v = constant_value(c->second, span);
+      advance();
+      std::vector<int64_t> shape;
+      for (const ExprPtr& item : v.expr->as<ir::MakeTuple>()->elements) {
+        auto d = fold_constant(item).value;
+        if (!d || d->kind != ir::Scalar::Kind::Int || d->i <= 0) {
+          fail(span, "'" + std::string(tokens_[pos_ - 1].text) +
+                         "' is not a shape: a list of positive integers");
+        }
+        shape.push_back(d->i);
+      }
+      if (shape.empty()) fail(span, "a shape needs at least one dimension");
+      ++shapes_read_;
+      return shape;
+    }
+  }
   // A list, or in PyPTO's older call notation (pl.Tensor((64, 128), pl.FP16)) a tuple.
   const bool tuple = at(TK::LParen);
   if (tuple) {

@@ -1,7 +1,5 @@
 # construct: tensor slicing x[a:b, :] in a kernel
-# expect: unsupported
-# names: slice
-# generic: located, but the generic "expected ']' after the index, got ':'"
+# expect: works
 """A row block of a tensor taken with Python slice syntax, `x[4:8, :]`, then loaded."""
 
 import numpy as np

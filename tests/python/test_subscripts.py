@@ -1,0 +1,99 @@
+"""Subscripts of tensors and tiles (numpy style, as PyPTO writes them): windows `t[:, a:b]`,
+rows `t[i]`, element reads `x[i, j]`, assignment into a window `dst[a:b, :] = src`, and a
+shape given by a list constant of the defining scope."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.errors import ParseError
+from pypto.runtime import RunConfig, TensorSpec, run
+
+HALF = 16
+SHAPE = [32, 32]
+
+
+@pl.program
+class Halves:
+    @pl.function(type=pl.FunctionType.InCore)
+    def swap(self, x: pl.Tensor[SHAPE, pl.FP32],
+             y: pl.Out[pl.Tensor[SHAPE, pl.FP32]]) -> pl.Tensor[SHAPE, pl.FP32]:
+        t = pl.load(x, [0, 0], [32, 32])
+        lo: pl.Tile[[32, HALF], pl.FP32] = t[:, 0:HALF]
+        hi = t[:, HALF:]
+        out = pl.create_tile([32, 32], dtype=pl.FP32)
+        out[:, 0:HALF] = pl.exp(hi)
+        out[:, HALF:32] = lo
+        return pl.store(out, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[SHAPE, pl.FP32],
+             y: pl.Out[pl.Tensor[SHAPE, pl.FP32]]) -> pl.Tensor[SHAPE, pl.FP32]:
+        y = self.swap(x, y)
+        return y
+
+
+def test_windows_of_a_tile_and_assignment_into_them_run(tmp_path):
+    text = Halves.as_python()
+    assert "pl.slice(t, [32, 16], [0, 0])" in text
+    assert "pl.assemble(out" in text
+
+    def golden(t, params=None):
+        t["y"][:, :HALF] = np.exp(t["x"][:, HALF:])
+        t["y"][:, HALF:] = t["x"][:, :HALF]
+
+    specs = [TensorSpec("x", SHAPE, pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("y", SHAPE, pl.FP32, is_output=True)]
+    result = run(Halves, specs, golden, RunConfig(work_dir=str(tmp_path)))
+    assert result.passed, result.error
+
+
+def test_an_index_drops_its_dimension_and_two_indices_read_an_element():
+    program = pl.parse(
+        "import pypto.language as pl\n@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        "    def k(self, x: pl.Tensor[[8, 4, 16], pl.FP32], s: pl.Tensor[[8, 16], pl.FP32],\n"
+        "          i: pl.Scalar[pl.INDEX]) -> pl.Tensor[[8, 16], pl.FP32]:\n"
+        "        row = x[2, 1]\n"
+        "        v = s[3, 5]\n"
+        "        t = pl.load(s, [0, 0], [8, 16])\n"
+        "        r = t[3]\n"
+        "        w = t[i:i + 4, :]\n"
+        "        return s\n")
+    text = program.as_python()
+    # A window of the tensor with the indexed dimensions dropped.
+    assert "row: pl.Tensor[[16], pl.FP32] = pl.reshape(pl.slice(x, [1, 1, 16], [2, 1, 0]), [16])" \
+        in text, text
+    assert "v = pl.read(s, [3, 5])" in text, text
+    # A tile keeps two dimensions.
+    assert "r: pl.Tile[[1, 16], pl.FP32] = pl.slice(t, [1, 16], [3, 0])" in text, text
+    # The extent of i:i + 4 is 4.
+    assert "pl.slice(t, [4, 16], [i, 0])" in text, text
+
+
+def test_errors_name_the_subscript():
+    with pytest.raises(ParseError, match="a slice step"):
+        pl.parse(
+            "import pypto.language as pl\n@pl.program\nclass P:\n"
+            "    @pl.function(type=pl.FunctionType.InCore)\n"
+            "    def k(self, x: pl.Tensor[[8, 16], pl.FP32]) -> pl.Tensor[[8, 16], pl.FP32]:\n"
+            "        t = pl.load(x, [0, 0], [8, 16])\n"
+            "        u = t[0:8:2, :]\n"
+            "        return x\n")
+    with pytest.raises(ParseError, match="the extent of a slice must be constant"):
+        pl.parse(
+            "import pypto.language as pl\n@pl.program\nclass P:\n"
+            "    @pl.function(type=pl.FunctionType.InCore)\n"
+            "    def k(self, x: pl.Tensor[[8, 16], pl.FP32], n: pl.Scalar[pl.INDEX]) -> "
+            "pl.Tensor[[8, 16], pl.FP32]:\n"
+            "        t = pl.load(x, [0, 0], [8, 16])\n"
+            "        u = t[0:n, :]\n"
+            "        return x\n")
+    with pytest.raises(ParseError, match="3 indices for a 2-D tile"):
+        pl.parse(
+            "import pypto.language as pl\n@pl.program\nclass P:\n"
+            "    @pl.function(type=pl.FunctionType.InCore)\n"
+            "    def k(self, x: pl.Tensor[[8, 16], pl.FP32]) -> pl.Tensor[[8, 16], pl.FP32]:\n"
+            "        t = pl.load(x, [0, 0], [8, 16])\n"
+            "        u = t[0, 1, 2]\n"
+            "        return x\n")
