@@ -80,9 +80,10 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
                 "dtype's min or max); the result is valid everywhere."),
     "Matmul": ({"acc": "Tile", "left": "Tile", "right": "Tile", "init_cond": "Any",
                 "out_dtype": "DType", "a_trans": "bool", "b_trans": "bool",
-                "c_matrix_nz": "bool"}, "Tile",
+                "c_matrix_nz": "bool", "acc_phase": "str"}, "Tile",
                "Matrix product of a Left and a Right tile into an Acc tile ({name}; matmul_acc "
-               "adds it to `acc`, or replaces `acc` where `init_cond` holds)."),
+               "adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc "
+               "take a [1, K] left operand)."),
     "ColReduce": ({"tile": "Tile", "tmp_tile": "Tile"}, "Tile",
                   "Reduces each column of `tile` with {name}: a [1, cols] tile, each column "
                   "folded from row 0 down."),

@@ -543,6 +543,24 @@ TypePtr infer_matmul_acc(const OpContext& c) {
 
 // ----- Reductions along columns, index reductions and layout changes.
 
+// gemv(left [1, K], right [K, N]) and gemv_acc(acc, left, right): a matmul of one row.
+// acc_phase= is a hint for the cube unit's pipeline; every phase computes the same.
+TypePtr infer_gemv(const OpContext& c) {
+  const size_t first = c.op == "gemv_acc" ? 1 : 0;
+  if (const AttrValue* v = find_attr(c.attrs, "acc_phase")) {
+    const auto* phase = std::get_if<std::string>(v);
+    if (!phase || (*phase != "unspecified" && *phase != "partial" && *phase != "final")) {
+      c.fail_call("acc_phase of " + c.op_name() +
+                  " must be \"unspecified\", \"partial\" or \"final\"");
+    }
+  }
+  if (const auto* left = expect_tile(c, first); left->shape.size() == 2 && left->shape[0] != 1) {
+    c.fail(first, c.op_name() + " multiplies one row: the left operand must be [1, K], got " +
+                      shape_to_string(left->shape) + " (use pl.matmul for more rows)");
+  }
+  return first == 0 ? infer_matmul(c) : infer_matmul_acc(c);
+}
+
 // col_<op>(tile [R, C]) -> [1, C] of the tile's dtype.
 TypePtr infer_col_reduce(const OpContext& c) {
   ShapedInfo x = expect_shaped(c, 0);
@@ -749,6 +767,10 @@ std::vector<OpSpec> op_specs() {
        in::op_expand_expdif, E::ExpandExpDif, ISA(PTO_OP_SUB)},
       {"col_expand_expdif", C::ColExpand, {"tile", "col"}, 2, {}, infer_col_expand,
        in::op_expand_expdif, E::ExpandExpDif, ISA(PTO_OP_SUB)},
+      {"gemv", C::Matmul, {"left", "right"}, 2, {"acc_phase"}, infer_gemv, in::op_matmul,
+       E::Matmul},
+      {"gemv_acc", C::Matmul, {"acc", "left", "right"}, 3, {"acc_phase"}, infer_gemv,
+       in::op_matmul_acc, E::MatmulAcc},
       {"transpose", C::Transpose, {"input", "axis1", "axis2"}, 3, {}, infer_transpose,
        in::op_transpose, E::Transpose},
   };

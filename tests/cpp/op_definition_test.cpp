@@ -111,6 +111,9 @@ constexpr const char* kToLeft =
 constexpr const char* kToRight =
     "pl.move(pl.load(w, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat), "
     "target_memory=pl.MemorySpace.Right)";
+constexpr const char* kRowToLeft =
+    "pl.move(pl.load(x, [3, 0], [1, 16], target_memory=pl.MemorySpace.Mat), "
+    "target_memory=pl.MemorySpace.Left)";
 constexpr const char* kX = "pl.load(x, [0, 0], [16, 16])";
 constexpr const char* kW = "pl.load(w, [0, 0], [16, 16])";
 
@@ -207,10 +210,20 @@ std::vector<Block> blocks_for(const OpDef& def) {
       add("pl.add(" + op + "([16, 16], dtype=pl.FP32), " + kX + ")", true, 0.0f);
       break;
     case EmitShape::Matmul:
+      if (def.name == "gemv") {  // one row
+        add(op + "(" + kRowToLeft + ", " + kToRight + ", acc_phase=\"final\")", true, 1e-5f);
+        break;
+      }
       add(op + "(" + std::string(kToLeft) + ", " + kToRight + ")", true, 1e-5f);
       add(op + "(" + std::string(kToLeft) + ", " + kToRight + ", out_dtype=pl.FP32)", true, 1e-5f);
       break;
     case EmitShape::MatmulAcc:
+      if (def.name == "gemv_acc") {
+        add(op + "(pl.gemv(" + std::string(kRowToLeft) + ", " + kToRight + "), " + kRowToLeft +
+                ", " + kToRight + ")",
+            true, 1e-5f);
+        break;
+      }
       add(op + "(pl.matmul(" + std::string(kToLeft) + ", " + kToRight + "), " + kToLeft + ", " +
               kToRight + ")",
           true, 1e-5f);

@@ -360,3 +360,53 @@ class Bad:
 '''
     with pytest.raises(CompileError, match="can only be stored or returned"):
         ir.compile(pl.parse(text), output_dir=tmp_path)
+
+
+@pl.program
+class Gemv:
+    """y = 2 * (a @ b) for a one-row a: gemv starts it, gemv_acc adds the second product."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[1, 64], pl.FP32], b: pl.Tensor[[64, 32], pl.FP32],
+          o: pl.Out[pl.Tensor[[1, 32], pl.FP32]]) -> pl.Tensor[[1, 32], pl.FP32]:
+        ta = pl.move(pl.load(a, [0, 0], [1, 64], target_memory=pl.MemorySpace.Mat),
+                     target_memory=pl.MemorySpace.Left)
+        tb = pl.move(pl.load(b, [0, 0], [64, 32], target_memory=pl.MemorySpace.Mat),
+                     target_memory=pl.MemorySpace.Right)
+        y = pl.tile.gemv(ta, tb, acc_phase="partial")
+        y = pl.tile.gemv_acc(y, ta, tb, "final")
+        o = pl.store(y, [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[1, 64], pl.FP32], b: pl.Tensor[[64, 32], pl.FP32],
+             o: pl.Out[pl.Tensor[[1, 32], pl.FP32]]) -> pl.Tensor[[1, 32], pl.FP32]:
+        o = self.k(a, b, o)
+        return o
+
+
+def test_gemv(work):
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((1, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 32)).astype(np.float32)
+    specs = [TensorSpec("a", [1, 64], pl.FP32, init_value=a),
+             TensorSpec("b", [64, 32], pl.FP32, init_value=b),
+             TensorSpec("o", [1, 32], pl.FP32, is_output=True)]
+    result = check(work, Gemv, specs, None)
+    np.testing.assert_allclose(result.outputs["o"], 2 * (a @ b), rtol=1e-4, atol=1e-4)
+
+
+def test_gemv_checks_its_operands():
+    text = program_text(TRANSPOSE, DT="FP32", R=R, C=C).replace(
+        "o = pl.store(pl.cast(pl.transpose(t, axis1=0, axis2=-1), target_type=pl.FP32), [0, 0], o)",
+        "l = pl.move(pl.load(a, [0, 0], [2, 16], target_memory=pl.MemorySpace.Mat), "
+        "target_memory=pl.MemorySpace.Left)\n"
+        "        r = pl.move(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat), "
+        "target_memory=pl.MemorySpace.Right)\n"
+        "        m = pl.gemv(l, r, acc_phase=PHASE)")
+    with pytest.raises(CompileError, match="left operand must be \\[1, K\\]"):
+        pl.parse(text.replace("PHASE", '"final"'))
+    with pytest.raises(CompileError, match="acc_phase of pl.gemv must be"):
+        pl.parse(text.replace("[2, 16]", "[1, 16]").replace("PHASE", '"soon"'))
+    with pytest.raises(CompileError, match="string"):
+        pl.parse(text.replace("PHASE", '"final"').replace("m = pl.gemv(l, r,", "m = pl.add(l, "))

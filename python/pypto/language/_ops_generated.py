@@ -14,7 +14,7 @@ from pypto.language._types import DType, MemorySpace, PadValue, Tensor, Tile
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'assemble', 'cast', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'create_tensor', 'create_tile', 'div', 'exp', 'fillpad', 'load', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'read', 'recip', 'relu', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'slice', 'sqrt', 'store', 'sub', 'transpose']
+__all__ = ['abs', 'add', 'assemble', 'cast', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'create_tensor', 'create_tile', 'div', 'exp', 'fillpad', 'gemv', 'gemv_acc', 'load', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'read', 'recip', 'relu', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'slice', 'sqrt', 'store', 'sub', 'transpose']
 
 
 def abs(input: _Value) -> _Value:
@@ -233,6 +233,24 @@ def fillpad(tile: Tile, *, pad_value: Optional[PadValue] = None) -> Tile:
     raise outside_program('fillpad')
 
 
+def gemv(left: Tile, right: Tile, *, acc_phase: Optional[str] = None) -> Tile:
+    """Matrix product of a Left and a Right tile into an Acc tile (gemv; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
+
+    In a program: ``pl.gemv(left, right, acc_phase=)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gemv')
+
+
+def gemv_acc(acc: Tile, left: Tile, right: Tile, *, acc_phase: Optional[str] = None) -> Tile:
+    """Matrix product of a Left and a Right tile into an Acc tile (gemv_acc; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
+
+    In a program: ``pl.gemv_acc(acc, left, right, acc_phase=)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gemv_acc')
+
+
 def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], valid_shapes: Optional[Sequence[IntLike]] = None, *, target_memory: Optional[MemorySpace] = None, clamp: Optional[Any] = None) -> Tile:
     """Loads the box of `tensor` at `offsets` with extent `shapes` into a new tile in `target_memory` (Vec when omitted); with `valid_shapes` only that leading part is read (the rest is undefined until `fillpad`).
 
@@ -243,7 +261,7 @@ def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], 
 
 
 def matmul(left: Tile, right: Tile, *, out_dtype: Optional[DType] = None, a_trans: Optional[bool] = None, b_trans: Optional[bool] = None, c_matrix_nz: Optional[bool] = None) -> Tile:
-    """Matrix product of a Left and a Right tile into an Acc tile (matmul; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds).
+    """Matrix product of a Left and a Right tile into an Acc tile (matmul; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
 
     In a program: ``pl.matmul(left, right, out_dtype=, a_trans=, b_trans=, c_matrix_nz=)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -252,7 +270,7 @@ def matmul(left: Tile, right: Tile, *, out_dtype: Optional[DType] = None, a_tran
 
 
 def matmul_acc(acc: Tile, left: Tile, right: Tile, init_cond: Optional[Any] = None, *, a_trans: Optional[bool] = None, b_trans: Optional[bool] = None) -> Tile:
-    """Matrix product of a Left and a Right tile into an Acc tile (matmul_acc; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds).
+    """Matrix product of a Left and a Right tile into an Acc tile (matmul_acc; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
 
     In a program: ``pl.matmul_acc(acc, left, right, [init_cond], a_trans=, b_trans=)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
