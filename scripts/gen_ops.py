@@ -90,8 +90,9 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "ArgReduce": ({"tile": "Tile", "tmp_tile": "Tile"}, "Tile",
                   "The INT32 index of the first extreme of each row ([rows, 1]) or column "
                   "([1, cols]) of `tile` ({name}); a NaN counts as the extreme."),
-    "Transpose": ({"input": "Tile", "axis1": "int", "axis2": "int"}, "Tile",
-                  "`input` with axes `axis1` and `axis2` swapped: a [cols, rows] tile."),
+    "Transpose": ({"input": VALUE, "axis1": "int", "axis2": "int"}, VALUE,
+                  "`input` with axes `axis1` and `axis2` swapped: a transposed copy of a 2-D "
+                  "tile, a view of a tensor."),
 }
 
 HEADER = '''"""The DSL's ops as typed functions: ``pl.add``, ``pl.load``... (and ``pl.tile.<op>``).

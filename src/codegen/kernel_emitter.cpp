@@ -194,6 +194,10 @@ void KernelEmitter::assign(const ir::AssignStmt& s) {
         reshape_view(name, *call, s.span());
         return;
       }
+      if (shape == ir::EmitShape::Transpose) {  // of a tensor: a view with swapped strides
+        transpose_view(name, *call, s.span());
+        return;
+      }
     }
     codegen_error(s.span(), "unsupported tensor value for '" + var.name + "' in InCore function '" +
                                 func_.name + "'");

@@ -7,6 +7,7 @@
 // from row 0 down), with the element functions of pypto/support/element_ops.h, so that the
 // interpreter and the device agree bit for bit.
 #include <string>
+#include <utility>
 
 #include "interpreter_values.h"
 #include "pto_abi.h"
@@ -141,12 +142,20 @@ Value op_expand_expdif(const OpDef& def, const Call& c, const Args& a) {
 }
 
 Value op_transpose(const OpDef&, const Call& c, const Args& a) {
-  const Tile& x = tile_of(c, a, 0);
+  const bool tensor = !a.empty() && a[0].kind == Value::Kind::Tensor;
+  const auto rank = static_cast<int64_t>(tensor ? a[0].tensor.shape.size() : 2);
   auto axis = [&](size_t i) {
     const int64_t v = i < a.size() && a[i].is_integral() ? a[i].as_int() : 0;
-    return v < 0 ? v + 2 : v;
+    return static_cast<size_t>(v < 0 ? v + rank : v);
   };
   if (axis(1) == axis(2)) return a[0];  // the same axis twice: nothing moves
+  if (tensor) {  // a view: the same elements, the two axes' extents and strides swapped
+    TensorView v = a[0].tensor;
+    std::swap(v.shape[axis(1)], v.shape[axis(2)]);
+    std::swap(v.strides[axis(1)], v.strides[axis(2)]);
+    return Value::of_tensor(v);
+  }
+  const Tile& x = tile_of(c, a, 0);
   const int64_t rows = x.rows(), cols = x.cols();
   auto out = new_tile(x.dtype, {cols, rows});
   for (int64_t r = 0; r < rows; ++r)

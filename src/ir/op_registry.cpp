@@ -584,27 +584,33 @@ TypePtr infer_arg_reduce(const OpContext& c) {
       DataType::INT32);
 }
 
-// An axis of a 2-D tile: a constant integer in [-2, 1] (negative counts from the end).
-int64_t expect_axis(const OpContext& c, size_t i) {
+// An axis of a value of `rank` dimensions: a constant integer in [-rank, rank) (negative
+// counts from the end).
+int64_t expect_axis(const OpContext& c, size_t i, int64_t rank) {
   const ScalarFold v = fold_literal_expr(c.args[i]);
   if (!v.value || v.value->kind != Scalar::Kind::Int) {
     c.fail(i, "axis must be a constant integer" + c.where(i));
   }
   const int64_t axis = v.value->i;
-  if (axis < -2 || axis > 1) {
-    c.fail(i, "axis " + std::to_string(axis) + " is out of range for a 2-D tile (0, 1, -1 or -2)" +
-                  c.where(i));
+  if (axis < -rank || axis >= rank) {
+    c.fail(i, "axis " + std::to_string(axis) + " is out of range for " + std::to_string(rank) +
+                  " dimensions (" + std::to_string(-rank) + " to " + std::to_string(rank - 1) +
+                  ")" + c.where(i));
   }
-  return axis < 0 ? axis + 2 : axis;
+  return axis < 0 ? axis + rank : axis;
 }
 
-// transpose(tile [R, C], axis1, axis2) -> [C, R] (the same tile when the axes are equal).
+// transpose(x, axis1, axis2): x with the two axes swapped (unchanged when they are the same).
+// A 2-D tile is copied transposed; a tensor of any rank becomes a view with its strides swapped.
 TypePtr infer_transpose(const OpContext& c) {
-  const auto* tile = expect_tile(c, 0);
-  expect_2d(c, 0, tile->shape);
-  const bool swap = expect_axis(c, 1) != expect_axis(c, 2);
-  if (!swap) return tile_type(tile->shape, tile->dtype);
-  return tile_type({tile->shape[1], tile->shape[0]}, tile->dtype);
+  ShapedInfo x = expect_shaped(c, 0);
+  if (x.is_tile) expect_2d(c, 0, *x.shape);
+  const auto rank = static_cast<int64_t>(x.shape->size());
+  std::vector<int64_t> shape = *x.shape;
+  std::swap(shape[static_cast<size_t>(expect_axis(c, 1, rank))],
+            shape[static_cast<size_t>(expect_axis(c, 2, rank))]);
+  if (x.is_tile) return tile_type(std::move(shape), x.dtype);
+  return tensor_type(std::move(shape), x.dtype);
 }
 
 TypePtr infer_slice(const OpContext& c) {

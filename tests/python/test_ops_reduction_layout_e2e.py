@@ -410,3 +410,50 @@ def test_gemv_checks_its_operands():
         pl.parse(text.replace("[2, 16]", "[1, 16]").replace("PHASE", '"soon"'))
     with pytest.raises(CompileError, match="string"):
         pl.parse(text.replace("PHASE", '"final"').replace("m = pl.gemv(l, r,", "m = pl.add(l, "))
+
+
+@pl.program
+class TensorTranspose:
+    """pl.transpose of tensors is a view (no copy): in the orchestration, a transposed slice
+    handed to a kernel; in a kernel, a transposed input loaded in tiles and one feeding a
+    tensor-level op."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy_in(self, src: pl.Tensor[[32, 16], pl.FP32],
+                dst: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        for i in pl.range(2):
+            dst = pl.store(pl.load(src, [i * 16, 0], [16, 16]), [i * 16, 0], dst)
+        return dst
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_transposed(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 16], pl.FP32],
+                       dst: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        at: pl.Tensor[[32, 16], pl.FP32] = pl.transpose(a, 0, 1)
+        r: pl.Tensor[[32, 16], pl.FP32] = pl.add(at, b)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 16], pl.FP32],
+             t: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+             s: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        t = self.copy_in(pl.transpose(a, axis1=-1, axis2=0), t)
+        s = self.add_transposed(a, b, s)
+        return t
+
+
+def test_tensor_transpose_is_a_view(work):
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 16)).astype(np.float32)
+
+    def golden(t, params=None):
+        t["t"][:] = t["a"].T
+        t["s"][:] = t["a"].T + t["b"]
+
+    specs = [TensorSpec("a", [16, 32], pl.FP32, init_value=a),
+             TensorSpec("b", [32, 16], pl.FP32, init_value=b),
+             TensorSpec("t", [32, 16], pl.FP32, is_output=True),
+             TensorSpec("s", [32, 16], pl.FP32, is_output=True)]
+    result = check(work, TensorTranspose, specs, golden)
+    np.testing.assert_array_equal(result.outputs["t"], a.T)
+    check(work, TensorTranspose, specs, None, name="interpreter")

@@ -521,8 +521,8 @@ def sub(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     raise outside_program('sub')
 
 
-def transpose(input: Tile, axis1: int, axis2: int) -> Tile:
-    """`input` with axes `axis1` and `axis2` swapped: a [cols, rows] tile.
+def transpose(input: _Value, axis1: int, axis2: int) -> _Value:
+    """`input` with axes `axis1` and `axis2` swapped: a transposed copy of a 2-D tile, a view of a tensor.
 
     In a program: ``pl.transpose(input, axis1, axis2)``. Category Transpose; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
