@@ -70,9 +70,6 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
                   "the [1, cols] tile `col` (col_expand: `col` repeated on every row)."),
     "Concat": ({"src0": "Tile", "src1": "Tile"}, "Tile",
                "The tiles `src0` and `src1` side by side (same rows; columns add up)."),
-    "Reshape": ({"input": VALUE, "shape": SHAPE}, VALUE,
-                "`input` with the same elements in row-major order and a new `shape`: a copy "
-                "for a tile, a view for a tensor."),
     "Read": ({"input": "Union[Tile, Tensor]", "indices": SHAPE}, "Any",
              "One element of a tile or tensor, as a scalar."),
     "FillPad": ({"tile": "Tile", "pad_value": "PadValue"}, "Tile",
@@ -90,6 +87,10 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "ArgReduce": ({"tile": "Tile", "tmp_tile": "Tile"}, "Tile",
                   "The INT32 index of the first extreme of each row ([rows, 1]) or column "
                   "([1, cols]) of `tile` ({name}); a NaN counts as the extreme."),
+    "Reshape": ({"input": VALUE, "shape": SHAPE, "data": "Tile", "dtype": "DType"}, VALUE,
+                "`input` with the same elements in row-major order and a new `shape`: a copy "
+                "for a tile, a view for a tensor (reinterpret_view: the tile's bytes as "
+                "elements of `dtype`)."),
     "Transpose": ({"input": VALUE, "axis1": "int", "axis2": "int"}, VALUE,
                   "`input` with axes `axis1` and `axis2` swapped: a transposed copy of a 2-D "
                   "tile, a view of a tensor."),

@@ -97,7 +97,6 @@ constexpr std::string_view kUnsupported[] = {
     "part_mul",
     "prelu",
     "random",
-    "reinterpret_view",
     "rem",
     "rems",
     "reserve_buffer",

@@ -1,11 +1,13 @@
 // The interpreter's side of the reductions along columns (col_sum, col_max, col_min, col_prod),
 // the index reductions (row_argmax, row_argmin, col_argmax, col_argmin), the plain row broadcast
-// (row_expand), the exp-differences (row_expand_expdif, col_expand_expdif) and transpose.
+// (row_expand), the exp-differences (row_expand_expdif, col_expand_expdif), transpose and
+// reinterpret_view.
 //
 // Unlike the double-precision elementwise kernels, the reductions here fold in the element
 // type's compute type (float for FP32, FP16 and BF16) and in the device's order (each column
 // from row 0 down), with the element functions of pypto/support/element_ops.h, so that the
 // interpreter and the device agree bit for bit.
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -162,6 +164,35 @@ Value op_transpose(const OpDef&, const Call& c, const Args& a) {
     for (int64_t col = 0; col < cols; ++col)
       out->data[static_cast<size_t>(col * rows + r)] = x.data[static_cast<size_t>(r * cols + col)];
   if (x.valid.size() == 2) out->valid = {x.valid[1], x.valid[0]};
+  return Value::of_tile(out);
+}
+
+// The tile's elements stored as its dtype stores them, and those bytes read as elements of the
+// result's dtype (in the result's shape).
+Value op_reinterpret_view(const OpDef&, const Call& c, const Args& a) {
+  const Tile& x = tile_of(c, a, 0);
+  const auto* type = c.type() ? c.type()->as<TileType>() : nullptr;
+  if (!type) throw RunError("pl." + c.callee + " has no result type");
+  std::vector<unsigned char> bytes;
+  with_type(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    using S = typename T::S;
+    bytes.resize(x.data.size() * sizeof(S));
+    for (size_t k = 0; k < x.data.size(); ++k) {
+      const S v = T::put(support::Convert<typename T::C>::from(x.data[k]));
+      std::memcpy(bytes.data() + k * sizeof(S), &v, sizeof(S));
+    }
+  });
+  auto out = new_tile(type->dtype, type->shape);
+  with_type(type->dtype, [&](auto t) {
+    using T = decltype(t);
+    using S = typename T::S;
+    for (size_t k = 0; k < out->data.size() && (k + 1) * sizeof(S) <= bytes.size(); ++k) {
+      S v;
+      std::memcpy(&v, bytes.data() + k * sizeof(S), sizeof(S));
+      out->data[k] = static_cast<double>(T::get(v));
+    }
+  });
   return Value::of_tile(out);
 }
 

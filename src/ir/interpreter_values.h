@@ -173,6 +173,7 @@ Value op_arg_reduce(const OpDef& def, const Call& c, const Args& a);  // by opco
 Value op_row_broadcast(const OpDef& def, const Call& c, const Args& a);
 Value op_expand_expdif(const OpDef& def, const Call& c, const Args& a);  // row or column form
 Value op_transpose(const OpDef& def, const Call& c, const Args& a);
+Value op_reinterpret_view(const OpDef& def, const Call& c, const Args& a);
 
 // `t` with the valid region `valid` (empty: all of it).
 TilePtr with_valid(TilePtr t, std::vector<int64_t> valid);

@@ -600,6 +600,38 @@ int64_t expect_axis(const OpContext& c, size_t i, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+// reinterpret_view(data, dtype, shape=): the tile's bytes as elements of another dtype, in
+// `shape` or, without it, with the last dimension scaled by the ratio of the element sizes.
+TypePtr infer_reinterpret_view(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  const DataType to = required_dtype_attr(c, "dtype");
+  if (to == tile->dtype) {
+    c.fail_call(c.op_name() + " needs another dtype than the tile's " +
+                std::string(dtype_name(to)));
+  }
+  const int64_t from_size = dtype_bytes(tile->dtype), to_size = dtype_bytes(to);
+  std::vector<int64_t> shape = tile->shape;
+  if (const AttrValue* v = find_attr(c.attrs, "shape")) {
+    const auto* given = std::get_if<std::vector<int64_t>>(v);
+    if (!given || given->empty() || given->size() > 2) {
+      c.fail_call("shape of " + c.op_name() + " must be a list of one or two integers");
+    }
+    shape = *given;
+  } else if ((shape.back() * from_size) % to_size != 0) {
+    c.fail_call(c.op_name() + ": a row of " + std::to_string(shape.back() * from_size) +
+                " bytes is no whole number of " + std::string(dtype_name(to)) +
+                " elements; give shape=");
+  } else {
+    shape.back() = shape.back() * from_size / to_size;
+  }
+  if (shape_bytes(shape, to) != shape_bytes(tile->shape, tile->dtype)) {
+    c.fail_call(c.op_name() + ": " + shape_to_string(shape) + " of " + std::string(dtype_name(to)) +
+                " is not the " + std::to_string(shape_bytes(tile->shape, tile->dtype).value_or(0)) +
+                " bytes of the tile");
+  }
+  return tile_type(std::move(shape), to, tile->space);
+}
+
 // transpose(x, axis1, axis2): x with the two axes swapped (unchanged when they are the same).
 // A 2-D tile is copied transposed; a tensor of any rank becomes a view with its strides swapped.
 TypePtr infer_transpose(const OpContext& c) {
@@ -777,6 +809,8 @@ std::vector<OpSpec> op_specs() {
        E::Matmul},
       {"gemv_acc", C::Matmul, {"acc", "left", "right"}, 3, {"acc_phase"}, infer_gemv,
        in::op_matmul_acc, E::MatmulAcc},
+      {"reinterpret_view", C::Reshape, {"data"}, 1, {"dtype", "shape"}, infer_reinterpret_view,
+       in::op_reinterpret_view, E::Reshape},
       {"transpose", C::Transpose, {"input", "axis1", "axis2"}, 3, {}, infer_transpose,
        in::op_transpose, E::Transpose},
   };

@@ -173,6 +173,14 @@ std::vector<Block> blocks_for(const OpDef& def) {
           true, 0.0f);
       break;
     case EmitShape::Reshape:
+      if (def.name == "reinterpret_view") {  // the same bytes as another dtype
+        add("pl.cast(" + op + "(" + kX + ", pl.INT32), target_type=pl.FP32)", true, 0.0f);
+        add(op + "(" + op + "(" + kX + ", pl.INT32), pl.FP32)", true, 0.0f);
+        add("pl.cast(" + op + "(pl.slice(" + kX + ", [8, 16], [0, 0]), pl.FP16, shape=[16, 16]), " +
+                "target_type=pl.FP32)",
+            true, 0.0f);
+        break;
+      }
       add(op + "(" + op + "(" + kX + ", [8, 32]), [16, 16])", true, 0.0f);
       // Rows of [8, 32] become pairs of rows of [16, 16].
       add(op + "(pl.concat(pl.slice(" + std::string(kX) + ", [8, 16], [0, 0]), pl.slice(" + kW +

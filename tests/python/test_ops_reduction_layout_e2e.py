@@ -457,3 +457,54 @@ def test_tensor_transpose_is_a_view(work):
     result = check(work, TensorTranspose, specs, golden)
     np.testing.assert_array_equal(result.outputs["t"], a.T)
     check(work, TensorTranspose, specs, None, name="interpreter")
+
+
+@pl.program
+class Reinterpret:
+    """The bytes of an FP32 tile as INT32 (same width) and as FP16 (twice the columns)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def as_bits(self, a: pl.Tensor[[16, 16], pl.FP32],
+                bits: pl.Out[pl.Tensor[[16, 16], pl.INT32]]) -> pl.Tensor[[16, 16], pl.INT32]:
+        bits = pl.store(pl.reinterpret_view(pl.load(a, [0, 0], [16, 16]), pl.INT32), [0, 0], bits)
+        return bits
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def as_halves(self, a: pl.Tensor[[16, 16], pl.FP32],
+                  halves: pl.Out[pl.Tensor[[16, 32], pl.FP16]]) -> pl.Tensor[[16, 32], pl.FP16]:
+        t = pl.load(a, [0, 0], [16, 16])
+        halves = pl.store(pl.tile.reinterpret_view(t, pl.FP16), [0, 0], halves)
+        return halves
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], bits: pl.Out[pl.Tensor[[16, 16], pl.INT32]],
+             halves: pl.Out[pl.Tensor[[16, 32], pl.FP16]]) -> pl.Tensor[[16, 16], pl.INT32]:
+        bits = self.as_bits(a, bits)
+        halves = self.as_halves(a, halves)
+        return bits
+
+
+def test_reinterpret_view(work):
+    # Values whose two FP16 halves are finite numbers, so that every comparison is exact.
+    a = (np.arange(256, dtype=np.float32).reshape(16, 16) - 100.5) * np.float32(0.75)
+    specs = [TensorSpec("a", [16, 16], pl.FP32, init_value=a),
+             TensorSpec("bits", [16, 16], pl.INT32, is_output=True),
+             TensorSpec("halves", [16, 32], pl.FP16, is_output=True)]
+
+    def golden(t, params=None):
+        t["bits"][:] = t["a"].view(np.int32)
+        t["halves"][:] = t["a"].view(np.float16)
+
+    result = check(work, Reinterpret, specs, golden)
+    np.testing.assert_array_equal(result.outputs["bits"], a.view(np.int32))
+    np.testing.assert_array_equal(result.outputs["halves"].view(np.uint16), a.view(np.uint16))
+
+
+def test_reinterpret_view_checks_the_byte_count():
+    text = program_text(TRANSPOSE, DT="FP32", R=R, C=C).replace(
+        "o = pl.store(pl.cast(pl.transpose(t, axis1=0, axis2=-1), target_type=pl.FP32), [0, 0], o)",
+        "v = pl.reinterpret_view(t, pl.FP16, shape=[24, 40])")
+    with pytest.raises(CompileError, match="is not the 3840 bytes of the tile"):
+        pl.parse(text)
+    with pytest.raises(CompileError, match="needs another dtype"):
+        pl.parse(text.replace("pl.FP16, shape=[24, 40]", "pl.FP32"))

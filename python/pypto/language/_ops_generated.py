@@ -14,7 +14,7 @@ from pypto.language._types import DType, MemorySpace, PadValue, Tensor, Tile
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'assemble', 'cast', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'create_tensor', 'create_tile', 'div', 'exp', 'fillpad', 'gemv', 'gemv_acc', 'load', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'read', 'recip', 'relu', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'slice', 'sqrt', 'store', 'sub', 'transpose']
+__all__ = ['abs', 'add', 'assemble', 'cast', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'create_tensor', 'create_tile', 'div', 'exp', 'fillpad', 'gemv', 'gemv_acc', 'load', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'read', 'recip', 'reinterpret_view', 'relu', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'slice', 'sqrt', 'store', 'sub', 'transpose']
 
 
 def abs(input: _Value) -> _Value:
@@ -341,6 +341,15 @@ def recip(input: _Value) -> _Value:
     raise outside_program('recip')
 
 
+def reinterpret_view(data: Tile, *, dtype: Optional[DType] = None, shape: Optional[Sequence[IntLike]] = None) -> _Value:
+    """`input` with the same elements in row-major order and a new `shape`: a copy for a tile, a view for a tensor (reinterpret_view: the tile's bytes as elements of `dtype`).
+
+    In a program: ``pl.reinterpret_view(data, dtype=, shape=)``. Category Reshape; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('reinterpret_view')
+
+
 def relu(input: _Value) -> _Value:
     """Elementwise relu of `input`.
 
@@ -351,7 +360,7 @@ def relu(input: _Value) -> _Value:
 
 
 def reshape(input: _Value, shape: Sequence[IntLike]) -> _Value:
-    """`input` with the same elements in row-major order and a new `shape`: a copy for a tile, a view for a tensor.
+    """`input` with the same elements in row-major order and a new `shape`: a copy for a tile, a view for a tensor (reinterpret_view: the tile's bytes as elements of `dtype`).
 
     In a program: ``pl.reshape(input, shape)``. Category Reshape; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
