@@ -58,9 +58,8 @@ typedef struct PtoParamSpec {
 // Operation codes of the tile instructions.
 enum PtoBinaryOp { PTO_OP_ADD = 0, PTO_OP_SUB = 1, PTO_OP_MUL = 2, PTO_OP_DIV = 3, PTO_OP_MAX = 4, PTO_OP_MIN = 5 };
 enum PtoUnaryOp { PTO_OP_EXP = 0, PTO_OP_NEG = 1, PTO_OP_SQRT = 2, PTO_OP_ABS = 3, PTO_OP_RECIP = 4, PTO_OP_RELU = 5 };
-enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1,
-  // Also the folds of col_reduce and (max and min only) arg_reduce.
-  PTO_ROW_MIN = 2, PTO_ROW_PROD = 3 };
+// The folds of row_reduce and col_reduce (max and min: also of arg_reduce).
+enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1, PTO_ROW_MIN = 2, PTO_ROW_PROD = 3 };
 // What fill_pad writes outside the valid region; the values equal pypto::ir::PadValue.
 enum PtoPadValue { PTO_PAD_ZERO = 0, PTO_PAD_MIN = 1, PTO_PAD_MAX = 2 };
 
