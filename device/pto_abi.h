@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 9
+#define PTO_ABI_VERSION 10
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -58,7 +58,8 @@ typedef struct PtoParamSpec {
 // Operation codes of the tile instructions.
 enum PtoBinaryOp { PTO_OP_ADD = 0, PTO_OP_SUB = 1, PTO_OP_MUL = 2, PTO_OP_DIV = 3, PTO_OP_MAX = 4, PTO_OP_MIN = 5 };
 enum PtoUnaryOp { PTO_OP_EXP = 0, PTO_OP_NEG = 1, PTO_OP_SQRT = 2, PTO_OP_ABS = 3, PTO_OP_RECIP = 4, PTO_OP_RELU = 5 };
-enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1 };
+// The folds of row_reduce and col_reduce (max and min: also of arg_reduce).
+enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1, PTO_ROW_MIN = 2, PTO_ROW_PROD = 3 };
 // What fill_pad writes outside the valid region; the values equal pypto::ir::PadValue.
 enum PtoPadValue { PTO_PAD_ZERO = 0, PTO_PAD_MIN = 1, PTO_PAD_MAX = 2 };
 
@@ -162,6 +163,22 @@ typedef struct PtoIsa {
   // `pad` (PtoPadValue): 0, or the lowest / highest value of dtype (-inf / +inf for floats).
   void (*fill_pad)(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t valid_rows,
                    int64_t valid_cols, int32_t pad);
+
+  // ----- Reductions along columns, index reductions and layout changes.
+  // dst[1, cols] = reduce(src[:, c]) down each column, rows folded in order from row 0 with the
+  // element function of `op` (PtoRowReduceOp).
+  void (*col_reduce)(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
+                     int64_t cols);
+  // The INT32 index of the first maximum (op PTO_ROW_MAX) or minimum (PTO_ROW_MIN) of each row
+  // (per_column 0: dst[rows, 1] holds column indices) or of each column (per_column 1:
+  // dst[1, cols] holds row indices). A NaN is more extreme than any number.
+  void (*arg_reduce)(int32_t op, int32_t dtype, int32_t per_column, int32_t* dst, const void* src,
+                     int64_t rows, int64_t cols);
+  // dst[r, c] = vec[r] for a rows x cols dst of elem_size-byte elements.
+  void (*row_broadcast)(void* dst, const void* vec, int64_t rows, int64_t cols,
+                        int64_t elem_size);
+  // dst[cols, rows] = the transpose of src[rows, cols] (elem_size-byte elements).
+  void (*transpose)(void* dst, const void* src, int64_t rows, int64_t cols, int64_t elem_size);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

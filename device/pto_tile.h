@@ -128,6 +128,17 @@ inline PtoTensor reshaped(const PtoTensor& t, const int64_t* shape, int32_t ndim
   return v;
 }
 
+// `t` with axes a1 and a2 swapped (pl.transpose of a tensor): a view with their extents and
+// strides exchanged.
+inline PtoTensor transposed(const PtoTensor& t, int32_t a1, int32_t a2) {
+  PtoTensor v = t;
+  v.shape[a1] = t.shape[a2];
+  v.shape[a2] = t.shape[a1];
+  v.strides[a1] = t.strides[a2];
+  v.strides[a2] = t.strides[a1];
+  return v;
+}
+
 // The address of element `index` of view `t` (checked first with PtoIsa::check_box).
 inline const void* element_at(const PtoTensor& t, const int64_t* index, int64_t elem_size) {
   int64_t at = t.offset;

@@ -61,25 +61,39 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "RowReduce": ({"tile": "Tile", "tmp_tile": "Tile"}, "Tile",
                   "Reduces each row of `tile` with {name}: a [rows, 1] tile. `tmp_tile` is "
                   "scratch space the device may use."),
-    "RowExpand": ({"tile": "Tile", "row": "Tile"}, "Tile",
+    "RowExpand": ({"target": "Tile", "tile": "Tile", "row": "Tile"}, "Tile",
                   "Applies {name} between each row of `tile` and that row's value in the "
-                  "[rows, 1] tile `row`."),
+                  "[rows, 1] tile `row` (row_expand: `row` repeated along each row of the "
+                  "target's shape; row_expand_expdif: exp(tile - row))."),
     "ColExpand": ({"target": "Tile", "tile": "Tile", "col": "Tile"}, "Tile",
                   "Applies {name} between each column of the tile and that column's value in "
                   "the [1, cols] tile `col` (col_expand: `col` repeated on every row)."),
     "Concat": ({"src0": "Tile", "src1": "Tile"}, "Tile",
                "The tiles `src0` and `src1` side by side (same rows; columns add up)."),
-    "Reshape": ({"input": VALUE, "shape": SHAPE}, VALUE,
-                "`input` with the same elements in row-major order and a new `shape`: a copy "
-                "for a tile, a view for a tensor."),
     "Read": ({"input": "Union[Tile, Tensor]", "indices": SHAPE}, "Any",
              "One element of a tile or tensor, as a scalar."),
     "FillPad": ({"tile": "Tile", "pad_value": "PadValue"}, "Tile",
                 "`tile` with everything outside its valid region set to `pad_value` (zero, the "
                 "dtype's min or max); the result is valid everywhere."),
-    "Matmul": ({"acc": "Tile", "left": "Tile", "right": "Tile"}, "Tile",
+    "Matmul": ({"acc": "Tile", "left": "Tile", "right": "Tile", "init_cond": "Any",
+                "out_dtype": "DType", "a_trans": "bool", "b_trans": "bool",
+                "c_matrix_nz": "bool", "acc_phase": "str"}, "Tile",
                "Matrix product of a Left and a Right tile into an Acc tile ({name}; matmul_acc "
-               "adds it to `acc`)."),
+               "adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc "
+               "take a [1, K] left operand)."),
+    "ColReduce": ({"tile": "Tile", "tmp_tile": "Tile"}, "Tile",
+                  "Reduces each column of `tile` with {name}: a [1, cols] tile, each column "
+                  "folded from row 0 down."),
+    "ArgReduce": ({"tile": "Tile", "tmp_tile": "Tile"}, "Tile",
+                  "The INT32 index of the first extreme of each row ([rows, 1]) or column "
+                  "([1, cols]) of `tile` ({name}); a NaN counts as the extreme."),
+    "Reshape": ({"input": VALUE, "shape": SHAPE, "data": "Tile", "dtype": "DType"}, VALUE,
+                "`input` with the same elements in row-major order and a new `shape`: a copy "
+                "for a tile, a view for a tensor (reinterpret_view: the tile's bytes as "
+                "elements of `dtype`)."),
+    "Transpose": ({"input": VALUE, "axis1": "int", "axis2": "int"}, VALUE,
+                  "`input` with axes `axis1` and `axis2` swapped: a transposed copy of a 2-D "
+                  "tile, a view of a tensor."),
 }
 
 HEADER = '''"""The DSL's ops as typed functions: ``pl.add``, ``pl.load``... (and ``pl.tile.<op>``).

@@ -192,6 +192,12 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "Read";
     case ir::OpCategory::FillPad:
       return "FillPad";
+    case ir::OpCategory::ColReduce:
+      return "ColReduce";
+    case ir::OpCategory::ArgReduce:
+      return "ArgReduce";
+    case ir::OpCategory::Transpose:
+      return "Transpose";
   }
   return "Other";
 }

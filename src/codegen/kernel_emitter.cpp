@@ -194,6 +194,10 @@ void KernelEmitter::assign(const ir::AssignStmt& s) {
         reshape_view(name, *call, s.span());
         return;
       }
+      if (shape == ir::EmitShape::Transpose) {  // of a tensor: a view with swapped strides
+        transpose_view(name, *call, s.span());
+        return;
+      }
     }
     codegen_error(s.span(), "unsupported tensor value for '" + var.name + "' in InCore function '" +
                                 func_.name + "'");
@@ -347,6 +351,17 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
       return emit_reshape(site);
     case ir::EmitShape::FillPad:
       return emit_fillpad(site);
+    case ir::EmitShape::ColReduce:
+      return emit_col_reduce(site);
+    case ir::EmitShape::RowArgReduce:
+    case ir::EmitShape::ColArgReduce:
+      return emit_arg_reduce(site, def->emit == ir::EmitShape::ColArgReduce);
+    case ir::EmitShape::RowBroadcast:
+      return emit_row_broadcast(site);
+    case ir::EmitShape::ExpandExpDif:
+      return emit_expand_expdif(site);
+    case ir::EmitShape::Transpose:
+      return emit_transpose(site);
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
     case ir::EmitShape::None:

@@ -173,6 +173,15 @@ class KernelEmitter : public StructuredEmitter {
   void emit_fillpad(const OpSite& o);
   void emit_read(const ir::Var& var, const ir::ScalarType& st, const ir::Call& call, Span span);
 
+  // ----- reductions along columns, index reductions, broadcasts, transposes
+  // (kernel_reduce_ops.cpp)
+
+  void emit_col_reduce(const OpSite& o);
+  void emit_arg_reduce(const OpSite& o, bool per_column);
+  void emit_row_broadcast(const OpSite& o);
+  void emit_expand_expdif(const OpSite& o);
+  void emit_transpose(const OpSite& o);
+
   const ir::Function& func_;
   int32_t line_offset_;
   std::unordered_map<const ir::Var*, std::string> tile_ptrs_;

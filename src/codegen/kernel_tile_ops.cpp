@@ -313,6 +313,9 @@ void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
     TileRef c = tile_arg(o.arg(0), o.op(), 0);
     acc_ptr = c.ptr;
     scratch = scratch || partial_overlap(d, c);
+    // init_cond: where it holds, the product replaces the accumulator.
+    if (o.call.args.size() > 3 && o.arg(3))
+      acc_ptr = "((" + emit_scalar_expr(o.arg(3), names_) + ") ? nullptr : " + c.ptr + ")";
   }
   with_destination(d, scratch, [&](const std::string& out) {
     w_.line("isa->matmul(" + dtype_enum(l.type->dtype) + ", " + dtype_enum(r.type->dtype) + ", " +

@@ -163,6 +163,11 @@ class OrchestrationEmitter : public StructuredEmitter {
         reshape_view(name, *call, e->span());
         return name;
       }
+      if (call->call_kind == ir::CallKind::Op && call->callee == "transpose") {
+        std::string name = names_.fresh("view");
+        transpose_view(name, *call, e->span());
+        return name;
+      }
       if (call->call_kind == ir::CallKind::Op && call->callee == "create_tensor") {
         std::string name = names_.fresh("tensor");
         create_tensor(name, *call, e->span());
@@ -214,6 +219,8 @@ class OrchestrationEmitter : public StructuredEmitter {
         tensor_view(name, *call, s.span());
       } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "reshape") {
         reshape_view(name, *call, s.span());
+      } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "transpose") {
+        transpose_view(name, *call, s.span());
       } else if (call) {
         codegen_error(s.span(), "pl." + call->callee +
                                     " in an orchestration function; tile computations belong in "

@@ -10,6 +10,7 @@
 
 #include "pypto/codegen/cpp_emit.h"
 #include "pypto/codegen/source_writer.h"
+#include "pypto/ir/scalar_arith.h"
 
 namespace pypto::codegen {
 
@@ -287,6 +288,21 @@ class StructuredEmitter {
                 ": the tensor is a view that is not contiguous (a slice of some columns); reshape "
                 "the whole tensor, or load a tile and reshape that")) +
             " " + leave_after_failure() + " }");
+  }
+
+  // `const PtoTensor <name> = <pl.transpose(tensor, axis1, axis2)>;`: the same elements with
+  // two axes' extents and strides swapped.
+  void transpose_view(const std::string& name, const ir::Call& call, ir::Span span) {
+    if (call.args.size() < 3) codegen_error(span, "pl.transpose expects (tensor, axis1, axis2)");
+    std::string src = view_name(call.args[0], "the first argument of pl.transpose");
+    const auto rank = static_cast<int64_t>(tensor_rank(call.args[0]));
+    auto axis = [&](size_t i) {
+      const auto v = ir::fold_literal_expr(call.args[i]).value;
+      if (!v || v->kind != ir::Scalar::Kind::Int) codegen_error(span, "pl.transpose: axis");
+      return std::to_string(v->i < 0 ? v->i + rank : v->i);
+    };
+    w_.line("const PtoTensor " + name + " = pto::transposed(" + src + ", " + axis(1) + ", " +
+            axis(2) + ");");
   }
 
   SourceWriter w_;

@@ -178,7 +178,11 @@ std::optional<ir::AttrValue> Parser::attr_value(const Value& v) {
 
 ExprPtr Parser::parse_op_call(const ir::OpDef& def, Span span, const std::string& spelling) {
   const size_t uses_mark = var_uses_.size();
-  std::vector<CallArg> call_args = parse_call_args(spelling);
+  // The attributes whose values are strings (gemv's acc_phase="final"); elsewhere a string
+  // literal is an error where it stands.
+  const bool string_attrs =
+      std::find(def.attr_names.begin(), def.attr_names.end(), "acc_phase") != def.attr_names.end();
+  std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
   return bind_op_call(def, span, spelling, std::move(call_args), uses_mark);
 }
 
@@ -191,8 +195,20 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
   size_t positional = 0;
   for (CallArg& a : call_args) {
     if (a.text) {
-      fail(a.value.span, "a string is not a valid argument of " + callee() +
-                             (a.keyword.empty() ? "" : " ('" + std::string(a.keyword) + "')"));
+      // Only an attribute takes a string, by keyword or by its position after the arguments.
+      std::string key(a.keyword);
+      if (key.empty() && positional >= def.arg_names.size() &&
+          positional - def.arg_names.size() < def.attr_names.size()) {
+        key = def.attr_names[positional - def.arg_names.size()];
+      }
+      if (key.empty() ||
+          std::find(def.attr_names.begin(), def.attr_names.end(), key) == def.attr_names.end()) {
+        fail(a.value.span, "a string is not a valid argument of " + callee() +
+                               (a.keyword.empty() ? "" : " ('" + std::string(a.keyword) + "')"));
+      }
+      if (a.keyword.empty()) ++positional;
+      attrs.emplace_back(key, ir::AttrValue(*a.text));
+      continue;
     }
     if (a.keyword.empty()) {
       if (positional < def.arg_names.size()) {

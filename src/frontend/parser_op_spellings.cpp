@@ -49,13 +49,6 @@ constexpr std::string_view kUnsupported[] = {
     "ci",
     "cmp",
     "cmps",
-    "col_argmax",
-    "col_argmin",
-    "col_expand_expdif",
-    "col_max",
-    "col_min",
-    "col_prod",
-    "col_sum",
     "cos",
     "create_l1",
     "divs",
@@ -73,8 +66,6 @@ constexpr std::string_view kUnsupported[] = {
     "gather_mask",
     "gather_row",
     "gatherb",
-    "gemv",
-    "gemv_acc",
     "gemv_bias",
     "get_block_idx",
     "get_block_num",
@@ -105,18 +96,9 @@ constexpr std::string_view kUnsupported[] = {
     "part_mul",
     "prelu",
     "random",
-    "reinterpret_view",
     "rem",
     "rems",
     "reserve_buffer",
-    "row_argmax",
-    "row_argmin",
-    "row_expand",
-    "row_expand_expdif",
-    "row_expand_max",
-    "row_expand_min",
-    "row_min",
-    "row_prod",
     "rsqrt",
     "scatter",
     "scatter_mask",
@@ -141,7 +123,6 @@ constexpr std::string_view kUnsupported[] = {
     "tpop_from_aiv",
     "tpush_to_aic",
     "tpush_to_aiv",
-    "transpose",
     "transpose_view",
     "tri",
     "view",
@@ -220,7 +201,10 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   }
   if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
   const size_t uses_mark = var_uses_.size();
-  std::vector<CallArg> call_args = parse_call_args(spelling);
+  // A string literal is an argument only of a string attribute (gemv's acc_phase="final").
+  const bool string_attrs = std::find(def->attr_names.begin(), def->attr_names.end(),
+                                      "acc_phase") != def->attr_names.end();
+  std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
   ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
   // The namespace says which kind the op works on: pl.tensor ops take tensors, pl.tile ops take
   // tiles (and the tensor a load reads or a store writes).

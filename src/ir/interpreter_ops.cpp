@@ -176,10 +176,11 @@ Value op_cast(const OpDef&, const Call& c, const Args& a) {
 }
 
 Value op_row_reduce(const OpDef& def, const Call& c, const Args& a) {
-  const Tile& x = tile_arg(c, a, 0);
+  const bool as_tensor = arg(c, a, 0).kind == Value::Kind::Tensor;
+  TilePtr x = tile_or_tensor(c, a, 0);
   std::vector<int64_t> valid;
-  if (!x.valid.empty()) valid = {x.valid[0], 1};  // the reduced rows that are valid
-  return Value::of_tile(with_valid(row_reduce(def.isa_opcode, x), std::move(valid)));
+  if (!x->valid.empty()) valid = {x->valid[0], 1};  // the reduced rows that are valid
+  return wrap_result(with_valid(row_reduce(def.isa_opcode, *x), std::move(valid)), as_tensor);
 }
 
 Value op_row_expand(const OpDef& def, const Call& c, const Args& a) {
@@ -193,7 +194,9 @@ Value op_matmul(const OpDef&, const Call& c, const Args& a) {
 
 Value op_matmul_acc(const OpDef&, const Call& c, const Args& a) {
   const Tile& acc = tile_arg(c, a, 0);
-  return Value::of_tile(matmul(tile_arg(c, a, 1), tile_arg(c, a, 2), &acc));
+  // init_cond: on the steps where it holds, the product replaces the accumulator.
+  const bool init = a.size() > 3 && a[3].is_scalar() && a[3].as_int() != 0;
+  return Value::of_tile(matmul(tile_arg(c, a, 1), tile_arg(c, a, 2), init ? nullptr : &acc));
 }
 
 Value op_slice(const OpDef&, const Call& c, const Args& a) {

@@ -166,6 +166,14 @@ Value op_concat(const OpDef& def, const Call& c, const Args& a);
 Value op_reshape(const OpDef& def, const Call& c, const Args& a);
 Value op_read(const OpDef& def, const Call& c, const Args& a);
 Value op_fillpad(const OpDef& def, const Call& c, const Args& a);
+// src/ir/interpreter_reduce_ops.cpp: reductions along columns, index reductions, broadcasts and
+// transposes.
+Value op_col_reduce(const OpDef& def, const Call& c, const Args& a);  // by the op's opcode
+Value op_arg_reduce(const OpDef& def, const Call& c, const Args& a);  // by opcode and emit shape
+Value op_row_broadcast(const OpDef& def, const Call& c, const Args& a);
+Value op_expand_expdif(const OpDef& def, const Call& c, const Args& a);  // row or column form
+Value op_transpose(const OpDef& def, const Call& c, const Args& a);
+Value op_reinterpret_view(const OpDef& def, const Call& c, const Args& a);
 
 // `t` with the valid region `valid` (empty: all of it).
 TilePtr with_valid(TilePtr t, std::vector<int64_t> valid);

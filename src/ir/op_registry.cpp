@@ -380,14 +380,24 @@ TypePtr infer_cast(const OpContext& c) {
   return tile_type(tile->shape, target);
 }
 
+// A reduction's result: a tile for a tile operand, a tensor for a tensor operand (the
+// tensor-level form of InCore code, which ConvertTensorToTileOps lowers). A tensor form takes
+// no tmp_tile.
+TypePtr reduced_type(const OpContext& c, const ShapedInfo& x, std::vector<int64_t> shape,
+                     DataType dtype) {
+  if (x.is_tile) return tile_type(std::move(shape), dtype);
+  if (c.args.size() > 1) c.fail(1, c.op_name() + " of a tensor takes no tmp_tile" + c.where(1));
+  return tensor_type(std::move(shape), dtype);
+}
+
 TypePtr infer_row_reduce(const OpContext& c) {
-  const auto* tile = expect_tile(c, 0);
-  expect_2d(c, 0, tile->shape);
-  if (c.args.size() > 1) {
+  ShapedInfo x = expect_shaped(c, 0);
+  expect_2d(c, 0, *x.shape);
+  if (c.args.size() > 1 && x.is_tile) {
     const auto* tmp = expect_tile(c, 1);
-    expect_same_dtype(c, 1, tile->dtype, tmp->dtype);
+    expect_same_dtype(c, 1, x.dtype, tmp->dtype);
   }
-  return tile_type({tile->shape[0], 1}, tile->dtype);
+  return reduced_type(c, x, {(*x.shape)[0], 1}, x.dtype);
 }
 
 TypePtr infer_row_expand(const OpContext& c) {
@@ -488,17 +498,151 @@ std::vector<int64_t> check_matmul_operands(const OpContext& c, size_t first) {
   return {left->shape[0], right->shape[1]};
 }
 
+// a_trans= / b_trans= / c_matrix_nz= describe a tensor's layout; on tiles a transpose is an op
+// of its own, so only False is taken. out_dtype= may only name the accumulator's FP32.
+void check_matmul_attrs(const OpContext& c) {
+  for (const char* flag : {"a_trans", "b_trans", "c_matrix_nz"}) {
+    const AttrValue* v = find_attr(c.attrs, flag);
+    if (!v) continue;
+    const auto* on = std::get_if<bool>(v);
+    if (!on) c.fail_call(std::string(flag) + " of " + c.op_name() + " must be True or False");
+    if (*on) {
+      c.fail_call(std::string(flag) + "=True of " + c.op_name() +
+                  " is for tensor operands; transpose the tile operand instead, e.g. "
+                  "pl.transpose(t, axis1=0, axis2=1) before moving it to Left/Right");
+    }
+  }
+  if (auto out = dtype_attr(c, "out_dtype"); out && *out != DataType::FP32) {
+    c.fail_call("out_dtype of " + c.op_name() + " must be pl.FP32 (the accumulator's type), got " +
+                std::string(dtype_name(*out)) + "; pl.cast the result instead");
+  }
+}
+
 TypePtr infer_matmul(const OpContext& c) {
+  check_matmul_attrs(c);
   auto shape = check_matmul_operands(c, 0);
   return tile_type(std::move(shape), DataType::FP32, MemorySpace::Acc);
 }
 
 TypePtr infer_matmul_acc(const OpContext& c) {
+  check_matmul_attrs(c);
   const auto* acc = expect_tile(c, 0);
   expect_space(c, 0, acc, MemorySpace::Acc);
   auto shape = check_matmul_operands(c, 1);
   expect_same_shape(c, 0, acc->shape, shape);
+  if (c.args.size() > 3) {  // init_cond: when true, the product replaces acc
+    const TypePtr& t = c.args[3]->type();
+    const auto* s = t ? t->as<ScalarType>() : nullptr;
+    if (!s || !(s->dtype == DataType::BOOL || is_integer_dtype(s->dtype))) {
+      c.fail(3, "init_cond must be a boolean scalar such as k == 0, got " + type_to_string(t) +
+                    c.where(3));
+    }
+  }
   return tile_type(acc->shape, acc->dtype, MemorySpace::Acc);
+}
+
+// ----- Reductions along columns, index reductions and layout changes.
+
+// gemv(left [1, K], right [K, N]) and gemv_acc(acc, left, right): a matmul of one row.
+// acc_phase= is a hint for the cube unit's pipeline; every phase computes the same.
+TypePtr infer_gemv(const OpContext& c) {
+  const size_t first = c.op == "gemv_acc" ? 1 : 0;
+  if (const AttrValue* v = find_attr(c.attrs, "acc_phase")) {
+    const auto* phase = std::get_if<std::string>(v);
+    if (!phase || (*phase != "unspecified" && *phase != "partial" && *phase != "final")) {
+      c.fail_call("acc_phase of " + c.op_name() +
+                  " must be \"unspecified\", \"partial\" or \"final\"");
+    }
+  }
+  if (const auto* left = expect_tile(c, first); left->shape.size() == 2 && left->shape[0] != 1) {
+    c.fail(first, c.op_name() + " multiplies one row: the left operand must be [1, K], got " +
+                      shape_to_string(left->shape) + " (use pl.matmul for more rows)");
+  }
+  return first == 0 ? infer_matmul(c) : infer_matmul_acc(c);
+}
+
+// col_<op>(tile [R, C]) -> [1, C] of the tile's dtype.
+TypePtr infer_col_reduce(const OpContext& c) {
+  ShapedInfo x = expect_shaped(c, 0);
+  expect_2d(c, 0, *x.shape);
+  if (c.args.size() > 1 && x.is_tile) expect_same_dtype(c, 1, x.dtype, expect_tile(c, 1)->dtype);
+  return reduced_type(c, x, {1, (*x.shape)[1]}, x.dtype);
+}
+
+// row_arg<op> -> [R, 1] column indices, col_arg<op> -> [1, C] row indices, both INT32.
+TypePtr infer_arg_reduce(const OpContext& c) {
+  ShapedInfo x = expect_shaped(c, 0);
+  expect_2d(c, 0, *x.shape);
+  if (x.dtype == DataType::BOOL) {
+    c.fail(0, c.op_name() + " compares numbers; got BOOL elements (cast them first)" + c.where(0));
+  }
+  if (c.args.size() > 1 && x.is_tile) expect_same_dtype(c, 1, x.dtype, expect_tile(c, 1)->dtype);
+  const bool per_row = c.op.rfind("row_", 0) == 0;
+  return reduced_type(
+      c, x,
+      per_row ? std::vector<int64_t>{(*x.shape)[0], 1} : std::vector<int64_t>{1, (*x.shape)[1]},
+      DataType::INT32);
+}
+
+// An axis of a value of `rank` dimensions: a constant integer in [-rank, rank) (negative
+// counts from the end).
+int64_t expect_axis(const OpContext& c, size_t i, int64_t rank) {
+  const ScalarFold v = fold_literal_expr(c.args[i]);
+  if (!v.value || v.value->kind != Scalar::Kind::Int) {
+    c.fail(i, "axis must be a constant integer" + c.where(i));
+  }
+  const int64_t axis = v.value->i;
+  if (axis < -rank || axis >= rank) {
+    c.fail(i, "axis " + std::to_string(axis) + " is out of range for " + std::to_string(rank) +
+                  " dimensions (" + std::to_string(-rank) + " to " + std::to_string(rank - 1) +
+                  ")" + c.where(i));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+// reinterpret_view(data, dtype, shape=): the tile's bytes as elements of another dtype, in
+// `shape` or, without it, with the last dimension scaled by the ratio of the element sizes.
+TypePtr infer_reinterpret_view(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  const DataType to = required_dtype_attr(c, "dtype");
+  if (to == tile->dtype) {
+    c.fail_call(c.op_name() + " needs another dtype than the tile's " +
+                std::string(dtype_name(to)));
+  }
+  const int64_t from_size = dtype_bytes(tile->dtype), to_size = dtype_bytes(to);
+  std::vector<int64_t> shape = tile->shape;
+  if (const AttrValue* v = find_attr(c.attrs, "shape")) {
+    const auto* given = std::get_if<std::vector<int64_t>>(v);
+    if (!given || given->empty() || given->size() > 2) {
+      c.fail_call("shape of " + c.op_name() + " must be a list of one or two integers");
+    }
+    shape = *given;
+  } else if ((shape.back() * from_size) % to_size != 0) {
+    c.fail_call(c.op_name() + ": a row of " + std::to_string(shape.back() * from_size) +
+                " bytes is no whole number of " + std::string(dtype_name(to)) +
+                " elements; give shape=");
+  } else {
+    shape.back() = shape.back() * from_size / to_size;
+  }
+  if (shape_bytes(shape, to) != shape_bytes(tile->shape, tile->dtype)) {
+    c.fail_call(c.op_name() + ": " + shape_to_string(shape) + " of " + std::string(dtype_name(to)) +
+                " is not the " + std::to_string(shape_bytes(tile->shape, tile->dtype).value_or(0)) +
+                " bytes of the tile");
+  }
+  return tile_type(std::move(shape), to, tile->space);
+}
+
+// transpose(x, axis1, axis2): x with the two axes swapped (unchanged when they are the same).
+// A 2-D tile is copied transposed; a tensor of any rank becomes a view with its strides swapped.
+TypePtr infer_transpose(const OpContext& c) {
+  ShapedInfo x = expect_shaped(c, 0);
+  if (x.is_tile) expect_2d(c, 0, *x.shape);
+  const auto rank = static_cast<int64_t>(x.shape->size());
+  std::vector<int64_t> shape = *x.shape;
+  std::swap(shape[static_cast<size_t>(expect_axis(c, 1, rank))],
+            shape[static_cast<size_t>(expect_axis(c, 2, rank))]);
+  if (x.is_tile) return tile_type(std::move(shape), x.dtype);
+  return tensor_type(std::move(shape), x.dtype);
 }
 
 TypePtr infer_slice(const OpContext& c) {
@@ -594,9 +738,10 @@ std::vector<OpSpec> op_specs() {
       {"create_tensor", C::CreateTensor, {"shape"}, 1, {"dtype"}, infer_create_tensor,
        in::op_create_tensor, E::None},
       {"cast", C::Cast, {"tile"}, 1, {"target_type"}, infer_cast, in::op_cast, E::Cast},
-      {"matmul", C::Matmul, {"left", "right"}, 2, {}, infer_matmul, in::op_matmul, E::Matmul},
-      {"matmul_acc", C::Matmul, {"acc", "left", "right"}, 3, {}, infer_matmul_acc,
-       in::op_matmul_acc, E::MatmulAcc},
+      {"matmul", C::Matmul, {"left", "right"}, 2, {"out_dtype", "a_trans", "b_trans",
+       "c_matrix_nz"}, infer_matmul, in::op_matmul, E::Matmul},
+      {"matmul_acc", C::Matmul, {"acc", "left", "right", "init_cond"}, 3, {"a_trans", "b_trans"},
+       infer_matmul_acc, in::op_matmul_acc, E::MatmulAcc},
       {"slice", C::Slice, {"input", "shape", "offsets"}, 3, {}, infer_slice, in::op_slice,
        E::Slice},
       {"assemble", C::Assemble, {"target", "source", "offsets"}, 3, {}, infer_assemble,
@@ -633,6 +778,41 @@ std::vector<OpSpec> op_specs() {
       member(kColExpand, "col_expand_div", ISA(PTO_OP_DIV)),
       member(kColExpand, "col_expand_max", ISA(PTO_OP_MAX)),
       member(kColExpand, "col_expand_min", ISA(PTO_OP_MIN)),
+      // Reductions along columns, index reductions, broadcasts and layout changes.
+      member(kRowReduce, "row_min", ISA(PTO_ROW_MIN)),
+      member(kRowReduce, "row_prod", ISA(PTO_ROW_PROD)),
+      {"col_sum", C::ColReduce, {"tile", "tmp_tile"}, 1, {}, infer_col_reduce, in::op_col_reduce,
+       E::ColReduce, ISA(PTO_ROW_SUM)},
+      {"col_max", C::ColReduce, {"tile"}, 1, {}, infer_col_reduce, in::op_col_reduce,
+       E::ColReduce, ISA(PTO_ROW_MAX)},
+      {"col_min", C::ColReduce, {"tile"}, 1, {}, infer_col_reduce, in::op_col_reduce,
+       E::ColReduce, ISA(PTO_ROW_MIN)},
+      {"col_prod", C::ColReduce, {"tile"}, 1, {}, infer_col_reduce, in::op_col_reduce,
+       E::ColReduce, ISA(PTO_ROW_PROD)},
+      {"row_argmax", C::ArgReduce, {"tile", "tmp_tile"}, 1, {}, infer_arg_reduce,
+       in::op_arg_reduce, E::RowArgReduce, ISA(PTO_ROW_MAX)},
+      {"row_argmin", C::ArgReduce, {"tile", "tmp_tile"}, 1, {}, infer_arg_reduce,
+       in::op_arg_reduce, E::RowArgReduce, ISA(PTO_ROW_MIN)},
+      {"col_argmax", C::ArgReduce, {"tile", "tmp_tile"}, 1, {}, infer_arg_reduce,
+       in::op_arg_reduce, E::ColArgReduce, ISA(PTO_ROW_MAX)},
+      {"col_argmin", C::ArgReduce, {"tile", "tmp_tile"}, 1, {}, infer_arg_reduce,
+       in::op_arg_reduce, E::ColArgReduce, ISA(PTO_ROW_MIN)},
+      {"row_expand", C::RowExpand, {"target", "row"}, 2, {}, infer_row_expand,
+       in::op_row_broadcast, E::RowBroadcast},
+      member(kRowExpand, "row_expand_max", ISA(PTO_OP_MAX)),
+      member(kRowExpand, "row_expand_min", ISA(PTO_OP_MIN)),
+      {"row_expand_expdif", C::RowExpand, {"tile", "row"}, 2, {}, infer_row_expand,
+       in::op_expand_expdif, E::ExpandExpDif, ISA(PTO_OP_SUB)},
+      {"col_expand_expdif", C::ColExpand, {"tile", "col"}, 2, {}, infer_col_expand,
+       in::op_expand_expdif, E::ExpandExpDif, ISA(PTO_OP_SUB)},
+      {"gemv", C::Matmul, {"left", "right"}, 2, {"acc_phase"}, infer_gemv, in::op_matmul,
+       E::Matmul},
+      {"gemv_acc", C::Matmul, {"acc", "left", "right"}, 3, {"acc_phase"}, infer_gemv,
+       in::op_matmul_acc, E::MatmulAcc},
+      {"reinterpret_view", C::Reshape, {"data"}, 1, {"dtype", "shape"}, infer_reinterpret_view,
+       in::op_reinterpret_view, E::Reshape},
+      {"transpose", C::Transpose, {"input", "axis1", "axis2"}, 3, {}, infer_transpose,
+       in::op_transpose, E::Transpose},
   };
   // clang-format on
 }

@@ -4,7 +4,9 @@
 // is returned through. A result returned by value, with no Out parameter for it, gets one
 // (`ret0_out`), and each call of the kernel passes a tensor created just before it. When the tiles
 // of one block would not fit in half of Vec, the rows are processed in blocks by a loop that
-// carries the output tensor.
+// carries the output tensor. A reduction of a tensor (row_max, col_sum, row_argmax...) may end
+// such a chain: the blocks of its operand are reduced into blocks of the result (a reduction over
+// rows takes the whole operand as one block).
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -27,6 +29,26 @@ bool is_tensor_elementwise(const ExprPtr& value) {
   if (!c || !detail::is_tensor(c->type())) return false;
   auto cat = detail::op_category(*c);
   return cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary;
+}
+
+// A reduction of a tensor (row_max, col_sum, row_argmax...): lowered like the elementwise ops,
+// as the last op of a chain, its operand's blocks reduced into blocks of the result.
+bool is_tensor_reduction(const Call* c) {
+  if (!c || !detail::is_tensor(c->type())) return false;
+  auto cat = detail::op_category(*c);
+  return cat == OpCategory::RowReduce || cat == OpCategory::ColReduce ||
+         cat == OpCategory::ArgReduce;
+}
+
+// Whether a reduction combines rows, so that a block of the operand's rows makes no block of
+// the result: the whole operand is one block.
+bool reduces_rows(const Call& c) {
+  return detail::op_category(c) == OpCategory::ColReduce || c.callee == "col_argmax" ||
+         c.callee == "col_argmin";
+}
+
+bool is_tensor_op(const ExprPtr& value) {
+  return is_tensor_elementwise(value) || is_tensor_reduction(detail::as_op_call(value));
 }
 
 class TensorOpLowering : public IRMutator {
@@ -101,7 +123,7 @@ class TensorOpLowering : public IRMutator {
     std::vector<const ReturnStmt*> returns;
     std::vector<std::pair<const Var*, Span>> other_uses;
     void visit_assign(const AssignStmt& s) override {
-      if (is_tensor_elementwise(s.value)) {
+      if (is_tensor_op(s.value)) {
         self->virtual_defs_[s.var.get()] = s.value->as<Call>();
         return;  // its operands are folded, not used
       }
@@ -174,12 +196,24 @@ class TensorOpLowering : public IRMutator {
 
   StmtPtr materialize(const AssignStmt& s, const VarPtr& destination) {
     const auto* result = s.var->type()->as<TensorType>();
-    function_shape_ = result->shape;
+    // A reduction ends the chain: its operand gives the blocks' shape.
+    const Call* root = virtual_defs_.at(s.var.get());
+    const bool reduction = is_tensor_reduction(root);
+    const auto& shape = reduction ? root->args[0]->type()->as<TensorType>()->shape : result->shape;
+    function_shape_ = shape;
     std::vector<const Var*> leaves, nodes;
     collect(s.var, &leaves, &nodes);
-    int64_t rows = result->shape.empty() ? 1 : result->shape[0];
+    for (const Var* n : nodes) {
+      if (n != s.var.get() && is_tensor_reduction(virtual_defs_.at(n))) {
+        throw CompileError(virtual_defs_.at(n)->span(),
+                           "the result of pl." + virtual_defs_.at(n)->callee +
+                               " on tensors can only be stored or returned; to compute with it, "
+                               "load tiles and reduce those");
+      }
+    }
+    int64_t rows = shape.empty() ? 1 : shape[0];
     int64_t row_elems = 1;
-    for (size_t i = 1; i < result->shape.size(); ++i) row_elems *= result->shape[i];
+    for (size_t i = 1; i < shape.size(); ++i) row_elems *= shape[i];
     int64_t elem_bytes = dtype_bytes(result->dtype);
     for (const Var* l : leaves)
       elem_bytes = std::max(elem_bytes, dtype_bytes(l->type()->as<TensorType>()->dtype));
@@ -197,10 +231,16 @@ class TensorOpLowering : public IRMutator {
                                        std::to_string(row_elems * elem_bytes) +
                                        " bytes, too wide to process in Vec");
     }
-    std::vector<int64_t> block_shape = result->shape;
+    std::vector<int64_t> block_shape = shape;
     if (block_shape.empty()) block_shape.push_back(1);
     block_shape[0] = block_rows;
     int64_t blocks = rows / block_rows;
+    if (reduction && reduces_rows(*root) && blocks > 1) {
+      throw CompileError(s.span(), "pl." + root->callee + " of a tensor of shape " +
+                                       shape_to_string(shape) +
+                                       " needs it in Vec at once, which it does not fit; load "
+                                       "tiles of it and reduce those");
+    }
 
     std::vector<StmtPtr> out;
     if (blocks == 1) {

@@ -29,10 +29,10 @@ std::string legal_moves_from(MemorySpace from, Target target) {
 
 // The space each matmul operand position must be in (nullopt: not a matmul operand).
 std::optional<MemorySpace> matmul_operand_space(const Call& c, size_t arg) {
-  if (c.callee == "matmul") {
+  if (c.callee == "matmul" || c.callee == "gemv") {
     if (arg == 0) return MemorySpace::Left;
     if (arg == 1) return MemorySpace::Right;
-  } else if (c.callee == "matmul_acc") {
+  } else if (c.callee == "matmul_acc" || c.callee == "gemv_acc") {
     if (arg == 0) return MemorySpace::Acc;
     if (arg == 1) return MemorySpace::Left;
     if (arg == 2) return MemorySpace::Right;
@@ -294,6 +294,9 @@ class SpaceInference : public IRMutator {
       case OpCategory::ColExpand:
       case OpCategory::Concat:
       case OpCategory::FillPad:
+      case OpCategory::ColReduce:
+      case OpCategory::ArgReduce:
+      case OpCategory::Transpose:
         if (!detail::as_tile(c.type())) return std::nullopt;
         for (size_t i = 0; i < args.size(); ++i)
           if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);

@@ -206,7 +206,8 @@ class StructureChecker : public IRVisitor {
       auto cat = detail::op_category(c);
       bool compute = cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary ||
                      cat == OpCategory::Cast || cat == OpCategory::RowReduce ||
-                     cat == OpCategory::RowExpand;
+                     cat == OpCategory::RowExpand || cat == OpCategory::ColReduce ||
+                     cat == OpCategory::ArgReduce;
       if (compute && detail::is_tensor(c.type())) {
         report(c.span(), "pl." + c.callee + " on tensors left in InCore function '" +
                              function_.name + "'" + at(c.span()));

@@ -79,6 +79,44 @@ inline void row_expand(void* dst, const void* src, const void* vec, int64_t rows
   }
 }
 
+// Column reductions and index reductions. A column folds its rows in order from row 0, in the
+// compute type, like the reference interpreter does.
+template <typename T, typename Op>
+inline void col_reduce(void* dst, const void* src, int64_t rows, int64_t cols) {
+  typename T::S* d = (typename T::S*)dst;
+  const typename T::S* x = (const typename T::S*)src;
+  for (int64_t c = 0; c < cols; ++c) {
+    typename T::C acc = T::get(x[c]);
+    for (int64_t r = 1; r < rows; ++r) acc = Op::f(acc, T::get(x[r * cols + c]));
+    d[c] = T::put(acc);
+  }
+}
+
+// The index of the first maximum (kMax) or minimum among n elements `stride` apart.
+template <typename T, bool kMax>
+inline int32_t arg_extreme(const typename T::S* x, int64_t n, int64_t stride) {
+  typename T::C best = T::get(x[0]);
+  int32_t at = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    const typename T::C v = T::get(x[i * stride]);
+    if (kMax ? support::beats_max(v, best) : support::beats_min(v, best)) {
+      best = v;
+      at = (int32_t)i;
+    }
+  }
+  return at;
+}
+
+template <typename T, bool kMax>
+inline void arg_reduce(bool per_column, int32_t* dst, const void* src, int64_t rows, int64_t cols) {
+  const typename T::S* x = (const typename T::S*)src;
+  if (per_column) {
+    for (int64_t c = 0; c < cols; ++c) dst[c] = arg_extreme<T, kMax>(x + c, rows, cols);
+  } else {
+    for (int64_t r = 0; r < rows; ++r) dst[r] = arg_extreme<T, kMax>(x + r * cols, cols, 1);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Matrix multiply: dst[M, N] (FP32) = (acc or 0) + left[M, K] @ right[K, N], FP32 accumulation.
 // `acc` may be dst itself or null; left's rows are lda elements apart, right's ldb.

@@ -5,6 +5,7 @@
 // tile_gemm.h.
 #include "pypto/runtime/tile_isa.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -251,6 +252,70 @@ void isa_fill_pad(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t 
   });
 }
 
+// ----- Reductions along columns, index reductions and layout changes.
+
+void isa_col_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
+                    int64_t cols) {
+  if (simd::col_reduce(op, dtype, dst, src, rows, cols)) return;
+  with_dtype(dtype, [&](auto t) {
+    with_reduce_op(op, [&](auto o) { col_reduce<decltype(t), decltype(o)>(dst, src, rows, cols); });
+  });
+}
+
+void isa_arg_reduce(int32_t op, int32_t dtype, int32_t per_column, int32_t* dst, const void* src,
+                    int64_t rows, int64_t cols) {
+  if (simd::arg_reduce(op, dtype, per_column != 0, dst, src, rows, cols)) return;
+  with_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    if (op == PTO_ROW_MAX) arg_reduce<T, true>(per_column != 0, dst, src, rows, cols);
+    if (op == PTO_ROW_MIN) arg_reduce<T, false>(per_column != 0, dst, src, rows, cols);
+  });
+}
+
+void isa_row_broadcast(void* dst, const void* vec, int64_t rows, int64_t cols, int64_t elem_size) {
+  auto* d = static_cast<uint8_t*>(dst);
+  const auto* v = static_cast<const uint8_t*>(vec);
+  const auto size = static_cast<size_t>(elem_size);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* row = d + r * cols * elem_size;
+    if (cols > 0) std::memcpy(row, v + r * elem_size, size);
+    // Doubling copies: the filled prefix copied after itself.
+    for (int64_t done = 1; done < cols;) {
+      const int64_t n = std::min(done, cols - done);
+      std::memcpy(row + done * elem_size, row, static_cast<size_t>(n) * size);
+      done += n;
+    }
+  }
+}
+
+// In square blocks, so that both the rows read and the rows written stay in the cache.
+template <typename E>
+void transpose_blocks(E* dst, const E* src, int64_t rows, int64_t cols) {
+  constexpr int64_t kBlock = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
+    for (int64_t c0 = 0; c0 < cols; c0 += kBlock)
+      for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
+        for (int64_t c = c0; c < std::min(cols, c0 + kBlock); ++c)
+          dst[c * rows + r] = src[r * cols + c];
+}
+
+void isa_transpose(void* dst, const void* src, int64_t rows, int64_t cols, int64_t elem_size) {
+  switch (elem_size) {
+    case 1:
+      return transpose_blocks(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), rows,
+                              cols);
+    case 2:
+      return transpose_blocks(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), rows,
+                              cols);
+    case 4:
+      return transpose_blocks(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), rows,
+                              cols);
+    default:
+      return transpose_blocks(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), rows,
+                              cols);
+  }
+}
+
 }  // namespace
 
 const PtoIsa& tile_isa() {
@@ -277,6 +342,10 @@ const PtoIsa& tile_isa() {
       &transfer::check_params,
       &isa_check_divisor,
       &isa_fill_pad,
+      &isa_col_reduce,
+      &isa_arg_reduce,
+      &isa_row_broadcast,
+      &isa_transpose,
   };
   return isa;
 }

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "alignment.h"
 #include "pypto/support/element_ops.h"
@@ -213,62 +214,204 @@ bool UnaryImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t n)
   }
 }
 
-// Row reductions: lane-wise accumulators over the row, then the lanes and the tail folded in
-// order by the element function.
-template <typename T, bool kMax>
-void reduce_rows(T* dst, const T* src, int64_t rows, int64_t cols) {
-  using E = std::conditional_t<kMax, support::ReduceMax, support::ReduceSum>;
+// The vector form of a fold of element_ops.h's PYPTO_ROW_REDUCE_OPS: acc = op(acc, v), with the
+// element function's comparisons (a NaN wins a max and a min).
+template <int32_t kOp, class D, class V>
+V fold_vector(D, V acc, V v) {
+  using T = hn::TFromD<D>;
+  if constexpr (kOp == PTO_ROW_SUM) {
+    return hn::Add(acc, v);
+  } else if constexpr (kOp == PTO_ROW_PROD) {
+    return hn::Mul(acc, v);
+  } else {
+    const auto wins = kOp == PTO_ROW_MAX ? hn::Gt(v, acc) : hn::Lt(v, acc);
+    if constexpr (hwy::IsFloat<T>()) {
+      return hn::IfThenElse(hn::Or(wins, hn::IsNaN(v)), v, acc);
+    } else {
+      return hn::IfThenElse(wins, v, acc);
+    }
+  }
+}
+
+template <int32_t kOp>
+using ReduceElement =
+    std::conditional_t<kOp == PTO_ROW_MAX, support::ReduceMax,
+                       std::conditional_t<kOp == PTO_ROW_SUM, support::ReduceSum,
+                                          std::conditional_t<kOp == PTO_ROW_MIN, support::ReduceMin,
+                                                             support::ReduceProd>>>;
+
+// The extreme or sum of one row: lane-wise accumulators over the row, then the lanes and the
+// tail folded in order by the element function.
+template <typename T, int32_t kOp>
+T reduce_row(const T* row, int64_t cols) {
+  using E = ReduceElement<kOp>;
   const hn::ScalableTag<T> dt;
   const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
-  auto fold = [&](auto acc, auto v) {
-    if constexpr (!kMax) {
-      return hn::Add(acc, v);
-    } else if constexpr (hwy::IsFloat<T>()) {
-      return hn::IfThenElse(hn::Or(hn::Gt(v, acc), hn::IsNaN(v)), v, acc);
-    } else {
-      return hn::IfThenElse(hn::Gt(v, acc), v, acc);
-    }
-  };
   HWY_ALIGN T lanes[HWY_MAX_BYTES / sizeof(T)];
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* row = src + r * cols;
-    T acc;
-    int64_t c;
-    if (cols >= 2 * L) {
-      auto a0 = hn::LoadU(dt, row), a1 = hn::LoadU(dt, row + L);
-      for (c = 2 * L; c + 2 * L <= cols; c += 2 * L) {
-        a0 = fold(a0, hn::LoadU(dt, row + c));
-        a1 = fold(a1, hn::LoadU(dt, row + c + L));
-      }
-      hn::Store(fold(a0, a1), dt, lanes);
-      acc = lanes[0];
-      for (int64_t l = 1; l < L; ++l) acc = E::f(acc, lanes[l]);
-    } else {
-      acc = row[0];
-      c = 1;
+  T acc;
+  int64_t c;
+  if (cols >= 2 * L) {
+    auto a0 = hn::LoadU(dt, row), a1 = hn::LoadU(dt, row + L);
+    for (c = 2 * L; c + 2 * L <= cols; c += 2 * L) {
+      a0 = fold_vector<kOp>(dt, a0, hn::LoadU(dt, row + c));
+      a1 = fold_vector<kOp>(dt, a1, hn::LoadU(dt, row + c + L));
     }
-    for (; c < cols; ++c) acc = E::f(acc, row[c]);
-    dst[r] = acc;
+    hn::Store(fold_vector<kOp>(dt, a0, a1), dt, lanes);
+    acc = lanes[0];
+    for (int64_t l = 1; l < L; ++l) acc = E::f(acc, lanes[l]);
+  } else {
+    acc = row[0];
+    c = 1;
   }
+  for (; c < cols; ++c) acc = E::f(acc, row[c]);
+  return acc;
+}
+
+template <typename T, int32_t kOp>
+void reduce_rows(T* dst, const T* src, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) dst[r] = reduce_row<T, kOp>(src + r * cols, cols);
+}
+
+// Calls f(T*) with dst as the FP32 or INT32 element type; false for other dtypes.
+template <typename F>
+bool with_f32_or_i32(int32_t dtype, void* dst, F&& f) {
+  if (dtype == PTO_FP32) return f(static_cast<float*>(dst)), true;
+  if (dtype == PTO_INT32) return f(static_cast<int32_t*>(dst)), true;
+  return false;
 }
 
 bool RowReduceImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
                    int64_t cols) {
-  if (op != PTO_ROW_MAX && op != PTO_ROW_SUM) return false;
+  // A product in lanes would round in another order than the scalar loop: it stays scalar.
+  if (op != PTO_ROW_MAX && op != PTO_ROW_SUM && op != PTO_ROW_MIN) return false;
+  return with_f32_or_i32(dtype, dst, [&](auto* d) {
+    using T = std::remove_pointer_t<decltype(d)>;
+    const auto* s = static_cast<const T*>(src);
+    if (op == PTO_ROW_MAX) reduce_rows<T, PTO_ROW_MAX>(d, s, rows, cols);
+    if (op == PTO_ROW_SUM) reduce_rows<T, PTO_ROW_SUM>(d, s, rows, cols);
+    if (op == PTO_ROW_MIN) reduce_rows<T, PTO_ROW_MIN>(d, s, rows, cols);
+  });
+}
+
+// Down the columns: the running row `dst` starts as row 0 and folds in each following row a
+// vector of columns at a time, so every column folds its rows in order, as the scalar loop does.
+template <typename T, int32_t kOp>
+void reduce_cols(T* dst, const T* src, int64_t rows, int64_t cols) {
+  using E = ReduceElement<kOp>;
+  const hn::ScalableTag<T> dt;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
+  std::memcpy(dst, src, static_cast<size_t>(cols) * sizeof(T));
+  for (int64_t r = 1; r < rows; ++r) {
+    const T* row = src + r * cols;
+    int64_t c = 0;
+    for (; c + L <= cols; c += L)
+      hn::StoreU(fold_vector<kOp>(dt, hn::LoadU(dt, dst + c), hn::LoadU(dt, row + c)), dt, dst + c);
+    for (; c < cols; ++c) dst[c] = E::f(dst[c], row[c]);
+  }
+}
+
+bool ColReduceImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
+                   int64_t cols) {
+  return with_f32_or_i32(dtype, dst, [&](auto* d) {
+    using T = std::remove_pointer_t<decltype(d)>;
+    const auto* s = static_cast<const T*>(src);
+    switch (op) {
+      case PTO_ROW_MAX:
+        return reduce_cols<T, PTO_ROW_MAX>(d, s, rows, cols);
+      case PTO_ROW_SUM:
+        return reduce_cols<T, PTO_ROW_SUM>(d, s, rows, cols);
+      case PTO_ROW_MIN:
+        return reduce_cols<T, PTO_ROW_MIN>(d, s, rows, cols);
+      default:
+        return reduce_cols<T, PTO_ROW_PROD>(d, s, rows, cols);
+    }
+  });
+}
+
+// Whether v takes the place of best in an index reduction (support::beats_max / beats_min).
+template <bool kMax, class D, class V>
+auto beats_vector(D, V v, V best) {
+  const auto wins = kMax ? hn::Gt(v, best) : hn::Lt(v, best);
+  if constexpr (hwy::IsFloat<hn::TFromD<D>>()) {
+    return hn::Or(wins, hn::AndNot(hn::IsNaN(best), hn::IsNaN(v)));
+  } else {
+    return wins;
+  }
+}
+
+// The first index of a row's extreme: the extreme by reduce_row, then the first element equal
+// to it (or the first NaN when it is one), which is the element the sequential scan keeps.
+template <typename T, bool kMax>
+int32_t arg_extreme_row(const T* row, int64_t cols) {
+  const T best = reduce_row < T, kMax ? PTO_ROW_MAX : PTO_ROW_MIN > (row, cols);
+  const bool nan = best != best;
+  const hn::ScalableTag<T> dt;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
+  const auto vb = hn::Set(dt, best);
+  int64_t c = 0;
+  for (; c + L <= cols; c += L) {
+    const auto v = hn::LoadU(dt, row + c);
+    auto hit = hn::Eq(v, vb);
+    if constexpr (hwy::IsFloat<T>()) {
+      if (nan) hit = hn::IsNaN(v);  // (the vector compares are ordered: NaN != NaN is false)
+    }
+    if (!hn::AllFalse(dt, hit)) return static_cast<int32_t>(c + hn::FindKnownFirstTrue(dt, hit));
+  }
+  for (; c < cols; ++c)
+    if (nan ? row[c] != row[c] : row[c] == best) break;
+  return static_cast<int32_t>(c);
+}
+
+// Per column: the best value and its row so far, a vector of columns at a time.
+template <typename T, bool kMax>
+void arg_extreme_cols(int32_t* dst, const T* src, int64_t rows, int64_t cols) {
+  const hn::ScalableTag<T> dt;
+  const hn::RebindToSigned<decltype(dt)> di;
+  static_assert(sizeof(T) == sizeof(int32_t), "32-bit elements: one index lane per element");
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
+  int64_t c = 0;
+  for (; c + L <= cols; c += L) {
+    auto best = hn::LoadU(dt, src + c);
+    auto at = hn::Zero(di);
+    for (int64_t r = 1; r < rows; ++r) {
+      const auto v = hn::LoadU(dt, src + r * cols + c);
+      const auto m = beats_vector<kMax>(dt, v, best);
+      best = hn::IfThenElse(m, v, best);
+      at = hn::IfThenElse(hn::RebindMask(di, m), hn::Set(di, static_cast<int32_t>(r)), at);
+    }
+    hn::StoreU(at, di, dst + c);
+  }
+  for (; c < cols; ++c) {
+    T best = src[c];
+    int32_t at = 0;
+    for (int64_t r = 1; r < rows; ++r) {
+      const T v = src[r * cols + c];
+      if (kMax ? support::beats_max(v, best) : support::beats_min(v, best)) {
+        best = v;
+        at = static_cast<int32_t>(r);
+      }
+    }
+    dst[c] = at;
+  }
+}
+
+bool ArgReduceImpl(int32_t op, int32_t dtype, bool per_column, int32_t* dst, const void* src,
+                   int64_t rows, int64_t cols) {
+  if (op != PTO_ROW_MAX && op != PTO_ROW_MIN) return false;
   const bool max = op == PTO_ROW_MAX;
-  if (dtype == PTO_FP32) {
-    auto* d = static_cast<float*>(dst);
-    const auto* s = static_cast<const float*>(src);
-    max ? reduce_rows<float, true>(d, s, rows, cols) : reduce_rows<float, false>(d, s, rows, cols);
-    return true;
-  }
-  if (dtype == PTO_INT32) {
-    auto* d = static_cast<int32_t*>(dst);
-    const auto* s = static_cast<const int32_t*>(src);
-    max ? reduce_rows<int32_t, true>(d, s, rows, cols)
-        : reduce_rows<int32_t, false>(d, s, rows, cols);
-    return true;
-  }
+  auto run = [&](const auto* s) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(s)>>;
+    if (per_column) {
+      max ? arg_extreme_cols<T, true>(dst, s, rows, cols)
+          : arg_extreme_cols<T, false>(dst, s, rows, cols);
+      return;
+    }
+    for (int64_t r = 0; r < rows; ++r)
+      dst[r] = max ? arg_extreme_row<T, true>(s + r * cols, cols)
+                   : arg_extreme_row<T, false>(s + r * cols, cols);
+  };
+  if (dtype == PTO_FP32) return run(static_cast<const float*>(src)), true;
+  if (dtype == PTO_INT32) return run(static_cast<const int32_t*>(src)), true;
   return false;
 }
 
@@ -367,6 +510,8 @@ HWY_EXPORT(BinaryScalarF32Impl);
 HWY_EXPORT(BinaryScalarI32Impl);
 HWY_EXPORT(UnaryImpl);
 HWY_EXPORT(RowReduceImpl);
+HWY_EXPORT(ColReduceImpl);
+HWY_EXPORT(ArgReduceImpl);
 HWY_EXPORT(RowExpandImpl);
 HWY_EXPORT(AllCloseF32Impl);
 HWY_EXPORT(CopyRowsImpl);
@@ -389,6 +534,13 @@ bool unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n) {
 }
 bool row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols) {
   return HWY_DYNAMIC_DISPATCH(RowReduceImpl)(op, dtype, dst, src, rows, cols);
+}
+bool col_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(ColReduceImpl)(op, dtype, dst, src, rows, cols);
+}
+bool arg_reduce(int32_t op, int32_t dtype, bool per_column, int32_t* dst, const void* src,
+                int64_t rows, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(ArgReduceImpl)(op, dtype, per_column, dst, src, rows, cols);
 }
 bool row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                 int64_t rows, int64_t cols) {

@@ -31,8 +31,14 @@ bool binary_scalar_i32(int32_t op, void* dst, const void* a, int32_t s, bool sca
                        int64_t n);
 // dst[i] = op a[i] for FP32 neg, sqrt, abs, recip, relu (exp stays scalar: libm's expf).
 bool unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n);
-// dst[r] = reduce(src[r, :]) for FP32 and INT32.
+// dst[r] = reduce(src[r, :]) for FP32 and INT32 max, sum and min.
 bool row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols);
+// dst[c] = reduce(src[:, c]) for FP32 and INT32, rows folded in order (as the scalar loop does).
+bool col_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols);
+// The index of the first maximum / minimum per row or per column (PtoIsa::arg_reduce), FP32 and
+// INT32.
+bool arg_reduce(int32_t op, int32_t dtype, bool per_column, int32_t* dst, const void* src,
+                int64_t rows, int64_t cols);
 // dst[r, c] = src[r, c] op vec[r] for FP32.
 bool row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                 int64_t rows, int64_t cols);

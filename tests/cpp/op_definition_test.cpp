@@ -24,7 +24,8 @@ using codegen::testing::HostArray;
 
 bool needs_opcode(EmitShape e) {
   return e == EmitShape::Binary || e == EmitShape::Unary || e == EmitShape::RowReduce ||
-         e == EmitShape::RowExpand;
+         e == EmitShape::RowExpand || e == EmitShape::ColReduce || e == EmitShape::RowArgReduce ||
+         e == EmitShape::ColArgReduce || e == EmitShape::ExpandExpDif;
 }
 
 // True when the runtime and the interpreter have an element function for the op's opcode.
@@ -38,7 +39,12 @@ bool has_element_function(const OpDef& def) {
     case EmitShape::Unary:
       return support::with_unary_op(def.isa_opcode, any);
     case EmitShape::RowReduce:
+    case EmitShape::ColReduce:
+    case EmitShape::RowArgReduce:
+    case EmitShape::ColArgReduce:
       return support::with_reduce_op(def.isa_opcode, any);
+    case EmitShape::ExpandExpDif:
+      return support::with_binary_op(def.isa_opcode, any);
     default:
       return false;
   }
@@ -105,6 +111,9 @@ constexpr const char* kToLeft =
 constexpr const char* kToRight =
     "pl.move(pl.load(w, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat), "
     "target_memory=pl.MemorySpace.Right)";
+constexpr const char* kRowToLeft =
+    "pl.move(pl.load(x, [3, 0], [1, 16], target_memory=pl.MemorySpace.Mat), "
+    "target_memory=pl.MemorySpace.Left)";
 constexpr const char* kX = "pl.load(x, [0, 0], [16, 16])";
 constexpr const char* kW = "pl.load(w, [0, 0], [16, 16])";
 
@@ -164,6 +173,14 @@ std::vector<Block> blocks_for(const OpDef& def) {
           true, 0.0f);
       break;
     case EmitShape::Reshape:
+      if (def.name == "reinterpret_view") {  // the same bytes as another dtype
+        add("pl.cast(" + op + "(" + kX + ", pl.INT32), target_type=pl.FP32)", true, 0.0f);
+        add(op + "(" + op + "(" + kX + ", pl.INT32), pl.FP32)", true, 0.0f);
+        add("pl.cast(" + op + "(pl.slice(" + kX + ", [8, 16], [0, 0]), pl.FP16, shape=[16, 16]), " +
+                "target_type=pl.FP32)",
+            true, 0.0f);
+        break;
+      }
       add(op + "(" + op + "(" + kX + ", [8, 32]), [16, 16])", true, 0.0f);
       // Rows of [8, 32] become pairs of rows of [16, 16].
       add(op + "(pl.concat(pl.slice(" + std::string(kX) + ", [8, 16], [0, 0]), pl.slice(" + kW +
@@ -201,12 +218,55 @@ std::vector<Block> blocks_for(const OpDef& def) {
       add("pl.add(" + op + "([16, 16], dtype=pl.FP32), " + kX + ")", true, 0.0f);
       break;
     case EmitShape::Matmul:
+      if (def.name == "gemv") {  // one row
+        add(op + "(" + kRowToLeft + ", " + kToRight + ", acc_phase=\"final\")", true, 1e-5f);
+        break;
+      }
       add(op + "(" + std::string(kToLeft) + ", " + kToRight + ")", true, 1e-5f);
+      add(op + "(" + std::string(kToLeft) + ", " + kToRight + ", out_dtype=pl.FP32)", true, 1e-5f);
       break;
     case EmitShape::MatmulAcc:
+      if (def.name == "gemv_acc") {
+        add(op + "(pl.gemv(" + std::string(kRowToLeft) + ", " + kToRight + "), " + kRowToLeft +
+                ", " + kToRight + ")",
+            true, 1e-5f);
+        break;
+      }
       add(op + "(pl.matmul(" + std::string(kToLeft) + ", " + kToRight + "), " + kToLeft + ", " +
               kToRight + ")",
           true, 1e-5f);
+      // init_cond: the product replaces the accumulator where it holds.
+      for (const char* init : {"True", "False"}) {
+        add(op + "(pl.matmul(" + std::string(kToLeft) + ", " + kToRight + "), " + kToLeft + ", " +
+                kToRight + ", init_cond=" + init + ")",
+            true, 1e-5f);
+      }
+      break;
+    // Column and index reductions fold in the device's order and type: bit for bit.
+    case EmitShape::ColReduce:
+    case EmitShape::RowArgReduce:
+    case EmitShape::ColArgReduce:
+      for (const auto& d : kDtypes) add(op + "(" + operand("x", "[16, 16]", d) + ")", false, 0.0f);
+      break;
+    case EmitShape::RowBroadcast:
+      for (const auto& d : kDtypes) {
+        add(op + "(" + operand("x", "[16, 16]", d) + ", " + operand("w", "[16, 1]", d) + ")", false,
+            0.0f);
+      }
+      break;
+    case EmitShape::ExpandExpDif:
+      for (const auto& d : kDtypes) {
+        const char* vec = def.category == OpCategory::ColExpand ? "[1, 16]" : "[16, 1]";
+        add(op + "(" + operand("x", "[16, 16]", d) + ", " + operand("w", vec, d) + ")", false,
+            d.tolerance);
+      }
+      break;
+    case EmitShape::Transpose:
+      for (const auto& d : kDtypes)
+        add(op + "(" + operand("x", "[16, 16]", d) + ", 0, 1)", false, 0.0f);
+      add(op + "(pl.slice(" + std::string(kX) + ", [8, 16], [0, 0]), axis1=-1, axis2=0)", true,
+          0.0f);
+      add(op + "(" + std::string(kX) + ", 1, -1)", true, 0.0f);  // the same axis: unchanged
       break;
     case EmitShape::Slice:
       add(op + "(" + std::string(kX) + ", [8, 8], [4, 4])", true, 0.0f);

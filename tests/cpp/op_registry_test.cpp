@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <string>
 
 #include "ir_test_helpers.h"
@@ -74,8 +75,17 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
                            "col_expand_min"}) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
+  // Reductions along columns, index reductions, broadcasts and layout changes.
+  const char* const reduce_layout_ops[] = {
+      "row_min",    "row_prod",       "col_sum",        "col_max",           "col_min",
+      "col_prod",   "row_argmax",     "row_argmin",     "col_argmax",        "col_argmin",
+      "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand_expdif",
+      "transpose",  "gemv",           "gemv_acc",       "reinterpret_view"};
+  for (const char* name : reduce_layout_ops) {
+    ASSERT_NE(reg.find(name), nullptr) << name;
+  }
   auto names = reg.names();
-  EXPECT_EQ(names.size(), 39u);
+  EXPECT_EQ(names.size(), 39u + std::size(reduce_layout_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);

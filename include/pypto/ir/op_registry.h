@@ -29,6 +29,11 @@ enum class OpCategory : uint8_t {
   Reshape,            // reshape of a tile (copy) or a tensor (view)
   Read,               // read(tensor or tile, indices) -> scalar
   FillPad,            // fillpad(tile, pad_value=): defines what lies outside the valid region
+
+  // Reductions along columns, index reductions and layout changes.
+  ColReduce,  // col_sum col_max col_min col_prod -> [1, cols]
+  ArgReduce,  // row_argmax row_argmin -> [rows, 1], col_argmax col_argmin -> [1, cols]
+  Transpose,  // transpose(tile, axis1, axis2)
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the
@@ -53,6 +58,14 @@ enum class EmitShape : uint8_t {
   Reshape,     // a tile copy (row-major order is kept)
   Read,        // an element read in generated code
   FillPad,     // PtoIsa::fill_pad
+
+  // Reductions along columns, index reductions and layout changes.
+  ColReduce,     // PtoIsa::col_reduce
+  RowArgReduce,  // PtoIsa::arg_reduce per row
+  ColArgReduce,  // PtoIsa::arg_reduce per column
+  RowBroadcast,  // PtoIsa::row_broadcast (row_expand)
+  ExpandExpDif,  // PtoIsa::row_expand or binary row by row (opcode: subtract), then unary exp
+  Transpose,     // PtoIsa::transpose
 };
 
 using OpTypeInferFn =

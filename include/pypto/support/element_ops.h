@@ -221,7 +221,21 @@ inline C sqrt_value(C x) {
 // Folds a row from its first element: acc = op(acc, v). A NaN wins a max.
 #define PYPTO_ROW_REDUCE_OPS(X)                            \
   X(PTO_ROW_MAX, ReduceMax, (v > acc || v != v) ? v : acc) \
-  X(PTO_ROW_SUM, ReduceSum, add_values(acc, v))
+  X(PTO_ROW_SUM, ReduceSum, add_values(acc, v))            \
+  X(PTO_ROW_MIN, ReduceMin, (v < acc || v != v) ? v : acc) \
+  X(PTO_ROW_PROD, ReduceProd, mul_values(acc, v))
+
+// The index reductions (arg_reduce): whether `v` takes the place of the extreme found so far,
+// `best`. Strict, so the first of equal extremes keeps its index; a NaN beats every number and
+// the first NaN wins (numpy's argmax / argmin).
+template <typename C>
+inline bool beats_max(C v, C best) {
+  return v > best || (v != v && best == best);
+}
+template <typename C>
+inline bool beats_min(C v, C best) {
+  return v < best || (v != v && best == best);
+}
 
 #define PYPTO_DEFINE_BINARY(code, Name, expr) \
   struct Name {                               \

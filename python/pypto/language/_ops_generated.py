@@ -14,7 +14,7 @@ from pypto.language._types import DType, MemorySpace, PadValue, Tensor, Tile
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'assemble', 'cast', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'concat', 'create_tensor', 'create_tile', 'div', 'exp', 'fillpad', 'load', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'read', 'recip', 'relu', 'reshape', 'row_expand_add', 'row_expand_div', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_sum', 'slice', 'sqrt', 'store', 'sub']
+__all__ = ['abs', 'add', 'assemble', 'cast', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'create_tensor', 'create_tile', 'div', 'exp', 'fillpad', 'gemv', 'gemv_acc', 'load', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'read', 'recip', 'reinterpret_view', 'relu', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'slice', 'sqrt', 'store', 'sub', 'transpose']
 
 
 def abs(input: _Value) -> _Value:
@@ -53,6 +53,24 @@ def cast(tile: Tile, *, target_type: Optional[DType] = None) -> Tile:
     raise outside_program('cast')
 
 
+def col_argmax(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
+    """The INT32 index of the first extreme of each row ([rows, 1]) or column ([1, cols]) of `tile` (col_argmax); a NaN counts as the extreme.
+
+    In a program: ``pl.col_argmax(tile, [tmp_tile])``. Category ArgReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_argmax')
+
+
+def col_argmin(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
+    """The INT32 index of the first extreme of each row ([rows, 1]) or column ([1, cols]) of `tile` (col_argmin); a NaN counts as the extreme.
+
+    In a program: ``pl.col_argmin(tile, [tmp_tile])``. Category ArgReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_argmin')
+
+
 def col_expand(target: Tile, col: Tile) -> Tile:
     """Applies col_expand between each column of the tile and that column's value in the [1, cols] tile `col` (col_expand: `col` repeated on every row).
 
@@ -78,6 +96,15 @@ def col_expand_div(tile: Tile, col: Tile) -> Tile:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('col_expand_div')
+
+
+def col_expand_expdif(tile: Tile, col: Tile) -> Tile:
+    """Applies col_expand_expdif between each column of the tile and that column's value in the [1, cols] tile `col` (col_expand: `col` repeated on every row).
+
+    In a program: ``pl.col_expand_expdif(tile, col)``. Category ColExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_expand_expdif')
 
 
 def col_expand_max(tile: Tile, col: Tile) -> Tile:
@@ -114,6 +141,42 @@ def col_expand_sub(tile: Tile, col: Tile) -> Tile:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('col_expand_sub')
+
+
+def col_max(tile: Tile) -> Tile:
+    """Reduces each column of `tile` with col_max: a [1, cols] tile, each column folded from row 0 down.
+
+    In a program: ``pl.col_max(tile)``. Category ColReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_max')
+
+
+def col_min(tile: Tile) -> Tile:
+    """Reduces each column of `tile` with col_min: a [1, cols] tile, each column folded from row 0 down.
+
+    In a program: ``pl.col_min(tile)``. Category ColReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_min')
+
+
+def col_prod(tile: Tile) -> Tile:
+    """Reduces each column of `tile` with col_prod: a [1, cols] tile, each column folded from row 0 down.
+
+    In a program: ``pl.col_prod(tile)``. Category ColReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_prod')
+
+
+def col_sum(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
+    """Reduces each column of `tile` with col_sum: a [1, cols] tile, each column folded from row 0 down.
+
+    In a program: ``pl.col_sum(tile, [tmp_tile])``. Category ColReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('col_sum')
 
 
 def concat(src0: Tile, src1: Tile) -> Tile:
@@ -170,6 +233,24 @@ def fillpad(tile: Tile, *, pad_value: Optional[PadValue] = None) -> Tile:
     raise outside_program('fillpad')
 
 
+def gemv(left: Tile, right: Tile, *, acc_phase: Optional[str] = None) -> Tile:
+    """Matrix product of a Left and a Right tile into an Acc tile (gemv; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
+
+    In a program: ``pl.gemv(left, right, acc_phase=)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gemv')
+
+
+def gemv_acc(acc: Tile, left: Tile, right: Tile, *, acc_phase: Optional[str] = None) -> Tile:
+    """Matrix product of a Left and a Right tile into an Acc tile (gemv_acc; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
+
+    In a program: ``pl.gemv_acc(acc, left, right, acc_phase=)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gemv_acc')
+
+
 def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], valid_shapes: Optional[Sequence[IntLike]] = None, *, target_memory: Optional[MemorySpace] = None, clamp: Optional[Any] = None) -> Tile:
     """Loads the box of `tensor` at `offsets` with extent `shapes` into a new tile in `target_memory` (Vec when omitted); with `valid_shapes` only that leading part is read (the rest is undefined until `fillpad`).
 
@@ -179,19 +260,19 @@ def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], 
     raise outside_program('load')
 
 
-def matmul(left: Tile, right: Tile) -> Tile:
-    """Matrix product of a Left and a Right tile into an Acc tile (matmul; matmul_acc adds it to `acc`).
+def matmul(left: Tile, right: Tile, *, out_dtype: Optional[DType] = None, a_trans: Optional[bool] = None, b_trans: Optional[bool] = None, c_matrix_nz: Optional[bool] = None) -> Tile:
+    """Matrix product of a Left and a Right tile into an Acc tile (matmul; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
 
-    In a program: ``pl.matmul(left, right)``. Category Matmul; valid only inside a
+    In a program: ``pl.matmul(left, right, out_dtype=, a_trans=, b_trans=, c_matrix_nz=)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('matmul')
 
 
-def matmul_acc(acc: Tile, left: Tile, right: Tile) -> Tile:
-    """Matrix product of a Left and a Right tile into an Acc tile (matmul_acc; matmul_acc adds it to `acc`).
+def matmul_acc(acc: Tile, left: Tile, right: Tile, init_cond: Optional[Any] = None, *, a_trans: Optional[bool] = None, b_trans: Optional[bool] = None) -> Tile:
+    """Matrix product of a Left and a Right tile into an Acc tile (matmul_acc; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
 
-    In a program: ``pl.matmul_acc(acc, left, right)``. Category Matmul; valid only inside a
+    In a program: ``pl.matmul_acc(acc, left, right, [init_cond], a_trans=, b_trans=)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('matmul_acc')
@@ -260,6 +341,15 @@ def recip(input: _Value) -> _Value:
     raise outside_program('recip')
 
 
+def reinterpret_view(data: Tile, *, dtype: Optional[DType] = None, shape: Optional[Sequence[IntLike]] = None) -> _Value:
+    """`input` with the same elements in row-major order and a new `shape`: a copy for a tile, a view for a tensor (reinterpret_view: the tile's bytes as elements of `dtype`).
+
+    In a program: ``pl.reinterpret_view(data, dtype=, shape=)``. Category Reshape; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('reinterpret_view')
+
+
 def relu(input: _Value) -> _Value:
     """Elementwise relu of `input`.
 
@@ -270,7 +360,7 @@ def relu(input: _Value) -> _Value:
 
 
 def reshape(input: _Value, shape: Sequence[IntLike]) -> _Value:
-    """`input` with the same elements in row-major order and a new `shape`: a copy for a tile, a view for a tensor.
+    """`input` with the same elements in row-major order and a new `shape`: a copy for a tile, a view for a tensor (reinterpret_view: the tile's bytes as elements of `dtype`).
 
     In a program: ``pl.reshape(input, shape)``. Category Reshape; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -278,8 +368,35 @@ def reshape(input: _Value, shape: Sequence[IntLike]) -> _Value:
     raise outside_program('reshape')
 
 
+def row_argmax(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
+    """The INT32 index of the first extreme of each row ([rows, 1]) or column ([1, cols]) of `tile` (row_argmax); a NaN counts as the extreme.
+
+    In a program: ``pl.row_argmax(tile, [tmp_tile])``. Category ArgReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('row_argmax')
+
+
+def row_argmin(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
+    """The INT32 index of the first extreme of each row ([rows, 1]) or column ([1, cols]) of `tile` (row_argmin); a NaN counts as the extreme.
+
+    In a program: ``pl.row_argmin(tile, [tmp_tile])``. Category ArgReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('row_argmin')
+
+
+def row_expand(target: Tile, row: Tile) -> Tile:
+    """Applies row_expand between each row of `tile` and that row's value in the [rows, 1] tile `row` (row_expand: `row` repeated along each row of the target's shape; row_expand_expdif: exp(tile - row)).
+
+    In a program: ``pl.row_expand(target, row)``. Category RowExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('row_expand')
+
+
 def row_expand_add(tile: Tile, row: Tile) -> Tile:
-    """Applies row_expand_add between each row of `tile` and that row's value in the [rows, 1] tile `row`.
+    """Applies row_expand_add between each row of `tile` and that row's value in the [rows, 1] tile `row` (row_expand: `row` repeated along each row of the target's shape; row_expand_expdif: exp(tile - row)).
 
     In a program: ``pl.row_expand_add(tile, row)``. Category RowExpand; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -288,7 +405,7 @@ def row_expand_add(tile: Tile, row: Tile) -> Tile:
 
 
 def row_expand_div(tile: Tile, row: Tile) -> Tile:
-    """Applies row_expand_div between each row of `tile` and that row's value in the [rows, 1] tile `row`.
+    """Applies row_expand_div between each row of `tile` and that row's value in the [rows, 1] tile `row` (row_expand: `row` repeated along each row of the target's shape; row_expand_expdif: exp(tile - row)).
 
     In a program: ``pl.row_expand_div(tile, row)``. Category RowExpand; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -296,8 +413,35 @@ def row_expand_div(tile: Tile, row: Tile) -> Tile:
     raise outside_program('row_expand_div')
 
 
+def row_expand_expdif(tile: Tile, row: Tile) -> Tile:
+    """Applies row_expand_expdif between each row of `tile` and that row's value in the [rows, 1] tile `row` (row_expand: `row` repeated along each row of the target's shape; row_expand_expdif: exp(tile - row)).
+
+    In a program: ``pl.row_expand_expdif(tile, row)``. Category RowExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('row_expand_expdif')
+
+
+def row_expand_max(tile: Tile, row: Tile) -> Tile:
+    """Applies row_expand_max between each row of `tile` and that row's value in the [rows, 1] tile `row` (row_expand: `row` repeated along each row of the target's shape; row_expand_expdif: exp(tile - row)).
+
+    In a program: ``pl.row_expand_max(tile, row)``. Category RowExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('row_expand_max')
+
+
+def row_expand_min(tile: Tile, row: Tile) -> Tile:
+    """Applies row_expand_min between each row of `tile` and that row's value in the [rows, 1] tile `row` (row_expand: `row` repeated along each row of the target's shape; row_expand_expdif: exp(tile - row)).
+
+    In a program: ``pl.row_expand_min(tile, row)``. Category RowExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('row_expand_min')
+
+
 def row_expand_mul(tile: Tile, row: Tile) -> Tile:
-    """Applies row_expand_mul between each row of `tile` and that row's value in the [rows, 1] tile `row`.
+    """Applies row_expand_mul between each row of `tile` and that row's value in the [rows, 1] tile `row` (row_expand: `row` repeated along each row of the target's shape; row_expand_expdif: exp(tile - row)).
 
     In a program: ``pl.row_expand_mul(tile, row)``. Category RowExpand; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -306,7 +450,7 @@ def row_expand_mul(tile: Tile, row: Tile) -> Tile:
 
 
 def row_expand_sub(tile: Tile, row: Tile) -> Tile:
-    """Applies row_expand_sub between each row of `tile` and that row's value in the [rows, 1] tile `row`.
+    """Applies row_expand_sub between each row of `tile` and that row's value in the [rows, 1] tile `row` (row_expand: `row` repeated along each row of the target's shape; row_expand_expdif: exp(tile - row)).
 
     In a program: ``pl.row_expand_sub(tile, row)``. Category RowExpand; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -321,6 +465,24 @@ def row_max(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('row_max')
+
+
+def row_min(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
+    """Reduces each row of `tile` with row_min: a [rows, 1] tile. `tmp_tile` is scratch space the device may use.
+
+    In a program: ``pl.row_min(tile, [tmp_tile])``. Category RowReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('row_min')
+
+
+def row_prod(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
+    """Reduces each row of `tile` with row_prod: a [rows, 1] tile. `tmp_tile` is scratch space the device may use.
+
+    In a program: ``pl.row_prod(tile, [tmp_tile])``. Category RowReduce; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('row_prod')
 
 
 def row_sum(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
@@ -366,3 +528,12 @@ def sub(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('sub')
+
+
+def transpose(input: _Value, axis1: int, axis2: int) -> _Value:
+    """`input` with axes `axis1` and `axis2` swapped: a transposed copy of a 2-D tile, a view of a tensor.
+
+    In a program: ``pl.transpose(input, axis1, axis2)``. Category Transpose; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('transpose')
