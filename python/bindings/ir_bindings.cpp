@@ -186,6 +186,10 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "Read";
     case ir::OpCategory::FillPad:
       return "FillPad";
+    case ir::OpCategory::Compare:
+      return "Compare";
+    case ir::OpCategory::Select:
+      return "Select";
   }
   return "Other";
 }

@@ -347,6 +347,10 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
       return emit_reshape(site);
     case ir::EmitShape::FillPad:
       return emit_fillpad(site);
+    case ir::EmitShape::Compare:
+      return emit_compare(site);
+    case ir::EmitShape::Select:
+      return emit_select(site);
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
     case ir::EmitShape::None:

@@ -19,36 +19,53 @@ struct Alias {
   std::string_view op;
 };
 
-constexpr std::array<Alias, 10> kAliases{{
+constexpr std::array<Alias, 2> kAliases{{
     {"tile", "create", "create_tile"},
     {"tensor", "create", "create_tensor"},
-    // The scalar-operand forms: our elementwise ops take a scalar right operand directly.
-    {"tile", "adds", "add"},
-    {"tile", "subs", "sub"},
-    {"tile", "muls", "mul"},
-    {"tile", "divs", "div"},
-    {"tensor", "adds", "add"},
-    {"tensor", "subs", "sub"},
-    {"tensor", "muls", "mul"},
-    {"tensor", "divs", "div"},
 }};
+
+// The scalar-operand forms, in every namespace: the registry's elementwise ops take a scalar
+// second operand directly, so pl.adds(t, 2.0) is pl.add(t, 2.0) with a check that the operand
+// is a scalar.
+struct ScalarForm {
+  std::string_view spelling;
+  std::string_view op;
+};
+constexpr std::array<ScalarForm, 14> kScalarForms{{
+    {"adds", "add"},
+    {"subs", "sub"},
+    {"muls", "mul"},
+    {"divs", "div"},
+    {"maximums", "maximum"},
+    {"minimums", "minimum"},
+    {"rems", "rem"},
+    {"fmods", "fmod"},
+    {"ands", "and_"},
+    {"ors", "or_"},
+    {"xors", "xor"},
+    {"shls", "shl"},
+    {"shrs", "shr"},
+    {"cmps", "cmp"},
+}};
+
+const ScalarForm* scalar_form(std::string_view spelling) {
+  for (const ScalarForm& f : kScalarForms) {
+    if (f.spelling == spelling) return &f;
+  }
+  return nullptr;
+}
 
 // Ops of the language (its tensor, tile, unified and system op modules, and the statement
 // helpers) that have no implementation here.
 constexpr std::string_view kUnsupported[] = {
     "addc",
-    "adds",
     "aic_gather",
     "aiv_shard",
     "alloc",
-    "and_",
-    "ands",
     "arange",
     "batch_matmul",
     "batch_matmul_acc",
     "ci",
-    "cmp",
-    "cmps",
     "col_argmax",
     "col_argmin",
     "col_expand_expdif",
@@ -56,18 +73,13 @@ constexpr std::string_view kUnsupported[] = {
     "col_min",
     "col_prod",
     "col_sum",
-    "cos",
     "create_l1",
     "dim",
-    "divs",
     "dump_tag",
     "expand_clone",
-    "expands",
     "extract",
     "fillpad_expand",
     "fillpad_inplace",
-    "fmod",
-    "fmods",
     "func_attr",
     "gather",
     "gather_compare",
@@ -81,34 +93,23 @@ constexpr std::string_view kUnsupported[] = {
     "get_block_num",
     "get_subblock_idx",
     "import_peer_buffer",
-    "log",
-    "lrelu",
     "matmul_bias",
     "matmul_mx",
     "matmul_mx_acc",
     "matmul_mx_bias",
     "max",
-    "maximums",
     "mgather",
     "min",
-    "minimums",
     "mrgsort",
     "mscatter",
-    "muls",
     "no_dep",
-    "not_",
-    "or_",
-    "ors",
     "paged_gather",
     "part_add",
     "part_max",
     "part_min",
     "part_mul",
-    "prelu",
     "random",
     "reinterpret_view",
-    "rem",
-    "rems",
     "reserve_buffer",
     "row_argmax",
     "row_argmin",
@@ -118,23 +119,14 @@ constexpr std::string_view kUnsupported[] = {
     "row_expand_min",
     "row_min",
     "row_prod",
-    "rsqrt",
     "scatter",
     "scatter_mask",
     "scatter_update",
-    "sel",
-    "sels",
     "set_validshape",
-    "shl",
-    "shls",
-    "shr",
-    "shrs",
-    "sin",
     "sort32",
     "static_assert",
     "static_print",
     "subc",
-    "subs",
     "subsc",
     "tfree_to_aic",
     "tfree_to_aiv",
@@ -148,8 +140,6 @@ constexpr std::string_view kUnsupported[] = {
     "view",
     "while_",
     "write",
-    "xor",
-    "xors",
 };
 
 bool is_unsupported(std::string_view name) {
@@ -213,6 +203,8 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   for (const Alias& a : kAliases) {
     if (a.ns == ns && a.spelling == op) name = a.op;
   }
+  const ScalarForm* scalar_operand = scalar_form(op);
+  if (scalar_operand) name = scalar_operand->op;
   const ir::OpDef* def = ir::OpRegistry::global().find(name);
   if (!def) {
     if (is_unsupported(op)) fail(span, spelling + " is not supported yet");
@@ -222,6 +214,16 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   const size_t uses_mark = var_uses_.size();
   std::vector<CallArg> call_args = parse_call_args(spelling);
   ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
+  if (scalar_operand) {
+    const auto* c = call->as<ir::Call>();
+    const TypePtr& type = c && c->args.size() > 1 ? c->args[1]->type() : nullptr;
+    if (!type || !type->as<ir::ScalarType>()) {
+      Span where = call_args.size() > 1 ? call_args[1].value.span : span;
+      fail(where, spelling + " takes a scalar as its second argument, got " +
+                      ir::type_to_string(type) + " (for two operands of one shape, write " +
+                      spelling_of(ns, scalar_operand->op) + ")");
+    }
+  }
   // The namespace says which kind the op works on: pl.tensor ops take tensors, pl.tile ops take
   // tiles (and the tensor a load reads or a store writes).
   if (!ns.empty()) {

@@ -166,6 +166,8 @@ Value op_concat(const OpDef& def, const Call& c, const Args& a);
 Value op_reshape(const OpDef& def, const Call& c, const Args& a);
 Value op_read(const OpDef& def, const Call& c, const Args& a);
 Value op_fillpad(const OpDef& def, const Call& c, const Args& a);
+Value op_compare(const OpDef& def, const Call& c, const Args& a);  // interpreter_compare_ops.cpp
+Value op_select(const OpDef& def, const Call& c, const Args& a);   // sel and sels
 
 // `t` with the valid region `valid` (empty: all of it).
 TilePtr with_valid(TilePtr t, std::vector<int64_t> valid);

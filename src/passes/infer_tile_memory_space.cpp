@@ -294,6 +294,8 @@ class SpaceInference : public IRMutator {
       case OpCategory::ColExpand:
       case OpCategory::Concat:
       case OpCategory::FillPad:
+      case OpCategory::Compare:
+      case OpCategory::Select:
         if (!detail::as_tile(c.type())) return std::nullopt;
         for (size_t i = 0; i < args.size(); ++i)
           if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);

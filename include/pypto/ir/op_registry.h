@@ -18,8 +18,9 @@ enum class OpCategory : uint8_t {
   CreateTensor,       // create_tensor (orchestration)
   Slice,              // slice of a tile (copy) or a tensor (view)
   Assemble,           // assemble(target, source, offsets)
-  ElementwiseBinary,  // add sub mul div maximum minimum (tile/tile, tile/scalar, tensor/...)
-  ElementwiseUnary,   // exp neg sqrt abs recip relu
+  ElementwiseBinary,  // add sub mul div maximum minimum rem fmod and_ or_ xor shl shr prelu
+                      // lrelu expands (tile/tile, tile/scalar, tensor/...)
+  ElementwiseUnary,   // exp neg sqrt abs recip relu log sin cos rsqrt not_
   Cast,               // cast(tile, target_type=)
   RowReduce,          // row_max row_sum -> [rows, 1]
   RowExpand,          // row_expand_{add,sub,mul,div}(tile, [rows, 1] tile)
@@ -29,6 +30,8 @@ enum class OpCategory : uint8_t {
   Reshape,            // reshape of a tile (copy) or a tensor (view)
   Read,               // read(tensor or tile, indices) -> scalar
   FillPad,            // fillpad(tile, pad_value=): defines what lies outside the valid region
+  Compare,            // cmp(lhs, rhs or scalar, cmp_type=) -> a predicate mask
+  Select,             // sel(mask, lhs, rhs, tmp), sels(mask, src, tmp, scalar)
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the
@@ -53,6 +56,8 @@ enum class EmitShape : uint8_t {
   Reshape,     // a tile copy (row-major order is kept)
   Read,        // an element read in generated code
   FillPad,     // PtoIsa::fill_pad
+  Compare,     // PtoIsa::compare
+  Select,      // PtoIsa::select
 };
 
 using OpTypeInferFn =
