@@ -176,10 +176,11 @@ typedef struct PtoIsa {
   // The predicate mask of pl.cmp (rows x mask_cols elements of mask_dtype, each holding a byte):
   // bit c % 8 of byte c / 8 of row r is a[r, c] <cmp> b[r, c] (PtoCmpType), the bytes past
   // (cols + 7) / 8 are 0. With b null the right operand is a scalar: `i` when `integer_scalar`
-  // (an integer tile compares in int64), else `f` (in double).
+  // (an integer tile compares in int64), else `f` (in double). Row r of a starts `a_stride`
+  // elements after row r - 1 (cols for a dense tile; see load_view), and likewise for b.
   void (*compare)(int32_t cmp, int32_t dtype, int32_t mask_dtype, void* mask, const void* a,
-                  const void* b, double f, int64_t i, int32_t integer_scalar, int64_t rows,
-                  int64_t cols, int64_t mask_cols);
+                  int64_t a_stride, const void* b, int64_t b_stride, double f, int64_t i,
+                  int32_t integer_scalar, int64_t rows, int64_t cols, int64_t mask_cols);
   // dst[r, c] = the mask's bit for (r, c) ? a[r, c] : b[r, c]; with b null the scalar (`i` or
   // `f` as for compare) converted to dtype.
   void (*select)(int32_t dtype, int32_t mask_dtype, void* dst, const void* mask, const void* a,

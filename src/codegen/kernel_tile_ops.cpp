@@ -282,19 +282,20 @@ void KernelEmitter::emit_compare(const OpSite& o) {
     cmp = std::get<int64_t>(*v);
   }
   const TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  // An operand loaded as a view (operand_views.h) is read where it lies.
   std::string rhs;
   bool scratch = overlaps(o.dst, x);
   if (o.arg(1)->type()->as<TileType>()) {
     const TileRef y = tile_arg(o.arg(1), o.op(), 1);
-    rhs = y.ptr + ", 0.0, 0, 0";
+    rhs = strided_operand(o.arg(1), y) + ", 0.0, 0, 0";
     scratch = scratch || overlaps(o.dst, y);
   } else {
-    rhs = "(const void*)0, " + scalar_operand(o, o.arg(1), x.type->dtype);
+    rhs = "(const void*)0, 0, " + scalar_operand(o, o.arg(1), x.type->dtype);
   }
   with_destination(o.dst, scratch, [&](const std::string& out) {
     w_.line("isa->compare(" + std::string(kCmpNames[cmp]) + ", " + dtype_enum(x.type->dtype) +
-            ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " + rhs + ", " +
-            std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ", " +
+            ", " + o.dtype() + ", " + out + ", " + strided_operand(o.arg(0), x) + ", " + rhs +
+            ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ", " +
             std::to_string(o.dst.cols()) + ");");
   });
 }

@@ -258,8 +258,8 @@ void isa_fill_pad(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t 
 // pl.cmp's predicate mask (pypto/support/element_ops.h): a row's bits gathered in `bits`, then
 // stored a byte per element of the mask's dtype.
 void isa_compare(int32_t cmp, int32_t dtype, int32_t mask_dtype, void* mask, const void* a,
-                 const void* b, double f, int64_t i, int32_t integer_scalar, int64_t rows,
-                 int64_t cols, int64_t mask_cols) {
+                 int64_t a_stride, const void* b, int64_t b_stride, double f, int64_t i,
+                 int32_t integer_scalar, int64_t rows, int64_t cols, int64_t mask_cols) {
   std::vector<uint8_t> bits(static_cast<size_t>(mask_cols));
   // An FP32 tile against a scalar that is a float compares alike in float.
   const auto fs = static_cast<float>(f);
@@ -270,7 +270,7 @@ void isa_compare(int32_t cmp, int32_t dtype, int32_t mask_dtype, void* mask, con
     using C = typename T::C;
     const auto* x = static_cast<const S*>(a);
     const auto* y = static_cast<const S*>(b);
-    for (int64_t r = 0; r < rows; ++r, x += cols, y = y ? y + cols : y) {
+    for (int64_t r = 0; r < rows; ++r, x += a_stride, y = y ? y + b_stride : y) {
       std::fill(bits.begin(), bits.end(), uint8_t{0});
       int64_t done = 0;
       if constexpr (std::is_same_v<T, support::F32>) {
@@ -287,11 +287,16 @@ void isa_compare(int32_t cmp, int32_t dtype, int32_t mask_dtype, void* mask, con
           bit = support::compare_values(cmp, static_cast<double>(v), f);
         bits[static_cast<size_t>(c / 8)] |= static_cast<uint8_t>(bit ? 1u << (c % 8) : 0u);
       }
-      with_dtype(mask_dtype, [&](auto m) {
-        auto* out = static_cast<typename decltype(m)::S*>(mask) + r * mask_cols;
-        for (int64_t k = 0; k < mask_cols; ++k)
-          out[k] = static_cast<typename decltype(m)::S>(bits[static_cast<size_t>(k)]);
-      });
+      if (mask_dtype == PTO_INT32) {  // the usual mask: a loop the compiler vectorizes
+        auto* out = static_cast<int32_t*>(mask) + r * mask_cols;
+        for (int64_t k = 0; k < mask_cols; ++k) out[k] = bits[static_cast<size_t>(k)];
+      } else {
+        with_dtype(mask_dtype, [&](auto m) {
+          auto* out = static_cast<typename decltype(m)::S*>(mask) + r * mask_cols;
+          for (int64_t k = 0; k < mask_cols; ++k)
+            out[k] = static_cast<typename decltype(m)::S>(bits[static_cast<size_t>(k)]);
+        });
+      }
     }
   });
 }

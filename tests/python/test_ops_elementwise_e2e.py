@@ -317,6 +317,46 @@ def test_cmp_and_sel(work, dtype, cmp_type, form):
     np.testing.assert_array_equal(loaded(result.outputs["o"], dtype), bits.astype(np.float32))
 
 
+WIDE_CMP = """
+import pypto.language as pl
+
+@pl.program
+class WideCompare:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 1024], pl.FP32], b: pl.Tensor[[8, 1024], pl.FP32],
+          o: pl.Out[pl.Tensor[[8, 1024], pl.FP32]]) -> pl.Tensor[[8, 1024], pl.FP32]:
+        for i in pl.range(2):
+            ta = pl.load(a, [i * 4, 0], [4, 1024])
+            tb = pl.load(b, [i * 4, 0], [4, 1024])
+            below = pl.cmp(ta, tb, cmp_type=2)
+            positive = pl.cmps(ta, 0.0, cmp_type=4)
+            low = pl.sel(below, pl.load(a, [i * 4, 0], [4, 1024]), pl.load(b, [i * 4, 0], [4, 1024]))
+            o = pl.store(pl.sels(positive, low, low, -1.0), [i * 4, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 1024], pl.FP32], b: pl.Tensor[[8, 1024], pl.FP32],
+             o: pl.Out[pl.Tensor[[8, 1024], pl.FP32]]) -> pl.Tensor[[8, 1024], pl.FP32]:
+        o = self.k(a, b, o)
+        return o
+"""
+
+
+def test_cmp_reads_long_rows_where_they_lie(work):
+    """Loads of 4 KiB rows that only pl.cmp reads are read in place (operand_views.h)."""
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-2, 2, (8, 1024)).astype(np.float32)
+    b = rng.uniform(-2, 2, (8, 1024)).astype(np.float32)
+    want = np.where(a > 0, np.minimum(a, b), np.float32(-1.0))
+    specs = [TensorSpec("a", [8, 1024], pl.FP32, init_value=a),
+             TensorSpec("b", [8, 1024], pl.FP32, init_value=b),
+             TensorSpec("o", [8, 1024], pl.FP32, is_output=True)]
+    result = run(pl.parse(WIDE_CMP), specs, None, RunConfig(work_dir=str(work / "out"),
+                                                            write_golden_data=False))
+    assert result.passed, result.error
+    np.testing.assert_array_equal(result.outputs["o"], want)
+
+
 def test_sels_takes_the_scalar_where_the_mask_is_clear(work):
     expr = "pl.tile.sels(pl.tile.cmps(ta, 0.0, cmp_type=4), ta, tb, -1.5)"
     a, b = inputs("prelu", "FP32")
