@@ -58,7 +58,6 @@ const ScalarForm* scalar_form(std::string_view spelling) {
 // Ops of the language (its tensor, tile, unified and system op modules, and the statement
 // helpers) that have no implementation here.
 constexpr std::string_view kUnsupported[] = {
-    "addc",
     "aic_gather",
     "aiv_shard",
     "alloc",
@@ -126,8 +125,6 @@ constexpr std::string_view kUnsupported[] = {
     "sort32",
     "static_assert",
     "static_print",
-    "subc",
-    "subsc",
     "tfree_to_aic",
     "tfree_to_aiv",
     "tpop_from_aic",
@@ -197,6 +194,8 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "full") return parse_full(spelling, ns != "tile", span);
   if (op == "const" && ns.empty()) return parse_const(span);
   if (op == "cast") return parse_cast(spelling, span);
+  if (op == "addc" || op == "subc" || op == "addsc" || op == "subsc")
+    return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")
     fail(span, "unknown op 'pl.create' (pl.tile.create or pl.tensor.create)");
   std::string_view name = op;
@@ -311,6 +310,58 @@ Value Parser::parse_full(const std::string& spelling, bool as_tensor, Span span)
     ExprPtr zeros = ir::make_op_call(as_tensor ? "create_tensor" : "create_tile", {shape},
                                      {{"dtype", ir::AttrValue(dtype)}}, span);
     return expr_value(ir::make_op_call("add", {zeros, fill}, {}, span), span);
+  } catch (const CompileError& e) {
+    throw CompileError(use_site(e.span(), uses_mark),
+                       std::string(e.what()) + " (in " + spelling + ")");
+  }
+}
+
+// pl.addc(lhs, rhs, rhs2) is lhs + rhs + rhs2 and pl.subc lhs - rhs - rhs2, of three tiles (or
+// tensors); pl.addsc and pl.subsc the same with a scalar rhs. Each is two registry adds or subs,
+// rounded after each.
+Value Parser::parse_three_operand(const std::string& spelling, std::string_view op, Span span) {
+  if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
+  const size_t uses_mark = var_uses_.size();
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  static const std::array<std::string_view, 3> kNames{"lhs", "rhs", "rhs2"};
+  std::array<const CallArg*, 3> bound{};
+  for (size_t i = 0; i < call_args.size(); ++i) {
+    const CallArg& a = call_args[i];
+    size_t index = i;
+    if (!a.keyword.empty()) {
+      auto it = std::find(kNames.begin(), kNames.end(), a.keyword);
+      if (it == kNames.end()) {
+        fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
+                                 spelling + " (expected one of: lhs, rhs, rhs2)");
+      }
+      index = static_cast<size_t>(it - kNames.begin());
+    }
+    if (index >= kNames.size()) {
+      fail(a.value.span, spelling + " takes 3 arguments (lhs, rhs, rhs2), got " +
+                             std::to_string(call_args.size()));
+    }
+    if (bound[index]) {
+      fail(a.value.span, spelling + " got argument '" + std::string(kNames[index]) + "' twice");
+    }
+    bound[index] = &a;
+  }
+  std::array<ExprPtr, 3> operands;
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (!bound[i]) fail(span, spelling + " is missing argument '" + std::string(kNames[i]) + "'");
+    operands[i] = expect_expr(bound[i]->value, [&] {
+      return "argument '" + std::string(kNames[i]) + "' of " + spelling;
+    });
+  }
+  const bool scalar_rhs = op == "addsc" || op == "subsc";
+  const TypePtr& rhs_type = operands[1]->type();
+  if (scalar_rhs != static_cast<bool>(rhs_type && rhs_type->as<ir::ScalarType>())) {
+    fail(bound[1]->value.span, spelling + " takes " + (scalar_rhs ? "a scalar" : "a tile") +
+                                   " as rhs, got " + ir::type_to_string(rhs_type));
+  }
+  const char* step = op.substr(0, 3) == "add" ? "add" : "sub";
+  try {
+    ExprPtr first = ir::make_op_call(step, {operands[0], operands[1]}, {}, span);
+    return expr_value(ir::make_op_call(step, {first, operands[2]}, {}, span), span);
   } catch (const CompileError& e) {
     throw CompileError(use_site(e.span(), uses_mark),
                        std::string(e.what()) + " (in " + spelling + ")");

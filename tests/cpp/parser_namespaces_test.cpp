@@ -53,6 +53,9 @@ TEST(ParserNamespaces, SpellingsBuildTheSameIrAsThePlainOps) {
               "        x = pl.add(a, a)\n        r = t\n");
   expect_same("        s = pl.tensor.read(tensor=v, indices=[3])\n        r = pl.mul(t, s)\n",
               "        s = pl.read(v, [3])\n        r = pl.mul(t, s)\n");
+  // The three-operand forms: two adds or subs.
+  expect_same("        r = pl.tile.addc(t, t, t)\n", "        r = pl.add(pl.add(t, t), t)\n");
+  expect_same("        r = pl.subsc(t, 2.0, rhs2=t)\n", "        r = pl.sub(pl.sub(t, 2.0), t)\n");
   // The scalar-operand forms, in every namespace.
   expect_same("        r = pl.adds(t, 2.0)\n", "        r = pl.add(t, 2.0)\n");
   expect_same("        r = pl.tile.maximums(t, 0.0)\n", "        r = pl.maximum(t, 0.0)\n");
@@ -119,6 +122,7 @@ TEST(ParserNamespaces, MissingOpsAndMisuseFailAtTheCall) {
       {"        r = pl.log(pl.cast(t, pl.INT32))\n", 9, 20,
        "pl.log takes float (FP32, FP16, BF16) elements, got INT32"},
       {"        r = pl.expands(t, t)\n", 9, 24, "expected Scalar, got Tile in argument 2"},
+      {"        r = pl.tile.addsc(t, t, t)\n", 9, 30, "pl.tile.addsc takes a scalar as rhs"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.body);

@@ -1,6 +1,6 @@
 """End to end on the simulated device: the elementwise ops beyond the arithmetic -- log, sin, cos,
-rsqrt, not_, the scalar-operand forms (adds ... shrs), rem, fmod, the bitwise ops, prelu, lrelu
-and expands -- one kernel per op and dtype it takes among FP32, FP16, BF16 and INT32, each
+rsqrt, not_, the scalar-operand forms (adds ... shrs), rem, fmod, the bitwise ops, prelu, lrelu,
+expands, addc/subc/addsc/subsc, cmp/cmps with sel/sels -- one kernel per op and dtype it takes among FP32, FP16, BF16 and INT32, each
 checked against the reference interpreter (by run()) and against a numpy golden (here), in
 PyPTO's pl.tile.* spelling; then the same ops on whole tensors in an InCore function
 (ConvertTensorToTileOps) in the pl.* and pl.tensor.* spellings."""
@@ -151,6 +151,14 @@ OPS = {
               WIDE, uniform(-1.0, 1.5), None),
     "lrelu": ("pl.tile.lrelu(ta, S)", lambda a, b, s: np.where(a > 0, a, a * s), FLOATS, WIDE,
               WIDE, (0.125, None)),
+    "addc": ("pl.tile.addc(ta, tb, ta)", lambda a, b, s: a + b + a, ("FP32",) + INTS, WIDE,
+             WIDE, None),
+    "subc": ("pl.tile.subc(ta, tb, ta)", lambda a, b, s: a - b - a, ("FP32",) + INTS, WIDE,
+             WIDE, None),
+    "addsc": ("pl.tile.addsc(ta, S, tb)", lambda a, b, s: a + s + b, ("FP32",) + INTS, WIDE,
+              WIDE, (0.5, 4)),
+    "subsc": ("pl.tile.subsc(ta, S, tb)", lambda a, b, s: a - s - b, ("FP32",) + INTS, WIDE,
+              WIDE, (0.5, 4)),
     "expands": ("pl.tile.expands(ta, S)", lambda a, b, s: np.full_like(a, s), FLOATS + INTS,
                 WIDE, WIDE, (2.75, -9)),
 }
