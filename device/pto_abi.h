@@ -186,6 +186,10 @@ typedef struct PtoIsa {
   void (*select)(int32_t dtype, int32_t mask_dtype, void* dst, const void* mask, const void* a,
                  const void* b, double f, int64_t i, int32_t integer_scalar, int64_t rows,
                  int64_t cols, int64_t mask_cols);
+  // dst[r, c] = op a[r, c] into a dense rows x cols dst, row r of a starting `a_stride`
+  // elements after row r - 1 (an operand read in place, see load_view).
+  void (*unary_rows)(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+                     int64_t rows, int64_t cols);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

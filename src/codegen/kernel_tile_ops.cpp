@@ -255,10 +255,17 @@ void KernelEmitter::emit_binary(const OpSite& o) {
 
 void KernelEmitter::emit_unary(const OpSite& o) {
   TileRef x = tile_arg(o.arg(0), o.op(), 0);
-  check_divisor(o, support::OpFamily::Unary, x.ptr, x.elements());
+  const bool read_in_place = is_view(o.arg(0));  // a float operand (operand_views.h)
+  if (!read_in_place) check_divisor(o, support::OpFamily::Unary, x.ptr, x.elements());
   with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
-    w_.line("isa->unary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
-            o.n() + ");");
+    if (read_in_place) {
+      w_.line("isa->unary_rows(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " +
+              strided_operand(o.arg(0), x) + ", " + std::to_string(o.dst.rows()) + ", " +
+              std::to_string(o.dst.cols()) + ");");
+    } else {
+      w_.line("isa->unary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+              o.n() + ");");
+    }
   });
 }
 

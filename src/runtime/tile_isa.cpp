@@ -161,6 +161,17 @@ void isa_unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n) {
   });
 }
 
+void isa_unary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+                    int64_t rows, int64_t cols) {
+  if (a_stride == cols) return isa_unary(op, dtype, dst, a, rows * cols);
+  with_dtype(dtype, [&](auto t) {
+    using S = typename decltype(t)::S;
+    for (int64_t r = 0; r < rows; ++r)
+      isa_unary(op, dtype, static_cast<S*>(dst) + r * cols, static_cast<const S*>(a) + r * a_stride,
+                cols);
+  });
+}
+
 void isa_cast(int32_t dst_dtype, int32_t src_dtype, void* dst, const void* src, int64_t n) {
   with_dtype(src_dtype, [&](auto from) {
     with_dtype(dst_dtype, [&](auto to) { cast<decltype(from), decltype(to)>(dst, src, n); });
@@ -353,6 +364,7 @@ const PtoIsa& tile_isa() {
       &isa_fill_pad,
       &isa_compare,
       &isa_select,
+      &isa_unary_rows,
   };
   return isa;
 }

@@ -10,6 +10,7 @@ import zlib
 import numpy as np
 import pytest
 
+import pypto.ir
 import pypto.language as pl
 from pypto.runtime import RunConfig, TensorSpec, run
 
@@ -359,10 +360,48 @@ def test_cmp_reads_long_rows_where_they_lie(work):
     specs = [TensorSpec("a", [8, 1024], pl.FP32, init_value=a),
              TensorSpec("b", [8, 1024], pl.FP32, init_value=b),
              TensorSpec("o", [8, 1024], pl.FP32, is_output=True)]
-    result = run(pl.parse(WIDE_CMP), specs, None, RunConfig(work_dir=str(work / "out"),
-                                                            write_golden_data=False))
+    program = pl.parse(WIDE_CMP)
+    assert "isa->compare(PTO_CMP_LT, PTO_FP32, PTO_INT32, below, ta_data, ta_stride" in \
+        pypto.ir.compile(program).translation_unit
+    result = run(program, specs, None, RunConfig(work_dir=str(work / "out"),
+                                                 write_golden_data=False))
     assert result.passed, result.error
     np.testing.assert_array_equal(result.outputs["o"], want)
+
+
+WIDE_UNARY = """
+import pypto.language as pl
+
+@pl.program
+class WideUnary:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 1024], pl.FP32],
+          o: pl.Out[pl.Tensor[[8, 1024], pl.FP32]]) -> pl.Tensor[[8, 1024], pl.FP32]:
+        for i in pl.range(2):
+            ta = pl.load(a, [i * 4, 0], [4, 1024])
+            o = pl.store(pl.add(pl.log(ta), pl.rsqrt(ta)), [i * 4, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 1024], pl.FP32],
+             o: pl.Out[pl.Tensor[[8, 1024], pl.FP32]]) -> pl.Tensor[[8, 1024], pl.FP32]:
+        o = self.k(a, o)
+        return o
+"""
+
+
+def test_unary_ops_read_long_rows_where_they_lie(work):
+    """A load of 4 KiB rows that only unary ops read is read in place (PtoIsa::unary_rows)."""
+    a = np.random.default_rng(6).uniform(0.1, 9.0, (8, 1024)).astype(np.float32)
+    program = pl.parse(WIDE_UNARY)
+    assert "isa->unary_rows(PTO_OP_LOG" in pypto.ir.compile(program).translation_unit
+    specs = [TensorSpec("a", [8, 1024], pl.FP32, init_value=a),
+             TensorSpec("o", [8, 1024], pl.FP32, is_output=True)]
+    result = run(program, specs, None, RunConfig(work_dir=str(work / "out"),
+                                                 write_golden_data=False))
+    assert result.passed, result.error
+    np.testing.assert_allclose(result.outputs["o"], np.log(a) + 1 / np.sqrt(a), rtol=1e-5,
+                               atol=1e-6)
 
 
 def test_sels_takes_the_scalar_where_the_mask_is_clear(work):
