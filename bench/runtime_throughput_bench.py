@@ -16,6 +16,11 @@ both back to back, the order alternating; see bench_rounds.py); figures are medi
 rounds and ratios of those medians. numpy is timed as `a + b` and, right after, into a ready
 output (bench_rounds.NumpyAnchor); the device's ratios are to the latter, which like the device's
 time has its output mapped before it starts.
+
+`--ops` times the elementwise ops beyond the arithmetic the same way (log, rsqrt, sin, the
+scalar form adds and a comparison cmps, in the favourable tile, in process): numpy's
+`np.log(a, out=c)` and so on against the device, with the target that the device takes at most
+1.5x numpy's time.
 """
 
 import argparse
@@ -93,15 +98,104 @@ def golden(tensors, params=None):
     np.add(tensors["a"], tensors["b"], out=tensors["c"])
 
 
-CONFIGS = [("in-process, 1 core ", False, 1),
-           ("in-process, 2 cores", False, 2),
-           ("isolated,   2 cores", True, 2)]
+def make_op_program(expr, TR, TC, out_dtype="FP32", out_cols=N):
+    """One op of `x` (a TR x TC tile of the input) per tile: `expr` is the call, e.g.
+    "pl.log(x)", its result a [TR, out_cols * TC // N] tile of `out_dtype`; the program text is
+    built here because the op varies."""
+    OC = out_cols * TC // N
+    text = f"""
+import pypto.language as pl
+
+@pl.program
+class BigOp:
+    @pl.function(type=pl.FunctionType.InCore)
+    def op_rows(self, a: pl.Tensor[[{ROWS}, {N}], pl.FP32],
+                c: pl.Out[pl.Tensor[[{ROWS}, {out_cols}], pl.{out_dtype}]]
+                ) -> pl.Tensor[[{ROWS}, {out_cols}], pl.{out_dtype}]:
+        for i in pl.range({ROWS // TR}):
+            for j in pl.range({N // TC}):
+                x = pl.load(a, [i * {TR}, j * {TC}], [{TR}, {TC}])
+                c = pl.store({expr}, [i * {TR}, j * {OC}], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[{N}, {N}], pl.FP32],
+             c: pl.Out[pl.Tensor[[{N}, {out_cols}], pl.{out_dtype}]]
+             ) -> pl.Tensor[[{N}, {out_cols}], pl.{out_dtype}]:
+        for r in pl.range({N // ROWS}):
+            self.op_rows(pl.slice(a, [{ROWS}, {N}], [r * {ROWS}, 0]),
+                         pl.slice(c, [{ROWS}, {out_cols}], [r * {ROWS}, 0]))
+        return c
+"""
+    return pl.parse(text)
+
+
+def packed_less_than_zero(a):
+    """pl.cmps(x, 0.0, cmp_type=2)'s predicate mask of a row-major block of whole rows."""
+    return np.packbits(a < 0, axis=1, bitorder="little").astype(np.int32)
+
+
+# op: (the call on tile x, numpy into a ready output `out`, the input's range, the result's
+# dtype, its columns, numpy's ready output's dtype, the golden)
+OPS = {
+    "log": ("pl.log(x)", lambda a, out: np.log(a, out=out), (0.01, 100.0)),
+    "rsqrt": ("pl.rsqrt(x)", lambda a, out: np.divide(1.0, np.sqrt(a, out=out), out=out),
+              (0.01, 100.0)),
+    "sin": ("pl.sin(x)", lambda a, out: np.sin(a, out=out), (-10.0, 10.0)),
+    "adds": ("pl.adds(x, 1.5)", lambda a, out: np.add(a, np.float32(1.5), out=out), (-1.0, 1.0)),
+    # The device's mask packs 8 results a byte (INT32 elements); numpy writes a bool per result.
+    "cmps": ("pl.cmps(x, 0.0, cmp_type=2)", lambda a, out: np.less(a, 0.0, out=out), (-1.0, 1.0),
+             "INT32", N // 8, np.bool_, packed_less_than_zero),
+}
+
+
+def elementwise_ops(work, rounds):
+    """Each op of OPS on 4096x4096 FP32 against numpy, in process on 1 and 2 cores."""
+    print("elementwise ops, 4096x4096 FP32, tile "
+          f"{FAVOURABLE_TILE[0]}x{FAVOURABLE_TILE[1]}, in process (target: device <= 1.5x numpy)")
+    for name, spec in OPS.items():
+        expr, numpy_op, (lo, hi) = spec[:3]
+        out_dtype, out_cols, ready_dtype, make_golden = (spec[3:] if len(spec) > 3 else
+                                                         ("FP32", N, np.float32, None))
+        a = np.random.default_rng(2).uniform(lo, hi, (N, N)).astype(np.float32)
+        ready = np.empty((N, N), dtype=ready_dtype)
+        program = make_op_program(expr, *FAVOURABLE_TILE, out_dtype=out_dtype, out_cols=out_cols)
+        specs = [TensorSpec("a", [N, N], pl.FP32, init_value=a),
+                 TensorSpec("c", [N, out_cols], getattr(pl, out_dtype), is_output=True)]
+
+        def op_golden(tensors, params=None, numpy_op=numpy_op, make_golden=make_golden):
+            if make_golden:
+                tensors["c"][:] = make_golden(tensors["a"])
+            else:
+                numpy_op(tensors["a"], tensors["c"])
+
+        for label, workers in (("1 core ", 1), ("2 cores", 2)):
+            config = RunConfig(work_dir=work, isolate=False, workers=workers, rtol=1e-5,
+                               atol=1e-5)
+
+            def subject():
+                r = run(program, specs, op_golden, config)
+                assert r.passed, r.error
+                return r.execution_time
+
+            anchor = NumpyAnchor(lambda: numpy_op(a, np.empty_like(ready)),
+                                 lambda: numpy_op(a, ready), ready)
+            _, device_times = interleaved(anchor, subject, rounds)
+            ready_s, device_s, ratio = medians(anchor.ready_times, device_times)
+            verdict = "ok" if ratio <= 1.5 else "SLOWER than the target"
+            print(f"  {name:6s} {label}  numpy {ready_s * 1e3:7.2f} ms   device "
+                  f"{device_s * 1e3:7.2f} ms   device/numpy {ratio:5.2f}x  {verdict}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians)")
+    parser.add_argument("--ops", action="store_true",
+                        help="only the elementwise ops (log, rsqrt, sin, adds, cmps) against numpy")
     args = parser.parse_args()
+    if args.ops:
+        elementwise_ops(tempfile.mkdtemp(), args.rounds)
+        return
     rng = np.random.default_rng(0)
     a = rng.standard_normal((N, N), dtype=np.float32)
     b = rng.standard_normal((N, N), dtype=np.float32)

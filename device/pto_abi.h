@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 10
+#define PTO_ABI_VERSION 11
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType.
@@ -56,10 +56,21 @@ typedef struct PtoParamSpec {
 } PtoParamSpec;
 
 // Operation codes of the tile instructions.
-enum PtoBinaryOp { PTO_OP_ADD = 0, PTO_OP_SUB = 1, PTO_OP_MUL = 2, PTO_OP_DIV = 3, PTO_OP_MAX = 4, PTO_OP_MIN = 5 };
-enum PtoUnaryOp { PTO_OP_EXP = 0, PTO_OP_NEG = 1, PTO_OP_SQRT = 2, PTO_OP_ABS = 3, PTO_OP_RECIP = 4, PTO_OP_RELU = 5 };
+enum PtoBinaryOp {
+  PTO_OP_ADD = 0, PTO_OP_SUB = 1, PTO_OP_MUL = 2, PTO_OP_DIV = 3, PTO_OP_MAX = 4, PTO_OP_MIN = 5,
+  // Remainders (REM: sign of the divisor, like Python's %; FMOD: sign of the dividend), bitwise
+  // ops of integers, prelu (a > 0 ? a : a * b) and the fill of expands (b).
+  PTO_OP_REM = 6, PTO_OP_FMOD = 7, PTO_OP_AND = 8, PTO_OP_OR = 9, PTO_OP_XOR = 10, PTO_OP_SHL = 11,
+  PTO_OP_SHR = 12, PTO_OP_PRELU = 13, PTO_OP_FILL = 14
+};
+enum PtoUnaryOp {
+  PTO_OP_EXP = 0, PTO_OP_NEG = 1, PTO_OP_SQRT = 2, PTO_OP_ABS = 3, PTO_OP_RECIP = 4, PTO_OP_RELU = 5,
+  PTO_OP_LOG = 6, PTO_OP_SIN = 7, PTO_OP_COS = 8, PTO_OP_RSQRT = 9, PTO_OP_NOT = 10
+};
 // The folds of row_reduce and col_reduce (max and min: also of arg_reduce).
 enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1, PTO_ROW_MIN = 2, PTO_ROW_PROD = 3 };
+// The comparisons of compare (pl.cmp's cmp_type codes).
+enum PtoCmpType { PTO_CMP_EQ = 0, PTO_CMP_NE = 1, PTO_CMP_LT = 2, PTO_CMP_LE = 3, PTO_CMP_GT = 4, PTO_CMP_GE = 5 };
 // What fill_pad writes outside the valid region; the values equal pypto::ir::PadValue.
 enum PtoPadValue { PTO_PAD_ZERO = 0, PTO_PAD_MIN = 1, PTO_PAD_MAX = 2 };
 
@@ -179,6 +190,23 @@ typedef struct PtoIsa {
                         int64_t elem_size);
   // dst[cols, rows] = the transpose of src[rows, cols] (elem_size-byte elements).
   void (*transpose)(void* dst, const void* src, int64_t rows, int64_t cols, int64_t elem_size);
+  // The predicate mask of pl.cmp (rows x mask_cols elements of mask_dtype, each holding a byte):
+  // bit c % 8 of byte c / 8 of row r is a[r, c] <cmp> b[r, c] (PtoCmpType), the bytes past
+  // (cols + 7) / 8 are 0. With b null the right operand is a scalar: `i` when `integer_scalar`
+  // (an integer tile compares in int64), else `f` (in double). Row r of a starts `a_stride`
+  // elements after row r - 1 (cols for a dense tile; see load_view), and likewise for b.
+  void (*compare)(int32_t cmp, int32_t dtype, int32_t mask_dtype, void* mask, const void* a,
+                  int64_t a_stride, const void* b, int64_t b_stride, double f, int64_t i,
+                  int32_t integer_scalar, int64_t rows, int64_t cols, int64_t mask_cols);
+  // dst[r, c] = the mask's bit for (r, c) ? a[r, c] : b[r, c]; with b null the scalar (`i` or
+  // `f` as for compare) converted to dtype.
+  void (*select)(int32_t dtype, int32_t mask_dtype, void* dst, const void* mask, const void* a,
+                 const void* b, double f, int64_t i, int32_t integer_scalar, int64_t rows,
+                 int64_t cols, int64_t mask_cols);
+  // dst[r, c] = op a[r, c] into a dense rows x cols dst, row r of a starting `a_stride`
+  // elements after row r - 1 (an operand read in place, see load_view).
+  void (*unary_rows)(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+                     int64_t rows, int64_t cols);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

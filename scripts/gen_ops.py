@@ -52,10 +52,13 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
               "for a tensor."),
     "Assemble": ({"target": VALUE, "source": "Tile", "offsets": SHAPE}, VALUE,
                  "Returns `target` with `source` written at `offsets`."),
-    "ElementwiseBinary": ({"lhs": VALUE, "rhs": f"Union[{VALUE}, int, float]"}, VALUE,
+    "ElementwiseBinary": ({"lhs": VALUE, "rhs": f"Union[{VALUE}, int, float]", "tile": VALUE,
+                           "slope": f"Union[{VALUE}, int, float]", "target": VALUE,
+                           "scalar": "Union[int, float]", "tmp": "Tile"}, VALUE,
                           "Elementwise {name} of `lhs` and `rhs` (a tile or tensor of the same "
                           "shape and dtype, or a scalar)."),
-    "ElementwiseUnary": ({"input": VALUE}, VALUE, "Elementwise {name} of `input`."),
+    "ElementwiseUnary": ({"input": VALUE, "tmp": "Tile", "high_precision": "bool"}, VALUE,
+                         "Elementwise {name} of `input`."),
     "Cast": ({"tile": "Tile", "target_type": "DType"}, "Tile",
              "Converts every element of `tile` to `target_type` (saturating for integers)."),
     "RowReduce": ({"tile": "Tile", "tmp_tile": "Tile"}, "Tile",
@@ -75,6 +78,13 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "FillPad": ({"tile": "Tile", "pad_value": "PadValue"}, "Tile",
                 "`tile` with everything outside its valid region set to `pad_value` (zero, the "
                 "dtype's min or max); the result is valid everywhere."),
+    "Compare": ({"lhs": "Tile", "rhs": "Union[Tile, int, float]", "cmp_type": "int"}, "Tile",
+                "The predicate mask of {name}: one bit per element of `lhs` <cmp_type> `rhs` "
+                "(0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=), 8 to a byte."),
+    "Select": ({"mask": "Tile", "lhs": "Tile", "rhs": "Tile", "src": "Tile", "tmp": "Tile",
+                "scalar": "Union[int, float]"}, "Tile",
+               "{name}: the first value where the mask of pl.cmp has its bit set, else the "
+               "second (a tile, or the scalar)."),
     "Matmul": ({"acc": "Tile", "left": "Tile", "right": "Tile", "init_cond": "Any",
                 "out_dtype": "DType", "a_trans": "bool", "b_trans": "bool",
                 "c_matrix_nz": "bool", "acc_phase": "str"}, "Tile",

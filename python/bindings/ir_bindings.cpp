@@ -198,6 +198,10 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "ArgReduce";
     case ir::OpCategory::Transpose:
       return "Transpose";
+    case ir::OpCategory::Compare:
+      return "Compare";
+    case ir::OpCategory::Select:
+      return "Select";
   }
   return "Other";
 }

@@ -362,6 +362,10 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
       return emit_expand_expdif(site);
     case ir::EmitShape::Transpose:
       return emit_transpose(site);
+    case ir::EmitShape::Compare:
+      return emit_compare(site);
+    case ir::EmitShape::Select:
+      return emit_select(site);
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
     case ir::EmitShape::None:

@@ -171,6 +171,11 @@ class KernelEmitter : public StructuredEmitter {
   void emit_concat(const OpSite& o);
   void emit_reshape(const OpSite& o);
   void emit_fillpad(const OpSite& o);
+  // pl.cmp's predicate mask and pl.sel / pl.sels (kernel_tile_ops.cpp).
+  void emit_compare(const OpSite& o);
+  void emit_select(const OpSite& o);
+  // A scalar operand of compare and select: "f, i, integer_scalar" arguments of the instruction.
+  std::string scalar_operand(const OpSite& o, const ExprPtr& scalar, ir::DataType tile_dtype);
   void emit_read(const ir::Var& var, const ir::ScalarType& st, const ir::Call& call, Span span);
 
   // ----- reductions along columns, index reductions, broadcasts, transposes

@@ -255,10 +255,75 @@ void KernelEmitter::emit_binary(const OpSite& o) {
 
 void KernelEmitter::emit_unary(const OpSite& o) {
   TileRef x = tile_arg(o.arg(0), o.op(), 0);
-  check_divisor(o, support::OpFamily::Unary, x.ptr, x.elements());
+  const bool read_in_place = is_view(o.arg(0));  // a float operand (operand_views.h)
+  if (!read_in_place) check_divisor(o, support::OpFamily::Unary, x.ptr, x.elements());
   with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
-    w_.line("isa->unary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
-            o.n() + ");");
+    if (read_in_place) {
+      w_.line("isa->unary_rows(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " +
+              strided_operand(o.arg(0), x) + ", " + std::to_string(o.dst.rows()) + ", " +
+              std::to_string(o.dst.cols()) + ");");
+    } else {
+      w_.line("isa->unary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+              o.n() + ");");
+    }
+  });
+}
+
+// Like a binary op's scalar: an integer tile with an integer scalar in int64, else in double.
+std::string KernelEmitter::scalar_operand(const OpSite& o, const ExprPtr& scalar,
+                                          ir::DataType tile_dtype) {
+  auto sdt = scalar_dtype(scalar);
+  if (!sdt) codegen_error(scalar->span(), "pl." + o.op() + " expects a scalar");
+  const std::string value = emit_scalar_expr(scalar, names_);
+  if (!ir::is_float(tile_dtype) && !ir::is_float(*sdt)) {
+    return "0.0, (int64_t)(" + value + "), 1";
+  }
+  return "(double)(" + value + "), 0, 0";
+}
+
+void KernelEmitter::emit_compare(const OpSite& o) {
+  static const char* const kCmpNames[] = {"PTO_CMP_EQ", "PTO_CMP_NE", "PTO_CMP_LT",
+                                          "PTO_CMP_LE", "PTO_CMP_GT", "PTO_CMP_GE"};
+  int64_t cmp = 0;
+  if (const ir::AttrValue* v = ir::find_attr(o.call.attrs, "cmp_type")) {
+    cmp = std::get<int64_t>(*v);
+  }
+  const TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  // An operand loaded as a view (operand_views.h) is read where it lies.
+  std::string rhs;
+  bool scratch = overlaps(o.dst, x);
+  if (o.arg(1)->type()->as<TileType>()) {
+    const TileRef y = tile_arg(o.arg(1), o.op(), 1);
+    rhs = strided_operand(o.arg(1), y) + ", 0.0, 0, 0";
+    scratch = scratch || overlaps(o.dst, y);
+  } else {
+    rhs = "(const void*)0, 0, " + scalar_operand(o, o.arg(1), x.type->dtype);
+  }
+  with_destination(o.dst, scratch, [&](const std::string& out) {
+    w_.line("isa->compare(" + std::string(kCmpNames[cmp]) + ", " + dtype_enum(x.type->dtype) +
+            ", " + o.dtype() + ", " + out + ", " + strided_operand(o.arg(0), x) + ", " + rhs +
+            ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ", " +
+            std::to_string(o.dst.cols()) + ");");
+  });
+}
+
+// sel(mask, lhs, rhs, tmp) or sels(mask, src, tmp, scalar).
+void KernelEmitter::emit_select(const OpSite& o) {
+  const TileRef mask = tile_arg(o.arg(0), o.op(), 0);
+  const TileRef x = tile_arg(o.arg(1), o.op(), 1);
+  bool scratch = overlaps(o.dst, mask) || partial_overlap(o.dst, x);
+  std::string rhs;
+  if (o.def.name == "sels") {
+    rhs = "(const void*)0, " + scalar_operand(o, o.arg(3), x.type->dtype);
+  } else {
+    const TileRef y = tile_arg(o.arg(2), o.op(), 2);
+    rhs = y.ptr + ", 0.0, 0, 0";
+    scratch = scratch || partial_overlap(o.dst, y);
+  }
+  with_destination(o.dst, scratch, [&](const std::string& out) {
+    w_.line("isa->select(" + o.dtype() + ", " + dtype_enum(mask.type->dtype) + ", " + out + ", " +
+            mask.ptr + ", " + x.ptr + ", " + rhs + ", " + std::to_string(x.rows()) + ", " +
+            std::to_string(x.cols()) + ", " + std::to_string(mask.cols()) + ");");
   });
 }
 

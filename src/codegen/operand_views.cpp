@@ -37,6 +37,14 @@ bool tile_by_tile_binary(const ir::Call& call) {
          call.args[0]->type()->as<ir::TileType>() && call.args[1]->type()->as<ir::TileType>();
 }
 
+// The ops that can read a Vec load in place: tile-by-tile binary ops, unary ops and pl.cmp
+// (against a tile or a scalar), whose instructions take their operands' row strides.
+bool reads_operands_in_place(const ir::Call& call) {
+  const ir::EmitShape shape = ir::emit_shape(call);
+  return tile_by_tile_binary(call) || shape == ir::EmitShape::Compare ||
+         (shape == ir::EmitShape::Unary && call.args.size() == 1);
+}
+
 // How often each variable is read in the function (definitions do not count).
 class UseCount : public ir::IRVisitor {
  public:
@@ -147,7 +155,7 @@ class Finder : public ir::IRVisitor {
       for (const auto& arg : call->args)
         if (arg->as<ir::Var>() == &loaded) ++n;
       if (n == 0) continue;
-      if (!tile_by_tile_binary(*call)) return;
+      if (!reads_operands_in_place(*call)) return;
       found += n;
     }
     if (found == loaded_uses && found > 0) out_.loads.insert(&loaded);

@@ -21,8 +21,9 @@
 //     later in the same list;
 //   - for an elementwise operand, x is a float tile of at most two dimensions (integer division
 //     checks its divisor tile, which a view leaves unloaded) with rows of at least 2 KiB (see
-//     operand_views.cpp), and every use of x is as an operand of a tile-by-tile binary op
-//     statement that follows it before any nested block;
+//     operand_views.cpp), and every use of x is as an operand of a tile-by-tile binary op, a
+//     unary op or a pl.cmp (PtoIsa::unary_rows and compare take row strides too) statement that
+//     follows it before any nested block;
 //   - no statement from the load to the last of those uses contains a pl.store (to any tensor:
 //     another tensor parameter may be a view of the same buffer).
 // Anything else (a tile also used otherwise, a use in a nested loop or branch, a yield) keeps the

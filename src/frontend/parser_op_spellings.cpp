@@ -19,47 +19,58 @@ struct Alias {
   std::string_view op;
 };
 
-constexpr std::array<Alias, 10> kAliases{{
+constexpr std::array<Alias, 2> kAliases{{
     {"tile", "create", "create_tile"},
     {"tensor", "create", "create_tensor"},
-    // The scalar-operand forms: our elementwise ops take a scalar right operand directly.
-    {"tile", "adds", "add"},
-    {"tile", "subs", "sub"},
-    {"tile", "muls", "mul"},
-    {"tile", "divs", "div"},
-    {"tensor", "adds", "add"},
-    {"tensor", "subs", "sub"},
-    {"tensor", "muls", "mul"},
-    {"tensor", "divs", "div"},
 }};
+
+// The scalar-operand forms, in every namespace: the registry's elementwise ops take a scalar
+// second operand directly, so pl.adds(t, 2.0) is pl.add(t, 2.0) with a check that the operand
+// is a scalar.
+struct ScalarForm {
+  std::string_view spelling;
+  std::string_view op;
+};
+constexpr std::array<ScalarForm, 14> kScalarForms{{
+    {"adds", "add"},
+    {"subs", "sub"},
+    {"muls", "mul"},
+    {"divs", "div"},
+    {"maximums", "maximum"},
+    {"minimums", "minimum"},
+    {"rems", "rem"},
+    {"fmods", "fmod"},
+    {"ands", "and_"},
+    {"ors", "or_"},
+    {"xors", "xor"},
+    {"shls", "shl"},
+    {"shrs", "shr"},
+    {"cmps", "cmp"},
+}};
+
+const ScalarForm* scalar_form(std::string_view spelling) {
+  for (const ScalarForm& f : kScalarForms) {
+    if (f.spelling == spelling) return &f;
+  }
+  return nullptr;
+}
 
 // Ops of the language (its tensor, tile, unified and system op modules, and the statement
 // helpers) that have no implementation here.
 constexpr std::string_view kUnsupported[] = {
-    "addc",
-    "adds",
     "aic_gather",
     "aiv_shard",
     "alloc",
-    "and_",
-    "ands",
     "arange",
     "batch_matmul",
     "batch_matmul_acc",
     "ci",
-    "cmp",
-    "cmps",
-    "cos",
     "create_l1",
-    "divs",
     "dump_tag",
     "expand_clone",
-    "expands",
     "extract",
     "fillpad_expand",
     "fillpad_inplace",
-    "fmod",
-    "fmods",
     "func_attr",
     "gather",
     "gather_compare",
@@ -71,52 +82,30 @@ constexpr std::string_view kUnsupported[] = {
     "get_block_num",
     "get_subblock_idx",
     "import_peer_buffer",
-    "log",
-    "lrelu",
     "matmul_bias",
     "matmul_mx",
     "matmul_mx_acc",
     "matmul_mx_bias",
     "max",
-    "maximums",
     "mgather",
     "min",
-    "minimums",
     "mrgsort",
     "mscatter",
-    "muls",
     "no_dep",
-    "not_",
-    "or_",
-    "ors",
     "paged_gather",
     "part_add",
     "part_max",
     "part_min",
     "part_mul",
-    "prelu",
     "random",
-    "rem",
-    "rems",
     "reserve_buffer",
-    "rsqrt",
     "scatter",
     "scatter_mask",
     "scatter_update",
-    "sel",
-    "sels",
     "set_validshape",
-    "shl",
-    "shls",
-    "shr",
-    "shrs",
-    "sin",
     "sort32",
     "static_assert",
     "static_print",
-    "subc",
-    "subs",
-    "subsc",
     "tfree_to_aic",
     "tfree_to_aiv",
     "tpop_from_aic",
@@ -128,8 +117,6 @@ constexpr std::string_view kUnsupported[] = {
     "view",
     "while_",
     "write",
-    "xor",
-    "xors",
 };
 
 bool is_unsupported(std::string_view name) {
@@ -188,12 +175,16 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "const" && ns.empty()) return parse_const(span);
   if (op == "dim" && ns != "tile") return parse_dim(spelling, span);
   if (op == "cast") return parse_cast(spelling, span);
+  if (op == "addc" || op == "subc" || op == "addsc" || op == "subsc")
+    return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")
     fail(span, "unknown op 'pl.create' (pl.tile.create or pl.tensor.create)");
   std::string_view name = op;
   for (const Alias& a : kAliases) {
     if (a.ns == ns && a.spelling == op) name = a.op;
   }
+  const ScalarForm* scalar_operand = scalar_form(op);
+  if (scalar_operand) name = scalar_operand->op;
   const ir::OpDef* def = ir::OpRegistry::global().find(name);
   if (!def) {
     if (is_unsupported(op)) fail(span, spelling + " is not supported yet");
@@ -206,6 +197,16 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
                                       "acc_phase") != def->attr_names.end();
   std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
   ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
+  if (scalar_operand) {
+    const auto* c = call->as<ir::Call>();
+    const TypePtr& type = c && c->args.size() > 1 ? c->args[1]->type() : nullptr;
+    if (!type || !type->as<ir::ScalarType>()) {
+      Span where = call_args.size() > 1 ? call_args[1].value.span : span;
+      fail(where, spelling + " takes a scalar as its second argument, got " +
+                      ir::type_to_string(type) + " (for two operands of one shape, write " +
+                      spelling_of(ns, scalar_operand->op) + ")");
+    }
+  }
   // The namespace says which kind the op works on: pl.tensor ops take tensors, pl.tile ops take
   // tiles (and the tensor a load reads or a store writes).
   if (!ns.empty()) {
@@ -293,6 +294,58 @@ Value Parser::parse_full(const std::string& spelling, bool as_tensor, Span span)
     ExprPtr zeros = ir::make_op_call(as_tensor ? "create_tensor" : "create_tile", {shape},
                                      {{"dtype", ir::AttrValue(dtype)}}, span);
     return expr_value(ir::make_op_call("add", {zeros, fill}, {}, span), span);
+  } catch (const CompileError& e) {
+    throw CompileError(use_site(e.span(), uses_mark),
+                       std::string(e.what()) + " (in " + spelling + ")");
+  }
+}
+
+// pl.addc(lhs, rhs, rhs2) is lhs + rhs + rhs2 and pl.subc lhs - rhs - rhs2, of three tiles (or
+// tensors); pl.addsc and pl.subsc the same with a scalar rhs. Each is two registry adds or subs,
+// rounded after each.
+Value Parser::parse_three_operand(const std::string& spelling, std::string_view op, Span span) {
+  if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
+  const size_t uses_mark = var_uses_.size();
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  static const std::array<std::string_view, 3> kNames{"lhs", "rhs", "rhs2"};
+  std::array<const CallArg*, 3> bound{};
+  for (size_t i = 0; i < call_args.size(); ++i) {
+    const CallArg& a = call_args[i];
+    size_t index = i;
+    if (!a.keyword.empty()) {
+      auto it = std::find(kNames.begin(), kNames.end(), a.keyword);
+      if (it == kNames.end()) {
+        fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
+                                 spelling + " (expected one of: lhs, rhs, rhs2)");
+      }
+      index = static_cast<size_t>(it - kNames.begin());
+    }
+    if (index >= kNames.size()) {
+      fail(a.value.span, spelling + " takes 3 arguments (lhs, rhs, rhs2), got " +
+                             std::to_string(call_args.size()));
+    }
+    if (bound[index]) {
+      fail(a.value.span, spelling + " got argument '" + std::string(kNames[index]) + "' twice");
+    }
+    bound[index] = &a;
+  }
+  std::array<ExprPtr, 3> operands;
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (!bound[i]) fail(span, spelling + " is missing argument '" + std::string(kNames[i]) + "'");
+    operands[i] = expect_expr(bound[i]->value, [&] {
+      return "argument '" + std::string(kNames[i]) + "' of " + spelling;
+    });
+  }
+  const bool scalar_rhs = op == "addsc" || op == "subsc";
+  const TypePtr& rhs_type = operands[1]->type();
+  if (scalar_rhs != static_cast<bool>(rhs_type && rhs_type->as<ir::ScalarType>())) {
+    fail(bound[1]->value.span, spelling + " takes " + (scalar_rhs ? "a scalar" : "a tile") +
+                                   " as rhs, got " + ir::type_to_string(rhs_type));
+  }
+  const char* step = op.substr(0, 3) == "add" ? "add" : "sub";
+  try {
+    ExprPtr first = ir::make_op_call(step, {operands[0], operands[1]}, {}, span);
+    return expr_value(ir::make_op_call(step, {first, operands[2]}, {}, span), span);
   } catch (const CompileError& e) {
     throw CompileError(use_site(e.span(), uses_mark),
                        std::string(e.what()) + " (in " + spelling + ")");

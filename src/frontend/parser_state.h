@@ -661,6 +661,8 @@ class Parser {
 
   // The forms that are not one registry op: pl.full, pl.const, pl.cast of a Scalar.
   Value parse_full(const std::string& spelling, bool as_tensor, Span span);
+  // addc, subc, addsc, subsc: two adds or subs (parser_op_spellings.cpp).
+  Value parse_three_operand(const std::string& spelling, std::string_view op, Span span);
   Value parse_const(Span span);
   Value parse_dim(const std::string& spelling, Span span);
   Value parse_cast(const std::string& spelling, Span span);

@@ -174,6 +174,8 @@ Value op_row_broadcast(const OpDef& def, const Call& c, const Args& a);
 Value op_expand_expdif(const OpDef& def, const Call& c, const Args& a);  // row or column form
 Value op_transpose(const OpDef& def, const Call& c, const Args& a);
 Value op_reinterpret_view(const OpDef& def, const Call& c, const Args& a);
+Value op_compare(const OpDef& def, const Call& c, const Args& a);  // interpreter_compare_ops.cpp
+Value op_select(const OpDef& def, const Call& c, const Args& a);   // sel and sels
 
 // `t` with the valid region `valid` (empty: all of it).
 TilePtr with_valid(TilePtr t, std::vector<int64_t> valid);

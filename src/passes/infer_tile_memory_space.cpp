@@ -297,6 +297,8 @@ class SpaceInference : public IRMutator {
       case OpCategory::ColReduce:
       case OpCategory::ArgReduce:
       case OpCategory::Transpose:
+      case OpCategory::Compare:
+      case OpCategory::Select:
         if (!detail::as_tile(c.type())) return std::nullopt;
         for (size_t i = 0; i < args.size(); ++i)
           if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);

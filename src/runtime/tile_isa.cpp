@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "tensor_transfer.h"
 #include "tile_elements.h"
@@ -131,7 +132,8 @@ void isa_binary_scalar_f64(int32_t op, int32_t dtype, void* dst, const void* a, 
                            int32_t scalar_first, int64_t n) {
   // An FP32 op with a double scalar rounds the double result to float. When the scalar is a
   // float, that equals the float op: +, -, *, / of two floats rounded to double and then to
-  // float is correctly rounded (53 >= 2 * 24 + 2), and max/min only compare.
+  // float is correctly rounded (53 >= 2 * 24 + 2), max/min only compare, prelu compares and
+  // multiplies once, and fill is the scalar.
   const auto f = static_cast<float>(s);
   if (dtype == PTO_FP32 && (static_cast<double>(f) == s || s != s) &&
       simd::binary_scalar_f32(op, dst, a, f, scalar_first != 0, n))
@@ -141,10 +143,12 @@ void isa_binary_scalar_f64(int32_t op, int32_t dtype, void* dst, const void* a, 
 
 void isa_binary_scalar_i64(int32_t op, int32_t dtype, void* dst, const void* a, int64_t s,
                            int32_t scalar_first, int64_t n) {
-  // INT32 with an int64 scalar: the result wraps to 32 bits, so +, -, * depend only on the low
-  // 32 bits of the scalar; max/min only when the scalar is an int32.
+  // INT32 with an int64 scalar: the result wraps to 32 bits, so +, -, *, the bitwise ops,
+  // prelu and fill depend only on the low 32 bits of the scalar; max/min only when the scalar is
+  // an int32.
   const auto low = static_cast<int32_t>(static_cast<uint32_t>(s));
-  const bool wraps = op == PTO_OP_ADD || op == PTO_OP_SUB || op == PTO_OP_MUL;
+  const bool wraps = op == PTO_OP_ADD || op == PTO_OP_SUB || op == PTO_OP_MUL || op == PTO_OP_AND ||
+                     op == PTO_OP_OR || op == PTO_OP_XOR || op == PTO_OP_PRELU || op == PTO_OP_FILL;
   if (dtype == PTO_INT32 && (wraps || ((op == PTO_OP_MAX || op == PTO_OP_MIN) && low == s)) &&
       simd::binary_scalar_i32(op, dst, a, low, scalar_first != 0, n))
     return;
@@ -155,6 +159,17 @@ void isa_unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n) {
   if (simd::unary(op, dtype, dst, a, n)) return;
   with_dtype(dtype, [&](auto t) {
     with_unary_op(op, [&](auto o) { unary<decltype(t), decltype(o)>(dst, a, n); });
+  });
+}
+
+void isa_unary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
+                    int64_t rows, int64_t cols) {
+  if (a_stride == cols) return isa_unary(op, dtype, dst, a, rows * cols);
+  with_dtype(dtype, [&](auto t) {
+    using S = typename decltype(t)::S;
+    for (int64_t r = 0; r < rows; ++r)
+      isa_unary(op, dtype, static_cast<S*>(dst) + r * cols, static_cast<const S*>(a) + r * a_stride,
+                cols);
   });
 }
 
@@ -316,6 +331,76 @@ void isa_transpose(void* dst, const void* src, int64_t rows, int64_t cols, int64
   }
 }
 
+// pl.cmp's predicate mask (pypto/support/element_ops.h): a row's bits gathered in `bits`, then
+// stored a byte per element of the mask's dtype.
+void isa_compare(int32_t cmp, int32_t dtype, int32_t mask_dtype, void* mask, const void* a,
+                 int64_t a_stride, const void* b, int64_t b_stride, double f, int64_t i,
+                 int32_t integer_scalar, int64_t rows, int64_t cols, int64_t mask_cols) {
+  std::vector<uint8_t> bits(static_cast<size_t>(mask_cols));
+  // An FP32 tile against a scalar that is a float compares alike in float.
+  const auto fs = static_cast<float>(f);
+  const bool float_scalar = !b && !integer_scalar && (static_cast<double>(fs) == f || f != f);
+  with_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    using S = typename T::S;
+    using C = typename T::C;
+    const auto* x = static_cast<const S*>(a);
+    const auto* y = static_cast<const S*>(b);
+    for (int64_t r = 0; r < rows; ++r, x += a_stride, y = y ? y + b_stride : y) {
+      std::fill(bits.begin(), bits.end(), uint8_t{0});
+      int64_t done = 0;
+      if constexpr (std::is_same_v<T, support::F32>) {
+        if (b || float_scalar) done = simd::compare_row_f32(cmp, x, y, fs, bits.data(), cols);
+      }
+      for (int64_t c = done; c < cols; ++c) {
+        const C v = T::get(x[c]);
+        bool bit;
+        if (y)
+          bit = support::compare_values(cmp, v, T::get(y[c]));
+        else if (integer_scalar)
+          bit = support::compare_values(cmp, static_cast<int64_t>(v), i);
+        else
+          bit = support::compare_values(cmp, static_cast<double>(v), f);
+        bits[static_cast<size_t>(c / 8)] |= static_cast<uint8_t>(bit ? 1u << (c % 8) : 0u);
+      }
+      if (mask_dtype == PTO_INT32) {  // the usual mask: a loop the compiler vectorizes
+        auto* out = static_cast<int32_t*>(mask) + r * mask_cols;
+        for (int64_t k = 0; k < mask_cols; ++k) out[k] = bits[static_cast<size_t>(k)];
+      } else {
+        with_dtype(mask_dtype, [&](auto m) {
+          auto* out = static_cast<typename decltype(m)::S*>(mask) + r * mask_cols;
+          for (int64_t k = 0; k < mask_cols; ++k)
+            out[k] = static_cast<typename decltype(m)::S>(bits[static_cast<size_t>(k)]);
+        });
+      }
+    }
+  });
+}
+
+void isa_select(int32_t dtype, int32_t mask_dtype, void* dst, const void* mask, const void* a,
+                const void* b, double f, int64_t i, int32_t integer_scalar, int64_t rows,
+                int64_t cols, int64_t mask_cols) {
+  with_dtype(mask_dtype, [&](auto m) {
+    using M = typename decltype(m)::S;
+    with_dtype(dtype, [&](auto t) {
+      using T = decltype(t);
+      using S = typename T::S;
+      using C = typename T::C;
+      const S fill = T::put(integer_scalar ? Convert<C>::from(i) : Convert<C>::from(f));
+      auto* d = static_cast<S*>(dst);
+      const auto* x = static_cast<const S*>(a);
+      const auto* y = static_cast<const S*>(b);
+      const auto* bits = static_cast<const M*>(mask);
+      for (int64_t r = 0; r < rows; ++r, d += cols, x += cols, bits += mask_cols) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const bool bit = ((static_cast<int64_t>(bits[c / 8]) >> (c % 8)) & 1) != 0;
+          d[c] = bit ? x[c] : (y ? y[r * cols + c] : fill);
+        }
+      }
+    });
+  });
+}
+
 }  // namespace
 
 const PtoIsa& tile_isa() {
@@ -346,6 +431,9 @@ const PtoIsa& tile_isa() {
       &isa_arg_reduce,
       &isa_row_broadcast,
       &isa_transpose,
+      &isa_compare,
+      &isa_select,
+      &isa_unary_rows,
   };
   return isa;
 }

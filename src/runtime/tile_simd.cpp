@@ -11,6 +11,8 @@
 #include <hwy/cache_control.h>
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+// After highway.h, like foreach_target.h: once per instruction set.
+#include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
 #include <cstring>
@@ -34,7 +36,7 @@ namespace hn = hwy::HWY_NAMESPACE;
   struct Name {                                  \
     using E = support::Element;                  \
     template <class D, class V>                  \
-    static V f(D, V a, V b) {                    \
+    static V f([[maybe_unused]] D d, V a, V b) { \
       return expr;                               \
     }                                            \
   };
@@ -44,6 +46,11 @@ PYPTO_VECTOR_BINARY(VMul, OpMul, hn::Mul(a, b))
 PYPTO_VECTOR_BINARY(VDiv, OpDiv, hn::Div(a, b))
 PYPTO_VECTOR_BINARY(VMax, OpMax, hn::IfThenElse(hn::Lt(a, b), b, a))
 PYPTO_VECTOR_BINARY(VMin, OpMin, hn::IfThenElse(hn::Lt(b, a), b, a))
+PYPTO_VECTOR_BINARY(VAnd, OpAnd, hn::And(a, b))
+PYPTO_VECTOR_BINARY(VOr, OpOr, hn::Or(a, b))
+PYPTO_VECTOR_BINARY(VXor, OpXor, hn::Xor(a, b))
+PYPTO_VECTOR_BINARY(VPrelu, OpPrelu, hn::IfThenElse(hn::Gt(a, hn::Zero(d)), a, hn::Mul(a, b)))
+PYPTO_VECTOR_BINARY(VFill, OpFill, ((void)a, b))
 #undef PYPTO_VECTOR_BINARY
 
 template <typename T, typename F>
@@ -70,6 +77,23 @@ bool with_binary(int32_t op, F&& f) {
       return true;
     case PTO_OP_MIN:
       f(VMin{});
+      return true;
+    case PTO_OP_AND:
+    case PTO_OP_OR:
+    case PTO_OP_XOR:
+      if constexpr (hwy::IsFloat<T>()) {
+        return false;  // integers only (the type rules)
+      } else {
+        if (op == PTO_OP_AND) f(VAnd{});
+        if (op == PTO_OP_OR) f(VOr{});
+        if (op == PTO_OP_XOR) f(VXor{});
+        return true;
+      }
+    case PTO_OP_PRELU:
+      f(VPrelu{});
+      return true;
+    case PTO_OP_FILL:
+      f(VFill{});
       return true;
     default:
       return false;
@@ -183,6 +207,8 @@ V unary_vector(int32_t op, D d, V x) {
       return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Neg(x), x);
     case PTO_OP_RECIP:
       return hn::Div(hn::Set(d, 1.0f), x);
+    case PTO_OP_RSQRT:
+      return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x));
     default:  // PTO_OP_RELU
       return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Zero(d));
   }
@@ -193,23 +219,91 @@ void unary_tail(float* d, const float* a, int64_t i, int64_t n) {
   for (; i < n; ++i) d[i] = E::f(a[i]);
 }
 
+// log, sin and cos of FP32 by Highway's polynomials (hwy/contrib/math), which are within a few
+// units in the last place of libm's logf, sinf and cosf. Their valid ranges are narrower than
+// the functions' domains, so the IEEE special values are set here: log of 0 is -inf, of a
+// negative number or NaN NaN, of +inf +inf; sin and cos of an infinity or NaN are NaN, and a
+// vector holding an argument beyond +-39000 (where the polynomial's range reduction loses
+// accuracy) is computed by libm instead.
+template <class D, class V>
+V log_vector(D d, V x) {
+  const V inf = hn::Set(d, std::numeric_limits<float>::infinity());
+  V r = hn::Log(d, x);
+  // Usually every lane is a positive finite number: one test instead of the three fix-ups.
+  if (hn::AllTrue(d, hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, inf)))) return r;
+  r = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), hn::Neg(inf), r);
+  r = hn::IfThenElse(hn::Eq(x, inf), inf, r);
+  return hn::IfThenElse(hn::Or(hn::Lt(x, hn::Zero(d)), hn::IsNaN(x)),
+                        hn::Set(d, std::numeric_limits<float>::quiet_NaN()), r);
+}
+
+template <bool kSin, class D, class V>
+V sincos_vector(D d, V x) {
+  const V r = kSin ? hn::Sin(d, x) : hn::Cos(d, x);
+  return hn::IfThenElse(hn::IsFinite(x), r, hn::Set(d, std::numeric_limits<float>::quiet_NaN()));
+}
+
+constexpr float kSinCosRange = 39000.0f;
+
+template <int32_t kOp>
+void transcendental_loop(float* d, const float* a, int64_t n) {
+  const hn::ScalableTag<float> df;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  auto one = [&](float* out, const float* in) {
+    const auto x = hn::LoadU(df, in);
+    if constexpr (kOp == PTO_OP_LOG) {
+      hn::StoreU(log_vector(df, x), df, out);
+    } else {
+      using E = std::conditional_t<kOp == PTO_OP_SIN, support::OpSin, support::OpCos>;
+      if (!hn::AllFalse(df, hn::Gt(hn::Abs(x), hn::Set(df, kSinCosRange)))) {
+        for (int64_t l = 0; l < L; ++l) out[l] = E::f(in[l]);
+        return;
+      }
+      hn::StoreU(sincos_vector<kOp == PTO_OP_SIN>(df, x), df, out);
+    }
+  };
+  int64_t i = 0;
+  for (; i + L <= n; i += L) one(d + i, a + i);
+  if (i < n) {  // the tail through the same vector code, so that every element is alike
+    HWY_ALIGN float in[HWY_MAX_BYTES / sizeof(float)] = {};
+    HWY_ALIGN float out[HWY_MAX_BYTES / sizeof(float)];
+    std::memcpy(in, a + i, static_cast<size_t>(n - i) * sizeof(float));
+    one(out, in);
+    std::memcpy(d + i, out, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
 bool UnaryImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t n) {
-  if (dtype != PTO_FP32 || op == PTO_OP_EXP) return false;
+  if (dtype != PTO_FP32) return false;
   float* d = static_cast<float*>(dst);
   const float* a = static_cast<const float*>(src);
   const hn::ScalableTag<float> df;
   const int64_t L = static_cast<int64_t>(hn::Lanes(df));
   int64_t i = 0;
   switch (op) {  // hoisted out of the loop: one loop per op
-#define PYPTO_UNARY_CASE(code, Name, expr)                                 \
+#define PYPTO_UNARY_CASE(code, Name)                                       \
   case code:                                                               \
     for (; i + L <= n; i += L)                                             \
       hn::StoreU(unary_vector(code, df, hn::LoadU(df, a + i)), df, d + i); \
     unary_tail<support::Name>(d, a, i, n);                                 \
     return true;
-    PYPTO_UNARY_ELEMENT_OPS(PYPTO_UNARY_CASE)
+    PYPTO_UNARY_CASE(PTO_OP_NEG, OpNeg)
+    PYPTO_UNARY_CASE(PTO_OP_SQRT, OpSqrt)
+    PYPTO_UNARY_CASE(PTO_OP_ABS, OpAbs)
+    PYPTO_UNARY_CASE(PTO_OP_RECIP, OpRecip)
+    PYPTO_UNARY_CASE(PTO_OP_RELU, OpRelu)
+    PYPTO_UNARY_CASE(PTO_OP_RSQRT, OpRsqrt)
 #undef PYPTO_UNARY_CASE
-    default:
+    case PTO_OP_LOG:
+      transcendental_loop<PTO_OP_LOG>(d, a, n);
+      return true;
+    case PTO_OP_SIN:
+      transcendental_loop<PTO_OP_SIN>(d, a, n);
+      return true;
+    case PTO_OP_COS:
+      transcendental_loop<PTO_OP_COS>(d, a, n);
+      return true;
+    default:  // exp stays scalar: libm's expf
       return false;
   }
 }
@@ -427,6 +521,58 @@ bool RowExpandImpl(int32_t op, int32_t dtype, void* dst, const void* src, const 
   });
 }
 
+// The compare of element_ops.h (compare_values) on vectors: the same IEEE comparisons.
+template <int32_t kCmp, class V>
+auto compare_vector(V a, V b) {
+  if constexpr (kCmp == PTO_CMP_EQ) return hn::Eq(a, b);
+  if constexpr (kCmp == PTO_CMP_NE) return hn::Ne(a, b);
+  if constexpr (kCmp == PTO_CMP_LT) return hn::Lt(a, b);
+  if constexpr (kCmp == PTO_CMP_LE) return hn::Le(a, b);
+  if constexpr (kCmp == PTO_CMP_GT) return hn::Gt(a, b);
+  if constexpr (kCmp == PTO_CMP_GE) return hn::Ge(a, b);
+}
+
+// One loop per comparison, against a tile row or a scalar, so that nothing is decided per vector.
+template <int32_t kCmp>
+int64_t compare_row(const float* a, const float* b, float s, uint8_t* bits, int64_t cols) {
+  const hn::ScalableTag<float> df;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  int64_t c = 0;
+  if (b) {
+    for (; c + L <= cols; c += L) {
+      const auto m = compare_vector<kCmp>(hn::LoadU(df, a + c), hn::LoadU(df, b + c));
+      hn::StoreMaskBits(df, m, bits + c / 8);
+    }
+  } else {
+    const auto vs = hn::Set(df, s);
+    for (; c + L <= cols; c += L)
+      hn::StoreMaskBits(df, compare_vector<kCmp>(hn::LoadU(df, a + c), vs), bits + c / 8);
+  }
+  return c;
+}
+
+int64_t CompareRowF32Impl(int32_t cmp, const float* a, const float* b, float s, uint8_t* bits,
+                          int64_t cols) {
+  const hn::ScalableTag<float> df;
+  if (hn::Lanes(df) % 8 != 0) return 0;  // a vector's bits would not fill whole bytes
+  switch (cmp) {
+    case PTO_CMP_EQ:
+      return compare_row<PTO_CMP_EQ>(a, b, s, bits, cols);
+    case PTO_CMP_NE:
+      return compare_row<PTO_CMP_NE>(a, b, s, bits, cols);
+    case PTO_CMP_LT:
+      return compare_row<PTO_CMP_LT>(a, b, s, bits, cols);
+    case PTO_CMP_LE:
+      return compare_row<PTO_CMP_LE>(a, b, s, bits, cols);
+    case PTO_CMP_GT:
+      return compare_row<PTO_CMP_GT>(a, b, s, bits, cols);
+    case PTO_CMP_GE:
+      return compare_row<PTO_CMP_GE>(a, b, s, bits, cols);
+    default:
+      return 0;
+  }
+}
+
 // |a - e| <= atol + rtol * |e| in double, with compare.cpp's rules: a NaN expected value matches
 // anything, an infinite one only itself, a NaN actual value nothing else.
 bool AllCloseF32Impl(const float* actual, const float* expected, int64_t n, double rtol,
@@ -513,6 +659,7 @@ HWY_EXPORT(RowReduceImpl);
 HWY_EXPORT(ColReduceImpl);
 HWY_EXPORT(ArgReduceImpl);
 HWY_EXPORT(RowExpandImpl);
+HWY_EXPORT(CompareRowF32Impl);
 HWY_EXPORT(AllCloseF32Impl);
 HWY_EXPORT(CopyRowsImpl);
 HWY_EXPORT(TargetNameImpl);
@@ -545,6 +692,10 @@ bool arg_reduce(int32_t op, int32_t dtype, bool per_column, int32_t* dst, const 
 bool row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                 int64_t rows, int64_t cols) {
   return HWY_DYNAMIC_DISPATCH(RowExpandImpl)(op, dtype, dst, src, vec, rows, cols);
+}
+int64_t compare_row_f32(int32_t cmp, const float* a, const float* b, float s, uint8_t* bits,
+                        int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(CompareRowF32Impl)(cmp, a, b, s, bits, cols);
 }
 bool all_close_f32(const float* actual, const float* expected, int64_t n, double rtol,
                    double atol) {

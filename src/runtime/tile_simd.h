@@ -29,7 +29,8 @@ bool binary_rows(int32_t op, int32_t dtype, const RowsOut& out, const void* a, i
 bool binary_scalar_f32(int32_t op, void* dst, const void* a, float s, bool scalar_first, int64_t n);
 bool binary_scalar_i32(int32_t op, void* dst, const void* a, int32_t s, bool scalar_first,
                        int64_t n);
-// dst[i] = op a[i] for FP32 neg, sqrt, abs, recip, relu (exp stays scalar: libm's expf).
+// dst[i] = op a[i] for FP32 neg, sqrt, abs, recip, relu, rsqrt, log, sin, cos (exp stays
+// scalar: libm's expf; log, sin and cos use Highway's polynomials, see tile_simd.cpp).
 bool unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n);
 // dst[r] = reduce(src[r, :]) for FP32 and INT32 max, sum and min.
 bool row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols);
@@ -42,6 +43,12 @@ bool arg_reduce(int32_t op, int32_t dtype, bool per_column, int32_t* dst, const 
 // dst[r, c] = src[r, c] op vec[r] for FP32.
 bool row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                 int64_t rows, int64_t cols);
+
+// pl.cmp of an FP32 row: bit c % 8 of bits[c / 8] |= a[c] <cmp> (b ? b[c] : s) (a PtoCmpType)
+// for the leading columns that fill whole vectors of a multiple of 8 lanes; returns how many
+// columns it did (0 on hosts with narrower vectors), the caller does the rest.
+int64_t compare_row_f32(int32_t cmp, const float* a, const float* b, float s, uint8_t* bits,
+                        int64_t cols);
 
 // Whether every actual FP32 value is close to its expected one by compare.cpp's rule (exactly:
 // the caller lists mismatches only from blocks where this says false).

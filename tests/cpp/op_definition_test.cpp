@@ -125,6 +125,25 @@ std::string divisor(const OpDef& def, support::OpFamily family, const std::strin
   return "pl.add(pl.mul(pl.abs(" + operand + "), 2), 1)";
 }
 
+// Whether the op's type rule takes operands of these types: the blocks skip the forms and dtypes
+// an op does not take (log of integers, shl of floats, a tile as the fill of expands).
+bool takes(const OpDef& def, const std::vector<TypePtr>& types) {
+  std::vector<ExprPtr> args;
+  for (const TypePtr& t : types) args.push_back(make_var("a", t));
+  try {
+    def.infer(args, {}, Span{});
+    return true;
+  } catch (const CompileError&) {
+    return false;
+  }
+}
+
+TypePtr tile_of(const DtypeCase& d) { return tile_type({16, 16}, dtype_from_name(d.name).value()); }
+
+TypePtr scalar_of(const DtypeCase& d) {
+  return scalar_type(d.integer ? DataType::INT64 : DataType::FP32);
+}
+
 // The blocks exercising `def`; `r` is the result name, `op` the call's callee.
 std::vector<Block> blocks_for(const OpDef& def) {
   const std::string op = "pl." + def.name;
@@ -138,13 +157,17 @@ std::vector<Block> blocks_for(const OpDef& def) {
       for (const auto& d : kDtypes) {
         std::string a = operand("x", "[16, 16]", d);
         std::string b = divisor(def, support::OpFamily::Binary, operand("w", "[16, 16]", d), d);
-        add(op + "(" + a + ", " + b + ")", false, d.tolerance);
-        add(op + "(" + a + (d.integer ? ", 3)" : ", 0.75)"), false, d.tolerance);
-        add(op + (d.integer ? "(1.5, " : "(-3, ") + a + ")", false, d.tolerance);
+        if (takes(def, {tile_of(d), tile_of(d)}))
+          add(op + "(" + a + ", " + b + ")", false, d.tolerance);
+        if (takes(def, {tile_of(d), scalar_of(d)}))
+          add(op + "(" + a + (d.integer ? ", 3)" : ", 0.75)"), false, d.tolerance);
+        if (takes(def, {scalar_of(d), tile_of(d)}))
+          add(op + (d.integer ? "(1.5, " : "(-3, ") + a + ")", false, d.tolerance);
       }
       break;
     case EmitShape::Unary:
       for (const auto& d : kDtypes) {
+        if (!takes(def, {tile_of(d)})) continue;
         add(op + "(" + divisor(def, support::OpFamily::Unary, operand("x", "[16, 16]", d), d) + ")",
             false, d.tolerance);
       }
@@ -190,6 +213,34 @@ std::vector<Block> blocks_for(const OpDef& def) {
     case EmitShape::Read:
       add("pl.mul(" + std::string(kX) + ", " + op + "(w, [3, 4]))", true, 1e-6f);
       add("pl.add(" + std::string(kX) + ", " + op + "(" + kW + ", [15, 6]))", true, 1e-6f);
+      break;
+    case EmitShape::Compare:
+      // Each comparison through pl.sel, and the mask's first bytes themselves.
+      for (const auto& d : kDtypes) {
+        const std::string a = operand("x", "[16, 16]", d), b = operand("w", "[16, 16]", d);
+        for (int cmp = 0; cmp < 6; ++cmp) {
+          const std::string k = ", cmp_type=" + std::to_string(cmp) + ")";
+          add("pl.sel(" + op + "(" + a + ", " + b + k + ", " + a + ", " + b + ")", false,
+              d.tolerance);
+          add("pl.sel(" + op + "(" + a + (d.integer ? ", 2" : ", 0.25") + k + ", " + a + ", " + b +
+                  ")",
+              false, d.tolerance);
+        }
+        add("pl.slice(" + op + "(" + a + ", " + b + ", cmp_type=2), [16, 16], [0, 0])", false,
+            0.0f);
+      }
+      break;
+    case EmitShape::Select:
+      for (const auto& d : kDtypes) {
+        const std::string a = operand("x", "[16, 16]", d), b = operand("w", "[16, 16]", d);
+        const std::string mask = "pl.cmp(" + a + ", " + b + ", cmp_type=4)";
+        if (def.name == "sels") {
+          add(op + "(" + mask + ", " + a + ", " + a + (d.integer ? ", -7)" : ", 1.5)"), false,
+              d.tolerance);
+        } else {
+          add(op + "(" + mask + ", " + a + ", " + b + ")", false, d.tolerance);
+        }
+      }
       break;
     case EmitShape::FillPad:
       for (const char* pad : {"zero", "min", "max"}) {
@@ -431,7 +482,9 @@ INSTANTIATE_TEST_SUITE_P(Ops, IntegerDivisionByZero,
                          ::testing::Values("pl.div(pl.add(z, 5), z)", "pl.div(pl.add(z, 5), 0)",
                                            "pl.div(7, z)", "pl.recip(z)",
                                            "pl.row_expand_div(pl.add(z, 5), pl.row_sum(z))",
-                                           "pl.add(z, 64 // i)", "pl.add(z, 64 % i)"));
+                                           "pl.add(z, 64 // i)", "pl.add(z, 64 % i)",
+                                           "pl.rem(pl.add(z, 5), z)", "pl.rems(z, 0)",
+                                           "pl.fmod(pl.add(z, 5), z)", "pl.fmods(z, 0)"));
 
 }  // namespace
 }  // namespace pypto::ir

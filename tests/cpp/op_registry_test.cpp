@@ -72,7 +72,25 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
                            "col_expand_mul",
                            "col_expand_div",
                            "col_expand_max",
-                           "col_expand_min"}) {
+                           "col_expand_min",
+                           "log",
+                           "sin",
+                           "cos",
+                           "rsqrt",
+                           "not_",
+                           "rem",
+                           "fmod",
+                           "and_",
+                           "or_",
+                           "xor",
+                           "shl",
+                           "shr",
+                           "prelu",
+                           "lrelu",
+                           "expands",
+                           "cmp",
+                           "sel",
+                           "sels"}) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
   // Reductions along columns, index reductions, broadcasts and layout changes.
@@ -85,7 +103,7 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
   auto names = reg.names();
-  EXPECT_EQ(names.size(), 39u + std::size(reduce_layout_ops));
+  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);

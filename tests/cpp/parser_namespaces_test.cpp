@@ -53,6 +53,18 @@ TEST(ParserNamespaces, SpellingsBuildTheSameIrAsThePlainOps) {
               "        x = pl.add(a, a)\n        r = t\n");
   expect_same("        s = pl.tensor.read(tensor=v, indices=[3])\n        r = pl.mul(t, s)\n",
               "        s = pl.read(v, [3])\n        r = pl.mul(t, s)\n");
+  // The three-operand forms: two adds or subs.
+  expect_same("        r = pl.tile.addc(t, t, t)\n", "        r = pl.add(pl.add(t, t), t)\n");
+  expect_same("        r = pl.subsc(t, 2.0, rhs2=t)\n", "        r = pl.sub(pl.sub(t, 2.0), t)\n");
+  // The scalar-operand forms, in every namespace.
+  expect_same("        r = pl.adds(t, 2.0)\n", "        r = pl.add(t, 2.0)\n");
+  expect_same("        r = pl.tile.maximums(t, 0.0)\n", "        r = pl.maximum(t, 0.0)\n");
+  expect_same("        r = pl.fmods(t, 1.5)\n", "        r = pl.fmod(t, 1.5)\n");
+  expect_same("        x = pl.tensor.subs(a, 1.0)\n        r = t\n",
+              "        x = pl.sub(a, 1.0)\n        r = t\n");
+  expect_same(
+      "        i = pl.cast(t, pl.INT32)\n        r = pl.cast(pl.tile.shls(i, 2), pl.FP32)\n",
+      "        i = pl.cast(t, pl.INT32)\n        r = pl.cast(pl.shl(i, 2), pl.FP32)\n");
 }
 
 TEST(ParserNamespaces, FullIsAZeroTilePlusTheValue) {
@@ -92,7 +104,7 @@ struct ErrorCase {
 TEST(ParserNamespaces, MissingOpsAndMisuseFailAtTheCall) {
   const std::vector<ErrorCase> cases = {
       {"        pl.tensor.write(a, [0, 0], 1.0)\n", 9, 9, "pl.tensor.write is not supported yet"},
-      {"        r = pl.tile.sin(t)\n", 9, 13, "pl.tile.sin is not supported yet"},
+      {"        r = pl.tile.sort32(t)\n", 9, 13, "pl.tile.sort32 is not supported yet"},
       {"        r = pl.tensor.frobnicate(t)\n", 9, 13, "unknown op 'pl.tensor.frobnicate'"},
       {"        pl.static_print(t)\n", 9, 9, "pl.static_print is not supported yet"},
       {"        r = pl.tensor.add(t, t)\n", 9, 27, "pl.tensor.add takes tensors, got pl.Tile"},
@@ -104,6 +116,13 @@ TEST(ParserNamespaces, MissingOpsAndMisuseFailAtTheCall) {
        "is not supported yet"},
       {"        r = pl.tile.full([16, 32], pl.INT32, 0.5)\n", 9, 46,
        "must be an integer for INT32"},
+      {"        r = pl.tile.adds(t, t)\n", 9, 29,
+       "pl.tile.adds takes a scalar as its second argument, got pl.Tile"},
+      {"        r = pl.shl(t, 1)\n", 9, 20, "pl.shl takes integer elements, got FP32"},
+      {"        r = pl.log(pl.cast(t, pl.INT32))\n", 9, 20,
+       "pl.log takes float (FP32, FP16, BF16) elements, got INT32"},
+      {"        r = pl.expands(t, t)\n", 9, 24, "expected Scalar, got Tile in argument 2"},
+      {"        r = pl.tile.addsc(t, t, t)\n", 9, 30, "pl.tile.addsc takes a scalar as rhs"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.body);

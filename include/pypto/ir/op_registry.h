@@ -18,8 +18,9 @@ enum class OpCategory : uint8_t {
   CreateTensor,       // create_tensor (orchestration)
   Slice,              // slice of a tile (copy) or a tensor (view)
   Assemble,           // assemble(target, source, offsets)
-  ElementwiseBinary,  // add sub mul div maximum minimum (tile/tile, tile/scalar, tensor/...)
-  ElementwiseUnary,   // exp neg sqrt abs recip relu
+  ElementwiseBinary,  // add sub mul div maximum minimum rem fmod and_ or_ xor shl shr prelu
+                      // lrelu expands (tile/tile, tile/scalar, tensor/...)
+  ElementwiseUnary,   // exp neg sqrt abs recip relu log sin cos rsqrt not_
   Cast,               // cast(tile, target_type=)
   RowReduce,          // row_max row_sum -> [rows, 1]
   RowExpand,          // row_expand_{add,sub,mul,div}(tile, [rows, 1] tile)
@@ -34,6 +35,8 @@ enum class OpCategory : uint8_t {
   ColReduce,  // col_sum col_max col_min col_prod -> [1, cols]
   ArgReduce,  // row_argmax row_argmin -> [rows, 1], col_argmax col_argmin -> [1, cols]
   Transpose,  // transpose(tile, axis1, axis2)
+  Compare,    // cmp(lhs, rhs or scalar, cmp_type=) -> a predicate mask
+  Select,     // sel(mask, lhs, rhs, tmp), sels(mask, src, tmp, scalar)
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the
@@ -66,6 +69,8 @@ enum class EmitShape : uint8_t {
   RowBroadcast,  // PtoIsa::row_broadcast (row_expand)
   ExpandExpDif,  // PtoIsa::row_expand or binary row by row (opcode: subtract), then unary exp
   Transpose,     // PtoIsa::transpose
+  Compare,       // PtoIsa::compare
+  Select,        // PtoIsa::select
 };
 
 using OpTypeInferFn =

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "pto_abi.h"
 #include "pypto/support/float16.h"
@@ -170,7 +171,9 @@ inline constexpr const char* kIntegerDivisionByZero = "integer division by zero"
 // True when the instruction `op` of `family` divides by its (last) operand.
 enum class OpFamily { Binary, Unary, RowExpand };
 constexpr bool op_divides(OpFamily family, int32_t op) {
-  return family == OpFamily::Unary ? op == PTO_OP_RECIP : op == PTO_OP_DIV;
+  if (family == OpFamily::Unary) return op == PTO_OP_RECIP;
+  return op == PTO_OP_DIV ||
+         (family == OpFamily::Binary && (op == PTO_OP_REM || op == PTO_OP_FMOD));
 }
 
 inline int64_t neg_value(int64_t a) { return static_cast<int64_t>(0u - static_cast<uint64_t>(a)); }
@@ -197,17 +200,138 @@ inline C sqrt_value(C x) {
   return Convert<C>::from(__builtin_sqrt(static_cast<double>(x)));
 }
 
+// Remainders, bitwise ops, prelu, log, sin, cos, rsqrt and not. The bitwise ops exist for
+// integers only (the type rules reject other tiles); their float forms only let every opcode be
+// instantiated for every element type, and give 0.
+template <typename C>
+inline C fmod_values(C a, C b) {  // the sign of the dividend, like C's fmod
+  if constexpr (std::is_floating_point_v<C>) {
+    return __builtin_fmod(a, b);
+  } else {
+    if (b == 0 || b == -1) return 0;  // MIN % -1 would trap; x % -1 is 0
+    return a % b;
+  }
+}
+inline float fmod_values(float a, float b) { return __builtin_fmodf(a, b); }
+template <typename C>
+inline C rem_values(C a, C b) {  // the sign of the divisor, like Python's % and numpy.remainder
+  C r = fmod_values(a, b);
+  if constexpr (std::is_floating_point_v<C>) {
+    if (r == 0) return b < 0 ? -C(0) : C(0);
+  }
+  // |r| < |b| and the signs differ, so r + b cannot overflow.
+  if (r != 0 && ((r < 0) != (b < 0))) r = r + b;
+  return r;
+}
+template <typename C>
+inline C and_values(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return a & b;
+  return C(0);
+}
+template <typename C>
+inline C or_values(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return a | b;
+  return C(0);
+}
+template <typename C>
+inline C xor_values(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return a ^ b;
+  return C(0);
+}
+// Shift counts outside [0, bits) shift every bit out: 0 to the left, the sign to the right.
+template <typename C>
+inline C shl_values(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b < 0 || b >= C(8 * sizeof(C))) return 0;
+    return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) << b);
+  }
+  return C(0);
+}
+template <typename C>
+inline C shr_values(C a, C b) {  // arithmetic: the sign fills
+  if constexpr (std::is_integral_v<C>) {
+    if (b < 0 || b >= C(8 * sizeof(C))) return a < 0 ? C(-1) : C(0);
+    return a >> b;
+  }
+  return C(0);
+}
+template <typename C>
+inline C not_value(C a) {
+  if constexpr (std::is_integral_v<C>) return ~a;
+  return C(0);
+}
+template <typename C>
+inline C prelu_values(C a, C slope) {
+  return a > 0 ? a : mul_values(a, slope);
+}
+inline float log_value(float x) { return __builtin_logf(x); }
+inline double log_value(double x) { return __builtin_log(x); }
+template <typename C>
+inline C log_value(C x) {
+  return Convert<C>::from(__builtin_log(static_cast<double>(x)));
+}
+inline float sin_value(float x) { return __builtin_sinf(x); }
+inline double sin_value(double x) { return __builtin_sin(x); }
+template <typename C>
+inline C sin_value(C x) {
+  return Convert<C>::from(__builtin_sin(static_cast<double>(x)));
+}
+inline float cos_value(float x) { return __builtin_cosf(x); }
+inline double cos_value(double x) { return __builtin_cos(x); }
+template <typename C>
+inline C cos_value(C x) {
+  return Convert<C>::from(__builtin_cos(static_cast<double>(x)));
+}
+template <typename C>
+inline C rsqrt_value(C x) {
+  return div_values(C(1), sqrt_value(x));
+}
+
+// pl.cmp: a <cmp> b for a PtoCmpType (NaN compares unequal to everything, as in IEEE).
+template <typename C>
+inline bool compare_values(int32_t cmp, C a, C b) {
+  switch (cmp) {
+    case PTO_CMP_EQ:
+      return a == b;
+    case PTO_CMP_NE:
+      return a != b;
+    case PTO_CMP_LT:
+      return a < b;
+    case PTO_CMP_LE:
+      return a <= b;
+    case PTO_CMP_GT:
+      return a > b;
+    default:  // PTO_CMP_GE
+      return a >= b;
+  }
+}
+// The predicate mask pl.cmp makes, in PyPTO's layout: per row, bit c % 8 of byte c / 8 is the
+// result for column c, and a row has (cols + 7) / 8 bytes padded with zeros to a multiple of 32.
+// Each byte is one element of kPredicateMaskDtype: INT32 for now (the mask's values are bytes);
+// PyPTO's masks are UINT8 tiles of the same shape.
+inline constexpr int32_t kPredicateMaskDtype = PTO_INT32;
+constexpr int64_t predicate_mask_cols(int64_t cols) { return ((cols + 7) / 8 + 31) / 32 * 32; }
+
 // ---------------------------------------------------------------------------------------------
 // Op tables: X(device opcode, functor name, element expression)
 
 // a op b
-#define PYPTO_BINARY_ELEMENT_OPS(X)      \
-  X(PTO_OP_ADD, OpAdd, add_values(a, b)) \
-  X(PTO_OP_SUB, OpSub, sub_values(a, b)) \
-  X(PTO_OP_MUL, OpMul, mul_values(a, b)) \
-  X(PTO_OP_DIV, OpDiv, div_values(a, b)) \
-  X(PTO_OP_MAX, OpMax, a < b ? b : a)    \
-  X(PTO_OP_MIN, OpMin, b < a ? b : a)
+#define PYPTO_BINARY_ELEMENT_OPS(X)            \
+  X(PTO_OP_ADD, OpAdd, add_values(a, b))       \
+  X(PTO_OP_SUB, OpSub, sub_values(a, b))       \
+  X(PTO_OP_MUL, OpMul, mul_values(a, b))       \
+  X(PTO_OP_DIV, OpDiv, div_values(a, b))       \
+  X(PTO_OP_MAX, OpMax, a < b ? b : a)          \
+  X(PTO_OP_MIN, OpMin, b < a ? b : a)          \
+  X(PTO_OP_REM, OpRem, rem_values(a, b))       \
+  X(PTO_OP_FMOD, OpFmod, fmod_values(a, b))    \
+  X(PTO_OP_AND, OpAnd, and_values(a, b))       \
+  X(PTO_OP_OR, OpOr, or_values(a, b))          \
+  X(PTO_OP_XOR, OpXor, xor_values(a, b))       \
+  X(PTO_OP_SHL, OpShl, shl_values(a, b))       \
+  X(PTO_OP_SHR, OpShr, shr_values(a, b))       \
+  X(PTO_OP_PRELU, OpPrelu, prelu_values(a, b)) \
+  X(PTO_OP_FILL, OpFill, ((void)a, b))
 
 // op x
 #define PYPTO_UNARY_ELEMENT_OPS(X)               \
@@ -216,7 +340,12 @@ inline C sqrt_value(C x) {
   X(PTO_OP_SQRT, OpSqrt, sqrt_value(x))          \
   X(PTO_OP_ABS, OpAbs, x < 0 ? neg_value(x) : x) \
   X(PTO_OP_RECIP, OpRecip, div_values(C(1), x))  \
-  X(PTO_OP_RELU, OpRelu, x > 0 ? x : C(0))
+  X(PTO_OP_RELU, OpRelu, x > 0 ? x : C(0))       \
+  X(PTO_OP_LOG, OpLog, log_value(x))             \
+  X(PTO_OP_SIN, OpSin, sin_value(x))             \
+  X(PTO_OP_COS, OpCos, cos_value(x))             \
+  X(PTO_OP_RSQRT, OpRsqrt, rsqrt_value(x))       \
+  X(PTO_OP_NOT, OpNot, not_value(x))
 
 // Folds a row from its first element: acc = op(acc, v). A NaN wins a max.
 #define PYPTO_ROW_REDUCE_OPS(X)                            \

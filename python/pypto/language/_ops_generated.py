@@ -14,7 +14,7 @@ from pypto.language._types import DType, MemorySpace, PadValue, Tensor, Tile
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'assemble', 'cast', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'create_tensor', 'create_tile', 'div', 'exp', 'fillpad', 'gemv', 'gemv_acc', 'load', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'read', 'recip', 'reinterpret_view', 'relu', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'slice', 'sqrt', 'store', 'sub', 'transpose']
+__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'transpose', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -35,6 +35,15 @@ def add(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     raise outside_program('add')
 
 
+def and_(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
+    """Elementwise and_ of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.and_(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('and_')
+
+
 def assemble(target: _Value, source: Tile, offsets: Sequence[IntLike]) -> _Value:
     """Returns `target` with `source` written at `offsets`.
 
@@ -51,6 +60,15 @@ def cast(tile: Tile, *, target_type: Optional[DType] = None) -> Tile:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('cast')
+
+
+def cmp(lhs: Tile, rhs: Union[Tile, int, float], *, cmp_type: Optional[int] = None) -> Tile:
+    """The predicate mask of cmp: one bit per element of `lhs` <cmp_type> `rhs` (0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=), 8 to a byte.
+
+    In a program: ``pl.cmp(lhs, rhs, cmp_type=)``. Category Compare; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('cmp')
 
 
 def col_argmax(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
@@ -188,6 +206,15 @@ def concat(src0: Tile, src1: Tile) -> Tile:
     raise outside_program('concat')
 
 
+def cos(input: _Value) -> _Value:
+    """Elementwise cos of `input`.
+
+    In a program: ``pl.cos(input)``. Category ElementwiseUnary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('cos')
+
+
 def create_tensor(shape: Sequence[IntLike], *, dtype: Optional[DType] = None) -> Tensor:
     """A new tensor in global memory (orchestration functions only).
 
@@ -224,6 +251,15 @@ def exp(input: _Value) -> _Value:
     raise outside_program('exp')
 
 
+def expands(target: _Value, scalar: Union[int, float]) -> _Value:
+    """Elementwise expands of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.expands(target, scalar)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('expands')
+
+
 def fillpad(tile: Tile, *, pad_value: Optional[PadValue] = None) -> Tile:
     """`tile` with everything outside its valid region set to `pad_value` (zero, the dtype's min or max); the result is valid everywhere.
 
@@ -231,6 +267,15 @@ def fillpad(tile: Tile, *, pad_value: Optional[PadValue] = None) -> Tile:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('fillpad')
+
+
+def fmod(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
+    """Elementwise fmod of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.fmod(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('fmod')
 
 
 def gemv(left: Tile, right: Tile, *, acc_phase: Optional[str] = None) -> Tile:
@@ -258,6 +303,24 @@ def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], 
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('load')
+
+
+def log(input: _Value, *, high_precision: Optional[bool] = None) -> _Value:
+    """Elementwise log of `input`.
+
+    In a program: ``pl.log(input, high_precision=)``. Category ElementwiseUnary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('log')
+
+
+def lrelu(tile: _Value, slope: Union[_Value, int, float]) -> _Value:
+    """Elementwise lrelu of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.lrelu(tile, slope)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('lrelu')
 
 
 def matmul(left: Tile, right: Tile, *, out_dtype: Optional[DType] = None, a_trans: Optional[bool] = None, b_trans: Optional[bool] = None, c_matrix_nz: Optional[bool] = None) -> Tile:
@@ -323,6 +386,33 @@ def neg(input: _Value) -> _Value:
     raise outside_program('neg')
 
 
+def not_(input: _Value) -> _Value:
+    """Elementwise not_ of `input`.
+
+    In a program: ``pl.not_(input)``. Category ElementwiseUnary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('not_')
+
+
+def or_(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
+    """Elementwise or_ of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.or_(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('or_')
+
+
+def prelu(tile: _Value, slope: Union[_Value, int, float], tmp: Optional[Tile] = None) -> _Value:
+    """Elementwise prelu of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.prelu(tile, slope, [tmp])``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('prelu')
+
+
 def read(input: Union[Tile, Tensor], indices: Sequence[IntLike]) -> Any:
     """One element of a tile or tensor, as a scalar.
 
@@ -357,6 +447,15 @@ def relu(input: _Value) -> _Value:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('relu')
+
+
+def rem(lhs: _Value, rhs: Union[_Value, int, float], tmp: Optional[Tile] = None) -> _Value:
+    """Elementwise rem of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.rem(lhs, rhs, [tmp])``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('rem')
 
 
 def reshape(input: _Value, shape: Sequence[IntLike]) -> _Value:
@@ -494,6 +593,60 @@ def row_sum(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
     raise outside_program('row_sum')
 
 
+def rsqrt(input: _Value, tmp: Optional[Tile] = None) -> _Value:
+    """Elementwise rsqrt of `input`.
+
+    In a program: ``pl.rsqrt(input, [tmp])``. Category ElementwiseUnary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('rsqrt')
+
+
+def sel(mask: Tile, lhs: Tile, rhs: Tile, tmp: Optional[Tile] = None) -> Tile:
+    """sel: the first value where the mask of pl.cmp has its bit set, else the second (a tile, or the scalar).
+
+    In a program: ``pl.sel(mask, lhs, rhs, [tmp])``. Category Select; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('sel')
+
+
+def sels(mask: Tile, src: Tile, tmp: Tile, scalar: Union[int, float]) -> Tile:
+    """sels: the first value where the mask of pl.cmp has its bit set, else the second (a tile, or the scalar).
+
+    In a program: ``pl.sels(mask, src, tmp, scalar)``. Category Select; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('sels')
+
+
+def shl(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
+    """Elementwise shl of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.shl(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('shl')
+
+
+def shr(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
+    """Elementwise shr of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.shr(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('shr')
+
+
+def sin(input: _Value) -> _Value:
+    """Elementwise sin of `input`.
+
+    In a program: ``pl.sin(input)``. Category ElementwiseUnary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('sin')
+
+
 def slice(input: _Value, shape: Sequence[IntLike], offsets: Sequence[IntLike]) -> _Value:
     """The box of `input` at `offsets` with extent `shape`: a copy for a tile, a view for a tensor.
 
@@ -537,3 +690,12 @@ def transpose(input: _Value, axis1: int, axis2: int) -> _Value:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('transpose')
+
+
+def xor(lhs: _Value, rhs: Union[_Value, int, float], tmp: Optional[Tile] = None) -> _Value:
+    """Elementwise xor of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
+
+    In a program: ``pl.xor(lhs, rhs, [tmp])``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('xor')
