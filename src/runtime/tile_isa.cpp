@@ -236,7 +236,9 @@ void isa_fill_pad(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t 
     S value = T::put(C(0));
     if (pad != PTO_PAD_ZERO) {
       const bool low = pad == PTO_PAD_MIN;
-      if constexpr (std::is_floating_point_v<C>) {
+      if constexpr (std::is_same_v<T, support::F8E4M3>) {
+        value = low ? 0xfe : 0x7e;  // -448 / 448: FP8E4M3FN has no infinity
+      } else if constexpr (std::is_floating_point_v<C>) {
         value =
             T::put(low ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity());
       } else if constexpr (std::is_same_v<T, support::Bool>) {
