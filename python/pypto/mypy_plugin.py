@@ -73,7 +73,8 @@ _HOOKS = {
     _TYPES + "Tuple": _tuple,
 }
 _HOOKS.update({_TYPES + d: _bare_dtype
-               for d in ("FP32", "FP16", "BF16", "FP8E4M3FN", "FP8E5M2", "INDEX", "BOOL")
+               for d in ("FP32", "FP16", "BF16", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "INDEX",
+                         "BOOL")
                + _INTEGER_DTYPES})
 
 

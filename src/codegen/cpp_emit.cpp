@@ -81,6 +81,7 @@ std::string cpp_scalar_type(ir::DataType t) {
     case ir::DataType::BF16:
     case ir::DataType::FP8E4M3FN:
     case ir::DataType::FP8E5M2:
+    case ir::DataType::FP8E8M0:
       return "float";
     case ir::DataType::INT8:
       return "int8_t";
@@ -113,6 +114,7 @@ std::string cpp_storage_type(ir::DataType t) {
       return "uint16_t";
     case ir::DataType::FP8E4M3FN:
     case ir::DataType::FP8E5M2:
+    case ir::DataType::FP8E8M0:
     case ir::DataType::BOOL:
       return "uint8_t";
     default:

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -30,6 +31,9 @@ void fill_random(ir::HostTensor& t, uint64_t seed) {
       break;
     case DataType::FP8E5M2:
       fill(support::F8E5M2{}, [&] { return normal(rng); });
+      break;
+    case DataType::FP8E8M0:  // positive: E8M0 has no sign
+      fill(support::F8E8M0{}, [&] { return std::fabs(normal(rng)) + 0.25f; });
       break;
     case DataType::INT8:
     case DataType::INT16:

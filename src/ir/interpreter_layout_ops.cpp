@@ -42,6 +42,8 @@ double pad_value(PadValue pad, DataType dtype) {
   if (is_float(dtype)) {
     // FP8E4M3FN has no infinity: its extremes are the largest finite values.
     if (dtype == DataType::FP8E4M3FN) return low ? -448.0 : 448.0;
+    // FP8E8M0 has no sign either: its extremes are 2^-127 and 2^127.
+    if (dtype == DataType::FP8E8M0) return low ? std::ldexp(1.0, -127) : std::ldexp(1.0, 127);
     return low ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   }
   if (dtype == DataType::BOOL) return low ? 0.0 : 1.0;

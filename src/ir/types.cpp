@@ -29,6 +29,7 @@ constexpr std::array<DTypeInfo, kNumDataTypes> kDTypes = {{
     {DataType::UINT64, "UINT64", 8},
     {DataType::FP8E4M3FN, "FP8E4M3FN", 1},
     {DataType::FP8E5M2, "FP8E5M2", 1},
+    {DataType::FP8E8M0, "FP8E8M0", 1},
 }};
 
 // PyPTO's dtypes that have no element type here, and why.
@@ -39,7 +40,7 @@ struct UnsupportedDType {
 constexpr const char* kSubByte =
     "4-bit elements are packed two to a byte, and this device addresses tensors and tiles "
     "per byte-sized element";
-constexpr std::array<UnsupportedDType, 8> kUnsupportedDTypes = {{
+constexpr std::array<UnsupportedDType, 7> kUnsupportedDTypes = {{
     {"INT4", kSubByte},
     {"UINT4", kSubByte},
     {"FP4", kSubByte},
@@ -47,9 +48,6 @@ constexpr std::array<UnsupportedDType, 8> kUnsupportedDTypes = {{
     {"HF8",
      "the HiFloat8 encoding has no element conversions on this device; use FP8E4M3FN or "
      "FP8E5M2"},
-    {"FP8E8M0",
-     "the E8M0 block-scale exponents of the MX formats are not an element type on "
-     "this device"},
     {"FP64", "PyPTO reserves FP64 but its language has no FP64 element type; use FP32"},
     {"TASK_ID",
      "task ids of pl.submit belong to manual dependency scopes, which this device "
@@ -100,7 +98,7 @@ int64_t dtype_bytes(DataType t) { return kDTypes[static_cast<size_t>(t)].bytes; 
 
 bool is_float(DataType t) {
   return t == DataType::FP32 || t == DataType::FP16 || t == DataType::BF16 ||
-         t == DataType::FP8E4M3FN || t == DataType::FP8E5M2;
+         t == DataType::FP8E4M3FN || t == DataType::FP8E5M2 || t == DataType::FP8E8M0;
 }
 
 bool is_integer(DataType t) { return !is_float(t) && t != DataType::BOOL; }

@@ -29,6 +29,7 @@ const char* npy_descr(ir::DataType t) {
     case ir::DataType::UINT8:
     case ir::DataType::FP8E4M3FN:
     case ir::DataType::FP8E5M2:
+    case ir::DataType::FP8E8M0:
       return "|u1";
     case ir::DataType::UINT32:
       return "<u4";

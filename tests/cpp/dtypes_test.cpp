@@ -31,9 +31,9 @@ using ir::DataType;
 
 TEST(DTypes, EveryDtypeHasANameASizeAndReadsBackByName) {
   const std::vector<std::pair<const char*, int64_t>> expected = {
-      {"FP32", 4},   {"FP16", 2},   {"BF16", 2},      {"INT32", 4},  {"INT64", 8},
-      {"BOOL", 1},   {"INT8", 1},   {"INT16", 2},     {"UINT8", 1},  {"UINT16", 2},
-      {"UINT32", 4}, {"UINT64", 8}, {"FP8E4M3FN", 1}, {"FP8E5M2", 1}};
+      {"FP32", 4},   {"FP16", 2},   {"BF16", 2},      {"INT32", 4},   {"INT64", 8},
+      {"BOOL", 1},   {"INT8", 1},   {"INT16", 2},     {"UINT8", 1},   {"UINT16", 2},
+      {"UINT32", 4}, {"UINT64", 8}, {"FP8E4M3FN", 1}, {"FP8E5M2", 1}, {"FP8E8M0", 1}};
   ASSERT_EQ(static_cast<int>(expected.size()), ir::kNumDataTypes);
   for (int i = 0; i < ir::kNumDataTypes; ++i) {
     const auto t = static_cast<DataType>(i);
@@ -48,7 +48,8 @@ TEST(DTypes, EveryDtypeHasANameASizeAndReadsBackByName) {
   EXPECT_FALSE(ir::is_integer(DataType::BOOL));
   EXPECT_TRUE(ir::is_unsigned(DataType::UINT64));
   EXPECT_FALSE(ir::is_unsigned(DataType::INT8));
-  for (const char* name : {"INT4", "UINT4", "FP4", "HF4", "HF8", "FP8E8M0", "TASK_ID", "FP64"}) {
+  EXPECT_TRUE(ir::is_float(DataType::FP8E8M0));
+  for (const char* name : {"INT4", "UINT4", "FP4", "HF4", "HF8", "TASK_ID", "FP64"}) {
     EXPECT_FALSE(ir::dtype_from_name(name)) << name;
     EXPECT_NE(ir::unsupported_dtype_reason(name), nullptr) << name;
   }
@@ -101,6 +102,26 @@ TEST(DTypes, Fp8EncodingRoundsToNearestEvenAndOverflowsLikeMlDtypes) {
     EXPECT_EQ(f32_to_f8e4m3fn(e4), std::isnan(e4) ? (bits | 0x7f) : bits) << b;
     EXPECT_EQ(f32_to_f8e5m2(e5), std::isnan(e5) ? ((bits & 0x80) | 0x7e) : bits) << b;
   }
+}
+
+TEST(DTypes, Fp8E8M0IsAPowerOfTwoRoundedHalfUpLikeMlDtypes) {
+  using support::f32_to_f8e8m0;
+  using support::f8e8m0_to_f32;
+  EXPECT_EQ(f8e8m0_to_f32(127), 1.0f);
+  EXPECT_EQ(f8e8m0_to_f32(0), std::ldexp(1.0f, -127));
+  EXPECT_EQ(f8e8m0_to_f32(254), std::ldexp(1.0f, 127));
+  EXPECT_TRUE(std::isnan(f8e8m0_to_f32(255)));
+  EXPECT_EQ(f32_to_f8e8m0(1.0f), 127);
+  EXPECT_EQ(f32_to_f8e8m0(1.4999f), 127);
+  EXPECT_EQ(f32_to_f8e8m0(1.5f), 128);  // half up, not to even
+  EXPECT_EQ(f32_to_f8e8m0(3.0f), 129);
+  EXPECT_EQ(f32_to_f8e8m0(std::ldexp(1.5f, -127)), 1);
+  EXPECT_EQ(f32_to_f8e8m0(std::ldexp(1.0f, -140)), 0);  // below the range: the smallest
+  for (float nan_input : {0.0f, -0.0f, -1.0f, std::ldexp(1.5f, 127),
+                          std::numeric_limits<float>::infinity(), std::nanf("")}) {
+    EXPECT_EQ(f32_to_f8e8m0(nan_input), 255) << nan_input;
+  }
+  for (int b = 0; b < 255; ++b) EXPECT_EQ(f32_to_f8e8m0(f8e8m0_to_f32(static_cast<uint8_t>(b))), b);
 }
 
 template <typename T, typename Op>
@@ -244,7 +265,7 @@ TEST(DTypes, NewDtypesParseAndPrintBack) {
 }
 
 TEST(DTypes, DtypesThisDeviceLacksAreRefusedByNameWhereTheyAreWritten) {
-  for (const char* name : {"INT4", "UINT4", "FP4", "HF4", "HF8", "FP8E8M0", "TASK_ID"}) {
+  for (const char* name : {"INT4", "UINT4", "FP4", "HF4", "HF8", "TASK_ID"}) {
     const std::string text =
         std::string(kKernelHead) + "    def k(self, a: pl.Tensor[[16, 16], pl.FP32],\n" +
         "          o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n" +

@@ -91,7 +91,8 @@ struct DtypeCase {
 
 // The narrow integers get operands large enough that their sums and products wrap (and the
 // casts that make the operands saturate); the FP8s may round once more on the device (float
-// then 8 bits) than in the interpreter (double then 8 bits): one unit in the last place.
+// then 8 bits) than in the interpreter (double then 8 bits): one unit in the last place (a
+// factor of 2 for FP8E8M0, whose values are powers of two; it has no sign, so |x| operands).
 const DtypeCase kDtypes[] = {{"FP32", false, 1e-5f, "1.0"},
                              {"FP16", false, 2e-3f, "1.0"},
                              {"BF16", false, 1.6e-2f, "1.0"},
@@ -104,7 +105,8 @@ const DtypeCase kDtypes[] = {{"FP32", false, 1e-5f, "1.0"},
                              {"UINT32", true, 0.0f, "1000000000.0", true},
                              {"UINT64", true, 0.0f, "8.0", true},
                              {"FP8E4M3FN", false, 0.125f, "1.0"},
-                             {"FP8E5M2", false, 0.25f, "1.0"}};
+                             {"FP8E5M2", false, 0.25f, "1.0"},
+                             {"FP8E8M0", false, 1.0f, "1.0", true}};
 
 std::string operand(const char* tensor, const char* shape, const DtypeCase& d) {
   std::string value =

@@ -12,7 +12,8 @@
 namespace pypto::ir {
 
 // Element types. The numeric values are part of the device ABI (device/pto_abi.h: PtoDType).
-// FP8E4M3FN and FP8E5M2 are the OCP 8-bit floats (pypto/support/float8.h).
+// FP8E4M3FN and FP8E5M2 are the OCP 8-bit floats, FP8E8M0 the MX scale: a power of two
+// (pypto/support/float8.h).
 enum class DataType : uint8_t {
   FP32 = 0,
   FP16 = 1,
@@ -28,18 +29,19 @@ enum class DataType : uint8_t {
   UINT64 = 11,
   FP8E4M3FN = 12,
   FP8E5M2 = 13,
+  FP8E8M0 = 14,
 };
-inline constexpr int kNumDataTypes = 14;
+inline constexpr int kNumDataTypes = 15;
 
 std::string_view dtype_name(DataType t);  // "FP32"
 // "FP32" -> FP32. "INDEX" (PyPTO's index type: loop indices, offsets, valid lengths) names the
 // 64-bit signed integer, INT64: there is no separate index width on this device.
 std::optional<DataType> dtype_from_name(std::string_view);
-// For a dtype name of PyPTO that has no element type here (the 4-bit types, HF8, FP8E8M0,
-// TASK_ID): why not, for a located "pl.INT4 is not supported yet: <reason>". Null otherwise.
+// For a dtype name of PyPTO that has no element type here (the 4-bit types, HF8, TASK_ID): why not,
+// for a located "pl.INT4 is not supported yet: <reason>". Null otherwise.
 const char* unsupported_dtype_reason(std::string_view name);
 int64_t dtype_bytes(DataType t);
-bool is_float(DataType t);  // FP32, FP16, BF16, FP8E4M3FN, FP8E5M2
+bool is_float(DataType t);  // FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, FP8E8M0
 // The integer element types, BOOL excluded (INT8 ... INT64, UINT8 ... UINT64).
 bool is_integer(DataType t);
 bool is_unsigned(DataType t);  // UINT8 ... UINT64

@@ -90,6 +90,12 @@ struct F8E5M2 {
   static C get(S v) { return f8e5m2_to_f32(v); }
   static S put(C v) { return f32_to_f8e5m2(v); }
 };
+struct F8E8M0 {
+  using S = uint8_t;
+  using C = float;
+  static C get(S v) { return f8e8m0_to_f32(v); }
+  static S put(C v) { return f32_to_f8e8m0(v); }
+};
 // An integer element stored as S and computed in C.
 template <typename Storage, typename Compute>
 struct Int {
@@ -178,6 +184,9 @@ bool with_dtype(int32_t dtype, F&& f) {
     case PTO_FP8E5M2:
       f(F8E5M2{});
       return true;
+    case PTO_FP8E8M0:
+      f(F8E8M0{});
+      return true;
     default:
       return false;
   }
@@ -224,7 +233,7 @@ inline int64_t mul_values(int64_t a, int64_t b) {
 // The element types whose division is integer division (and so may fault on a zero divisor).
 constexpr bool integer_dtype(int32_t dtype) {
   return dtype != PTO_FP32 && dtype != PTO_FP16 && dtype != PTO_BF16 && dtype != PTO_FP8E4M3FN &&
-         dtype != PTO_FP8E5M2;
+         dtype != PTO_FP8E5M2 && dtype != PTO_FP8E8M0;
 }
 inline constexpr const char* kIntegerDivisionByZero = "integer division by zero";
 

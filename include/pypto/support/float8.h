@@ -1,5 +1,6 @@
-// The 8-bit floats FP8E4M3FN and FP8E5M2 <-> binary32: the one definition used by the reference
-// interpreter, the runtime's tile instructions, the generated kernels and the result comparison.
+// The 8-bit floats FP8E4M3FN, FP8E5M2 and FP8E8M0 <-> binary32: the one definition used by the
+// reference interpreter, the runtime's tile instructions, the generated kernels and the result
+// comparison.
 //
 // The encodings are the OCP 8-bit floats, the ones ml_dtypes (float8_e4m3fn, float8_e5m2) and
 // the Ascend cube/vector units use:
@@ -91,6 +92,28 @@ inline uint8_t f32_to_f8e5m2(float f) {
   if (abs == 0x7f800000u) return static_cast<uint8_t>(sign | 0x7cu);
   const uint32_t r = float8_detail::round_magnitude<2, 15>(abs);
   return static_cast<uint8_t>(sign | (r >= 0x7cu ? 0x7cu : r));
+}
+
+// FP8E8M0, the scale of the MX formats (ml_dtypes' float8_e8m0fnu): 8 exponent bits with bias
+// 127 and nothing else, so a value is 2^(e - 127), from 2^-127 to 2^127; 0xFF is NaN, and there
+// is no sign, zero or infinity. float -> E8M0 rounds the exponent half up (a significand of 1.5
+// or more goes to the next power of two); zero, negative values, infinities, NaN and values
+// that round above 2^127 become NaN; a positive value below 2^-127 becomes 2^-127 (0x00).
+
+inline float f8e8m0_to_f32(uint8_t b) {
+  if (b == 0xffu) return f32_from_bits(0x7fc00000u);
+  if (b == 0) return f32_from_bits(0x00400000u);  // 2^-127, a binary32 denormal
+  return f32_from_bits(static_cast<uint32_t>(b) << 23);
+}
+
+inline uint8_t f32_to_f8e8m0(float f) {
+  const uint32_t u = f32_bits(f);
+  if (u == 0 || u >= 0x7f800000u) return 0xffu;  // +0, and any sign bit, infinity or NaN
+  const uint32_t exp = u >> 23;
+  const uint32_t man = u & 0x7fffffu;
+  if (exp == 0) return man >= 0x600000u ? 1u : 0u;  // denormal: 1.5 * 2^-127 and up round up
+  const uint32_t r = exp + (man >= 0x400000u ? 1u : 0u);
+  return static_cast<uint8_t>(r >= 0xffu ? 0xffu : r);
 }
 
 }  // namespace pypto::support

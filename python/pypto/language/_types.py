@@ -88,13 +88,15 @@ class DType:
 
 
 # The numpy dtypes that come from ml_dtypes rather than numpy itself.
-_ML_DTYPES_NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+_ML_DTYPES_NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu")
 
 FP32 = DType("FP32", 4, "float32")
 FP16 = DType("FP16", 2, "float16")
 BF16 = DType("BF16", 2, "bfloat16")
 FP8E4M3FN = DType("FP8E4M3FN", 1, "float8_e4m3fn")
 FP8E5M2 = DType("FP8E5M2", 1, "float8_e5m2")
+# The MX formats' scale: a power of two from 2^-127 to 2^127, no sign, zero or infinity.
+FP8E8M0 = DType("FP8E8M0", 1, "float8_e8m0fnu")
 INT8 = DType("INT8", 1, "int8")
 INT16 = DType("INT16", 2, "int16")
 INT32 = DType("INT32", 4, "int32")
@@ -104,8 +106,8 @@ UINT16 = DType("UINT16", 2, "uint16")
 UINT32 = DType("UINT32", 4, "uint32")
 UINT64 = DType("UINT64", 8, "uint64")
 BOOL = DType("BOOL", 1, "bool")
-DTYPES = {d.name: d for d in (FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, INT8, INT16, INT32, INT64,
-                              UINT8, UINT16, UINT32, UINT64, BOOL)}
+DTYPES = {d.name: d for d in (FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, FP8E8M0, INT8, INT16,
+                              INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL)}
 # By numpy's name of the element type (torch uses the same names: torch.float32...).
 DTYPES_BY_NUMPY_NAME = {d._numpy_name: d for d in DTYPES.values()}
 # PyPTO's index type (loop indices, offsets, valid lengths): a 64-bit signed integer, INT64.
@@ -118,9 +120,8 @@ UINT4 = DType("UINT4", 1, None, supported=False)
 FP4 = DType("FP4", 1, None, supported=False)
 HF4 = DType("HF4", 1, None, supported=False)
 HF8 = DType("HF8", 1, None, supported=False)
-FP8E8M0 = DType("FP8E8M0", 1, None, supported=False)
 TASK_ID = DType("TASK_ID", 8, None, supported=False)
-UNSUPPORTED_DTYPES = {d.name: d for d in (INT4, UINT4, FP4, HF4, HF8, FP8E8M0, TASK_ID)}
+UNSUPPORTED_DTYPES = {d.name: d for d in (INT4, UINT4, FP4, HF4, HF8, TASK_ID)}
 
 
 def as_driver_buffer(array):

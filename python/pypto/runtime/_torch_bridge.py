@@ -18,7 +18,7 @@ _TORCH_BY_PL = {name: getattr(torch, d._numpy_name) for name, d in _types.DTYPES
 _BIT_PATTERN_FLOATS = {getattr(torch, name): (np.dtype(f"int{8 * size}"),
                                               getattr(torch, f"int{8 * size}"))
                        for name, size in (("bfloat16", 2), ("float8_e4m3fn", 1),
-                                          ("float8_e5m2", 1))
+                                          ("float8_e5m2", 1), ("float8_e8m0fnu", 1))
                        if hasattr(torch, name)}
 
 
@@ -47,7 +47,7 @@ def as_torch(value):
         return value
     array = np.asarray(value)
     name = array.dtype.name
-    if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):  # ml_dtypes' floats
+    if name in _types._ML_DTYPES_NAMES and hasattr(torch, name):  # ml_dtypes' floats
         target = getattr(torch, name)
         bits_numpy, _ = _BIT_PATTERN_FLOATS[target]
         return torch.from_numpy(np.ascontiguousarray(array).view(bits_numpy).copy()).view(target)
