@@ -16,8 +16,26 @@ extern "C" {
 #define PTO_ABI_VERSION 11
 #define PTO_MAX_DIMS 4
 
-// Element types; the values equal pypto::ir::DataType.
-enum PtoDType { PTO_FP32 = 0, PTO_FP16 = 1, PTO_BF16 = 2, PTO_INT32 = 3, PTO_INT64 = 4, PTO_BOOL = 5 };
+// Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
+// floats, FP8E8M0 the MX scale (a power of two), all stored as their bit patterns like FP16.
+enum PtoDType {
+  PTO_FP32 = 0,
+  PTO_FP16 = 1,
+  PTO_BF16 = 2,
+  PTO_INT32 = 3,
+  PTO_INT64 = 4,
+  PTO_BOOL = 5,
+  PTO_INT8 = 6,
+  PTO_INT16 = 7,
+  PTO_UINT8 = 8,
+  PTO_UINT16 = 9,
+  PTO_UINT32 = 10,
+  PTO_UINT64 = 11,
+  PTO_FP8E4M3FN = 12,
+  PTO_FP8E5M2 = 13,
+  PTO_FP8E8M0 = 14
+};
+#define PTO_NUM_DTYPES 15  // the valid dtype values are 0 .. PTO_NUM_DTYPES - 1
 
 // On-chip memory spaces of one simulated core; the values equal pypto::ir::MemorySpace.
 enum PtoMemorySpace { PTO_DDR = 0, PTO_VEC = 1, PTO_MAT = 2, PTO_LEFT = 3, PTO_RIGHT = 4, PTO_ACC = 5 };

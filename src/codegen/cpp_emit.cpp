@@ -79,15 +79,47 @@ std::string cpp_scalar_type(ir::DataType t) {
     case ir::DataType::FP32:
     case ir::DataType::FP16:
     case ir::DataType::BF16:
+    case ir::DataType::FP8E4M3FN:
+    case ir::DataType::FP8E5M2:
+    case ir::DataType::FP8E8M0:
       return "float";
+    case ir::DataType::INT8:
+      return "int8_t";
+    case ir::DataType::INT16:
+      return "int16_t";
     case ir::DataType::INT32:
       return "int32_t";
     case ir::DataType::INT64:
       return "int64_t";
+    case ir::DataType::UINT8:
+      return "uint8_t";
+    case ir::DataType::UINT16:
+      return "uint16_t";
+    case ir::DataType::UINT32:
+      return "uint32_t";
+    case ir::DataType::UINT64:
+      return "uint64_t";
     case ir::DataType::BOOL:
       return "bool";
   }
   return "int64_t";
+}
+
+std::string cpp_storage_type(ir::DataType t) {
+  switch (t) {
+    case ir::DataType::FP32:
+      return "float";
+    case ir::DataType::FP16:
+    case ir::DataType::BF16:
+      return "uint16_t";
+    case ir::DataType::FP8E4M3FN:
+    case ir::DataType::FP8E5M2:
+    case ir::DataType::FP8E8M0:
+    case ir::DataType::BOOL:
+      return "uint8_t";
+    default:
+      return cpp_scalar_type(t);
+  }
 }
 
 std::string dtype_enum(ir::DataType t) { return "PTO_" + std::string(ir::dtype_name(t)); }
@@ -171,9 +203,7 @@ void codegen_error(ir::Span span, const std::string& message) {
 
 namespace {
 
-bool is_int_type(ir::DataType t) {
-  return t == ir::DataType::INT32 || t == ir::DataType::INT64 || t == ir::DataType::BOOL;
-}
+bool is_int_type(ir::DataType t) { return !ir::is_float(t); }
 
 std::string binary_expr(const ir::Binary& b, VarNames& names) {
   std::string x = emit_scalar_expr(b.a, names);

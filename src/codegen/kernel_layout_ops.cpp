@@ -153,10 +153,7 @@ void KernelEmitter::emit_read(const ir::Var& var, const ir::ScalarType& st, cons
                               Span span) {
   const std::string& name = names_.name(&var);
   const ir::DataType dt = st.dtype;
-  const std::string storage = dt == ir::DataType::FP32    ? "float"
-                              : dt == ir::DataType::INT32 ? "int32_t"
-                              : dt == ir::DataType::INT64 ? "int64_t"
-                                                          : "uint8_t";
+  const std::string storage = cpp_storage_type(dt);
   const std::string ctype = cpp_scalar_type(dt);
   auto idx = emit_int_list(call.args.at(1), names_, "the indices of pl.read");
   w_.line(ctype + " " + name + " = 0;");

@@ -352,10 +352,7 @@ class OrchestrationEmitter : public StructuredEmitter {
                     "goes on); read the element in the InCore function that uses it");
     }
     const ir::DataType dt = st.dtype;
-    const std::string storage = dt == ir::DataType::FP32    ? "float"
-                                : dt == ir::DataType::INT32 ? "int32_t"
-                                : dt == ir::DataType::INT64 ? "int64_t"
-                                                            : "uint8_t";
+    const std::string storage = cpp_storage_type(dt);
     const std::string& name = names_.name(&var);
     const std::string view = tensor_value(call.args[0]);
     auto idx = emit_int_list(call.args.at(1), names_, "the indices of pl.read");

@@ -2,9 +2,12 @@
 
 #include <xxhash.h>
 
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
+
+#include "pypto/support/element_ops.h"
 
 namespace pypto::driver {
 
@@ -14,15 +17,37 @@ void fill_random(ir::HostTensor& t, uint64_t seed) {
   const int64_t n = t.num_elements();
   std::normal_distribution<float> normal;
   std::uniform_int_distribution<int> small(-8, 8);
+  auto fill = [&](auto type, auto value) {
+    using T = decltype(type);
+    auto* data = static_cast<typename T::S*>(t.data);
+    for (int64_t i = 0; i < n; ++i) data[i] = support::element_from<T>(value());
+  };
   switch (t.dtype) {
     case DataType::FP32:
-      for (int64_t i = 0; i < n; ++i) static_cast<float*>(t.data)[i] = normal(rng);
+      fill(support::F32{}, [&] { return normal(rng); });
       break;
+    case DataType::FP8E4M3FN:
+      fill(support::F8E4M3{}, [&] { return normal(rng); });
+      break;
+    case DataType::FP8E5M2:
+      fill(support::F8E5M2{}, [&] { return normal(rng); });
+      break;
+    case DataType::FP8E8M0:  // positive: E8M0 has no sign
+      fill(support::F8E8M0{}, [&] { return std::fabs(normal(rng)) + 0.25f; });
+      break;
+    case DataType::INT8:
+    case DataType::INT16:
     case DataType::INT32:
-      for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(t.data)[i] = small(rng);
-      break;
     case DataType::INT64:
-      for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(t.data)[i] = small(rng);
+      support::with_dtype(static_cast<int32_t>(t.dtype),
+                          [&](auto type) { fill(type, [&] { return small(rng); }); });
+      break;
+    case DataType::UINT8:
+    case DataType::UINT16:
+    case DataType::UINT32:
+    case DataType::UINT64:
+      support::with_dtype(static_cast<int32_t>(t.dtype),
+                          [&](auto type) { fill(type, [&] { return small(rng) + 8; }); });
       break;
     case DataType::BOOL:
       for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(t.data)[i] = small(rng) > 0;

@@ -78,6 +78,9 @@ Value Parser::parse_pl_member() {
     v.span = span;
     return v;
   }
+  if (const char* reason = ir::unsupported_dtype_reason(name)) {
+    fail(span, "pl." + std::string(name) + " is not supported yet: " + reason);
+  }
   if (name == "PadValue") {
     expect(TK::Dot, "'.' after pl.PadValue");
     const Token& item = expect_name("a member of pl.PadValue");

@@ -7,6 +7,8 @@
 #include <iterator>
 
 #include "parser_state.h"
+#include "pypto/ir/scalar_arith.h"
+#include "pypto/support/element_ops.h"
 
 namespace pypto::frontend::detail {
 
@@ -139,12 +141,16 @@ DataType element_dtype(const TypePtr& type) {
   return type->as<ir::TensorType>()->dtype;
 }
 
-// Float to integer as the device converts: toward zero, saturating, NaN to 0.
-int64_t float_to_int64(double v) {
-  if (!(v == v)) return 0;
-  if (v <= -9223372036854775808.0) return INT64_MIN;
-  if (v >= 9223372036854774784.0) return INT64_MAX;
-  return static_cast<int64_t>(v);
+// A float constant converted to the integer dtype `to` as the device's cast converts an element
+// (toward zero, saturating at the range of `to`, NaN to 0), held as a scalar holds it (a UINT64
+// as its bit pattern).
+int64_t float_to_int(double v, DataType to) {
+  int64_t out = 0;
+  support::with_dtype(static_cast<int32_t>(to), [&](auto type) {
+    using T = decltype(type);
+    out = static_cast<int64_t>(T::get(support::element_from<T>(v)));
+  });
+  return out;
 }
 
 // cast's rounding modes, by name and by code.
@@ -287,6 +293,12 @@ Value Parser::parse_full(const std::string& spelling, bool as_tensor, Span span)
     const int64_t v = folded.value->kind == ir::Scalar::Kind::Int ? folded.value->i
                       : folded.value->b                           ? 1
                                                                   : 0;
+    const bool fits =
+        dtype == DataType::UINT64 ? v >= 0 : ir::wrap_int(static_cast<uint64_t>(v), dtype) == v;
+    if (dtype != DataType::BOOL && !fits) {
+      fail(value_span, "argument 'value' of " + spelling + " is " + std::to_string(v) + ", which " +
+                           std::string(ir::dtype_name(dtype)) + " cannot hold");
+    }
     fill = ir::make_node<ir::IntImm>(v, dtype, value_span);
   }
   ExprPtr shape = expect_expr(bound[0]->value, [&] { return "argument 'shape' of " + spelling; });
@@ -516,10 +528,8 @@ ExprPtr Parser::scalar_cast(const ExprPtr& value, DataType to, Span span, Span v
     }
     if (to == DataType::BOOL) return ir::make_bool(s.truthy(), span);
     int64_t v = s.kind == ir::Scalar::Kind::Int ? s.i : s.kind == ir::Scalar::Kind::Bool ? s.b : 0;
-    if (s.kind == ir::Scalar::Kind::Float) {
-      v = float_to_int64(s.f);
-    }
-    if (to == DataType::INT32) v = static_cast<int32_t>(static_cast<uint32_t>(v));
+    v = s.kind == ir::Scalar::Kind::Float ? float_to_int(s.f, to)
+                                          : ir::wrap_int(static_cast<uint64_t>(v), to);
     return ir::make_node<ir::IntImm>(v, to, span);
   }
   if (from == to) return value;
@@ -528,8 +538,9 @@ ExprPtr Parser::scalar_cast(const ExprPtr& value, DataType to, Span span, Span v
   if (ir::is_float(to) && to == DataType::FP32 && !ir::is_float(from)) {
     return ir::make_binary(ir::BinaryOp::Mul, value, ir::make_float(1.0, span), span);
   }
+  // (Strictly wider: at one width `value + 0` would keep the type of `value`.)
   if (!ir::is_float(to) && !ir::is_float(from) && to != DataType::BOOL &&
-      ir::dtype_bytes(to) >= ir::dtype_bytes(from)) {
+      (ir::dtype_bytes(to) > ir::dtype_bytes(from) || from == DataType::BOOL)) {
     return ir::make_binary(ir::BinaryOp::Add, value, ir::make_node<ir::IntImm>(0, to, span), span);
   }
   fail(span, spelling + " of a " + std::string(ir::dtype_name(from)) + " Scalar computed at run " +

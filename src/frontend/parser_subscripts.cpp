@@ -1,7 +1,9 @@
-// Subscripts of tensors and tiles, numpy style as PyPTO writes them: `x[i, j]` on a 2-D value
-// reads one element (pl.read); otherwise `x[a:b, :]`, `t[:, 0:HALF]`, `x[i]` are windows
-// (pl.slice: a view of a tensor, a copy of a tile) whose extents are constant, an integer index
-// dropping its dimension (a tile keeps at least two), and missing trailing indices meaning `:`.
+// Subscripts of tensors and tiles, numpy style as PyPTO writes them: an index for every
+// dimension (`x[i, j]` of a 2-D value) reads one element (pl.read); otherwise `x[a:b, :]`, `t[:,
+// 0:HALF]`, `x[i]` are windows (pl.slice: a view of a tensor, a copy of a tile) whose extents are
+// constant, an integer index dropping its dimension (a tile keeps at least two), and missing
+// trailing indices meaning `:`.
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -105,9 +107,15 @@ Value Parser::parse_value_subscript(const Value& v, Span span) {
   const auto* tensor = type->as<ir::TensorType>();
   const std::vector<int64_t>& shape = tensor ? tensor->shape : type->as<ir::TileType>()->shape;
   std::vector<SubscriptItem> items = parse_subscript_items();
-  if (items.size() == 2 && shape.size() == 2 && !items[0].is_slice && !items[1].is_slice) {
-    ExprPtr indices = ir::make_tuple({items[0].index, items[1].index}, span);
-    return expr_value(ir::make_op_call("read", {v.expr, indices}, {}, span), span);
+  const bool element =
+      items.size() == shape.size() &&
+      std::none_of(items.begin(), items.end(), [](const SubscriptItem& i) { return i.is_slice; });
+  if (element) {  // an index for every dimension
+    std::vector<ExprPtr> indices;
+    for (const SubscriptItem& i : items) indices.push_back(i.index);
+    return expr_value(
+        ir::make_op_call("read", {v.expr, ir::make_tuple(std::move(indices), span)}, {}, span),
+        span);
   }
   SubscriptWindow w = subscript_window(shape, items, tensor ? "tensor" : "tile", span);
   ExprPtr result = ir::make_op_call(

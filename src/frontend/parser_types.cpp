@@ -11,12 +11,6 @@ namespace pypto::frontend::detail {
 
 namespace {
 
-// PyPTO's element types that this device does not have, so that naming one says so instead of
-// looking like an unknown op.
-constexpr std::array<std::string_view, 16> kUnsupportedDTypes = {
-    "FP4",   "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF4",    "HF8",    "INT4", "INT8",
-    "INT16", "UINT4",     "UINT8",   "UINT16",  "UINT32", "UINT64", "FP64", "TASK_ID"};
-
 // PyPTO's types this device has no counterpart for.
 constexpr std::array<std::string_view, 7> kUnsupportedTypes = {
     "Array", "Ptr", "TaskId", "DistributedTensor", "AsyncEvent", "AsyncSession", "CommCtx"};
@@ -27,8 +21,6 @@ bool contains(const std::array<std::string_view, N>& names, std::string_view nam
     if (n == name) return true;
   return false;
 }
-
-constexpr const char* kSupportedDTypes = "FP32, FP16, BF16, INT32, INT64, BOOL and INDEX";
 
 }  // namespace
 
@@ -165,11 +157,7 @@ TypePtr Parser::parse_legacy_call_type(std::string_view kind) {
 }
 
 DataType Parser::parse_dtype(const std::string& context) {
-  if (at_name("pl") && peek_token(1).kind == TK::Dot &&
-      contains(kUnsupportedDTypes, peek_token(2).text)) {
-    fail(here(), "dtype pl." + std::string(peek_token(2).text) +
-                     " is not supported on this device (supported: " + kSupportedDTypes + ")");
-  }
+  // (PyPTO's dtypes that this device does not have are rejected by name in parse_pl_member.)
   Value v = parse_value();
   if (v.kind != Value::Kind::DType) {
     fail(v.span, "expected a dtype such as pl.FP32 in " + context + ", got " +

@@ -99,14 +99,13 @@ DataType scalar_dtype(const ExprPtr& e) {
 }
 
 // Python-like promotion: any float operand makes the result float; else the wider integer.
+// (Of two floats, or two integers, of one width: the left operand's type.)
 DataType promote(DataType a, DataType b) {
-  if (is_float(a) || is_float(b)) {
-    if (a == DataType::FP32 || b == DataType::FP32) return DataType::FP32;
-    return is_float(a) ? a : b;
-  }
-  if (a == DataType::INT64 || b == DataType::INT64) return DataType::INT64;
+  if (is_float(a) != is_float(b)) return is_float(a) ? a : b;
   if (a == DataType::BOOL && b == DataType::BOOL) return DataType::INT64;
-  return a == DataType::BOOL ? b : a;
+  if (a == DataType::BOOL) return b;
+  if (b == DataType::BOOL) return a;
+  return dtype_bytes(b) > dtype_bytes(a) ? b : a;
 }
 
 }  // namespace

@@ -17,7 +17,9 @@ namespace {
 using support::Convert;
 
 // The interpreter computes float elements in double and rounds once to the element type;
-// integer elements compute in their own type, so they wrap like the device's.
+// integer elements compute in their own type, so they wrap like the device's. Elements are held
+// as doubles (exact up to 2^53: beyond it INT64 and UINT64 elements are approximate here), and
+// read back into their compute type with Convert, which saturates rather than overflowing.
 template <typename T>
 using Wide = std::conditional_t<std::is_floating_point_v<typename T::C>, double, typename T::C>;
 
@@ -28,7 +30,8 @@ void with_element_type(DataType dtype, F&& f) {
   }
 }
 
-// The value an element of type T holds after storing `v` (a pl.cast from a float).
+// The value an element of type T holds after storing `v`, a result computed in T's compute
+// type (held in a double): a narrow integer wraps, a float rounds.
 template <typename T>
 double store_as(double v) {
   return static_cast<double>(T::get(T::put(Convert<typename T::C>::from(v))));
@@ -53,7 +56,7 @@ void write_row(const Buffer& b, int64_t start, int64_t stride, int64_t n, const 
   with_element_type(b.dtype, [&](auto t) {
     using T = decltype(t);
     auto* p = static_cast<typename T::S*>(b.data) + start;
-    for (int64_t k = 0; k < n; ++k) p[k * stride] = T::put(Convert<typename T::C>::from(in[k]));
+    for (int64_t k = 0; k < n; ++k) p[k * stride] = support::element_from<T>(in[k]);
   });
 }
 
@@ -137,9 +140,7 @@ std::shared_ptr<Tile> make_tile(DataType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
-bool integer_dtype(DataType d) {
-  return d == DataType::INT32 || d == DataType::INT64 || d == DataType::BOOL;
-}
+bool integer_dtype(DataType d) { return !is_float(d); }
 
 [[noreturn]] void unknown_opcode(const char* kind, int32_t op) {
   throw RunError(std::string("no element function for ") + kind + " opcode " + std::to_string(op));
@@ -253,8 +254,8 @@ TilePtr binary(int32_t op, const Tile& a, const Tile& b) {
   with_binary(op, a.dtype, [&](auto t, auto o) {
     using W = Wide<decltype(t)>;
     for (size_t k = 0; k < a.data.size(); ++k) {
-      out->data[k] =
-          static_cast<double>(decltype(o)::f(static_cast<W>(a.data[k]), static_cast<W>(b.data[k])));
+      out->data[k] = static_cast<double>(
+          decltype(o)::f(Convert<W>::from(a.data[k]), Convert<W>::from(b.data[k])));
     }
   });
   round_all(out->dtype, out->data);
@@ -269,11 +270,11 @@ TilePtr binary_scalar(int32_t op, const Tile& a, const Value& s, bool scalar_fir
     using SC = decltype(scalar);
     with_binary(op, a.dtype, [&](auto t, auto o) {
       using Op = decltype(o);
-      using C = typename decltype(t)::C;
+      using T = decltype(t);
       for (size_t k = 0; k < a.data.size(); ++k) {
-        SC x = static_cast<SC>(a.data[k]);
+        SC x = Convert<SC>::from(a.data[k]);
         SC r = scalar_first ? Op::f(scalar, x) : Op::f(x, scalar);
-        out->data[k] = static_cast<double>(Convert<C>::from(r));
+        out->data[k] = static_cast<double>(T::get(support::element_from<T>(r)));
       }
     });
   };
@@ -298,7 +299,7 @@ TilePtr unary(int32_t op, const Tile& a) {
     using W = Wide<decltype(t)>;
     bool known = support::with_unary_op(op, [&](auto o) {
       for (size_t k = 0; k < a.data.size(); ++k) {
-        out->data[k] = static_cast<double>(decltype(o)::f(static_cast<W>(a.data[k])));
+        out->data[k] = static_cast<double>(decltype(o)::f(Convert<W>::from(a.data[k])));
       }
     });
     if (!known) unknown_opcode("unary", op);
@@ -316,8 +317,8 @@ TilePtr cast(const Tile& a, DataType to) {
       using From = decltype(from);
       using To = decltype(into);
       for (size_t k = 0; k < a.data.size(); ++k) {
-        auto v = static_cast<typename From::C>(a.data[k]);
-        out->data[k] = static_cast<double>(To::get(To::put(Convert<typename To::C>::from(v))));
+        auto v = Convert<typename From::C>::from(a.data[k]);
+        out->data[k] = static_cast<double>(To::get(support::element_from<To>(v)));
       }
     });
   });
@@ -332,8 +333,8 @@ TilePtr row_reduce(int32_t op, const Tile& a) {
     bool known = support::with_reduce_op(op, [&](auto o) {
       for (int64_t r = 0; r < rows; ++r) {
         const double* row = a.data.data() + r * cols;
-        W acc = static_cast<W>(row[0]);
-        for (int64_t c = 1; c < cols; ++c) acc = decltype(o)::f(acc, static_cast<W>(row[c]));
+        W acc = Convert<W>::from(row[0]);
+        for (int64_t c = 1; c < cols; ++c) acc = decltype(o)::f(acc, Convert<W>::from(row[c]));
         out->data[static_cast<size_t>(r)] = static_cast<double>(acc);
       }
     });
@@ -354,10 +355,10 @@ TilePtr row_expand(int32_t op, const Tile& a, const Tile& row) {
   with_binary(op, a.dtype, [&](auto t, auto o) {
     using W = Wide<decltype(t)>;
     for (int64_t r = 0; r < rows; ++r) {
-      auto v = static_cast<W>(row.data[static_cast<size_t>(r)]);
+      auto v = Convert<W>::from(row.data[static_cast<size_t>(r)]);
       for (int64_t c = 0; c < cols; ++c) {
         size_t k = static_cast<size_t>(r * cols + c);
-        out->data[k] = static_cast<double>(decltype(o)::f(static_cast<W>(a.data[k]), v));
+        out->data[k] = static_cast<double>(decltype(o)::f(Convert<W>::from(a.data[k]), v));
       }
     }
   });

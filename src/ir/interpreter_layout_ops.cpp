@@ -39,21 +39,21 @@ bool inside(const Tile& t, int64_t r, int64_t col) {
 double pad_value(PadValue pad, DataType dtype) {
   if (pad == PadValue::Zero) return 0.0;
   const bool low = pad == PadValue::Min;
-  switch (dtype) {
-    case DataType::FP32:
-    case DataType::FP16:
-    case DataType::BF16:
-      return low ? -std::numeric_limits<double>::infinity()
-                 : std::numeric_limits<double>::infinity();
-    case DataType::INT32:
-      return low ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
-    case DataType::INT64:
-      return low ? static_cast<double>(std::numeric_limits<int64_t>::min())
-                 : static_cast<double>(std::numeric_limits<int64_t>::max());
-    case DataType::BOOL:
-      return low ? 0.0 : 1.0;
+  if (is_float(dtype)) {
+    // FP8E4M3FN has no infinity: its extremes are the largest finite values.
+    if (dtype == DataType::FP8E4M3FN) return low ? -448.0 : 448.0;
+    // FP8E8M0 has no sign either: its extremes are 2^-127 and 2^127.
+    if (dtype == DataType::FP8E8M0) return low ? std::ldexp(1.0, -127) : std::ldexp(1.0, 127);
+    return low ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   }
-  return 0.0;
+  if (dtype == DataType::BOOL) return low ? 0.0 : 1.0;
+  double value = 0.0;
+  support::with_dtype(static_cast<int32_t>(dtype), [&](auto type) {
+    using S = typename decltype(type)::S;
+    value =
+        static_cast<double>(low ? std::numeric_limits<S>::min() : std::numeric_limits<S>::max());
+  });
+  return value;
 }
 
 }  // namespace
@@ -149,15 +149,13 @@ Value op_read(const OpDef&, const Call& c, const Args& a) {
     element = slice_tile(tile_at(c, a, 0), std::vector<int64_t>(indices.size(), 1), indices);
   }
   const double v = element->data.at(0);
-  switch (element->dtype) {
-    case DataType::INT32:
-    case DataType::INT64:
-      return Value::of_int(static_cast<int64_t>(v));
-    case DataType::BOOL:
-      return Value::of_bool(v != 0.0);
-    default:
-      return Value::of_float(v);
+  if (element->dtype == DataType::BOOL) return Value::of_bool(v != 0.0);
+  if (is_float(element->dtype)) return Value::of_float(v);
+  // A UINT64 above INT64_MAX is held as its bit pattern, as scalar arithmetic holds it.
+  if (is_unsigned(element->dtype)) {
+    return Value::of_int(static_cast<int64_t>(support::Convert<uint64_t>::from(v)));
   }
+  return Value::of_int(support::Convert<int64_t>::from(v));
 }
 
 Value op_fillpad(const OpDef&, const Call& c, const Args& a) {

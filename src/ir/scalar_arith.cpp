@@ -105,11 +105,17 @@ ScalarFold fold_int(BinaryOp op, int64_t x, int64_t y, DataType dtype) {
 }  // namespace
 
 int64_t wrap_int(uint64_t v, DataType dtype) noexcept {
-  if (dtype == DataType::INT32) {
-    // Sign-extend the low 32 bits without a narrowing conversion of an out-of-range value.
-    const uint64_t low = v & 0xffffffffu;
-    return low >= 0x80000000u ? static_cast<int64_t>(low) - (int64_t{1} << 32)
-                              : static_cast<int64_t>(low);
+  // Integers narrower than 64 bits keep their low bits: sign-extended for the signed ones,
+  // zero-extended for the unsigned ones. (UINT64 values are held as their int64 bit pattern.)
+  const int bits = dtype == DataType::INT8 || dtype == DataType::UINT8     ? 8
+                   : dtype == DataType::INT16 || dtype == DataType::UINT16 ? 16
+                   : dtype == DataType::INT32 || dtype == DataType::UINT32 ? 32
+                                                                           : 64;
+  if (bits < 64) {
+    const uint64_t low = v & ((uint64_t{1} << bits) - 1u);
+    const uint64_t sign_bit = uint64_t{1} << (bits - 1);
+    if (is_unsigned(dtype) || low < sign_bit) return static_cast<int64_t>(low);
+    return static_cast<int64_t>(low) - (int64_t{1} << bits);
   }
   // Two's-complement reinterpretation, well defined for every value from C++20 and on every
   // compiler this project supports before it.

@@ -14,13 +14,44 @@ struct DTypeInfo {
   std::string_view name;
   int64_t bytes;
 };
-constexpr std::array<DTypeInfo, 6> kDTypes = {{
+constexpr std::array<DTypeInfo, kNumDataTypes> kDTypes = {{
     {DataType::FP32, "FP32", 4},
     {DataType::FP16, "FP16", 2},
     {DataType::BF16, "BF16", 2},
     {DataType::INT32, "INT32", 4},
     {DataType::INT64, "INT64", 8},
     {DataType::BOOL, "BOOL", 1},
+    {DataType::INT8, "INT8", 1},
+    {DataType::INT16, "INT16", 2},
+    {DataType::UINT8, "UINT8", 1},
+    {DataType::UINT16, "UINT16", 2},
+    {DataType::UINT32, "UINT32", 4},
+    {DataType::UINT64, "UINT64", 8},
+    {DataType::FP8E4M3FN, "FP8E4M3FN", 1},
+    {DataType::FP8E5M2, "FP8E5M2", 1},
+    {DataType::FP8E8M0, "FP8E8M0", 1},
+}};
+
+// PyPTO's dtypes that have no element type here, and why.
+struct UnsupportedDType {
+  std::string_view name;
+  const char* reason;
+};
+constexpr const char* kSubByte =
+    "4-bit elements are packed two to a byte, and this device addresses tensors and tiles "
+    "per byte-sized element";
+constexpr std::array<UnsupportedDType, 7> kUnsupportedDTypes = {{
+    {"INT4", kSubByte},
+    {"UINT4", kSubByte},
+    {"FP4", kSubByte},
+    {"HF4", kSubByte},
+    {"HF8",
+     "the HiFloat8 encoding has no element conversions on this device; use FP8E4M3FN or "
+     "FP8E5M2"},
+    {"FP64", "PyPTO reserves FP64 but its language has no FP64 element type; use FP32"},
+    {"TASK_ID",
+     "task ids of pl.submit belong to manual dependency scopes, which this device "
+     "does not have"},
 }};
 
 struct SpaceInfo {
@@ -56,10 +87,25 @@ std::optional<DataType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+const char* unsupported_dtype_reason(std::string_view name) {
+  for (const auto& u : kUnsupportedDTypes) {
+    if (u.name == name) return u.reason;
+  }
+  return nullptr;
+}
+
 int64_t dtype_bytes(DataType t) { return kDTypes[static_cast<size_t>(t)].bytes; }
 
 bool is_float(DataType t) {
-  return t == DataType::FP32 || t == DataType::FP16 || t == DataType::BF16;
+  return t == DataType::FP32 || t == DataType::FP16 || t == DataType::BF16 ||
+         t == DataType::FP8E4M3FN || t == DataType::FP8E5M2 || t == DataType::FP8E8M0;
+}
+
+bool is_integer(DataType t) { return !is_float(t) && t != DataType::BOOL; }
+
+bool is_unsigned(DataType t) {
+  return t == DataType::UINT8 || t == DataType::UINT16 || t == DataType::UINT32 ||
+         t == DataType::UINT64;
 }
 
 std::string_view memory_space_name(MemorySpace s) { return kSpaces[static_cast<size_t>(s)].name; }
@@ -306,11 +352,14 @@ std::optional<int64_t> shape_bytes(const std::vector<int64_t>& shape, DataType d
 }
 
 TypePtr scalar_type(DataType dtype) {
-  static const std::array<TypePtr, 6> kScalars = {
-      ir::make_node<ScalarType>(DataType::FP32),  ir::make_node<ScalarType>(DataType::FP16),
-      ir::make_node<ScalarType>(DataType::BF16),  ir::make_node<ScalarType>(DataType::INT32),
-      ir::make_node<ScalarType>(DataType::INT64), ir::make_node<ScalarType>(DataType::BOOL),
-  };
+  // One shared node per dtype.
+  static const std::array<TypePtr, kNumDataTypes> kScalars = [] {
+    std::array<TypePtr, kNumDataTypes> scalars;
+    for (int i = 0; i < kNumDataTypes; ++i) {
+      scalars[static_cast<size_t>(i)] = ir::make_node<ScalarType>(static_cast<DataType>(i));
+    }
+    return scalars;
+  }();
   return kScalars[static_cast<size_t>(dtype)];
 }
 

@@ -5,8 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
-#include "pypto/support/float16.h"
+#include "pypto/support/element_ops.h"
 #include "tile_simd.h"
 
 namespace pypto::runtime {
@@ -14,54 +15,45 @@ namespace {
 
 using ir::DataType;
 
-// One element, kept exactly: integers as int64 (a double cannot hold every int64).
+// One element, kept exactly: integers as their 64-bit value (a double cannot hold every int64
+// or uint64), `is_unsigned` saying whether `i` holds a uint64's bits.
 struct Value {
   bool is_int = false;
+  bool is_unsigned = false;
   int64_t i = 0;
   double d = 0;
+
+  long double exact() const {
+    return is_unsigned ? static_cast<long double>(static_cast<uint64_t>(i))
+                       : static_cast<long double>(i);
+  }
 };
 
 Value load(const HostTensor& t, int64_t n) {
-  const auto* p = static_cast<const uint8_t*>(t.data);
   Value v;
-  switch (t.dtype) {
-    case DataType::FP32: {
-      float f;
-      std::memcpy(&f, p + n * 4, 4);
-      v.d = f;
-      break;
+  support::with_dtype(static_cast<int32_t>(t.dtype), [&](auto type) {
+    using T = decltype(type);
+    typename T::S raw;
+    std::memcpy(&raw, static_cast<const uint8_t*>(t.data) + n * sizeof raw, sizeof raw);
+    const auto x = T::get(raw);
+    if constexpr (std::is_floating_point_v<decltype(x)>) {
+      v.d = x;
+    } else {
+      v.is_int = true;
+      v.is_unsigned = std::is_unsigned_v<decltype(x)>;
+      v.i = static_cast<int64_t>(x);
+      v.d = static_cast<double>(x);
     }
-    case DataType::FP16:
-    case DataType::BF16: {
-      uint16_t raw;
-      std::memcpy(&raw, p + n * 2, 2);
-      v.d = t.dtype == DataType::FP16 ? support::f16_to_f32(raw) : support::bf16_to_f32(raw);
-      break;
-    }
-    case DataType::INT32: {
-      int32_t x;
-      std::memcpy(&x, p + n * 4, 4);
-      v = {true, x, static_cast<double>(x)};
-      break;
-    }
-    case DataType::INT64: {
-      int64_t x;
-      std::memcpy(&x, p + n * 8, 8);
-      v = {true, x, static_cast<double>(x)};
-      break;
-    }
-    case DataType::BOOL:
-      v = {true, p[n] != 0, p[n] != 0 ? 1.0 : 0.0};
-      break;
-  }
+  });
   return v;
 }
 
 bool matches(const Value& a, const Value& e, const CompareOptions& o) {
   if (a.is_int && e.is_int) {
-    // long double holds the difference of two int64 exactly on x86-64 (64-bit mantissa).
-    long double diff = std::fabs(static_cast<long double>(a.i) - static_cast<long double>(e.i));
-    return diff <= o.atol + o.rtol * std::fabs(static_cast<long double>(e.i));
+    // long double holds every int64 and uint64, and their differences, exactly on x86-64
+    // (64-bit mantissa).
+    long double diff = std::fabs(a.exact() - e.exact());
+    return diff <= o.atol + o.rtol * std::fabs(e.exact());
   }
   if (std::isnan(e.d)) return true;        // don't care
   if (std::isinf(e.d)) return a.d == e.d;  // only the same infinity (the formula allows any)
@@ -70,12 +62,14 @@ bool matches(const Value& a, const Value& e, const CompareOptions& o) {
 }
 
 std::string format(const Value& v, DataType dtype) {
-  if (v.is_int) return dtype == DataType::BOOL ? (v.i ? "true" : "false") : std::to_string(v.i);
+  if (v.is_int) {
+    if (dtype == DataType::BOOL) return v.i ? "true" : "false";
+    return v.is_unsigned ? std::to_string(static_cast<uint64_t>(v.i)) : std::to_string(v.i);
+  }
   char buf[64];
   // Shortest text that reads back to the same value in the tensor's own precision.
-  auto res = dtype == DataType::FP32 || dtype == DataType::FP16 || dtype == DataType::BF16
-                 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v.d))
-                 : std::to_chars(buf, buf + sizeof buf, v.d);
+  auto res = ir::is_float(dtype) ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v.d))
+                                 : std::to_chars(buf, buf + sizeof buf, v.d);
   return std::string(buf, res.ptr);
 }
 

@@ -9,7 +9,7 @@
 namespace pypto::runtime {
 namespace {
 
-bool valid_dtype(int32_t dtype) { return dtype >= PTO_FP32 && dtype <= PTO_BOOL; }
+bool valid_dtype(int32_t dtype) { return dtype >= 0 && dtype < PTO_NUM_DTYPES; }
 
 int64_t element_bytes(int32_t dtype) { return ir::dtype_bytes(static_cast<ir::DataType>(dtype)); }
 

@@ -52,7 +52,8 @@ const char* kind_name(int32_t kind) {
   }
 }
 
-bool known_dtype(int32_t dtype) { return dtype >= PTO_FP32 && dtype <= PTO_BOOL; }
+static_assert(PTO_NUM_DTYPES == ir::kNumDataTypes, "PtoDType and ir::DataType must agree");
+bool known_dtype(int32_t dtype) { return dtype >= 0 && dtype < PTO_NUM_DTYPES; }
 
 // Writes the elements of a (possibly strided) tensor view as a C-order .npy file.
 void write_view(const fs::path& path, const PtoTensor& view) {
@@ -166,7 +167,7 @@ void DfxRecorder::dump_arguments(const TaskView& task, bool outputs) noexcept {
       const int32_t dtype = a.kind == PTO_ARG_SCALAR ? a.dtype : a.tensor.dtype;
       if (known_dtype(dtype)) entry["dtype"] = ir::dtype_name(static_cast<ir::DataType>(dtype));
       if (a.kind == PTO_ARG_SCALAR) {
-        const bool floating = dtype == PTO_FP32 || dtype == PTO_FP16 || dtype == PTO_BF16;
+        const bool floating = known_dtype(dtype) && ir::is_float(static_cast<ir::DataType>(dtype));
         entry["value"] = floating ? nlohmann::ordered_json(a.f64) : nlohmann::ordered_json(a.i64);
         manifest_args.push_back(std::move(entry));
         continue;

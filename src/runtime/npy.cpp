@@ -8,6 +8,7 @@ namespace pypto::runtime {
 
 namespace {
 
+// numpy's dtype strings; BF16 and the FP8s are their bit patterns (numpy has no such floats).
 const char* npy_descr(ir::DataType t) {
   switch (t) {
     case ir::DataType::FP32:
@@ -15,11 +16,25 @@ const char* npy_descr(ir::DataType t) {
     case ir::DataType::FP16:
       return "<f2";
     case ir::DataType::BF16:
+    case ir::DataType::UINT16:
       return "<u2";
+    case ir::DataType::INT8:
+      return "|i1";
+    case ir::DataType::INT16:
+      return "<i2";
     case ir::DataType::INT32:
       return "<i4";
     case ir::DataType::INT64:
       return "<i8";
+    case ir::DataType::UINT8:
+    case ir::DataType::FP8E4M3FN:
+    case ir::DataType::FP8E5M2:
+    case ir::DataType::FP8E8M0:
+      return "|u1";
+    case ir::DataType::UINT32:
+      return "<u4";
+    case ir::DataType::UINT64:
+      return "<u8";
     case ir::DataType::BOOL:
       return "|b1";
   }

@@ -184,7 +184,7 @@ class Run {
       if (p.tensor.shape[k] == 0) return;
       elements += (p.tensor.shape[k] - 1) * p.tensor.strides[k];
     }
-    if (p.tensor.dtype < PTO_FP32 || p.tensor.dtype > PTO_BOOL) return;
+    if (p.tensor.dtype < 0 || p.tensor.dtype >= PTO_NUM_DTYPES) return;
     tracker_.add_buffer(p.tensor.base,
                         elements * ir::dtype_bytes(static_cast<ir::DataType>(p.tensor.dtype)));
   }
@@ -194,7 +194,7 @@ class Run {
       fail("create_tensor: " + why);
       return PtoTensor{};
     };
-    if (dtype < PTO_FP32 || dtype > PTO_BOOL)
+    if (dtype < 0 || dtype >= PTO_NUM_DTYPES)
       return reject("unknown dtype " + std::to_string(dtype));
     if (ndim < 0 || ndim > PTO_MAX_DIMS || (ndim > 0 && !shape)) {
       return reject("rank " + std::to_string(ndim) + " is outside 0.." +

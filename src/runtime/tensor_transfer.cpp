@@ -16,7 +16,7 @@ namespace {
 
 // The ABI's dtype values equal ir::DataType. Dtypes reaching here were checked when the run
 // accepted its arguments and tasks; a stray value still gets a name, never an out-of-range read.
-bool known_dtype(int32_t dtype) { return dtype >= PTO_FP32 && dtype <= PTO_BOOL; }
+bool known_dtype(int32_t dtype) { return dtype >= 0 && dtype < PTO_NUM_DTYPES; }
 
 int64_t dtype_size(int32_t dtype) {
   return known_dtype(dtype) ? ir::dtype_bytes(static_cast<ir::DataType>(dtype)) : 1;

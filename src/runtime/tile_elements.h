@@ -10,8 +10,6 @@
 
 namespace pypto::runtime::tile {
 
-using support::Convert;
-
 template <typename T, typename Op>
 inline void binary(void* dst, const void* a, const void* b, int64_t n) {
   typename T::S* d = (typename T::S*)dst;
@@ -26,8 +24,7 @@ template <typename T, typename Op, typename SC>
 inline void binary_scalar(void* dst, const void* a, SC s, int64_t n) {
   typename T::S* d = (typename T::S*)dst;
   const typename T::S* x = (const typename T::S*)a;
-  for (int64_t i = 0; i < n; ++i)
-    d[i] = T::put(Convert<typename T::C>::from(Op::f((SC)T::get(x[i]), s)));
+  for (int64_t i = 0; i < n; ++i) d[i] = support::element_from<T>(Op::f((SC)T::get(x[i]), s));
 }
 
 // scalar op tile
@@ -35,8 +32,7 @@ template <typename T, typename Op, typename SC>
 inline void scalar_binary(void* dst, SC s, const void* b, int64_t n) {
   typename T::S* d = (typename T::S*)dst;
   const typename T::S* y = (const typename T::S*)b;
-  for (int64_t i = 0; i < n; ++i)
-    d[i] = T::put(Convert<typename T::C>::from(Op::f(s, (SC)T::get(y[i]))));
+  for (int64_t i = 0; i < n; ++i) d[i] = support::element_from<T>(Op::f(s, (SC)T::get(y[i])));
 }
 
 template <typename T, typename Op>
@@ -50,7 +46,7 @@ template <typename From, typename To>
 inline void cast(void* dst, const void* src, int64_t n) {
   typename To::S* d = (typename To::S*)dst;
   const typename From::S* x = (const typename From::S*)src;
-  for (int64_t i = 0; i < n; ++i) d[i] = To::put(Convert<typename To::C>::from(From::get(x[i])));
+  for (int64_t i = 0; i < n; ++i) d[i] = support::element_from<To>(From::get(x[i]));
 }
 
 // ---------------------------------------------------------------------------------------------

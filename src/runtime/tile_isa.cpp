@@ -252,7 +252,11 @@ void isa_fill_pad(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t 
     S value = T::put(C(0));
     if (pad != PTO_PAD_ZERO) {
       const bool low = pad == PTO_PAD_MIN;
-      if constexpr (std::is_floating_point_v<C>) {
+      if constexpr (std::is_same_v<T, support::F8E4M3>) {
+        value = low ? 0xfe : 0x7e;  // -448 / 448: FP8E4M3FN has no infinity
+      } else if constexpr (std::is_same_v<T, support::F8E8M0>) {
+        value = low ? 0x00 : 0xfe;  // 2^-127 / 2^127: FP8E8M0 has no sign and no infinity
+      } else if constexpr (std::is_floating_point_v<C>) {
         value =
             T::put(low ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity());
       } else if constexpr (std::is_same_v<T, support::Bool>) {
@@ -386,7 +390,8 @@ void isa_select(int32_t dtype, int32_t mask_dtype, void* dst, const void* mask, 
       using T = decltype(t);
       using S = typename T::S;
       using C = typename T::C;
-      const S fill = T::put(integer_scalar ? Convert<C>::from(i) : Convert<C>::from(f));
+      const S fill =
+          T::put(integer_scalar ? support::Convert<C>::from(i) : support::Convert<C>::from(f));
       auto* d = static_cast<S*>(dst);
       const auto* x = static_cast<const S*>(a);
       const auto* y = static_cast<const S*>(b);

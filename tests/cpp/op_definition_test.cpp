@@ -92,17 +92,33 @@ struct DtypeCase {
   bool integer;
   float tolerance;  // the interpreter computes in double, the device in float
   const char* scale;
+  bool non_negative = false;  // operands from |x * scale| (an unsigned type)
 };
 
+// The narrow integers get operands large enough that their sums and products wrap (and the
+// casts that make the operands saturate); the FP8s may round once more on the device (float
+// then 8 bits) than in the interpreter (double then 8 bits): one unit in the last place (a
+// factor of 2 for FP8E8M0, whose values are powers of two; it has no sign, so |x| operands).
 const DtypeCase kDtypes[] = {{"FP32", false, 1e-5f, "1.0"},
                              {"FP16", false, 2e-3f, "1.0"},
                              {"BF16", false, 1.6e-2f, "1.0"},
                              {"INT32", true, 0.0f, "8.0"},
-                             {"INT64", true, 0.0f, "8.0"}};
+                             {"INT64", true, 0.0f, "8.0"},
+                             {"INT8", true, 0.0f, "100.0"},
+                             {"INT16", true, 0.0f, "20000.0"},
+                             {"UINT8", true, 0.0f, "100.0", true},
+                             {"UINT16", true, 0.0f, "30000.0", true},
+                             {"UINT32", true, 0.0f, "1000000000.0", true},
+                             {"UINT64", true, 0.0f, "8.0", true},
+                             {"FP8E4M3FN", false, 0.125f, "1.0"},
+                             {"FP8E5M2", false, 0.25f, "1.0"},
+                             {"FP8E8M0", false, 1.0f, "1.0", true}};
 
 std::string operand(const char* tensor, const char* shape, const DtypeCase& d) {
-  return "pl.cast(pl.mul(pl.load(" + std::string(tensor) + ", [0, 0], " + shape + "), " + d.scale +
-         "), target_type=pl." + d.name + ")";
+  std::string value =
+      "pl.mul(pl.load(" + std::string(tensor) + ", [0, 0], " + shape + "), " + d.scale + ")";
+  if (d.non_negative) value = "pl.abs(" + value + ")";
+  return "pl.cast(" + value + ", target_type=pl." + d.name + ")";
 }
 
 constexpr const char* kToLeft =
@@ -254,6 +270,15 @@ std::vector<Block> blocks_for(const OpDef& def) {
         add(op + "(pl.mul(" + kX + ", 1000.0), target_type=pl." + d.name + ")", false, 0.0f);
         // Out of range for the integers: saturates.
         add(op + "(pl.mul(" + kX + ", 10000000000.0), target_type=pl." + d.name + ")", false, 0.0f);
+      }
+      // Every pair of dtypes, from values of the source's own range.
+      for (const auto& from : kDtypes) {
+        for (const auto& to : kDtypes) {
+          if (&from != &to) {
+            add(op + "(" + operand("x", "[16, 16]", from) + ", target_type=pl." + to.name + ")",
+                false, 0.0f);
+          }
+        }
       }
       break;
     case EmitShape::Load:

@@ -76,7 +76,11 @@ TEST(LayoutRules, ReadGivesAScalarOfTheElementType) {
   EXPECT_EQ(error_of("read", {tensor({4, 8}), ints({1})}),
             "rank mismatch in pl.read: 1 indices for rank 2 (argument 2)");
   EXPECT_EQ(error_of("read", {tile({4, 8}, DataType::FP16), ints({0, 0})}),
-            "pl.read reads FP32, INT32, INT64 or BOOL elements, got FP16 (cast the tile first)");
+            "pl.read reads FP32, integer or BOOL elements, got FP16 (cast the tile first)");
+  EXPECT_EQ(error_of("read", {tile({4, 8}, DataType::FP8E4M3FN), ints({0, 0})}),
+            "pl.read reads FP32, integer or BOOL elements, got FP8E4M3FN (cast the tile first)");
+  const ExprPtr u8 = make_op_call("read", {tile({4, 8}, DataType::UINT8), ints({1, 2})});
+  EXPECT_EQ(u8->type()->as<ScalarType>()->dtype, DataType::UINT8);
 }
 
 TEST(LayoutRules, FillPadTakesAPadValue) {

@@ -174,7 +174,8 @@ def cases():
         kernel(LOAD, "u = " + "pl.neg(" * deep + "t" + ")" * deep, STORE))
     add("deep_nesting", "lists", nested,
         kernel("t = pl.load(a, " + "[" * deep + "0" + "]" * deep + ", [64, 64])", STORE))
-    add("deep_nesting", "subscripts", "compile-error only tuple values can be indexed", kernel(LOAD, "x = c" + "[0]" * deep, STORE))
+    add("deep_nesting", "subscripts", "compile-error only tuple values can be indexed",
+        kernel(LOAD, "n = 1", "x = n" + "[0]" * deep, STORE))
     # Indentation makes blocks quadratic in text: 3000 levels, one tab each.
     ifs = [LOAD] + ["\t" * d + "if 1 < 2:" for d in range(3000)] + ["\t" * 3000 + "pass", STORE]
     add("deep_nesting", "ifs", nested, kernel(*ifs))
@@ -281,7 +282,7 @@ def cases():
 
     # 15. Type errors and misuse of ops.
     for i, line in enumerate(["u = pl.add(a, t)", "u = pl.matmul(t, t)", "u = pl.load(t, [0, 0], [64, 64])",
-                              "u = pl.store(a, [0, 0], c)", "u = pl.row_max(a)",
+                              "u = pl.store(a, [0, 0], c)", "u = pl.row_max(t, t, t)",
                               "u = pl.cast(t, target_type=pl.Tile)", "u = pl.add(t)",
                               "u = pl.add(t, t, t)", "u = pl.exp(1)", "u = pl.move(t)"]):
         add("op_misuse", f"op_{i}", "compile-error", kernel(LOAD, line, STORE))
@@ -309,7 +310,7 @@ def cases():
     for i, index in enumerate(["2", "-3", str(I64_MAX), "99999999999999999999", "0.5"]):
         add("tuple_index", f"index_{i}", "compile-error",
             program(LOAD + "\n" + STORE, main_body=f"r = self.k(a, c)\nc = r[{index}]"))
-    add("tuple_index", "not_a_tuple", "compile-error", kernel(LOAD, "x = t[0]", STORE))
+    add("tuple_index", "not_a_tuple", "compile-error", kernel(LOAD, "n = 1", "x = n[0]", STORE))
     add("tuple_index", "bad_return", "compile-error",
         kernel(LOAD, STORE, kernel_sig=two))
 

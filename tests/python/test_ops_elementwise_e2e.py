@@ -41,7 +41,7 @@ INTS = ("INT32",)
 TOLERANCE = {"FP32": 1e-5, "FP16": 2e-3, "BF16": 1.6e-2, "INT32": 0.0}
 
 
-# --- Values in each dtype's storage. BF16 crosses as its 16-bit patterns (numpy has no bfloat16).
+# --- Values in each dtype's storage. BF16 goes in as its 16-bit patterns (numpy has no bfloat16).
 
 def to_bf16_bits(x):
     bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
@@ -60,14 +60,20 @@ def stored(values, dtype):
     if dtype == "FP16":
         return np.asarray(values, np.float16)
     if dtype == "BF16":
-        return to_bf16_bits(np.asarray(values, np.float32))
+        try:  # the package's bfloat16 when ml_dtypes is installed, else the bit patterns
+            import ml_dtypes  # noqa: PLC0415
+        except ImportError:
+            return to_bf16_bits(np.asarray(values, np.float32))
+        return np.asarray(values, np.float32).astype(ml_dtypes.bfloat16)
     return np.asarray(values, np.int32)
 
 
 def loaded(array, dtype):
     """The device's array -> its values (float32 for floats)."""
     if dtype == "BF16":
-        return from_bf16_bits(array)
+        # 16-bit patterns, or an ml_dtypes bfloat16 array where ml_dtypes is installed.
+        array = np.asarray(array)
+        return from_bf16_bits(array) if array.dtype == np.uint16 else array.astype(np.float32)
     if dtype in FLOATS:
         return np.asarray(array, np.float32)
     return np.asarray(array)

@@ -87,7 +87,8 @@ struct ScalarFold {
   std::optional<Scalar> exact() const { return overflowed ? std::nullopt : value; }
 };
 
-// Sign-extends the low bits of `v` that an integer of `dtype` holds (32 for INT32, else 64).
+// The low bits of `v` that an integer of `dtype` holds (8 for INT8/UINT8 ... 64 for INT64),
+// sign-extended for a signed dtype, zero-extended for an unsigned one.
 int64_t wrap_int(uint64_t v, DataType dtype) noexcept;
 
 // `a op b` with a result of `result` dtype (the Binary's type, see make_binary).

@@ -12,14 +12,39 @@
 namespace pypto::ir {
 
 // Element types. The numeric values are part of the device ABI (device/pto_abi.h: PtoDType).
-enum class DataType : uint8_t { FP32 = 0, FP16 = 1, BF16 = 2, INT32 = 3, INT64 = 4, BOOL = 5 };
+// FP8E4M3FN and FP8E5M2 are the OCP 8-bit floats, FP8E8M0 the MX scale: a power of two
+// (pypto/support/float8.h).
+enum class DataType : uint8_t {
+  FP32 = 0,
+  FP16 = 1,
+  BF16 = 2,
+  INT32 = 3,
+  INT64 = 4,
+  BOOL = 5,
+  INT8 = 6,
+  INT16 = 7,
+  UINT8 = 8,
+  UINT16 = 9,
+  UINT32 = 10,
+  UINT64 = 11,
+  FP8E4M3FN = 12,
+  FP8E5M2 = 13,
+  FP8E8M0 = 14,
+};
+inline constexpr int kNumDataTypes = 15;
 
 std::string_view dtype_name(DataType t);  // "FP32"
 // "FP32" -> FP32. "INDEX" (PyPTO's index type: loop indices, offsets, valid lengths) names the
 // 64-bit signed integer, INT64: there is no separate index width on this device.
 std::optional<DataType> dtype_from_name(std::string_view);
+// For a dtype name of PyPTO that has no element type here (the 4-bit types, HF8, TASK_ID): why not,
+// for a located "pl.INT4 is not supported yet: <reason>". Null otherwise.
+const char* unsupported_dtype_reason(std::string_view name);
 int64_t dtype_bytes(DataType t);
-bool is_float(DataType t);
+bool is_float(DataType t);  // FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, FP8E8M0
+// The integer element types, BOOL excluded (INT8 ... INT64, UINT8 ... UINT64).
+bool is_integer(DataType t);
+bool is_unsigned(DataType t);  // UINT8 ... UINT64
 
 // Memory spaces of a core. The numeric values are part of the device ABI (PtoMemorySpace).
 enum class MemorySpace : uint8_t { DDR = 0, Vec = 1, Mat = 2, Left = 3, Right = 4, Acc = 5 };
@@ -70,7 +95,6 @@ std::optional<TileLayout> tile_layout_from_name(std::string_view);
 enum class CompactMode : uint8_t { null = 0, normal = 1 };
 std::string_view compact_mode_name(CompactMode c);  // "normal"
 std::optional<CompactMode> compact_mode_from_name(std::string_view);
-
 
 // PyPTO's function kinds. A bare @pl.function is Opaque until OutlineIncoreScopes decides what it
 // is: an orchestration when it outlines scopes or calls other functions, else a kernel. InCore,

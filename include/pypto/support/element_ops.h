@@ -1,7 +1,8 @@
 // What each elementwise op does to one element, defined once for the reference interpreter
 // (src/ir) and the runtime's tile instructions (src/runtime), so that the two cannot drift apart.
 //
-// - Element types: storage type S and compute type C per dtype (FP16/BF16 compute in float).
+// - Element types: storage type S and compute type C per dtype (FP16/BF16/FP8 compute in float,
+//   integers narrower than 32 bits in 32 bits).
 // - Integer arithmetic wraps around (two's complement); integer division truncates toward zero.
 //   Integer division by zero is a fault that the dividing ops (div, recip, row_expand_div)
 //   report before they run -- PtoIsa::check_divisor on the device, the interpreter likewise;
@@ -13,51 +14,51 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "pto_abi.h"
 #include "pypto/support/float16.h"
+#include "pypto/support/float8.h"
 
 namespace pypto::support {
 
 // ---------------------------------------------------------------------------------------------
 // Conversions between compute types, as pl.cast defines them
 
+// Float to integer: toward zero, saturating at the range of I, NaN to 0.
 template <typename I>
-inline I float_to_int(double v, double lo, double hi) {
+inline I float_to_int(double v) {
+  using L = std::numeric_limits<I>;
+  // 2^digits, the first value above the range: exact in a double, unlike L::max() of 64 bits.
+  constexpr double kAboveMax = static_cast<double>(L::max() / 2 + 1) * 2.0;
   if (!(v == v)) return 0;
-  if (v <= lo) return static_cast<I>(lo);
-  if (v >= hi) return static_cast<I>(hi);
+  if (v <= static_cast<double>(L::min())) return L::min();
+  if (v >= kAboveMax) return L::max();
   return static_cast<I>(v);
 }
 
+// Float to integer as above; integer to integer wraps (modulo 2^bits, two's complement); to a
+// float rounds to nearest even.
 template <typename To>
 struct Convert {
   template <typename From>
   static To from(From v) {
-    return static_cast<To>(v);
+    if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+      return float_to_int<To>(static_cast<double>(v));
+    } else if constexpr (std::is_integral_v<To>) {
+      return static_cast<To>(static_cast<std::make_unsigned_t<To>>(v));
+    } else {
+      return static_cast<To>(v);
+    }
   }
-};
-template <>
-struct Convert<int32_t> {
-  static int32_t from(double v) { return float_to_int<int32_t>(v, -2147483648.0, 2147483647.0); }
-  static int32_t from(float v) { return from(static_cast<double>(v)); }
-  static int32_t from(int32_t v) { return v; }
-  static int32_t from(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
-};
-template <>
-struct Convert<int64_t> {
-  // 2^63 is not an int64; the largest double below it is 2^63 - 1024.
-  static int64_t from(double v) {
-    return float_to_int<int64_t>(v, -9223372036854775808.0, 9223372036854774784.0);
-  }
-  static int64_t from(float v) { return from(static_cast<double>(v)); }
-  static int64_t from(int32_t v) { return v; }
-  static int64_t from(int64_t v) { return v; }
 };
 
 // ---------------------------------------------------------------------------------------------
 // Element types. S: storage type, C: compute type; get/put convert between them.
+// The integers narrower than 32 bits compute in 32 bits (the unsigned ones unsigned, so that a
+// product cannot overflow a signed int) and `put` keeps the low bits: arithmetic wraps exactly
+// as it would in the element type itself (numpy's int8 + int8 wraps the same way).
 
 struct F32 {
   using S = float;
@@ -77,24 +78,64 @@ struct BF16 {
   static C get(S v) { return bf16_to_f32(v); }
   static S put(C v) { return f32_to_bf16(v); }
 };
-struct I32 {
-  using S = int32_t;
-  using C = int32_t;
-  static C get(S v) { return v; }
-  static S put(C v) { return v; }
+struct F8E4M3 {
+  using S = uint8_t;
+  using C = float;
+  static C get(S v) { return f8e4m3fn_to_f32(v); }
+  static S put(C v) { return f32_to_f8e4m3fn(v); }
 };
-struct I64 {
-  using S = int64_t;
-  using C = int64_t;
-  static C get(S v) { return v; }
-  static S put(C v) { return v; }
+struct F8E5M2 {
+  using S = uint8_t;
+  using C = float;
+  static C get(S v) { return f8e5m2_to_f32(v); }
+  static S put(C v) { return f32_to_f8e5m2(v); }
 };
+struct F8E8M0 {
+  using S = uint8_t;
+  using C = float;
+  static C get(S v) { return f8e8m0_to_f32(v); }
+  static S put(C v) { return f32_to_f8e8m0(v); }
+};
+// An integer element stored as S and computed in C.
+template <typename Storage, typename Compute>
+struct Int {
+  using S = Storage;
+  using C = Compute;
+  static C get(S v) { return v; }
+  static S put(C v) { return Convert<S>::from(v); }
+};
+using I8 = Int<int8_t, int32_t>;
+using I16 = Int<int16_t, int32_t>;
+using I32 = Int<int32_t, int32_t>;
+using I64 = Int<int64_t, int64_t>;
+using U8 = Int<uint8_t, uint32_t>;
+using U16 = Int<uint16_t, uint32_t>;
+using U32 = Int<uint32_t, uint32_t>;
+using U64 = Int<uint64_t, uint64_t>;
 struct Bool {
   using S = uint8_t;
   using C = int32_t;
   static C get(S v) { return v != 0; }
   static S put(C v) { return v != 0; }
 };
+
+// The element of type T that `v` (any compute or scalar type) stores as: pl.cast's conversion.
+// - float to integer: toward zero (PyPTO's cast mode "trunc", the one rounding this device has
+//   for it; the parser refuses the other modes) and saturating at the range of the element type
+//   itself (300.0 -> INT8 is 127, -1.0 -> UINT8 is 0), as the NPU's conversions saturate; NaN
+//   gives 0. BOOL is true when the truncated value is nonzero.
+// - integer to integer: wraps (INT32 300 -> INT8 is 44), as the golden references of PyPTO's
+//   cast tests compute it (torch's and numpy's integer conversions).
+// - to a float: rounds to nearest, ties to even (mode "rint"); FP8 as float8.h says.
+template <typename T, typename V>
+typename T::S element_from(V v) {
+  using C = typename T::C;
+  if constexpr (std::is_floating_point_v<V> && std::is_integral_v<C> && !std::is_same_v<T, Bool>) {
+    return static_cast<typename T::S>(float_to_int<typename T::S>(static_cast<double>(v)));
+  } else {
+    return T::put(Convert<C>::from(v));
+  }
+}
 
 // Calls f(T{}) with the element type of `dtype` (a PtoDType, equal to pypto::ir::DataType);
 // returns false for an unknown dtype.
@@ -118,6 +159,33 @@ bool with_dtype(int32_t dtype, F&& f) {
       return true;
     case PTO_BOOL:
       f(Bool{});
+      return true;
+    case PTO_INT8:
+      f(I8{});
+      return true;
+    case PTO_INT16:
+      f(I16{});
+      return true;
+    case PTO_UINT8:
+      f(U8{});
+      return true;
+    case PTO_UINT16:
+      f(U16{});
+      return true;
+    case PTO_UINT32:
+      f(U32{});
+      return true;
+    case PTO_UINT64:
+      f(U64{});
+      return true;
+    case PTO_FP8E4M3FN:
+      f(F8E4M3{});
+      return true;
+    case PTO_FP8E5M2:
+      f(F8E5M2{});
+      return true;
+    case PTO_FP8E8M0:
+      f(F8E8M0{});
       return true;
     default:
       return false;
@@ -164,7 +232,8 @@ inline int64_t mul_values(int64_t a, int64_t b) {
 }
 // The element types whose division is integer division (and so may fault on a zero divisor).
 constexpr bool integer_dtype(int32_t dtype) {
-  return dtype == PTO_INT32 || dtype == PTO_INT64 || dtype == PTO_BOOL;
+  return dtype != PTO_FP32 && dtype != PTO_FP16 && dtype != PTO_BF16 && dtype != PTO_FP8E4M3FN &&
+         dtype != PTO_FP8E5M2 && dtype != PTO_FP8E8M0;
 }
 inline constexpr const char* kIntegerDivisionByZero = "integer division by zero";
 
@@ -179,11 +248,23 @@ constexpr bool op_divides(OpFamily family, int32_t op) {
 inline int64_t neg_value(int64_t a) { return static_cast<int64_t>(0u - static_cast<uint64_t>(a)); }
 
 template <typename C>
+inline C abs_value(C x) {
+  if constexpr (std::is_unsigned_v<C>) {
+    return x;
+  } else {
+    return x < 0 ? neg_value(x) : x;
+  }
+}
+
+template <typename C>
 inline C div_values(C a, C b) {
   if (b == 0) return 0;
   if (b == -1) return neg_value(a);  // MIN / -1 wraps instead of trapping
   return a / b;
 }
+// Unsigned division cannot overflow; 0 for a zero divisor, as above.
+inline uint32_t div_values(uint32_t a, uint32_t b) { return b == 0 ? 0 : a / b; }
+inline uint64_t div_values(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }
 inline float div_values(float a, float b) { return a / b; }
 inline double div_values(double a, double b) { return a / b; }
 
@@ -203,12 +284,21 @@ inline C sqrt_value(C x) {
 // Remainders, bitwise ops, prelu, log, sin, cos, rsqrt and not. The bitwise ops exist for
 // integers only (the type rules reject other tiles); their float forms only let every opcode be
 // instantiated for every element type, and give 0.
+// x < 0, without a warning that it is always false for an unsigned type.
+template <typename C>
+constexpr bool is_negative(C x) {
+  if constexpr (std::is_signed_v<C>) return x < 0;
+  return false;
+}
 template <typename C>
 inline C fmod_values(C a, C b) {  // the sign of the dividend, like C's fmod
   if constexpr (std::is_floating_point_v<C>) {
     return __builtin_fmod(a, b);
   } else {
-    if (b == 0 || b == -1) return 0;  // MIN % -1 would trap; x % -1 is 0
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<C>) {
+      if (b == -1) return 0;  // MIN % -1 would trap; x % -1 is 0
+    }
     return a % b;
   }
 }
@@ -220,7 +310,9 @@ inline C rem_values(C a, C b) {  // the sign of the divisor, like Python's % and
     if (r == 0) return b < 0 ? -C(0) : C(0);
   }
   // |r| < |b| and the signs differ, so r + b cannot overflow.
-  if (r != 0 && ((r < 0) != (b < 0))) r = r + b;
+  if constexpr (std::is_signed_v<C>) {
+    if (r != 0 && ((r < 0) != (b < 0))) r = r + b;
+  }
   return r;
 }
 template <typename C>
@@ -242,7 +334,7 @@ inline C xor_values(C a, C b) {
 template <typename C>
 inline C shl_values(C a, C b) {
   if constexpr (std::is_integral_v<C>) {
-    if (b < 0 || b >= C(8 * sizeof(C))) return 0;
+    if (is_negative(b) || b >= C(8 * sizeof(C))) return 0;
     return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) << b);
   }
   return C(0);
@@ -250,7 +342,7 @@ inline C shl_values(C a, C b) {
 template <typename C>
 inline C shr_values(C a, C b) {  // arithmetic: the sign fills
   if constexpr (std::is_integral_v<C>) {
-    if (b < 0 || b >= C(8 * sizeof(C))) return a < 0 ? C(-1) : C(0);
+    if (is_negative(b) || b >= C(8 * sizeof(C))) return is_negative(a) ? C(-1) : C(0);
     return a >> b;
   }
   return C(0);
@@ -334,17 +426,17 @@ constexpr int64_t predicate_mask_cols(int64_t cols) { return ((cols + 7) / 8 + 3
   X(PTO_OP_FILL, OpFill, ((void)a, b))
 
 // op x
-#define PYPTO_UNARY_ELEMENT_OPS(X)               \
-  X(PTO_OP_EXP, OpExp, exp_value(x))             \
-  X(PTO_OP_NEG, OpNeg, neg_value(x))             \
-  X(PTO_OP_SQRT, OpSqrt, sqrt_value(x))          \
-  X(PTO_OP_ABS, OpAbs, x < 0 ? neg_value(x) : x) \
-  X(PTO_OP_RECIP, OpRecip, div_values(C(1), x))  \
-  X(PTO_OP_RELU, OpRelu, x > 0 ? x : C(0))       \
-  X(PTO_OP_LOG, OpLog, log_value(x))             \
-  X(PTO_OP_SIN, OpSin, sin_value(x))             \
-  X(PTO_OP_COS, OpCos, cos_value(x))             \
-  X(PTO_OP_RSQRT, OpRsqrt, rsqrt_value(x))       \
+#define PYPTO_UNARY_ELEMENT_OPS(X)              \
+  X(PTO_OP_EXP, OpExp, exp_value(x))            \
+  X(PTO_OP_NEG, OpNeg, neg_value(x))            \
+  X(PTO_OP_SQRT, OpSqrt, sqrt_value(x))         \
+  X(PTO_OP_ABS, OpAbs, abs_value(x))            \
+  X(PTO_OP_RECIP, OpRecip, div_values(C(1), x)) \
+  X(PTO_OP_RELU, OpRelu, x > 0 ? x : C(0))      \
+  X(PTO_OP_LOG, OpLog, log_value(x))            \
+  X(PTO_OP_SIN, OpSin, sin_value(x))            \
+  X(PTO_OP_COS, OpCos, cos_value(x))            \
+  X(PTO_OP_RSQRT, OpRsqrt, rsqrt_value(x))      \
   X(PTO_OP_NOT, OpNot, not_value(x))
 
 // Folds a row from its first element: acc = op(acc, v). A NaN wins a max.

@@ -96,8 +96,8 @@ def _dtype_name(param, value):
         text[len("torch."):] if text.startswith("torch.") else text)
     if pl_dtype is None:
         raise TypeError(f"argument '{param.name}' has dtype {text}, which the device does not "
-                        f"support; convert it to one of float32, float16, bfloat16, int32, "
-                        f"int64 or bool")
+                        f"support; convert it to one of "
+                        + ", ".join(d._numpy_name for d in _types.DTYPES.values()))
     try:
         _DTYPE_NAMES[dtype] = pl_dtype.name
     except TypeError:
@@ -138,7 +138,7 @@ def _scalar_value(param, value):
     if dtype.name == "BOOL":
         if isinstance(value, (bool, np.bool_)):
             return bool(value)
-    elif dtype.name in ("FP32", "FP16", "BF16"):
+    elif dtype.is_float:
         if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
                 value, (bool, np.bool_)):
             return float(value)
@@ -334,7 +334,8 @@ class JitFunction:
             else:
                 self.hits += 1
             execution_time, _, library_hit, notes = _core.driver.call(
-                session, compiled, tensors, dtypes, driver_config)
+                session, compiled, [_types.as_driver_buffer(t) for t in tensors], dtypes,
+                driver_config)
             profile = None
             if profiling:
                 session.write_report()

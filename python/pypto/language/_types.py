@@ -12,7 +12,9 @@ import typing
 from pypto.ir.program import FunctionType
 
 __all__ = [
-    "DType", "FP32", "FP16", "BF16", "INT32", "INT64", "BOOL", "DTYPES",
+    "DType", "FP32", "FP16", "BF16", "FP8E4M3FN", "FP8E5M2", "INT8", "INT16", "INT32", "INT64",
+    "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "DTYPES",
+    "INT4", "UINT4", "FP4", "HF4", "HF8", "FP8E8M0", "TASK_ID",
     "MemorySpace", "Mem", "FunctionType", "Level", "Role", "MemRef", "PadValue", "INDEX",
     "TensorLayout", "ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN", "TileLayout", "CompactMode",
     "TileView", "TensorView",
@@ -21,14 +23,21 @@ __all__ = [
 
 
 class DType:
-    """An element type (``pl.FP32``...). ``numpy`` gives the matching numpy dtype."""
+    """An element type (``pl.FP32``...). ``numpy`` gives the matching numpy dtype.
 
-    __slots__ = ("name", "itemsize", "_numpy_name")
+    BF16 and the 8-bit floats take their numpy dtypes from ml_dtypes (a dependency of the
+    package); without it their values are held as raw bit patterns (``storage_numpy``).
+    """
 
-    def __init__(self, name, itemsize, numpy_name):
+    __slots__ = ("name", "itemsize", "_numpy_name", "supported")
+
+    def __init__(self, name, itemsize, numpy_name, supported=True):
         self.name = name
         self.itemsize = itemsize
         self._numpy_name = numpy_name
+        #: False for PyPTO's dtypes this device does not have (pl.INT4...): naming one in a
+        #: program is a ParseError that says why.
+        self.supported = supported
 
     # The C++ parser recognizes dtype constants of the defining scope by this attribute.
     @property
@@ -39,13 +48,34 @@ class DType:
     def numpy(self):
         import numpy as np
 
-        if self._numpy_name == "bfloat16":
+        if not self.supported:
+            raise TypeError(f"pl.{self.name} is not supported yet on this device, so it has no "
+                            f"numpy dtype")
+        if self._numpy_name in _ML_DTYPES_NAMES:
             try:
                 import ml_dtypes
             except ImportError as e:
-                raise TypeError("pl.BF16 has no numpy dtype; install ml_dtypes to use it") from e
-            return np.dtype(ml_dtypes.bfloat16)
+                raise TypeError(f"pl.{self.name} has no numpy dtype; install ml_dtypes to use "
+                                f"it") from e
+            return np.dtype(getattr(ml_dtypes, self._numpy_name))
         return np.dtype(self._numpy_name)
+
+    @property
+    def storage_numpy(self):
+        """The numpy dtype holding this dtype's values: ``numpy``, or without ml_dtypes an
+        unsigned integer of the same size holding the bit patterns."""
+        import numpy as np
+
+        try:
+            return self.numpy
+        except TypeError:
+            if not self.supported:
+                raise
+            return np.dtype(f"uint{8 * self.itemsize}")
+
+    @property
+    def is_float(self):
+        return self.name.startswith("FP") or self.name in ("BF16", "HF4", "HF8")
 
     def to_numpy(self):
         return self.numpy
@@ -57,21 +87,55 @@ class DType:
         return (_dtype_by_name, (self.name,))
 
 
+# The numpy dtypes that come from ml_dtypes rather than numpy itself.
+_ML_DTYPES_NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu")
+
 FP32 = DType("FP32", 4, "float32")
 FP16 = DType("FP16", 2, "float16")
 BF16 = DType("BF16", 2, "bfloat16")
+FP8E4M3FN = DType("FP8E4M3FN", 1, "float8_e4m3fn")
+FP8E5M2 = DType("FP8E5M2", 1, "float8_e5m2")
+# The MX formats' scale: a power of two from 2^-127 to 2^127, no sign, zero or infinity.
+FP8E8M0 = DType("FP8E8M0", 1, "float8_e8m0fnu")
+INT8 = DType("INT8", 1, "int8")
+INT16 = DType("INT16", 2, "int16")
 INT32 = DType("INT32", 4, "int32")
 INT64 = DType("INT64", 8, "int64")
+UINT8 = DType("UINT8", 1, "uint8")
+UINT16 = DType("UINT16", 2, "uint16")
+UINT32 = DType("UINT32", 4, "uint32")
+UINT64 = DType("UINT64", 8, "uint64")
 BOOL = DType("BOOL", 1, "bool")
-DTYPES = {d.name: d for d in (FP32, FP16, BF16, INT32, INT64, BOOL)}
+DTYPES = {d.name: d for d in (FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, FP8E8M0, INT8, INT16,
+                              INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL)}
 # By numpy's name of the element type (torch uses the same names: torch.float32...).
 DTYPES_BY_NUMPY_NAME = {d._numpy_name: d for d in DTYPES.values()}
 # PyPTO's index type (loop indices, offsets, valid lengths): a 64-bit signed integer, INT64.
 INDEX = INT64
 
+# PyPTO's dtypes that this device does not have (yet): they exist so that a program naming one
+# gets the parser's located "pl.INT4 is not supported yet: <why>" instead of an AttributeError.
+INT4 = DType("INT4", 1, None, supported=False)
+UINT4 = DType("UINT4", 1, None, supported=False)
+FP4 = DType("FP4", 1, None, supported=False)
+HF4 = DType("HF4", 1, None, supported=False)
+HF8 = DType("HF8", 1, None, supported=False)
+TASK_ID = DType("TASK_ID", 8, None, supported=False)
+UNSUPPORTED_DTYPES = {d.name: d for d in (INT4, UINT4, FP4, HF4, HF8, TASK_ID)}
+
+
+def as_driver_buffer(array):
+    """``array`` as the driver takes it: a numpy array of one of ml_dtypes' floats (BF16, FP8),
+    which numpy cannot export as a buffer, becomes a view of its bit patterns (the same memory,
+    so results written there land in ``array``); anything else is returned as it is."""
+    dtype = getattr(array, "dtype", None)
+    if getattr(dtype, "name", None) in _ML_DTYPES_NAMES and hasattr(array, "view"):
+        return array.view(f"u{dtype.itemsize}")
+    return array
+
 
 def _dtype_by_name(name):
-    return DTYPES[name]
+    return DTYPES.get(name) or UNSUPPORTED_DTYPES[name]
 
 
 class MemorySpace(str, enum.Enum):

@@ -61,6 +61,8 @@ _DTYPES_BY_NUMPY = _types.DTYPES_BY_NUMPY_NAME
 def _to_pl_dtype(dtype):
     """A pl dtype for a pl dtype, a numpy dtype (or type), a torch dtype, or a name."""
     if isinstance(dtype, _types.DType):
+        if not dtype.supported:
+            raise TypeError(f"{dtype!r} is not supported yet on this device")
         return dtype
     if isinstance(dtype, str) and dtype.upper() in _DTYPES_BY_NAME:
         return _DTYPES_BY_NAME[dtype.upper()]
@@ -78,16 +80,15 @@ def _to_pl_dtype(dtype):
         name = None
     if name in _DTYPES_BY_NUMPY:
         return _DTYPES_BY_NUMPY[name]
-    raise TypeError(f"unsupported dtype {dtype!r}; use one of pl.FP32, pl.FP16, pl.BF16, "
-                    "pl.INT32, pl.INT64, pl.BOOL (or the matching numpy/torch dtype)")
+    raise TypeError(f"unsupported dtype {dtype!r}; use one of "
+                    + ", ".join("pl." + name for name in _DTYPES_BY_NAME)
+                    + " (or the matching numpy/torch dtype)")
 
 
 def _storage_dtype(dtype):
-    """The numpy dtype holding a pl dtype's bits (BF16 as raw uint16 when numpy lacks it)."""
-    try:
-        return dtype.numpy
-    except TypeError:
-        return np.dtype(np.uint16)
+    """The numpy dtype holding a pl dtype's values (BF16 and the FP8s as raw unsigned bit
+    patterns when ml_dtypes is missing)."""
+    return dtype.storage_numpy
 
 
 def _as_numpy(value):
@@ -596,7 +597,7 @@ def _run_in(session, program, tensor_specs, golden, config):
         except BaseException as e:  # noqa: B036 - kept for run() to re-raise or report
             raised.append(e)
             raise
-        return [arr.reshape(-1) for arr in arrays]
+        return [_types.as_driver_buffer(arr.reshape(-1)) for arr in arrays]
 
     golden_cb = _golden_caller(golden, specs, arrays, raised) if golden is not None else None
     r = _core.driver.run(session, cpp_program, tensors, prepare, golden_cb, driver_config)
