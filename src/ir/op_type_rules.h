@@ -1,0 +1,158 @@
+// The type rules of the ops (internal to src/ir): each `infer_<family>` checks a call's
+// arguments and attributes and gives its result type, or throws a CompileError that points at
+// the offending argument and says what was expected. op_registry.cpp pairs them with the ops;
+// op_type_rules.cpp holds the argument checks and the rules of memory, layout, reduction and
+// matmul ops, op_type_rules_elementwise.cpp those of elementwise math, compare and select.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/expr.h"
+#include "pypto/ir/types.h"
+
+namespace pypto::ir::op_rules {
+
+// Argument checking helpers. Every message names the op as the user wrote it ("pl.add") and the
+// argument by its 1-based position, and points at the argument when it has a source position.
+
+struct OpContext {
+  const std::string& op;
+  const std::vector<ExprPtr>& args;
+  const Attrs& attrs;
+  Span call_span;
+
+  std::string op_name() const { return "pl." + op; }
+
+  Span span_of(size_t i) const {
+    if (i < args.size() && args[i] && args[i]->span().valid()) return args[i]->span();
+    return call_span;
+  }
+
+  std::string where(size_t i) const {
+    return " in argument " + std::to_string(i + 1) + " of " + op_name();
+  }
+
+  [[noreturn]] void fail(size_t i, const std::string& message) const {
+    throw CompileError(span_of(i), message);
+  }
+  [[noreturn]] void fail_call(const std::string& message) const {
+    throw CompileError(call_span, message);
+  }
+};
+
+// A tile or a tensor: both have a shape and a dtype.
+struct ShapedInfo {
+  bool is_tile;
+  const std::vector<int64_t>* shape;
+  DataType dtype;
+  std::optional<MemorySpace> space;  // tiles only
+};
+
+// Argument checks and the rules of op_type_rules.cpp.
+std::string kind_name(const TypePtr& t);
+const TileType* expect_tile(const OpContext& c, size_t i);
+const TensorType* expect_tensor(const OpContext& c, size_t i);
+std::optional<ShapedInfo> shaped_info(const TypePtr& t);
+ShapedInfo expect_shaped(const OpContext& c, size_t i);
+// A list argument given as `[a, b]`: every element a constant integer.
+std::vector<int64_t> expect_const_shape(const OpContext& c, size_t i);
+bool is_integer_dtype(DataType d);
+// Offsets `[e0, e1]`: integer scalar expressions. Returns the constant values where known.
+std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i,
+                                                   const std::string& what = "offsets");
+void expect_rank(const OpContext& c, size_t i, const char* what, size_t got, size_t rank);
+// The region [offsets, offsets + extent) must lie inside `bounds`: checked where an offset is
+// constant (without overflow, so an offset near INT64_MAX is outside), and for every dimension
+// the extent must fit at all. Run-time offsets are checked again on the device.
+void check_region(const OpContext& c, size_t offsets_arg,
+                  const std::vector<std::optional<int64_t>>& offsets,
+                  const std::vector<int64_t>& extent, const std::vector<int64_t>& bounds);
+void expect_same_shape(const OpContext& c, size_t i, const std::vector<int64_t>& a,
+                       const std::vector<int64_t>& b);
+void expect_same_dtype(const OpContext& c, size_t i, DataType a, DataType b);
+void expect_2d(const OpContext& c, size_t i, const std::vector<int64_t>& shape);
+// Attributes.
+std::optional<MemorySpace> memory_attr(const OpContext& c, const char* key);
+std::optional<DataType> dtype_attr(const OpContext& c, const char* key);
+DataType required_dtype_attr(const OpContext& c, const char* key);
+void expect_transfer(const OpContext& c, size_t i, MemorySpace from, MemorySpace to);
+void expect_space(const OpContext& c, size_t i, const TileType* tile, MemorySpace want);
+// valid_shapes of pl.load: integer scalars, constant or not; a constant one lies in [0, dim].
+std::vector<std::optional<int64_t>> expect_valid_shape(const OpContext& c, size_t i,
+                                                       const std::vector<int64_t>& shape);
+TypePtr infer_load(const OpContext& c);
+TypePtr infer_store(const OpContext& c);
+TypePtr infer_move(const OpContext& c);
+// A shape whose byte count does not fit in int64 can describe no buffer.
+void expect_shape_fits(const OpContext& c, size_t i, const std::vector<int64_t>& shape,
+                       DataType dtype);
+TypePtr infer_create_tile(const OpContext& c);
+TypePtr infer_create_tensor(const OpContext& c);
+// tile∘tile, tile∘scalar, scalar∘tile, and the same with tensors (the tensor-level form used in
+// InCore code before ConvertTensorToTileOps).
+TypePtr infer_elementwise_binary(const OpContext& c);
+TypePtr infer_elementwise_unary(const OpContext& c);
+TypePtr infer_cast(const OpContext& c);
+// A reduction's result: a tile for a tile operand, a tensor for a tensor operand (the
+// tensor-level form of InCore code, which ConvertTensorToTileOps lowers). A tensor form takes
+// no tmp_tile.
+TypePtr reduced_type(const OpContext& c, const ShapedInfo& x, std::vector<int64_t> shape,
+                     DataType dtype);
+TypePtr infer_row_reduce(const OpContext& c);
+TypePtr infer_row_expand(const OpContext& c);
+// col_expand_<op>(tile [R, C], col [1, C]) and col_expand(target [R, C], col [1, C]).
+TypePtr infer_col_expand(const OpContext& c);
+// concat(a [R, Ca], b [R, Cb]) -> [R, Ca + Cb]: the columns of b after those of a.
+TypePtr infer_concat(const OpContext& c);
+// reshape(tile or tensor, shape): the same elements in row-major order, another shape.
+TypePtr infer_reshape(const OpContext& c);
+// read(tensor or tile, indices) -> Scalar of the element type.
+TypePtr infer_read(const OpContext& c);
+// fillpad(tile, pad_value=pl.PadValue.zero): the tile with every element outside its valid
+// region set to the pad value; the result is valid everywhere.
+TypePtr infer_fillpad(const OpContext& c);
+// Checks left [M, K] @ right [K, N] starting at argument `first`; returns {M, N}.
+std::vector<int64_t> check_matmul_operands(const OpContext& c, size_t first);
+// a_trans= / b_trans= / c_matrix_nz= describe a tensor's layout; on tiles a transpose is an op
+// of its own, so only False is taken. out_dtype= may only name the accumulator's FP32.
+void check_matmul_attrs(const OpContext& c);
+TypePtr infer_matmul(const OpContext& c);
+TypePtr infer_matmul_acc(const OpContext& c);
+// gemv(left [1, K], right [K, N]) and gemv_acc(acc, left, right): a matmul of one row.
+// acc_phase= is a hint for the cube unit's pipeline; every phase computes the same.
+TypePtr infer_gemv(const OpContext& c);
+// col_<op>(tile [R, C]) -> [1, C] of the tile's dtype.
+TypePtr infer_col_reduce(const OpContext& c);
+// row_arg<op> -> [R, 1] column indices, col_arg<op> -> [1, C] row indices, both INT32.
+TypePtr infer_arg_reduce(const OpContext& c);
+// An axis of a value of `rank` dimensions: a constant integer in [-rank, rank) (negative
+// counts from the end).
+int64_t expect_axis(const OpContext& c, size_t i, int64_t rank);
+// reinterpret_view(data, dtype, shape=): the tile's bytes as elements of another dtype, in
+// `shape` or, without it, with the last dimension scaled by the ratio of the element sizes.
+TypePtr infer_reinterpret_view(const OpContext& c);
+// transpose(x, axis1, axis2): x with the two axes swapped (unchanged when they are the same).
+// A 2-D tile is copied transposed; a tensor of any rank becomes a view with its strides swapped.
+TypePtr infer_transpose(const OpContext& c);
+TypePtr infer_slice(const OpContext& c);
+TypePtr infer_assemble(const OpContext& c);
+
+// Elementwise rules (op_type_rules_elementwise.cpp).
+TypePtr infer_float_unary(const OpContext& c);
+TypePtr infer_integer_unary(const OpContext& c);
+TypePtr infer_any_binary(const OpContext& c);
+TypePtr infer_integer_binary(const OpContext& c);
+TypePtr infer_prelu(const OpContext& c);
+TypePtr infer_lrelu(const OpContext& c);
+TypePtr infer_expands(const OpContext& c);
+// cmp(lhs, rhs or scalar, cmp_type=0) of 2-D tiles: the predicate mask of element_ops.h,
+// [rows, predicate_mask_cols(cols)]. cmp_type: EQ=0, NE=1, LT=2, LE=3, GT=4, GE=5.
+TypePtr infer_cmp(const OpContext& c);
+// sel(mask, lhs, rhs, tmp=None): lhs where the mask's bit is set, else rhs.
+TypePtr infer_sel(const OpContext& c);
+// sels(mask, src, tmp, scalar): src where the mask's bit is set, else the scalar.
+TypePtr infer_sels(const OpContext& c);
+
+}  // namespace pypto::ir::op_rules
