@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 11
+#define PTO_ABI_VERSION 12
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -90,7 +90,8 @@ enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1, PTO_ROW_MIN = 2, PTO_ROW
 // The comparisons of compare (pl.cmp's cmp_type codes).
 enum PtoCmpType { PTO_CMP_EQ = 0, PTO_CMP_NE = 1, PTO_CMP_LT = 2, PTO_CMP_LE = 3, PTO_CMP_GT = 4, PTO_CMP_GE = 5 };
 // What fill_pad writes outside the valid region; the values equal pypto::ir::PadValue.
-enum PtoPadValue { PTO_PAD_ZERO = 0, PTO_PAD_MIN = 1, PTO_PAD_MAX = 2 };
+// PTO_PAD_ONE is not a PadValue: it pads the operand of a product (a reduction's identity).
+enum PtoPadValue { PTO_PAD_ZERO = 0, PTO_PAD_MIN = 1, PTO_PAD_MAX = 2, PTO_PAD_ONE = 3 };
 
 // The instruction set of a simulated core, implemented (and optimized once) in the runtime.
 // Generated code holds the program's control flow, scalar arithmetic and addressing and issues

@@ -182,6 +182,7 @@ class KernelEmitter : public StructuredEmitter {
   // (kernel_reduce_ops.cpp)
 
   void emit_col_reduce(const OpSite& o);
+  void pad_reduction_operand(const OpSite& o, const TileRef& x);
   void emit_arg_reduce(const OpSite& o, bool per_column);
   void emit_row_broadcast(const OpSite& o);
   void emit_expand_expdif(const OpSite& o);

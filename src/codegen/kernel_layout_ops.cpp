@@ -34,7 +34,12 @@ void KernelEmitter::inherit_valid(const ir::Var& var, const ir::Call& call) {
       valid_[&var] = it->second;
       return;
     case ir::EmitShape::RowReduce:
+    case ir::EmitShape::RowArgReduce:
       valid_[&var] = {it->second.first, "(int64_t)1"};
+      return;
+    case ir::EmitShape::ColReduce:
+    case ir::EmitShape::ColArgReduce:
+      valid_[&var] = {"(int64_t)1", it->second.second};
       return;
     default:
       return;

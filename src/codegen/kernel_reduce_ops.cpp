@@ -5,12 +5,33 @@
 #include <string>
 
 #include "kernel_emitter.h"
+#include "pto_abi.h"
 #include "pypto/ir/scalar_arith.h"
 
 namespace pypto::codegen::kernel_detail {
 
+// A reduction reads only its operand's valid region (PyPTO's rule): the rest of the tile, whose
+// values are undefined, is first set to the reduction's identity (0 for a sum, 1 for a product,
+// the dtype's lowest for a maximum, its highest for a minimum), so that the instruction may run
+// over the whole tile. The padding sits after the valid elements of every row and column, so
+// an index reduction's first extreme is still one of them.
+void KernelEmitter::pad_reduction_operand(const OpSite& o, const TileRef& x) {
+  const auto* var = o.arg(0)->as<ir::Var>();
+  auto it = var ? valid_.find(var) : valid_.end();
+  if (it == valid_.end()) return;
+  const int32_t op = o.def.isa_opcode;
+  const char* pad = op == PTO_ROW_SUM    ? "PTO_PAD_ZERO"
+                    : op == PTO_ROW_PROD ? "PTO_PAD_ONE"
+                    : op == PTO_ROW_MAX  ? "PTO_PAD_MIN"
+                                         : "PTO_PAD_MAX";
+  w_.line("isa->fill_pad(" + dtype_enum(x.type->dtype) + ", " + x.ptr + ", " +
+          std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ", " + it->second.first +
+          ", " + it->second.second + ", " + pad + ");");
+}
+
 void KernelEmitter::emit_col_reduce(const OpSite& o) {
   TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  pad_reduction_operand(o, x);
   with_destination(o.dst, overlaps(o.dst, x), [&](const std::string& out) {
     w_.line("isa->col_reduce(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
             std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
@@ -19,6 +40,7 @@ void KernelEmitter::emit_col_reduce(const OpSite& o) {
 
 void KernelEmitter::emit_arg_reduce(const OpSite& o, bool per_column) {
   TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  pad_reduction_operand(o, x);
   with_destination(o.dst, overlaps(o.dst, x), [&](const std::string& out) {
     w_.line("isa->arg_reduce(" + o.opcode() + ", " + dtype_enum(x.type->dtype) + ", " +
             (per_column ? "1" : "0") + ", (int32_t*)" + out + ", " + x.ptr + ", " +

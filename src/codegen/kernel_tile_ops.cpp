@@ -341,6 +341,7 @@ void KernelEmitter::emit_cast(const OpSite& o) {
 
 void KernelEmitter::emit_row_reduce(const OpSite& o) {
   TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  pad_reduction_operand(o, x);
   with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
     w_.line("isa->row_reduce(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
             std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");

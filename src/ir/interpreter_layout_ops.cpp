@@ -158,6 +158,20 @@ Value op_read(const OpDef&, const Call& c, const Args& a) {
   return Value::of_int(support::Convert<int64_t>::from(v));
 }
 
+TilePtr with_reduction_identity(const TilePtr& t, int32_t reduce_op) {
+  if (t->valid.empty()) return t;
+  auto out = ir::make_node<Tile>(*t);
+  const double value = reduce_op == PTO_ROW_SUM    ? 0.0
+                       : reduce_op == PTO_ROW_PROD ? 1.0
+                       : reduce_op == PTO_ROW_MAX  ? pad_value(PadValue::Min, t->dtype)
+                                                   : pad_value(PadValue::Max, t->dtype);
+  const int64_t rows = t->rows(), cols = t->cols();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t col = 0; col < cols; ++col)
+      if (!inside(*t, r, col)) out->data[static_cast<size_t>(r * cols + col)] = value;
+  return out;
+}
+
 Value op_fillpad(const OpDef&, const Call& c, const Args& a) {
   const Tile& x = tile_at(c, a, 0);
   PadValue pad = PadValue::Zero;

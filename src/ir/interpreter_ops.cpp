@@ -180,6 +180,7 @@ Value op_row_reduce(const OpDef& def, const Call& c, const Args& a) {
   TilePtr x = tile_or_tensor(c, a, 0);
   std::vector<int64_t> valid;
   if (!x->valid.empty()) valid = {x->valid[0], 1};  // the reduced rows that are valid
+  x = with_reduction_identity(x, def.isa_opcode);
   return wrap_result(with_valid(row_reduce(def.isa_opcode, *x), std::move(valid)), as_tensor);
 }
 

@@ -68,7 +68,8 @@ Value result_of(TilePtr t, bool as_tensor) {
 
 Value op_col_reduce(const OpDef& def, const Call& c, const Args& a) {
   bool as_tensor = false;
-  const TilePtr held = operand(c, a, &as_tensor);
+  const TilePtr original = operand(c, a, &as_tensor);
+  const TilePtr held = with_reduction_identity(original, def.isa_opcode);
   const Tile& x = *held;
   const int64_t rows = x.rows(), cols = x.cols();
   auto out = new_tile(x.dtype, {1, cols});
@@ -90,7 +91,8 @@ Value op_col_reduce(const OpDef& def, const Call& c, const Args& a) {
 
 Value op_arg_reduce(const OpDef& def, const Call& c, const Args& a) {
   bool as_tensor = false;
-  const TilePtr held = operand(c, a, &as_tensor);
+  const TilePtr original = operand(c, a, &as_tensor);
+  const TilePtr held = with_reduction_identity(original, def.isa_opcode);
   const Tile& x = *held;
   const int64_t rows = x.rows(), cols = x.cols();
   const bool per_column = def.emit == EmitShape::ColArgReduce;

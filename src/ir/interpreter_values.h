@@ -177,6 +177,9 @@ Value op_reinterpret_view(const OpDef& def, const Call& c, const Args& a);
 Value op_compare(const OpDef& def, const Call& c, const Args& a);  // interpreter_compare_ops.cpp
 Value op_select(const OpDef& def, const Call& c, const Args& a);   // sel and sels
 
+// The operand of a reduction (PtoRowReduceOp `reduce_op`): `t` with everything outside its valid
+// region set to the reduction's identity, so that only the valid region counts.
+TilePtr with_reduction_identity(const TilePtr& t, int32_t reduce_op);
 // `t` with the valid region `valid` (empty: all of it).
 TilePtr with_valid(TilePtr t, std::vector<int64_t> valid);
 // The value of `t` as a dense tile whose region outside `valid` holds the "undefined" filler.

@@ -249,8 +249,8 @@ void isa_fill_pad(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t 
     using T = decltype(t);
     using S = typename T::S;
     using C = typename T::C;
-    S value = T::put(C(0));
-    if (pad != PTO_PAD_ZERO) {
+    S value = T::put(C(pad == PTO_PAD_ONE ? 1 : 0));
+    if (pad == PTO_PAD_MIN || pad == PTO_PAD_MAX) {
       const bool low = pad == PTO_PAD_MIN;
       if constexpr (std::is_same_v<T, support::F8E4M3>) {
         value = low ? 0xfe : 0x7e;  // -448 / 448: FP8E4M3FN has no infinity

@@ -508,3 +508,55 @@ def test_reinterpret_view_checks_the_byte_count():
         pl.parse(text)
     with pytest.raises(CompileError, match="needs another dtype"):
         pl.parse(text.replace("pl.FP16, shape=[24, 40]", "pl.FP32"))
+
+
+# --- Reductions read only the valid region of a partly valid tile (PyPTO's rule): the padding
+# never wins a maximum, a minimum or an index, and never joins a sum or a product.
+
+@pl.program
+class ValidRegionReductions:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 8], pl.FP32], amin: pl.Out[pl.Tensor[[8, 1], pl.INT32]],
+          mx: pl.Out[pl.Tensor[[8, 1], pl.FP32]], prod: pl.Out[pl.Tensor[[1, 8], pl.FP32]],
+          csum: pl.Out[pl.Tensor[[1, 8], pl.FP32]]) -> tuple[pl.Tensor[[8, 1], pl.INT32], pl.Tensor[[8, 1], pl.FP32], pl.Tensor[[1, 8], pl.FP32],
+                                       pl.Tensor[[1, 8], pl.FP32]]:
+        t = pl.load(a, [0, 0], [8, 8], valid_shapes=[4, 6])
+        amin = pl.store(pl.row_argmin(t), [0, 0], amin)
+        mx = pl.store(pl.row_max(t), [0, 0], mx)
+        prod = pl.store(pl.col_prod(t), [0, 0], prod)
+        csum = pl.store(pl.col_sum(t), [0, 0], csum)
+        return amin, mx, prod, csum
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 8], pl.FP32], amin: pl.Out[pl.Tensor[[8, 1], pl.INT32]],
+             mx: pl.Out[pl.Tensor[[8, 1], pl.FP32]], prod: pl.Out[pl.Tensor[[1, 8], pl.FP32]],
+             csum: pl.Out[pl.Tensor[[1, 8], pl.FP32]]) -> tuple[pl.Tensor[[8, 1], pl.INT32], pl.Tensor[[8, 1], pl.FP32], pl.Tensor[[1, 8], pl.FP32],
+                                       pl.Tensor[[1, 8], pl.FP32]]:
+        amin, mx, prod, csum = self.k(a, amin, mx, prod, csum)
+        return amin, mx, prod, csum
+
+
+def test_reductions_read_only_the_valid_region(tmp_path):
+    # Values in [-3, -1]: zeros in the padding would win the maximum and zero the product.
+    def init(shape):
+        return np.random.uniform(-3.0, -1.0, shape).astype(np.float32)
+
+    def golden(t, params=None):
+        v = t["a"][:4, :6]
+        t["amin"][:4, 0] = v.argmin(axis=1)
+        t["mx"][:4, 0] = v.max(axis=1)
+        t["prod"][0, :6] = v.prod(axis=0)
+        t["csum"][0, :6] = v.sum(axis=0)
+
+    specs = [TensorSpec("a", [8, 8], pl.FP32, init_value=init),
+             TensorSpec("amin", [8, 1], pl.INT32, is_output=True),
+             TensorSpec("mx", [8, 1], pl.FP32, is_output=True),
+             TensorSpec("prod", [1, 8], pl.FP32, is_output=True),
+             TensorSpec("csum", [1, 8], pl.FP32, is_output=True)]
+    result = run(ValidRegionReductions, specs, golden,
+                 RunConfig(work_dir=str(tmp_path), rtol=1e-5, atol=1e-5))
+    assert result.passed, result.error
+    # The same through the reference interpreter (no golden).
+    result = run(ValidRegionReductions, specs, None, RunConfig(work_dir=str(tmp_path / "interp")))
+    assert result.passed, result.error
+    assert (result.outputs["mx"][:4, 0] < 0).all()
