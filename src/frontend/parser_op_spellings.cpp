@@ -235,6 +235,40 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   return expr_value(call, span);
 }
 
+// The arguments of a form that is not one registry op (pl.full, pl.addc, pl.tensor.dim...),
+// bound to `names` by position or keyword; every one must be given, once.
+std::vector<const Parser::CallArg*> Parser::bind_form_args(
+    const std::vector<CallArg>& call_args, const std::vector<std::string_view>& names,
+    const std::string& spelling, Span span) {
+  std::string listed;
+  for (std::string_view n : names) listed += (listed.empty() ? "" : ", ") + std::string(n);
+  std::vector<const CallArg*> bound(names.size(), nullptr);
+  for (size_t i = 0; i < call_args.size(); ++i) {
+    const CallArg& a = call_args[i];
+    size_t index = i;
+    if (!a.keyword.empty()) {
+      auto it = std::find(names.begin(), names.end(), a.keyword);
+      if (it == names.end()) {
+        fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
+                                 spelling + " (expected one of: " + listed + ")");
+      }
+      index = static_cast<size_t>(it - names.begin());
+    }
+    if (index >= names.size()) {
+      fail(a.value.span, spelling + " takes " + std::to_string(names.size()) + " arguments (" +
+                             listed + "), got " + std::to_string(call_args.size()));
+    }
+    if (bound[index]) {
+      fail(a.value.span, spelling + " got argument '" + std::string(names[index]) + "' twice");
+    }
+    bound[index] = &a;
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!bound[i]) fail(span, spelling + " is missing argument '" + std::string(names[i]) + "'");
+  }
+  return bound;
+}
+
 // pl.full(shape, dtype, value) / pl.tile.full / pl.tensor.full: a new tile (or, in an
 // orchestration, tensor) of `dtype` whose every element is `value`: a zero-filled one plus
 // the value.
@@ -242,31 +276,8 @@ Value Parser::parse_full(const std::string& spelling, bool as_tensor, Span span)
   if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
   const size_t uses_mark = var_uses_.size();
   std::vector<CallArg> call_args = parse_call_args(spelling);
-  static const std::array<std::string_view, 3> kNames{"shape", "dtype", "value"};
-  std::array<const CallArg*, 3> bound{};
-  for (size_t i = 0; i < call_args.size(); ++i) {
-    const CallArg& a = call_args[i];
-    size_t index = i;
-    if (!a.keyword.empty()) {
-      auto it = std::find(kNames.begin(), kNames.end(), a.keyword);
-      if (it == kNames.end()) {
-        fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
-                                 spelling + " (expected one of: shape, dtype, value)");
-      }
-      index = static_cast<size_t>(it - kNames.begin());
-    }
-    if (index >= kNames.size()) {
-      fail(a.value.span, spelling + " takes 3 arguments (shape, dtype, value), got " +
-                             std::to_string(call_args.size()));
-    }
-    if (bound[index]) {
-      fail(a.value.span, spelling + " got argument '" + std::string(kNames[index]) + "' twice");
-    }
-    bound[index] = &a;
-  }
-  for (size_t i = 0; i < kNames.size(); ++i) {
-    if (!bound[i]) fail(span, spelling + " is missing argument '" + std::string(kNames[i]) + "'");
-  }
+  const std::vector<const CallArg*> bound =
+      bind_form_args(call_args, {"shape", "dtype", "value"}, spelling, span);
   if (bound[1]->value.kind != Value::Kind::DType) {
     fail(bound[1]->value.span,
          "argument 'dtype' of " + spelling + " must be a dtype (pl.FP32, ...)");
@@ -319,31 +330,10 @@ Value Parser::parse_three_operand(const std::string& spelling, std::string_view 
   if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
   const size_t uses_mark = var_uses_.size();
   std::vector<CallArg> call_args = parse_call_args(spelling);
-  static const std::array<std::string_view, 3> kNames{"lhs", "rhs", "rhs2"};
-  std::array<const CallArg*, 3> bound{};
-  for (size_t i = 0; i < call_args.size(); ++i) {
-    const CallArg& a = call_args[i];
-    size_t index = i;
-    if (!a.keyword.empty()) {
-      auto it = std::find(kNames.begin(), kNames.end(), a.keyword);
-      if (it == kNames.end()) {
-        fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
-                                 spelling + " (expected one of: lhs, rhs, rhs2)");
-      }
-      index = static_cast<size_t>(it - kNames.begin());
-    }
-    if (index >= kNames.size()) {
-      fail(a.value.span, spelling + " takes 3 arguments (lhs, rhs, rhs2), got " +
-                             std::to_string(call_args.size()));
-    }
-    if (bound[index]) {
-      fail(a.value.span, spelling + " got argument '" + std::string(kNames[index]) + "' twice");
-    }
-    bound[index] = &a;
-  }
+  static const std::vector<std::string_view> kNames{"lhs", "rhs", "rhs2"};
+  const std::vector<const CallArg*> bound = bind_form_args(call_args, kNames, spelling, span);
   std::array<ExprPtr, 3> operands;
   for (size_t i = 0; i < kNames.size(); ++i) {
-    if (!bound[i]) fail(span, spelling + " is missing argument '" + std::string(kNames[i]) + "'");
     operands[i] = expect_expr(bound[i]->value, [&] {
       return "argument '" + std::string(kNames[i]) + "' of " + spelling;
     });
@@ -370,19 +360,10 @@ Value Parser::parse_three_operand(const std::string& spelling, std::string_view 
 Value Parser::parse_dim(const std::string& spelling, Span span) {
   if (!at(TK::LParen)) fail(span, "'" + spelling + "' must be called");
   std::vector<CallArg> call_args = parse_call_args(spelling);
-  const CallArg* tensor_arg = nullptr;
-  const CallArg* axis_arg = nullptr;
-  for (size_t i = 0; i < call_args.size(); ++i) {
-    const CallArg& a = call_args[i];
-    const bool first = a.keyword.empty() ? i == 0 : a.keyword == "tensor";
-    const bool second = a.keyword.empty() ? i == 1 : a.keyword == "axis";
-    if (!first && !second) {
-      fail(a.keyword.empty() ? a.value.span : a.keyword_span,
-           spelling + " takes 2 arguments (tensor, axis)");
-    }
-    (first ? tensor_arg : axis_arg) = &a;
-  }
-  if (!tensor_arg || !axis_arg) fail(span, spelling + " takes 2 arguments (tensor, axis)");
+  const std::vector<const CallArg*> bound =
+      bind_form_args(call_args, {"tensor", "axis"}, spelling, span);
+  const CallArg* tensor_arg = bound[0];
+  const CallArg* axis_arg = bound[1];
   ExprPtr tensor = expect_expr(tensor_arg->value, "argument 'tensor' of " + spelling);
   const auto* type = tensor->type()->as<ir::TensorType>();
   if (!type) {

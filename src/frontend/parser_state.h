@@ -665,6 +665,9 @@ class Parser {
   Value parse_three_operand(const std::string& spelling, std::string_view op, Span span);
   Value parse_const(Span span);
   Value parse_dim(const std::string& spelling, Span span);
+  std::vector<const CallArg*> bind_form_args(const std::vector<CallArg>& call_args,
+                                             const std::vector<std::string_view>& names,
+                                             const std::string& spelling, Span span);
   Value parse_cast(const std::string& spelling, Span span);
   ExprPtr scalar_cast(const ExprPtr& value, DataType to, Span span, Span value_span,
                       const std::string& spelling);
