@@ -9,13 +9,6 @@ namespace pypto::ir::interp {
 
 namespace {
 
-const Tile& tile_at(const Call& c, const Args& a, size_t i) {
-  if (i >= a.size() || a[i].kind != Value::Kind::Tile) {
-    throw RunError("argument " + std::to_string(i + 1) + " of pl." + c.callee + " must be a tile");
-  }
-  return *a[i].tile;
-}
-
 bool integer_dtype(DataType d) { return !is_float(d); }
 
 // A scalar operand as the device takes it: an integer tile with an integer scalar compares and

@@ -10,14 +10,14 @@
 
 namespace pypto::ir::interp {
 
-namespace {
-
 const Tile& tile_at(const Call& c, const Args& a, size_t i) {
   if (i >= a.size() || a[i].kind != Value::Kind::Tile) {
     throw RunError("argument " + std::to_string(i + 1) + " of pl." + c.callee + " must be a tile");
   }
   return *a[i].tile;
 }
+
+namespace {
 
 std::vector<int64_t> ints_at(const Call& c, const Args& a, size_t i) {
   if (i >= a.size() || a[i].kind != Value::Kind::Tuple) {

@@ -177,6 +177,8 @@ Value op_reinterpret_view(const OpDef& def, const Call& c, const Args& a);
 Value op_compare(const OpDef& def, const Call& c, const Args& a);  // interpreter_compare_ops.cpp
 Value op_select(const OpDef& def, const Call& c, const Args& a);   // sel and sels
 
+// Argument `i` of `c` as a tile (a RunError naming the op otherwise); interpreter_layout_ops.cpp.
+const Tile& tile_at(const Call& c, const Args& a, size_t i);
 // The operand of a reduction (PtoRowReduceOp `reduce_op`): `t` with everything outside its valid
 // region set to the reduction's identity, so that only the valid region counts.
 TilePtr with_reduction_identity(const TilePtr& t, int32_t reduce_op);
