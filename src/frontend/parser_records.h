@@ -1,0 +1,213 @@
+// Private to src/frontend: the small records the parser's members share (values, function
+// signatures, blocks, loop and helper state, subscripts) and the free helpers over them. The
+// Parser class itself is in parser_state.h.
+#pragma once
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include "pypto/frontend/lexer.h"
+#include "pypto/frontend/parser.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/scalar_arith.h"
+#include "pypto/support/diagnostics.h"
+
+namespace pypto::frontend::detail {
+
+using ir::CompileError;
+using ir::DataType;
+using ir::ExprPtr;
+using ir::Span;
+using ir::StmtPtr;
+using ir::TypePtr;
+using ir::VarPtr;
+using TK = TokenKind;
+
+// What an expression evaluates to: an IR expression, or one of the enum-like values of the
+// `pl` namespace that only make sense as attributes, type parts or scope levels.
+struct Value {
+  enum class Kind : uint8_t { Expr, DType, Space, Level, FuncType, Pad };
+  Kind kind = Kind::Expr;
+  ExprPtr expr;
+  DataType dtype = DataType::FP32;
+  ir::MemorySpace space = ir::MemorySpace::Vec;
+  ir::PadValue pad = ir::PadValue::Zero;
+  ir::FunctionType func_type = ir::FunctionType::InCore;
+  std::string_view level;
+  Span span;
+};
+
+std::string_view value_kind_description(const Value& v);
+
+// Same kind, shape and dtype: what must hold when a name is rebound or a value is passed to a
+// function. Memory spaces and MemRefs may differ (passes refine them).
+bool same_shape_dtype(const TypePtr& a, const TypePtr& b);
+
+// A scalar argument fits a scalar parameter of the same family (integers, floats, bool).
+bool argument_fits(const TypePtr& param, const TypePtr& arg);
+
+// Evaluates an expression built only from literals (constants are literals in the IR) as the
+// program computes it (pypto/ir/scalar_arith.h). No value when it is not constant or cannot be
+// evaluated; `overflowed` when an integer operation wrapped around.
+ir::ScalarFold fold_constant(const ExprPtr& e);
+
+std::optional<Constant> to_constant(const std::optional<ir::Scalar>& s);
+
+// The constant a value of a module-level assignment holds: a number, a dtype, or a list/tuple
+// of those; none when it is not constant.
+std::optional<Constant> constant_of(const Value& v);
+
+// pl.Level's member names ("AIV, AIC, ... or GLOBAL") and whether `name` is one of them.
+bool is_level_name(std::string_view name);
+std::string level_names();
+
+using DynamicBindings = std::map<std::string, int64_t, std::less<>>;
+
+struct FunctionSignature {
+  std::string name;
+  ir::FunctionType type = ir::FunctionType::Opaque;  // a bare @pl.function
+  ir::FunctionAttrs attrs;
+  std::vector<ir::Param> params;
+  std::vector<TypePtr> return_types;
+  Span span;
+  size_t body_start = 0;  // token index just after the signature's ':'
+  // A function defined outside the program class: its index in Parser::helpers_.
+  std::optional<size_t> helper;
+  size_t decl_start = 0;  // token index of its first decorator: where its signature is read again
+  bool is_method = true;
+  // Dynamic dimensions (pl.dynamic) in its parameters' shapes: per parameter, (dimension index,
+  // name). A signature that has any is a template: it is not a function of the program itself,
+  // each call specialises it on its arguments' shapes (parser_dynamic.cpp).
+  std::vector<std::vector<std::pair<size_t, std::string>>> dynamic_dims;
+  std::vector<std::string> dynamic_names;  // every one its signature names, first use first
+  bool is_template = false;
+  std::vector<size_t> specialisations;      // a template's, as indices of Parser::signatures_
+  std::optional<size_t> specialisation_of;  // a specialisation's template
+  DynamicBindings bindings;                 // a specialisation's extents of the dynamic dims
+  std::vector<std::vector<int64_t>> argument_shapes;  // per parameter with dynamic dims
+};
+
+// Where a signature read for the first time names a dynamic dimension: in which of the shapes
+// read so far (Parser::shapes_read_), at which dimension.
+struct DynamicDimUse {
+  size_t shape = 0;
+  size_t dim = 0;
+  std::string name;
+};
+
+// One component of a subscript (parser_subscripts.cpp): `i` (an index) or `lo:hi` (either
+// bound may be missing).
+struct SubscriptItem {
+  bool is_slice = false;
+  ExprPtr index;  // an index, or a slice's lower bound (null: 0)
+  ExprPtr upper;  // a slice's upper bound (null: the dimension's extent)
+  Span span;
+};
+
+// The box a subscript names: per dimension its offset and extent (1 for an index), and the
+// extents of the dimensions a slice keeps.
+struct SubscriptWindow {
+  std::vector<ExprPtr> offsets;
+  std::vector<int64_t> extents;
+  std::vector<int64_t> kept;
+};
+
+struct CallSite {
+  size_t callee;
+  Span span;
+};
+
+// The `x = pl.yield_(...)` that ends a loop body or an if branch.
+struct YieldInfo {
+  std::vector<std::string_view> names;
+  std::vector<Span> name_spans;
+  std::vector<ExprPtr> values;
+  std::vector<Span> value_spans;  // where each value is written
+  Span span;
+};
+
+// What `with pl.at(...)` says (parser_at_scope.cpp).
+struct AtScopeArgs {
+  std::string level;      // "CORE_GROUP"
+  std::string name_hint;  // the outlined kernel's name; empty: the pass names it
+};
+
+enum class BlockKind : uint8_t { Function, Loop, LoopWithIterArgs, IfBranch, Scope };
+
+struct Block {
+  std::vector<StmtPtr> stmts;
+  std::optional<YieldInfo> yield;
+  bool ends_with_return = false;
+};
+
+// A parameter of a @pl.jit or @pl.jit.incore function as written: a tensor (shape-less, or with
+// a shape the argument must have) or a scalar of a dtype.
+struct JitParam {
+  std::string_view name;
+  Span span;
+  ir::ParamDirection direction = ir::ParamDirection::In;
+  bool is_tensor = false;
+  TypePtr annotated;  // pl.Tensor[[...], dtype] when written with a shape
+  DataType scalar_dtype = DataType::FP32;
+};
+
+struct JitSignature {
+  std::string name;
+  JitKind kind = JitKind::Entry;
+  Span span;
+  std::vector<JitParam> params;
+  size_t body_start = 0;
+  // A helper, once a call has specialised it: its index in signatures_ and where that call is.
+  std::optional<size_t> signature;
+  Span first_call;
+  bool in_progress = false;  // its body is being parsed (a call now would be recursion)
+};
+
+// A loop whose body is being parsed. `break` and `continue` become assignments of a flag of
+// the innermost one (`exits` remembers them); when its body is complete, lower_*_exits turns
+// the loop into structured code that reads the flags, so no later stage sees a jump.
+struct LoopContext {
+  std::string kind;           // "pl.range", "while"...: names the loop in messages
+  bool allows_exits = false;  // break/continue are allowed (sequential and while loops)
+  bool has_init = false;      // carries values explicitly (init_values=)
+  Span span;
+  VarPtr break_flag, continue_flag;  // made by the first break / continue
+  std::unordered_map<const ir::Stmt*, Span> exits;
+};
+
+using HelperScope = std::map<std::string, size_t, std::less<>>;
+
+// A function defined outside the program (parser_helpers.cpp): a module-level @pl.function, a
+// @pl.inline or a @pl.jit.inline function.
+struct ExternalHelper {
+  std::string name;
+  HelperKind kind = HelperKind::Function;
+  // Its tokens, lexed from its own file when `own_tokens`; otherwise it is in the parser's token
+  // stream at `start` (a function of the file given to parse_module).
+  bool own_tokens = false;
+  bool lexed = false;
+  std::vector<Token> tokens;
+  size_t start = 0;
+  std::string_view file_name;
+  std::string_view file_text;
+  int32_t line_shift = 0;           // a token's line + line_shift is its line in file_text
+  Constants constants;              // of the scope that defines it (own_tokens only)
+  HelperScope scope;                // the helpers visible in its body (own_tokens only)
+  int32_t first_line = 1;           // of its first decorator in file_text (own_tokens only)
+  std::optional<size_t> signature;  // a Function helper added to the current program
+  bool expanding = false;           // an inline helper whose body is being expanded
+};
+
+// The state of an inline expansion: parameters still bound to the caller's variables (a first
+// assignment in the body makes a new local instead of writing the caller's variable).
+struct InlineFrame {
+  std::vector<std::string> aliased_params;
+};
+
+}  // namespace pypto::frontend::detail
