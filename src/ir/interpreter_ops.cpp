@@ -189,7 +189,32 @@ Value op_row_expand(const OpDef& def, const Call& c, const Args& a) {
                                    tile_arg(c, a, 0).valid));
 }
 
+// The 2-D tile with rows and columns swapped (an operand a tensor matmul reads transposed).
+TilePtr transposed(const Tile& t) {
+  auto out = std::make_shared<Tile>();
+  out->dtype = t.dtype;
+  out->shape = {t.cols(), t.rows()};
+  out->data.resize(t.data.size());
+  for (int64_t r = 0; r < t.rows(); ++r)
+    for (int64_t col = 0; col < t.cols(); ++col)
+      out->data[col * t.rows() + r] = t.data[r * t.cols() + col];
+  return out;
+}
+
 Value op_matmul(const OpDef&, const Call& c, const Args& a) {
+  if (arg(c, a, 0).kind == Value::Kind::Tensor) {
+    // Tensors: a_trans/b_trans read an operand transposed; the product is rounded once to the
+    // result's dtype (out_dtype, else the operands').
+    auto flag = [&](const char* key) {
+      const AttrValue* v = find_attr(c.attrs, key);
+      return v && std::get_if<bool>(v) && *std::get_if<bool>(v);
+    };
+    TilePtr lhs = tile_or_tensor(c, a, 0), rhs = tile_or_tensor(c, a, 1);
+    if (flag("a_trans")) lhs = transposed(*lhs);
+    if (flag("b_trans")) rhs = transposed(*rhs);
+    TilePtr product = cast(*matmul(*lhs, *rhs, nullptr), result_dtype(c));
+    return Value::of_tensor(tile_to_new_tensor(*product));
+  }
   return Value::of_tile(matmul(tile_arg(c, a, 0), tile_arg(c, a, 1), nullptr));
 }
 

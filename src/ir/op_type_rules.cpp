@@ -482,7 +482,40 @@ void check_matmul_attrs(const OpContext& c) {
   }
 }
 
+// matmul(lhs [M, K], rhs [K, N]) of two tensors (in a kernel, lowered to tiles by
+// ConvertTensorToTileOps): a_trans/b_trans say an operand is stored transposed; the result is
+// out_dtype, else the operands' dtype.
+TypePtr infer_tensor_matmul(const OpContext& c) {
+  const auto* lhs = expect_tensor(c, 0);
+  const auto* rhs = expect_tensor(c, 1);
+  expect_2d(c, 0, lhs->shape);
+  expect_2d(c, 1, rhs->shape);
+  expect_same_dtype(c, 1, lhs->dtype, rhs->dtype);
+  auto flag = [&](const char* key) {
+    const AttrValue* v = find_attr(c.attrs, key);
+    if (!v) return false;
+    const auto* on = std::get_if<bool>(v);
+    if (!on) c.fail_call(std::string(key) + " of " + c.op_name() + " must be True or False");
+    return *on;
+  };
+  const bool a_trans = flag("a_trans"), b_trans = flag("b_trans");
+  flag("c_matrix_nz");
+  const int64_t m = a_trans ? lhs->shape[1] : lhs->shape[0];
+  const int64_t k = a_trans ? lhs->shape[0] : lhs->shape[1];
+  const int64_t k2 = b_trans ? rhs->shape[1] : rhs->shape[0];
+  const int64_t n = b_trans ? rhs->shape[0] : rhs->shape[1];
+  if (k != k2) {
+    c.fail(1, "shape mismatch in " + c.op_name() + ": " + shape_to_string(lhs->shape) +
+                  (a_trans ? "^T" : "") + " @ " + shape_to_string(rhs->shape) +
+                  (b_trans ? "^T" : "") + " (inner dimensions differ)");
+  }
+  return tensor_type({m, n}, dtype_attr(c, "out_dtype").value_or(lhs->dtype));
+}
+
 TypePtr infer_matmul(const OpContext& c) {
+  if (c.args.size() == 2 && c.args[0]->type() && c.args[0]->type()->as<TensorType>()) {
+    return infer_tensor_matmul(c);
+  }
   check_matmul_attrs(c);
   auto shape = check_matmul_operands(c, 0);
   return tile_type(std::move(shape), DataType::FP32, MemorySpace::Acc);
