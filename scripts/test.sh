@@ -24,10 +24,12 @@ if [ "${1:-}" = "sanitizers" ]; then
   # environment and never with TMPDIR set elsewhere. Scanning less can only report more leaks,
   # not fewer; the whole suite reports none.
   LSAN_OPTIONS="use_tls=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
-    run_ctest build/asan "" -DCMAKE_BUILD_TYPE=Debug -DPYPTO_SANITIZE=address,undefined
+    run_ctest build/asan "" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+      -DPYPTO_SANITIZE=address,undefined
   echo "==> Threaded C++ tests (profiler, runtime, codegen) under ThreadSanitizer"
   TSAN_OPTIONS="halt_on_error=1" run_ctest build/tsan "Profil|Runtime|Thread|Codegen" \
-    -DCMAKE_BUILD_TYPE=Debug -DPYPTO_SANITIZE=thread
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DPYPTO_SANITIZE=thread \
+    "-DPYPTO_TEST_FILES=/(profiler(_[a-z_]*)?|codegen_[a-z_]*|runtime_(core_memory|dfx|tasks|tracker))_test\.cpp$"
   exit 0
 fi
 

@@ -54,7 +54,9 @@ bool argument_fits(const TypePtr& param, const TypePtr& arg) {
   const auto* as = arg ? arg->as<ir::ScalarType>() : nullptr;
   if (ps && as) {
     if (ir::is_float(ps->dtype)) return ir::is_float(as->dtype) || as->dtype != DataType::BOOL;
-    if (ps->dtype == DataType::BOOL) return as->dtype == DataType::BOOL;
+    // An integer passed for a BOOL parameter is a truth value (non-zero is true), as PyPTO's
+    // programs pass flags read from INT64 tensors.
+    if (ps->dtype == DataType::BOOL) return !ir::is_float(as->dtype);
     return !ir::is_float(as->dtype);
   }
   return same_shape_dtype(param, arg);

@@ -338,3 +338,33 @@ def test_specs_named_after_parameters_still_bind_by_name(tmp_path):
              TensorSpec("x", [N, N], pl.FP32, init_value=np.random.default_rng(7).random)]
     result = run(BareTensorKernel, specs, golden, _config(tmp_path))
     assert result.passed, result.error
+
+
+@pl.program
+class FlagProgram:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[16, 16], pl.FP32], flag: pl.Scalar[pl.BOOL],
+              y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 16])
+        if flag:
+            y = pl.store(pl.mul(t, 2.0), [0, 0], y)
+        else:
+            y = pl.store(t, [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], config: pl.Tensor[[2], pl.INT64],
+             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        on: pl.Scalar[pl.INT64] = pl.tensor.read(config, [0])
+        y = self.scale(x, on, y)
+        return y
+
+
+@pytest.mark.parametrize("flag, factor", [(3, 2.0), (0, 1.0)])
+def test_an_integer_scalar_passed_for_a_bool_parameter_is_its_truth_value(flag, factor):
+    # PyPTO's programs read flags from INT64 tensors and pass them to BOOL parameters.
+    specs = [TensorSpec("x", [16, 16], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("config", [2], pl.INT64, init_value=np.array([flag, 0], np.int64)),
+             TensorSpec("y", [16, 16], pl.FP32, is_output=True)]
+    result = run(FlagProgram, specs, lambda t: t["y"].__setitem__(slice(None), t["x"] * factor))
+    assert result.passed, result.error
