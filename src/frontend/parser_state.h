@@ -336,7 +336,7 @@ class Parser {
 
   void parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets);
 
-  void parse_annotated_assignment(Block& block);
+  void parse_annotated_assignment(Block& block, BlockKind kind);
 
   // Under strict_ssa=True a name is bound once: refuses `name` if it is bound already.
   void check_single_assignment(const Token& name);

@@ -87,10 +87,14 @@ void Parser::parse_simple_statement_body(Block& block, BlockKind kind, bool allo
             "values the loop or if produces");
       }
       if (at(TK::Name) && peek_token(1).kind == TK::Colon) {
-        parse_annotated_assignment(block);
+        parse_annotated_assignment(block, kind);
         break;
       }
       if (at(TK::Name) && (peek_token(1).kind == TK::Assign || peek_token(1).kind == TK::Comma)) {
+        if (parse_assignment(block, kind)) break;
+      }
+      if (at(TK::LParen) && peek_token(1).kind == TK::Name &&
+          (peek_token(2).kind == TK::Comma || peek_token(2).kind == TK::RParen)) {
         if (parse_assignment(block, kind)) break;
       }
       if (at(TK::Name) && peek_token(1).kind == TK::LBracket && try_subscript_assignment(block)) {
@@ -122,12 +126,22 @@ void Parser::parse_expression_statement(Block& block, Span start) {
 
 bool Parser::parse_assignment_targets(std::vector<const Token*>& targets) {
   const size_t start = pos_;
+  // `(x,) = ...` and `(x, y) = ...` name the same targets as `x, = ...` and `x, y = ...`.
+  const bool parenthesized = at(TK::LParen);
+  if (parenthesized) advance();
   while (true) {
     if (!at(TK::Name)) break;
     targets.push_back(&advance());
     if (!at(TK::Comma)) break;
     advance();
     if (at(TK::Assign)) break;
+  }
+  if (parenthesized) {
+    if (at(TK::RParen)) {
+      advance();
+    } else {
+      targets.clear();
+    }
   }
   if (targets.empty() || !at(TK::Assign)) {
     targets.clear();
@@ -213,7 +227,7 @@ void Parser::parse_yield(Block& block, BlockKind kind, const std::vector<const T
   block.yield = std::move(info);
 }
 
-void Parser::parse_annotated_assignment(Block& block) {
+void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
   const Token& name = advance();
   check_assignable(name);
   advance();  // ':'
@@ -222,7 +236,20 @@ void Parser::parse_annotated_assignment(Block& block) {
   if (!at(TK::Assign))
     expected("'=' and a value after the annotation of '" + std::string(name.text) + "'");
   advance();
-  if (at_pl_member(0, "yield_")) fail_here("annotate the loop's values, not pl.yield_");
+  if (at_pl_member(0, "yield_")) {
+    // `v: T = pl.yield_(x)` at the end of an if branch: the annotation states the type of the
+    // value the if produces, which is the yielded value's.
+    if (kind != BlockKind::IfBranch) fail_here("annotate the loop's values, not pl.yield_");
+    parse_yield(block, kind, {&name});
+    const ExprPtr& yielded = block.yield->values.front();
+    if (!same_shape_dtype(annotated, yielded->type()) &&
+        !argument_fits(annotated, yielded->type())) {
+      fail(annotation_span, "'" + std::string(name.text) + "' is annotated " +
+                                ir::type_to_string(annotated) + " but pl.yield_ gives " +
+                                ir::type_to_string(yielded->type()));
+    }
+    return;
+  }
   Value v = parse_value();
   ExprPtr value = expect_expr(v, "the right-hand side of an assignment");
   TypePtr var_type;
