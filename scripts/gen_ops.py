@@ -54,7 +54,8 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
                  "Returns `target` with `source` written at `offsets`."),
     "ElementwiseBinary": ({"lhs": VALUE, "rhs": f"Union[{VALUE}, int, float]", "tile": VALUE,
                            "slope": f"Union[{VALUE}, int, float]", "target": VALUE,
-                           "scalar": "Union[int, float]", "tmp": "Tile"}, VALUE,
+                           "scalar": "Union[int, float]", "tmp": "Tile",
+                           "high_precision": "bool"}, VALUE,
                           "Elementwise {name} of `lhs` and `rhs` (a tile or tensor of the same "
                           "shape and dtype, or a scalar)."),
     "ElementwiseUnary": ({"input": VALUE, "tmp": "Tile", "high_precision": "bool"}, VALUE,
@@ -102,8 +103,20 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
                 "for a tile, a view for a tensor (reinterpret_view: the tile's bytes as "
                 "elements of `dtype`)."),
     "Transpose": ({"input": VALUE, "axis1": "int", "axis2": "int"}, VALUE,
-                  "`input` with axes `axis1` and `axis2` swapped: a transposed copy of a 2-D "
-                  "tile, a view of a tensor."),
+                  "`input` with axes `axis1` and `axis2` swapped: a transposed copy of a tile "
+                  "(the last two axes of one of more than two dimensions), a view of a tensor."),
+}
+
+# Ops whose parameters, result or summary differ from their category's: parameter types added
+# to (or replacing) the category's, the result type, and the first docstring line.
+OPS: Dict[str, Tuple[Dict[str, str], str, str]] = {
+    "row_expand_add": ({"tmp": "Tile"}, "Tile",
+                       "Adds to each row of `tile` that row's value in the [rows, 1] tile `row`, "
+                       "or, for a packed `row` of [rows, 32 bytes of elements], the row's block "
+                       "repeated along it. `tmp` is scratch space the device may use."),
+    "transpose_view": ({"tile": "Tile"}, "Tile",
+                       "`tile` with its last two axes swapped, in the same memory space (the "
+                       "hardware reinterprets its fractal layout; here it is a transposed copy)."),
 }
 
 HEADER = '''"""The DSL's ops as typed functions: ``pl.add``, ``pl.load``... (and ``pl.tile.<op>``).
@@ -131,6 +144,9 @@ Signature = Tuple[str, str, List[str], int, List[str]]
 def render_op(sig: Signature) -> str:
     name, category, arg_names, min_args, attr_names = sig
     types, result, summary = CATEGORIES.get(category, ({}, "Any", "The registry's op {name}."))
+    if name in OPS:
+        extra_types, result, summary = OPS[name]
+        types = {**types, **extra_types}
     params = []
     for i, arg in enumerate(arg_names):
         type_ = types.get(arg, "Any")

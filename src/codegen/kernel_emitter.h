@@ -135,6 +135,7 @@ class KernelEmitter : public StructuredEmitter {
   void emit_cast(const OpSite& o);
   void emit_row_reduce(const OpSite& o);
   void emit_row_expand(const OpSite& o);
+  void emit_packed_row_expand(const OpSite& o, const TileRef& x, const TileRef& v, bool scratch);
   void emit_matmul(const OpSite& o, bool acc);
   // A load or move of operand_views: the tile as an address and a row stride, read in
   // place from its tensor when the runtime can.
@@ -154,6 +155,10 @@ class KernelEmitter : public StructuredEmitter {
   // divides by the n elements of `divisor`, check them.
   void check_divisor(const OpSite& o, support::OpFamily family, const std::string& divisor,
                      int64_t n);
+  // The same for the divisor tile `t` given as `operand`: of a partly valid tile only the valid
+  // region is checked, since only it is computed on (the rest holds whatever the buffer held).
+  void check_divisor(const OpSite& o, support::OpFamily family, const ExprPtr& operand,
+                     const TileRef& t);
   // Checks at run time that a rows x cols box at (r0, c0) fits a tile of tile_rows x tile_cols.
   void emit_tile_box_check(const std::string& r0, const std::string& c0, int64_t rows, int64_t cols,
                            int64_t tile_rows, int64_t tile_cols, Span span, std::string_view op);
@@ -182,6 +187,7 @@ class KernelEmitter : public StructuredEmitter {
   // (kernel_reduce_ops.cpp)
 
   void emit_col_reduce(const OpSite& o);
+  void emit_pairwise_col_sum(const OpSite& o, const TileRef& x);
   void pad_reduction_operand(const OpSite& o, const TileRef& x);
   void emit_arg_reduce(const OpSite& o, bool per_column);
   void emit_row_broadcast(const OpSite& o);

@@ -126,6 +126,21 @@ void KernelEmitter::check_divisor(const OpSite& o, support::OpFamily family,
           ", " + checked_where(o.span, o.op()) + ")) " + leave_after_failure());
 }
 
+void KernelEmitter::check_divisor(const OpSite& o, support::OpFamily family, const ExprPtr& operand,
+                                  const TileRef& t) {
+  const auto* var = operand->as<ir::Var>();
+  auto valid = var ? valid_.find(var) : valid_.end();
+  if (valid == valid_.end()) return check_divisor(o, family, t.ptr, t.elements());
+  if (ir::is_float(o.dst.type->dtype) || !support::op_divides(family, o.def.isa_opcode)) return;
+  const std::string r = names_.fresh("row");
+  const std::string row_bytes = std::to_string(t.cols() * ir::dtype_bytes(t.type->dtype));
+  w_.open("for (int64_t " + r + " = 0; " + r + " < " + valid->second.first + "; ++" + r + ")");
+  w_.line("if (!isa->check_divisor(" + o.dtype() + ", (const uint8_t*)" + t.ptr + " + " + r +
+          " * " + row_bytes + ", " + valid->second.second + ", " + checked_where(o.span, o.op()) +
+          ")) " + leave_after_failure());
+  w_.close();
+}
+
 bool KernelEmitter::is_view(const ExprPtr& e) const {
   const auto* var = e->as<ir::Var>();
   return var && view_ptrs_.count(var);
@@ -208,7 +223,7 @@ void KernelEmitter::emit_binary(const OpSite& o) {
     if (x.elements() != d.elements() || y.elements() != d.elements())
       codegen_error(o.span, "pl." + o.op() + ": operand shapes differ from the result shape");
     bool scratch = partial_overlap(d, x) || partial_overlap(d, y);
-    check_divisor(o, support::OpFamily::Binary, y.ptr, y.elements());
+    check_divisor(o, support::OpFamily::Binary, o.arg(1), y);
     if (!scratch && emit_binary_store(o, x, y)) return;
     const bool read_in_place = is_view(o.arg(0)) || is_view(o.arg(1));
     with_destination(d, scratch, [&](const std::string& out) {
@@ -243,7 +258,7 @@ void KernelEmitter::emit_binary(const OpSite& o) {
                   string_literal(where(o.span, o.op()) + ": " + support::kIntegerDivisionByZero)) +
               " " + leave_after_failure() + " }");
     } else {
-      check_divisor(o, support::OpFamily::Binary, t.ptr, t.elements());
+      check_divisor(o, support::OpFamily::Binary, o.arg(1), t);
     }
   }
   with_destination(d, partial_overlap(d, t), [&](const std::string& out) {
@@ -352,13 +367,41 @@ void KernelEmitter::emit_row_expand(const OpSite& o) {
   const TileRef& d = o.dst;
   TileRef x = tile_arg(o.arg(0), o.op(), 0);
   TileRef v = tile_arg(o.arg(1), o.op(), 1);
-  if (v.elements() != x.rows())
+  if (v.rows() != x.rows())
     codegen_error(o.span, "pl." + o.op() + ": the second operand must have one value per row");
   bool scratch = partial_overlap(d, x) || overlaps(d, v);
   check_divisor(o, support::OpFamily::RowExpand, v.ptr, v.elements());
+  if (v.cols() > 1) return emit_packed_row_expand(o, x, v, scratch);
   with_destination(d, scratch, [&](const std::string& out) {
     w_.line("isa->row_expand(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
             v.ptr + ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
+  });
+}
+
+// row_expand_add's packed carrier: each row of `v` is a block of values that repeats along the
+// row of x. The blocks are laid out to the tile's shape first, so that the addition is one
+// binary instruction over the whole tile.
+void KernelEmitter::emit_packed_row_expand(const OpSite& o, const TileRef& x, const TileRef& v,
+                                           bool scratch) {
+  const int64_t esize = ir::dtype_bytes(x.type->dtype);
+  const std::string rows = std::to_string(x.rows()), cols = std::to_string(x.cols());
+  const std::string block = std::to_string(v.cols());
+  with_destination(o.dst, scratch, [&](const std::string& out) {
+    w_.open("");
+    const std::string expanded = names_.fresh("expanded");
+    const std::string r = names_.fresh("row"), c = names_.fresh("col");
+    w_.line("pto::Scratch " + expanded + "(" + std::to_string(x.elements() * esize) + ");");
+    w_.open("for (int64_t " + r + " = 0; " + r + " < " + rows + "; ++" + r + ")");
+    w_.open("for (int64_t " + c + " = 0; " + c + " < " + cols + "; " + c + " += " + block + ")");
+    w_.line("pto::copy((uint8_t*)" + expanded + ".p + (" + r + " * " + cols + " + " + c + ") * " +
+            std::to_string(esize) + ", (const uint8_t*)" + v.ptr + " + " + r + " * " +
+            std::to_string(v.cols() * esize) + ", (" + cols + " - " + c + " < " + block + " ? " +
+            cols + " - " + c + " : " + block + ") * " + std::to_string(esize) + ");");
+    w_.close();
+    w_.close();
+    w_.line("isa->binary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+            expanded + ".p, " + std::to_string(x.elements()) + ");");
+    w_.close();
   });
 }
 

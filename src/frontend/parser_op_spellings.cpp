@@ -70,7 +70,6 @@ constexpr std::string_view kUnsupported[] = {
     "create_l1",
     "dump_tag",
     "expand_clone",
-    "extract",
     "fillpad_expand",
     "fillpad_inplace",
     "func_attr",
@@ -114,7 +113,6 @@ constexpr std::string_view kUnsupported[] = {
     "tpop_from_aiv",
     "tpush_to_aic",
     "tpush_to_aiv",
-    "transpose_view",
     "tri",
     "view",
     "while_",
@@ -181,6 +179,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "const" && ns.empty()) return parse_const(span);
   if (op == "dim" && ns != "tile") return parse_dim(spelling, span);
   if (op == "cast") return parse_cast(spelling, span);
+  if (op == "extract" && ns == "tile") return parse_extract(spelling, span);
   if (op == "addc" || op == "subc" || op == "addsc" || op == "subsc")
     return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")
@@ -348,6 +347,40 @@ Value Parser::parse_three_operand(const std::string& spelling, std::string_view 
   try {
     ExprPtr first = ir::make_op_call(step, {operands[0], operands[1]}, {}, span);
     return expr_value(ir::make_op_call(step, {first, operands[2]}, {}, span), span);
+  } catch (const CompileError& e) {
+    throw CompileError(use_site(e.span(), uses_mark),
+                       std::string(e.what()) + " (in " + spelling + ")");
+  }
+}
+
+// pl.tile.extract(src, index_row, index_col, shape, target_memory=): the `shape` box of src at
+// (index_row, index_col), as a tile in target_memory. Tiles here are plain row-major buffers in
+// every memory space, so it is pl.slice, and a pl.move when the space changes.
+Value Parser::parse_extract(const std::string& spelling, Span span) {
+  if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
+  const size_t uses_mark = var_uses_.size();
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  static const std::vector<std::string_view> kNames{"src", "index_row", "index_col", "shape",
+                                                    "target_memory"};
+  const std::vector<const CallArg*> bound = bind_form_args(call_args, kNames, spelling, span);
+  std::array<ExprPtr, 4> operands;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    operands[i] = expect_expr(bound[i]->value, [&] {
+      return "argument '" + std::string(kNames[i]) + "' of " + spelling;
+    });
+  }
+  if (bound[4]->value.kind != Value::Kind::Space) {
+    fail(bound[4]->value.span, "argument 'target_memory' of " + spelling +
+                                   " must be a memory space (pl.MemorySpace.Vec, ...)");
+  }
+  const ir::MemorySpace target = bound[4]->value.space;
+  try {
+    ExprPtr offsets = ir::make_tuple({operands[1], operands[2]}, span);
+    ExprPtr box = ir::make_op_call("slice", {operands[0], operands[3], offsets}, {}, span);
+    const auto* src = operands[0]->type()->as<ir::TileType>();
+    if (src && src->space.value_or(ir::MemorySpace::Vec) == target) return expr_value(box, span);
+    return expr_value(
+        ir::make_op_call("move", {box}, {{"target_memory", ir::AttrValue(target)}}, span), span);
   } catch (const CompileError& e) {
     throw CompileError(use_site(e.span(), uses_mark),
                        std::string(e.what()) + " (in " + spelling + ")");

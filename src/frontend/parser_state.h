@@ -468,6 +468,8 @@ class Parser {
   Value parse_three_operand(const std::string& spelling, std::string_view op, Span span);
   Value parse_const(Span span);
   Value parse_dim(const std::string& spelling, Span span);
+  // pl.tile.extract: a slice, then a move where the memory space changes.
+  Value parse_extract(const std::string& spelling, Span span);
   std::vector<const CallArg*> bind_form_args(const std::vector<CallArg>& call_args,
                                              const std::vector<std::string_view>& names,
                                              const std::string& spelling, Span span);

@@ -245,11 +245,30 @@ void check_divisor(support::OpFamily family, int32_t op, DataType dtype,
   }
 }
 
+// The same for a divisor tile: of a partly valid one only the valid region, the part computed
+// on (the rest holds no defined values).
+void check_divisor(support::OpFamily family, int32_t op, const Tile& divisor) {
+  if (divisor.valid.empty() || divisor.shape.size() > 2) {
+    return check_divisor(family, op, divisor.dtype, divisor.data);
+  }
+  if (!integer_dtype(divisor.dtype) || !support::op_divides(family, op)) return;
+  const int64_t cols = divisor.cols();
+  const int64_t valid_rows = divisor.valid.size() == 2 ? divisor.valid[0] : 1;
+  const int64_t valid_cols = divisor.valid.back();
+  for (int64_t r = 0; r < valid_rows; ++r) {
+    for (int64_t c = 0; c < valid_cols; ++c) {
+      if (divisor.data[static_cast<size_t>(r * cols + c)] == 0.0) {
+        throw RunError(support::kIntegerDivisionByZero);
+      }
+    }
+  }
+}
+
 TilePtr binary(int32_t op, const Tile& a, const Tile& b) {
   if (a.shape != b.shape) {
     throw RunError("shape mismatch: " + list_text(a.shape) + " vs " + list_text(b.shape));
   }
-  check_divisor(support::OpFamily::Binary, op, a.dtype, b.data);
+  check_divisor(support::OpFamily::Binary, op, b);
   auto out = make_tile(a.dtype, a.shape);
   with_binary(op, a.dtype, [&](auto t, auto o) {
     using W = Wide<decltype(t)>;
@@ -280,7 +299,7 @@ TilePtr binary_scalar(int32_t op, const Tile& a, const Value& s, bool scalar_fir
   };
   if (integer_dtype(a.dtype) && s.is_integral()) {
     if (scalar_first) {
-      check_divisor(support::OpFamily::Binary, op, a.dtype, a.data);
+      check_divisor(support::OpFamily::Binary, op, a);
     } else if (support::op_divides(support::OpFamily::Binary, op) && s.as_int() == 0) {
       throw RunError(support::kIntegerDivisionByZero);
     }
@@ -346,8 +365,12 @@ TilePtr row_reduce(int32_t op, const Tile& a) {
 
 TilePtr row_expand(int32_t op, const Tile& a, const Tile& row) {
   int64_t rows = a.rows(), cols = a.cols();
-  if (static_cast<int64_t>(row.data.size()) != rows) {
-    throw RunError("row_expand operand has " + std::to_string(row.data.size()) + " values for " +
+  // One value per row, or (row_expand_add's packed carrier) a block of values per row that
+  // repeats along it: column c takes the block's value c % block.
+  const auto values = static_cast<int64_t>(row.data.size());
+  const int64_t block = rows > 0 ? values / rows : 1;
+  if (block < 1 || block * rows != values) {
+    throw RunError("row_expand operand has " + std::to_string(values) + " values for " +
                    std::to_string(rows) + " rows");
   }
   check_divisor(support::OpFamily::RowExpand, op, a.dtype, row.data);
@@ -355,8 +378,8 @@ TilePtr row_expand(int32_t op, const Tile& a, const Tile& row) {
   with_binary(op, a.dtype, [&](auto t, auto o) {
     using W = Wide<decltype(t)>;
     for (int64_t r = 0; r < rows; ++r) {
-      auto v = Convert<W>::from(row.data[static_cast<size_t>(r)]);
       for (int64_t c = 0; c < cols; ++c) {
+        auto v = Convert<W>::from(row.data[static_cast<size_t>(r * block + c % block)]);
         size_t k = static_cast<size_t>(r * cols + c);
         out->data[k] = static_cast<double>(decltype(o)::f(Convert<W>::from(a.data[k]), v));
       }

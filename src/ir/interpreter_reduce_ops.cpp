@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "interpreter_values.h"
 #include "pto_abi.h"
@@ -72,15 +73,36 @@ Value op_col_reduce(const OpDef& def, const Call& c, const Args& a) {
   const TilePtr held = with_reduction_identity(original, def.isa_opcode);
   const Tile& x = *held;
   const int64_t rows = x.rows(), cols = x.cols();
+  const bool pairwise = def.name == "col_sum" && a.size() > 1 && rows > 0;
   auto out = new_tile(x.dtype, {1, cols});
   with_type(x.dtype, [&](auto t) {
     using T = decltype(t);
     using C = typename T::C;
+    // Each step is a vector instruction of the tile's dtype, so it rounds to the dtype (FP16
+    // and BF16 sums drift from a float accumulation as the hardware's do).
+    auto step = [](auto o, C a, C b) { return T::get(T::put(decltype(o)::f(a, b))); };
     const bool known = support::with_reduce_op(def.isa_opcode, [&](auto o) {
       for (int64_t col = 0; col < cols; ++col) {
-        C acc = static_cast<C>(x.data[static_cast<size_t>(col)]);
-        for (int64_t r = 1; r < rows; ++r)
-          acc = decltype(o)::f(acc, static_cast<C>(x.data[static_cast<size_t>(r * cols + col)]));
+        auto at = [&](int64_t r) {
+          return static_cast<C>(x.data[static_cast<size_t>(r * cols + col)]);
+        };
+        C acc = at(0);
+        if (pairwise) {
+          // col_sum with a tmp_tile: rows added in pairs, level by level (an odd row left over
+          // joins the first), as the device's binary-tree reduction does.
+          std::vector<C> level(static_cast<size_t>(rows));
+          for (int64_t r = 0; r < rows; ++r) level[static_cast<size_t>(r)] = at(r);
+          for (int64_t n = rows; n > 1; n /= 2) {
+            const int64_t half = n / 2;
+            for (int64_t i = 0; i < half; ++i)
+              level[static_cast<size_t>(i)] =
+                  step(o, level[static_cast<size_t>(2 * i)], level[static_cast<size_t>(2 * i + 1)]);
+            if (n % 2 == 1) level[0] = step(o, level[0], level[static_cast<size_t>(n - 1)]);
+          }
+          acc = level[0];
+        } else {
+          for (int64_t r = 1; r < rows; ++r) acc = step(o, acc, at(r));
+        }
         out->data[static_cast<size_t>(col)] = static_cast<double>(T::get(T::put(acc)));
       }
     });
@@ -147,9 +169,12 @@ Value op_expand_expdif(const OpDef& def, const Call& c, const Args& a) {
 
 Value op_transpose(const OpDef&, const Call& c, const Args& a) {
   const bool tensor = !a.empty() && a[0].kind == Value::Kind::Tensor;
-  const auto rank = static_cast<int64_t>(tensor ? a[0].tensor.shape.size() : 2);
+  const auto rank =
+      static_cast<int64_t>(tensor ? a[0].tensor.shape.size() : tile_of(c, a, 0).shape.size());
+  // transpose_view names no axes: it swaps the last two.
   auto axis = [&](size_t i) {
-    const int64_t v = i < a.size() && a[i].is_integral() ? a[i].as_int() : 0;
+    if (a.size() < 3) return static_cast<size_t>(rank - 3 + static_cast<int64_t>(i));
+    const int64_t v = a[i].is_integral() ? a[i].as_int() : 0;
     return static_cast<size_t>(v < 0 ? v + rank : v);
   };
   if (axis(1) == axis(2)) return a[0];  // the same axis twice: nothing moves
@@ -159,13 +184,24 @@ Value op_transpose(const OpDef&, const Call& c, const Args& a) {
     std::swap(v.strides[axis(1)], v.strides[axis(2)]);
     return Value::of_tensor(v);
   }
+  // A tile: its last two axes swapped (the type rule allows no others), matrix by matrix.
   const Tile& x = tile_of(c, a, 0);
-  const int64_t rows = x.rows(), cols = x.cols();
-  auto out = new_tile(x.dtype, {cols, rows});
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t col = 0; col < cols; ++col)
-      out->data[static_cast<size_t>(col * rows + r)] = x.data[static_cast<size_t>(r * cols + col)];
-  if (x.valid.size() == 2) out->valid = {x.valid[1], x.valid[0]};
+  const size_t n = x.shape.size();
+  const int64_t rows = x.shape[n - 2], cols = x.shape[n - 1];
+  std::vector<int64_t> shape = x.shape;
+  std::swap(shape[n - 2], shape[n - 1]);
+  auto out = new_tile(x.dtype, shape);
+  const int64_t matrix = rows * cols;
+  const int64_t count = matrix > 0 ? static_cast<int64_t>(x.data.size()) / matrix : 0;
+  for (int64_t m = 0; m < count; ++m)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t col = 0; col < cols; ++col)
+        out->data[static_cast<size_t>(m * matrix + col * rows + r)] =
+            x.data[static_cast<size_t>(m * matrix + r * cols + col)];
+  if (x.valid.size() == n) {
+    out->valid = x.valid;
+    std::swap(out->valid[n - 2], out->valid[n - 1]);
+  }
   return Value::of_tile(out);
 }
 

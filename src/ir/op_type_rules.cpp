@@ -374,6 +374,30 @@ TypePtr infer_row_expand(const OpContext& c) {
   return tile_type(tile->shape, tile->dtype);
 }
 
+int64_t packed_row_carrier_cols(DataType dtype) {
+  const int64_t bytes = dtype_bytes(dtype);
+  return bytes > 0 && 32 % bytes == 0 ? 32 / bytes : 1;
+}
+
+TypePtr infer_row_expand_add(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  const auto* row = expect_tile(c, 1);
+  expect_2d(c, 0, tile->shape);
+  expect_same_dtype(c, 1, tile->dtype, row->dtype);
+  const int64_t packed = packed_row_carrier_cols(tile->dtype);
+  const bool one_per_row = row->shape == std::vector<int64_t>{tile->shape[0], 1};
+  const bool packed_block = row->shape == std::vector<int64_t>{tile->shape[0], packed};
+  if (!one_per_row && !packed_block) {
+    c.fail(1, c.op_name() + " takes a row operand of one value per row " +
+                  shape_to_string({tile->shape[0], 1}) + " or a packed 32-byte block per row " +
+                  shape_to_string({tile->shape[0], packed}) + " for a " +
+                  shape_to_string(tile->shape) + " " + std::string(dtype_name(tile->dtype)) +
+                  " tile, got " + shape_to_string(row->shape) + c.where(1));
+  }
+  if (c.args.size() > 2) expect_tile(c, 2);
+  return tile_type(tile->shape, tile->dtype);
+}
+
 // col_expand_<op>(tile [R, C], col [1, C]) and col_expand(target [R, C], col [1, C]).
 TypePtr infer_col_expand(const OpContext& c) {
   const auto* tile = expect_tile(c, 0);
@@ -633,13 +657,34 @@ TypePtr infer_reinterpret_view(const OpContext& c) {
 // A 2-D tile is copied transposed; a tensor of any rank becomes a view with its strides swapped.
 TypePtr infer_transpose(const OpContext& c) {
   ShapedInfo x = expect_shaped(c, 0);
-  if (x.is_tile) expect_2d(c, 0, *x.shape);
   const auto rank = static_cast<int64_t>(x.shape->size());
+  if (x.is_tile && rank < 2) {
+    c.fail(0, "expected a tile of 2 or more dimensions, got shape " + shape_to_string(*x.shape) +
+                  c.where(0));
+  }
+  const int64_t a1 = expect_axis(c, 1, rank), a2 = expect_axis(c, 2, rank);
+  const bool last_two = std::min(a1, a2) == rank - 2 && std::max(a1, a2) == rank - 1;
+  if (x.is_tile && rank > 2 && a1 != a2 && !last_two) {
+    c.fail(1, c.op_name() + " of a " + std::to_string(rank) + "-D tile swaps its last two axes (" +
+                  std::to_string(rank - 2) + " and " + std::to_string(rank - 1) + "), got " +
+                  std::to_string(a1) + " and " + std::to_string(a2) +
+                  " (pl.reshape the tile first)" + c.where(1));
+  }
   std::vector<int64_t> shape = *x.shape;
-  std::swap(shape[static_cast<size_t>(expect_axis(c, 1, rank))],
-            shape[static_cast<size_t>(expect_axis(c, 2, rank))]);
+  std::swap(shape[static_cast<size_t>(a1)], shape[static_cast<size_t>(a2)]);
   if (x.is_tile) return tile_type(std::move(shape), x.dtype);
   return tensor_type(std::move(shape), x.dtype);
+}
+
+TypePtr infer_transpose_view(const OpContext& c) {
+  const auto* tile = expect_tile(c, 0);
+  if (tile->shape.size() < 2) {
+    c.fail(0, "expected a tile of 2 or more dimensions, got shape " + shape_to_string(tile->shape) +
+                  c.where(0));
+  }
+  std::vector<int64_t> shape = tile->shape;
+  std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
+  return tile_type(std::move(shape), tile->dtype, tile->space);
 }
 
 TypePtr infer_slice(const OpContext& c) {

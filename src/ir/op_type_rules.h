@@ -102,6 +102,12 @@ TypePtr reduced_type(const OpContext& c, const ShapedInfo& x, std::vector<int64_
                      DataType dtype);
 TypePtr infer_row_reduce(const OpContext& c);
 TypePtr infer_row_expand(const OpContext& c);
+// row_expand_add(tile [R, C], row, tmp=None): `row` is [R, 1] (one value per row) or a packed
+// carrier [R, 32 / element bytes] whose 32-byte block repeats along each row; tmp, a scratch
+// tile of the hardware's, is accepted and unused.
+TypePtr infer_row_expand_add(const OpContext& c);
+// The columns of a row_expand_add carrier of `dtype`: 1, or the elements of 32 bytes.
+int64_t packed_row_carrier_cols(DataType dtype);
 // col_expand_<op>(tile [R, C], col [1, C]) and col_expand(target [R, C], col [1, C]).
 TypePtr infer_col_expand(const OpContext& c);
 // concat(a [R, Ca], b [R, Cb]) -> [R, Ca + Cb]: the columns of b after those of a.
@@ -134,8 +140,13 @@ int64_t expect_axis(const OpContext& c, size_t i, int64_t rank);
 // `shape` or, without it, with the last dimension scaled by the ratio of the element sizes.
 TypePtr infer_reinterpret_view(const OpContext& c);
 // transpose(x, axis1, axis2): x with the two axes swapped (unchanged when they are the same).
-// A 2-D tile is copied transposed; a tensor of any rank becomes a view with its strides swapped.
+// A tile is copied transposed (one of more than 2 dimensions swaps its last two, matrix by
+// matrix); a tensor of any rank becomes a view with its strides swapped.
 TypePtr infer_transpose(const OpContext& c);
+// transpose_view(tile): the tile with its last two axes swapped, in the tile's memory space.
+// The hardware reinterprets a fractal layout without moving data; tiles here are row-major, so
+// it is the transpose's copy.
+TypePtr infer_transpose_view(const OpContext& c);
 TypePtr infer_slice(const OpContext& c);
 TypePtr infer_assemble(const OpContext& c);
 
@@ -147,6 +158,10 @@ TypePtr infer_integer_binary(const OpContext& c);
 TypePtr infer_prelu(const OpContext& c);
 TypePtr infer_lrelu(const OpContext& c);
 TypePtr infer_expands(const OpContext& c);
+// div and recip: the arithmetic rules plus high_precision= (True or False; div's only with two
+// tile or tensor operands, recip's only for FP32 and FP16 elements).
+TypePtr infer_div(const OpContext& c);
+TypePtr infer_recip(const OpContext& c);
 // cmp(lhs, rhs or scalar, cmp_type=0) of 2-D tiles: the predicate mask of element_ops.h,
 // [rows, predicate_mask_cols(cols)]. cmp_type: EQ=0, NE=1, LT=2, LE=3, GT=4, GE=5.
 TypePtr infer_cmp(const OpContext& c);

@@ -107,6 +107,46 @@ TypePtr infer_expands(const OpContext& c) {
   return infer_binary_of(c, ElementKind::Any, Rhs::Scalar);
 }
 
+// high_precision= of div and recip picks the hardware's slower, exact division mode. This
+// compiler's division is always correctly rounded (element_ops.h divides FP32 in float and
+// FP16/BF16 in float before one rounding), so both modes compute the same; the flag is checked
+// for where the language allows it and otherwise has no effect.
+bool high_precision_flag(const OpContext& c) {
+  const AttrValue* v = find_attr(c.attrs, "high_precision");
+  if (!v) return false;
+  const bool* flag = std::get_if<bool>(v);
+  if (!flag) c.fail_call("high_precision of " + c.op_name() + " must be True or False");
+  return *flag;
+}
+
+TypePtr infer_div(const OpContext& c) {
+  TypePtr result = infer_elementwise_binary(c);
+  if (high_precision_flag(c)) {
+    for (size_t i = 0; i < 2; ++i) {
+      const TypePtr& t = c.args[i]->type();
+      if (t && t->as<ScalarType>()) {
+        c.fail(i, "high_precision of " + c.op_name() +
+                      " applies to the division of two tiles or two tensors, not to a scalar "
+                      "operand (drop high_precision=True)" +
+                      c.where(i));
+      }
+    }
+  }
+  return result;
+}
+
+TypePtr infer_recip(const OpContext& c) {
+  TypePtr result = infer_elementwise_unary(c);
+  if (high_precision_flag(c)) {
+    const DataType d = expect_shaped(c, 0).dtype;
+    if (d != DataType::FP32 && d != DataType::FP16) {
+      c.fail(0, "high_precision of " + c.op_name() + " takes FP32 or FP16 elements, got " +
+                    std::string(dtype_name(d)) + c.where(0));
+    }
+  }
+  return result;
+}
+
 // cmp(lhs, rhs or scalar, cmp_type=0) of 2-D tiles: the predicate mask of element_ops.h,
 // [rows, predicate_mask_cols(cols)]. cmp_type: EQ=0, NE=1, LT=2, LE=3, GT=4, GE=5.
 TypePtr infer_cmp(const OpContext& c) {

@@ -75,15 +75,16 @@ inline void row_expand(void* dst, const void* src, const void* vec, int64_t rows
   }
 }
 
-// Column reductions and index reductions. A column folds its rows in order from row 0, in the
-// compute type, like the reference interpreter does.
+// Column reductions and index reductions. A column folds its rows in order from row 0, each
+// step rounded to the element type (a vector instruction of the tile's dtype), like the
+// reference interpreter does.
 template <typename T, typename Op>
 inline void col_reduce(void* dst, const void* src, int64_t rows, int64_t cols) {
   typename T::S* d = (typename T::S*)dst;
   const typename T::S* x = (const typename T::S*)src;
   for (int64_t c = 0; c < cols; ++c) {
     typename T::C acc = T::get(x[c]);
-    for (int64_t r = 1; r < rows; ++r) acc = Op::f(acc, T::get(x[r * cols + c]));
+    for (int64_t r = 1; r < rows; ++r) acc = T::get(T::put(Op::f(acc, T::get(x[r * cols + c]))));
     d[c] = T::put(acc);
   }
 }

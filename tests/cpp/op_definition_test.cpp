@@ -338,6 +338,12 @@ std::vector<Block> blocks_for(const OpDef& def) {
       }
       break;
     case EmitShape::Transpose:
+      if (def.name == "transpose_view") {  // no axes: the last two swap
+        for (const auto& d : kDtypes)
+          add(op + "(" + operand("x", "[16, 16]", d) + ")", false, 0.0f);
+        add(op + "(pl.slice(" + std::string(kX) + ", [8, 16], [0, 0]))", true, 0.0f);
+        break;
+      }
       for (const auto& d : kDtypes)
         add(op + "(" + operand("x", "[16, 16]", d) + ", 0, 1)", false, 0.0f);
       add(op + "(pl.slice(" + std::string(kX) + ", [8, 16], [0, 0]), axis1=-1, axis2=0)", true,

@@ -98,7 +98,7 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
       "row_min",    "row_prod",       "col_sum",        "col_max",           "col_min",
       "col_prod",   "row_argmax",     "row_argmin",     "col_argmax",        "col_argmin",
       "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand_expdif",
-      "transpose",  "gemv",           "gemv_acc",       "reinterpret_view"};
+      "transpose",  "gemv",           "gemv_acc",       "reinterpret_view",  "transpose_view"};
   for (const char* name : reduce_layout_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }

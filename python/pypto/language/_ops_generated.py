@@ -14,7 +14,7 @@ from pypto.language._types import DType, MemorySpace, PadValue, Tensor, Tile
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'transpose', 'xor']
+__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'transpose', 'transpose_view', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -233,10 +233,10 @@ def create_tile(shape: Sequence[IntLike], *, dtype: Optional[DType] = None, targ
     raise outside_program('create_tile')
 
 
-def div(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
+def div(lhs: _Value, rhs: Union[_Value, int, float], *, high_precision: Optional[bool] = None) -> _Value:
     """Elementwise div of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
 
-    In a program: ``pl.div(lhs, rhs)``. Category ElementwiseBinary; valid only inside a
+    In a program: ``pl.div(lhs, rhs, high_precision=)``. Category ElementwiseBinary; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('div')
@@ -422,10 +422,10 @@ def read(input: Union[Tile, Tensor], indices: Sequence[IntLike]) -> Any:
     raise outside_program('read')
 
 
-def recip(input: _Value) -> _Value:
+def recip(input: _Value, *, high_precision: Optional[bool] = None) -> _Value:
     """Elementwise recip of `input`.
 
-    In a program: ``pl.recip(input)``. Category ElementwiseUnary; valid only inside a
+    In a program: ``pl.recip(input, high_precision=)``. Category ElementwiseUnary; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('recip')
@@ -494,10 +494,10 @@ def row_expand(target: Tile, row: Tile) -> Tile:
     raise outside_program('row_expand')
 
 
-def row_expand_add(tile: Tile, row: Tile) -> Tile:
-    """Applies row_expand_add between each row of `tile` and that row's value in the [rows, 1] tile `row` (row_expand: `row` repeated along each row of the target's shape; row_expand_expdif: exp(tile - row)).
+def row_expand_add(tile: Tile, row: Tile, tmp: Optional[Tile] = None) -> Tile:
+    """Adds to each row of `tile` that row's value in the [rows, 1] tile `row`, or, for a packed `row` of [rows, 32 bytes of elements], the row's block repeated along it. `tmp` is scratch space the device may use.
 
-    In a program: ``pl.row_expand_add(tile, row)``. Category RowExpand; valid only inside a
+    In a program: ``pl.row_expand_add(tile, row, [tmp])``. Category RowExpand; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('row_expand_add')
@@ -684,12 +684,21 @@ def sub(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
 
 
 def transpose(input: _Value, axis1: int, axis2: int) -> _Value:
-    """`input` with axes `axis1` and `axis2` swapped: a transposed copy of a 2-D tile, a view of a tensor.
+    """`input` with axes `axis1` and `axis2` swapped: a transposed copy of a tile (the last two axes of one of more than two dimensions), a view of a tensor.
 
     In a program: ``pl.transpose(input, axis1, axis2)``. Category Transpose; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('transpose')
+
+
+def transpose_view(tile: Tile) -> Tile:
+    """`tile` with its last two axes swapped, in the same memory space (the hardware reinterprets its fractal layout; here it is a transposed copy).
+
+    In a program: ``pl.transpose_view(tile)``. Category Reshape; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('transpose_view')
 
 
 def xor(lhs: _Value, rhs: Union[_Value, int, float], tmp: Optional[Tile] = None) -> _Value:

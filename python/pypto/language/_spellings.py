@@ -7,7 +7,7 @@ these functions exist for ``help()``, IDEs and type checkers and raise when Pyth
 from typing import Any, Sequence, Union
 
 from pypto.language._ops import IntLike, outside_program
-from pypto.language._types import DType, Tensor, Tile
+from pypto.language._types import DType, MemorySpace, Tensor, Tile
 
 
 def full(shape: Sequence[IntLike], dtype: DType, value: Union[int, float]) -> Any:
@@ -19,6 +19,13 @@ def full(shape: Sequence[IntLike], dtype: DType, value: Union[int, float]) -> An
 def const(value: Union[int, float], dtype: DType) -> Any:
     """``pl.const(value, dtype)``: the literal `value` as a scalar of `dtype`."""
     raise outside_program("const")
+
+
+def extract(src: Tile, index_row: IntLike, index_col: IntLike, shape: Sequence[IntLike], *,
+            target_memory: MemorySpace) -> Tile:
+    """``pl.tile.extract``: the `shape` box of `src` at (`index_row`, `index_col`) as a new tile
+    in `target_memory` (a ``pl.slice``, then a ``pl.move`` when the memory space changes)."""
+    raise outside_program("extract")
 
 
 def scalar_form(name: str, op: str) -> Any:
@@ -34,4 +41,4 @@ def scalar_form(name: str, op: str) -> Any:
 
 SCALAR_FORMS = {name: scalar_form(name, name[:-1]) for name in ("adds", "subs", "muls", "divs")}
 
-__all__ = ["full", "const", "SCALAR_FORMS", "Tensor", "Tile"]
+__all__ = ["full", "const", "extract", "SCALAR_FORMS", "Tensor", "Tile"]
