@@ -1,6 +1,7 @@
 // `pypto._core.ir`: the parser, the printer and structural equality on opaque Program handles.
 // Python wraps these in pypto.ir.Program (python/pypto/ir/program.py).
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -234,6 +235,13 @@ void bind_ir(nb::module_ m) {
   nb::class_<ProgramHandle>(m, "Program")
       .def_prop_ro("name", [](const ProgramHandle& h) { return h.program->name; })
       .def_prop_ro("functions", &functions_of)
+      .def_prop_ro("entry_name",
+                   [](const ProgramHandle& h) -> std::optional<std::string> {
+                     // Resolved as a run resolves it: an Opaque function that orchestrates counts.
+                     ir::FunctionPtr entry = h.program->entry();
+                     if (!entry) return std::nullopt;
+                     return entry->name;
+                   })
       .def_prop_ro("file_name",
                    [](const ProgramHandle& h) {
                      return h.program->source ? h.program->source->file_name : std::string();

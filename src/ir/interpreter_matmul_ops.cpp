@@ -37,6 +37,20 @@ TilePtr product(const Call& c, const Args& a, size_t first, const Tile* acc) {
 }  // namespace
 
 Value op_matmul(const OpDef&, const Call& c, const Args& a) {
+  if (!a.empty() && a[0].kind == Value::Kind::Tensor) {
+    // A matmul of tensors: accumulated as the cube unit would (FP32, or INT32 for integers),
+    // then rounded once to the result's dtype (out_dtype, else the operands').
+    const auto* result = c.type() ? c.type()->as<TensorType>() : nullptr;
+    if (!result || a.size() < 2 || a[1].kind != Value::Kind::Tensor) {
+      throw RunError("pl.matmul of tensors needs two tensor operands");
+    }
+    TilePtr left = read_all(a[0].tensor), right = read_all(a[1].tensor);
+    if (flag(c, "a_trans")) left = transposed(*left);
+    if (flag(c, "b_trans")) right = transposed(*right);
+    const DataType acc = is_integer_dtype(left->dtype) ? DataType::INT32 : DataType::FP32;
+    TilePtr sum = matmul(*left, *right, nullptr, acc);
+    return Value::of_tensor(tile_to_new_tensor(*cast(*sum, result->dtype)));
+  }
   return Value::of_tile(product(c, a, 0, nullptr));
 }
 

@@ -72,7 +72,33 @@ void check_matmul_attrs(const OpContext& c, const MatmulProduct& product) {
   }
 }
 
+// matmul(lhs [M, K], rhs [K, N]) of two tensors (in a kernel, lowered to tiles by
+// ConvertTensorToTileOps): a_trans/b_trans say an operand is stored transposed; the result is
+// out_dtype, else the operands' dtype.
+TypePtr infer_tensor_matmul(const OpContext& c) {
+  const auto* lhs = expect_tensor(c, 0);
+  const auto* rhs = expect_tensor(c, 1);
+  expect_2d(c, 0, lhs->shape);
+  expect_2d(c, 1, rhs->shape);
+  expect_same_dtype(c, 1, lhs->dtype, rhs->dtype);
+  const bool a_trans = flag_attr(c, "a_trans"), b_trans = flag_attr(c, "b_trans");
+  flag_attr(c, "c_matrix_nz");
+  const int64_t m = a_trans ? lhs->shape[1] : lhs->shape[0];
+  const int64_t k = a_trans ? lhs->shape[0] : lhs->shape[1];
+  const int64_t k2 = b_trans ? rhs->shape[1] : rhs->shape[0];
+  const int64_t n = b_trans ? rhs->shape[0] : rhs->shape[1];
+  if (k != k2) {
+    c.fail(1, "shape mismatch in " + c.op_name() + ": " + shape_to_string(lhs->shape) +
+                  (a_trans ? "^T" : "") + " @ " + shape_to_string(rhs->shape) +
+                  (b_trans ? "^T" : "") + " (inner dimensions differ)");
+  }
+  return tensor_type({m, n}, dtype_attr(c, "out_dtype").value_or(lhs->dtype));
+}
+
 TypePtr infer_matmul(const OpContext& c) {
+  if (c.args.size() == 2 && c.args[0]->type() && c.args[0]->type()->as<TensorType>()) {
+    return infer_tensor_matmul(c);
+  }
   MatmulProduct product = check_matmul_operands(c, 0);
   check_matmul_attrs(c, product);
   return tile_type(std::move(product.shape), product.acc_dtype, MemorySpace::Acc);

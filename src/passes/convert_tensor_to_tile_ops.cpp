@@ -6,7 +6,10 @@
 // of one block would not fit in half of Vec, the rows are processed in blocks by a loop that
 // carries the output tensor. A reduction of a tensor (row_max, col_sum, row_argmax...) may end
 // such a chain: the blocks of its operand are reduced into blocks of the result (a reduction over
-// rows takes the whole operand as one block).
+// rows takes the whole operand as one block). A result assembled into a tensor
+// (`t = pl.assemble(t, result, offsets)`, what a `pl.at` scope writes) is stored there at those
+// offsets instead. A matmul of two tensors (or slices of them) is its own chain: both operands are
+// loaded whole into Mat, moved to Left/Right and multiplied on the cube unit.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -47,8 +50,15 @@ bool reduces_rows(const Call& c) {
          c.callee == "col_argmin";
 }
 
+// A matmul of two tensors: its operands are loaded whole into Mat, moved to Left/Right and
+// multiplied on the cube unit; the product is stored (or assembled) as one block.
+bool is_tensor_matmul(const Call* c) {
+  return c && c->callee == "matmul" && detail::is_tensor(c->type());
+}
+
 bool is_tensor_op(const ExprPtr& value) {
-  return is_tensor_elementwise(value) || is_tensor_reduction(detail::as_op_call(value));
+  const Call* c = detail::as_op_call(value);
+  return is_tensor_elementwise(value) || is_tensor_reduction(c) || is_tensor_matmul(c);
 }
 
 class TensorOpLowering : public IRMutator {
@@ -103,11 +113,17 @@ class TensorOpLowering : public IRMutator {
 
  protected:
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
+    if (auto sink = assembled_.find(s.get()); sink != assembled_.end()) {
+      // `t2 = pl.assemble(t, result, offsets)`: the result's blocks are stored into t at offsets.
+      const Call& assemble = *s->value->as<Call>();
+      return materialize(*sink->second, s->span(), mutate(assemble.args[0]), s->var,
+                         mutate(assemble.args[2]));
+    }
     auto it = virtual_defs_.find(s->var.get());
     if (it == virtual_defs_.end()) return IRMutator::mutate_assign(s);
     auto dst = destination_.find(s->var.get());
     if (dst == destination_.end()) return make_seq({}, s->span());  // folded into its users
-    return materialize(*s, dst->second);
+    return materialize(*s->var, s->span(), dst->second, s->var, nullptr);
   }
 
  private:
@@ -125,7 +141,19 @@ class TensorOpLowering : public IRMutator {
     void visit_assign(const AssignStmt& s) override {
       if (is_tensor_op(s.value)) {
         self->virtual_defs_[s.var.get()] = s.value->as<Call>();
+        self->var_ptrs_[s.var.get()] = s.var;
         return;  // its operands are folded, not used
+      }
+      // A tensor op result assembled into a tensor is stored there, block by block.
+      if (const auto* a = detail::as_op_call(s.value, "assemble");
+          a && a->args.size() == 3 && detail::is_tensor(a->args[0]->type())) {
+        const auto* source = a->args[1]->as<Var>();
+        if (source && self->virtual_defs_.count(source)) {
+          self->assembled_[&s] = source;
+          visit(a->args[0]);
+          visit(a->args[2]);
+          return;
+        }
       }
       IRVisitor::visit_assign(s);
     }
@@ -135,6 +163,8 @@ class TensorOpLowering : public IRMutator {
       if (detail::is_tensor(v.type())) other_uses.emplace_back(&v, v.span());
     }
   };
+
+  const VarPtr& virtual_var(const Var& v) const { return var_ptrs_.at(&v); }
 
   // Collects the distinct tensor leaves and op nodes of the tree rooted at `e`.
   void collect(const ExprPtr& e, std::vector<const Var*>* leaves, std::vector<const Var*>* nodes) {
@@ -156,9 +186,20 @@ class TensorOpLowering : public IRMutator {
     ir::NodeMap<const Var*, ExprPtr> tiles;  // tensor var -> its tile in this block
   };
 
+  // Where a block sits in the operands (at its row offset), and in the destination (shifted by
+  // the offsets the result is assembled at, when it is).
   ExprPtr offsets(const Block& b) const {
     std::vector<ExprPtr> els{b.row_offset};
     for (size_t i = 1; i < b.shape.size(); ++i) els.push_back(make_int(0));
+    return make_tuple(std::move(els));
+  }
+  ExprPtr destination_offsets(const Block& b, const ExprPtr& base) const {
+    if (!base) return offsets(b);
+    const auto* tuple = base->as<MakeTuple>();
+    if (!tuple || tuple->elements.size() != b.shape.size()) return offsets(b);
+    std::vector<ExprPtr> els = tuple->elements;
+    const auto* row = b.row_offset->as<IntImm>();
+    if (!row || row->value != 0) els[0] = make_binary(BinaryOp::Add, els[0], b.row_offset);
     return make_tuple(std::move(els));
   }
 
@@ -194,17 +235,31 @@ class TensorOpLowering : public IRMutator {
     return tile;
   }
 
-  StmtPtr materialize(const AssignStmt& s, const VarPtr& destination) {
-    const auto* result = s.var->type()->as<TensorType>();
+  // Computes the chain of tensor ops ending at `value` block by block and stores each block into
+  // `destination` (at `base_offsets` when the value is assembled into it, else at the block's own
+  // offsets); `bound` becomes the destination's final version.
+  StmtPtr materialize(const Var& value, Span span, const ExprPtr& destination, const VarPtr& bound,
+                      const ExprPtr& base_offsets) {
+    const auto* result = value.type()->as<TensorType>();
+    const TypePtr& destination_type = destination->type();
+    const std::string& destination_name = bound->name;
     // A reduction ends the chain: its operand gives the blocks' shape.
-    const Call* root = virtual_defs_.at(s.var.get());
+    const Call* root = virtual_defs_.at(&value);
+    if (is_tensor_matmul(root))
+      return materialize_matmul(*root, span, destination, bound, base_offsets);
     const bool reduction = is_tensor_reduction(root);
     const auto& shape = reduction ? root->args[0]->type()->as<TensorType>()->shape : result->shape;
     function_shape_ = shape;
     std::vector<const Var*> leaves, nodes;
-    collect(s.var, &leaves, &nodes);
+    collect(virtual_var(value), &leaves, &nodes);
     for (const Var* n : nodes) {
-      if (n != s.var.get() && is_tensor_reduction(virtual_defs_.at(n))) {
+      if (n != &value && is_tensor_matmul(virtual_defs_.at(n))) {
+        throw CompileError(virtual_defs_.at(n)->span(),
+                           "the result of pl.matmul on tensors can only be stored, assembled or "
+                           "returned; to compute with it, write the matmul on tiles (pl.load to "
+                           "Mat, pl.move to Left/Right, pl.matmul) and move the product to Vec");
+      }
+      if (n != &value && is_tensor_reduction(virtual_defs_.at(n))) {
         throw CompileError(virtual_defs_.at(n)->span(),
                            "the result of pl." + virtual_defs_.at(n)->callee +
                                " on tensors can only be stored or returned; to compute with it, "
@@ -227,46 +282,110 @@ class TensorOpLowering : public IRMutator {
       }
     }
     if (block_rows == 0) {
-      throw CompileError(s.span(), "tensor op result '" + s.var->name + "' has rows of " +
-                                       std::to_string(row_elems * elem_bytes) +
-                                       " bytes, too wide to process in Vec");
+      throw CompileError(span, "tensor op result '" + value.name + "' has rows of " +
+                                   std::to_string(row_elems * elem_bytes) +
+                                   " bytes, too wide to process in Vec");
     }
     std::vector<int64_t> block_shape = shape;
     if (block_shape.empty()) block_shape.push_back(1);
     block_shape[0] = block_rows;
     int64_t blocks = rows / block_rows;
     if (reduction && reduces_rows(*root) && blocks > 1) {
-      throw CompileError(s.span(), "pl." + root->callee + " of a tensor of shape " +
-                                       shape_to_string(shape) +
-                                       " needs it in Vec at once, which it does not fit; load "
-                                       "tiles of it and reduce those");
+      throw CompileError(span, "pl." + root->callee + " of a tensor of shape " +
+                                   shape_to_string(shape) +
+                                   " needs it in Vec at once, which it does not fit; load "
+                                   "tiles of it and reduce those");
     }
 
     std::vector<StmtPtr> out;
     if (blocks == 1) {
       Block b{block_shape, make_int(0), &out, {}};
-      ExprPtr tile = block_value(s.var, &b);
-      auto stored = make_var(destination->name, destination->type(), s.span());
+      ExprPtr tile = block_value(virtual_var(value), &b);
+      auto stored = make_var(destination_name, destination_type, span);
       out.push_back(ir::make_node<AssignStmt>(
-          stored, make_op_call("store", {tile, offsets(b), destination}, {}, s.span()), s.span()));
-      var_map[s.var.get()] = stored;
-      return make_seq(std::move(out), s.span());
+          stored,
+          make_op_call("store", {tile, destination_offsets(b, base_offsets), destination}, {},
+                       span),
+          span));
+      var_map[bound.get()] = stored;
+      return make_seq(std::move(out), span);
     }
-    auto row_block = make_var("row_block", scalar_type(DataType::INT64), s.span());
-    auto carried = make_var(destination->name, destination->type(), s.span());
+    auto row_block = make_var("row_block", scalar_type(DataType::INT64), span);
+    auto carried = make_var(destination_name, destination_type, span);
     std::vector<StmtPtr> body;
     Block b{block_shape, make_binary(BinaryOp::Mul, row_block, make_int(block_rows)), &body, {}};
-    ExprPtr tile = block_value(s.var, &b);
-    auto stored = make_var(destination->name, destination->type(), s.span());
+    ExprPtr tile = block_value(virtual_var(value), &b);
+    auto stored = make_var(destination_name, destination_type, span);
     body.push_back(ir::make_node<AssignStmt>(
-        stored, make_op_call("store", {tile, offsets(b), carried}, {}, s.span()), s.span()));
-    body.push_back(ir::make_node<YieldStmt>(std::vector<ExprPtr>{stored}, s.span()));
-    auto final_value = make_var(destination->name, destination->type(), s.span());
-    var_map[s.var.get()] = final_value;
+        stored,
+        make_op_call("store", {tile, destination_offsets(b, base_offsets), carried}, {}, span),
+        span));
+    body.push_back(ir::make_node<YieldStmt>(std::vector<ExprPtr>{stored}, span));
+    auto final_value = make_var(destination_name, destination_type, span);
+    var_map[bound.get()] = final_value;
     return ir::make_node<ForStmt>(row_block, make_int(0), make_int(blocks), make_int(1),
                                   ForKind::Sequential, std::vector<VarPtr>{carried},
-                                  std::vector<ExprPtr>{destination}, make_seq(body, s.span()),
-                                  std::vector<VarPtr>{final_value}, s.span());
+                                  std::vector<ExprPtr>{destination}, make_seq(body, span),
+                                  std::vector<VarPtr>{final_value}, span);
+  }
+
+  // lhs and rhs loaded whole into Mat and moved to Left and Right, their tile matmul stored into
+  // the destination.
+  StmtPtr materialize_matmul(const Call& matmul, Span span, const ExprPtr& destination,
+                             const VarPtr& bound, const ExprPtr& base_offsets) {
+    std::vector<StmtPtr> out;
+    auto assign = [&](const std::string& name, ExprPtr value) {
+      auto v = make_var(name, value->type(), span);
+      out.push_back(ir::make_node<AssignStmt>(v, std::move(value), span));
+      return v;
+    };
+    auto operand = [&](size_t i, MemorySpace space) -> ExprPtr {
+      const auto* v = matmul.args[i]->as<Var>();
+      if (!v || virtual_defs_.count(v)) {
+        throw CompileError(matmul.args[i]->span(),
+                           "an operand of pl.matmul on tensors must be a tensor (a parameter or a "
+                           "slice of one), not the result of another tensor op");
+      }
+      const auto& shape = v->type()->as<TensorType>()->shape;
+      std::vector<ExprPtr> dims, zeros;
+      for (int64_t d : shape) {
+        dims.push_back(make_int(d));
+        zeros.push_back(make_int(0));
+      }
+      auto mat = assign(
+          v->name + "_mat",
+          make_op_call("load",
+                       {matmul.args[i], make_tuple(std::move(zeros)), make_tuple(std::move(dims))},
+                       {{"target_memory", MemorySpace::Mat}}, span));
+      return assign(v->name + (space == MemorySpace::Left ? "_left" : "_right"),
+                    make_op_call("move", {mat}, {{"target_memory", space}}, span));
+    };
+    ExprPtr lhs = operand(0, MemorySpace::Left);
+    ExprPtr rhs = operand(1, MemorySpace::Right);
+    Attrs attrs;
+    for (const auto& [key, v] : matmul.attrs)
+      if (key != "out_dtype") attrs.emplace_back(key, v);
+    ExprPtr product = assign("product", make_op_call("matmul", {lhs, rhs}, attrs, span));
+    const DataType dtype = destination->type()->as<TensorType>()->dtype;
+    const DataType accumulator = product->type()->as<TileType>()->dtype;
+    if (accumulator != dtype) {
+      // The accumulator leaves Acc only by a store of its own dtype here (no Acc -> Vec move).
+      throw CompileError(
+          span, "pl.matmul on tensors accumulates in " + std::string(dtype_name(accumulator)) +
+                    " and stores that; a " + std::string(dtype_name(dtype)) +
+                    " destination is not supported yet: store the product into a " +
+                    std::string(dtype_name(accumulator)) + " tensor and pl.cast tiles of it");
+    }
+    const auto& shape = matmul.type()->as<TensorType>()->shape;
+    Block whole{shape, make_int(0), &out, {}};
+    auto stored = make_var(bound->name, destination->type(), span);
+    out.push_back(ir::make_node<AssignStmt>(
+        stored,
+        make_op_call("store", {product, destination_offsets(whole, base_offsets), destination}, {},
+                     span),
+        span));
+    var_map[bound.get()] = stored;
+    return make_seq(std::move(out), span);
   }
 
   const Function& function_;
@@ -274,6 +393,9 @@ class TensorOpLowering : public IRMutator {
   std::vector<TypePtr> added_outputs_;
   ir::NodeMap<const Var*, const Call*> virtual_defs_;
   ir::NodeMap<const Var*, VarPtr> destination_;
+  // `t2 = pl.assemble(t, result, offsets)` statements whose result is a tensor op's.
+  std::unordered_map<const AssignStmt*, const Var*> assembled_;
+  ir::NodeMap<const Var*, VarPtr> var_ptrs_;  // each tensor op result's shared pointer
   std::vector<int64_t> function_shape_;
 };
 

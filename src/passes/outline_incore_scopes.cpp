@@ -1,9 +1,9 @@
 // OutlineIncoreScopes: every `with pl.at(level=...)` block of an orchestration (or Opaque)
 // function becomes an InCore function `<func>_incore_<n>`, or the scope's name_hint when it
-// has one. Its parameters are the block's free variables (tensors written by pl.store inside are
-// Out, or InOut when also read; everything else In), it returns the written tensors, and the block
-// is replaced by a call whose results rebind the tensor versions that code after the block uses. It
-// also decides what an Opaque function (a bare
+// has one. Its parameters are the block's free variables (tensors written by pl.store or
+// pl.assemble inside are Out, or InOut when also read; everything else In), it returns the written
+// tensors, and the block is replaced by a call whose results rebind the tensor versions that code
+// after the block uses. It also decides what an Opaque function (a bare
 // @pl.function) is: an orchestration when it outlined a scope or calls another function, else a
 // kernel.
 #include <algorithm>
@@ -55,6 +55,17 @@ class TensorVersions : public IRVisitor {
       }
       for (size_t i = 0; i + 1 < store->args.size(); ++i) visit(store->args[i]);
       return;
+    }
+    // `t = pl.assemble(t, part, offsets)` into a tensor writes t in place, like a store.
+    if (const auto* assemble = detail::as_op_call(s.value, "assemble")) {
+      if (assemble->args.size() >= 3 && detail::is_tensor(assemble->args[0]->type())) {
+        if (const Var* r = root_of(assemble->args[0])) {
+          root[s.var.get()] = r;
+          written.insert(r);
+        }
+        for (size_t i = 1; i < assemble->args.size(); ++i) visit(assemble->args[i]);
+        return;
+      }
     }
     if (s.value->as<Var>() && detail::is_tensor(s.var->type())) {
       root[s.var.get()] = root_of(s.value);
@@ -140,7 +151,8 @@ class ScopeOutliner : public IRMutator {
       if (!detail::is_tensor(d->type()) || r == d.get() || !versions.written.count(r)) {
         throw CompileError(d->span(), "value '" + d->name +
                                           "' is defined inside a pl.at scope and used after it; "
-                                          "only tensors written with pl.store may leave a scope");
+                                          "only tensors written with pl.store or pl.assemble may "
+                                          "leave a scope");
       }
       escaping.push_back(d);
     }

@@ -74,5 +74,59 @@ TEST(ConvertTensorToTileOps, RejectsATensorOpResultThatIsNotReturned) {
             "parameter in an InCore function");
 }
 
+TEST(ConvertTensorToTileOps, AnAssembledResultIsStoredAtTheAssembleOffsets) {
+  auto in = parse_body(R"(
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        part = pl.slice(x, [16, 64], [16, 0])
+        e = pl.exp(part)
+        y = pl.assemble(y, e, [48, 0])
+        return y
+)" + kCallK);
+  auto out = run_passes(in, kThroughTileOps);
+  std::string k = ir::print_function(*out->find_function("k"));
+  EXPECT_NE(k.find("pl.load(part, [0, 0], [16, 64])"), std::string::npos) << k;
+  EXPECT_NE(k.find("pl.store(e, [48, 0], y)"), std::string::npos) << k;
+  EXPECT_EQ(k.find("pl.assemble"), std::string::npos) << k;
+  EXPECT_TRUE(check_properties(*out, IRProperty::SSA | IRProperty::TileOpsOnly).empty());
+}
+
+TEST(ConvertTensorToTileOps, ATensorMatmulBecomesMatLeftRightTilesAndACubeMatmul) {
+  auto in = parse_body(R"(
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        a = pl.slice(x, [64, 32], [0, 0])
+        b = pl.slice(x, [32, 16], [32, 0])
+        p = pl.matmul(a, b, out_dtype=pl.FP32)
+        y = pl.assemble(y, p, [0, 16])
+        return y
+)" + kCallK);
+  auto out = run_passes(in, kThroughTileOps);
+  std::string k = ir::print_function(*out->find_function("k"));
+  EXPECT_NE(k.find("pl.load(a, [0, 0], [64, 32], target_memory=pl.MemorySpace.Mat)"),
+            std::string::npos)
+      << k;
+  EXPECT_NE(k.find("pl.move(a_mat, target_memory=pl.MemorySpace.Left)"), std::string::npos) << k;
+  EXPECT_NE(k.find("pl.move(b_mat, target_memory=pl.MemorySpace.Right)"), std::string::npos) << k;
+  EXPECT_NE(k.find("pl.matmul(a_left, b_right)"), std::string::npos) << k;
+  EXPECT_NE(k.find("pl.store(product, [0, 16], y)"), std::string::npos) << k;
+  EXPECT_TRUE(check_properties(*out, IRProperty::SSA | IRProperty::TileOpsOnly).empty());
+}
+
+TEST(ConvertTensorToTileOps, RejectsComputingWithATensorMatmulResult) {
+  auto in = parse_body(R"(
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        p = pl.matmul(x, x)
+        e = pl.exp(p)
+        y = pl.assemble(y, e, [0, 0])
+        return y
+)" + kCallK);
+  EXPECT_NE(error_of([&] { run_passes(in, kThroughTileOps); })
+                .find("the result of pl.matmul on tensors can only be stored, assembled or "
+                      "returned"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace pypto::passes

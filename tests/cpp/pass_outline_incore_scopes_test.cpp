@@ -74,7 +74,7 @@ TEST(OutlineIncoreScopes, RejectsATileLeavingTheScope) {
 )");
   EXPECT_EQ(error_of([&] { run_passes(in, kThroughOutline); }),
             "value 't' is defined inside a pl.at scope and used after it; only tensors written "
-            "with pl.store may leave a scope");
+            "with pl.store or pl.assemble may leave a scope");
 }
 
 }  // namespace

@@ -78,13 +78,12 @@ def compile_and_assemble(work_dir, platform: str, *args: Any, **kwargs: Any
 
 
 def entry_function(program: Program):
-    """The function a run calls: the Orchestration named ``main``, else the only one."""
+    """The function a run calls: the Orchestration named ``main``, else the only one (an Opaque
+    function that hands work to kernels, e.g. through ``pl.at`` scopes, is an Orchestration)."""
+    name = program._cpp.entry_name
+    if name is not None:
+        return program.function(name)
     orchestrations = [f for f in program.functions if f.type == FunctionType.Orchestration]
-    for f in orchestrations:
-        if f.name == "main":
-            return f
-    if len(orchestrations) == 1:
-        return orchestrations[0]
     names = ", ".join(f.name for f in orchestrations) or "none"
     raise DeviceRunError(f"program {program.name} has no single entry: define one Orchestration "
                          f"function (or one named 'main'); it has {names}")

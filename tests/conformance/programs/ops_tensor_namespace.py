@@ -1,7 +1,5 @@
 # construct: pl.tensor.* op spellings
-# expect: unsupported
-# names: pl.tensor
-# generic: located, but the generic "unknown op 'pl.tensor'"
+# expect: works
 """Tensor ops written with their explicit namespace, `pl.tensor.<op>`, in a `pl.at` scope."""
 
 import numpy as np

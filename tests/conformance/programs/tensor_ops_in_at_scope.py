@@ -1,6 +1,5 @@
 # construct: tensor-level ops (pl.add on tensors) in a pl.at scope
-# expect: unsupported
-# names: pl.at scope
+# expect: works
 """Whole-tensor ops inside a `pl.at` scope of an orchestration: the compiler turns them into
 tile ops of the outlined kernel."""
 

@@ -1,0 +1,110 @@
+"""Tensor-level ops inside `pl.at` scopes, as PyPTO's programs write them: whole-tensor ops and
+matmuls on tensors (and slices of them), their results assembled into an output with
+`pl.assemble`, the scope's written tensors returned after it. The passes lower them to tile ops
+(ConvertTensorToTileOps); the device runs those and the reference interpreter the tensor ops."""
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto.runtime import RunConfig, TensorSpec, run
+from pypto.runtime.device_runner import entry_function
+
+M, N, K, SPLITS = 32, 16, 64, 4
+KS = K // SPLITS
+
+
+@pl.program
+class AbsInScope:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[64, 128], pl.FP32],
+             out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]) -> pl.Tensor[[64, 128], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+            y = pl.abs(x)
+            out = pl.assemble(out, y, [0, 0])
+        return out
+
+
+@pl.program
+class MatmulPerKBlock:
+    """Each K block's partial product lands in its own column window of `c`."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
+             c: pl.Out[pl.Tensor[[M, N * SPLITS], pl.FP32]]
+             ) -> pl.Tensor[[M, N * SPLITS], pl.FP32]:
+        for ks in pl.range(0, SPLITS):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="partial"):
+                k0 = ks * KS
+                a_k = a[:, k0:k0 + KS]
+                b_k = b[k0:k0 + KS, :]
+                partial = pl.matmul(a_k, b_k, out_dtype=pl.FP32)
+                c = pl.assemble(c, partial, [0, ks * N])
+        return c
+
+
+def _matmul_specs():
+    return [TensorSpec("a", [M, K], pl.FP32, init_value=np.random.standard_normal),
+            TensorSpec("b", [K, N], pl.FP32, init_value=np.random.standard_normal),
+            TensorSpec("c", [M, N * SPLITS], pl.FP32, is_output=True)]
+
+
+def _matmul_golden(t):
+    for ks in range(SPLITS):
+        window = slice(ks * KS, (ks + 1) * KS)
+        t["c"][:, ks * N:(ks + 1) * N] = t["a"][:, window] @ t["b"][window, :]
+
+
+def test_a_tensor_op_assembled_in_a_scope_runs_and_leaves_the_scope():
+    result = run(AbsInScope,
+                 [TensorSpec("x", [64, 128], pl.FP32, init_value=np.random.standard_normal),
+                  TensorSpec("out", [64, 128], pl.FP32, is_output=True)],
+                 lambda t: t["out"].__setitem__(slice(None), np.abs(t["x"])))
+    assert result.passed, result.error
+
+
+def test_a_tensor_matmul_of_slices_runs_against_numpy():
+    result = run(MatmulPerKBlock, _matmul_specs(), _matmul_golden)
+    assert result.passed, result.error
+    np.testing.assert_allclose(result.outputs["c"][:, :N],
+                               result.inputs["a"][:, :KS] @ result.inputs["b"][:KS, :],
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_the_reference_interpreter_computes_tensor_matmuls():
+    # Without a golden the interpreter runs the program as written (tensor ops and all).
+    result = run(MatmulPerKBlock, _matmul_specs(), config=RunConfig(workers=1))
+    assert result.passed, result.error
+
+
+def test_the_kernel_holds_tile_ops_on_the_cube_unit():
+    compiled = pypto.ir.compile(MatmulPerKBlock)
+    kernel = compiled.program.function("partial").as_python()
+    assert "target_memory=pl.MemorySpace.Mat" in kernel
+    assert "pl.MemorySpace.Left" in kernel and "pl.MemorySpace.Right" in kernel
+    assert "pl.store(product, [0, ks * 16], c)" in kernel, kernel
+
+
+def test_an_opaque_main_that_outlines_scopes_is_the_run_entry():
+    compiled = pypto.ir.compile(AbsInScope)
+    assert entry_function(compiled.program).name == "main"
+
+
+def test_a_matmul_result_used_by_another_tensor_op_is_a_located_error():
+    @pl.program
+    class ExpOfProduct:
+        @pl.function(type=pl.FunctionType.Opaque)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.at(level=pl.Level.CORE_GROUP):
+                p = pl.matmul(a, a)
+                e = pl.exp(p)
+                c = pl.assemble(c, e, [0, 0])
+            return c
+
+    with pytest.raises(pypto.errors.CompileError) as info:
+        pypto.ir.compile(ExpOfProduct)
+    message = str(info.value)
+    assert "test_tensor_ops_in_scopes.py:" in message
+    assert "the result of pl.matmul on tensors can only be stored, assembled or returned" in message
