@@ -47,7 +47,7 @@ Value op_matmul(const OpDef&, const Call& c, const Args& a) {
     TilePtr left = read_all(a[0].tensor), right = read_all(a[1].tensor);
     if (flag(c, "a_trans")) left = transposed(*left);
     if (flag(c, "b_trans")) right = transposed(*right);
-    const DataType acc = is_integer_dtype(left->dtype) ? DataType::INT32 : DataType::FP32;
+    const DataType acc = is_float(left->dtype) ? DataType::FP32 : DataType::INT32;
     TilePtr sum = matmul(*left, *right, nullptr, acc);
     return Value::of_tensor(tile_to_new_tensor(*cast(*sum, result->dtype)));
   }

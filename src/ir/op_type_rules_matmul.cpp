@@ -47,8 +47,8 @@ MatmulProduct check_matmul_operands(const OpContext& c, size_t first) {
     auto described = [](const TileType* t, bool trans) {
       return shape_to_string(t->shape) + (trans ? " (transposed)" : "");
     };
-    c.fail(first + 1, "shape mismatch in " + c.op_name() + ": " + described(left, a_trans) +
-                          " @ " + described(right, b_trans) + " (inner dimensions " +
+    c.fail(first + 1, "shape mismatch in " + c.op_name() + ": " + described(left, a_trans) + " @ " +
+                          described(right, b_trans) + " (inner dimensions " +
                           std::to_string(k_left) + " and " + std::to_string(k_right) + " differ)");
   }
   expect_same_dtype(c, first + 1, left->dtype, right->dtype);

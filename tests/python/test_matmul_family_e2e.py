@@ -10,8 +10,6 @@ import pypto.language as pl
 from pypto.runtime import RunConfig, TensorSpec, run
 
 M, K, N = 32, 64, 48
-Mat, Left, Right, Acc = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,
-                         pl.MemorySpace.Acc)
 
 
 @pytest.fixture
@@ -42,8 +40,10 @@ class TransposedOperands:
     @pl.function(type=pl.FunctionType.InCore)
     def main(self, at: pl.Tensor[[K, M], pl.FP32], bt: pl.Tensor[[N, K], pl.FP32],
              c: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
-        a_l = pl.move(pl.load(at, [0, 0], [K, M], target_memory=Mat), target_memory=Left)
-        b_r = pl.move(pl.load(bt, [0, 0], [N, K], target_memory=Mat), target_memory=Right)
+        a_l = pl.move(pl.load(at, [0, 0], [K, M], target_memory=pl.MemorySpace.Mat),
+                      target_memory=pl.MemorySpace.Left)
+        b_r = pl.move(pl.load(bt, [0, 0], [N, K], target_memory=pl.MemorySpace.Mat),
+                      target_memory=pl.MemorySpace.Right)
         half = pl.matmul(a_l, b_r, a_trans=True, b_trans=True)
         acc = pl.matmul_acc(half, a_l, b_r, a_trans=True, b_trans=True)
         c = pl.store(acc, [0, 0], c)
@@ -66,19 +66,25 @@ class Int8SplitK:
     def main(self, a: pl.Tensor[[M, K], pl.INT8], b: pl.Tensor[[K, N], pl.INT8],
              bias: pl.Tensor[[1, N], pl.INT32], c: pl.Out[pl.Tensor[[M, N], pl.INT32]],
              d: pl.Out[pl.Tensor[[M, N], pl.INT32]],
-             e: pl.Out[pl.Tensor[[M, N], pl.INT32]]) -> pl.Tensor[[M, N], pl.INT32]:
-        acc = pl.create_tile([M, N], dtype=pl.INT32, target_memory=Acc)
+             e: pl.Out[pl.Tensor[[M, N], pl.INT32]]
+             ) -> tuple[pl.Tensor[[M, N], pl.INT32], pl.Tensor[[M, N], pl.INT32],
+                        pl.Tensor[[M, N], pl.INT32]]:
+        acc = pl.create_tile([M, N], dtype=pl.INT32, target_memory=pl.MemorySpace.Acc)
         for k0 in pl.range(0, K, 16):
-            a_k = pl.load(a, [0, k0], [M, 16], target_memory=Mat)
-            b_k = pl.load(b, [k0, 0], [16, N], target_memory=Mat)
-            acc = pl.matmul_acc(acc, a_k, b_k, init_cond=(k0 == 0))
+            a_k = pl.load(a, [0, k0], [M, 16], target_memory=pl.MemorySpace.Mat)
+            b_k = pl.load(b, [k0, 0], [16, N], target_memory=pl.MemorySpace.Mat)
+            acc = pl.matmul_acc(acc, pl.move(a_k, target_memory=pl.MemorySpace.Left),
+                                pl.move(b_k, target_memory=pl.MemorySpace.Right),
+                                init_cond=(k0 == 0))
         c = pl.store(acc, [0, 0], c)
-        a_m = pl.load(a, [0, 0], [M, K], target_memory=Mat)
-        b_m = pl.load(b, [0, 0], [K, N], target_memory=Mat)
-        bias_m = pl.load(bias, [0, 0], [1, N], target_memory=Mat)
-        d = pl.store(pl.tile.matmul_bias(a_m, b_m, bias_m), [0, 0], d)
-        e = pl.store(pl.matmul(a_m, b_m, out_dtype=pl.INT32), [0, 0], e)
-        return e
+        a_m = pl.load(a, [0, 0], [M, K], target_memory=pl.MemorySpace.Mat)
+        b_m = pl.load(b, [0, 0], [K, N], target_memory=pl.MemorySpace.Mat)
+        bias_m = pl.load(bias, [0, 0], [1, N], target_memory=pl.MemorySpace.Mat)
+        a_l = pl.move(a_m, target_memory=pl.MemorySpace.Left)
+        b_r = pl.move(b_m, target_memory=pl.MemorySpace.Right)
+        d = pl.store(pl.tile.matmul_bias(a_l, b_r, bias_m), [0, 0], d)
+        e = pl.store(pl.matmul(a_l, b_r, out_dtype=pl.INT32), [0, 0], e)
+        return c, d, e
 
 
 def test_int8_operands_accumulate_in_int32(work):
@@ -105,10 +111,12 @@ class FloatBias:
     def main(self, a: pl.Tensor[[M, K], pl.BF16], b: pl.Tensor[[K, N], pl.BF16],
              bias: pl.Tensor[[1, N], pl.FP32],
              c: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
-        a_m = pl.load(a, [0, 0], [M, K], target_memory=Mat)
-        b_m = pl.load(b, [0, 0], [K, N], target_memory=Mat)
-        bias_m = pl.load(bias, [0, 0], [1, N], target_memory=Mat)
-        c = pl.store(pl.tile.matmul_bias(a_m, b_m, bias_m), [0, 0], c)
+        a_m = pl.load(a, [0, 0], [M, K], target_memory=pl.MemorySpace.Mat)
+        b_m = pl.load(b, [0, 0], [K, N], target_memory=pl.MemorySpace.Mat)
+        bias_m = pl.load(bias, [0, 0], [1, N], target_memory=pl.MemorySpace.Mat)
+        c = pl.store(pl.tile.matmul_bias(pl.move(a_m, target_memory=pl.MemorySpace.Left),
+                                         pl.move(b_m, target_memory=pl.MemorySpace.Right),
+                                         bias_m), [0, 0], c)
         return c
 
 
@@ -134,8 +142,10 @@ class SplitKAtomic:
     def partial(self, a: pl.Tensor[[M, K // SPLITS], pl.FP32],
                 b: pl.Tensor[[K // SPLITS, N], pl.FP32],
                 c: pl.InOut[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
-        prod = pl.matmul(pl.load(a, [0, 0], [M, K // SPLITS], target_memory=Mat),
-                         pl.load(b, [0, 0], [K // SPLITS, N], target_memory=Mat))
+        a_m = pl.load(a, [0, 0], [M, K // SPLITS], target_memory=pl.MemorySpace.Mat)
+        b_m = pl.load(b, [0, 0], [K // SPLITS, N], target_memory=pl.MemorySpace.Mat)
+        prod = pl.matmul(pl.move(a_m, target_memory=pl.MemorySpace.Left),
+                         pl.move(b_m, target_memory=pl.MemorySpace.Right))
         c = pl.store(prod, [0, 0], c, atomic=pl.AtomicType.Add)
         return c
 
@@ -167,12 +177,13 @@ class AccWindows:
     @pl.function(type=pl.FunctionType.InCore)
     def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, NT * TILES], pl.FP32],
              c: pl.Out[pl.Tensor[[M, NT * TILES], pl.FP32]]) -> pl.Tensor[[M, NT * TILES], pl.FP32]:
-        acc = pl.tile.create([M, NT * TILES], pl.FP32, target_memory=Acc)
+        acc = pl.tile.create([M, NT * TILES], pl.FP32, target_memory=pl.MemorySpace.Acc)
         for t in pl.range(TILES):
             for k0 in pl.range(0, K, KT):
-                a_l = pl.move(pl.load(a, [0, k0], [M, KT], target_memory=Mat), target_memory=Left)
-                b_r = pl.move(pl.load(b, [k0, t * NT], [KT, NT], target_memory=Mat),
-                              target_memory=Right)
+                a_l = pl.move(pl.load(a, [0, k0], [M, KT], target_memory=pl.MemorySpace.Mat),
+                              target_memory=pl.MemorySpace.Left)
+                b_r = pl.move(pl.load(b, [k0, t * NT], [KT, NT], target_memory=pl.MemorySpace.Mat),
+                              target_memory=pl.MemorySpace.Right)
                 win = pl.tile.slice(acc, [M, NT], [0, t * NT])
                 win = pl.matmul_acc(win, a_l, b_r, init_cond=(k0 == 0))
         c = pl.store(acc, [0, 0], c)
@@ -213,8 +224,10 @@ class Bad:
     @pl.function(type=pl.FunctionType.InCore)
     def main(self, a: pl.Tensor[[16, 16], pl.INT8], b: pl.Tensor[[16, 32], pl.INT8],
              c: pl.Out[pl.Tensor[[16, 32], pl.INT32]]) -> pl.Tensor[[16, 32], pl.INT32]:
-        a8 = pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
-        b8 = pl.load(b, [0, 0], [16, 32], target_memory=pl.MemorySpace.Mat)
+        a8 = pl.move(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat),
+                     target_memory=pl.MemorySpace.Left)
+        b8 = pl.move(pl.load(b, [0, 0], [16, 32], target_memory=pl.MemorySpace.Mat),
+                     target_memory=pl.MemorySpace.Right)
         {body}
         return c
 """
