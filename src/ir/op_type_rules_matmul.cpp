@@ -34,8 +34,13 @@ MatmulProduct check_matmul_operands(const OpContext& c, size_t first) {
   const auto* right = expect_tile(c, first + 1);
   expect_2d(c, first, left->shape);
   expect_2d(c, first + 1, right->shape);
-  expect_space(c, first, left, MemorySpace::Left);
-  expect_space(c, first + 1, right, MemorySpace::Right);
+  // A Mat operand is taken as PyPTO takes it: InferTileMemorySpace moves it to Left/Right.
+  if (!(left->space && *left->space == MemorySpace::Mat)) {
+    expect_space(c, first, left, MemorySpace::Left);
+  }
+  if (!(right->space && *right->space == MemorySpace::Mat)) {
+    expect_space(c, first + 1, right, MemorySpace::Right);
+  }
   const bool a_trans = flag_attr(c, "a_trans");
   const bool b_trans = flag_attr(c, "b_trans");
   // The logical [M, K] and [K, N] of the stored tiles.
