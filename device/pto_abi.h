@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 12
+#define PTO_ABI_VERSION 13
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -89,6 +89,8 @@ enum PtoUnaryOp {
 enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1, PTO_ROW_MIN = 2, PTO_ROW_PROD = 3 };
 // The comparisons of compare (pl.cmp's cmp_type codes).
 enum PtoCmpType { PTO_CMP_EQ = 0, PTO_CMP_NE = 1, PTO_CMP_LT = 2, PTO_CMP_LE = 3, PTO_CMP_GT = 4, PTO_CMP_GE = 5 };
+// Which operands of matmul are stored transposed.
+enum PtoMatmulTrans { PTO_MATMUL_TRANS_LEFT = 1, PTO_MATMUL_TRANS_RIGHT = 2 };
 // What fill_pad writes outside the valid region; the values equal pypto::ir::PadValue.
 // PTO_PAD_ONE is not a PadValue: it pads the operand of a product (a reduction's identity).
 enum PtoPadValue { PTO_PAD_ZERO = 0, PTO_PAD_MIN = 1, PTO_PAD_MAX = 2, PTO_PAD_ONE = 3 };
@@ -126,13 +128,15 @@ typedef struct PtoIsa {
   // dst[r, c] = src[r, c] op vec[r]
   void (*row_expand)(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                      int64_t rows, int64_t cols);
-  // dst[m, n] (FP32) = (acc, or 0 when null) + left[m, k] @ right[k, n], FP32 accumulation;
-  // `acc` may be dst itself. dst and acc are dense; row i of left starts `left_stride` elements
-  // after row i - 1 (k for a dense tile), and likewise for right, so that an operand can be
-  // read in place from a tensor (see load_view).
+  // dst[m, n] = (acc, or 0 when null) + left[m, k] @ right[k, n]: FP32 accumulation for float
+  // operands, INT32 (exact, wrapping) when both are integers; `acc` may be dst itself. dst and
+  // acc are dense; row i of left starts `left_stride` elements after row i - 1 (k for a dense
+  // tile), and likewise for right, so that an operand can be read in place from a tensor (see
+  // load_view). `trans` (PtoMatmulTrans bits): left is stored [k, m] (its rows left_stride
+  // apart), right is stored [n, k].
   void (*matmul)(int32_t left_dtype, int32_t right_dtype, void* dst, const void* acc,
                  const void* left, int64_t left_stride, const void* right, int64_t right_stride,
-                 int64_t m, int64_t k, int64_t n);
+                 int64_t m, int64_t k, int64_t n, int32_t trans);
   // dst[rows, cols] = src (src_cols wide)[r0.., c0..]
   void (*slice)(void* dst, const void* src, int64_t src_cols, int64_t r0, int64_t c0,
                 int64_t rows, int64_t cols, int64_t elem_size);
@@ -226,6 +230,12 @@ typedef struct PtoIsa {
   // elements after row r - 1 (an operand read in place, see load_view).
   void (*unary_rows)(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
                      int64_t rows, int64_t cols);
+  // The adding store (atomic=pl.AtomicType.Add): box [offsets, offsets + shape) of the view +=
+  // tile, elementwise in the view's dtype, checked like store. Atomic with respect to every
+  // other store_add into the same buffer, from any core.
+  int32_t (*store_add)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
+                       int32_t ndim, const void* tile, const char* where, PtoFailFn fail,
+                       void* ctx);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

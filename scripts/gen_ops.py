@@ -39,8 +39,10 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
              "Loads the box of `tensor` at `offsets` with extent `shapes` into a new tile in "
              "`target_memory` (Vec when omitted); with `valid_shapes` only that leading part "
              "is read (the rest is undefined until `fillpad`)."),
-    "Store": ({"tile": "Tile", "offsets": SHAPE, "output_tensor": "Tensor"}, "Tensor",
-              "Writes `tile` into `output_tensor` at `offsets`; returns the updated tensor."),
+    "Store": ({"tile": "Tile", "offsets": SHAPE, "output_tensor": "Tensor",
+               "atomic": "AtomicType"}, "Tensor",
+              "Writes `tile` into `output_tensor` at `offsets` (atomic=AtomicType.Add: adds it "
+              "into what is there); returns the updated tensor."),
     "Move": ({"tile": "Tile", "target_memory": "MemorySpace"}, "Tile",
              "Copies `tile` into another on-chip memory space (Mat->Left/Right, Acc->Mat)."),
     "CreateTile": ({"shape": SHAPE, "dtype": "DType", "target_memory": "MemorySpace"}, "Tile",
@@ -50,8 +52,10 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "Slice": ({"input": VALUE, "shape": SHAPE, "offsets": SHAPE}, VALUE,
               "The box of `input` at `offsets` with extent `shape`: a copy for a tile, a view "
               "for a tensor."),
-    "Assemble": ({"target": VALUE, "source": "Tile", "offsets": SHAPE}, VALUE,
-                 "Returns `target` with `source` written at `offsets`."),
+    "Assemble": ({"target": VALUE, "source": "Tile", "offsets": SHAPE, "atomic": "AtomicType"},
+                 VALUE,
+                 "Returns `target` with `source` written at `offsets` (into a tensor with "
+                 "atomic=AtomicType.Add: added to what is there)."),
     "ElementwiseBinary": ({"lhs": VALUE, "rhs": f"Union[{VALUE}, int, float]", "tile": VALUE,
                            "slope": f"Union[{VALUE}, int, float]", "target": VALUE,
                            "scalar": "Union[int, float]", "tmp": "Tile",
@@ -88,10 +92,11 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
                "second (a tile, or the scalar)."),
     "Matmul": ({"acc": "Tile", "left": "Tile", "right": "Tile", "init_cond": "Any",
                 "out_dtype": "DType", "a_trans": "bool", "b_trans": "bool",
-                "c_matrix_nz": "bool", "acc_phase": "str"}, "Tile",
+                "c_matrix_nz": "bool", "acc_phase": "str", "bias": "Tile"}, "Tile",
                "Matrix product of a Left and a Right tile into an Acc tile ({name}; matmul_acc "
-               "adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc "
-               "take a [1, K] left operand)."),
+               "adds it to `acc`, or replaces `acc` where `init_cond` holds; matmul_bias adds "
+               "the [1, N] `bias` to every row; gemv and gemv_acc take a [1, K] left operand; "
+               "a_trans / b_trans read an operand stored transposed)."),
     "ColReduce": ({"tile": "Tile", "tmp_tile": "Tile"}, "Tile",
                   "Reduces each column of `tile` with {name}: a [1, cols] tile, each column "
                   "folded from row 0 down."),
@@ -131,7 +136,7 @@ signatures. Called from Python they raise ``CompileError``.
 from typing import Any, Optional, Sequence, TypeVar, Union
 
 from pypto.language._ops import IntLike, outside_program
-from pypto.language._types import DType, MemorySpace, PadValue, Tensor, Tile
+from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tensor, Tile
 
 _Value = TypeVar("_Value", Tile, Tensor)
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernel_emitter.h"
+#include "pypto/ir/atomic_mode.h"
 #include "tile_band.h"
 
 namespace pypto::codegen::kernel_detail {
@@ -56,8 +57,11 @@ void KernelEmitter::emit_store(const ir::Call& call, Span span) {
   }
   std::string off = int_array("offsets", offsets);
   std::string sh = int_array("shape", shape);
-  w_.line("if (!isa->store(&" + tensor + ", " + off + ", " + sh + ", " + std::to_string(rank) +
-          ", " + data + ", " + checked_where(span, op) + ")) " + leave_after_failure());
+  // atomic=pl.AtomicType.Add: store_add adds the tile into the box, atomically across cores.
+  const std::string store = ir::is_atomic_add(call.attrs) ? "store_add" : "store";
+  w_.line("if (!isa->" + store + "(&" + tensor + ", " + off + ", " + sh + ", " +
+          std::to_string(rank) + ", " + data + ", " + checked_where(span, op) + ")) " +
+          leave_after_failure());
   w_.close();
 }
 
@@ -405,19 +409,37 @@ void KernelEmitter::emit_packed_row_expand(const OpSite& o, const TileRef& x, co
   });
 }
 
-// matmul(left, right) or matmul_acc(acc, left, right).
+// matmul(left, right), matmul_acc(acc, left, right) or matmul_bias(left, right, bias): one
+// PtoIsa::matmul, reading an operand transposed where a_trans= / b_trans= say so. The bias of
+// matmul_bias is copied down the rows of the result first and is the accumulator.
 void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
   const TileRef& d = o.dst;
-  if (d.type->dtype != ir::DataType::FP32)
-    codegen_error(o.span, "pl." + o.op() + " produces an FP32 accumulator tile");
+  const bool integer = d.type->dtype == ir::DataType::INT32;
+  if (d.type->dtype != ir::DataType::FP32 && !integer)
+    codegen_error(o.span, "pl." + o.op() + " produces an FP32 or INT32 accumulator tile");
+  const auto flag = [&](const char* key) {
+    const ir::AttrValue* v = ir::find_attr(o.call.attrs, key);
+    const auto* on = v ? std::get_if<bool>(v) : nullptr;
+    return on && *on;
+  };
+  const bool a_trans = flag("a_trans"), b_trans = flag("b_trans");
   size_t first = acc ? 1 : 0;
   TileRef l = tile_arg(o.arg(first), o.op(), first);
   TileRef r = tile_arg(o.arg(first + 1), o.op(), first + 1);
-  int64_t m = l.rows(), k = l.cols(), n = r.cols();
-  if (r.rows() != k || d.rows() != m || d.cols() != n)
+  int64_t m = a_trans ? l.cols() : l.rows(), k = a_trans ? l.rows() : l.cols();
+  int64_t n = b_trans ? r.rows() : r.cols();
+  if ((b_trans ? r.cols() : r.rows()) != k || d.rows() != m || d.cols() != n)
     codegen_error(o.span, "pl." + o.op() + ": shapes do not form a matrix product");
   std::string acc_ptr = "nullptr";
   bool scratch = overlaps(d, l) || overlaps(d, r);
+  const bool bias = o.op() == "matmul_bias";
+  std::optional<TileRef> bias_row;
+  if (bias) {
+    bias_row = tile_arg(o.arg(2), o.op(), 2);
+    if (bias_row->elements() != n)
+      codegen_error(o.span, "pl.matmul_bias: the bias must hold one value per column");
+    scratch = scratch || overlaps(d, *bias_row);
+  }
   if (acc) {
     TileRef c = tile_arg(o.arg(0), o.op(), 0);
     acc_ptr = c.ptr;
@@ -426,11 +448,20 @@ void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
     if (o.call.args.size() > 3 && o.arg(3))
       acc_ptr = "((" + emit_scalar_expr(o.arg(3), names_) + ") ? nullptr : " + c.ptr + ")";
   }
+  const int trans_flags = (a_trans ? 1 : 0) | (b_trans ? 2 : 0);
   with_destination(d, scratch, [&](const std::string& out) {
+    if (bias) {
+      const std::string row_bytes = std::to_string(bias_row->bytes);
+      w_.line("for (int64_t bias_r = 0; bias_r < " + std::to_string(m) + "; ++bias_r) pto::copy(" +
+              "static_cast<char*>(static_cast<void*>(" + out + ")) + bias_r * " + row_bytes +
+              ", " + bias_row->ptr + ", " + row_bytes + ");");
+      acc_ptr = out;
+    }
     w_.line("isa->matmul(" + dtype_enum(l.type->dtype) + ", " + dtype_enum(r.type->dtype) + ", " +
             out + ", " + acc_ptr + ", " + strided_operand(o.arg(first), l) + ", " +
             strided_operand(o.arg(first + 1), r) + ", " + std::to_string(m) + ", " +
-            std::to_string(k) + ", " + std::to_string(n) + ");");
+            std::to_string(k) + ", " + std::to_string(n) + ", " + std::to_string(trans_flags) +
+            ");");
   });
 }
 

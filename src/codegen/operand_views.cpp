@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pypto/ir/atomic_mode.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/visitor.h"
 
@@ -131,7 +132,8 @@ class Finder : public ir::IRVisitor {
     if (const auto* e = next.as<ir::EvalStmt>()) value = e->expr;
     const auto* store = value ? value->as<ir::Call>() : nullptr;
     if (!store || ir::emit_shape(*store) != ir::EmitShape::Store || store->args.size() != 3 ||
-        store->args[0]->as<ir::Var>() != &result || uses_of(result) != 1)
+        store->args[0]->as<ir::Var>() != &result || uses_of(result) != 1 ||
+        ir::is_atomic_add(store->attrs))  // an adding store reads the box first
       return;
     out_.stored[&result] = store;
   }

@@ -1,6 +1,7 @@
 // Calls: argument lists, `pl.` members (dtypes, memory spaces, levels, op names), op calls with
 // their attributes and type checks, and calls of other functions of the program (self.f(...)).
 #include "parser_state.h"
+#include "pypto/ir/atomic_mode.h"
 
 namespace pypto::frontend::detail {
 
@@ -94,6 +95,18 @@ Value Parser::parse_pl_member() {
     v.kind = Value::Kind::Pad;
     v.pad = *pad;
     return v;
+  }
+  // pl.AtomicType.None_ / pl.AtomicType.Add: the combine mode of a store (the `atomic=` of
+  // pl.store and pl.assemble), an integer attribute as in PyPTO's IR: 0 overwrites, 1 adds.
+  if (name == "AtomicType") {
+    expect(TK::Dot, "'.' after pl.AtomicType");
+    const Token& item = expect_name("a member of pl.AtomicType");
+    auto mode = ir::atomic_mode_from_name(item.text);
+    if (!mode) {
+      fail(span_of(item), "unknown atomic type 'pl.AtomicType." + std::string(item.text) +
+                              "' (expected None_ or Add)");
+    }
+    return expr_value(ir::make_node<ir::IntImm>(*mode, DataType::INT64, span), span);
   }
   if (name == "MemorySpace" || name == "Level" || name == "FunctionType") {
     expect(TK::Dot, [&] { return "'.' after pl." + std::string(name); });

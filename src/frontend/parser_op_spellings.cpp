@@ -83,7 +83,6 @@ constexpr std::string_view kUnsupported[] = {
     "get_block_num",
     "get_subblock_idx",
     "import_peer_buffer",
-    "matmul_bias",
     "matmul_mx",
     "matmul_mx_acc",
     "matmul_mx_bias",

@@ -389,34 +389,53 @@ TilePtr row_expand(int32_t op, const Tile& a, const Tile& row) {
   return out;
 }
 
-TilePtr matmul(const Tile& left, const Tile& right, const Tile* acc) {
+TilePtr matmul(const Tile& left, const Tile& right, const Tile* acc, DataType acc_dtype) {
   int64_t m = left.rows(), k = left.cols(), n = right.cols();
   if (right.rows() != k) {
     throw RunError("matmul inner dimensions differ: " + list_text(left.shape) + " @ " +
                    list_text(right.shape));
   }
-  auto out = make_tile(acc ? acc->dtype : DataType::FP32, {m, n});
+  auto out = make_tile(acc_dtype, {m, n});
   if (acc) out->data = acc->data;
+  if (acc_dtype == DataType::INT32) {
+    // Integer operands: exact products summed in int64, then wrapped to INT32 as the device's
+    // 32-bit accumulator wraps.
+    for (int64_t i = 0; i < m; ++i) {
+      double* dst = out->data.data() + i * n;
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t sum = static_cast<int64_t>(dst[j]);
+        for (int64_t p = 0; p < k; ++p) {
+          sum += static_cast<int64_t>(left.data[static_cast<size_t>(i * k + p)]) *
+                 static_cast<int64_t>(right.data[static_cast<size_t>(p * n + j)]);
+        }
+        dst[j] = static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(sum)));
+      }
+    }
+    return out;
+  }
   // An FP32 accumulator is summed in float, in the device's order (k outer, j inner), so the
   // reference rounds like the cube unit does and long K reductions agree to the last bits
   // instead of drifting by float-vs-double accumulation error.
-  const bool float_accumulate = out->dtype == DataType::FP32;
   for (int64_t i = 0; i < m; ++i) {
     double* dst = out->data.data() + i * n;
     for (int64_t p = 0; p < k; ++p) {
-      double l = left.data[static_cast<size_t>(i * k + p)];
+      const float lf = static_cast<float>(left.data[static_cast<size_t>(i * k + p)]);
       const double* r = right.data.data() + p * n;
-      if (float_accumulate) {
-        const float lf = static_cast<float>(l);
-        for (int64_t j = 0; j < n; ++j) {
-          dst[j] = static_cast<float>(static_cast<float>(dst[j]) + lf * static_cast<float>(r[j]));
-        }
-      } else {
-        for (int64_t j = 0; j < n; ++j) dst[j] += l * r[j];
+      for (int64_t j = 0; j < n; ++j) {
+        dst[j] = static_cast<float>(static_cast<float>(dst[j]) + lf * static_cast<float>(r[j]));
       }
     }
   }
   round_all(out->dtype, out->data);
+  return out;
+}
+
+TilePtr transposed(const Tile& a) {
+  const int64_t rows = a.rows(), cols = a.cols();
+  auto out = make_tile(a.dtype, {cols, rows});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out->data[static_cast<size_t>(c * rows + r)] = a.data[static_cast<size_t>(r * cols + c)];
   return out;
 }
 

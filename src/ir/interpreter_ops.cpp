@@ -4,6 +4,8 @@
 // (elementwise, reductions, broadcasts) share one function that reads the op's device opcode
 // from its registry entry.
 #include "interpreter_values.h"
+#include "pto_abi.h"
+#include "pypto/ir/atomic_mode.h"
 
 namespace pypto::ir::interp {
 
@@ -83,6 +85,15 @@ DataType result_dtype(const Call& call) {
   throw RunError("pl." + call.callee + " has no result element type");
 }
 
+// Writes `tile` at `offsets` of `out`; with atomic=pl.AtomicType.Add, adds it to what is
+// there. The interpreter runs one task at a time, so the read-modify-write needs no lock here.
+void put_region(const Call& c, const TensorView& out, const std::vector<int64_t>& offsets,
+                const Tile& tile, const char* what) {
+  if (!is_atomic_add(c.attrs)) return write_region(out, offsets, tile, what);
+  TilePtr current = read_region(out, offsets, tile.shape, what);
+  write_region(out, offsets, *binary(PTO_OP_ADD, *current, tile), what);
+}
+
 }  // namespace
 
 // ----- the `interpret` attributes of the registered ops ---------------------------------------
@@ -115,13 +126,13 @@ Value op_store(const OpDef&, const Call& c, const Args& a) {
   const TensorView& out = tensor_arg(c, a, 2);
   const Tile& tile = tile_arg(c, a, 0);
   if (tile.valid.empty()) {
-    write_region(out, int_list(c, a, 1), tile, "pl.store");
+    put_region(c, out, int_list(c, a, 1), tile, "pl.store");
   } else {  // a partly valid tile writes its valid region only
     bool empty = false;
     for (int64_t v : tile.valid) empty = empty || v == 0;
     if (!empty) {
       TilePtr region = slice_tile(tile, tile.valid, std::vector<int64_t>(tile.valid.size(), 0));
-      write_region(out, int_list(c, a, 1), *region, "pl.store");
+      put_region(c, out, int_list(c, a, 1), *region, "pl.store");
     }
   }
   return a[2];
@@ -189,42 +200,6 @@ Value op_row_expand(const OpDef& def, const Call& c, const Args& a) {
                                    tile_arg(c, a, 0).valid));
 }
 
-// The 2-D tile with rows and columns swapped (an operand a tensor matmul reads transposed).
-TilePtr transposed(const Tile& t) {
-  auto out = std::make_shared<Tile>();
-  out->dtype = t.dtype;
-  out->shape = {t.cols(), t.rows()};
-  out->data.resize(t.data.size());
-  for (int64_t r = 0; r < t.rows(); ++r)
-    for (int64_t col = 0; col < t.cols(); ++col)
-      out->data[col * t.rows() + r] = t.data[r * t.cols() + col];
-  return out;
-}
-
-Value op_matmul(const OpDef&, const Call& c, const Args& a) {
-  if (arg(c, a, 0).kind == Value::Kind::Tensor) {
-    // Tensors: a_trans/b_trans read an operand transposed; the product is rounded once to the
-    // result's dtype (out_dtype, else the operands').
-    auto flag = [&](const char* key) {
-      const AttrValue* v = find_attr(c.attrs, key);
-      return v && std::get_if<bool>(v) && *std::get_if<bool>(v);
-    };
-    TilePtr lhs = tile_or_tensor(c, a, 0), rhs = tile_or_tensor(c, a, 1);
-    if (flag("a_trans")) lhs = transposed(*lhs);
-    if (flag("b_trans")) rhs = transposed(*rhs);
-    TilePtr product = cast(*matmul(*lhs, *rhs, nullptr), result_dtype(c));
-    return Value::of_tensor(tile_to_new_tensor(*product));
-  }
-  return Value::of_tile(matmul(tile_arg(c, a, 0), tile_arg(c, a, 1), nullptr));
-}
-
-Value op_matmul_acc(const OpDef&, const Call& c, const Args& a) {
-  const Tile& acc = tile_arg(c, a, 0);
-  // init_cond: on the steps where it holds, the product replaces the accumulator.
-  const bool init = a.size() > 3 && a[3].is_scalar() && a[3].as_int() != 0;
-  return Value::of_tile(matmul(tile_arg(c, a, 1), tile_arg(c, a, 2), init ? nullptr : &acc));
-}
-
 Value op_slice(const OpDef&, const Call& c, const Args& a) {
   const Value& x = arg(c, a, 0);
   auto shape = int_list(c, a, 1);
@@ -238,7 +213,7 @@ Value op_assemble(const OpDef&, const Call& c, const Args& a) {
   auto offsets = int_list(c, a, 2);
   if (target.kind == Value::Kind::Tensor) {
     // Tensors live in DDR: the source is written in place and the target handed back.
-    write_region(target.tensor, offsets, *tile_or_tensor(c, a, 1), "pl.assemble");
+    put_region(c, target.tensor, offsets, *tile_or_tensor(c, a, 1), "pl.assemble");
     return target;
   }
   return Value::of_tile(assemble_tile(tile_arg(c, a, 0), tile_arg(c, a, 1), offsets));

@@ -133,7 +133,10 @@ TilePtr unary(int32_t op, const Tile& a);
 TilePtr cast(const Tile& a, DataType to);
 TilePtr row_reduce(int32_t op, const Tile& a);
 TilePtr row_expand(int32_t op, const Tile& a, const Tile& row);
-TilePtr matmul(const Tile& left, const Tile& right, const Tile* acc);
+// (acc, or 0 when null) + left @ right in an `acc_dtype` tile: FP32 sums in float in the
+// device's order, INT32 sums exactly and wraps.
+TilePtr matmul(const Tile& left, const Tile& right, const Tile* acc, DataType acc_dtype);
+TilePtr transposed(const Tile& a);  // a 2-D tile's transpose
 TilePtr slice_tile(const Tile& a, const std::vector<int64_t>& shape,
                    const std::vector<int64_t>& offsets);
 TilePtr assemble_tile(const Tile& target, const Tile& source, const std::vector<int64_t>& offsets);
@@ -158,6 +161,7 @@ Value op_row_reduce(const OpDef& def, const Call& c, const Args& a);  // by the 
 Value op_row_expand(const OpDef& def, const Call& c, const Args& a);  // by the op's opcode
 Value op_matmul(const OpDef& def, const Call& c, const Args& a);
 Value op_matmul_acc(const OpDef& def, const Call& c, const Args& a);
+Value op_matmul_bias(const OpDef& def, const Call& c, const Args& a);
 Value op_slice(const OpDef& def, const Call& c, const Args& a);
 Value op_assemble(const OpDef& def, const Call& c, const Args& a);
 // src/ir/interpreter_layout_ops.cpp

@@ -1,5 +1,5 @@
-// The argument checks shared by the op type rules, and the rules of the memory, layout,
-// reduction and matmul ops (see op_type_rules.h).
+// The argument checks shared by the op type rules, and the rules of the memory, layout and
+// reduction ops (see op_type_rules.h).
 #include "op_type_rules.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "pto_abi.h"
+#include "pypto/ir/atomic_mode.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/scalar_arith.h"
@@ -259,6 +260,27 @@ TypePtr infer_load(const OpContext& c) {
   return tile_type(std::move(shape), tensor->dtype, target);
 }
 
+// atomic= of store and assemble (pl.AtomicType): None_ overwrites the destination, Add adds
+// into it, which a destination in global memory of numbers can take.
+void check_atomic_attr(const OpContext& c, DataType dtype, bool into_tensor) {
+  const AttrValue* v = find_attr(c.attrs, "atomic");
+  if (!v) return;
+  const auto* mode = std::get_if<int64_t>(v);
+  if (!mode || !atomic_mode_name(*mode)) {
+    c.fail_call("atomic of " + c.op_name() +
+                " must be a pl.AtomicType (pl.AtomicType.None_ or pl.AtomicType.Add)");
+  }
+  if (*mode != kAtomicAdd) return;
+  if (!into_tensor) {
+    c.fail_call("atomic=pl.AtomicType.Add of " + c.op_name() +
+                " adds into global memory, and a tile target is on chip; assemble into a "
+                "tensor (or pl.store the tile) instead");
+  }
+  if (dtype == DataType::BOOL) {
+    c.fail_call("atomic=pl.AtomicType.Add of " + c.op_name() + " adds numbers; got BOOL elements");
+  }
+}
+
 TypePtr infer_store(const OpContext& c) {
   const auto* tile = expect_tile(c, 0);
   auto offsets = expect_offsets(c, 1);
@@ -269,6 +291,7 @@ TypePtr infer_store(const OpContext& c) {
                   " vs tensor " + shape_to_string(tensor->shape));
   }
   expect_same_dtype(c, 2, tile->dtype, tensor->dtype);
+  check_atomic_attr(c, tensor->dtype, true);
   if (tile->space) expect_transfer(c, 0, *tile->space, MemorySpace::DDR);
   check_region(c, 1, offsets, tile->shape, tensor->shape);
   return c.args[2]->type();
@@ -470,117 +493,7 @@ TypePtr infer_fillpad(const OpContext& c) {
   return tile_type(tile->shape, tile->dtype, tile->space);
 }
 
-// Checks left [M, K] @ right [K, N] starting at argument `first`; returns {M, N}.
-std::vector<int64_t> check_matmul_operands(const OpContext& c, size_t first) {
-  const auto* left = expect_tile(c, first);
-  const auto* right = expect_tile(c, first + 1);
-  expect_2d(c, first, left->shape);
-  expect_2d(c, first + 1, right->shape);
-  expect_space(c, first, left, MemorySpace::Left);
-  expect_space(c, first + 1, right, MemorySpace::Right);
-  if (left->shape[1] != right->shape[0]) {
-    c.fail(first + 1, "shape mismatch in " + c.op_name() + ": " + shape_to_string(left->shape) +
-                          " @ " + shape_to_string(right->shape) + " (inner dimensions differ)");
-  }
-  expect_same_dtype(c, first + 1, left->dtype, right->dtype);
-  return {left->shape[0], right->shape[1]};
-}
-
-// a_trans= / b_trans= / c_matrix_nz= describe a tensor's layout; on tiles a transpose is an op
-// of its own, so only False is taken. out_dtype= may only name the accumulator's FP32.
-void check_matmul_attrs(const OpContext& c) {
-  for (const char* flag : {"a_trans", "b_trans", "c_matrix_nz"}) {
-    const AttrValue* v = find_attr(c.attrs, flag);
-    if (!v) continue;
-    const auto* on = std::get_if<bool>(v);
-    if (!on) c.fail_call(std::string(flag) + " of " + c.op_name() + " must be True or False");
-    if (*on) {
-      c.fail_call(std::string(flag) + "=True of " + c.op_name() +
-                  " is for tensor operands; transpose the tile operand instead, e.g. "
-                  "pl.transpose(t, axis1=0, axis2=1) before moving it to Left/Right");
-    }
-  }
-  if (auto out = dtype_attr(c, "out_dtype"); out && *out != DataType::FP32) {
-    c.fail_call("out_dtype of " + c.op_name() + " must be pl.FP32 (the accumulator's type), got " +
-                std::string(dtype_name(*out)) + "; pl.cast the result instead");
-  }
-}
-
-// matmul(lhs [M, K], rhs [K, N]) of two tensors (in a kernel, lowered to tiles by
-// ConvertTensorToTileOps): a_trans/b_trans say an operand is stored transposed; the result is
-// out_dtype, else the operands' dtype.
-TypePtr infer_tensor_matmul(const OpContext& c) {
-  const auto* lhs = expect_tensor(c, 0);
-  const auto* rhs = expect_tensor(c, 1);
-  expect_2d(c, 0, lhs->shape);
-  expect_2d(c, 1, rhs->shape);
-  expect_same_dtype(c, 1, lhs->dtype, rhs->dtype);
-  auto flag = [&](const char* key) {
-    const AttrValue* v = find_attr(c.attrs, key);
-    if (!v) return false;
-    const auto* on = std::get_if<bool>(v);
-    if (!on) c.fail_call(std::string(key) + " of " + c.op_name() + " must be True or False");
-    return *on;
-  };
-  const bool a_trans = flag("a_trans"), b_trans = flag("b_trans");
-  flag("c_matrix_nz");
-  const int64_t m = a_trans ? lhs->shape[1] : lhs->shape[0];
-  const int64_t k = a_trans ? lhs->shape[0] : lhs->shape[1];
-  const int64_t k2 = b_trans ? rhs->shape[1] : rhs->shape[0];
-  const int64_t n = b_trans ? rhs->shape[0] : rhs->shape[1];
-  if (k != k2) {
-    c.fail(1, "shape mismatch in " + c.op_name() + ": " + shape_to_string(lhs->shape) +
-                  (a_trans ? "^T" : "") + " @ " + shape_to_string(rhs->shape) +
-                  (b_trans ? "^T" : "") + " (inner dimensions differ)");
-  }
-  return tensor_type({m, n}, dtype_attr(c, "out_dtype").value_or(lhs->dtype));
-}
-
-TypePtr infer_matmul(const OpContext& c) {
-  if (c.args.size() == 2 && c.args[0]->type() && c.args[0]->type()->as<TensorType>()) {
-    return infer_tensor_matmul(c);
-  }
-  check_matmul_attrs(c);
-  auto shape = check_matmul_operands(c, 0);
-  return tile_type(std::move(shape), DataType::FP32, MemorySpace::Acc);
-}
-
-TypePtr infer_matmul_acc(const OpContext& c) {
-  check_matmul_attrs(c);
-  const auto* acc = expect_tile(c, 0);
-  expect_space(c, 0, acc, MemorySpace::Acc);
-  auto shape = check_matmul_operands(c, 1);
-  expect_same_shape(c, 0, acc->shape, shape);
-  if (c.args.size() > 3) {  // init_cond: when true, the product replaces acc
-    const TypePtr& t = c.args[3]->type();
-    const auto* s = t ? t->as<ScalarType>() : nullptr;
-    if (!s || !(s->dtype == DataType::BOOL || is_integer_dtype(s->dtype))) {
-      c.fail(3, "init_cond must be a boolean scalar such as k == 0, got " + type_to_string(t) +
-                    c.where(3));
-    }
-  }
-  return tile_type(acc->shape, acc->dtype, MemorySpace::Acc);
-}
-
 // ----- Reductions along columns, index reductions and layout changes.
-
-// gemv(left [1, K], right [K, N]) and gemv_acc(acc, left, right): a matmul of one row.
-// acc_phase= is a hint for the cube unit's pipeline; every phase computes the same.
-TypePtr infer_gemv(const OpContext& c) {
-  const size_t first = c.op == "gemv_acc" ? 1 : 0;
-  if (const AttrValue* v = find_attr(c.attrs, "acc_phase")) {
-    const auto* phase = std::get_if<std::string>(v);
-    if (!phase || (*phase != "unspecified" && *phase != "partial" && *phase != "final")) {
-      c.fail_call("acc_phase of " + c.op_name() +
-                  " must be \"unspecified\", \"partial\" or \"final\"");
-    }
-  }
-  if (const auto* left = expect_tile(c, first); left->shape.size() == 2 && left->shape[0] != 1) {
-    c.fail(first, c.op_name() + " multiplies one row: the left operand must be [1, K], got " +
-                      shape_to_string(left->shape) + " (use pl.matmul for more rows)");
-  }
-  return first == 0 ? infer_matmul(c) : infer_matmul_acc(c);
-}
 
 // col_<op>(tile [R, C]) -> [1, C] of the tile's dtype.
 TypePtr infer_col_reduce(const OpContext& c) {
@@ -711,6 +624,7 @@ TypePtr infer_assemble(const OpContext& c) {
                   shape_to_string(*target.shape));
   }
   expect_same_dtype(c, 1, target.dtype, source.dtype);
+  check_atomic_attr(c, target.dtype, !target.is_tile);
   check_region(c, 2, offsets, *source.shape, *target.shape);
   if (target.is_tile) return tile_type(*target.shape, target.dtype, target.space);
   return c.args[0]->type();

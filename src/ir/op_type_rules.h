@@ -1,8 +1,9 @@
 // The type rules of the ops (internal to src/ir): each `infer_<family>` checks a call's
 // arguments and attributes and gives its result type, or throws a CompileError that points at
 // the offending argument and says what was expected. op_registry.cpp pairs them with the ops;
-// op_type_rules.cpp holds the argument checks and the rules of memory, layout, reduction and
-// matmul ops, op_type_rules_elementwise.cpp those of elementwise math, compare and select.
+// op_type_rules.cpp holds the argument checks and the rules of memory, layout and reduction
+// ops, op_type_rules_matmul.cpp those of the matmul family, op_type_rules_elementwise.cpp those
+// of elementwise math, compare and select.
 #pragma once
 
 #include <optional>
@@ -83,6 +84,8 @@ void expect_space(const OpContext& c, size_t i, const TileType* tile, MemorySpac
 std::vector<std::optional<int64_t>> expect_valid_shape(const OpContext& c, size_t i,
                                                        const std::vector<int64_t>& shape);
 TypePtr infer_load(const OpContext& c);
+// atomic= of store and assemble: a pl.AtomicType; Add only into a tensor of numbers.
+void check_atomic_attr(const OpContext& c, DataType dtype, bool into_tensor);
 TypePtr infer_store(const OpContext& c);
 TypePtr infer_move(const OpContext& c);
 // A shape whose byte count does not fit in int64 can describe no buffer.
@@ -119,13 +122,22 @@ TypePtr infer_read(const OpContext& c);
 // fillpad(tile, pad_value=pl.PadValue.zero): the tile with every element outside its valid
 // region set to the pad value; the result is valid everywhere.
 TypePtr infer_fillpad(const OpContext& c);
-// Checks left [M, K] @ right [K, N] starting at argument `first`; returns {M, N}.
-std::vector<int64_t> check_matmul_operands(const OpContext& c, size_t first);
-// a_trans= / b_trans= / c_matrix_nz= describe a tensor's layout; on tiles a transpose is an op
-// of its own, so only False is taken. out_dtype= may only name the accumulator's FP32.
-void check_matmul_attrs(const OpContext& c);
+// ----- The matmul family (op_type_rules_matmul.cpp).
+// The accumulator's dtype for operands of `operand`: FP32 for floats, INT32 for integers.
+DataType matmul_accumulator_dtype(DataType operand);
+struct MatmulProduct {
+  std::vector<int64_t> shape;  // {M, N}
+  DataType acc_dtype;
+};
+// Checks left @ right starting at argument `first`, each read transposed when a_trans= /
+// b_trans= say so (the left tile then holds [K, M], the right [N, K]).
+MatmulProduct check_matmul_operands(const OpContext& c, size_t first);
+// out_dtype= must name the accumulator's dtype; c_matrix_nz= only False.
+void check_matmul_attrs(const OpContext& c, const MatmulProduct& product);
 TypePtr infer_matmul(const OpContext& c);
 TypePtr infer_matmul_acc(const OpContext& c);
+// matmul_bias(left, right, bias [1, N]): the product plus the bias row on every row.
+TypePtr infer_matmul_bias(const OpContext& c);
 // gemv(left [1, K], right [K, N]) and gemv_acc(acc, left, right): a matmul of one row.
 // acc_phase= is a hint for the cube unit's pipeline; every phase computes the same.
 TypePtr infer_gemv(const OpContext& c);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "pypto/ir/atomic_mode.h"
 #include "pypto/ir/visitor.h"
 
 namespace pypto::ir {
@@ -83,6 +84,18 @@ std::string format_attr(const AttrValue& v) {
     }
   };
   return std::visit(Formatter{}, v);
+}
+
+// An attribute of a call as written in the DSL: atomic= is an integer in the IR and
+// pl.AtomicType.<member> in the program.
+std::string call_attr_text(const std::string& key, const AttrValue& v) {
+  if (key == "atomic") {
+    const auto* mode = std::get_if<int64_t>(&v);
+    if (const char* name = mode ? atomic_mode_name(*mode) : nullptr) {
+      return "pl.AtomicType." + std::string(name);
+    }
+  }
+  return format_attr(v);
 }
 
 // Collects every variable name of a subtree, so generated names (`x_1`) never take a name the
@@ -387,7 +400,7 @@ class Printer {
     for (const auto& [key, value] : c.attrs) {
       if (!first) s += ", ";
       first = false;
-      s += key + "=" + format_attr(value);
+      s += key + "=" + call_attr_text(key, value);
     }
     return s + ")";
   }

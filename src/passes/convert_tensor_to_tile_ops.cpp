@@ -115,9 +115,13 @@ class TensorOpLowering : public IRMutator {
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
     if (auto sink = assembled_.find(s.get()); sink != assembled_.end()) {
       // `t2 = pl.assemble(t, result, offsets)`: the result's blocks are stored into t at offsets.
+      // Its attributes (atomic=pl.AtomicType.Add) become the stores'.
       const Call& assemble = *s->value->as<Call>();
-      return materialize(*sink->second, s->span(), mutate(assemble.args[0]), s->var,
-                         mutate(assemble.args[2]));
+      store_attrs_ = assemble.attrs;
+      StmtPtr stores = materialize(*sink->second, s->span(), mutate(assemble.args[0]), s->var,
+                                   mutate(assemble.args[2]));
+      store_attrs_.clear();
+      return stores;
     }
     auto it = virtual_defs_.find(s->var.get());
     if (it == virtual_defs_.end()) return IRMutator::mutate_assign(s);
@@ -304,8 +308,8 @@ class TensorOpLowering : public IRMutator {
       auto stored = make_var(destination_name, destination_type, span);
       out.push_back(ir::make_node<AssignStmt>(
           stored,
-          make_op_call("store", {tile, destination_offsets(b, base_offsets), destination}, {},
-                       span),
+          make_op_call("store", {tile, destination_offsets(b, base_offsets), destination},
+                       store_attrs_, span),
           span));
       var_map[bound.get()] = stored;
       return make_seq(std::move(out), span);
@@ -318,7 +322,8 @@ class TensorOpLowering : public IRMutator {
     auto stored = make_var(destination_name, destination_type, span);
     body.push_back(ir::make_node<AssignStmt>(
         stored,
-        make_op_call("store", {tile, destination_offsets(b, base_offsets), carried}, {}, span),
+        make_op_call("store", {tile, destination_offsets(b, base_offsets), carried}, store_attrs_,
+                     span),
         span));
     body.push_back(ir::make_node<YieldStmt>(std::vector<ExprPtr>{stored}, span));
     auto final_value = make_var(destination_name, destination_type, span);
@@ -381,8 +386,8 @@ class TensorOpLowering : public IRMutator {
     auto stored = make_var(bound->name, destination->type(), span);
     out.push_back(ir::make_node<AssignStmt>(
         stored,
-        make_op_call("store", {product, destination_offsets(whole, base_offsets), destination}, {},
-                     span),
+        make_op_call("store", {product, destination_offsets(whole, base_offsets), destination},
+                     store_attrs_, span),
         span));
     var_map[bound.get()] = stored;
     return make_seq(std::move(out), span);
@@ -395,6 +400,7 @@ class TensorOpLowering : public IRMutator {
   ir::NodeMap<const Var*, VarPtr> destination_;
   // `t2 = pl.assemble(t, result, offsets)` statements whose result is a tensor op's.
   std::unordered_map<const AssignStmt*, const Var*> assembled_;
+  Attrs store_attrs_;                         // of the stores being built: the assemble's (atomic=)
   ir::NodeMap<const Var*, VarPtr> var_ptrs_;  // each tensor op result's shared pointer
   std::vector<int64_t> function_shape_;
 };

@@ -319,7 +319,9 @@ class SsaConverter {
 }  // namespace
 
 ProgramPtr convert_to_ssa(const ProgramPtr& program) {
-  return detail::map_functions(program, [](const FunctionPtr& f) { return SsaConverter().run(f); });
+  return detail::map_functions(program, [](const FunctionPtr& f) {
+    return SsaConverter().run(detail::write_back_acc_windows(f));
+  });
 }
 
 }  // namespace pypto::passes

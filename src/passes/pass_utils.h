@@ -112,4 +112,9 @@ namespace pypto::passes::detail {
 // computed as the program would compute it; `overflowed` says an operation wrapped around.
 ir::ScalarFold evaluate_const_int(const ir::ExprPtr& e);
 
+// Makes the in-place writes through windows of Acc tiles explicit: after a matmul_acc into a
+// pl.tile.slice of an Acc tile, the parent is assembled from the result (acc_windows.cpp; run by
+// ConvertToSSA, while the frontend's one Var per name still stands).
+ir::FunctionPtr write_back_acc_windows(const ir::FunctionPtr& f);
+
 }  // namespace pypto::passes::detail

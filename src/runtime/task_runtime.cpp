@@ -423,7 +423,7 @@ void warm_up_kernel(const PtoArg* args, PtoCoreMemory* mem) {
   auto* acc = mem->space[PTO_ACC];
   constexpr int64_t kRows = 14, kDepth = 8, kCols = 64;
   isa.matmul(PTO_FP32, PTO_FP32, acc, nullptr, mem->space[PTO_LEFT], kDepth, mem->space[PTO_RIGHT],
-             kCols, kRows, kDepth, kCols);
+             kCols, kRows, kDepth, kCols, 0);
   isa.store(&args[2].tensor, offsets, shape, 1, acc, "warm-up", mem->fail, mem->ctx);
 }
 

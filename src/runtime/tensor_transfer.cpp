@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "alignment.h"
 #include "pypto/ir/types.h"
+#include "pypto/runtime/tile_isa.h"
 #include "pypto/support/checked_int.h"
 #include "tile_simd.h"
 
@@ -216,6 +219,45 @@ int32_t store(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, 
               const void* tile, const char* where, PtoFailFn fail, void* ctx) noexcept {
   if (!check_box(t, offsets, shape, ndim, where, fail, ctx)) return 0;
   transfer_box(const_cast<void*>(tile), *t, offsets, shape, true);
+  return 1;
+}
+
+// An adding store is a read-modify-write of the box, and tasks on other cores may add into the
+// same tensor at the same time (split-K: every task adds its partial product into one output).
+// The whole read-modify-write is done under a lock for the destination buffer: one lock per tile
+// rather than an atomic per element, since the host has no atomic add for FP16, BF16 or 8-bit
+// elements and a compare-and-swap loop per element would cost more than the lock. Locks are
+// striped by the buffer's base address, so adds into different tensors rarely wait on each other;
+// adds into one tensor are serialised (they usually hit the same region, so finer locks would
+// not let them overlap). Float sums then come out in the order the tasks took the lock, as on the
+// device, where the order of atomic adds across cores is not fixed either.
+namespace {
+std::mutex& destination_lock(const void* base) {
+  static std::mutex stripes[64];
+  const auto key = reinterpret_cast<uintptr_t>(base);
+  return stripes[((key >> 12) ^ (key >> 6)) % 64];
+}
+}  // namespace
+
+int32_t store_add(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
+                  const void* tile, const char* where, PtoFailFn fail, void* ctx) noexcept {
+  if (!check_box(t, offsets, shape, ndim, where, fail, ctx)) return 0;
+  const int64_t count =
+      support::saturated(support::checked_product(shape, static_cast<size_t>(std::max(ndim, 0))));
+  const int64_t bytes = support::saturated(support::checked_mul(count, dtype_size(t->dtype)));
+  if (count <= 0 || bytes == support::kInt64Max) return 1;
+  try {
+    std::vector<uint8_t> sum(static_cast<size_t>(bytes));
+    std::lock_guard<std::mutex> hold(destination_lock(t->base));
+    transfer_box(sum.data(), *t, offsets, shape, false);
+    tile_isa().binary(PTO_OP_ADD, t->dtype, sum.data(), sum.data(), tile, count);
+    transfer_box(sum.data(), *t, offsets, shape, true);
+  } catch (const std::bad_alloc&) {
+    fail(ctx, (std::string(where) + ": out of memory for an adding store of " +
+               std::to_string(bytes) + " bytes")
+                  .c_str());
+    return 0;
+  }
   return 1;
 }
 

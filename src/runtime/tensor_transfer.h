@@ -28,6 +28,9 @@ bool box_inside(const PtoTensor& t, const int64_t* offsets, const int64_t* shape
 
 int32_t store(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
               const void* tile, const char* where, PtoFailFn fail, void* ctx) noexcept;
+// store_add of PtoIsa: box += tile under the destination buffer's lock.
+int32_t store_add(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
+                  const void* tile, const char* where, PtoFailFn fail, void* ctx) noexcept;
 int32_t check_box(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
                   const char* where, PtoFailFn fail, void* ctx) noexcept;
 int32_t check_tile_box(int64_t r0, int64_t c0, int64_t rows, int64_t cols, int64_t tile_rows,

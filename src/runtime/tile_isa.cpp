@@ -196,19 +196,71 @@ void isa_row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const
   });
 }
 
+// An operand of matmul as a dense row-major float matrix (rows x cols of the product's view:
+// [m, k] for the left, [k, n] for the right), read transposed when it is stored so.
+template <typename T>
+std::vector<float> dense_floats(const void* data, int64_t stride, bool stored_transposed,
+                                int64_t rows, int64_t cols) {
+  const auto* x = static_cast<const typename T::S*>(data);
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[static_cast<size_t>(r * cols + c)] =
+          static_cast<float>(T::get(stored_transposed ? x[c * stride + r] : x[r * stride + c]));
+  return out;
+}
+
+// Integer operands: exact products summed in int64 and wrapped to the INT32 accumulator.
+template <typename L, typename R>
+void matmul_int32(int32_t* dst, const int32_t* acc, const void* left, int64_t lda, bool left_t,
+                  const void* right, int64_t ldb, bool right_t, int64_t m, int64_t k, int64_t n) {
+  const auto* a = static_cast<const typename L::S*>(left);
+  const auto* b = static_cast<const typename R::S*>(right);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t sum = acc ? acc[i * n + j] : 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const auto av = static_cast<int64_t>(L::get(left_t ? a[p * lda + i] : a[i * lda + p]));
+        const auto bv = static_cast<int64_t>(R::get(right_t ? b[j * ldb + p] : b[p * ldb + j]));
+        sum += av * bv;
+      }
+      dst[i * n + j] = static_cast<int32_t>(static_cast<uint32_t>(sum));
+    }
+  }
+}
+
 void isa_matmul(int32_t left_dtype, int32_t right_dtype, void* dst, const void* acc,
                 const void* left, int64_t lda, const void* right, int64_t ldb, int64_t m, int64_t k,
-                int64_t n) {
-  if (left_dtype == PTO_FP32 && right_dtype == PTO_FP32 &&
-      simd::matmul_f32(static_cast<float*>(dst), static_cast<const float*>(acc),
-                       static_cast<const float*>(left), lda, static_cast<const float*>(right), ldb,
-                       m, k, n))
-    return;
-  with_dtype(left_dtype, [&](auto l) {
-    with_dtype(right_dtype, [&](auto r) {
-      matmul<decltype(l), decltype(r)>(dst, acc, left, lda, right, ldb, m, k, n);
+                int64_t n, int32_t trans) {
+  const bool left_t = (trans & PTO_MATMUL_TRANS_LEFT) != 0;
+  const bool right_t = (trans & PTO_MATMUL_TRANS_RIGHT) != 0;
+  if (support::integer_dtype(left_dtype) && support::integer_dtype(right_dtype)) {
+    with_dtype(left_dtype, [&](auto l) {
+      with_dtype(right_dtype, [&](auto r) {
+        matmul_int32<decltype(l), decltype(r)>(static_cast<int32_t*>(dst),
+                                               static_cast<const int32_t*>(acc), left, lda, left_t,
+                                               right, ldb, right_t, m, k, n);
+      });
     });
-  });
+    return;
+  }
+  if (left_dtype == PTO_FP32 && right_dtype == PTO_FP32 && !left_t && !right_t) {
+    if (simd::matmul_f32(static_cast<float*>(dst), static_cast<const float*>(acc),
+                         static_cast<const float*>(left), lda, static_cast<const float*>(right),
+                         ldb, m, k, n))
+      return;
+    matmul<support::F32, support::F32>(dst, acc, left, lda, right, ldb, m, k, n);
+    return;
+  }
+  // Narrow floats or a transposed operand: both operands made dense FP32 in the product's
+  // orientation first, then the FP32 kernel (the same sums; the copies are small next to it).
+  std::vector<float> a, b;
+  with_dtype(left_dtype, [&](auto l) { a = dense_floats<decltype(l)>(left, lda, left_t, m, k); });
+  with_dtype(right_dtype,
+             [&](auto r) { b = dense_floats<decltype(r)>(right, ldb, right_t, k, n); });
+  if (!simd::matmul_f32(static_cast<float*>(dst), static_cast<const float*>(acc), a.data(), k,
+                        b.data(), n, m, k, n))
+    matmul<support::F32, support::F32>(dst, acc, a.data(), k, b.data(), n, m, k, n);
 }
 
 void isa_slice(void* dst, const void* src, int64_t src_cols, int64_t r0, int64_t c0, int64_t rows,
@@ -439,6 +491,7 @@ const PtoIsa& tile_isa() {
       &isa_compare,
       &isa_select,
       &isa_unary_rows,
+      &transfer::store_add,
   };
   return isa;
 }

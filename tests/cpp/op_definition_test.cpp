@@ -298,6 +298,11 @@ std::vector<Block> blocks_for(const OpDef& def) {
         add(op + "(" + kRowToLeft + ", " + kToRight + ", acc_phase=\"final\")", true, 1e-5f);
         break;
       }
+      if (def.name == "matmul_bias") {  // a row of w added to every row of the product
+        add(op + "(" + std::string(kToLeft) + ", " + kToRight + ", pl.load(w, [5, 0], [1, 16]))",
+            true, 1e-5f);
+        break;
+      }
       add(op + "(" + std::string(kToLeft) + ", " + kToRight + ")", true, 1e-5f);
       add(op + "(" + std::string(kToLeft) + ", " + kToRight + ", out_dtype=pl.FP32)", true, 1e-5f);
       break;

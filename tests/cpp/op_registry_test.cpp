@@ -98,7 +98,8 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
       "row_min",    "row_prod",       "col_sum",        "col_max",           "col_min",
       "col_prod",   "row_argmax",     "row_argmin",     "col_argmax",        "col_argmin",
       "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand_expdif",
-      "transpose",  "gemv",           "gemv_acc",       "reinterpret_view",  "transpose_view"};
+      "transpose",  "gemv",           "gemv_acc",       "reinterpret_view",  "transpose_view",
+      "matmul_bias"};
   for (const char* name : reduce_layout_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
@@ -257,7 +258,7 @@ TEST(OpRegistryTest, MatmulFamily) {
   EXPECT_EQ(error_of("matmul", {r, l}),
             "expected a tile in Left, got one in Right in argument 1 of pl.matmul");
   EXPECT_EQ(error_of("matmul", {tile({64, 32}), tile({16, 16})}),
-            "shape mismatch in pl.matmul: [64, 32] @ [16, 16] (inner dimensions differ)");
+            "shape mismatch in pl.matmul: [64, 32] @ [16, 16] (inner dimensions 32 and 16 differ)");
   EXPECT_EQ(error_of("matmul_acc", {make_var("z", tile_type({64, 8}, DataType::FP32)), l, r}),
             "shape mismatch in pl.matmul_acc: [64, 8] vs [64, 16]");
 }

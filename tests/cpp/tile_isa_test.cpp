@@ -104,9 +104,9 @@ TEST_F(TileIsaTest, RowReductionsAndBroadcast) {
 
 TEST_F(TileIsaTest, MatmulAccumulates) {
   std::vector<float> l = {1, 2, 3, 4}, r = {5, 6, 7, 8}, acc = {1, 1, 1, 1}, d(4);
-  isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), 2, r.data(), 2, 2, 2, 2);
+  isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), 2, r.data(), 2, 2, 2, 2, 0);
   EXPECT_EQ(d, (std::vector<float>{19, 22, 43, 50}));
-  isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), l.data(), 2, r.data(), 2, 2, 2, 2);
+  isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), l.data(), 2, r.data(), 2, 2, 2, 2, 0);
   EXPECT_EQ(acc, (std::vector<float>{20, 23, 44, 51}));
 }
 
@@ -249,7 +249,7 @@ TEST_F(TileIsaTest, MatmulOnTilesMatchesAPlainLoop) {
   std::vector<float> l(m * k), r(k * n), d(m * n), acc(m * n, 0.5f);
   for (size_t i = 0; i < l.size(); ++i) l[i] = static_cast<float>(i % 7) - 3.0f;
   for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<float>(i % 5) * 0.5f;
-  isa.matmul(PTO_FP32, PTO_FP32, d.data(), acc.data(), l.data(), k, r.data(), n, m, k, n);
+  isa.matmul(PTO_FP32, PTO_FP32, d.data(), acc.data(), l.data(), k, r.data(), n, m, k, n, 0);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       float want = 0.5f;  // small integers and halves: exact in any summation order
@@ -272,9 +272,9 @@ void expect_matmuls_match_double_sums(const std::vector<std::array<int64_t, 3>>&
     for (float& v : r) v = value(rng);
     for (float& v : acc) v = value(rng);
     std::vector<float> in_place = acc;
-    isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), k, r.data(), n, m, k, n);
+    isa.matmul(PTO_FP32, PTO_FP32, d.data(), nullptr, l.data(), k, r.data(), n, m, k, n, 0);
     isa.matmul(PTO_FP32, PTO_FP32, in_place.data(), in_place.data(), l.data(), k, r.data(), n, m, k,
-               n);
+               n, 0);
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         double want = 0, magnitude = 0;
@@ -523,15 +523,15 @@ TEST_F(TileIsaTest, MatmulReadsOperandsThroughTheirRowStrides) {
     for (int64_t p = 0; p < k; ++p)
       for (int64_t j = 0; j < n; ++j) r[p * n + j] = wide_r[p * ldb + j];
     std::vector<float> dense(m * n, 0.25f), strided(m * n, 0.25f);
-    isa.matmul(PTO_FP32, PTO_FP32, dense.data(), dense.data(), l.data(), k, r.data(), n, m, k, n);
+    isa.matmul(PTO_FP32, PTO_FP32, dense.data(), dense.data(), l.data(), k, r.data(), n, m, k, n, 0);
     isa.matmul(PTO_FP32, PTO_FP32, strided.data(), strided.data(), wide_l.data(), lda,
-               wide_r.data(), ldb, m, k, n);
+               wide_r.data(), ldb, m, k, n, 0);
     EXPECT_EQ(strided, dense) << m << "x" << k << "x" << n;
   }
   std::vector<int32_t> wide_a = {1, 2, 99, 3, 4, 99}, b = {5, 6, 7, 8};
-  std::vector<float> d(4);
-  isa.matmul(PTO_INT32, PTO_INT32, d.data(), nullptr, wide_a.data(), 3, b.data(), 2, 2, 2, 2);
-  EXPECT_EQ(d, (std::vector<float>{19, 22, 43, 50}));
+  std::vector<int32_t> d(4);  // integer operands accumulate in INT32
+  isa.matmul(PTO_INT32, PTO_INT32, d.data(), nullptr, wide_a.data(), 3, b.data(), 2, 2, 2, 2, 0);
+  EXPECT_EQ(d, (std::vector<int32_t>{19, 22, 43, 50}));
 }
 
 // binary_rows reads each operand through its own row stride and writes a dense tile: the same

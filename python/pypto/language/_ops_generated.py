@@ -10,11 +10,11 @@ signatures. Called from Python they raise ``CompileError``.
 from typing import Any, Optional, Sequence, TypeVar, Union
 
 from pypto.language._ops import IntLike, outside_program
-from pypto.language._types import DType, MemorySpace, PadValue, Tensor, Tile
+from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tensor, Tile
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'matmul', 'matmul_acc', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'transpose', 'transpose_view', 'xor']
+__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'transpose', 'transpose_view', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -44,10 +44,10 @@ def and_(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     raise outside_program('and_')
 
 
-def assemble(target: _Value, source: Tile, offsets: Sequence[IntLike]) -> _Value:
-    """Returns `target` with `source` written at `offsets`.
+def assemble(target: _Value, source: Tile, offsets: Sequence[IntLike], *, atomic: Optional[AtomicType] = None) -> _Value:
+    """Returns `target` with `source` written at `offsets` (into a tensor with atomic=AtomicType.Add: added to what is there).
 
-    In a program: ``pl.assemble(target, source, offsets)``. Category Assemble; valid only inside a
+    In a program: ``pl.assemble(target, source, offsets, atomic=)``. Category Assemble; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('assemble')
@@ -279,7 +279,7 @@ def fmod(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
 
 
 def gemv(left: Tile, right: Tile, *, acc_phase: Optional[str] = None) -> Tile:
-    """Matrix product of a Left and a Right tile into an Acc tile (gemv; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
+    """Matrix product of a Left and a Right tile into an Acc tile (gemv; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; matmul_bias adds the [1, N] `bias` to every row; gemv and gemv_acc take a [1, K] left operand; a_trans / b_trans read an operand stored transposed).
 
     In a program: ``pl.gemv(left, right, acc_phase=)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -288,7 +288,7 @@ def gemv(left: Tile, right: Tile, *, acc_phase: Optional[str] = None) -> Tile:
 
 
 def gemv_acc(acc: Tile, left: Tile, right: Tile, *, acc_phase: Optional[str] = None) -> Tile:
-    """Matrix product of a Left and a Right tile into an Acc tile (gemv_acc; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
+    """Matrix product of a Left and a Right tile into an Acc tile (gemv_acc; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; matmul_bias adds the [1, N] `bias` to every row; gemv and gemv_acc take a [1, K] left operand; a_trans / b_trans read an operand stored transposed).
 
     In a program: ``pl.gemv_acc(acc, left, right, acc_phase=)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -324,7 +324,7 @@ def lrelu(tile: _Value, slope: Union[_Value, int, float]) -> _Value:
 
 
 def matmul(left: Tile, right: Tile, *, out_dtype: Optional[DType] = None, a_trans: Optional[bool] = None, b_trans: Optional[bool] = None, c_matrix_nz: Optional[bool] = None) -> Tile:
-    """Matrix product of a Left and a Right tile into an Acc tile (matmul; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
+    """Matrix product of a Left and a Right tile into an Acc tile (matmul; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; matmul_bias adds the [1, N] `bias` to every row; gemv and gemv_acc take a [1, K] left operand; a_trans / b_trans read an operand stored transposed).
 
     In a program: ``pl.matmul(left, right, out_dtype=, a_trans=, b_trans=, c_matrix_nz=)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -333,12 +333,21 @@ def matmul(left: Tile, right: Tile, *, out_dtype: Optional[DType] = None, a_tran
 
 
 def matmul_acc(acc: Tile, left: Tile, right: Tile, init_cond: Optional[Any] = None, *, a_trans: Optional[bool] = None, b_trans: Optional[bool] = None) -> Tile:
-    """Matrix product of a Left and a Right tile into an Acc tile (matmul_acc; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; gemv and gemv_acc take a [1, K] left operand).
+    """Matrix product of a Left and a Right tile into an Acc tile (matmul_acc; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; matmul_bias adds the [1, N] `bias` to every row; gemv and gemv_acc take a [1, K] left operand; a_trans / b_trans read an operand stored transposed).
 
     In a program: ``pl.matmul_acc(acc, left, right, [init_cond], a_trans=, b_trans=)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('matmul_acc')
+
+
+def matmul_bias(left: Tile, right: Tile, bias: Tile, *, a_trans: Optional[bool] = None, b_trans: Optional[bool] = None) -> Tile:
+    """Matrix product of a Left and a Right tile into an Acc tile (matmul_bias; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; matmul_bias adds the [1, N] `bias` to every row; gemv and gemv_acc take a [1, K] left operand; a_trans / b_trans read an operand stored transposed).
+
+    In a program: ``pl.matmul_bias(left, right, bias, a_trans=, b_trans=)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('matmul_bias')
 
 
 def maximum(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
@@ -665,10 +674,10 @@ def sqrt(input: _Value) -> _Value:
     raise outside_program('sqrt')
 
 
-def store(tile: Tile, offsets: Sequence[IntLike], output_tensor: Tensor) -> Tensor:
-    """Writes `tile` into `output_tensor` at `offsets`; returns the updated tensor.
+def store(tile: Tile, offsets: Sequence[IntLike], output_tensor: Tensor, *, atomic: Optional[AtomicType] = None) -> Tensor:
+    """Writes `tile` into `output_tensor` at `offsets` (atomic=AtomicType.Add: adds it into what is there); returns the updated tensor.
 
-    In a program: ``pl.store(tile, offsets, output_tensor)``. Category Store; valid only inside a
+    In a program: ``pl.store(tile, offsets, output_tensor, atomic=)``. Category Store; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('store')

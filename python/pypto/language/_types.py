@@ -15,7 +15,8 @@ __all__ = [
     "DType", "FP32", "FP16", "BF16", "FP8E4M3FN", "FP8E5M2", "INT8", "INT16", "INT32", "INT64",
     "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "DTYPES",
     "INT4", "UINT4", "FP4", "HF4", "HF8", "FP8E8M0", "TASK_ID",
-    "MemorySpace", "Mem", "FunctionType", "Level", "Role", "MemRef", "PadValue", "INDEX",
+    "MemorySpace", "Mem", "FunctionType", "Level", "Role", "MemRef", "PadValue", "AtomicType",
+    "INDEX",
     "TensorLayout", "ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN", "TileLayout", "CompactMode",
     "TileView", "TensorView",
     "TensorType", "TileType", "ScalarType", "Tensor", "Tile", "Scalar", "Tuple", "Out", "InOut",
@@ -169,6 +170,18 @@ class PadValue(str, enum.Enum):
 
 
 PadValue.null = None  # type: ignore[misc]
+
+
+class AtomicType(enum.IntEnum):
+    """How ``pl.store`` / ``pl.assemble(..., atomic=...)`` write into a tensor: ``None_``
+    overwrites, ``Add`` adds the tile into what is there (atomically across cores, e.g. for
+    split-K partial products)."""
+
+    None_ = 0
+    Add = 1
+
+    def __repr__(self):
+        return "pl.AtomicType." + self.name
 
 class Level(str, enum.Enum):
     """A level of PyPTO's machine hierarchy, from one core (AIV, AIC) up to GLOBAL; aliases

@@ -1,0 +1,83 @@
+// The interpreter's side of the matmul family (matmul, matmul_acc, matmul_bias, gemv, gemv_acc):
+// operands read transposed where a_trans= / b_trans= say so, accumulated in the result's dtype
+// (FP32 for float operands, INT32 for integer ones).
+#include "interpreter_values.h"
+
+namespace pypto::ir::interp {
+
+namespace {
+
+bool flag(const Call& c, const char* key) {
+  const AttrValue* v = find_attr(c.attrs, key);
+  const auto* on = v ? std::get_if<bool>(v) : nullptr;
+  return on && *on;
+}
+
+// Argument i as the product's logical operand: the stored tile, or its transpose when the
+// call's `trans_key` attribute is True.
+TilePtr operand(const Call& c, const Args& a, size_t i, const char* trans_key) {
+  const Tile& t = tile_at(c, a, i);
+  if (flag(c, trans_key)) return transposed(t);
+  return std::make_shared<Tile>(t);
+}
+
+DataType accumulator_dtype(const Call& c) {
+  const auto* t = c.type() ? c.type()->as<TileType>() : nullptr;
+  if (!t) throw RunError("pl." + c.callee + " has no tile result");
+  return t->dtype;
+}
+
+// The product of arguments first and first + 1, on top of `acc` when not null.
+TilePtr product(const Call& c, const Args& a, size_t first, const Tile* acc) {
+  TilePtr left = operand(c, a, first, "a_trans");
+  TilePtr right = operand(c, a, first + 1, "b_trans");
+  return matmul(*left, *right, acc, accumulator_dtype(c));
+}
+
+}  // namespace
+
+Value op_matmul(const OpDef&, const Call& c, const Args& a) {
+  if (!a.empty() && a[0].kind == Value::Kind::Tensor) {
+    // A matmul of tensors: accumulated as the cube unit would (FP32, or INT32 for integers),
+    // then rounded once to the result's dtype (out_dtype, else the operands').
+    const auto* result = c.type() ? c.type()->as<TensorType>() : nullptr;
+    if (!result || a.size() < 2 || a[1].kind != Value::Kind::Tensor) {
+      throw RunError("pl.matmul of tensors needs two tensor operands");
+    }
+    TilePtr left = read_all(a[0].tensor), right = read_all(a[1].tensor);
+    if (flag(c, "a_trans")) left = transposed(*left);
+    if (flag(c, "b_trans")) right = transposed(*right);
+    const DataType acc = is_float(left->dtype) ? DataType::FP32 : DataType::INT32;
+    TilePtr sum = matmul(*left, *right, nullptr, acc);
+    return Value::of_tensor(tile_to_new_tensor(*cast(*sum, result->dtype)));
+  }
+  return Value::of_tile(product(c, a, 0, nullptr));
+}
+
+Value op_matmul_acc(const OpDef&, const Call& c, const Args& a) {
+  const Tile& acc = tile_at(c, a, 0);
+  // init_cond: on the steps where it holds, the product replaces the accumulator.
+  const bool init = a.size() > 3 && a[3].is_scalar() && a[3].as_int() != 0;
+  return Value::of_tile(product(c, a, 1, init ? nullptr : &acc));
+}
+
+// The bias row repeated down the rows of the result is the accumulator the product adds to.
+Value op_matmul_bias(const OpDef&, const Call& c, const Args& a) {
+  const Tile& bias = tile_at(c, a, 2);
+  const auto* type = c.type() ? c.type()->as<TileType>() : nullptr;
+  if (!type || type->shape.size() != 2) throw RunError("pl.matmul_bias has no 2-D tile result");
+  const int64_t rows = type->shape[0], cols = type->shape[1];
+  if (static_cast<int64_t>(bias.data.size()) != cols) {
+    throw RunError("pl.matmul_bias: the bias has " + std::to_string(bias.data.size()) +
+                   " values for " + std::to_string(cols) + " columns");
+  }
+  auto start = std::make_shared<Tile>();
+  start->dtype = type->dtype;
+  start->shape = type->shape;
+  start->data.reserve(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    start->data.insert(start->data.end(), bias.data.begin(), bias.data.end());
+  return Value::of_tile(product(c, a, 0, start.get()));
+}
+
+}  // namespace pypto::ir::interp

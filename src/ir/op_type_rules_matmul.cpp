@@ -1,0 +1,173 @@
+// The type rules of the matmul family: matmul, matmul_acc, matmul_bias, gemv and gemv_acc.
+//
+// An operand is stored as its tile holds it; a_trans=True says the left tile holds [K, M] and
+// b_trans=True that the right tile holds [N, K], so the product reads them transposed (the cube
+// unit's transposed loads, no copy in the program). The accumulator's dtype follows the
+// operands: FP32 for floating-point operands, INT32 for integer ones (INT8 x INT8 -> INT32).
+#include <string>
+#include <utility>
+
+#include "op_type_rules.h"
+#include "pypto/ir/printer.h"
+
+namespace pypto::ir::op_rules {
+
+namespace {
+
+// The value of a True/False attribute (False when absent).
+bool flag_attr(const OpContext& c, const char* key) {
+  const AttrValue* v = find_attr(c.attrs, key);
+  if (!v) return false;
+  const auto* on = std::get_if<bool>(v);
+  if (!on) c.fail_call(std::string(key) + " of " + c.op_name() + " must be True or False");
+  return *on;
+}
+
+}  // namespace
+
+DataType matmul_accumulator_dtype(DataType operand) {
+  return is_float(operand) ? DataType::FP32 : DataType::INT32;
+}
+
+MatmulProduct check_matmul_operands(const OpContext& c, size_t first) {
+  const auto* left = expect_tile(c, first);
+  const auto* right = expect_tile(c, first + 1);
+  expect_2d(c, first, left->shape);
+  expect_2d(c, first + 1, right->shape);
+  // A Mat operand is taken as PyPTO takes it: InferTileMemorySpace moves it to Left/Right.
+  if (!(left->space && *left->space == MemorySpace::Mat)) {
+    expect_space(c, first, left, MemorySpace::Left);
+  }
+  if (!(right->space && *right->space == MemorySpace::Mat)) {
+    expect_space(c, first + 1, right, MemorySpace::Right);
+  }
+  const bool a_trans = flag_attr(c, "a_trans");
+  const bool b_trans = flag_attr(c, "b_trans");
+  // The logical [M, K] and [K, N] of the stored tiles.
+  const int64_t m = a_trans ? left->shape[1] : left->shape[0];
+  const int64_t k_left = a_trans ? left->shape[0] : left->shape[1];
+  const int64_t k_right = b_trans ? right->shape[1] : right->shape[0];
+  const int64_t n = b_trans ? right->shape[0] : right->shape[1];
+  if (k_left != k_right) {
+    auto described = [](const TileType* t, bool trans) {
+      return shape_to_string(t->shape) + (trans ? " (transposed)" : "");
+    };
+    c.fail(first + 1, "shape mismatch in " + c.op_name() + ": " + described(left, a_trans) + " @ " +
+                          described(right, b_trans) + " (inner dimensions " +
+                          std::to_string(k_left) + " and " + std::to_string(k_right) + " differ)");
+  }
+  expect_same_dtype(c, first + 1, left->dtype, right->dtype);
+  if (left->dtype == DataType::BOOL) {
+    c.fail(first, c.op_name() + " multiplies numbers; got BOOL operands" + c.where(first));
+  }
+  return {{m, n}, matmul_accumulator_dtype(left->dtype)};
+}
+
+void check_matmul_attrs(const OpContext& c, const MatmulProduct& product) {
+  if (flag_attr(c, "c_matrix_nz")) {
+    c.fail_call("c_matrix_nz=True of " + c.op_name() +
+                " describes the NPU's fractal result layout, which a tile does not have; "
+                "leave it False");
+  }
+  if (auto out = dtype_attr(c, "out_dtype"); out && *out != product.acc_dtype) {
+    c.fail_call("out_dtype of " + c.op_name() + " must be pl." +
+                std::string(dtype_name(product.acc_dtype)) +
+                " (the accumulator's type for these operands), got pl." +
+                std::string(dtype_name(*out)) + "; pl.cast the result instead");
+  }
+}
+
+// matmul(lhs [M, K], rhs [K, N]) of two tensors (in a kernel, lowered to tiles by
+// ConvertTensorToTileOps): a_trans/b_trans say an operand is stored transposed; the result is
+// out_dtype, else the operands' dtype.
+TypePtr infer_tensor_matmul(const OpContext& c) {
+  const auto* lhs = expect_tensor(c, 0);
+  const auto* rhs = expect_tensor(c, 1);
+  expect_2d(c, 0, lhs->shape);
+  expect_2d(c, 1, rhs->shape);
+  expect_same_dtype(c, 1, lhs->dtype, rhs->dtype);
+  const bool a_trans = flag_attr(c, "a_trans"), b_trans = flag_attr(c, "b_trans");
+  flag_attr(c, "c_matrix_nz");
+  const int64_t m = a_trans ? lhs->shape[1] : lhs->shape[0];
+  const int64_t k = a_trans ? lhs->shape[0] : lhs->shape[1];
+  const int64_t k2 = b_trans ? rhs->shape[1] : rhs->shape[0];
+  const int64_t n = b_trans ? rhs->shape[0] : rhs->shape[1];
+  if (k != k2) {
+    c.fail(1, "shape mismatch in " + c.op_name() + ": " + shape_to_string(lhs->shape) +
+                  (a_trans ? "^T" : "") + " @ " + shape_to_string(rhs->shape) +
+                  (b_trans ? "^T" : "") + " (inner dimensions differ)");
+  }
+  return tensor_type({m, n}, dtype_attr(c, "out_dtype").value_or(lhs->dtype));
+}
+
+TypePtr infer_matmul(const OpContext& c) {
+  if (c.args.size() == 2 && c.args[0]->type() && c.args[0]->type()->as<TensorType>()) {
+    return infer_tensor_matmul(c);
+  }
+  MatmulProduct product = check_matmul_operands(c, 0);
+  check_matmul_attrs(c, product);
+  return tile_type(std::move(product.shape), product.acc_dtype, MemorySpace::Acc);
+}
+
+TypePtr infer_matmul_acc(const OpContext& c) {
+  const auto* acc = expect_tile(c, 0);
+  expect_space(c, 0, acc, MemorySpace::Acc);
+  MatmulProduct product = check_matmul_operands(c, 1);
+  check_matmul_attrs(c, product);
+  expect_same_shape(c, 0, acc->shape, product.shape);
+  if (acc->dtype != product.acc_dtype) {
+    c.fail(0, c.op_name() + " accumulates into a " + std::string(dtype_name(product.acc_dtype)) +
+                  " tile for these operands, got " + std::string(dtype_name(acc->dtype)) +
+                  c.where(0));
+  }
+  if (c.args.size() > 3) {  // init_cond: when true, the product replaces acc
+    const TypePtr& t = c.args[3]->type();
+    const auto* s = t ? t->as<ScalarType>() : nullptr;
+    if (!s || !(s->dtype == DataType::BOOL || is_integer_dtype(s->dtype))) {
+      c.fail(3, "init_cond must be a boolean scalar such as k == 0, got " + type_to_string(t) +
+                    c.where(3));
+    }
+  }
+  return tile_type(acc->shape, acc->dtype, MemorySpace::Acc);
+}
+
+// matmul_bias(left [M, K], right [K, N], bias [1, N]) -> [M, N] Acc: the product with the bias
+// row added to every row. The bias has the accumulator's dtype.
+TypePtr infer_matmul_bias(const OpContext& c) {
+  MatmulProduct product = check_matmul_operands(c, 0);
+  check_matmul_attrs(c, product);
+  const auto* bias = expect_tile(c, 2);
+  expect_2d(c, 2, bias->shape);
+  const std::vector<int64_t> want = {1, product.shape[1]};
+  if (bias->shape != want) {
+    c.fail(2, "the bias of " + c.op_name() + " must be one row of the result's " +
+                  std::to_string(product.shape[1]) + " columns, " + shape_to_string(want) +
+                  ", got " + shape_to_string(bias->shape));
+  }
+  if (bias->dtype != product.acc_dtype) {
+    c.fail(2, "the bias of " + c.op_name() + " must have the accumulator's dtype " +
+                  std::string(dtype_name(product.acc_dtype)) + ", got " +
+                  std::string(dtype_name(bias->dtype)) + c.where(2));
+  }
+  return tile_type(std::move(product.shape), product.acc_dtype, MemorySpace::Acc);
+}
+
+// gemv(left [1, K], right [K, N]) and gemv_acc(acc, left, right): a matmul of one row.
+// acc_phase= is a hint for the cube unit's pipeline; every phase computes the same.
+TypePtr infer_gemv(const OpContext& c) {
+  const size_t first = c.op == "gemv_acc" ? 1 : 0;
+  if (const AttrValue* v = find_attr(c.attrs, "acc_phase")) {
+    const auto* phase = std::get_if<std::string>(v);
+    if (!phase || (*phase != "unspecified" && *phase != "partial" && *phase != "final")) {
+      c.fail_call("acc_phase of " + c.op_name() +
+                  " must be \"unspecified\", \"partial\" or \"final\"");
+    }
+  }
+  if (const auto* left = expect_tile(c, first); left->shape.size() == 2 && left->shape[0] != 1) {
+    c.fail(first, c.op_name() + " multiplies one row: the left operand must be [1, K], got " +
+                      shape_to_string(left->shape) + " (use pl.matmul for more rows)");
+  }
+  return first == 0 ? infer_matmul(c) : infer_matmul_acc(c);
+}
+
+}  // namespace pypto::ir::op_rules
