@@ -274,15 +274,15 @@ def test_matmul_acc_init_cond_starts_the_accumulator(work):
     np.testing.assert_allclose(result.outputs["c"], a @ b, rtol=1e-4, atol=1e-4)
 
 
-def test_matmul_tile_flags_say_what_to_do():
+def test_matmul_out_dtype_must_be_the_accumulators():
     text = program_text(TRANSPOSE, DT="FP32", R=R, C=C)
     bad = text.replace(
         "o = pl.store(pl.cast(pl.transpose(t, axis1=0, axis2=-1), target_type=pl.FP32), [0, 0], o)",
         "l = pl.move(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat), "
         "target_memory=pl.MemorySpace.Left)\n"
-        "        m = pl.matmul(l, l, OPTION)")
-    with pytest.raises(CompileError, match="transpose the tile operand"):
-        pl.parse(bad.replace("OPTION", "b_trans=True"))
+        "        r = pl.move(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat), "
+        "target_memory=pl.MemorySpace.Right)\n"
+        "        m = pl.matmul(l, r, OPTION)")
     with pytest.raises(CompileError, match="out_dtype of pl.matmul must be pl.FP32"):
         pl.parse(bad.replace("OPTION", "out_dtype=pl.FP16"))
 
