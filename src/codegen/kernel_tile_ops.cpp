@@ -45,14 +45,24 @@ void KernelEmitter::emit_store(const ir::Call& call, Span span) {
   auto valid = var ? valid_.find(var) : valid_.end();
   w_.open("");
   std::string data = src.ptr;
+  const ir::DataType stored = a[2]->type()->as<ir::TensorType>()->dtype;
+  if (stored != src.type->dtype) {
+    // An FP32 accumulator stored into an FP16/BF16 tensor is rounded on the way out.
+    w_.line("pto::Scratch converted(" + std::to_string(src.elements() * ir::dtype_bytes(stored)) +
+            ");");
+    w_.line("isa->cast(" + dtype_enum(stored) + ", " + dtype_enum(src.type->dtype) +
+            ", converted.p, " + src.ptr + ", " + std::to_string(src.elements()) + ");");
+    data = "converted.p";
+  }
   if (valid != valid_.end()) {
     // A partly valid tile writes its valid region only: packed densely first.
     const auto& [vr, vc] = valid->second;
     shape.back() = vc;
     if (src.type->shape.size() >= 2) shape[shape.size() - 2] = vr;
-    w_.line("pto::Scratch packed(" + std::to_string(src.bytes) + ");");
-    w_.line("isa->slice(packed.p, " + src.ptr + ", " + std::to_string(src.cols()) + ", 0, 0, " +
-            vr + ", " + vc + ", " + std::to_string(ir::dtype_bytes(src.type->dtype)) + ");");
+    w_.line("pto::Scratch packed(" + std::to_string(src.elements() * ir::dtype_bytes(stored)) +
+            ");");
+    w_.line("isa->slice(packed.p, " + data + ", " + std::to_string(src.cols()) + ", 0, 0, " + vr +
+            ", " + vc + ", " + std::to_string(ir::dtype_bytes(stored)) + ");");
     data = "packed.p";
   }
   std::string off = int_array("offsets", offsets);
@@ -453,8 +463,8 @@ void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
     if (bias) {
       const std::string row_bytes = std::to_string(bias_row->bytes);
       w_.line("for (int64_t bias_r = 0; bias_r < " + std::to_string(m) + "; ++bias_r) pto::copy(" +
-              "static_cast<char*>(static_cast<void*>(" + out + ")) + bias_r * " + row_bytes +
-              ", " + bias_row->ptr + ", " + row_bytes + ");");
+              "static_cast<char*>(static_cast<void*>(" + out + ")) + bias_r * " + row_bytes + ", " +
+              bias_row->ptr + ", " + row_bytes + ");");
       acc_ptr = out;
     }
     w_.line("isa->matmul(" + dtype_enum(l.type->dtype) + ", " + dtype_enum(r.type->dtype) + ", " +

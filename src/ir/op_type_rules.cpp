@@ -290,7 +290,10 @@ TypePtr infer_store(const OpContext& c) {
     c.fail(0, "rank mismatch in " + c.op_name() + ": tile " + shape_to_string(tile->shape) +
                   " vs tensor " + shape_to_string(tensor->shape));
   }
-  expect_same_dtype(c, 2, tile->dtype, tensor->dtype);
+  // An FP32 accumulator leaves Acc rounded to the tensor's FP16/BF16 (the fix-pipe conversion).
+  const bool converts = tile->space == MemorySpace::Acc && tile->dtype == DataType::FP32 &&
+                        (tensor->dtype == DataType::FP16 || tensor->dtype == DataType::BF16);
+  if (!converts) expect_same_dtype(c, 2, tile->dtype, tensor->dtype);
   check_atomic_attr(c, tensor->dtype, true);
   if (tile->space) expect_transfer(c, 0, *tile->space, MemorySpace::DDR);
   check_region(c, 1, offsets, tile->shape, tensor->shape);
@@ -361,10 +364,13 @@ TypePtr infer_elementwise_unary(const OpContext& c) {
   return tensor_type(*x.shape, x.dtype);
 }
 
+// cast of a tile, or of a tensor (the tensor-level form of InCore code, which
+// ConvertTensorToTileOps lowers like the elementwise ops).
 TypePtr infer_cast(const OpContext& c) {
-  const auto* tile = expect_tile(c, 0);
+  ShapedInfo x = expect_shaped(c, 0);
   DataType target = required_dtype_attr(c, "target_type");
-  return tile_type(tile->shape, target);
+  if (!x.is_tile) return tensor_type(*x.shape, target);
+  return tile_type(*x.shape, target);
 }
 
 // A reduction's result: a tile for a tile operand, a tensor for a tensor operand (the
@@ -623,7 +629,11 @@ TypePtr infer_assemble(const OpContext& c) {
     c.fail(1, "rank mismatch in " + c.op_name() + ": " + shape_to_string(*source.shape) + " into " +
                   shape_to_string(*target.shape));
   }
-  expect_same_dtype(c, 1, target.dtype, source.dtype);
+  // A float tensor assembled into a tensor of another float type is rounded to it on the way
+  // (a matmul's FP32 product into a BF16 output, the cube unit's fix-pipe conversion).
+  if (target.is_tile || source.is_tile || !is_float(target.dtype) || !is_float(source.dtype)) {
+    expect_same_dtype(c, 1, target.dtype, source.dtype);
+  }
   check_atomic_attr(c, target.dtype, !target.is_tile);
   check_region(c, 2, offsets, *source.shape, *target.shape);
   if (target.is_tile) return tile_type(*target.shape, target.dtype, target.space);

@@ -31,7 +31,8 @@ bool is_tensor_elementwise(const ExprPtr& value) {
   const auto* c = detail::as_op_call(value);
   if (!c || !detail::is_tensor(c->type())) return false;
   auto cat = detail::op_category(*c);
-  return cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary;
+  return cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary ||
+         cat == OpCategory::Cast;
 }
 
 // A reduction of a tensor (row_max, col_sum, row_argmax...): lowered like the elementwise ops,
@@ -301,10 +302,21 @@ class TensorOpLowering : public IRMutator {
                                    "tiles of it and reduce those");
     }
 
+    // A block of the result, rounded to the destination's dtype when it is assembled into a
+    // tensor of another float type.
+    auto result_block = [&](Block* b) {
+      ExprPtr tile = block_value(virtual_var(value), b);
+      const DataType want = destination_type->as<TensorType>()->dtype;
+      if (tile->type()->as<TileType>()->dtype == want) return tile;
+      ExprPtr cast = make_op_call("cast", {tile}, {{"target_type", want}}, span);
+      auto rounded = make_var(value.name + "_rounded", cast->type(), span);
+      b->out->push_back(ir::make_node<AssignStmt>(rounded, cast, span));
+      return ExprPtr(rounded);
+    };
     std::vector<StmtPtr> out;
     if (blocks == 1) {
       Block b{block_shape, make_int(0), &out, {}};
-      ExprPtr tile = block_value(virtual_var(value), &b);
+      ExprPtr tile = result_block(&b);
       auto stored = make_var(destination_name, destination_type, span);
       out.push_back(ir::make_node<AssignStmt>(
           stored,
@@ -318,7 +330,7 @@ class TensorOpLowering : public IRMutator {
     auto carried = make_var(destination_name, destination_type, span);
     std::vector<StmtPtr> body;
     Block b{block_shape, make_binary(BinaryOp::Mul, row_block, make_int(block_rows)), &body, {}};
-    ExprPtr tile = block_value(virtual_var(value), &b);
+    ExprPtr tile = result_block(&b);
     auto stored = make_var(destination_name, destination_type, span);
     body.push_back(ir::make_node<AssignStmt>(
         stored,
@@ -371,16 +383,6 @@ class TensorOpLowering : public IRMutator {
     for (const auto& [key, v] : matmul.attrs)
       if (key != "out_dtype") attrs.emplace_back(key, v);
     ExprPtr product = assign("product", make_op_call("matmul", {lhs, rhs}, attrs, span));
-    const DataType dtype = destination->type()->as<TensorType>()->dtype;
-    const DataType accumulator = product->type()->as<TileType>()->dtype;
-    if (accumulator != dtype) {
-      // The accumulator leaves Acc only by a store of its own dtype here (no Acc -> Vec move).
-      throw CompileError(
-          span, "pl.matmul on tensors accumulates in " + std::string(dtype_name(accumulator)) +
-                    " and stores that; a " + std::string(dtype_name(dtype)) +
-                    " destination is not supported yet: store the product into a " +
-                    std::string(dtype_name(accumulator)) + " tensor and pl.cast tiles of it");
-    }
     const auto& shape = matmul.type()->as<TensorType>()->shape;
     Block whole{shape, make_int(0), &out, {}};
     auto stored = make_var(bound->name, destination->type(), span);

@@ -108,3 +108,48 @@ def test_a_matmul_result_used_by_another_tensor_op_is_a_located_error():
     message = str(info.value)
     assert "test_tensor_ops_in_scopes.py:" in message
     assert "the result of pl.matmul on tensors can only be stored, assembled or returned" in message
+
+
+@pl.program
+class ProductIntoBf16:
+    """The FP32 product is rounded to the BF16 output as it is stored (the fix-pipe)."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[32, 64], pl.BF16], b: pl.Tensor[[64, 32], pl.BF16],
+             c: pl.Out[pl.Tensor[[32, 32], pl.BF16]]) -> pl.Tensor[[32, 32], pl.BF16]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            p = pl.matmul(a, b, out_dtype=pl.FP32)
+            c = pl.assemble(c, p, [0, 0])
+        return c
+
+
+@pl.program
+class CastInScope:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32],
+             y: pl.Out[pl.Tensor[[32, 64], pl.BF16]]) -> pl.Tensor[[32, 64], pl.BF16]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            h = pl.cast(pl.exp(x), target_type=pl.BF16)
+            y = pl.assemble(y, h, [0, 0])
+        return y
+
+
+def test_an_fp32_product_assembled_into_bf16_is_rounded_once():
+    result = run(ProductIntoBf16,
+                 [TensorSpec("a", [32, 64], pl.BF16, init_value=np.random.standard_normal),
+                  TensorSpec("b", [64, 32], pl.BF16, init_value=np.random.standard_normal),
+                  TensorSpec("c", [32, 32], pl.BF16, is_output=True)])
+    assert result.passed, result.error
+    a = result.inputs["a"].astype(np.float32)
+    b = result.inputs["b"].astype(np.float32)
+    np.testing.assert_allclose(result.outputs["c"].astype(np.float32), a @ b, rtol=1e-2,
+                               atol=1e-2)
+
+
+def test_a_tensor_cast_in_a_scope_runs():
+    result = run(CastInScope,
+                 [TensorSpec("x", [32, 64], pl.FP32, init_value=np.random.standard_normal),
+                  TensorSpec("y", [32, 64], pl.BF16, is_output=True)])
+    assert result.passed, result.error
+    np.testing.assert_allclose(result.outputs["y"].astype(np.float32),
+                               np.exp(result.inputs["x"]), rtol=1e-2)
