@@ -57,9 +57,16 @@ bool is_tensor_matmul(const Call* c) {
   return c && c->callee == "matmul" && detail::is_tensor(c->type());
 }
 
+// A tensor created in the kernel (what pl.full of a tensor is made of): each block of it is a
+// fresh zero tile, never a buffer in DDR.
+bool is_tensor_creation(const Call* c) {
+  return c && c->callee == "create_tensor" && detail::is_tensor(c->type());
+}
+
 bool is_tensor_op(const ExprPtr& value) {
   const Call* c = detail::as_op_call(value);
-  return is_tensor_elementwise(value) || is_tensor_reduction(c) || is_tensor_matmul(c);
+  return is_tensor_elementwise(value) || is_tensor_reduction(c) || is_tensor_matmul(c) ||
+         is_tensor_creation(c);
 }
 
 class TensorOpLowering : public IRMutator {
@@ -218,9 +225,15 @@ class TensorOpLowering : public IRMutator {
     const auto* tensor = v->type()->as<TensorType>();
     if (auto def = virtual_defs_.find(v); def != virtual_defs_.end()) {
       const Call& c = *def->second;
-      std::vector<ExprPtr> args;
-      for (const auto& a : c.args) args.push_back(block_value(a, b));
-      value = make_op_call(c.callee, std::move(args), c.attrs, c.span());
+      if (is_tensor_creation(&c)) {
+        std::vector<ExprPtr> shape;
+        for (int64_t d : b->shape) shape.push_back(make_int(d));
+        value = make_op_call("create_tile", {make_tuple(std::move(shape))}, c.attrs, c.span());
+      } else {
+        std::vector<ExprPtr> args;
+        for (const auto& a : c.args) args.push_back(block_value(a, b));
+        value = make_op_call(c.callee, std::move(args), c.attrs, c.span());
+      }
       name = v->name;
     } else {
       if (tensor->shape != function_shape_) {

@@ -153,3 +153,28 @@ def test_a_tensor_cast_in_a_scope_runs():
     assert result.passed, result.error
     np.testing.assert_allclose(result.outputs["y"].astype(np.float32),
                                np.exp(result.inputs["x"]), rtol=1e-2)
+
+
+@pl.program
+class ZeroThenAccumulate:
+    """pl.full of a tensor zeroes the output in one scope; parallel scopes then add into it."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[32, 128], pl.FP32],
+             c: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="zero_init"):
+            c = pl.assemble(c, pl.full([32, 32], dtype=pl.FP32, value=0.0), [0, 0])
+        for j in pl.parallel(0, 4):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="add_block"):
+                c = pl.assemble(c, pl.exp(x[:, j * 32:j * 32 + 32]), [0, 0],
+                                atomic=pl.AtomicType.Add)
+        return c
+
+
+def test_a_zeroed_output_accumulates_parallel_atomic_assembles():
+    specs = [TensorSpec("x", [32, 128], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("c", [32, 32], pl.FP32, init_value=7.0, is_output=True)]
+    result = run(ZeroThenAccumulate, specs)
+    assert result.passed, result.error
+    expected = np.exp(result.inputs["x"]).reshape(32, 4, 32).sum(axis=1)
+    np.testing.assert_allclose(result.outputs["c"], expected, rtol=1e-5)
