@@ -59,8 +59,8 @@ void KernelEmitter::emit_partial_load(const OpSite& o, const std::string& tensor
                                       const std::vector<std::string>& offsets) {
   const TileRef& d = o.dst;
   auto valid = emit_int_list(o.arg(3), names_, "the valid_shapes of pl.load");
-  const size_t rank = offsets.size();
-  if (!result_var_ || valid.size() != rank || rank > 2 || d.type->shape.size() != rank)
+  const size_t rank = valid.size();  // the tile's; the tensor's may be higher (leading 1s)
+  if (!result_var_ || rank > 2 || d.type->shape.size() != rank || offsets.size() < rank)
     codegen_error(o.span,
                   "pl.load: valid_shapes needs one entry per dimension of a 1-D or 2-D tile");
   const std::string base = names_.name(result_var_);
@@ -74,11 +74,13 @@ void KernelEmitter::emit_partial_load(const OpSite& o, const std::string& tensor
           leave_after_failure());
   w_.open("if (" + vr + " > 0 && " + vc + " > 0)");
   std::string off = int_array("offsets", offsets);
-  std::string sh = int_array(
-      "shape", rank == 2 ? std::vector<std::string>{vr, vc} : std::vector<std::string>{vc});
+  std::vector<std::string> box(offsets.size() - rank, "1");
+  if (rank == 2) box.push_back(vr);
+  box.push_back(vc);
+  std::string sh = int_array("shape", box);
   w_.line("pto::Scratch region(" + std::to_string(d.bytes) + ");");
   w_.line("if (!isa->load(region.p, &" + tensor + ", " + off + ", " + sh + ", " +
-          std::to_string(rank) + ", " + checked_where(o.span, o.op()) + ")) " +
+          std::to_string(offsets.size()) + ", " + checked_where(o.span, o.op()) + ")) " +
           leave_after_failure());
   w_.line("isa->assemble(" + d.ptr + ", " + std::to_string(d.cols()) + ", region.p, 0, 0, " + vr +
           ", " + vc + ", " + std::to_string(ir::dtype_bytes(d.type->dtype)) + ");");

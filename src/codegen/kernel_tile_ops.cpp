@@ -80,6 +80,8 @@ void KernelEmitter::emit_load(const OpSite& o) {
   size_t rank = tensor_rank(o.arg(0));
   auto offsets = emit_int_list(o.arg(1), names_, "the offsets of pl.load");
   auto shape = emit_int_list(o.arg(2), names_, "the shape of pl.load");
+  // A tile of lower rank than the tensor is the box with leading extents of 1.
+  if (shape.size() < rank) shape.insert(shape.begin(), rank - shape.size(), "1");
   if (offsets.size() != rank || shape.size() != rank)
     codegen_error(o.span, "pl.load: offsets and shape must have one entry per tensor dimension");
   if (o.call.args.size() > 3 && o.arg(3)) return emit_partial_load(o, tensor, offsets);

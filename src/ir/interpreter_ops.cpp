@@ -98,8 +98,38 @@ void put_region(const Call& c, const TensorView& out, const std::vector<int64_t>
 
 // ----- the `interpret` attributes of the registered ops ---------------------------------------
 
-Value op_load(const OpDef&, const Call& c, const Args& a) {
+// A tile of lower rank than the tensor it moves from or to is the box with leading extents of 1.
+std::vector<int64_t> box_of(std::vector<int64_t> extents, size_t tensor_rank) {
+  if (extents.size() < tensor_rank)
+    extents.insert(extents.begin(), tensor_rank - extents.size(), 1);
+  return extents;
+}
+
+TilePtr with_shape(TilePtr t, const std::vector<int64_t>& shape) {
+  if (t->shape == shape) return t;
+  auto copy = std::make_shared<Tile>(*t);
+  copy->shape = shape;
+  if (!copy->valid.empty()) copy->valid = box_of(copy->valid, shape.size());
+  while (copy->valid.size() > shape.size()) copy->valid.erase(copy->valid.begin());
+  return copy;
+}
+
+Value op_load(const OpDef& def, const Call& c, const Args& a) {
   auto shape = int_list(c, a, 2);
+  const size_t rank = tensor_arg(c, a, 0).shape.size();
+  if (shape.size() < rank) {  // read the box, then give the tile its own rank
+    Args boxed = a;
+    std::vector<Value> dims;
+    for (int64_t d : box_of(shape, rank)) dims.push_back(Value::of_int(d));
+    boxed[2] = Value::of_tuple(std::move(dims));
+    if (a.size() > 3 && a[3].kind == Value::Kind::Tuple) {
+      std::vector<Value> valid(rank - shape.size(), Value::of_int(1));
+      for (const Value& v : *a[3].tuple) valid.push_back(v);
+      boxed[3] = Value::of_tuple(std::move(valid));
+    }
+    Value loaded = op_load(def, c, boxed);
+    return Value::of_tile(with_shape(loaded.tile, shape));
+  }
   if (a.size() < 4 || a[3].kind == Value::Kind::None) {
     return Value::of_tile(read_region(tensor_arg(c, a, 0), int_list(c, a, 1), shape, "pl.load"));
   }
@@ -124,7 +154,9 @@ Value op_load(const OpDef&, const Call& c, const Args& a) {
 
 Value op_store(const OpDef&, const Call& c, const Args& a) {
   const TensorView& out = tensor_arg(c, a, 2);
-  const Tile& tile = tile_arg(c, a, 0);
+  TilePtr boxed = with_shape(std::make_shared<Tile>(tile_arg(c, a, 0)),
+                             box_of(tile_arg(c, a, 0).shape, out.shape.size()));
+  const Tile& tile = *boxed;
   if (tile.valid.empty()) {
     put_region(c, out, int_list(c, a, 1), tile, "pl.store");
   } else {  // a partly valid tile writes its valid region only

@@ -235,7 +235,12 @@ TypePtr infer_load(const OpContext& c) {
   auto offsets = expect_offsets(c, 1);
   auto shape = expect_const_shape(c, 2);
   expect_rank(c, 1, "offsets", offsets.size(), tensor->shape.size());
-  expect_rank(c, 2, "shape dimensions", shape.size(), tensor->shape.size());
+  // A tile of lower rank than the tensor (a 2-D tile out of a 3-D tensor) is the box whose
+  // leading extents are 1: its dimensions are the tensor's last ones.
+  if (shape.empty() || shape.size() > tensor->shape.size()) {
+    expect_rank(c, 2, "shape dimensions", shape.size(), tensor->shape.size());
+  }
+  const size_t lead = tensor->shape.size() - shape.size();
   MemorySpace target = memory_attr(c, "target_memory").value_or(MemorySpace::Vec);
   expect_transfer(c, 0, MemorySpace::DDR, target);
   // PyPTO's clamp=True cuts a read that runs off the tensor back to its edge; here a read must
@@ -251,10 +256,11 @@ TypePtr infer_load(const OpContext& c) {
   }
   // Only the valid region is read: a ragged last block may have a tile that reaches past the
   // tensor. A run-time valid extent is checked on the device.
-  std::vector<int64_t> read_extent = shape;
+  std::vector<int64_t> read_extent(lead, 1);
+  read_extent.insert(read_extent.end(), shape.begin(), shape.end());
   if (c.args.size() > 3) {
     auto valid = expect_valid_shape(c, 3, shape);
-    for (size_t d = 0; d < valid.size(); ++d) read_extent[d] = valid[d].value_or(0);
+    for (size_t d = 0; d < valid.size(); ++d) read_extent[lead + d] = valid[d].value_or(0);
   }
   check_region(c, 1, offsets, read_extent, tensor->shape);
   return tile_type(std::move(shape), tensor->dtype, target);
@@ -286,17 +292,20 @@ TypePtr infer_store(const OpContext& c) {
   auto offsets = expect_offsets(c, 1);
   const auto* tensor = expect_tensor(c, 2);
   expect_rank(c, 1, "offsets", offsets.size(), tensor->shape.size());
-  if (tile->shape.size() != tensor->shape.size()) {
+  if (tile->shape.empty() || tile->shape.size() > tensor->shape.size()) {
     c.fail(0, "rank mismatch in " + c.op_name() + ": tile " + shape_to_string(tile->shape) +
                   " vs tensor " + shape_to_string(tensor->shape));
   }
+  // A tile of lower rank writes the box whose leading extents are 1.
+  std::vector<int64_t> box(tensor->shape.size() - tile->shape.size(), 1);
+  box.insert(box.end(), tile->shape.begin(), tile->shape.end());
   // An FP32 accumulator leaves Acc rounded to the tensor's FP16/BF16 (the fix-pipe conversion).
   const bool converts = tile->space == MemorySpace::Acc && tile->dtype == DataType::FP32 &&
                         (tensor->dtype == DataType::FP16 || tensor->dtype == DataType::BF16);
   if (!converts) expect_same_dtype(c, 2, tile->dtype, tensor->dtype);
   check_atomic_attr(c, tensor->dtype, true);
   if (tile->space) expect_transfer(c, 0, *tile->space, MemorySpace::DDR);
-  check_region(c, 1, offsets, tile->shape, tensor->shape);
+  check_region(c, 1, offsets, box, tensor->shape);
   return c.args[2]->type();
 }
 

@@ -1,6 +1,5 @@
 # construct: rank-changing load (a 2-D tile from a 3-D tensor)
-# expect: unsupported
-# names: rank pl.load
+# expect: works
 """Each batch of a [2, 16, 32] tensor is loaded with three offsets into a [16, 32] tile (lower
 rank than the tensor) and stored into its rows of a [32, 32] result."""
 

@@ -1,6 +1,5 @@
 # construct: rank-changing store (a 2-D tile into a 3-D tensor)
-# expect: unsupported
-# names: rank pl.store
+# expect: works
 """Two [16, 32] tiles computed from a 2-D input are stored into the batches of a [2, 16, 32]
 result with three offsets: the tile's rank is lower than the tensor's."""
 
