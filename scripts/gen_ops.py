@@ -49,6 +49,9 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
                    "A new zero-filled tile of `shape` and `dtype` in `target_memory`."),
     "CreateTensor": ({"shape": SHAPE, "dtype": "DType"}, "Tensor",
                      "A new tensor in global memory (orchestration functions only)."),
+    "ExpandClone": ({"src": "Tensor", "target": "Tensor"}, "Tensor",
+                    "`src` repeated along its dimensions of extent 1 to the shape of `target` "
+                    "(tensors; in a kernel lowered to loads and row/column expands)."),
     "Slice": ({"input": VALUE, "shape": SHAPE, "offsets": SHAPE}, VALUE,
               "The box of `input` at `offsets` with extent `shape`: a copy for a tile, a view "
               "for a tensor."),

@@ -167,6 +167,8 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "CreateTile";
     case ir::OpCategory::CreateTensor:
       return "CreateTensor";
+    case ir::OpCategory::ExpandClone:
+      return "ExpandClone";
     case ir::OpCategory::Slice:
       return "Slice";
     case ir::OpCategory::Assemble:

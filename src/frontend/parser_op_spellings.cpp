@@ -69,7 +69,6 @@ constexpr std::string_view kUnsupported[] = {
     "ci",
     "create_l1",
     "dump_tag",
-    "expand_clone",
     "fillpad_expand",
     "fillpad_inplace",
     "func_attr",

@@ -183,6 +183,30 @@ Value op_create_tensor(const OpDef&, const Call& c, const Args& a) {
   return Value::of_tensor(new_tensor(result_dtype(c), int_list(c, a, 0)));
 }
 
+Value op_expand_clone(const OpDef&, const Call& c, const Args& a) {
+  const TilePtr src_tile = read_all(tensor_arg(c, a, 0));
+  const Tile& src = *src_tile;
+  const std::vector<int64_t>& shape = tensor_arg(c, a, 1).shape;
+  auto out = std::make_shared<Tile>();
+  out->dtype = src.dtype;
+  out->shape = shape;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  out->data.resize(static_cast<size_t>(n));
+  // Element i of the result reads src at the same index, 0 along src's unit dimensions.
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, from = 0, stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      const int64_t index = rest % shape[d];
+      rest /= shape[d];
+      if (src.shape[d] != 1) from += index * stride;
+      stride *= src.shape[d];
+    }
+    out->data[static_cast<size_t>(i)] = src.data[static_cast<size_t>(from)];
+  }
+  return Value::of_tensor(tile_to_new_tensor(*out));
+}
+
 // The valid region an elementwise result inherits: its first partly valid tile operand's.
 std::vector<int64_t> inherited_valid(const Args& a) {
   for (const Value& v : a)

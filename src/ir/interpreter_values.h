@@ -154,6 +154,7 @@ Value op_store(const OpDef& def, const Call& c, const Args& a);
 Value op_move(const OpDef& def, const Call& c, const Args& a);
 Value op_create_tile(const OpDef& def, const Call& c, const Args& a);
 Value op_create_tensor(const OpDef& def, const Call& c, const Args& a);
+Value op_expand_clone(const OpDef& def, const Call& c, const Args& a);
 Value op_binary(const OpDef& def, const Call& c, const Args& a);  // by the op's opcode
 Value op_unary(const OpDef& def, const Call& c, const Args& a);   // by the op's opcode
 Value op_cast(const OpDef& def, const Call& c, const Args& a);

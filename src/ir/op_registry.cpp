@@ -81,6 +81,8 @@ std::vector<OpSpec> op_specs() {
        in::op_create_tile, E::CreateTile},
       {"create_tensor", C::CreateTensor, {"shape"}, 1, {"dtype"}, infer_create_tensor,
        in::op_create_tensor, E::None},
+      {"expand_clone", C::ExpandClone, {"src", "target"}, 2, {}, infer_expand_clone,
+       in::op_expand_clone, E::None},
       {"cast", C::Cast, {"tile"}, 1, {"target_type"}, infer_cast, in::op_cast, E::Cast},
       {"matmul", C::Matmul, {"left", "right"}, 2, {"out_dtype", "a_trans", "b_trans",
        "c_matrix_nz"}, infer_matmul, in::op_matmul, E::Matmul},

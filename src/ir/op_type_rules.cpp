@@ -340,6 +340,22 @@ TypePtr infer_create_tensor(const OpContext& c) {
   return tensor_type(std::move(shape), dtype);
 }
 
+// expand_clone(src, target) of tensors: src repeated along each of its dimensions of extent 1
+// to the target's shape (every other extent must match); the result has the target's type.
+TypePtr infer_expand_clone(const OpContext& c) {
+  const auto* src = expect_tensor(c, 0);
+  const auto* target = expect_tensor(c, 1);
+  expect_same_dtype(c, 1, target->dtype, src->dtype);
+  bool fits = src->shape.size() == target->shape.size();
+  for (size_t d = 0; fits && d < src->shape.size(); ++d)
+    fits = src->shape[d] == 1 || src->shape[d] == target->shape[d];
+  if (!fits) {
+    c.fail(0, "pl.expand_clone repeats the dimensions of extent 1: " + shape_to_string(src->shape) +
+                  " does not expand to " + shape_to_string(target->shape));
+  }
+  return tensor_type(target->shape, target->dtype);
+}
+
 // tile∘tile, tile∘scalar, scalar∘tile, and the same with tensors (the tensor-level form used in
 // InCore code before ConvertTensorToTileOps).
 TypePtr infer_elementwise_binary(const OpContext& c) {

@@ -93,6 +93,7 @@ void expect_shape_fits(const OpContext& c, size_t i, const std::vector<int64_t>&
                        DataType dtype);
 TypePtr infer_create_tile(const OpContext& c);
 TypePtr infer_create_tensor(const OpContext& c);
+TypePtr infer_expand_clone(const OpContext& c);
 // tile∘tile, tile∘scalar, scalar∘tile, and the same with tensors (the tensor-level form used in
 // InCore code before ConvertTensorToTileOps).
 TypePtr infer_elementwise_binary(const OpContext& c);

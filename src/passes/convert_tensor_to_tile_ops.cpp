@@ -63,10 +63,15 @@ bool is_tensor_creation(const Call* c) {
   return c && c->callee == "create_tensor" && detail::is_tensor(c->type());
 }
 
+// expand_clone(src, target): a chain of its own, src loaded matrix by matrix and expanded.
+bool is_tensor_expand_clone(const Call* c) {
+  return c && c->callee == "expand_clone" && detail::is_tensor(c->type());
+}
+
 bool is_tensor_op(const ExprPtr& value) {
   const Call* c = detail::as_op_call(value);
   return is_tensor_elementwise(value) || is_tensor_reduction(c) || is_tensor_matmul(c) ||
-         is_tensor_creation(c);
+         is_tensor_creation(c) || is_tensor_expand_clone(c);
 }
 
 class TensorOpLowering : public IRMutator {
@@ -265,6 +270,8 @@ class TensorOpLowering : public IRMutator {
     const Call* root = virtual_defs_.at(&value);
     if (is_tensor_matmul(root))
       return materialize_matmul(*root, span, destination, bound, base_offsets);
+    if (is_tensor_expand_clone(root))
+      return materialize_expand_clone(*root, span, destination, bound, base_offsets);
     const bool reduction = is_tensor_reduction(root);
     const auto& shape = reduction ? root->args[0]->type()->as<TensorType>()->shape : result->shape;
     function_shape_ = shape;
@@ -276,6 +283,12 @@ class TensorOpLowering : public IRMutator {
                            "the result of pl.matmul on tensors can only be stored, assembled or "
                            "returned; to compute with it, write the matmul on tiles (pl.load to "
                            "Mat, pl.move to Left/Right, pl.matmul) and move the product to Vec");
+      }
+      if (n != &value && is_tensor_expand_clone(virtual_defs_.at(n))) {
+        throw CompileError(virtual_defs_.at(n)->span(),
+                           "the result of pl.expand_clone can only be stored, assembled or "
+                           "returned; to compute with a broadcast, use pl.row_expand_* or "
+                           "pl.col_expand_* on tiles");
       }
       if (n != &value && is_tensor_reduction(virtual_defs_.at(n))) {
         throw CompileError(virtual_defs_.at(n)->span(),
@@ -406,6 +419,95 @@ class TensorOpLowering : public IRMutator {
         span));
     var_map[bound.get()] = stored;
     return make_seq(std::move(out), span);
+  }
+
+  // expand_clone(src, target): each matrix of the result (one per index of a leading batch
+  // dimension) is src's matrix, loaded as a 2-D tile and repeated along its unit dimensions
+  // with col_expand (a row down the rows) and row_expand (a column along the columns).
+  StmtPtr materialize_expand_clone(const Call& expand, Span span, const ExprPtr& destination,
+                                   const VarPtr& bound, const ExprPtr& base_offsets) {
+    const auto* src = expand.args[0]->as<Var>();
+    if (!src || virtual_defs_.count(src)) {
+      throw CompileError(expand.args[0]->span(),
+                         "the source of pl.expand_clone must be a tensor (a parameter or a slice "
+                         "of one), not the result of another tensor op");
+    }
+    const auto& from = src->type()->as<TensorType>()->shape;
+    const auto& to = expand.type()->as<TensorType>()->shape;
+    const DataType dtype = expand.type()->as<TensorType>()->dtype;
+    if (to.size() != 2 && to.size() != 3) {
+      throw CompileError(expand.span(),
+                         "pl.expand_clone takes 2-D or 3-D tensors, got " + shape_to_string(to));
+    }
+    const bool batched = to.size() == 3;
+    const int64_t rows = to[to.size() - 2], cols = to.back();
+    const int64_t src_rows = from[from.size() - 2], src_cols = from.back();
+    auto ints = [](std::vector<int64_t> v) {
+      std::vector<ExprPtr> e;
+      for (int64_t x : v) e.push_back(make_int(x));
+      return make_tuple(std::move(e));
+    };
+    // One matrix of the result at batch index `b` (null when not batched), into `into`.
+    auto matrix = [&](const ExprPtr& b, std::vector<StmtPtr>* out) {
+      auto assign = [&](const std::string& name, ExprPtr value) {
+        auto v = make_var(name, value->type(), span);
+        out->push_back(ir::make_node<AssignStmt>(v, std::move(value), span));
+        return ExprPtr(v);
+      };
+      std::vector<ExprPtr> at;
+      if (batched) at.push_back(from[0] == 1 ? make_int(0) : b);
+      at.push_back(make_int(0));
+      at.push_back(make_int(0));
+      ExprPtr tile =
+          assign(src->name + "_tile",
+                 make_op_call("load", {expand.args[0], make_tuple(at), ints({src_rows, src_cols})},
+                              {}, span));
+      auto fresh = [&](int64_t r, int64_t c) {
+        return assign("expanded",
+                      make_op_call("create_tile", {ints({r, c})}, {{"dtype", dtype}}, span));
+      };
+      if (src_rows == 1 && rows > 1) {
+        tile = assign("rows_repeated",
+                      make_op_call("col_expand", {fresh(rows, src_cols), tile}, {}, span));
+      }
+      if (src_cols == 1 && cols > 1) {
+        tile = assign("cols_repeated",
+                      make_op_call("row_expand", {fresh(rows, cols), tile}, {}, span));
+      }
+      return tile;
+    };
+    std::vector<int64_t> block_shape = {rows, cols};
+    if (batched) block_shape.insert(block_shape.begin(), 1);
+    if (!batched) {
+      std::vector<StmtPtr> out;
+      ExprPtr tile = matrix(nullptr, &out);
+      Block whole{block_shape, make_int(0), &out, {}};
+      auto stored = make_var(bound->name, destination->type(), span);
+      out.push_back(ir::make_node<AssignStmt>(
+          stored,
+          make_op_call("store", {tile, destination_offsets(whole, base_offsets), destination},
+                       store_attrs_, span),
+          span));
+      var_map[bound.get()] = stored;
+      return make_seq(std::move(out), span);
+    }
+    auto b = make_var("batch", scalar_type(DataType::INT64), span);
+    auto carried = make_var(bound->name, destination->type(), span);
+    std::vector<StmtPtr> body;
+    ExprPtr tile = matrix(b, &body);
+    Block one{block_shape, b, &body, {}};
+    auto stored = make_var(bound->name, destination->type(), span);
+    body.push_back(ir::make_node<AssignStmt>(
+        stored,
+        make_op_call("store", {tile, destination_offsets(one, base_offsets), carried}, store_attrs_,
+                     span),
+        span));
+    body.push_back(ir::make_node<YieldStmt>(std::vector<ExprPtr>{stored}, span));
+    auto final_value = make_var(bound->name, destination->type(), span);
+    var_map[bound.get()] = final_value;
+    return ir::make_node<ForStmt>(b, make_int(0), make_int(to[0]), make_int(1), ForKind::Sequential,
+                                  std::vector<VarPtr>{carried}, std::vector<ExprPtr>{destination},
+                                  make_seq(body, span), std::vector<VarPtr>{final_value}, span);
   }
 
   const Function& function_;

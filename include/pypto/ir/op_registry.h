@@ -16,6 +16,7 @@ enum class OpCategory : uint8_t {
   Move,               // move: tile -> tile in another space
   CreateTile,         // create_tile
   CreateTensor,       // create_tensor (orchestration)
+  ExpandClone,        // expand_clone(src, target): src repeated along its unit dims (tensors)
   Slice,              // slice of a tile (copy) or a tensor (view)
   Assemble,           // assemble(target, source, offsets)
   ElementwiseBinary,  // add sub mul div maximum minimum rem fmod and_ or_ xor shl shr prelu

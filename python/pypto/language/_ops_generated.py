@@ -14,7 +14,7 @@ from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tens
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'transpose', 'transpose_view', 'xor']
+__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'transpose', 'transpose_view', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -249,6 +249,15 @@ def exp(input: _Value) -> _Value:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('exp')
+
+
+def expand_clone(src: Tensor, target: Tensor) -> Tensor:
+    """`src` repeated along its dimensions of extent 1 to the shape of `target` (tensors; in a kernel lowered to loads and row/column expands).
+
+    In a program: ``pl.expand_clone(src, target)``. Category ExpandClone; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('expand_clone')
 
 
 def expands(target: _Value, scalar: Union[int, float]) -> _Value:
