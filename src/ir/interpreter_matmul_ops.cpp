@@ -36,25 +36,52 @@ TilePtr product(const Call& c, const Args& a, size_t first, const Tile* acc) {
 
 }  // namespace
 
-Value op_matmul(const OpDef&, const Call& c, const Args& a) {
-  if (!a.empty() && a[0].kind == Value::Kind::Tensor) {
-    // A matmul of tensors: accumulated as the cube unit would (FP32, or INT32 for integers),
-    // then rounded once to the result's dtype (out_dtype, else the operands').
-    const auto* result = c.type() ? c.type()->as<TensorType>() : nullptr;
-    if (!result || a.size() < 2 || a[1].kind != Value::Kind::Tensor) {
-      throw RunError("pl.matmul of tensors needs two tensor operands");
+// Matrix b of a 2-D or 3-D tensor as a 2-D tile (a 3-D tensor with one batch shares it).
+TilePtr matrix_of(const TensorView& t, int64_t b) {
+  if (t.shape.size() == 2) return read_all(t);
+  const std::vector<int64_t> at = {t.shape[0] == 1 ? 0 : b, 0, 0};
+  auto m = std::make_shared<Tile>(*read_region(t, at, {1, t.shape[1], t.shape[2]}, "pl.matmul"));
+  m->shape = {t.shape[1], t.shape[2]};
+  return m;
+}
+
+// acc + lhs @ rhs of tensors (no acc: the plain product), batch by batch for a 3-D result:
+// accumulated as the cube unit would (FP32, or INT32 for integers), then rounded once to the
+// result's dtype.
+Value tensor_product(const Call& c, const Args& a, size_t first) {
+  const auto* result = c.type() ? c.type()->as<TensorType>() : nullptr;
+  for (size_t i = 0; i <= first + 1; ++i) {
+    if (!result || i >= a.size() || a[i].kind != Value::Kind::Tensor) {
+      throw RunError("pl." + c.callee + " of tensors needs tensor operands");
     }
-    TilePtr left = read_all(a[0].tensor), right = read_all(a[1].tensor);
+  }
+  const bool batched = result->shape.size() == 3;
+  TensorView out = new_tensor(result->dtype, result->shape);
+  for (int64_t b = 0; b < (batched ? result->shape[0] : 1); ++b) {
+    TilePtr left = matrix_of(a[first].tensor, b), right = matrix_of(a[first + 1].tensor, b);
     if (flag(c, "a_trans")) left = transposed(*left);
     if (flag(c, "b_trans")) right = transposed(*right);
-    const DataType acc = is_float(left->dtype) ? DataType::FP32 : DataType::INT32;
-    TilePtr sum = matmul(*left, *right, nullptr, acc);
-    return Value::of_tensor(tile_to_new_tensor(*cast(*sum, result->dtype)));
+    const DataType acc_dtype = is_float(left->dtype) ? DataType::FP32 : DataType::INT32;
+    TilePtr acc = first == 1 ? cast(*matrix_of(a[0].tensor, b), acc_dtype) : nullptr;
+    auto sum =
+        std::make_shared<Tile>(*cast(*matmul(*left, *right, acc.get(), acc_dtype), result->dtype));
+    std::vector<int64_t> at = {0, 0};
+    if (batched) {
+      sum->shape.insert(sum->shape.begin(), 1);
+      at.insert(at.begin(), b);
+    }
+    write_region(out, at, *sum, "pl.matmul");
   }
+  return Value::of_tensor(out);
+}
+
+Value op_matmul(const OpDef&, const Call& c, const Args& a) {
+  if (!a.empty() && a[0].kind == Value::Kind::Tensor) return tensor_product(c, a, 0);
   return Value::of_tile(product(c, a, 0, nullptr));
 }
 
 Value op_matmul_acc(const OpDef&, const Call& c, const Args& a) {
+  if (!a.empty() && a[0].kind == Value::Kind::Tensor) return tensor_product(c, a, 1);
   const Tile& acc = tile_at(c, a, 0);
   // init_cond: on the steps where it holds, the product replaces the accumulator.
   const bool init = a.size() > 3 && a[3].is_scalar() && a[3].as_int() != 0;

@@ -77,32 +77,51 @@ void check_matmul_attrs(const OpContext& c, const MatmulProduct& product) {
   }
 }
 
-// matmul(lhs [M, K], rhs [K, N]) of two tensors (in a kernel, lowered to tiles by
-// ConvertTensorToTileOps): a_trans/b_trans say an operand is stored transposed; the result is
-// out_dtype, else the operands' dtype.
-TypePtr infer_tensor_matmul(const OpContext& c) {
-  const auto* lhs = expect_tensor(c, 0);
-  const auto* rhs = expect_tensor(c, 1);
-  expect_2d(c, 0, lhs->shape);
-  expect_2d(c, 1, rhs->shape);
-  expect_same_dtype(c, 1, lhs->dtype, rhs->dtype);
+// The product of tensor arguments `first` and `first + 1` (in a kernel, lowered to tiles by
+// ConvertTensorToTileOps): [M, K] @ [K, N], or a batch of them when either operand is 3-D
+// ([B, M, K] or [1, M, K]; a batch of 1 or a 2-D operand is shared by every batch).
+// a_trans/b_trans say an operand is stored transposed; the result is out_dtype, else the
+// operands' dtype.
+TypePtr infer_tensor_matmul(const OpContext& c, size_t first) {
+  const auto* lhs = expect_tensor(c, first);
+  const auto* rhs = expect_tensor(c, first + 1);
+  for (size_t i : {first, first + 1}) {
+    const size_t rank = c.args[i]->type()->as<TensorType>()->shape.size();
+    if (rank != 2 && rank != 3) {
+      c.fail(i, c.op_name() + " multiplies 2-D tensors or batches of them (3-D), got rank " +
+                    std::to_string(rank) + c.where(i));
+    }
+  }
+  expect_same_dtype(c, first + 1, lhs->dtype, rhs->dtype);
   const bool a_trans = flag_attr(c, "a_trans"), b_trans = flag_attr(c, "b_trans");
   flag_attr(c, "c_matrix_nz");
-  const int64_t m = a_trans ? lhs->shape[1] : lhs->shape[0];
-  const int64_t k = a_trans ? lhs->shape[0] : lhs->shape[1];
-  const int64_t k2 = b_trans ? rhs->shape[1] : rhs->shape[0];
-  const int64_t n = b_trans ? rhs->shape[0] : rhs->shape[1];
+  auto dim = [](const TensorType* t, size_t from_end) {
+    return t->shape[t->shape.size() - from_end];
+  };
+  const int64_t m = a_trans ? dim(lhs, 1) : dim(lhs, 2);
+  const int64_t k = a_trans ? dim(lhs, 2) : dim(lhs, 1);
+  const int64_t k2 = b_trans ? dim(rhs, 1) : dim(rhs, 2);
+  const int64_t n = b_trans ? dim(rhs, 2) : dim(rhs, 1);
   if (k != k2) {
-    c.fail(1, "shape mismatch in " + c.op_name() + ": " + shape_to_string(lhs->shape) +
-                  (a_trans ? "^T" : "") + " @ " + shape_to_string(rhs->shape) +
-                  (b_trans ? "^T" : "") + " (inner dimensions differ)");
+    c.fail(first + 1, "shape mismatch in " + c.op_name() + ": " + shape_to_string(lhs->shape) +
+                          (a_trans ? "^T" : "") + " @ " + shape_to_string(rhs->shape) +
+                          (b_trans ? "^T" : "") + " (inner dimensions differ)");
   }
-  return tensor_type({m, n}, dtype_attr(c, "out_dtype").value_or(lhs->dtype));
+  const int64_t lb = lhs->shape.size() == 3 ? lhs->shape[0] : 1;
+  const int64_t rb = rhs->shape.size() == 3 ? rhs->shape[0] : 1;
+  if (lb != rb && lb != 1 && rb != 1) {
+    c.fail(first + 1, "batch mismatch in " + c.op_name() + ": " + std::to_string(lb) + " vs " +
+                          std::to_string(rb) + " (a batch of 1 is shared)");
+  }
+  const bool batched = lhs->shape.size() == 3 || rhs->shape.size() == 3;
+  std::vector<int64_t> shape = {m, n};
+  if (batched) shape.insert(shape.begin(), std::max(lb, rb));
+  return tensor_type(std::move(shape), dtype_attr(c, "out_dtype").value_or(lhs->dtype));
 }
 
 TypePtr infer_matmul(const OpContext& c) {
   if (c.args.size() == 2 && c.args[0]->type() && c.args[0]->type()->as<TensorType>()) {
-    return infer_tensor_matmul(c);
+    return infer_tensor_matmul(c, 0);
   }
   MatmulProduct product = check_matmul_operands(c, 0);
   check_matmul_attrs(c, product);
@@ -110,6 +129,13 @@ TypePtr infer_matmul(const OpContext& c) {
 }
 
 TypePtr infer_matmul_acc(const OpContext& c) {
+  if (c.args.size() == 3 && c.args[0]->type() && c.args[0]->type()->as<TensorType>()) {
+    // acc + lhs @ rhs of tensors: the sum keeps the accumulator's type.
+    TypePtr product = infer_tensor_matmul(c, 1);
+    expect_same_shape(c, 0, c.args[0]->type()->as<TensorType>()->shape,
+                      product->as<TensorType>()->shape);
+    return c.args[0]->type();
+  }
   const auto* acc = expect_tile(c, 0);
   expect_space(c, 0, acc, MemorySpace::Acc);
   MatmulProduct product = check_matmul_operands(c, 1);

@@ -11,6 +11,7 @@
 // offsets instead. A matmul of two tensors (or slices of them) is its own chain: both operands are
 // loaded whole into Mat, moved to Left/Right and multiplied on the cube unit.
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -54,7 +55,7 @@ bool reduces_rows(const Call& c) {
 // A matmul of two tensors: its operands are loaded whole into Mat, moved to Left/Right and
 // multiplied on the cube unit; the product is stored (or assembled) as one block.
 bool is_tensor_matmul(const Call* c) {
-  return c && c->callee == "matmul" && detail::is_tensor(c->type());
+  return c && (c->callee == "matmul" || c->callee == "matmul_acc") && detail::is_tensor(c->type());
 }
 
 // A tensor created in the kernel (what pl.full of a tensor is made of): each block of it is a
@@ -372,53 +373,121 @@ class TensorOpLowering : public IRMutator {
                                   std::vector<VarPtr>{final_value}, span);
   }
 
-  // lhs and rhs loaded whole into Mat and moved to Left and Right, their tile matmul stored into
-  // the destination.
-  StmtPtr materialize_matmul(const Call& matmul, Span span, const ExprPtr& destination,
-                             const VarPtr& bound, const ExprPtr& base_offsets) {
-    std::vector<StmtPtr> out;
-    auto assign = [&](const std::string& name, ExprPtr value) {
-      auto v = make_var(name, value->type(), span);
-      out.push_back(ir::make_node<AssignStmt>(v, std::move(value), span));
-      return v;
+  // Stores a result made of matrices into the destination: a 2-D result is one matrix
+  // (`batches` 0), a 3-D one `batches` of them, stored by a loop over the batch index.
+  // `matrix(b, out)` appends to `out` the statements that compute matrix b (b is null for a 2-D
+  // result) and returns its tile.
+  StmtPtr store_matrices(
+      int64_t batches, int64_t rows, int64_t cols, Span span, const ExprPtr& destination,
+      const VarPtr& bound, const ExprPtr& base_offsets,
+      const std::function<ExprPtr(const ExprPtr&, std::vector<StmtPtr>*)>& matrix) {
+    std::vector<int64_t> block_shape = {rows, cols};
+    if (batches > 0) block_shape.insert(block_shape.begin(), 1);
+    auto store = [&](const ExprPtr& tile, const Block& block, const ExprPtr& into) {
+      auto stored = make_var(bound->name, destination->type(), span);
+      block.out->push_back(ir::make_node<AssignStmt>(
+          stored,
+          make_op_call("store", {tile, destination_offsets(block, base_offsets), into},
+                       store_attrs_, span),
+          span));
+      return stored;
     };
+    if (batches == 0) {
+      std::vector<StmtPtr> out;
+      Block whole{block_shape, make_int(0), &out, {}};
+      var_map[bound.get()] = store(matrix(nullptr, &out), whole, destination);
+      return make_seq(std::move(out), span);
+    }
+    auto b = make_var("batch", scalar_type(DataType::INT64), span);
+    auto carried = make_var(bound->name, destination->type(), span);
+    std::vector<StmtPtr> body;
+    Block one{block_shape, b, &body, {}};
+    auto stored = store(matrix(b, &body), one, carried);
+    body.push_back(ir::make_node<YieldStmt>(std::vector<ExprPtr>{stored}, span));
+    auto final_value = make_var(bound->name, destination->type(), span);
+    var_map[bound.get()] = final_value;
+    return ir::make_node<ForStmt>(b, make_int(0), make_int(batches), make_int(1),
+                                  ForKind::Sequential, std::vector<VarPtr>{carried},
+                                  std::vector<ExprPtr>{destination}, make_seq(body, span),
+                                  std::vector<VarPtr>{final_value}, span);
+  }
+
+  static ExprPtr int_tuple(const std::vector<int64_t>& values) {
+    std::vector<ExprPtr> e;
+    for (int64_t x : values) e.push_back(make_int(x));
+    return make_tuple(std::move(e));
+  }
+
+  // Matrix b of tensor `t` (2-D: itself; 3-D: batch b, or batch 0 when it has one) loaded as a
+  // 2-D tile of its last two dimensions.
+  ExprPtr load_matrix(const ExprPtr& t, const ExprPtr& b, const Attrs& attrs, Span span,
+                      std::vector<StmtPtr>* out, const std::string& name) {
+    const auto& shape = t->type()->as<TensorType>()->shape;
+    std::vector<ExprPtr> at;
+    if (shape.size() == 3) at.push_back(shape[0] == 1 || !b ? make_int(0) : b);
+    at.push_back(make_int(0));
+    at.push_back(make_int(0));
+    ExprPtr load = make_op_call(
+        "load", {t, make_tuple(std::move(at)), int_tuple({shape[shape.size() - 2], shape.back()})},
+        attrs, span);
+    auto v = make_var(name, load->type(), span);
+    out->push_back(ir::make_node<AssignStmt>(v, load, span));
+    return v;
+  }
+
+  // The Acc tile of a tensor matmul (or matmul_acc, whose accumulator is the product of an
+  // earlier tensor matmul) for matrix b: operands loaded into Mat and moved to Left/Right.
+  ExprPtr matmul_tile(const Call& mm, const ExprPtr& b, Span span, std::vector<StmtPtr>* out) {
+    const size_t first = mm.callee == "matmul_acc" ? 1 : 0;
+    ExprPtr acc;
+    if (first == 1) {
+      const auto* v = mm.args[0]->as<Var>();
+      auto def = v ? virtual_defs_.find(v) : virtual_defs_.end();
+      if (def == virtual_defs_.end() || !is_tensor_matmul(def->second)) {
+        throw CompileError(mm.args[0]->span(),
+                           "the accumulator of pl.matmul_acc on tensors must be the result of "
+                           "pl.matmul (or pl.matmul_acc) on tensors in the same kernel");
+      }
+      acc = matmul_tile(*def->second, b, span, out);
+    }
     auto operand = [&](size_t i, MemorySpace space) -> ExprPtr {
-      const auto* v = matmul.args[i]->as<Var>();
+      const auto* v = mm.args[i]->as<Var>();
       if (!v || virtual_defs_.count(v)) {
-        throw CompileError(matmul.args[i]->span(),
+        throw CompileError(mm.args[i]->span(),
                            "an operand of pl.matmul on tensors must be a tensor (a parameter or a "
                            "slice of one), not the result of another tensor op");
       }
-      const auto& shape = v->type()->as<TensorType>()->shape;
-      std::vector<ExprPtr> dims, zeros;
-      for (int64_t d : shape) {
-        dims.push_back(make_int(d));
-        zeros.push_back(make_int(0));
-      }
-      auto mat = assign(
-          v->name + "_mat",
-          make_op_call("load",
-                       {matmul.args[i], make_tuple(std::move(zeros)), make_tuple(std::move(dims))},
-                       {{"target_memory", MemorySpace::Mat}}, span));
-      return assign(v->name + (space == MemorySpace::Left ? "_left" : "_right"),
-                    make_op_call("move", {mat}, {{"target_memory", space}}, span));
+      ExprPtr mat = load_matrix(mm.args[i], b, {{"target_memory", MemorySpace::Mat}}, span, out,
+                                v->name + "_mat");
+      ExprPtr moved = make_op_call("move", {mat}, {{"target_memory", space}}, span);
+      auto r = make_var(v->name + (space == MemorySpace::Left ? "_left" : "_right"), moved->type(),
+                        span);
+      out->push_back(ir::make_node<AssignStmt>(r, moved, span));
+      return r;
     };
-    ExprPtr lhs = operand(0, MemorySpace::Left);
-    ExprPtr rhs = operand(1, MemorySpace::Right);
+    ExprPtr lhs = operand(first, MemorySpace::Left);
+    ExprPtr rhs = operand(first + 1, MemorySpace::Right);
     Attrs attrs;
-    for (const auto& [key, v] : matmul.attrs)
+    for (const auto& [key, v] : mm.attrs)
       if (key != "out_dtype") attrs.emplace_back(key, v);
-    ExprPtr product = assign("product", make_op_call("matmul", {lhs, rhs}, attrs, span));
+    std::vector<ExprPtr> args = {lhs, rhs};
+    if (acc) args.insert(args.begin(), acc);
+    ExprPtr product = make_op_call(mm.callee, std::move(args), attrs, span);
+    auto p = make_var("product", product->type(), span);
+    out->push_back(ir::make_node<AssignStmt>(p, product, span));
+    return p;
+  }
+
+  // A tensor matmul (chain) stored into the destination, matrix by matrix.
+  StmtPtr materialize_matmul(const Call& matmul, Span span, const ExprPtr& destination,
+                             const VarPtr& bound, const ExprPtr& base_offsets) {
     const auto& shape = matmul.type()->as<TensorType>()->shape;
-    Block whole{shape, make_int(0), &out, {}};
-    auto stored = make_var(bound->name, destination->type(), span);
-    out.push_back(ir::make_node<AssignStmt>(
-        stored,
-        make_op_call("store", {product, destination_offsets(whole, base_offsets), destination},
-                     store_attrs_, span),
-        span));
-    var_map[bound.get()] = stored;
-    return make_seq(std::move(out), span);
+    const bool batched = shape.size() == 3;
+    return store_matrices(batched ? shape[0] : 0, shape[shape.size() - 2], shape.back(), span,
+                          destination, bound, base_offsets,
+                          [&](const ExprPtr& b, std::vector<StmtPtr>* out) {
+                            return matmul_tile(matmul, b, span, out);
+                          });
   }
 
   // expand_clone(src, target): each matrix of the result (one per index of a leading batch
@@ -439,75 +508,26 @@ class TensorOpLowering : public IRMutator {
       throw CompileError(expand.span(),
                          "pl.expand_clone takes 2-D or 3-D tensors, got " + shape_to_string(to));
     }
-    const bool batched = to.size() == 3;
     const int64_t rows = to[to.size() - 2], cols = to.back();
     const int64_t src_rows = from[from.size() - 2], src_cols = from.back();
-    auto ints = [](std::vector<int64_t> v) {
-      std::vector<ExprPtr> e;
-      for (int64_t x : v) e.push_back(make_int(x));
-      return make_tuple(std::move(e));
-    };
-    // One matrix of the result at batch index `b` (null when not batched), into `into`.
     auto matrix = [&](const ExprPtr& b, std::vector<StmtPtr>* out) {
-      auto assign = [&](const std::string& name, ExprPtr value) {
+      ExprPtr tile = load_matrix(expand.args[0], b, {}, span, out, src->name + "_tile");
+      auto expanded = [&](const std::string& name, const char* op, int64_t c) {
+        ExprPtr target =
+            make_op_call("create_tile", {int_tuple({rows, c})}, {{"dtype", dtype}}, span);
+        auto t = make_var("expanded", target->type(), span);
+        out->push_back(ir::make_node<AssignStmt>(t, target, span));
+        ExprPtr value = make_op_call(op, {t, tile}, {}, span);
         auto v = make_var(name, value->type(), span);
-        out->push_back(ir::make_node<AssignStmt>(v, std::move(value), span));
-        return ExprPtr(v);
+        out->push_back(ir::make_node<AssignStmt>(v, value, span));
+        tile = v;
       };
-      std::vector<ExprPtr> at;
-      if (batched) at.push_back(from[0] == 1 ? make_int(0) : b);
-      at.push_back(make_int(0));
-      at.push_back(make_int(0));
-      ExprPtr tile =
-          assign(src->name + "_tile",
-                 make_op_call("load", {expand.args[0], make_tuple(at), ints({src_rows, src_cols})},
-                              {}, span));
-      auto fresh = [&](int64_t r, int64_t c) {
-        return assign("expanded",
-                      make_op_call("create_tile", {ints({r, c})}, {{"dtype", dtype}}, span));
-      };
-      if (src_rows == 1 && rows > 1) {
-        tile = assign("rows_repeated",
-                      make_op_call("col_expand", {fresh(rows, src_cols), tile}, {}, span));
-      }
-      if (src_cols == 1 && cols > 1) {
-        tile = assign("cols_repeated",
-                      make_op_call("row_expand", {fresh(rows, cols), tile}, {}, span));
-      }
+      if (src_rows == 1 && rows > 1) expanded("rows_repeated", "col_expand", src_cols);
+      if (src_cols == 1 && cols > 1) expanded("cols_repeated", "row_expand", cols);
       return tile;
     };
-    std::vector<int64_t> block_shape = {rows, cols};
-    if (batched) block_shape.insert(block_shape.begin(), 1);
-    if (!batched) {
-      std::vector<StmtPtr> out;
-      ExprPtr tile = matrix(nullptr, &out);
-      Block whole{block_shape, make_int(0), &out, {}};
-      auto stored = make_var(bound->name, destination->type(), span);
-      out.push_back(ir::make_node<AssignStmt>(
-          stored,
-          make_op_call("store", {tile, destination_offsets(whole, base_offsets), destination},
-                       store_attrs_, span),
-          span));
-      var_map[bound.get()] = stored;
-      return make_seq(std::move(out), span);
-    }
-    auto b = make_var("batch", scalar_type(DataType::INT64), span);
-    auto carried = make_var(bound->name, destination->type(), span);
-    std::vector<StmtPtr> body;
-    ExprPtr tile = matrix(b, &body);
-    Block one{block_shape, b, &body, {}};
-    auto stored = make_var(bound->name, destination->type(), span);
-    body.push_back(ir::make_node<AssignStmt>(
-        stored,
-        make_op_call("store", {tile, destination_offsets(one, base_offsets), carried}, store_attrs_,
-                     span),
-        span));
-    body.push_back(ir::make_node<YieldStmt>(std::vector<ExprPtr>{stored}, span));
-    auto final_value = make_var(bound->name, destination->type(), span);
-    var_map[bound.get()] = final_value;
-    return ir::make_node<ForStmt>(b, make_int(0), make_int(to[0]), make_int(1), ForKind::Sequential,
-                                  std::vector<VarPtr>{carried}, std::vector<ExprPtr>{destination},
-                                  make_seq(body, span), std::vector<VarPtr>{final_value}, span);
+    return store_matrices(to.size() == 3 ? to[0] : 0, rows, cols, span, destination, bound,
+                          base_offsets, matrix);
   }
 
   const Function& function_;

@@ -178,3 +178,42 @@ def test_a_zeroed_output_accumulates_parallel_atomic_assembles():
     assert result.passed, result.error
     expected = np.exp(result.inputs["x"]).reshape(32, 4, 32).sum(axis=1)
     np.testing.assert_allclose(result.outputs["c"], expected, rtol=1e-5)
+
+
+@pl.program
+class BatchedMatmulAcc:
+    """A 2-D left operand against a batch of transposed right ones, K in two halves: the second
+    half accumulates onto the first half's product (matmul_acc of tensors)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[16, 64], pl.FP32], b: pl.Tensor[[3, 32, 64], pl.FP32],
+               c: pl.Out[pl.Tensor[[3, 16, 32], pl.FP32]]) -> pl.Tensor[[3, 16, 32], pl.FP32]:
+        a0 = pl.slice(a, [16, 32], [0, 0])
+        a1 = pl.slice(a, [16, 32], [0, 32])
+        b0 = pl.slice(b, [3, 32, 32], [0, 0, 0])
+        b1 = pl.slice(b, [3, 32, 32], [0, 0, 32])
+        acc = pl.matmul(a0, b0, b_trans=True, out_dtype=pl.FP32)
+        total = pl.matmul_acc(acc, a1, b1, b_trans=True)
+        c = pl.assemble(c, total, [0, 0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], b: pl.Tensor[[3, 32, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[3, 16, 32], pl.FP32]]) -> pl.Tensor[[3, 16, 32], pl.FP32]:
+        c = self.kernel(a, b, c)
+        return c
+
+
+@pytest.mark.parametrize("with_golden", [True, False])
+def test_batched_tensor_matmul_acc_runs_against_numpy(with_golden):
+    def golden(t):
+        t["c"][:] = t["a"][None] @ np.swapaxes(t["b"], 1, 2)
+
+    specs = [TensorSpec("a", [16, 64], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("b", [3, 32, 64], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("c", [3, 16, 32], pl.FP32, is_output=True)]
+    result = run(BatchedMatmulAcc, specs, golden if with_golden else None)
+    assert result.passed, result.error
+    np.testing.assert_allclose(result.outputs["c"],
+                               result.inputs["a"][None] @ np.swapaxes(result.inputs["b"], 1, 2),
+                               rtol=1e-4, atol=1e-4)
