@@ -52,6 +52,13 @@ bool reduces_rows(const Call& c) {
          c.callee == "col_argmin";
 }
 
+// A True/False attribute (False when absent).
+bool attr_flag(const Attrs& attrs, const char* key) {
+  const AttrValue* v = find_attr(attrs, key);
+  const auto* on = v ? std::get_if<bool>(v) : nullptr;
+  return on && *on;
+}
+
 // A matmul of two tensors: its operands are loaded whole into Mat, moved to Left/Right and
 // multiplied on the cube unit; the product is stored (or assembled) as one block.
 bool is_tensor_matmul(const Call* c) {
@@ -74,6 +81,14 @@ bool is_tensor_op(const ExprPtr& value) {
   return is_tensor_elementwise(value) || is_tensor_reduction(c) || is_tensor_matmul(c) ||
          is_tensor_creation(c) || is_tensor_expand_clone(c);
 }
+
+// A window of matrix b along one axis of it: `axis` (0 rows, 1 columns) from `start`, `size`
+// long; no axis: the whole matrix.
+struct Window {
+  int axis = -1;
+  ExprPtr start;
+  int64_t size = 0;
+};
 
 class TensorOpLowering : public IRMutator {
  public:
@@ -418,18 +433,20 @@ class TensorOpLowering : public IRMutator {
     return make_tuple(std::move(e));
   }
 
-  // Matrix b of tensor `t` (2-D: itself; 3-D: batch b, or batch 0 when it has one) loaded as a
-  // 2-D tile of its last two dimensions.
+  // Matrix b of tensor `t` (2-D: itself; 3-D: batch b, or batch 0 when it has one), or a window
+  // of it, loaded as a 2-D tile of its last two dimensions.
   ExprPtr load_matrix(const ExprPtr& t, const ExprPtr& b, const Attrs& attrs, Span span,
-                      std::vector<StmtPtr>* out, const std::string& name) {
+                      std::vector<StmtPtr>* out, const std::string& name, const Window& w = {}) {
     const auto& shape = t->type()->as<TensorType>()->shape;
     std::vector<ExprPtr> at;
     if (shape.size() == 3) at.push_back(shape[0] == 1 || !b ? make_int(0) : b);
-    at.push_back(make_int(0));
-    at.push_back(make_int(0));
-    ExprPtr load = make_op_call(
-        "load", {t, make_tuple(std::move(at)), int_tuple({shape[shape.size() - 2], shape.back()})},
-        attrs, span);
+    std::vector<int64_t> extent = {shape[shape.size() - 2], shape.back()};
+    for (int axis : {0, 1}) {
+      at.push_back(w.axis == axis ? w.start : make_int(0));
+      if (w.axis == axis) extent[axis] = w.size;
+    }
+    ExprPtr load =
+        make_op_call("load", {t, make_tuple(std::move(at)), int_tuple(extent)}, attrs, span);
     auto v = make_var(name, load->type(), span);
     out->push_back(ir::make_node<AssignStmt>(v, load, span));
     return v;
@@ -465,17 +482,82 @@ class TensorOpLowering : public IRMutator {
       out->push_back(ir::make_node<AssignStmt>(r, moved, span));
       return r;
     };
-    ExprPtr lhs = operand(first, MemorySpace::Left);
-    ExprPtr rhs = operand(first + 1, MemorySpace::Right);
     Attrs attrs;
     for (const auto& [key, v] : mm.attrs)
       if (key != "out_dtype") attrs.emplace_back(key, v);
+    if (first == 0) {
+      if (ExprPtr split = k_split_matmul(mm, b, attrs, span, out)) return split;
+    }
+    ExprPtr lhs = operand(first, MemorySpace::Left);
+    ExprPtr rhs = operand(first + 1, MemorySpace::Right);
     std::vector<ExprPtr> args = {lhs, rhs};
     if (acc) args.insert(args.begin(), acc);
     ExprPtr product = make_op_call(mm.callee, std::move(args), attrs, span);
     auto p = make_var("product", product->type(), span);
     out->push_back(ir::make_node<AssignStmt>(p, product, span));
     return p;
+  }
+
+  // A matmul of tensors whose operands do not fit Left/Right whole: K split into the largest
+  // blocks that fit, each block's product accumulated onto one Acc tile by a loop
+  // (matmul_acc with init_cond on the first block). Null when the operands fit whole.
+  ExprPtr k_split_matmul(const Call& mm, const ExprPtr& b, const Attrs& attrs, Span span,
+                         std::vector<StmtPtr>* out) {
+    auto matrix_dims = [](const ExprPtr& t) {
+      const auto& s = t->type()->as<TensorType>()->shape;
+      return std::pair<int64_t, int64_t>{s[s.size() - 2], s.back()};
+    };
+    auto [a_rows, a_cols] = matrix_dims(mm.args[0]);
+    auto [b_rows, b_cols] = matrix_dims(mm.args[1]);
+    const bool a_trans = attr_flag(mm.attrs, "a_trans");
+    const bool b_trans = attr_flag(mm.attrs, "b_trans");
+    const int64_t m = a_trans ? a_cols : a_rows, k = a_trans ? a_rows : a_cols;
+    const int64_t n = b_trans ? b_rows : b_cols;
+    const DataType dtype = mm.args[0]->type()->as<TensorType>()->dtype;
+    const int64_t esz = dtype_bytes(dtype);
+    auto fits = [&](int64_t kb) {
+      return m * kb * esz <= memory_space_capacity(MemorySpace::Left) &&
+             kb * n * esz <= memory_space_capacity(MemorySpace::Right) &&
+             (m + n) * kb * esz <= memory_space_capacity(MemorySpace::Mat);
+    };
+    if (fits(k)) return nullptr;
+    int64_t kb = 0;
+    for (int64_t d = k - 1; d >= 1 && kb == 0; --d)
+      if (k % d == 0 && fits(d)) kb = d;
+    if (kb == 0) return nullptr;  // not even one row of K fits: the allocation says so
+    const DataType acc_dtype = is_float(dtype) ? DataType::FP32 : DataType::INT32;
+    ExprPtr start = make_op_call("create_tile", {int_tuple({m, n})},
+                                 {{"dtype", acc_dtype}, {"target_memory", MemorySpace::Acc}}, span);
+    auto acc0 = make_var("acc", start->type(), span);
+    out->push_back(ir::make_node<AssignStmt>(acc0, start, span));
+    auto kblock = make_var("k_block", scalar_type(DataType::INT64), span);
+    auto acc_in = make_var("acc", start->type(), span);
+    std::vector<StmtPtr> body;
+    ExprPtr k0 = make_binary(BinaryOp::Mul, kblock, make_int(kb));
+    auto operand = [&](size_t i, int k_axis, MemorySpace space, const char* suffix) {
+      const auto* v = mm.args[i]->as<Var>();
+      if (!v || virtual_defs_.count(v)) return ExprPtr();
+      ExprPtr mat = load_matrix(mm.args[i], b, {{"target_memory", MemorySpace::Mat}}, span, &body,
+                                v->name + "_mat", Window{k_axis, k0, kb});
+      ExprPtr moved = make_op_call("move", {mat}, {{"target_memory", space}}, span);
+      auto r = make_var(v->name + suffix, moved->type(), span);
+      body.push_back(ir::make_node<AssignStmt>(r, moved, span));
+      return ExprPtr(r);
+    };
+    ExprPtr lhs = operand(0, a_trans ? 0 : 1, MemorySpace::Left, "_left");
+    ExprPtr rhs = operand(1, b_trans ? 1 : 0, MemorySpace::Right, "_right");
+    if (!lhs || !rhs) return nullptr;  // the whole-operand path reports the operand
+    ExprPtr first_block = make_binary(BinaryOp::Eq, kblock, make_int(0));
+    ExprPtr step = make_op_call("matmul_acc", {acc_in, lhs, rhs, first_block}, attrs, span);
+    auto acc_out = make_var("acc", step->type(), span);
+    body.push_back(ir::make_node<AssignStmt>(acc_out, step, span));
+    body.push_back(ir::make_node<YieldStmt>(std::vector<ExprPtr>{acc_out}, span));
+    auto product = make_var("product", step->type(), span);
+    out->push_back(ir::make_node<ForStmt>(kblock, make_int(0), make_int(k / kb), make_int(1),
+                                          ForKind::Sequential, std::vector<VarPtr>{acc_in},
+                                          std::vector<ExprPtr>{acc0}, make_seq(body, span),
+                                          std::vector<VarPtr>{product}, span));
+    return product;
   }
 
   // A tensor matmul (chain) stored into the destination, matrix by matrix.

@@ -217,3 +217,36 @@ def test_batched_tensor_matmul_acc_runs_against_numpy(with_golden):
     np.testing.assert_allclose(result.outputs["c"],
                                result.inputs["a"][None] @ np.swapaxes(result.inputs["b"], 1, 2),
                                rtol=1e-4, atol=1e-4)
+
+
+@pl.program
+class LongK:
+    """K = 2048: the operands (128 KiB each) do not fit Left/Right whole, so K is split into
+    blocks accumulated on one Acc tile."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[16, 2048], pl.FP32], b: pl.Tensor[[16, 2048], pl.FP32],
+               c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        p = pl.matmul(a, b, b_trans=True)
+        c = pl.assemble(c, p, [0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 2048], pl.FP32], b: pl.Tensor[[16, 2048], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.kernel(a, b, c)
+        return c
+
+
+def test_a_long_k_is_split_into_blocks_that_fit():
+    kernel = pypto.ir.compile(LongK).program.function("kernel").as_python()
+    assert "pl.matmul_acc(acc_1, a_left, b_right, k_block == 0, b_trans=True)" in kernel, kernel
+    assert "pl.load(b, [0, k_block * 1024], [16, 1024]" in kernel, kernel
+    specs = [TensorSpec("a", [16, 2048], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("b", [16, 2048], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("c", [16, 16], pl.FP32, is_output=True)]
+    # The device sums K = 2048 FP32 products in its own order: agreement to 1e-3.
+    result = run(LongK, specs, config=RunConfig(rtol=1e-3, atol=1e-3))
+    assert result.passed, result.error
+    np.testing.assert_allclose(result.outputs["c"], result.inputs["a"] @ result.inputs["b"].T,
+                               rtol=1e-3, atol=1e-3)
