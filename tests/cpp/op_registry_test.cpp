@@ -95,11 +95,11 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   }
   // Reductions along columns, index reductions, broadcasts and layout changes.
   const char* const reduce_layout_ops[] = {
-      "row_min",    "row_prod",       "col_sum",        "col_max",           "col_min",
-      "col_prod",   "row_argmax",     "row_argmin",     "col_argmax",        "col_argmin",
-      "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand_expdif",
-      "transpose",  "gemv",           "gemv_acc",       "reinterpret_view",  "transpose_view",
-      "matmul_bias"};
+      "row_min",     "row_prod",       "col_sum",        "col_max",           "col_min",
+      "col_prod",    "row_argmax",     "row_argmin",     "col_argmax",        "col_argmin",
+      "row_expand",  "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand_expdif",
+      "transpose",   "gemv",           "gemv_acc",       "reinterpret_view",  "transpose_view",
+      "matmul_bias", "expand_clone"};
   for (const char* name : reduce_layout_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
