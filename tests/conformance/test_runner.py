@@ -65,9 +65,9 @@ import pypto.language as pl
 class RankMismatch:
     @pl.function(type=pl.FunctionType.InCore)
     def block(self, x: pl.Tensor[[8, 16], pl.FP32],
-              y: pl.Out[pl.Tensor[[2, 8, 16], pl.FP32]]) -> pl.Tensor[[2, 8, 16], pl.FP32]:
+              y: pl.Out[pl.Tensor[[128], pl.FP32]]) -> pl.Tensor[[128], pl.FP32]:
         t = pl.load(x, [0, 0], [8, 16])
-        y = pl.store(t, [1, 0, 0], y)
+        y = pl.store(t, [0], y)
         return y
 '''
 
