@@ -304,6 +304,7 @@ class SpaceInference : public IRMutator {
           if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);
         return MemorySpace::Vec;
       case OpCategory::CreateTensor:
+      case OpCategory::Scheduling:
         return std::nullopt;
     }
     return std::nullopt;
