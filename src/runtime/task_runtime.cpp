@@ -257,18 +257,22 @@ class Run {
       return PTO_NO_TASK;
     }
     if (nargs > 0) node->args.assign(args, args + nargs);  // the orchestration may reuse its array
-    // In a manual scope only the explicit dependencies order the task: what the tracker infers
-    // is dropped. Its accesses are still recorded, so that tasks after the scope (among them the
-    // copies of returned tensors the compiler adds) wait for the manual tasks they conflict with.
-    std::vector<TaskId> inferred = tracker_.add_task(node->id, node->args.data(), nargs);
-    if (!manual_scope_) node->deps = std::move(inferred);
     if (options) {
       for (int32_t k = 0; k < options->ndeps; ++k)
         if (options->deps[k] != PTO_NO_TASK) node->deps.push_back(options->deps[k] - 1);
-      std::sort(node->deps.begin(), node->deps.end());
-      node->deps.erase(std::unique(node->deps.begin(), node->deps.end()), node->deps.end());
       if (options->predicate) node->predicate = *options->predicate;
     }
+    // In a manual scope only the explicit dependencies order the task; the tracker still
+    // records its accesses, so that tasks after the scope (among them the copies of returned
+    // tensors the compiler adds) wait for the manual tasks they conflict with.
+    if (manual_scope_) {
+      tracker_.add_unordered_task(node->id, node->args.data(), nargs, node->deps);
+    } else {
+      std::vector<TaskId> inferred = tracker_.add_task(node->id, node->args.data(), nargs);
+      node->deps.insert(node->deps.end(), inferred.begin(), inferred.end());
+    }
+    std::sort(node->deps.begin(), node->deps.end());
+    node->deps.erase(std::unique(node->deps.begin(), node->deps.end()), node->deps.end());
     for (TaskId d : node->deps) {
       TaskNode& dep = *tasks_[static_cast<size_t>(d)];
       if (!dep.done) {
