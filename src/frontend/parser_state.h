@@ -497,6 +497,7 @@ class Parser {
   Value parse_task_namespace(std::string_view ns, Span span);
   Value parse_task_dummy(Span span);
   bool try_task_array_store(Block& block, const VarPtr& array, const Token& name);
+  void parse_no_task_assignment(Block& block, const Token& name);
 
   // -------------------------------- @pl.jit functions (parser_jit.cpp)
 

@@ -150,6 +150,10 @@ bool Parser::parse_assignment(Block& block, BlockKind kind) {
     parse_submit(block, targets);
     return true;
   }
+  if (targets.size() == 1 && at(TK::KwNone)) {
+    parse_no_task_assignment(block, *targets[0]);
+    return true;
+  }
   Value v = parse_value();
   if (at(TK::Comma)) {
     fail_here("assigning several values at once is not supported; assign them one by one");

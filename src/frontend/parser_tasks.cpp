@@ -398,10 +398,11 @@ Value Parser::parse_task_namespace(std::string_view ns, Span span) {
     if (dtype.kind != Value::Kind::DType || dtype.dtype != ir::kTaskIdDType) {
       fail(dtype.span, label + " holds TaskIds here: write " + label + "(n, pl.TASK_ID)");
     }
-    const auto slots = ir::as_const_int(size);
-    if (!slots || *slots <= 0)
+    // A literal, a module constant or arithmetic on them (pl.array.create(layers * width, ...)).
+    const ir::ScalarFold slots = fold_constant(size);
+    if (!slots.exact() || slots.value->kind != ir::Scalar::Kind::Int || slots.value->i <= 0)
       fail(call_args[0].value.span, "the size of " + label + " must be a positive constant");
-    ExprPtr shape = ir::make_tuple({ir::make_int(*slots, span)}, span);
+    ExprPtr shape = ir::make_tuple({ir::make_int(slots.value->i, span)}, span);
     return expr_value(
         ir::make_op_call("create_tensor", {shape}, {{"dtype", ir::kTaskIdDType}}, span), span);
   }
@@ -426,6 +427,24 @@ Value Parser::parse_task_dummy(Span span) {
   if (at(TK::Comma)) advance();
   expect(TK::RParen, "')' to close pl.system.task_dummy(...)");
   return expr_value(ir::make_op_call("task_dummy", {deps}, {}, span), span);
+}
+
+void Parser::parse_no_task_assignment(Block& block, const Token& name) {
+  // `prev = None`: a TaskId that names no task yet (PyPTO's seed of a loop-carried dependency
+  // chain); as a deps= entry it adds no edge.
+  const Span span = here();
+  advance();  // None
+  if (!at(TK::Newline) && !at(TK::Semicolon) && !at(TK::EndOfFile) && !at(TK::Dedent))
+    fail(span, "None is only supported alone on the right of '=' (a TaskId naming no task yet)");
+  if (auto existing = lookup_var(name.text); existing && !ir::is_task_id_type(existing->type())) {
+    fail(span_of(name), "cannot rebind '" + std::string(name.text) + "' of type " +
+                            ir::type_to_string(existing->type()) +
+                            " to None (None is a TaskId naming no task)");
+  }
+  check_single_assignment(name);
+  ExprPtr value = no_task(span);
+  VarPtr var = bind_var(name.text, value->type(), span_of(name));
+  block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(name)));
 }
 
 bool Parser::try_task_array_store(Block& block, const VarPtr& array, const Token& name) {

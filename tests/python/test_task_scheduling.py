@@ -304,8 +304,57 @@ class P:
      "unpacks 2 result value(s) but the kernel returns 1"),
     ("        for i in pl.spmd(2, deps=[None]):\n            o = self.k(x, o)\n        return o\n",
      "does not accept 'deps=' here"),
+    ("        o = None\n        return o\n",
+     "cannot rebind 'o' of type pl.Tensor[[32, 32], pl.FP32] to None"),
+    ("        t = None + 1\n        return o\n",
+     "None is only supported alone on the right of '='"),
+    ("        with pl.manual_scope():\n            tids = pl.array.create(4 - 4, pl.TASK_ID)\n"
+     "        return o\n",
+     "the size of pl.array.create must be a positive constant"),
 ])
 def test_misuse_is_a_located_error(tmp_path, body, message):
     text = parse_error(HEADER + body, tmp_path)
     assert message in text
     assert "prog.py" in text
+
+
+@pl.program
+class SeededChains:
+    @pl.function(type=pl.FunctionType.InCore)
+    def stripe(self, data: pl.Tensor[[BIG_M, TILE], pl.FP32], row: pl.Scalar[pl.INDEX],
+               out: pl.Out[pl.Tensor[[BIG_M, TILE], pl.FP32]]) -> pl.Tensor[[BIG_M, TILE], pl.FP32]:
+        t: pl.Tile[[TILE, TILE], pl.FP32] = pl.load(data, [row, 0], [TILE, TILE])
+        return pl.store(pl.add(t, 1.0), [row, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, data: pl.Tensor[[BIG_M, TILE], pl.FP32],
+             out: pl.Out[pl.Tensor[[BIG_M, TILE], pl.FP32]]) -> pl.Tensor[[BIG_M, TILE], pl.FP32]:
+        with pl.manual_scope():
+            done = pl.array.create(PHASES * BRANCHES, pl.TASK_ID)  # constant arithmetic
+            for branch in pl.parallel(BRANCHES):
+                prev_tid = None  # no producer yet: the first step waits for nothing
+                for step in pl.range(PHASES):
+                    row: pl.Scalar[pl.INDEX] = (step * BRANCHES + branch) * TILE
+                    out, prev_tid = pl.submit(self.stripe, data, row, out, deps=[prev_tid])
+                    done[step * BRANCHES + branch] = prev_tid
+        return out
+
+
+def test_none_seeds_a_loop_carried_task_id_chain(work):
+    specs = [TensorSpec("data", [BIG_M, TILE], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("out", [BIG_M, TILE], pl.FP32, is_output=True)]
+
+    def golden(t, params=None):
+        t["out"][:] = t["data"] + 1
+
+    result = run(SeededChains, specs, golden, profiled(work))
+    assert result.passed, result.error
+    tasks = device_tasks(result)
+    assert [t[0] for t in tasks] == ["stripe"] * (BRANCHES * PHASES)
+    # Submission order: branch 0's steps, then branch 1's. Each first step waits for nothing,
+    # each later one for the step before it in its branch (the carried TaskId).
+    for branch in range(BRANCHES):
+        chain = list(range(branch * PHASES, (branch + 1) * PHASES))
+        assert tasks[chain[0]][4] == -1
+        for earlier, later in zip(chain, chain[1:]):
+            assert tasks[later][4] == earlier and tasks[later][2] >= tasks[earlier][3]
