@@ -78,8 +78,9 @@ Value Parser::parse_pl_member() {
     v.span = span;
     return v;
   }
-  if (name == "TASK_ID") {
-    // A TaskId is a UINT64 handle here (pypto/ir/task_types.h).
+  if (name == "TASK_ID" && task_id_dtype_allowed_) {
+    // A TaskId is a UINT64 handle here (pypto/ir/task_types.h). Anywhere else (a cast, a
+    // tensor's dtype) pl.TASK_ID would silently be UINT64, so it is refused below.
     Value v;
     v.kind = Value::Kind::DType;
     v.dtype = ir::kTaskIdDType;

@@ -565,6 +565,8 @@ class Parser {
   std::vector<std::vector<CallSite>> calls_;  // per function, in source order
   size_t current_function_ = 0;
   bool in_manual_scope_ = false;  // parsing the body of a pl.manual_scope
+  bool task_id_dtype_allowed_ = false;  // parsing pl.array.create's arguments: pl.TASK_ID names
+                                        // its element type
   bool strict_ssa_ = false;  // the current function's @pl.function(strict_ssa=...)
   const std::vector<TypePtr>* return_types_ = nullptr;
   // A jit function's return types, set by its first return statement.

@@ -382,7 +382,9 @@ Value Parser::parse_task_namespace(std::string_view ns, Span span) {
   expect(TK::Dot, "'.' after pl." + std::string(ns));
   const Token& op = expect_name("an op name after 'pl." + std::string(ns) + ".'");
   const std::string label = "pl." + std::string(ns) + "." + std::string(op.text);
+  task_id_dtype_allowed_ = ns == "array" && op.text == "create";
   std::vector<CallArg> call_args = parse_call_args(label);
+  task_id_dtype_allowed_ = false;
   auto positional = [&](size_t i, const char* what) -> const Value& {
     if (i >= call_args.size() || !call_args[i].keyword.empty())
       fail(span, label + " needs " + what + " as argument " + std::to_string(i + 1));
