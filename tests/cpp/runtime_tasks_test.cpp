@@ -464,7 +464,7 @@ int32_t manual_fills_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int
   return 0;
 }
 
-TEST(TaskScopes, ATaskAfterAManualScopeWaitsForEveryManualTaskItConflictsWith) {
+TEST(RuntimeScopes, ATaskAfterAManualScopeWaitsForEveryManualTaskItConflictsWith) {
   // Outside a manual scope, a write covering earlier accesses replaces them (the writer waited
   // for them). Inside one the writer did not wait, so all four writes must stay recorded:
   // "copy" once waited for the last fill only and could read blocks not yet written.
@@ -496,7 +496,7 @@ int32_t explicit_deps_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, in
   return 0;
 }
 
-TEST(TaskScopes, ExplicitDependenciesOrderTasksThatShareNoData) {
+TEST(RuntimeScopes, ExplicitDependenciesOrderTasksThatShareNoData) {
   std::vector<float> buf(kRows * kCols, 0.0f);
   TaskRuntime runtime(3);
   RunStats stats = runtime.run(&explicit_deps_orchestration, {host_matrix(buf, kRows, kCols)});
@@ -530,7 +530,7 @@ int32_t predicate_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_
   return 0;
 }
 
-TEST(TaskScopes, APredicateIsReadAtDispatchAndAFalseOneStillReleasesTheDependents) {
+TEST(RuntimeScopes, APredicateIsReadAtDispatchAndAFalseOneStillReleasesTheDependents) {
   for (int64_t gate : {0, 5}) {
     std::vector<float> buf(kRows * kCols, -1.0f), gate_row(kCols, -7.0f);
     g_gate_seen = -1;
@@ -563,7 +563,7 @@ int32_t barrier_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t)
   return 0;
 }
 
-TEST(TaskScopes, ABarrierRunsNothingAndReleasesItsSuccessorsWhenItsDependenciesAreDone) {
+TEST(RuntimeScopes, ABarrierRunsNothingAndReleasesItsSuccessorsWhenItsDependenciesAreDone) {
   std::vector<float> buf(kRows * kCols, 4.0f), out(kRows * kCols, -1.0f);
   TaskRuntime runtime(3);
   RunStats stats = runtime.run(&barrier_orchestration,
@@ -594,7 +594,7 @@ int32_t bad_predicate_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, in
   return 0;
 }
 
-TEST(TaskScopes, MisuseIsReportedWithWhatWentWrong) {
+TEST(RuntimeScopes, MisuseIsReportedWithWhatWentWrong) {
   std::vector<float> buf(kRows * kCols);
   EXPECT_EQ(run_error(&nested_scope_orchestration, {}),
             "pl.manual_scope: a manual scope cannot be nested in another one");
