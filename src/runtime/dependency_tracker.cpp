@@ -210,7 +210,8 @@ class AccessIndex {
 std::vector<Footprint> footprints_of(const PtoArg* args, int32_t nargs) {
   std::vector<Footprint> footprints(static_cast<size_t>(std::max(nargs, 0)));
   for (int32_t i = 0; i < nargs; ++i)
-    if (args[i].kind != PTO_ARG_SCALAR) footprints[static_cast<size_t>(i)] = footprint(args[i].tensor);
+    if (args[i].kind != PTO_ARG_SCALAR)
+      footprints[static_cast<size_t>(i)] = footprint(args[i].tensor);
   return footprints;
 }
 
@@ -328,7 +329,8 @@ void DependencyTracker::add_unordered_task(TaskId task, const PtoArg* args, int3
   // task would wait for this writer alone and might run before the one it replaced.
   auto buffer_of = [this](const void* base) -> Buffer& { return *buffers_.at(base); };
   record_accesses(task, args, nargs, footprints_of(args, nargs), buffer_of, [&](TaskId earlier) {
-    return earlier == task || std::binary_search(ordered_after.begin(), ordered_after.end(), earlier);
+    return earlier == task ||
+           std::binary_search(ordered_after.begin(), ordered_after.end(), earlier);
   });
 }
 

@@ -147,7 +147,8 @@ class Run {
                                        const PtoArg* args, int32_t nargs,
                                        const PtoSubmitOptions* options) noexcept {
     PtoTaskHandle handle = PTO_NO_TASK;
-    without_throwing(self(ctx), [&] { handle = self(ctx).submit(kernel, fn, args, nargs, options); });
+    without_throwing(self(ctx),
+                     [&] { handle = self(ctx).submit(kernel, fn, args, nargs, options); });
     return handle;
   }
   static void api_set_manual_scope(void* ctx, int32_t manual) noexcept {
@@ -358,7 +359,8 @@ class Run {
     while (!ready.empty()) {
       TaskNode* task = ready.back();
       ready.pop_back();
-      const bool runs = task->fn && !failing() && (!task->predicate || predicate_holds(*task->predicate));
+      const bool runs =
+          task->fn && !failing() && (!task->predicate || predicate_holds(*task->predicate));
       if (runs) {
         post(task, from_orchestration);
         continue;

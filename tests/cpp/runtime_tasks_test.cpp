@@ -471,8 +471,8 @@ TEST(RuntimeScopes, ATaskAfterAManualScopeWaitsForEveryManualTaskItConflictsWith
   for (int attempt = 0; attempt < 20; ++attempt) {
     std::vector<float> scratch(kRows * kCols, -1.0f), out(kRows * kCols, -1.0f);
     TaskRuntime runtime(4);
-    RunStats stats = runtime.run(&manual_fills_orchestration,
-                                 {host_matrix(scratch, kRows, kCols), host_matrix(out, kRows, kCols)});
+    RunStats stats = runtime.run(&manual_fills_orchestration, {host_matrix(scratch, kRows, kCols),
+                                                               host_matrix(out, kRows, kCols)});
     ASSERT_EQ(stats.tasks.size(), 5u);
     for (int i = 0; i < 4; ++i) EXPECT_TRUE(stats.tasks[i].deps.empty()) << i;
     ASSERT_EQ(stats.tasks[4].deps, (std::vector<TaskId>{0, 1, 2, 3}));
@@ -518,13 +518,13 @@ void produce_gate_kernel(const PtoArg* args, PtoCoreMemory*) {
 }
 void after_kernel(const PtoArg* args, PtoCoreMemory*) { g_gate_seen = at(args[0].tensor, 0, 0); }
 int32_t predicate_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t) {
-  const PtoTaskHandle produced = submit_with(
-      rt, "produce", &produce_gate_kernel, {tensor_arg(PTO_ARG_OUT, p[1].tensor), p[2]}, {});
+  const PtoTaskHandle produced = submit_with(rt, "produce", &produce_gate_kernel,
+                                             {tensor_arg(PTO_ARG_OUT, p[1].tensor), p[2]}, {});
   const PtoTaskPredicate gate_positive = {p[1].tensor.base, PTO_FP32, PTO_CMP_GT, 0};
   rt->set_manual_scope(rt->ctx, 1);
-  const PtoTaskHandle maybe =
-      submit_with(rt, "maybe", &fill_block_kernel, {tensor_arg(PTO_ARG_OUT, p[0].tensor), int_scalar(16)},
-                  {produced}, &gate_positive);
+  const PtoTaskHandle maybe = submit_with(rt, "maybe", &fill_block_kernel,
+                                          {tensor_arg(PTO_ARG_OUT, p[0].tensor), int_scalar(16)},
+                                          {produced}, &gate_positive);
   submit_with(rt, "after", &after_kernel, {tensor_arg(PTO_ARG_IN, p[1].tensor)}, {maybe});
   rt->set_manual_scope(rt->ctx, 0);
   return 0;
@@ -535,9 +535,9 @@ TEST(RuntimeScopes, APredicateIsReadAtDispatchAndAFalseOneStillReleasesTheDepend
     std::vector<float> buf(kRows * kCols, -1.0f), gate_row(kCols, -7.0f);
     g_gate_seen = -1;
     TaskRuntime runtime(2);
-    RunStats stats = runtime.run(&predicate_orchestration,
-                                 {host_matrix(buf, kRows, kCols), host_matrix(gate_row, 1, kCols),
-                                  int_scalar(gate)});
+    RunStats stats = runtime.run(
+        &predicate_orchestration,
+        {host_matrix(buf, kRows, kCols), host_matrix(gate_row, 1, kCols), int_scalar(gate)});
     ASSERT_EQ(stats.tasks.size(), 3u);
     // The predicate saw what "produce" wrote (-7 beforehand would have been false as well, so
     // the true case shows it was read after its dependency).
