@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 13
+#define PTO_ABI_VERSION 14
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -253,10 +253,37 @@ typedef struct PtoCoreMemory {
 // A kernel (one InCore function) runs on one simulated core.
 typedef void (*PtoKernelFn)(const PtoArg* args, PtoCoreMemory* mem);
 
+// A task handle: the task's index in the run plus one, so that 0 (zeroed memory, a TaskId array
+// before its slots are set, PyPTO's `None`) names no task.
+typedef int64_t PtoTaskHandle;
+#define PTO_NO_TASK 0
+
+// A dispatch predicate (PyPTO's `predicate=(tensor[i, j] > 0)`): the element at `element`, of
+// type `dtype`, compared with `target` by `op` (PtoCmpType) when the task's dependencies are
+// done. False: the task is retired without running, and its successors are released as usual.
+typedef struct PtoTaskPredicate {
+  const void* element;
+  int32_t dtype;
+  int32_t op;
+  int64_t target;
+} PtoTaskPredicate;
+
+// What a submit adds to the dependencies the runtime infers from the arguments: explicit
+// predecessors (`deps`, handles; PTO_NO_TASK entries are ignored) and a predicate (or null).
+typedef struct PtoSubmitOptions {
+  const PtoTaskHandle* deps;
+  int32_t ndeps;
+  const PtoTaskPredicate* predicate;
+} PtoSubmitOptions;
+
 // Callbacks the runtime provides to the orchestration. `create_tensor` allocates a zeroed
 // intermediate DDR tensor; `submit` enqueues one task (the runtime copies `args`, infers its
-// dependencies from the tensor arguments and may start it at once). `fail` aborts the run with a
-// message (e.g. a shape check in generated code failed). `isa` serves the checks and copies.
+// dependencies from the tensor arguments and may start it at once). `submit_task` does the same
+// with options and returns the task's handle; with `fn` null it submits a task that runs nothing
+// (a barrier: its dependencies only). `set_manual_scope(ctx, 1)` starts a manual scope: until
+// `set_manual_scope(ctx, 0)`, submitted tasks wait for their explicit dependencies only (their
+// argument accesses are still recorded for the tasks after the scope). `fail` aborts the run with a message (e.g. a
+// shape check in generated code failed). `isa` serves the checks and copies.
 typedef struct PtoRuntimeApi {
   void* ctx;
   PtoTensor (*create_tensor)(void* ctx, int32_t dtype, int32_t ndim, const int64_t* shape);
@@ -264,6 +291,9 @@ typedef struct PtoRuntimeApi {
                  int32_t nargs);
   PtoFailFn fail;
   const PtoIsa* isa;
+  PtoTaskHandle (*submit_task)(void* ctx, const char* kernel_name, PtoKernelFn fn,
+                               const PtoArg* args, int32_t nargs, const PtoSubmitOptions* options);
+  void (*set_manual_scope)(void* ctx, int32_t manual);
 } PtoRuntimeApi;
 
 // Exported by every generated program library:

@@ -156,6 +156,11 @@ inline PtoTensor view(const PtoTensor& t, const int64_t* offsets, const int64_t*
   return v;
 }
 
+// Slot i of a TaskId array: a one-dimensional UINT64 tensor only the orchestration uses.
+inline PtoTaskHandle* task_slot(const PtoTensor& t, int64_t i) {
+  return (PtoTaskHandle*)t.base + t.offset + i * t.strides[0];
+}
+
 inline bool same_buffer(const PtoTensor& a, const PtoTensor& b) {
   if (a.base != b.base || a.offset != b.offset || a.ndim != b.ndim) return false;
   for (int32_t i = 0; i < a.ndim; ++i)

@@ -205,6 +205,8 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "Compare";
     case ir::OpCategory::Select:
       return "Select";
+    case ir::OpCategory::Scheduling:
+      return "Scheduling";
   }
   return "Other";
 }

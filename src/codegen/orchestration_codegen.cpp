@@ -8,6 +8,9 @@
 
 #include "pypto/codegen/cpp_emit.h"
 #include "pypto/codegen/kernel_codegen.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/task_types.h"
+#include "pypto/ir/visitor.h"
 #include "read_only_inputs.h"
 #include "structured_emitter.h"
 
@@ -47,7 +50,14 @@ class OrchestrationEmitter : public StructuredEmitter {
             string_literal(func_.name) + ");");
     param_checks();
     for (size_t i = 0; i < func_.params.size(); ++i) param(i);
+    if (uses_task_ops(func_)) {
+      // The handle of the last task submitted with options, read by task_id.
+      w_.line("PtoTaskHandle pto_last_task = PTO_NO_TASK;");
+      w_.line("(void)pto_last_task;");
+    }
     stmt(func_.body);
+    if (!pending_options_.empty())
+      codegen_error(func_.span, "task options without a kernel call after them");
     if (!ends_with_return(func_.body)) w_.line("return 0;");
     w_.close();
     return w_.take();
@@ -126,6 +136,10 @@ class OrchestrationEmitter : public StructuredEmitter {
         const auto* call = s->as<ir::EvalStmt>()->expr->as<ir::Call>();
         if (call && call->call_kind == ir::CallKind::Function)
           call_function(*call, s->span());
+        else if (call && call->callee == "task_options")
+          task_options(*call, s->span());
+        else if (call && call->callee == "manual_scope")
+          manual_scope(*call);
         else if (call)
           codegen_error(s->span(), "pl." + call->callee + " without a result");
         return;
@@ -213,7 +227,9 @@ class OrchestrationEmitter : public StructuredEmitter {
       return;
     }
     if (type->as<ir::TensorType>()) {
-      if (call && call->call_kind == ir::CallKind::Op && call->callee == "create_tensor") {
+      if (call && call->call_kind == ir::CallKind::Op && call->callee == "task_array_set") {
+        task_array_set(var, *call, s.span());
+      } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "create_tensor") {
         create_tensor(name, *call, s.span());
       } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "slice") {
         tensor_view(name, *call, s.span());
@@ -240,6 +256,20 @@ class OrchestrationEmitter : public StructuredEmitter {
     if (const auto* st = type->as<ir::ScalarType>()) {
       if (call && call->call_kind == ir::CallKind::Op && call->callee == "read") {
         read_element(var, *st, *call, s.span());
+        return;
+      }
+      if (call && call->call_kind == ir::CallKind::Op && call->callee == "task_id") {
+        w_.line(cpp_scalar_type(st->dtype) + " " + name + " = (" + cpp_scalar_type(st->dtype) +
+                ")pto_last_task;");
+        w_.line("(void)" + name + ";");
+        return;
+      }
+      if (call && call->call_kind == ir::CallKind::Op && call->callee == "task_dummy") {
+        const std::string options = submit_options(*call, s.span());
+        w_.line(cpp_scalar_type(st->dtype) + " " + name + " = (" + cpp_scalar_type(st->dtype) +
+                ")rt->submit_task(rt->ctx, \"task_dummy\", nullptr, nullptr, 0, &" + options +
+                ");");
+        w_.line("(void)" + name + ";");
         return;
       }
       w_.line(cpp_scalar_type(st->dtype) + " " + name + " = " + emit_scalar_expr(s.value, names_) +
@@ -305,10 +335,18 @@ class OrchestrationEmitter : public StructuredEmitter {
         w_.line(slot + "pto::tensor_arg(" + kKinds[d] + ", " + values[i] + ");");
       }
     }
-    if (ir::is_kernel(callee->type)) {
+    if (ir::is_kernel(callee->type) && !pending_options_.empty()) {
+      w_.line("pto_last_task = rt->submit_task(rt->ctx, " + string_literal(callee->name) + ", " +
+              kernel_function_name(callee->name) + ", " + args + ", " + n + ", &" +
+              pending_options_ + ");");
+      pending_options_.clear();
+    } else if (ir::is_kernel(callee->type)) {
       w_.line("rt->submit(rt->ctx, " + string_literal(callee->name) + ", " +
               kernel_function_name(callee->name) + ", " + args + ", " + n + ");");
     } else {
+      if (!pending_options_.empty())
+        codegen_error(span, "deps= or predicate= on a call of orchestration function '" +
+                                callee->name + "': only kernel submissions take them");
       w_.line("if (" + orchestration_function_name(callee->name) + "(rt, " + args + ", " + n +
               ") != 0) return 1;");
     }
@@ -343,7 +381,9 @@ class OrchestrationEmitter : public StructuredEmitter {
   void read_element(const ir::Var& var, const ir::ScalarType& st, const ir::Call& call, Span span) {
     if (!read_only_) read_only_ = read_only_inputs(program_, func_);
     const auto* tensor = call.args.at(0)->as<ir::Var>();
-    if (!tensor || !read_only_->count(tensor)) {
+    // A TaskId array is written by the orchestration alone, in program order.
+    const bool task_array = ir::is_task_array_type(call.args.at(0)->type());
+    if (!task_array && (!tensor || !read_only_->count(tensor))) {
       // Tasks run while the orchestration goes on: an element of a tensor a task may write
       // could be read before that task has run.
       codegen_error(span,
@@ -367,8 +407,110 @@ class OrchestrationEmitter : public StructuredEmitter {
     w_.line("(void)" + name + ";");
   }
 
+  // ----- Task scheduling (src/ir/task_ops.h)
+
+  static bool uses_task_ops(const ir::Function& f) {
+    struct Finder : ir::IRVisitor {
+      bool found = false;
+
+     protected:
+      void visit_call(const ir::Call& c) override {
+        const ir::OpDef* def = c.call_kind == ir::CallKind::Op
+                                   ? ir::OpRegistry::global().find(c.callee)
+                                   : nullptr;
+        if (def && def->category == ir::OpCategory::Scheduling) found = true;
+        ir::IRVisitor::visit_call(c);
+      }
+    } finder;
+    finder.visit(f.body);
+    return finder.found;
+  }
+
+  // Declares the PtoSubmitOptions of a task_options or task_dummy call (its dependencies, and a
+  // task_options' predicate); returns its C++ name.
+  std::string submit_options(const ir::Call& call, Span span) {
+    const auto* deps = call.args.at(0)->as<ir::MakeTuple>();
+    if (!deps) codegen_error(span, "the dependencies of a task must be a list");
+    std::vector<std::string> scalars;
+    std::vector<std::pair<std::string, int64_t>> arrays;
+    int64_t capacity = 0;
+    for (const auto& d : deps->elements) {
+      if (const auto* tt = d->type()->as<ir::TensorType>()) {
+        arrays.emplace_back(tensor_value(d), tt->shape.at(0));
+        capacity += tt->shape.at(0);
+      } else {
+        scalars.push_back(emit_scalar_expr(d, names_));
+        ++capacity;
+      }
+    }
+    const std::string list = names_.fresh("deps");
+    w_.line("PtoTaskHandle " + list + "[" + std::to_string(std::max<int64_t>(capacity, 1)) +
+            "];");
+    w_.line("int32_t " + list + "_count = 0;");
+    for (const auto& v : scalars)
+      w_.line(list + "[" + list + "_count++] = (PtoTaskHandle)(" + v + ");");
+    for (const auto& [array, slots] : arrays) {
+      w_.line("for (int64_t slot = 0; slot < " + int_literal(slots) + "; ++slot) " + list + "[" +
+              list + "_count++] = *pto::task_slot(" + array + ", slot);");
+    }
+    std::string predicate = "nullptr";
+    if (call.args.size() == 3) {
+      const auto* tt = call.args[1]->type()->as<ir::TensorType>();
+      const std::string operand = tensor_value(call.args[1]);
+      auto idx = emit_int_list(call.args[2], names_, "the indices of the predicate");
+      const std::string at = int_array(list + "_at", idx);
+      const std::string ones = int_array(list + "_one", std::vector<std::string>(idx.size(), "1"));
+      check_box(operand, at, ones, idx.size(), span, "predicate");
+      int64_t cmp = 0, target = 0;
+      if (const auto* v = ir::find_attr(call.attrs, "predicate_cmp")) cmp = std::get<int64_t>(*v);
+      if (const auto* v = ir::find_attr(call.attrs, "predicate_target"))
+        target = std::get<int64_t>(*v);
+      predicate = list + "_predicate";
+      w_.line("const PtoTaskPredicate " + predicate + " = {pto::element_at(" + operand + ", " +
+              at + ", " + std::to_string(ir::dtype_bytes(tt->dtype)) + "), " +
+              dtype_enum(tt->dtype) + ", " + std::to_string(cmp) + ", " + int_literal(target) +
+              "};");
+      predicate = "&" + predicate;
+    }
+    const std::string options = list + "_options";
+    w_.line("const PtoSubmitOptions " + options + " = {" + list + ", " + list + "_count, " +
+            predicate + "};");
+    return options;
+  }
+
+  void task_options(const ir::Call& call, Span span) {
+    if (!pending_options_.empty())
+      codegen_error(span, "task options without a kernel call after them");
+    pending_options_ = submit_options(call, span);
+  }
+
+  void manual_scope(const ir::Call& call) {
+    const auto* v = ir::find_attr(call.attrs, "manual");
+    const bool manual = v && std::get_if<bool>(v) && std::get<bool>(*v);
+    w_.line(std::string("rt->set_manual_scope(rt->ctx, ") + (manual ? "1" : "0") + ");");
+  }
+
+  // `array[index] = tid`: the slot written in place (only the orchestration uses the array).
+  void task_array_set(const ir::Var& var, const ir::Call& call, Span span) {
+    const std::string array = tensor_value(call.args.at(0));
+    const int64_t slots = call.args[0]->type()->as<ir::TensorType>()->shape.at(0);
+    const std::string index = emit_scalar_expr(call.args.at(1), names_);
+    const std::string tid = emit_scalar_expr(call.args.at(2), names_);
+    w_.open("");
+    w_.line("const int64_t slot = (int64_t)(" + index + ");");
+    w_.open("if (slot < 0 || slot >= " + int_literal(slots) + ")");
+    fail_and_return(string_literal(where(span, "array.update_element") +
+                                   ": slot outside the TaskId array of " +
+                                   std::to_string(slots) + " slots"));
+    w_.close();
+    w_.line("*pto::task_slot(" + array + ", slot) = (PtoTaskHandle)(" + tid + ");");
+    w_.close();
+    alias_view(var, array);
+  }
+
   const ir::Program& program_;
   const ir::Function& func_;
+  std::string pending_options_;  // the options the next kernel submission takes
   std::unordered_map<const ir::Var*, std::vector<std::string>> tuples_;
   std::optional<std::unordered_set<const ir::Var*>> read_only_;
 };

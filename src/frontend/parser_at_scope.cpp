@@ -63,11 +63,12 @@ void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArg
     fail(key_span,
          "pl.at(role=...) belongs to hierarchy scopes (levels above CORE_GROUP), which "
          "are not supported; write pl.at(level=pl.Level.CORE_GROUP)");
-  } else if (key == "deps" || key == "no_dep_args" || key == "dumps") {
+  } else if (key == "deps") {
+    args.deps = parse_dependency_list(callee);
+  } else if (key == "no_dep_args" || key == "dumps") {
     fail(key_span, std::string(callee) + "(" + key +
-                       "=...) is not supported: it lists task ids or tensors for the NPU "
-                       "runtime's dependency tracking and dumps; here scopes run in program "
-                       "order");
+                       "=...) is not supported: it lists tensors for the NPU runtime's "
+                       "per-argument tracking and dumps");
   } else {
     fail(key_span, "unknown argument '" + key +
                        "' of pl.at (expected level, role, optimizations, name_hint, "
@@ -128,6 +129,10 @@ StmtPtr Parser::parse_spmd_loop(Span span, const Token& loop_name) {
   }
   expect(TK::RParen, "')' to close pl.spmd(...)");
   if (!core_num) fail(iterator_span, "pl.spmd needs the number of blocks: pl.spmd(4)");
+  if (args.deps) {
+    fail(iterator_span,
+         "pl.spmd() does not accept 'deps=' here: write 'with pl.spmd(n, deps=[...]) as tid:'");
+  }
   expect(TK::Colon, "':' after the for statement");
   VarPtr block = bind_var(loop_name.text, ir::scalar_type(DataType::INT64), span_of(loop_name));
   Block body = parse_block(BlockKind::Scope, [&] {

@@ -79,6 +79,27 @@ Value Parser::parse_pl_member() {
     v.span = span;
     return v;
   }
+  if (name == "TASK_ID" && task_id_dtype_allowed_) {
+    // A TaskId is a UINT64 handle here (pypto/ir/task_types.h). Anywhere else (a cast, a
+    // tensor's dtype) pl.TASK_ID would silently be UINT64, so it is refused below.
+    Value v;
+    v.kind = Value::Kind::DType;
+    v.dtype = ir::kTaskIdDType;
+    v.span = span;
+    return v;
+  }
+  if (name == "system" && at(TK::Dot) && peek_token(1).kind == TK::Name &&
+      peek_token(1).text == "task_dummy") {
+    advance();
+    advance();
+    return parse_task_dummy(span);
+  }
+  if (name == "array") return parse_task_namespace(name, span);
+  if (name == "submit" || name == "spmd_submit") {
+    fail(span, "pl." + std::string(name) +
+                   "(...) is only allowed as the right-hand side of an assignment: "
+                   "'out, tid = pl." + std::string(name) + "(self.kernel, ...)'");
+  }
   if (const char* reason = ir::unsupported_dtype_reason(name)) {
     fail(span, "pl." + std::string(name) + " is not supported yet: " + reason);
   }
@@ -354,20 +375,25 @@ Value Parser::parse_self_call() {
     }
     attrs.emplace_back("arg_directions", std::move(*value));
   }
+  std::vector<Span> arg_spans;
+  for (size_t i = 0; i < args.size(); ++i) arg_spans.push_back(call_args[i].value.span);
+  return finish_self_call(callee, std::move(args), arg_spans, std::move(attrs), span, label_text);
+}
+
+Value Parser::finish_self_call(size_t callee, std::vector<ExprPtr> args,
+                               const std::vector<Span>& arg_spans, ir::Attrs attrs, Span span,
+                               const std::string& label_text) {
+  auto label = [&label_text] { return label_text; };
   if (args.size() != signatures_[callee].params.size()) {
     fail(span, label() + " takes " + std::to_string(signatures_[callee].params.size()) +
                    " argument(s), got " + std::to_string(args.size()));
   }
-  if (signatures_[callee].is_template) {
-    std::vector<Span> arg_spans;
-    for (size_t i = 0; i < args.size(); ++i) arg_spans.push_back(call_args[i].value.span);
-    callee = specialise_call(callee, args, arg_spans, span);
-  }
+  if (signatures_[callee].is_template) callee = specialise_call(callee, args, arg_spans, span);
   const FunctionSignature& sig = signatures_[callee];
   for (size_t i = 0; i < args.size(); ++i) {
     const TypePtr& want = sig.params[i].var->type();
     if (!argument_fits(want, args[i]->type())) {
-      fail(call_args[i].value.span, "expected " + ir::type_to_string(want) + ", got " +
+      fail(arg_spans[i], "expected " + ir::type_to_string(want) + ", got " +
                                         ir::type_to_string(args[i]->type()) + " in argument " +
                                         std::to_string(i + 1) + " of " + label());
     }

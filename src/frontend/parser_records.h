@@ -136,6 +136,16 @@ struct YieldInfo {
 struct AtScopeArgs {
   std::string level;      // "CORE_GROUP"
   std::string name_hint;  // the outlined kernel's name; empty: the pass names it
+  ExprPtr deps;           // deps=[...]: a MakeTuple of TaskIds and TaskId arrays, or null
+};
+
+// `predicate=(tensor[indices] <cmp> target)` of a task (parser_tasks.cpp).
+struct TaskPredicate {
+  ExprPtr operand;  // the tensor
+  ExprPtr indices;  // a MakeTuple, one index per dimension
+  int64_t cmp = 0;  // PtoCmpType, with the tensor as the left operand
+  int64_t target = 0;
+  Span span;
 };
 
 enum class BlockKind : uint8_t { Function, Loop, LoopWithIterArgs, IfBranch, Scope };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "parser_records.h"
+#include "pypto/ir/task_types.h"
 
 namespace pypto::frontend::detail {
 
@@ -478,6 +479,27 @@ class Parser {
                       const std::string& spelling);
 
   Value parse_self_call();
+  // The call of program function `callee` with `args`: arity and argument types checked, a
+  // template specialised (parse_self_call and pl.submit).
+  Value finish_self_call(size_t callee, std::vector<ExprPtr> args,
+                         const std::vector<Span>& arg_spans, ir::Attrs attrs, Span span,
+                         const std::string& label_text);
+
+  // -------------------------------- task scopes and dependencies (parser_tasks.cpp)
+
+  ExprPtr parse_dependency_list(std::string_view owner);
+  TaskPredicate parse_task_predicate();
+  StmtPtr task_options_stmt(ExprPtr deps, const std::optional<TaskPredicate>& predicate,
+                            Span span);
+  StmtPtr bind_task_id(const Token& name);
+  void parse_submit(Block& block, const std::vector<const Token*>& targets);
+  void bind_call_results(Block& block, const std::vector<const Token*>& targets, const Value& v);
+  StmtPtr parse_manual_scope(Span span);
+  StmtPtr parse_spmd_with(Span span);
+  Value parse_task_namespace(std::string_view ns, Span span);
+  Value parse_task_dummy(Span span);
+  bool try_task_array_store(Block& block, const VarPtr& array, const Token& name);
+  void parse_no_task_assignment(Block& block, const Token& name);
 
   // -------------------------------- @pl.jit functions (parser_jit.cpp)
 
@@ -544,6 +566,9 @@ class Parser {
   std::deque<FunctionSignature> signatures_;
   std::vector<std::vector<CallSite>> calls_;  // per function, in source order
   size_t current_function_ = 0;
+  bool in_manual_scope_ = false;  // parsing the body of a pl.manual_scope
+  bool task_id_dtype_allowed_ = false;  // parsing pl.array.create's arguments: pl.TASK_ID names
+                                        // its element type
   bool strict_ssa_ = false;  // the current function's @pl.function(strict_ssa=...)
   const std::vector<TypePtr>* return_types_ = nullptr;
   // A jit function's return types, set by its first return statement.

@@ -160,6 +160,14 @@ bool Parser::parse_assignment(Block& block, BlockKind kind) {
     parse_yield(block, kind, targets);
     return true;
   }
+  if (at_pl_member(0, "submit") || at_pl_member(0, "spmd_submit")) {
+    parse_submit(block, targets);
+    return true;
+  }
+  if (targets.size() == 1 && at(TK::KwNone)) {
+    parse_no_task_assignment(block, *targets[0]);
+    return true;
+  }
   Value v = parse_value();
   if (at(TK::Comma)) {
     fail_here("assigning several values at once is not supported; assign them one by one");
@@ -556,10 +564,11 @@ StmtPtr Parser::parse_with() {
   DepthGuard guard(*this);
   const Span span = here();
   advance();
-  if (at_pl_member(0, "spmd")) {
-    fail_here("'with pl.spmd(...)' is not supported; write the kernel as 'for i in pl.spmd(n):'");
+  if (at_pl_member(0, "spmd")) return parse_spmd_with(span);
+  if (at_pl_member(0, "manual_scope") || at_pl_member(0, "scope")) return parse_manual_scope(span);
+  if (!at_pl_member(0, "at")) {
+    expected("pl.at(level=pl.Level.CORE_GROUP), pl.spmd(n) or pl.manual_scope() after 'with'");
   }
-  if (!at_pl_member(0, "at")) expected("pl.at(level=pl.Level.CORE_GROUP) after 'with'");
   advance();
   advance();
   advance();
@@ -588,13 +597,22 @@ StmtPtr Parser::parse_with() {
   }
   expect(TK::RParen, "')' to close pl.at(...)");
   if (args.level.empty()) fail(span, "pl.at needs a level: pl.at(level=pl.Level.CORE_GROUP)");
-  if (at(TK::KwAs)) fail_here("'with pl.at(...) as name' is not supported");
+  // `as tid` names the scope's task; deps= orders it after other tasks (parser_tasks.cpp).
+  const Token* tid = nullptr;
+  if (at(TK::KwAs)) {
+    advance();
+    tid = &expect_name("a name for the TaskId after 'as'");
+  }
   expect(TK::Colon, "':' after the with statement");
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
   });
-  return ir::make_node<ir::ScopeStmt>(args.level, ir::make_seq(std::move(body.stmts), span), span,
-                                      std::move(args.name_hint));
+  StmtPtr scope = ir::make_node<ir::ScopeStmt>(
+      args.level, ir::make_seq(std::move(body.stmts), span), span, std::move(args.name_hint));
+  if (!tid && !args.deps) return scope;
+  std::vector<StmtPtr> stmts{task_options_stmt(args.deps, std::nullopt, span), scope};
+  if (tid) stmts.push_back(bind_task_id(*tid));
+  return ir::make_node<ir::SeqStmts>(std::move(stmts), span);
 }
 
 }  // namespace pypto::frontend::detail

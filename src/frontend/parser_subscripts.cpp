@@ -136,6 +136,7 @@ bool Parser::try_subscript_assignment(Block& block) {
   VarPtr var = lookup_var(name.text);
   const TypePtr type = var ? var->type() : nullptr;
   if (!type || !(type->as<ir::TensorType>() || type->as<ir::TileType>())) return false;
+  if (ir::is_task_array_type(type)) return try_task_array_store(block, var, name);
   advance();
   const Span span = here();
   advance();  // [

@@ -5,11 +5,13 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "interpreter_values.h"
 #include "pypto/ir/scalar_arith.h"
 #include "pypto/support/checked_int.h"
 #include "pypto/support/interrupt.h"
+#include "task_ops.h"
 
 namespace pypto::ir {
 
@@ -190,6 +192,8 @@ class Interpreter {
         return;
       case StmtKind::Scope:
         // A scope runs where it stands; outlining it into a kernel does not change its meaning.
+        // A predicate that does not hold skips it, as it skips the kernel it becomes.
+        if (std::exchange(skip_next_task_, false)) return;
         return exec(s->as<ScopeStmt>()->body, frame);
     }
   }
@@ -347,16 +351,32 @@ class Interpreter {
 
   Value eval_call(const Call& c, Frame& frame) {
     std::vector<Value> args = eval_all(c.args, frame);
-    if (c.call_kind == CallKind::Op) return interp::apply_op(c, args);
+    if (c.call_kind == CallKind::Op) {
+      // The submission after a task_options with a false predicate is retired without running.
+      if (c.callee == "task_options") skip_next_task_ = !interp::task_predicate_holds(c, args);
+      return interp::apply_op(c, args);
+    }
     auto it = functions_.find(c.callee);
     if (it == functions_.end()) throw RunError("call of unknown function " + c.callee);
+    if (std::exchange(skip_next_task_, false)) return skipped_call(*it->second, args);
     return call(*it->second, std::move(args), c.span());
+  }
+
+  // What a call that does not run gives back: its Out and InOut arguments, untouched.
+  static Value skipped_call(const Function& f, const std::vector<Value>& args) {
+    std::vector<Value> results;
+    for (size_t i = 0; i < f.params.size() && i < args.size(); ++i)
+      if (f.params[i].direction != ParamDirection::In) results.push_back(args[i]);
+    if (results.empty()) return Value{};
+    if (results.size() == 1) return results[0];
+    return Value::of_tuple(std::move(results));
   }
 
   using Clock = std::chrono::steady_clock;
   static constexpr uint64_t kCheckEvery = 256;
 
   std::unordered_map<std::string, const Function*> functions_;
+  bool skip_next_task_ = false;  // a task_options predicate was false
   int depth_ = 0;
   InterpretLimits limits_;
   Clock::time_point deadline_ = Clock::time_point::max();

@@ -7,6 +7,7 @@
 #include "interpreter_values.h"
 #include "op_type_rules.h"
 #include "pto_abi.h"
+#include "task_ops.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/scalar_arith.h"
 #include "pypto/support/checked_int.h"
@@ -205,6 +206,14 @@ std::vector<OpSpec> op_specs() {
        E::Select},
       {"sels", C::Select, {"mask", "src", "tmp", "scalar"}, 4, {}, infer_sels, in::op_select,
        E::Select},
+      {"task_options", C::Scheduling, {"deps", "predicate_operand", "predicate_indices"}, 1,
+       {"predicate_cmp", "predicate_target"}, infer_task_options, in::op_task_none, E::None},
+      {"task_id", C::Scheduling, {}, 0, {}, infer_task_id, in::op_task_id, E::None},
+      {"task_dummy", C::Scheduling, {"deps"}, 1, {}, infer_task_dummy, in::op_task_id, E::None},
+      {"manual_scope", C::Scheduling, {}, 0, {"manual"}, infer_manual_scope, in::op_task_none,
+       E::None},
+      {"task_array_set", C::Scheduling, {"array", "index", "task_id"}, 3, {},
+       infer_task_array_set, in::op_task_array_set, E::None},
   };
   // clang-format on
 }

@@ -50,8 +50,8 @@ constexpr std::array<UnsupportedDType, 7> kUnsupportedDTypes = {{
      "FP8E5M2"},
     {"FP64", "PyPTO reserves FP64 but its language has no FP64 element type; use FP32"},
     {"TASK_ID",
-     "task ids of pl.submit belong to manual dependency scopes, which this device "
-     "does not have"},
+     "it is only the element type of TaskId arrays, pl.array.create(n, pl.TASK_ID); a TaskId "
+     "itself comes from pl.submit, 'with pl.at(...) as tid' or pl.system.task_dummy"},
 }};
 
 struct SpaceInfo {

@@ -305,6 +305,7 @@ class SpaceInference : public IRMutator {
         return MemorySpace::Vec;
       case OpCategory::CreateTensor:
       case OpCategory::ExpandClone:
+      case OpCategory::Scheduling:
         return std::nullopt;
     }
     return std::nullopt;

@@ -207,6 +207,39 @@ class AccessIndex {
   std::vector<Access> long_;
 };
 
+std::vector<Footprint> footprints_of(const PtoArg* args, int32_t nargs) {
+  std::vector<Footprint> footprints(static_cast<size_t>(std::max(nargs, 0)));
+  for (int32_t i = 0; i < nargs; ++i)
+    if (args[i].kind != PTO_ARG_SCALAR)
+      footprints[static_cast<size_t>(i)] = footprint(args[i].tensor);
+  return footprints;
+}
+
+// Records the accesses of `task`: a read is added; a write is added and replaces the earlier
+// accesses it covers for which may_forget(their task) holds. buffer_of(base) is the buffer a
+// view belongs to.
+template <typename BufferOf, typename MayForget>
+void record_accesses(TaskId task, const PtoArg* args, int32_t nargs,
+                     const std::vector<Footprint>& footprints, BufferOf&& buffer_of,
+                     MayForget&& may_forget) {
+  for (int32_t i = 0; i < nargs; ++i) {
+    const PtoArg& a = args[i];
+    const Footprint& mine = footprints[static_cast<size_t>(i)];
+    if (a.kind == PTO_ARG_SCALAR || mine.bytes.empty) continue;
+    auto& buf = buffer_of(a.tensor.base);
+    if (a.kind == PTO_ARG_IN) {
+      buf.reads.add({task, a.tensor, mine});
+      continue;
+    }
+    auto covered = [&](const Access& prev) {
+      return may_forget(prev.task) && covers(a.tensor, mine, prev.view, prev.footprint);
+    };
+    buf.reads.erase_covered(mine.bytes.lo, mine.bytes.hi, covered);
+    buf.writes.erase_covered(mine.bytes.lo, mine.bytes.hi, covered);
+    buf.writes.add({task, a.tensor, mine});
+  }
+}
+
 }  // namespace
 
 struct DependencyTracker::Buffer {
@@ -263,12 +296,12 @@ std::string DependencyTracker::validate(const PtoArg* args, int32_t nargs) const
 
 std::vector<TaskId> DependencyTracker::add_task(TaskId task, const PtoArg* args, int32_t nargs) {
   std::vector<TaskId> deps;
-  std::vector<Footprint> footprints(static_cast<size_t>(std::max(nargs, 0)));
+  std::vector<Footprint> footprints = footprints_of(args, nargs);
+  auto buffer_of = [this](const void* base) -> Buffer& { return *buffers_.at(base); };
   for (int32_t i = 0; i < nargs; ++i) {
     const PtoArg& a = args[i];
-    if (a.kind == PTO_ARG_SCALAR) continue;
-    const Footprint& mine = footprints[static_cast<size_t>(i)] = footprint(a.tensor);
-    if (mine.bytes.empty) continue;
+    const Footprint& mine = footprints[static_cast<size_t>(i)];
+    if (a.kind == PTO_ARG_SCALAR || mine.bytes.empty) continue;
     const Buffer& buf = *buffers_.at(a.tensor.base);
     auto depend_if_overlapping = [&](const Access& prev) {
       if (prev.task != task && overlap(a.tensor, mine, prev.view, prev.footprint))
@@ -280,26 +313,25 @@ std::vector<TaskId> DependencyTracker::add_task(TaskId task, const PtoArg* args,
       buf.reads.for_each_meeting(mine.bytes.lo, mine.bytes.hi, depend_if_overlapping);
   }
   // Record after all dependencies are known, so that pruning by one argument cannot hide an
-  // access another argument of the same task conflicts with.
-  for (int32_t i = 0; i < nargs; ++i) {
-    const PtoArg& a = args[i];
-    const Footprint& mine = footprints[static_cast<size_t>(i)];
-    if (a.kind == PTO_ARG_SCALAR || mine.bytes.empty) continue;
-    Buffer& buf = *buffers_.at(a.tensor.base);
-    if (a.kind == PTO_ARG_IN) {
-      buf.reads.add({task, a.tensor, mine});
-      continue;
-    }
-    auto covered = [&](const Access& prev) {
-      return covers(a.tensor, mine, prev.view, prev.footprint);
-    };
-    buf.reads.erase_covered(mine.bytes.lo, mine.bytes.hi, covered);
-    buf.writes.erase_covered(mine.bytes.lo, mine.bytes.hi, covered);
-    buf.writes.add({task, a.tensor, mine});
-  }
+  // access another argument of the same task conflicts with. The task waits for every earlier
+  // access it conflicts with, so each one its writes cover may go.
+  record_accesses(task, args, nargs, footprints, buffer_of, [](TaskId) { return true; });
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   return deps;
+}
+
+void DependencyTracker::add_unordered_task(TaskId task, const PtoArg* args, int32_t nargs,
+                                           std::vector<TaskId> ordered_after) {
+  std::sort(ordered_after.begin(), ordered_after.end());
+  // A covered access may go only when waiting for this task implies waiting for the access's:
+  // the task's own, or one of the tasks it was told to wait for. Any other stays, or a later
+  // task would wait for this writer alone and might run before the one it replaced.
+  auto buffer_of = [this](const void* base) -> Buffer& { return *buffers_.at(base); };
+  record_accesses(task, args, nargs, footprints_of(args, nargs), buffer_of, [&](TaskId earlier) {
+    return earlier == task ||
+           std::binary_search(ordered_after.begin(), ordered_after.end(), earlier);
+  });
 }
 
 size_t DependencyTracker::tracked_accesses() const {

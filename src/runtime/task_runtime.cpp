@@ -10,6 +10,7 @@
 #include <deque>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "alignment.h"
 #include "core_memory.h"
@@ -36,6 +37,8 @@ struct TaskNode {
   std::vector<PtoArg> args;
   std::vector<TaskId> deps;
   std::vector<TaskNode*> successors;
+  // Checked when the dependencies are done; false: the task is retired without running.
+  std::optional<PtoTaskPredicate> predicate;
   int pending = 0;  // unfinished dependencies
   bool done = false;
   int worker = -1;
@@ -79,7 +82,9 @@ class Run {
       core->mem.ctx = core.get();
       core->mem.fail = &Run::core_fail;
     }
-    PtoRuntimeApi api{this, &Run::api_create_tensor, &Run::api_submit, &Run::api_fail, &tile_isa()};
+    PtoRuntimeApi api{this,        &Run::api_create_tensor, &Run::api_submit,
+                      &Run::api_fail, &tile_isa(),           &Run::api_submit_task,
+                      &Run::api_set_manual_scope};
 
     int32_t rc = 0;
     try {
@@ -137,6 +142,17 @@ class Run {
   static void api_submit(void* ctx, const char* kernel, PtoKernelFn fn, const PtoArg* args,
                          int32_t nargs) noexcept {
     without_throwing(self(ctx), [&] { self(ctx).submit(kernel, fn, args, nargs); });
+  }
+  static PtoTaskHandle api_submit_task(void* ctx, const char* kernel, PtoKernelFn fn,
+                                       const PtoArg* args, int32_t nargs,
+                                       const PtoSubmitOptions* options) noexcept {
+    PtoTaskHandle handle = PTO_NO_TASK;
+    without_throwing(self(ctx),
+                     [&] { handle = self(ctx).submit(kernel, fn, args, nargs, options); });
+    return handle;
+  }
+  static void api_set_manual_scope(void* ctx, int32_t manual) noexcept {
+    without_throwing(self(ctx), [&] { self(ctx).set_manual_scope(manual != 0); });
   }
   static void api_fail(void* ctx, const char* message) noexcept {
     without_throwing(self(ctx), [&] {
@@ -216,21 +232,48 @@ class Run {
     return t;
   }
 
-  void submit(const char* kernel, PtoKernelFn fn, const PtoArg* args, int32_t nargs) {
+  void set_manual_scope(bool manual) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (failing()) return;  // the run is failing: start nothing new
+    if (manual && manual_scope_) {
+      reject_locked("pl.manual_scope: a manual scope cannot be nested in another one");
+      return;
+    }
+    manual_scope_ = manual;
+  }
+
+  // Enqueues a task; returns its handle (PTO_NO_TASK when the run is failing). Without `options`
+  // and `fn`, a rejected submit (a plain rt->submit has no barrier form).
+  PtoTaskHandle submit(const char* kernel, PtoKernelFn fn, const PtoArg* args, int32_t nargs,
+                       const PtoSubmitOptions* options = nullptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failing()) return PTO_NO_TASK;  // the run is failing: start nothing new
     auto node = std::make_unique<TaskNode>();
     node->id = static_cast<TaskId>(tasks_.size());
     node->kernel = kernel ? kernel : "(unnamed)";
     node->fn = fn;
-    std::string problem = fn ? tracker_.validate(args, nargs) : "no kernel function";
+    std::string problem = fn || options ? tracker_.validate(args, nargs) : "no kernel function";
+    if (problem.empty() && options) problem = check_options(*options, node->id);
     if (!problem.empty()) {
-      error_ = "submit of " + task_label(*node) + " rejected: " + problem;
-      failing_.store(true, std::memory_order_release);
-      return;
+      reject_locked("submit of " + task_label(*node) + " rejected: " + problem);
+      return PTO_NO_TASK;
     }
-    node->args.assign(args, args + nargs);  // the orchestration may reuse its array
-    node->deps = tracker_.add_task(node->id, node->args.data(), nargs);
+    if (nargs > 0) node->args.assign(args, args + nargs);  // the orchestration may reuse its array
+    if (options) {
+      for (int32_t k = 0; k < options->ndeps; ++k)
+        if (options->deps[k] != PTO_NO_TASK) node->deps.push_back(options->deps[k] - 1);
+      if (options->predicate) node->predicate = *options->predicate;
+    }
+    // In a manual scope only the explicit dependencies order the task; the tracker still
+    // records its accesses, so that tasks after the scope (among them the copies of returned
+    // tensors the compiler adds) wait for the manual tasks they conflict with.
+    if (manual_scope_) {
+      tracker_.add_unordered_task(node->id, node->args.data(), nargs, node->deps);
+    } else {
+      std::vector<TaskId> inferred = tracker_.add_task(node->id, node->args.data(), nargs);
+      node->deps.insert(node->deps.end(), inferred.begin(), inferred.end());
+    }
+    std::sort(node->deps.begin(), node->deps.end());
+    node->deps.erase(std::unique(node->deps.begin(), node->deps.end()), node->deps.end());
     for (TaskId d : node->deps) {
       TaskNode& dep = *tasks_[static_cast<size_t>(d)];
       if (!dep.done) {
@@ -241,7 +284,124 @@ class Run {
     ++unfinished_;
     TaskNode* ready = node->pending == 0 ? node.get() : nullptr;
     tasks_.push_back(std::move(node));
-    if (ready) post(ready, /*from_orchestration=*/true);
+    const PtoTaskHandle handle = static_cast<PtoTaskHandle>(tasks_.size());
+    if (ready) dispatch_locked(ready, /*from_orchestration=*/true);
+    return handle;
+  }
+
+  // What is wrong with a submit's options: a dependency that names no earlier task, or a
+  // predicate without its element or with an unknown comparison or dtype.
+  std::string check_options(const PtoSubmitOptions& o, TaskId id) const {
+    if (o.ndeps < 0 || (o.ndeps > 0 && !o.deps)) return "invalid dependency list";
+    for (int32_t k = 0; k < o.ndeps; ++k) {
+      const PtoTaskHandle h = o.deps[k];
+      if (h != PTO_NO_TASK && (h < 1 || h > id)) {
+        return "dependency " + std::to_string(k) + " is task handle " + std::to_string(h) +
+               ", which names no task submitted before it";
+      }
+    }
+    if (const PtoTaskPredicate* p = o.predicate) {
+      if (!p->element) return "the predicate has no operand";
+      if (p->op < PTO_CMP_EQ || p->op > PTO_CMP_GE)
+        return "unknown predicate comparison " + std::to_string(p->op);
+      if (!predicate_dtype_supported(p->dtype))
+        return "the predicate's operand has dtype " + std::to_string(p->dtype) +
+               " (an integer, BOOL or FP32 element is needed)";
+    }
+    return {};
+  }
+
+  static bool predicate_dtype_supported(int32_t dtype) {
+    switch (dtype) {
+      case PTO_INT8: case PTO_INT16: case PTO_INT32: case PTO_INT64: case PTO_UINT8:
+      case PTO_UINT16: case PTO_UINT32: case PTO_UINT64: case PTO_BOOL: case PTO_FP32:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // The predicate's comparison of its element, read now (the task's dependencies are done).
+  static bool predicate_holds(const PtoTaskPredicate& p) {
+    double value = 0;
+    switch (p.dtype) {
+      case PTO_INT8: value = *static_cast<const int8_t*>(p.element); break;
+      case PTO_INT16: value = *static_cast<const int16_t*>(p.element); break;
+      case PTO_INT32: value = *static_cast<const int32_t*>(p.element); break;
+      case PTO_INT64: value = static_cast<double>(*static_cast<const int64_t*>(p.element)); break;
+      case PTO_UINT8: case PTO_BOOL: value = *static_cast<const uint8_t*>(p.element); break;
+      case PTO_UINT16: value = *static_cast<const uint16_t*>(p.element); break;
+      case PTO_UINT32: value = *static_cast<const uint32_t*>(p.element); break;
+      case PTO_UINT64: value = static_cast<double>(*static_cast<const uint64_t*>(p.element)); break;
+      default: value = *static_cast<const float*>(p.element); break;
+    }
+    const auto target = static_cast<double>(p.target);
+    switch (p.op) {
+      case PTO_CMP_EQ: return value == target;
+      case PTO_CMP_NE: return value != target;
+      case PTO_CMP_LT: return value < target;
+      case PTO_CMP_LE: return value <= target;
+      case PTO_CMP_GT: return value > target;
+      default: return value >= target;
+    }
+  }
+
+  void reject_locked(const std::string& message) {
+    if (error_.empty()) error_ = message;
+    failing_.store(true, std::memory_order_release);
+  }
+
+  // A task whose dependencies are done: to a core, or, when it has no kernel (a barrier) or its
+  // predicate is false, retired here without running; the tasks that retiring releases are
+  // dispatched the same way. Called with mutex_ held.
+  void dispatch_locked(TaskNode* first, bool from_orchestration) {
+    std::vector<TaskNode*> ready{first};
+    while (!ready.empty()) {
+      TaskNode* task = ready.back();
+      ready.pop_back();
+      const bool runs =
+          task->fn && !failing() && (!task->predicate || predicate_holds(*task->predicate));
+      if (runs) {
+        post(task, from_orchestration);
+        continue;
+      }
+      const double now = since_start();
+      task->start = task->end = now;
+      record_chain_locked(*task, 0);
+      complete_locked(*task, ready);
+    }
+  }
+
+  // The critical-path chain and the dependency whose end released `task`.
+  void record_chain_locked(TaskNode& task, double duration) {
+    double longest = 0, last_end = -1;
+    for (TaskId d : task.deps) {
+      const TaskNode& dep = *tasks_[static_cast<size_t>(d)];
+      longest = std::max(longest, dep.chain);
+      if (dep.end > last_end) {
+        last_end = dep.end;
+        task.waited_on = d;
+      }
+    }
+    task.chain = longest + duration;
+  }
+
+  // Marks `task` done and collects the successors it releases into `released`.
+  void complete_locked(TaskNode& task, std::vector<TaskNode*>& released) {
+    task.done = true;
+    for (TaskNode* next : task.successors) {
+      if (--next->pending == 0) released.push_back(next);
+    }
+    if (--unfinished_ == 0) {
+      // The launch is over once the orchestration is: workers polling now would hold the CPUs
+      // that the thread waiting for the launch, woken next, needs. In an isolated run's device
+      // process, where workers polled on both CPUs, it resumed up to 4.4 ms after the last task
+      // (3 runs in 8 of the 512³ matmul on two cores); with the workers asleep, within 20-50 µs.
+      // (Yielding the CPU while polling did that too, but handed the CPU to any thread that
+      // never yields back, such as numpy's spinning BLAS threads, for the whole next launch.)
+      if (orchestrated_) pool_.pause_polling();
+      all_done_.notify_all();
+    }
   }
 
   // A task posted by the orchestration does not wake the worker of the orchestration's own CPU
@@ -287,31 +447,11 @@ class Run {
       task->worker = worker;
       task->start = start;
       task->end = end;
-      double longest = 0, last_end = -1;
-      for (TaskId d : task->deps) {
-        const TaskNode& dep = *tasks_[static_cast<size_t>(d)];
-        longest = std::max(longest, dep.chain);
-        if (dep.end > last_end) {
-          last_end = dep.end;
-          task->waited_on = d;
-        }
-      }
-      task->chain = longest + (end - start);
+      record_chain_locked(*task, end - start);
     }
-    task->done = true;
-    for (TaskNode* next : task->successors) {
-      if (--next->pending == 0) post(next, false);
-    }
-    if (--unfinished_ == 0) {
-      // The launch is over once the orchestration is: workers polling now would hold the CPUs
-      // that the thread waiting for the launch, woken next, needs. In an isolated run's device
-      // process, where workers polled on both CPUs, it resumed up to 4.4 ms after the last task
-      // (3 runs in 8 of the 512³ matmul on two cores); with the workers asleep, within 20-50 µs.
-      // (Yielding the CPU while polling did that too, but handed the CPU to any thread that
-      // never yields back, such as numpy's spinning BLAS threads, for the whole next launch.)
-      if (orchestrated_) pool_.pause_polling();
-      all_done_.notify_all();
-    }
+    std::vector<TaskNode*> released;
+    complete_locked(*task, released);
+    for (TaskNode* next : released) dispatch_locked(next, /*from_orchestration=*/false);
   }
 
   RunStats stats(double orchestration_end) const {
@@ -340,6 +480,7 @@ class Run {
   std::mutex mutex_;
   std::condition_variable all_done_;
   bool orchestrated_ = false;  // the orchestration has returned
+  bool manual_scope_ = false;  // inside pl.manual_scope: no dependencies inferred from arguments
   DependencyTracker tracker_;
   std::deque<std::unique_ptr<TaskNode>> tasks_;
   std::vector<Memory> buffers_;

@@ -61,10 +61,11 @@ TEST(OpDefinition, EveryOpHasEveryAttributeItNeeds) {
     EXPECT_NE(def->interpret, nullptr) << "no interpreter kernel";
     EXPECT_LE(def->min_args, def->arg_names.size());
     if (def->emit == EmitShape::None) {
-      // Only tensor-level ops have no kernel instruction: create_tensor (orchestrations) and
-      // expand_clone (which ConvertTensorToTileOps lowers to tile ops in kernels).
+      // Only tensor-level ops have no kernel instruction: create_tensor and task scheduling
+      // (orchestrations) and expand_clone (which ConvertTensorToTileOps lowers in kernels).
       EXPECT_TRUE(def->category == OpCategory::CreateTensor ||
-                  def->category == OpCategory::ExpandClone)
+                  def->category == OpCategory::ExpandClone ||
+                  def->category == OpCategory::Scheduling)
           << "no emission shape";
     }
     // The column broadcasts take a binary opcode, except col_expand, which only copies.

@@ -103,8 +103,15 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   for (const char* name : reduce_layout_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
+  // Task scheduling in orchestrations (manual scopes, explicit dependencies, barriers).
+  const char* const scheduling_ops[] = {"manual_scope", "task_options", "task_id", "task_dummy",
+                                        "task_array_set"};
+  for (const char* name : scheduling_ops) {
+    ASSERT_NE(reg.find(name), nullptr) << name;
+    EXPECT_EQ(reg.find(name)->category, OpCategory::Scheduling) << name;
+  }
   auto names = reg.names();
-  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops));
+  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);

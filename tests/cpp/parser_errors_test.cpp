@@ -310,7 +310,7 @@ std::vector<ErrorCase> cases() {
        kernel(L + "        with pl.at(level=pl.Level.CLUSTER):\n            pass\n" + S), 8, 35,
        "unknown level 'pl.Level.CLUSTER'"},
       {"with_without_pl_at", kernel(L + "        with open('f'):\n            pass\n" + S), 8, 14,
-       "expected pl.at(level=pl.Level.CORE_GROUP) after 'with'"},
+       "pl.spmd(n) or pl.manual_scope() after 'with'"},
       {"else_without_if", kernel(L + "        else:\n            pass\n" + S), 8, 9,
        "'else' without a matching 'if'"},
   };

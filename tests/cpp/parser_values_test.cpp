@@ -267,7 +267,7 @@ TEST(ParserValues, RefusedPlAtArgumentsAreLocatedByName) {
   };
   // `        with pl.at(` is 19 characters: the first argument is at column 20.
   const std::vector<Case> cases = {
-      {"pl.Level.CORE_GROUP, deps=[t]", "pl.at(deps=...) is not supported", 41},
+      {"pl.Level.CORE_GROUP, deps=[1]", "deps= entries must be TaskIds", 47},
       {"pl.Level.CORE_GROUP, no_dep_args=[x]", "pl.at(no_dep_args=...) is not supported", 41},
       {"pl.Level.CORE_GROUP, dumps=[x]", "pl.at(dumps=...) is not supported", 41},
       {"pl.Level.CORE_GROUP, pl.Role.Worker", "pl.at(role=...) belongs to hierarchy", 41},

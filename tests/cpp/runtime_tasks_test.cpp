@@ -418,6 +418,193 @@ TEST(TaskRuntime, CreateTensorRejectsBadShapes) {
             "create_tensor: negative extent in dimension 0");
 }
 
+// --- Explicit dependencies, manual scopes, predicates and barriers (submit_task) ---
+
+// Fills its row block of the output (args[0], declared as the whole matrix, so that the tracker
+// sees every such task write all of it) with its scalar.
+void fill_block_kernel(const PtoArg* args, PtoCoreMemory*) {
+  const PtoTensor block = row_block(args[0].tensor, args[1].i64, kBlock);
+  for_each(block, [&](int64_t i, int64_t j) { at(block, i, j) = static_cast<float>(args[1].i64); });
+}
+// Adds 1 to the first element of its view.
+void increment_kernel(const PtoArg* args, PtoCoreMemory*) { at(args[0].tensor, 0, 0) += 1.0f; }
+// Copies args[0] into args[1].
+void copy_kernel(const PtoArg* args, PtoCoreMemory*) {
+  for_each(args[1].tensor,
+           [&](int64_t i, int64_t j) { at(args[1].tensor, i, j) = at(args[0].tensor, i, j); });
+}
+
+PtoArg int_scalar(int64_t v) {
+  PtoArg a{};
+  a.kind = PTO_ARG_SCALAR;
+  a.dtype = PTO_INT64;
+  a.i64 = v;
+  return a;
+}
+
+PtoTaskHandle submit_with(const PtoRuntimeApi* rt, const char* name, PtoKernelFn fn,
+                          std::vector<PtoArg> args, std::vector<PtoTaskHandle> deps,
+                          const PtoTaskPredicate* predicate = nullptr) {
+  const PtoSubmitOptions options = {deps.data(), static_cast<int32_t>(deps.size()), predicate};
+  return rt->submit_task(rt->ctx, name, fn, args.data(), static_cast<int32_t>(args.size()),
+                         &options);
+}
+
+// params: scratch, out [64, 16]. In a manual scope, four "fill" tasks each declare the whole of
+// `scratch` as their output but write only their own row block: nothing orders them, and each
+// write covers the previous ones' accesses. After the scope, "copy" reads all of scratch.
+int32_t manual_fills_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t) {
+  rt->set_manual_scope(rt->ctx, 1);
+  for (int64_t r = 0; r < kRows; r += kBlock)
+    submit_with(rt, "fill", &fill_block_kernel,
+                {tensor_arg(PTO_ARG_OUT, p[0].tensor), int_scalar(r)}, {});
+  rt->set_manual_scope(rt->ctx, 0);
+  PtoArg args[2] = {tensor_arg(PTO_ARG_IN, p[0].tensor), tensor_arg(PTO_ARG_OUT, p[1].tensor)};
+  rt->submit(rt->ctx, "copy", &copy_kernel, args, 2);
+  return 0;
+}
+
+TEST(RuntimeScopes, ATaskAfterAManualScopeWaitsForEveryManualTaskItConflictsWith) {
+  // Outside a manual scope, a write covering earlier accesses replaces them (the writer waited
+  // for them). Inside one the writer did not wait, so all four writes must stay recorded:
+  // "copy" once waited for the last fill only and could read blocks not yet written.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::vector<float> scratch(kRows * kCols, -1.0f), out(kRows * kCols, -1.0f);
+    TaskRuntime runtime(4);
+    RunStats stats = runtime.run(&manual_fills_orchestration, {host_matrix(scratch, kRows, kCols),
+                                                               host_matrix(out, kRows, kCols)});
+    ASSERT_EQ(stats.tasks.size(), 5u);
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(stats.tasks[i].deps.empty()) << i;
+    ASSERT_EQ(stats.tasks[4].deps, (std::vector<TaskId>{0, 1, 2, 3}));
+    for (int i = 0; i < 4; ++i) EXPECT_GE(stats.tasks[4].start, stats.tasks[i].end) << i;
+    for (size_t i = 0; i < out.size(); ++i)
+      ASSERT_EQ(out[i], static_cast<float>(i / kCols / kBlock * kBlock)) << "attempt " << attempt;
+  }
+}
+
+// params: buf [64, 16]. Three tasks on unrelated row blocks, the third told to wait for the first
+// (by handle); then, in a manual scope, two writers of block 0 whose second waits for the first.
+int32_t explicit_deps_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t) {
+  auto block = [&](int64_t r) { return tensor_arg(PTO_ARG_INOUT, row_block(p[0].tensor, r, 1)); };
+  const PtoTaskHandle first = submit_with(rt, "increment", &increment_kernel, {block(0)}, {});
+  submit_with(rt, "increment", &increment_kernel, {block(16)}, {PTO_NO_TASK});  // ignored entry
+  submit_with(rt, "increment", &increment_kernel, {block(32)}, {first});
+  rt->set_manual_scope(rt->ctx, 1);
+  const PtoTaskHandle a = submit_with(rt, "increment", &increment_kernel, {block(0)}, {first});
+  submit_with(rt, "increment", &increment_kernel, {block(0)}, {a});
+  rt->set_manual_scope(rt->ctx, 0);
+  return 0;
+}
+
+TEST(RuntimeScopes, ExplicitDependenciesOrderTasksThatShareNoData) {
+  std::vector<float> buf(kRows * kCols, 0.0f);
+  TaskRuntime runtime(3);
+  RunStats stats = runtime.run(&explicit_deps_orchestration, {host_matrix(buf, kRows, kCols)});
+  ASSERT_EQ(stats.tasks.size(), 5u);
+  EXPECT_TRUE(stats.tasks[1].deps.empty());
+  EXPECT_EQ(stats.tasks[2].deps, std::vector<TaskId>{0});  // handle 1 is task 0
+  EXPECT_GE(stats.tasks[2].start, stats.tasks[0].end);
+  EXPECT_EQ(stats.tasks[3].deps, std::vector<TaskId>{0});
+  EXPECT_EQ(stats.tasks[4].deps, std::vector<TaskId>{3});
+  EXPECT_EQ(buf[0], 3.0f);  // block 0 was read-modified-written three times, in order
+}
+
+// params: buf [64, 16], gate [1, 16]. "produce" writes gate[0] (the scalar), then "maybe", whose
+// predicate is gate[0] > 0 and which waits for "produce", would fill block 16; "after" waits
+// for "maybe" only.
+float g_gate_seen = -1;
+void produce_gate_kernel(const PtoArg* args, PtoCoreMemory*) {
+  at(args[0].tensor, 0, 0) = static_cast<float>(args[1].i64);
+}
+void after_kernel(const PtoArg* args, PtoCoreMemory*) { g_gate_seen = at(args[0].tensor, 0, 0); }
+int32_t predicate_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t) {
+  const PtoTaskHandle produced = submit_with(rt, "produce", &produce_gate_kernel,
+                                             {tensor_arg(PTO_ARG_OUT, p[1].tensor), p[2]}, {});
+  const PtoTaskPredicate gate_positive = {p[1].tensor.base, PTO_FP32, PTO_CMP_GT, 0};
+  rt->set_manual_scope(rt->ctx, 1);
+  const PtoTaskHandle maybe = submit_with(rt, "maybe", &fill_block_kernel,
+                                          {tensor_arg(PTO_ARG_OUT, p[0].tensor), int_scalar(16)},
+                                          {produced}, &gate_positive);
+  submit_with(rt, "after", &after_kernel, {tensor_arg(PTO_ARG_IN, p[1].tensor)}, {maybe});
+  rt->set_manual_scope(rt->ctx, 0);
+  return 0;
+}
+
+TEST(RuntimeScopes, APredicateIsReadAtDispatchAndAFalseOneStillReleasesTheDependents) {
+  for (int64_t gate : {0, 5}) {
+    std::vector<float> buf(kRows * kCols, -1.0f), gate_row(kCols, -7.0f);
+    g_gate_seen = -1;
+    TaskRuntime runtime(2);
+    RunStats stats = runtime.run(
+        &predicate_orchestration,
+        {host_matrix(buf, kRows, kCols), host_matrix(gate_row, 1, kCols), int_scalar(gate)});
+    ASSERT_EQ(stats.tasks.size(), 3u);
+    // The predicate saw what "produce" wrote (-7 beforehand would have been false as well, so
+    // the true case shows it was read after its dependency).
+    EXPECT_EQ(buf[16 * kCols], gate > 0 ? 16.0f : -1.0f) << "gate " << gate;
+    EXPECT_EQ(stats.tasks[1].worker >= 0, gate > 0) << "a retired task runs on no core";
+    EXPECT_EQ(g_gate_seen, static_cast<float>(gate)) << "'after' did not run after 'produce'";
+    EXPECT_EQ(stats.tasks[2].deps, std::vector<TaskId>{1});
+    EXPECT_GE(stats.tasks[2].start, stats.tasks[1].end);
+  }
+}
+
+// params: buf [64, 16]. Two independent tasks, a barrier (no kernel) waiting for both, and a
+// task waiting for the barrier alone that reads what both wrote.
+int32_t barrier_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t) {
+  auto block = [&](int64_t r) { return tensor_arg(PTO_ARG_INOUT, row_block(p[0].tensor, r, 1)); };
+  rt->set_manual_scope(rt->ctx, 1);
+  const PtoTaskHandle a = submit_with(rt, "increment", &increment_kernel, {block(0)}, {});
+  const PtoTaskHandle b = submit_with(rt, "increment", &increment_kernel, {block(16)}, {});
+  const PtoTaskHandle fence = submit_with(rt, "barrier", nullptr, {}, {a, b});
+  PtoArg args[2] = {tensor_arg(PTO_ARG_IN, p[0].tensor), tensor_arg(PTO_ARG_OUT, p[1].tensor)};
+  submit_with(rt, "copy", &copy_kernel, {args[0], args[1]}, {fence});
+  rt->set_manual_scope(rt->ctx, 0);
+  return 0;
+}
+
+TEST(RuntimeScopes, ABarrierRunsNothingAndReleasesItsSuccessorsWhenItsDependenciesAreDone) {
+  std::vector<float> buf(kRows * kCols, 4.0f), out(kRows * kCols, -1.0f);
+  TaskRuntime runtime(3);
+  RunStats stats = runtime.run(&barrier_orchestration,
+                               {host_matrix(buf, kRows, kCols), host_matrix(out, kRows, kCols)});
+  ASSERT_EQ(stats.tasks.size(), 4u);
+  EXPECT_EQ(stats.tasks[2].kernel, "barrier");
+  EXPECT_EQ(stats.tasks[2].worker, -1);
+  EXPECT_EQ(stats.tasks[2].deps, (std::vector<TaskId>{0, 1}));
+  EXPECT_EQ(stats.tasks[3].deps, std::vector<TaskId>{2});
+  EXPECT_GE(stats.tasks[3].start, std::max(stats.tasks[0].end, stats.tasks[1].end));
+  EXPECT_EQ(out[0], 5.0f);
+  EXPECT_EQ(out[16 * kCols], 5.0f);
+}
+
+int32_t nested_scope_orchestration(const PtoRuntimeApi* rt, const PtoArg*, int32_t) {
+  rt->set_manual_scope(rt->ctx, 1);
+  rt->set_manual_scope(rt->ctx, 1);
+  return 0;
+}
+int32_t future_dep_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t) {
+  submit_with(rt, "increment", &increment_kernel, {tensor_arg(PTO_ARG_INOUT, p[0].tensor)}, {2});
+  return 0;
+}
+int32_t bad_predicate_orchestration(const PtoRuntimeApi* rt, const PtoArg* p, int32_t) {
+  const PtoTaskPredicate no_operand = {nullptr, PTO_INT32, PTO_CMP_EQ, 0};
+  submit_with(rt, "increment", &increment_kernel, {tensor_arg(PTO_ARG_INOUT, p[0].tensor)}, {},
+              &no_operand);
+  return 0;
+}
+
+TEST(RuntimeScopes, MisuseIsReportedWithWhatWentWrong) {
+  std::vector<float> buf(kRows * kCols);
+  EXPECT_EQ(run_error(&nested_scope_orchestration, {}),
+            "pl.manual_scope: a manual scope cannot be nested in another one");
+  EXPECT_EQ(run_error(&future_dep_orchestration, {host_matrix(buf, kRows, kCols)}),
+            "submit of kernel 'increment' (task 0) rejected: dependency 0 is task handle 2, which "
+            "names no task submitted before it");
+  EXPECT_EQ(run_error(&bad_predicate_orchestration, {host_matrix(buf, kRows, kCols)}),
+            "submit of kernel 'increment' (task 0) rejected: the predicate has no operand");
+}
+
 TEST(RunStats, RoundTripsThroughJson) {
   RunStats s;
   s.num_workers = 4;

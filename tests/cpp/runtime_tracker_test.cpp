@@ -128,6 +128,25 @@ TEST_F(TrackerTest, CoveredAccessesAreForgotten) {
   EXPECT_EQ(tracker.tracked_accesses(), 1u);
 }
 
+TEST_F(TrackerTest, UnorderedTasksKeepTheAccessesTheyDoNotWaitFor) {
+  // Tasks of a manual scope: nothing inferred for them, and a covering write forgets only the
+  // accesses of the tasks it was told to wait for (and its own).
+  add({whole(g_a, PTO_ARG_OUT)});  // 0, ordinary
+  std::vector<PtoArg> write_a = {whole(g_a, PTO_ARG_OUT)};
+  std::vector<PtoArg> read_a = {whole(g_a, PTO_ARG_IN)};
+  tracker.add_unordered_task(1, write_a.data(), 1, {});  // waits for nothing
+  tracker.add_unordered_task(2, read_a.data(), 1, {});
+  EXPECT_EQ(tracker.tracked_accesses(), 3u);  // 1 did not wait for 0: 0's write stays
+  tracker.add_unordered_task(3, write_a.data(), 1, {1, 2});  // waits for 1 and 2 only
+  EXPECT_EQ(tracker.tracked_accesses(), 2u);                 // 0's write and 3's
+  next = 4;
+  // An ordinary task after them waits for every access still recorded: waiting for 3 alone
+  // would not order it after 0.
+  EXPECT_EQ(add({whole(g_a, PTO_ARG_IN)}), (Ids{0, 3}));
+  EXPECT_EQ(add({whole(g_a, PTO_ARG_OUT)}), (Ids{0, 3, 4}));
+  EXPECT_EQ(tracker.tracked_accesses(), 1u);  // it waited for all of them
+}
+
 TEST(ViewsOverlap, InterleavedStridedViewsAreDisjoint) {
   // Even and odd elements.
   EXPECT_FALSE(views_overlap(view(g_a, PTO_ARG_IN, 0, {32}, {2}).tensor,

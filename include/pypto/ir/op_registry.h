@@ -38,6 +38,9 @@ enum class OpCategory : uint8_t {
   Transpose,  // transpose(tile, axis1, axis2)
   Compare,    // cmp(lhs, rhs or scalar, cmp_type=) -> a predicate mask
   Select,     // sel(mask, lhs, rhs, tmp), sels(mask, src, tmp, scalar)
+
+  // Task scheduling in orchestrations (src/ir/task_ops.h): options, TaskIds, barriers, scopes.
+  Scheduling,
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the

@@ -21,11 +21,12 @@ bool views_overlap(const PtoTensor& a, const PtoTensor& b);
 // Infers task dependencies from the tensor arguments of submitted tasks. Per buffer, it keeps
 // the recent accesses (task, view, read or write); a new task depends on every earlier task
 // with an overlapping access where either side writes (RAW, WAR, WAW). Tasks writing disjoint
-// views of one buffer stay independent. An access is forgotten once a later write covers it
-// entirely: ordering against that write implies ordering against it. A buffer's reads and writes
-// are indexed by their first byte, so that a submit looks only at the accesses whose bytes meet
-// its views' (plus the few longer than a sixteenth of the buffer): submitting stays about linear
-// in the number of tasks (4096 tile tasks on one output: 4 ms, not 0.4 s).
+// views of one buffer stay independent. An access is forgotten once a later write by a task
+// ordered after it covers it entirely: ordering against that write implies ordering against
+// it. A buffer's reads and writes are indexed by their first byte, so that a submit looks only
+// at the accesses whose bytes meet its views' (plus the few longer than a sixteenth of the
+// buffer): submitting stays about linear in the number of tasks (4096 tile tasks on one
+// output: 4 ms, not 0.4 s).
 // Not thread-safe; the task runtime calls it under its lock.
 class DependencyTracker {
  public:
@@ -46,6 +47,14 @@ class DependencyTracker {
   // Records the accesses of `task` (arguments must be valid) and returns the earlier tasks it
   // must wait for, sorted and without duplicates.
   std::vector<TaskId> add_task(TaskId task, const PtoArg* args, int32_t nargs);
+
+  // Records the accesses of a task whose order the caller decides (a task of a manual scope):
+  // no dependencies are inferred for it, but later tasks of add_task conflicting with its
+  // accesses wait for it. Its writes forget only the covered accesses of the tasks in
+  // `ordered_after` (those it waits for): waiting for it implies waiting for them, not for
+  // any other earlier task, whose accesses therefore stay.
+  void add_unordered_task(TaskId task, const PtoArg* args, int32_t nargs,
+                          std::vector<TaskId> ordered_after);
 
   // Accesses currently remembered, over all buffers (tests check that covered ones are pruned).
   size_t tracked_accesses() const;
