@@ -14,7 +14,7 @@ from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tens
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'transpose', 'transpose_view', 'xor']
+__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -330,6 +330,15 @@ def lrelu(tile: _Value, slope: Union[_Value, int, float]) -> _Value:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('lrelu')
+
+
+def manual_scope(*, manual: Optional[Any] = None) -> Any:
+    """The registry's op manual_scope.
+
+    In a program: ``pl.manual_scope(manual=)``. Category Scheduling; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('manual_scope')
 
 
 def matmul(left: Tile, right: Tile, *, out_dtype: Optional[DType] = None, a_trans: Optional[bool] = None, b_trans: Optional[bool] = None, c_matrix_nz: Optional[bool] = None) -> Tile:
@@ -699,6 +708,42 @@ def sub(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('sub')
+
+
+def task_array_set(array: Any, index: Any, task_id: Any) -> Any:
+    """The registry's op task_array_set.
+
+    In a program: ``pl.task_array_set(array, index, task_id)``. Category Scheduling; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('task_array_set')
+
+
+def task_dummy(deps: Any) -> Any:
+    """The registry's op task_dummy.
+
+    In a program: ``pl.task_dummy(deps)``. Category Scheduling; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('task_dummy')
+
+
+def task_id() -> Any:
+    """The registry's op task_id.
+
+    In a program: ``pl.task_id()``. Category Scheduling; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('task_id')
+
+
+def task_options(deps: Any, predicate_operand: Optional[Any] = None, predicate_indices: Optional[Any] = None, *, predicate_cmp: Optional[Any] = None, predicate_target: Optional[Any] = None) -> Any:
+    """The registry's op task_options.
+
+    In a program: ``pl.task_options(deps, [predicate_operand], [predicate_indices], predicate_cmp=, predicate_target=)``. Category Scheduling; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('task_options')
 
 
 def transpose(input: _Value, axis1: int, axis2: int) -> _Value:
