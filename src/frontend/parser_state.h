@@ -334,6 +334,7 @@ class Parser {
   // Reads the `name, name, ... =` of an assignment (a trailing comma is allowed) into `targets`.
   // On anything else it rewinds to where it started and returns false.
   bool parse_assignment_targets(std::vector<const Token*>& targets);
+  void bind_targets(Block& block, const std::vector<const Token*>& targets, const Value& v);
 
   void parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets);
 
@@ -489,11 +490,9 @@ class Parser {
 
   ExprPtr parse_dependency_list(std::string_view owner);
   TaskPredicate parse_task_predicate();
-  StmtPtr task_options_stmt(ExprPtr deps, const std::optional<TaskPredicate>& predicate,
-                            Span span);
+  StmtPtr task_options_stmt(ExprPtr deps, const std::optional<TaskPredicate>& predicate, Span span);
   StmtPtr bind_task_id(const Token& name);
   void parse_submit(Block& block, const std::vector<const Token*>& targets);
-  void bind_call_results(Block& block, const std::vector<const Token*>& targets, const Value& v);
   StmtPtr parse_manual_scope(Span span);
   StmtPtr parse_spmd_with(Span span);
   Value parse_task_namespace(std::string_view ns, Span span);
@@ -566,10 +565,10 @@ class Parser {
   std::deque<FunctionSignature> signatures_;
   std::vector<std::vector<CallSite>> calls_;  // per function, in source order
   size_t current_function_ = 0;
-  bool in_manual_scope_ = false;  // parsing the body of a pl.manual_scope
+  bool in_manual_scope_ = false;        // parsing the body of a pl.manual_scope
   bool task_id_dtype_allowed_ = false;  // parsing pl.array.create's arguments: pl.TASK_ID names
                                         // its element type
-  bool strict_ssa_ = false;  // the current function's @pl.function(strict_ssa=...)
+  bool strict_ssa_ = false;             // the current function's @pl.function(strict_ssa=...)
   const std::vector<TypePtr>* return_types_ = nullptr;
   // A jit function's return types, set by its first return statement.
   std::vector<TypePtr>* inferred_returns_ = nullptr;

@@ -174,18 +174,25 @@ bool Parser::parse_assignment(Block& block, BlockKind kind) {
   }
   if (at(TK::Assign)) fail_here("chained assignment is not supported");
   ExprPtr value = expect_expr(v, "the right-hand side of an assignment");
+  const auto* tuple = value->type() ? value->type()->as<ir::TupleType>() : nullptr;
+  if (targets.size() > 1 && (!tuple || tuple->elements.size() != targets.size())) {
+    fail(v.span, "cannot unpack a value of type " + ir::type_to_string(value->type()) + " into " +
+                     std::to_string(targets.size()) + " names");
+  }
+  bind_targets(block, targets, v);
+  return true;
+}
+
+// Binds one name to `v`, or several to the elements of a tuple value: `x, y = call` is sugar for
+// a tuple variable and one element access per name.
+void Parser::bind_targets(Block& block, const std::vector<const Token*>& targets, const Value& v) {
+  const ExprPtr& value = v.expr;
   for (const Token* t : targets) check_single_assignment(*t);
   if (targets.size() == 1) {
     VarPtr var = bind_var(targets[0]->text, value->type(), span_of(*targets[0]));
     block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(*targets[0])));
-    return true;
+    return;
   }
-  const auto* tuple = value->type() ? value->type()->as<ir::TupleType>() : nullptr;
-  if (!tuple || tuple->elements.size() != targets.size()) {
-    fail(v.span, "cannot unpack a value of type " + ir::type_to_string(value->type()) + " into " +
-                     std::to_string(targets.size()) + " names");
-  }
-  // `x, y = call` is sugar for a tuple variable and one element access per name.
   std::string tuple_name = "_tuple";
   for (const Token* t : targets) tuple_name += "_" + std::string(t->text);
   synthesized_names_.push_back(std::move(tuple_name));
@@ -198,7 +205,6 @@ bool Parser::parse_assignment(Block& block, BlockKind kind) {
     VarPtr var = bind_var(targets[i]->text, item->type(), s);
     block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, item, s));
   }
-  return true;
 }
 
 void Parser::parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets) {

@@ -5,27 +5,32 @@
 // They lower to the scheduling ops of src/ir/task_ops.h: a task_options statement right before
 // the kernel call (or the scope that becomes one) it applies to, and `tid = task_id()` after it.
 #include "parser_state.h"
-#include "pypto/ir/task_types.h"
 #include "pto_abi.h"
+#include "pypto/ir/task_types.h"
 
 namespace pypto::frontend::detail {
 
 namespace {
 
-ExprPtr no_task(Span span) {
-  return ir::make_node<ir::IntImm>(0, ir::kTaskIdDType, span);
-}
+ExprPtr no_task(Span span) { return ir::make_node<ir::IntImm>(0, ir::kTaskIdDType, span); }
 
 // The PtoCmpType of a comparison, and of the same comparison with its operands swapped.
 std::optional<int64_t> comparison_code(ir::BinaryOp op, bool swapped) {
   switch (op) {
-    case ir::BinaryOp::Eq: return PTO_CMP_EQ;
-    case ir::BinaryOp::Ne: return PTO_CMP_NE;
-    case ir::BinaryOp::Lt: return swapped ? PTO_CMP_GT : PTO_CMP_LT;
-    case ir::BinaryOp::Le: return swapped ? PTO_CMP_GE : PTO_CMP_LE;
-    case ir::BinaryOp::Gt: return swapped ? PTO_CMP_LT : PTO_CMP_GT;
-    case ir::BinaryOp::Ge: return swapped ? PTO_CMP_LE : PTO_CMP_GE;
-    default: return std::nullopt;
+    case ir::BinaryOp::Eq:
+      return PTO_CMP_EQ;
+    case ir::BinaryOp::Ne:
+      return PTO_CMP_NE;
+    case ir::BinaryOp::Lt:
+      return swapped ? PTO_CMP_GT : PTO_CMP_LT;
+    case ir::BinaryOp::Le:
+      return swapped ? PTO_CMP_GE : PTO_CMP_LE;
+    case ir::BinaryOp::Gt:
+      return swapped ? PTO_CMP_LT : PTO_CMP_GT;
+    case ir::BinaryOp::Ge:
+      return swapped ? PTO_CMP_LE : PTO_CMP_GE;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -200,8 +205,9 @@ void Parser::parse_submit(Block& block, const std::vector<const Token*>& targets
     const auto n = ir::as_const_int(core_num);
     if (!n || *n != 1) {
       fail(core_num->span().valid() ? core_num->span() : span,
-           label + " of more than one block is not supported yet: the CPU device runs each "
-                   "kernel launch as one task (use core_num=1, or 'for i in pl.spmd(n):')");
+           label +
+               " of more than one block is not supported yet: the CPU device runs each "
+               "kernel launch as one task (use core_num=1, or 'for i in pl.spmd(n):')");
     }
   }
   Value call = finish_self_call(callee, std::move(args), arg_spans, {}, span,
@@ -220,32 +226,9 @@ void Parser::parse_submit(Block& block, const std::vector<const Token*>& targets
   if (results.empty()) {
     block.stmts.push_back(ir::make_node<ir::EvalStmt>(call.expr, span));
   } else {
-    bind_call_results(block, results, call);
+    bind_targets(block, results, call);
   }
   block.stmts.push_back(bind_task_id(*targets.back()));
-}
-
-void Parser::bind_call_results(Block& block, const std::vector<const Token*>& targets,
-                               const Value& v) {
-  const ExprPtr& value = v.expr;
-  for (const Token* t : targets) check_single_assignment(*t);
-  if (targets.size() == 1) {
-    VarPtr var = bind_var(targets[0]->text, value->type(), span_of(*targets[0]));
-    block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(*targets[0])));
-    return;
-  }
-  std::string tuple_name = "_tuple";
-  for (const Token* t : targets) tuple_name += "_" + std::string(t->text);
-  synthesized_names_.push_back(std::move(tuple_name));
-  Span first = span_of(*targets[0]);
-  VarPtr tuple_var = bind_var(synthesized_names_.back(), value->type(), first);
-  block.stmts.push_back(ir::make_node<ir::AssignStmt>(tuple_var, value, first));
-  for (size_t i = 0; i < targets.size(); ++i) {
-    Span s = span_of(*targets[i]);
-    ExprPtr item = ir::make_tuple_get_item(tuple_var, static_cast<int64_t>(i), s);
-    VarPtr var = bind_var(targets[i]->text, item->type(), s);
-    block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, item, s));
-  }
 }
 
 StmtPtr Parser::parse_manual_scope(Span span) {
@@ -414,8 +397,9 @@ Value Parser::parse_task_namespace(std::string_view ns, Span span) {
     for (size_t i = 0; i < 3; ++i) args.push_back(expect_expr(positional(i, "a value"), label));
     return expr_value(ir::make_op_call("task_array_set", std::move(args), {}, span), span);
   }
-  fail(span_of(op), label + " is not supported (TaskId arrays support pl.array.create(n, "
-                           "pl.TASK_ID) and pl.array.update_element; pl.system has task_dummy)");
+  fail(span_of(op), label +
+                        " is not supported (TaskId arrays support pl.array.create(n, "
+                        "pl.TASK_ID) and pl.array.update_element; pl.system has task_dummy)");
 }
 
 Value Parser::parse_task_dummy(Span span) {
