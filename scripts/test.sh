@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test: the C++ suite (GoogleTest through ctest) and the Python suite (pytest against
-# the package installed in .venv). Run scripts/setup.sh once first.
-#   scripts/test.sh              C++ + Python tests
-#   scripts/test.sh sanitizers   C++ tests under ASan+UBSan and the threaded tests under TSan
+# Runs every test: the C++ suite (GoogleTest through ctest, built with AddressSanitizer and
+# UndefinedBehaviorSanitizer, so every C++ test also checks for memory errors and undefined
+# behaviour) and the Python suite (pytest against the package installed in .venv, which is an
+# optimised build). Run scripts/setup.sh once first.
+#   scripts/test.sh              C++ (ASan+UBSan) + Python tests
+#   scripts/test.sh sanitizers   the threaded C++ tests under ThreadSanitizer
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -16,25 +18,25 @@ run_ctest() {  # build dir, ctest name filter (regex, "" = all), extra cmake arg
 }
 
 if [ "${1:-}" = "sanitizers" ]; then
-  echo "==> C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"
-  # Without thread-local storage in LeakSanitizer's scan: every program library has a
-  # thread_local (device/pto_tile.h), and after such libraries are loaded and unloaded, LSan
-  # read a stale record of dynamic TLS ("DTLS 6 at 0x000000001655-0x001800002757") and its tracer
-  # crashed at the exit of a passing test ("Tracer caught signal 11"), every time in one
-  # environment and never with TMPDIR set elsewhere. Scanning less can only report more leaks,
-  # not fewer; the whole suite reports none.
-  LSAN_OPTIONS="use_tls=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
-    run_ctest build/asan "" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
-      -DPYPTO_SANITIZE=address,undefined
   echo "==> Threaded C++ tests (profiler, runtime, codegen) under ThreadSanitizer"
+  # Only the test files of those tests are built (PYPTO_TEST_FILES); line tables only (-g1),
+  # which is what a report prints.
   TSAN_OPTIONS="halt_on_error=1" run_ctest build/tsan "Profil|Runtime|Thread|Codegen" \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DPYPTO_SANITIZE=thread \
     "-DPYPTO_TEST_FILES=/(profiler(_[a-z_]*)?|codegen_[a-z_]*|runtime_(core_memory|dfx|tasks|tracker))_test\.cpp$"
   exit 0
 fi
 
-echo "==> C++ tests"
-run_ctest build/test "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "==> C++ tests (under AddressSanitizer + UndefinedBehaviorSanitizer)"
+# Without thread-local storage in LeakSanitizer's scan: every program library has a
+# thread_local (device/pto_tile.h), and after such libraries are loaded and unloaded, LSan
+# read a stale record of dynamic TLS ("DTLS 6 at 0x000000001655-0x001800002757") and its tracer
+# crashed at the exit of a passing test ("Tracer caught signal 11"), every time in one
+# environment and never with TMPDIR set elsewhere. Scanning less can only report more leaks,
+# not fewer; the whole suite reports none.
+LSAN_OPTIONS="use_tls=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+  run_ctest build/test "" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+    -DPYPTO_SANITIZE=address,undefined
 
 echo "==> Python tests"
 .venv/bin/python -m pytest -q tests/python tests/conformance
