@@ -76,16 +76,12 @@ void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArg
   }
 }
 
-StmtPtr Parser::parse_spmd_loop(Span span, const Token& loop_name) {
-  // `for i in pl.spmd(n, name_hint=..., ...)`: the body is a kernel run once per block i in
-  // [0, n). Here that is `for i in pl.parallel(n):` around a `with pl.at(CORE_GROUP)` scope of
-  // the body, which OutlineIncoreScopes turns into the kernel (i becomes its parameter).
-  const Span iterator_span = here();
-  advance();
-  advance();
-  advance();
+// The arguments of `pl.spmd(n, name_hint=..., ...)`, after its name: the number of blocks
+// (returned), the pl.at arguments into `args`, and `predicate=` into `predicate` (the `with`
+// form; the `for` form passes null and refuses it).
+ExprPtr Parser::parse_spmd_arguments(AtScopeArgs& args, std::optional<TaskPredicate>* predicate,
+                                     Span span) {
   expect(TK::LParen, "'(' after pl.spmd");
-  AtScopeArgs args;
   args.level = "CORE_GROUP";
   ExprPtr core_num;
   std::vector<std::string> seen;
@@ -116,6 +112,8 @@ StmtPtr Parser::parse_spmd_loop(Span span, const Token& loop_name) {
     } else if (key == "name_hint" || key == "optimizations" || key == "deps" ||
                key == "allow_early_resolve") {
       parse_at_argument(key, key_span, args, "pl.spmd");
+    } else if (key == "predicate" && predicate) {
+      *predicate = parse_task_predicate();
     } else if (key == "predicate") {
       fail(key_span,
            "pl.spmd(predicate=...) is not supported: guard the loop with an if statement");
@@ -128,7 +126,20 @@ StmtPtr Parser::parse_spmd_loop(Span span, const Token& loop_name) {
     advance();
   }
   expect(TK::RParen, "')' to close pl.spmd(...)");
-  if (!core_num) fail(iterator_span, "pl.spmd needs the number of blocks: pl.spmd(4)");
+  if (!core_num) fail(span, "pl.spmd needs the number of blocks: pl.spmd(4)");
+  return core_num;
+}
+
+StmtPtr Parser::parse_spmd_loop(Span span, const Token& loop_name) {
+  // `for i in pl.spmd(n, name_hint=..., ...)`: the body is a kernel run once per block i in
+  // [0, n). Here that is `for i in pl.parallel(n):` around a `with pl.at(CORE_GROUP)` scope of
+  // the body, which OutlineIncoreScopes turns into the kernel (i becomes its parameter).
+  const Span iterator_span = here();
+  advance();
+  advance();
+  advance();
+  AtScopeArgs args;
+  ExprPtr core_num = parse_spmd_arguments(args, nullptr, iterator_span);
   if (args.deps) {
     fail(iterator_span,
          "pl.spmd() does not accept 'deps=' here: write 'with pl.spmd(n, deps=[...]) as tid:'");

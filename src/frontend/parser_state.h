@@ -495,6 +495,8 @@ class Parser {
   void parse_submit(Block& block, const std::vector<const Token*>& targets);
   StmtPtr parse_manual_scope(Span span);
   StmtPtr parse_spmd_with(Span span);
+  ExprPtr parse_spmd_arguments(AtScopeArgs& args, std::optional<TaskPredicate>* predicate,
+                               Span span);
   Value parse_task_namespace(std::string_view ns, Span span);
   Value parse_task_dummy(Span span);
   bool try_task_array_store(Block& block, const VarPtr& array, const Token& name);

@@ -286,43 +286,9 @@ StmtPtr Parser::parse_spmd_with(Span span) {
   advance();
   advance();
   advance();
-  expect(TK::LParen, "'(' after pl.spmd");
   AtScopeArgs args;
-  args.level = "CORE_GROUP";
-  ExprPtr core_num;
   std::optional<TaskPredicate> predicate;
-  std::vector<std::string> seen;
-  while (!at(TK::RParen)) {
-    const Span key_span = here();
-    std::string key = "core_num";
-    if (at(TK::Name) && peek_token(1).kind == TK::Assign) {
-      key = std::string(advance().text);
-      advance();
-    } else if (core_num) {
-      fail_here("pl.spmd takes one positional argument, the number of blocks");
-    }
-    if (std::find(seen.begin(), seen.end(), key) != seen.end())
-      fail(key_span, "pl.spmd got argument '" + key + "' twice");
-    seen.push_back(key);
-    if (key == "core_num") {
-      core_num = expect_expr(parse_value(), "the number of blocks of pl.spmd");
-    } else if (key == "predicate") {
-      predicate = parse_task_predicate();
-    } else if (key == "sync_start") {
-      parse_bool_argument(key);
-    } else if (key == "name_hint" || key == "optimizations" || key == "deps" ||
-               key == "allow_early_resolve") {
-      parse_at_argument(key, key_span, args, "pl.spmd");
-    } else {
-      fail(key_span, "unknown argument '" + key +
-                         "' of pl.spmd (expected core_num, sync_start, name_hint, optimizations, "
-                         "deps, allow_early_resolve or predicate)");
-    }
-    if (!at(TK::Comma)) break;
-    advance();
-  }
-  expect(TK::RParen, "')' to close pl.spmd(...)");
-  if (!core_num) fail(span, "pl.spmd needs the number of blocks: pl.spmd(4)");
+  ExprPtr core_num = parse_spmd_arguments(args, &predicate, span);
   const Token* tid = nullptr;
   if (at(TK::KwAs)) {
     advance();
