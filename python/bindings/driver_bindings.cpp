@@ -298,7 +298,37 @@ void bind_calls(nb::module_& m) {
       .def_prop_ro("program",
                    [](const driver::CompiledProgram& c) { return ProgramHandle{c.program()}; })
       .def_prop_ro("output_dir",
-                   [](const driver::CompiledProgram& c) { return c.compiled().output_dir; });
+                   [](const driver::CompiledProgram& c) { return c.compiled().output_dir; })
+      // What a call takes, in order: (name, shape, dtype name, direction) per parameter, all
+      // tensors (compile_for_calls and callable_program refuse other entries).
+      .def_prop_ro("entry_params",
+                   [](const driver::CompiledProgram& c) {
+                     nb::list params;
+                     for (const ir::Param& p : c.entry_params()) {
+                       const auto* type = p.var->type()->as<ir::TensorType>();
+                       params.append(nb::make_tuple(
+                           p.var->name, type ? nb::cast(type->shape) : nb::none(),
+                           type ? std::string(ir::dtype_name(type->dtype)) : std::string(),
+                           std::string(ir::param_direction_name(p.direction))));
+                     }
+                     return params;
+                   })
+      .def_prop_ro("result",
+                   [](const driver::CompiledProgram& c) { return c.compiled(); })
+      .def_prop_ro("returns_values", [](const driver::CompiledProgram& c) {
+        return !c.program()->entry()->return_types.empty();
+      });
+
+  m.def(
+      "callable_program",
+      [](const driver::CompileResult& result) {
+        std::string error = driver::callable_entry_error(*result.lowered);
+        if (!error.empty()) throw nb::type_error(error.c_str());
+        return std::make_shared<driver::CompiledProgram>(result.lowered, result);
+      },
+      nb::arg("result"),
+      "The compiled program of an ir.compile result, to be called (nothing is compiled "
+      "again); raises TypeError when its entry takes other than tensors.");
 
   m.def(
       "compile_for_calls",

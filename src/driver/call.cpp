@@ -29,18 +29,23 @@ std::shared_ptr<const runtime::ProgramLibrary> CompiledProgram::library(
   return library_;
 }
 
+std::string callable_entry_error(const ir::Program& program) {
+  ir::FunctionPtr entry = program.entry();
+  if (!entry) return "program '" + program.name + "' has no Orchestration entry";
+  for (const ir::Param& p : entry->params) {
+    if (!p.var->type()->as<ir::TensorType>()) {
+      return "parameter '" + p.var->name + "' of " + entry->name +
+             " is not a tensor; a compiled program is called with tensors";
+    }
+  }
+  return {};
+}
+
 std::shared_ptr<CompiledProgram> compile_for_calls(Session& session, const ir::ProgramPtr& program,
                                                    const RunConfig& config) {
   ScopedStage stage("compile");
-  ir::FunctionPtr entry = program->entry();
-  if (!entry) {
-    throw std::runtime_error("program '" + program->name + "' has no Orchestration entry");
-  }
-  for (const ir::Param& p : entry->params) {
-    if (!p.var->type()->as<ir::TensorType>()) {
-      throw std::runtime_error("parameter '" + p.var->name + "' of " + entry->name +
-                               " is not a tensor; a compiled program is called with tensors");
-    }
+  if (std::string error = callable_entry_error(*program); !error.empty()) {
+    throw std::runtime_error(error);
   }
   if (std::string error = detail::config_error(config); !error.empty()) {
     throw std::runtime_error(error);

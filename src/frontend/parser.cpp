@@ -297,6 +297,7 @@ void Parser::parse_function_signature(bool is_method, const DynamicBindings* bin
   std::vector<DynamicDimUse>* saved_uses = dynamic_uses_;
   auto saved_vars = std::move(vars_);
   vars_.clear();
+  local_constants_.clear();
   dynamic_bindings_ = bindings;
   dynamic_uses_ = bindings ? nullptr : &dynamic_uses;
   struct Restore {
@@ -414,6 +415,7 @@ template void Parser::skip_block_body<std::string>(const std::string&);
 
 ir::FunctionPtr Parser::parse_function_body(const FunctionSignature& sig) {
   vars_.clear();
+  local_constants_.clear();
   dynamic_bindings_ = sig.specialisation_of ? &sig.bindings : nullptr;
   for (const auto& p : sig.params) vars_[p.var->name] = p.var;
   return_types_ = &sig.return_types;

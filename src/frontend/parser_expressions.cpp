@@ -278,7 +278,13 @@ Value Parser::parse_shape_item(const Value& v) {
   }
   advance();
   advance();
-  expect(TK::LBracket, "'[' after .shape: x.shape[i] is the extent of dimension i");
+  if (!at(TK::LBracket)) {
+    // `x.shape` alone: the tuple of extents, which `M, N = x.shape` unpacks.
+    std::vector<ExprPtr> extents;
+    for (int64_t extent : *shape) extents.push_back(ir::make_int(extent, v.span));
+    return expr_value(ir::make_tuple(std::move(extents), v.span), v.span);
+  }
+  advance();
   const Span index_span = here();
   const int64_t rank = static_cast<int64_t>(shape->size());
   int64_t i = parse_constant_int("a shape index");
@@ -340,6 +346,12 @@ Value Parser::parse_atom() {
   advance();
   if (VarPtr var = lookup_var(t.text)) {
     var_uses_.emplace_back(var.get(), span);
+    auto constant = local_constants_.find(t.text);
+    if (constant != local_constants_.end() && constant->second.first == var) {
+      const auto* imm = constant->second.second->as<ir::IntImm>();
+      const DataType dtype = imm->type()->as<ir::ScalarType>()->dtype;
+      return expr_value(ir::make_node<ir::IntImm>(imm->value, dtype, span), span);
+    }
     return expr_value(var, span);
   }
   auto it = constants_.find(t.text);

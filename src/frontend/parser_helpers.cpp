@@ -353,6 +353,7 @@ Value Parser::expand_inline_call(size_t helper, const Token& name) {
   InlineFrame* saved_frame = inline_frame_;
   const Constants saved_constants = constants_;
   vars_.clear();
+  local_constants_.clear();
   var_uses_.clear();
   inline_stmts_.clear();
   InlineFrame frame;

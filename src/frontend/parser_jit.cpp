@@ -68,7 +68,17 @@ void Parser::parse_jit_value_type(JitParam& p) {
   if (at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).text == "Tensor") {
     p.is_tensor = true;
     if (peek_token(3).kind == TK::LBracket) {
-      p.annotated = parse_type();  // a shape given anyway: the argument must have it
+      // A shape given anyway: the argument must have it, but for its pl.dynamic dimensions,
+      // which take the argument's extents.
+      std::vector<DynamicDimUse> uses;
+      std::vector<DynamicDimUse>* saved_uses = dynamic_uses_;
+      dynamic_uses_ = &uses;
+      const size_t first_shape = shapes_read_ + 1;
+      p.annotated = parse_type();
+      dynamic_uses_ = saved_uses;
+      for (const DynamicDimUse& use : uses) {
+        if (use.shape == first_shape) p.dynamic_dims.emplace_back(use.dim, use.name);
+      }
     } else {
       advance();
       advance();
@@ -199,6 +209,7 @@ Constant Parser::jit_scalar_constant(const JitParam& p, const Constant& value) c
 ir::FunctionPtr Parser::parse_jit_body(size_t signature) {
   const FunctionSignature sig = signatures_[signature];
   vars_.clear();
+  local_constants_.clear();
   for (const auto& p : sig.params) vars_[p.var->name] = p.var;
   std::vector<TypePtr> returns;
   return_types_ = &returns;
@@ -206,7 +217,10 @@ ir::FunctionPtr Parser::parse_jit_body(size_t signature) {
   returns_known_ = false;
   current_function_ = signature;
   pos_ = sig.body_start;
+  // The entry's pl.dynamic dimensions have the extents of this call's arguments.
+  dynamic_bindings_ = jit_dynamic_bindings_.empty() ? nullptr : &jit_dynamic_bindings_;
   Block body = parse_block(BlockKind::Function, "function definition");
+  dynamic_bindings_ = nullptr;
   inferred_returns_ = nullptr;
   return_types_ = nullptr;
   signatures_[signature].return_types = returns;
@@ -305,6 +319,7 @@ Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
     const bool saved_known = returns_known_;
     const size_t saved_function = current_function_;
     vars_.clear();
+  local_constants_.clear();
     var_uses_.clear();
     jit_helper_functions_.push_back(parse_jit_body(index));
     pos_ = saved_pos;
@@ -381,7 +396,17 @@ ir::ProgramPtr Parser::parse_jit_program(std::string_view entry, const JitArgume
         fail(p.span, "the tensor for '" + std::string(p.name) + "' is too large");
       }
       TypePtr type = ir::tensor_type(t->shape, t->dtype);
-      if (p.annotated && !same_shape_dtype(p.annotated, type)) {
+      TypePtr annotated = p.annotated;
+      if (annotated && !p.dynamic_dims.empty()) {
+        std::vector<int64_t> shape = annotated->as<ir::TensorType>()->shape;
+        for (const auto& [dim, name] : p.dynamic_dims) {
+          if (dim >= shape.size() || dim >= t->shape.size()) continue;
+          shape[dim] = t->shape[dim];
+          jit_dynamic_bindings_.emplace(name, t->shape[dim]);  // the first parameter's extent
+        }
+        annotated = ir::tensor_type(shape, annotated->as<ir::TensorType>()->dtype);
+      }
+      if (annotated && !same_shape_dtype(annotated, type)) {
         fail(p.span, "parameter '" + std::string(p.name) + "' is declared " +
                          ir::type_to_string(p.annotated) + " but the argument is " +
                          ir::type_to_string(type));

@@ -84,6 +84,49 @@ VarPtr Parser::bind_var(std::string_view name, const TypePtr& type, Span span) {
   return var;
 }
 
+void Parser::note_local_constant(const Token& name, const VarPtr& var, const ExprPtr& value) {
+  if (inline_frame_ || !value->as<ir::IntImm>() || assigned_later(name.text)) return;
+  local_constants_[std::string(name.text)] = {var, value};
+}
+
+// Whether a statement after the current position (up to the next `def`) assigns `name`: as a
+// target before a top-level `=` or augmented assignment, a `for` target, or an `as` name.
+bool Parser::assigned_later(std::string_view name) const {
+  bool line_start = true;
+  bool in_for_targets = false;
+  bool name_before_assign = false;
+  int depth = 0;
+  for (size_t i = pos_; i < tokens_.size(); ++i) {
+    const Token& t = tokens_[i];
+    if (t.kind == TK::EndOfFile || t.kind == TK::KwDef) return false;
+    if (t.kind == TK::Newline || t.kind == TK::Indent || t.kind == TK::Dedent) {
+      line_start = true;
+      in_for_targets = false;
+      name_before_assign = false;
+      depth = 0;
+      continue;
+    }
+    if (line_start && t.kind == TK::KwFor) in_for_targets = true;
+    line_start = false;
+    if (t.kind == TK::KwIn) in_for_targets = false;
+    if (t.kind == TK::LParen || t.kind == TK::LBracket || t.kind == TK::LBrace) ++depth;
+    if (t.kind == TK::RParen || t.kind == TK::RBracket || t.kind == TK::RBrace) --depth;
+    if (t.kind == TK::Name && t.text == name) {
+      if (in_for_targets || (i > 0 && tokens_[i - 1].kind == TK::KwAs)) return true;
+      if (depth == 0 || (depth == 1 && tokens_[i - 1].kind != TK::Dot)) name_before_assign = true;
+    }
+    if ((t.kind == TK::Assign && depth == 0) || t.kind == TK::AugAssign || t.kind == TK::Walrus) {
+      if (name_before_assign) return true;
+      name_before_assign = false;
+      // What follows the first `=` is the value: a later `=` on the line is a keyword argument.
+      while (i + 1 < tokens_.size() && tokens_[i + 1].kind != TK::Newline &&
+             tokens_[i + 1].kind != TK::EndOfFile)
+        ++i;
+    }
+  }
+  return false;
+}
+
 void Parser::check_assignable(const Token& t) {
   if (t.text == "pl" || t.text == "self") {
     fail(span_of(t), "cannot assign to '" + std::string(t.text) + "'");

@@ -164,6 +164,9 @@ struct JitParam {
   ir::ParamDirection direction = ir::ParamDirection::In;
   bool is_tensor = false;
   TypePtr annotated;  // pl.Tensor[[...], dtype] when written with a shape
+  // The pl.dynamic dimensions of `annotated` (extent 1 there): (dimension, name). A call's
+  // argument gives each its extent.
+  std::vector<std::pair<size_t, std::string>> dynamic_dims;
   DataType scalar_dtype = DataType::FP32;
 };
 

@@ -296,6 +296,10 @@ class Parser {
   // The function's one Var for `name`, created with `type` on first assignment; a later binding
   // must keep the shape and dtype.
   VarPtr bind_var(std::string_view name, const TypePtr& type, Span span);
+  // A name bound once to an integer constant (`M = 128`, `M, N = x.shape`) and never assigned
+  // again in its function reads as that constant, so it can give shapes (parser_names.cpp).
+  void note_local_constant(const Token& name, const VarPtr& var, const ExprPtr& value);
+  bool assigned_later(std::string_view name) const;
 
   void check_assignable(const Token& t);
 
@@ -593,6 +597,11 @@ class Parser {
   std::vector<EntryTensor> entry_tensors_;
   std::vector<DynamicDimUse>* dynamic_uses_ = nullptr;
   size_t shapes_read_ = 0;
+  // Names bound once to integer constants in the function being parsed: their variable and
+  // the constant (note_local_constant).
+  std::map<std::string, std::pair<VarPtr, ExprPtr>, std::less<>> local_constants_;
+  // The extents a @pl.jit call gives the pl.dynamic dimensions of its entry's annotations.
+  DynamicBindings jit_dynamic_bindings_;
   // Variables referenced while parsing the current statement, with where they are written: the
   // IR's Var nodes carry their definition's span, errors must point at the use.
   std::vector<std::pair<const ir::Expr*, Span>> var_uses_;

@@ -188,9 +188,19 @@ bool Parser::parse_assignment(Block& block, BlockKind kind) {
 void Parser::bind_targets(Block& block, const std::vector<const Token*>& targets, const Value& v) {
   const ExprPtr& value = v.expr;
   for (const Token* t : targets) check_single_assignment(*t);
+  auto bind_one = [&](const Token& target, const ExprPtr& item) {
+    const bool first = !lookup_var(target.text);
+    VarPtr var = bind_var(target.text, item->type(), span_of(target));
+    block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, item, span_of(target)));
+    if (first) note_local_constant(target, var, item);
+  };
   if (targets.size() == 1) {
-    VarPtr var = bind_var(targets[0]->text, value->type(), span_of(*targets[0]));
-    block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(*targets[0])));
+    bind_one(*targets[0], value);
+    return;
+  }
+  if (const auto* literal = value->as<ir::MakeTuple>()) {
+    // `M, N = x.shape`: each name takes its element; no tuple variable is needed.
+    for (size_t i = 0; i < targets.size(); ++i) bind_one(*targets[i], literal->elements[i]);
     return;
   }
   std::string tuple_name = "_tuple";

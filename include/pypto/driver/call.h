@@ -42,6 +42,10 @@ class CompiledProgram {
   std::shared_ptr<const runtime::ProgramLibrary> library_;
 };
 
+// Why `program`'s entry cannot be called with tensors ("" when it can): it has no entry, or
+// an entry parameter is not a tensor.
+std::string callable_entry_error(const ir::Program& program);
+
 // Compiles `program` (its entry must take tensors only) as the stage `compile` (passes,
 // codegen), into config.work_dir or the default output directory. Throws ir::CompileError
 // (render it with describe_current_exception) and CompileOutputError.

@@ -208,6 +208,20 @@ class CompiledProgram:
     @property
     def output_dir(self) -> str: ...
 
+    @property
+    def entry_params(self) -> list: ...
+
+    @property
+    def result(self) -> CompileResult: ...
+
+    @property
+    def returns_values(self) -> bool: ...
+
+def callable_program(result: CompileResult) -> CompiledProgram:
+    """
+    The compiled program of an ir.compile result, to be called (nothing is compiled again); raises TypeError when its entry takes other than tensors.
+    """
+
 def compile_for_calls(session: Session, program: pypto._core.ir.Program, config: RunConfig) -> CompiledProgram:
     """
     Compiles a program to be called many times (stage `compile`); raises CompileError.

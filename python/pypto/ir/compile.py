@@ -4,13 +4,13 @@ The work happens in a C++ driver session (pypto._core.driver); this module only 
 and results.
 """
 
-import json
 import os
-from typing import Any, Dict, List, Optional, Type, Union
+from typing import Any, Optional, Type, Union
 
 from pypto import _core
 from pypto._text import checked_path
 from pypto.errors import CompileError
+from pypto.ir.compiled_program import CompiledProgram
 from pypto.ir.program import Program
 
 __all__ = ["compile", "CompiledProgram", "OptimizationStrategy"]
@@ -18,68 +18,50 @@ __all__ = ["compile", "CompiledProgram", "OptimizationStrategy"]
 OptimizationStrategy = _core.driver.OptimizationStrategy
 
 
-class CompiledProgram(str):
-    """The result of ``ir.compile``: the output directory's path, as a ``str`` (so the seed's
-    ``output_dir + "/report/pipeline_profile.txt"``, ``os.path.join``, ``open`` and
-    ``os.fspath`` all work), with what the compile produced as attributes.
-
-    ``output_dir`` holds ``program.cpp`` (the translation unit built into the program library),
-    ``kernels/<f>.cpp``, ``orchestration/<f>.cpp``, ``kernel_config.json``, ``passes_dump/``
-    and, when profiling, ``report/pipeline_profile.{txt,json}``.
-    """
-
-    output_dir: str
-    name: str
-    program: Program
-    kernel_names: List[str]
-    translation_unit: str
-
-    def __new__(cls, result: Any, name: str) -> "CompiledProgram":
-        self = super().__new__(cls, result.output_dir)
-        self.output_dir = result.output_dir
-        self.name = name
-        self.program = Program(result.lowered)  # after the pass pipeline
-        self.kernel_names = list(result.kernel_names)
-        self.translation_unit = result.translation_unit
-        self._manifest = result.manifest_json
-        return self
-
-    @property
-    def manifest(self) -> Dict[str, Any]:
-        """The contents of kernel_config.json, as a dict."""
-        manifest: Dict[str, Any] = json.loads(self._manifest)
-        return manifest
-
-    def __str__(self) -> str:
-        return self.output_dir
-
-    def __repr__(self) -> str:
-        return f"<pypto.ir.CompiledProgram {self.name} at {self.output_dir!r}>"
-
-    def __reduce__(self) -> Any:  # pickles as the path it is
-        return (str, (self.output_dir,))
-
-
-def compile(  # noqa: A001 - the documented name
+def compile(  # noqa: A001, PLR0913 - the documented name and PyPTO's parameter order
     # A @pl.program class is a Program at run time; type checkers still see the class.
     program: Union[Program, Type[Any]],
     output_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
     strategy: OptimizationStrategy = OptimizationStrategy.Default,
-    dump_passes: bool = True,
+    dump_passes: Any = True,
+    backend_type: Any = None,
+    skip_ptoas: bool = False,
+    verification_level: Any = None,
+    diagnostic_phase: Any = None,
+    disabled_diagnostics: Any = None,
+    memory_planner: Any = None,
+    enable_pypto_l0c_double_buffer: Optional[bool] = None,
     profiling: bool = False,
-    platform: str = "a2a3sim",
+    platform: Optional[str] = None,
+    distributed_config: Any = None,
+    analyze_auto_scopes_for_deps: bool = False,
+    emit_source_loc: Optional[bool] = None,
+    dump_ptoas_passes: bool = False,
+    runtime: Any = None,
 ) -> "CompiledProgram":
-    """Compiles a ``@pl.program`` into C++ sources under ``output_dir``.
+    """Compiles a ``@pl.program`` into C++ sources under ``output_dir``; the result is callable
+    (``compiled(a, b, c)``, see ``pypto.ir.compiled_program``).
 
     ``output_dir`` defaults to ``${PYPTO_PROG_BUILD_DIR:-build_output}/<Program>_<timestamp>``.
     With ``profiling=True`` (or under an active compile profiler) the compile's stages are
     written to ``<output_dir>/report/pipeline_profile.{txt,json}``. A program that does not
     compile raises ``pypto.errors.CompileError``; an argument of the wrong kind (not a program,
     not an OptimizationStrategy, a platform that is not a string) raises ``TypeError``.
-    ``platform`` is the hardware compiled for, by PyPTO's names: ``"a2a3sim"``/``"a2a3"`` (the
-    default) or ``"a5sim"``/``"a5"``, which also moves tiles between Mat and Vec
-    (docs/language-reference.md, "Data movement by target").
+    ``platform`` is the hardware compiled for, by PyPTO's names: ``"a2a3sim"``/``"a2a3"`` or
+    ``"a5sim"``/``"a5"``, which also moves tiles between Mat and Vec (docs/language-reference.md,
+    "Data movement by target"); without it, ``backend_type`` (a ``pypto.backend.BackendType``)
+    picks its simulator, and without both it is ``"a2a3sim"``. ``dump_passes`` is a bool or a
+    PassDumpLevel-like enum (``NONE`` is off).
+
+    The parameters are PyPTO's, in its order. Those that steer its hardware toolchain
+    (``skip_ptoas``, ``verification_level``, ``diagnostic_phase``, ``disabled_diagnostics``,
+    ``memory_planner``, ``enable_pypto_l0c_double_buffer``, ``analyze_auto_scopes_for_deps``,
+    ``emit_source_loc``, ``dump_ptoas_passes``, ``runtime``) are accepted and change nothing
+    here: this compiler emits C++ for the CPU device, plans memory itself and always verifies.
     """
+    del skip_ptoas, verification_level, diagnostic_phase, disabled_diagnostics, memory_planner
+    del enable_pypto_l0c_double_buffer, analyze_auto_scopes_for_deps, emit_source_loc
+    del dump_ptoas_passes, runtime, distributed_config
     if not isinstance(program, Program):
         raise TypeError(
             f"ir.compile expects a program (a @pl.program class or pl.parse result), "
@@ -91,10 +73,32 @@ def compile(  # noqa: A001 - the documented name
     options.output_dir = ("" if output_dir is None
                           else checked_path(output_dir, "ir.compile: output_dir", CompileError))
     options.strategy = strategy
-    options.dump_passes = bool(dump_passes)
+    options.dump_passes = _dump_passes_flag(dump_passes)
     options.profiling = bool(profiling)
-    if not isinstance(platform, str):
-        raise TypeError(f"ir.compile: platform must be a string such as 'a2a3sim', got {platform!r}")
-    options.platform = platform
+    options.platform = _platform(platform, backend_type)
     result = _core.driver.compile_program(program._cpp, options)
     return CompiledProgram(result, program.name)
+
+
+def _dump_passes_flag(value: Any) -> bool:
+    """A bool, or an enum member of PyPTO's PassDumpLevel (NONE, CONCISE, EXPLICIT)."""
+    name = getattr(value, "name", None)
+    if isinstance(name, str) and not isinstance(value, bool):
+        return name.upper() != "NONE"
+    return bool(value)
+
+
+def _platform(platform: Optional[str], backend_type: Any) -> str:
+    if platform is not None:
+        if not isinstance(platform, str):
+            raise TypeError(f"ir.compile: platform must be a string such as 'a2a3sim', "
+                            f"got {platform!r}")
+        return platform
+    if backend_type is None:
+        return "a2a3sim"
+    from pypto.backend import BackendType, platform_of
+
+    if not isinstance(backend_type, BackendType):
+        raise TypeError(f"ir.compile: backend_type must be a pypto.backend.BackendType, "
+                        f"got {backend_type!r}")
+    return platform_of(backend_type)

@@ -24,6 +24,7 @@ import numpy as np
 from pypto import _core
 from pypto._text import display_text
 from pypto.errors import CompileError
+from pypto.ir.compiled_program import CompiledProgram
 from pypto.ir.program import Program
 from pypto.language import _types
 from pypto.language._helpers import HelperFunction, helper_table
@@ -327,14 +328,16 @@ class JitFunction:
             hit = compiled is not None
             if not hit:
                 program = self._parse(sources, tensors, dtypes, scalars)
-                compiled = _core.driver.compile_for_calls(session, program._cpp, driver_config)
+                driver_program = _core.driver.compile_for_calls(session, program._cpp,
+                                                                driver_config)
+                compiled = CompiledProgram(driver_program.result, self.__name__, driver_program)
                 with self._lock:
                     compiled = self._cache.setdefault(key, compiled)
                     self.misses += 1
             else:
                 self.hits += 1
             execution_time, _, library_hit, notes = _core.driver.call(
-                session, compiled, [_types.as_driver_buffer(t) for t in tensors], dtypes,
+                session, compiled._driver_program(), [_types.as_driver_buffer(t) for t in tensors], dtypes,
                 driver_config)
             profile = None
             if profiling:
