@@ -351,9 +351,13 @@ class OrchestrationEmitter : public StructuredEmitter {
               ") != 0) return 1;");
     }
     w_.close();
+    // Return value i is the callee's i-th Out/InOut parameter; Out parameters past its return
+    // values are written but not returned.
     std::vector<std::string> results;
     for (size_t i = 0; i < callee->params.size(); ++i)
       if (callee->params[i].direction != ir::ParamDirection::In) results.push_back(values[i]);
+    if (!callee->return_types.empty() && results.size() > callee->return_types.size())
+      results.resize(callee->return_types.size());
     return results;
   }
 

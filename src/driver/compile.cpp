@@ -5,6 +5,7 @@
 
 #include "pypto/codegen/kernel_config.h"
 #include "pypto/codegen/program_codegen.h"
+#include "pypto/driver/run.h"
 #include "pypto/profiling/profiler.h"
 
 namespace pypto::driver {
@@ -55,11 +56,26 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
   return result;
 }
 
+namespace {
+
+// What ir.compile compiles: the program a run would run (a program of one kernel gets its
+// orchestration, an entry returning tensors by value its Out parameters: run.h), so that the
+// result can be called; a program that has no single kernel to run is compiled as it is.
+ir::ProgramPtr callable_form(const ir::ProgramPtr& program) {
+  try {
+    return runnable_program(program);
+  } catch (const std::runtime_error&) {
+    return program;
+  }
+}
+
+}  // namespace
+
 CompileResult compile_program(const ir::ProgramPtr& program, const CompileOptions& options) {
   Session session(options.profiling);
   CompileResult result;
   try {
-    result = compile(session, program, options);
+    result = compile(session, callable_form(program), options);
   } catch (...) {
     // The profile of a failed compile is written too: it shows the stage that failed and why.
     try {

@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -414,6 +415,7 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
     throw ExecutionError(Kind::Setup, "cannot create a pipe: " + std::string(std::strerror(errno)));
   }
   const double forked_at = profiling::now_seconds();
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     int err = errno;
@@ -423,6 +425,11 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
                          "cannot fork the isolated run: " + std::string(std::strerror(err)));
   }
   if (pid == 0) {
+    // The run dies with the process that waits for it (killed, even by SIGKILL): nothing would
+    // read its results, and it must not keep running on its own. A parent already gone before
+    // the request took effect is caught by the getppid() check.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     ::close(pipe_fds[0]);
     child_main(program, std::move(params), writable, options, status, pipe_fds[1], forked_at);
   }

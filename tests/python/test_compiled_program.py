@@ -165,3 +165,24 @@ class P:
 '''
     with pytest.raises(Exception, match="shape must be a constant list of integers"):
         pl.parse(text)
+
+
+@pl.program
+class TwoOutKernel:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+          d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        x = pl.load(a, [0, 0], [16, 16])
+        d = pl.store(pl.add(x, x), [0, 0], d)
+        return pl.store(x, [0, 0], c)
+
+
+def test_a_kernel_alone_compiles_with_its_orchestration_and_runs(tmp_path):
+    # Two Out parameters, one returned: the orchestration made for the kernel passes both.
+    out = ir.compile(TwoOutKernel, output_dir=tmp_path / "k")
+    assert [f.name for f in out.program.functions] == ["k", "k_orchestration"]
+    assert out.param_names == ["a", "c", "d"] and out.output_indices == [1, 2]
+    a = np.arange(256, dtype=np.float32).reshape(16, 16)
+    c, d = out(a)
+    np.testing.assert_array_equal(c, a)
+    np.testing.assert_array_equal(d, a + a)

@@ -35,10 +35,14 @@ def test_bare_function_is_opaque_and_becomes_a_kernel(tmp_path):
     assert _kinds(BareTensorKernel) == {"main": "Opaque"}
     assert "@pl.function\n" in BareTensorKernel.as_python()
     compiled = ir.compile(BareTensorKernel, output_dir=str(tmp_path / "out"))
-    assert _kinds(compiled.program) == {"main": "InCore"}
+    # ir.compile compiles what a run runs: the kernel and the orchestration made for it.
+    assert _kinds(compiled.program) == {"main": "InCore",
+                                        "main_orchestration": "Orchestration"}
     # The result returned by value is stored through an Out parameter the pass added.
     params = compiled.program.function("main").params
     assert [(p.name, p.direction) for p in params] == [("x", "In"), ("ret0_out", "Out")]
+    x = np.arange(N * N, dtype=np.float32).reshape(N, N)
+    np.testing.assert_allclose(compiled(x), (x + 1.0) * x, rtol=1e-6)
 
 
 def test_kernel_alone_runs_against_a_golden(tmp_path):
@@ -84,7 +88,8 @@ def test_aiv_kernel_alone_runs(tmp_path):
     result = run(TileKernelAlone, specs, golden, _config(tmp_path))
     assert result.passed, result.error
     compiled = ir.compile(TileKernelAlone, output_dir=str(tmp_path / "out"))
-    assert _kinds(compiled.program) == {"vector_kernel": "AIV"}
+    assert _kinds(compiled.program) == {"vector_kernel": "AIV",
+                                        "vector_kernel_orchestration": "Orchestration"}
 
 
 @pl.program

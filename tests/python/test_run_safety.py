@@ -199,6 +199,61 @@ def test_ctrl_c_stops_run_within_a_second(work, stage):
     assert waited < 3.0, waited  # one second to stop, plus interpreter start-up and exit
 
 
+def _forked_children(pid):
+    """The children of ``pid`` that are forks of it (same command line), not programs it runs
+    (the C++ compiler building the program library)."""
+    def cmdline(p):
+        try:
+            return pathlib.Path(f"/proc/{p}/cmdline").read_bytes()
+        except OSError:
+            return None
+
+    children = set()
+    for task in pathlib.Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            pass
+    own = cmdline(pid)
+    return {c for c in children if cmdline(c) == own}
+
+
+def _alive(pid):
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_the_device_process_dies_with_a_killed_caller(work):
+    # SIGKILL leaves the caller no time to clean up: the isolated device process it forked
+    # must not keep spinning on its own.
+    script = work / "killed.py"
+    script.write_text(CTRL_C_SCRIPT.format(
+        here=str(pathlib.Path(__file__).parent), source=SPIN_SOURCE, work=str(work / "out"),
+        golden="golden"))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    assert proc.stdout.readline().strip() == "started"
+    assert proc.stdout.readline().strip() == "golden"
+    deadline = time.monotonic() + 120  # the program library may have to be built first
+    children = set()
+    while not children and time.monotonic() < deadline:
+        time.sleep(0.1)
+        children = _forked_children(proc.pid)
+    assert children, "the run forked no device process"
+    proc.kill()
+    proc.communicate(timeout=20)
+    deadline = time.monotonic() + 10
+    while any(_alive(c) for c in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survivors = [c for c in children if _alive(c)]
+    for c in survivors:
+        os.kill(c, signal.SIGKILL)
+    assert not survivors, f"device process(es) {survivors} outlived their killed caller"
+
+
 @pytest.mark.parametrize("exception", [KeyboardInterrupt, SystemExit])
 def test_keyboard_interrupt_and_system_exit_in_golden_propagate(work, exception):
     def golden(tensors, params=None):
