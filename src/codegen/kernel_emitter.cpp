@@ -187,6 +187,11 @@ void KernelEmitter::assign(const ir::AssignStmt& s) {
         return;
       }
       if (shape == ir::EmitShape::Slice) {  // of a tensor: a view, no instruction
+        if (call->args.size() > 3) {
+          codegen_error(call->args[3]->span().valid() ? call->args[3]->span() : s.span(),
+                        "pl.slice(valid_shape=...) of a tensor inside a kernel is not supported "
+                        "yet: load the window with pl.load(..., valid_shape=...)");
+        }
         tensor_view(name, *call, s.span());
         return;
       }

@@ -200,8 +200,8 @@ class OrchestrationEmitter : public StructuredEmitter {
   void create_tensor(const std::string& name, const ir::Call& call, Span span) {
     const auto* tt = call.type()->as<ir::TensorType>();
     if (!tt) codegen_error(span, "pl.create_tensor must produce a tensor");
-    std::vector<std::string> dims;
-    for (int64_t d : tt->shape) dims.push_back(int_literal(d));
+    // The call's own extents: run-time values where the type has kDynamicExtent.
+    std::vector<std::string> dims = emit_int_list(call.args[0], names_, "the shape of pl.create_tensor");
     std::string shape = int_array(name + "_shape", dims);
     w_.line("const PtoTensor " + name + " = rt->create_tensor(rt->ctx, " + dtype_enum(tt->dtype) +
             ", " + std::to_string(tt->shape.size()) + ", " + shape + ");");

@@ -62,11 +62,12 @@ int64_t Parser::dynamic_dim_extent(const DynamicDim& dim, Span span, std::option
     // A signature read for the first time: where the name stands is recorded, and a placeholder
     // extent keeps the types well formed until a call gives the real one.
     if (index)
-      dynamic_uses_->push_back(DynamicDimUse{shapes_read_, *index, dim.name});
+      dynamic_uses_->push_back(DynamicDimUse{shapes_read_, *index, dim.name, false});
     else
-      dynamic_uses_->push_back(DynamicDimUse{0, 0, dim.name});
+      dynamic_uses_->push_back(DynamicDimUse{0, 0, dim.name, reading_tensor_view_});
     return 1;
   }
+  if (reading_tensor_view_) return ir::kDynamicExtent;
   fail(span, "dynamic dimension '" + dim.name +
                  "' has no extent here: it is known only through the shapes of a function's "
                  "parameters, which each call fixes");
@@ -78,6 +79,7 @@ void Parser::note_dynamic_dims(FunctionSignature& sig, const std::vector<Dynamic
   sig.is_template = true;
   sig.dynamic_dims.assign(sig.params.size(), {});
   for (const DynamicDimUse& use : uses) {
+    if (use.in_tensor_view) continue;  // a view's valid region takes no value from a call
     if (std::find(sig.dynamic_names.begin(), sig.dynamic_names.end(), use.name) ==
         sig.dynamic_names.end()) {
       sig.dynamic_names.push_back(use.name);

@@ -347,7 +347,7 @@ Value Parser::parse_atom() {
   if (VarPtr var = lookup_var(t.text)) {
     var_uses_.emplace_back(var.get(), span);
     auto constant = local_constants_.find(t.text);
-    if (constant != local_constants_.end() && constant->second.first == var) {
+    if (list_depth_ > 0 && constant != local_constants_.end() && constant->second.first == var) {
       const auto* imm = constant->second.second->as<ir::IntImm>();
       const DataType dtype = imm->type()->as<ir::ScalarType>()->dtype;
       return expr_value(ir::make_node<ir::IntImm>(imm->value, dtype, span), span);
@@ -396,6 +396,12 @@ Value Parser::parse_list() {
   const Span span = here();
   advance();
   std::vector<ExprPtr> elements;
+  // Names of constants read as their values inside lists (shapes, offsets): note_local_constant.
+  struct ListDepth {
+    int& depth;
+    explicit ListDepth(int& d) : depth(d) { ++depth; }
+    ~ListDepth() { --depth; }
+  } in_list(list_depth_);
   while (!at(TK::RBracket)) {
     Value v = parse_value();
     elements.push_back(expect_expr(v, "a list"));

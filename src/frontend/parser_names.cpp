@@ -30,8 +30,15 @@ bool same_shape_dtype(const TypePtr& a, const TypePtr& b) {
     case ir::TypeKind::Scalar:
       return a->as<ir::ScalarType>()->dtype == b->as<ir::ScalarType>()->dtype;
     case ir::TypeKind::Tensor: {
+      // A run-time extent matches any: the device checks the tensor where it is used.
       const auto *x = a->as<ir::TensorType>(), *y = b->as<ir::TensorType>();
-      return x->shape == y->shape && x->dtype == y->dtype;
+      if (x->dtype != y->dtype || x->shape.size() != y->shape.size()) return false;
+      for (size_t i = 0; i < x->shape.size(); ++i) {
+        if (x->shape[i] != y->shape[i] && x->shape[i] != ir::kDynamicExtent &&
+            y->shape[i] != ir::kDynamicExtent)
+          return false;
+      }
+      return true;
     }
     case ir::TypeKind::Tile: {
       const auto *x = a->as<ir::TileType>(), *y = b->as<ir::TileType>();

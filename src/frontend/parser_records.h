@@ -99,6 +99,7 @@ struct DynamicDimUse {
   size_t shape = 0;
   size_t dim = 0;
   std::string name;
+  bool in_tensor_view = false;  // in a pl.TensorView's valid_shape, which needs no value
 };
 
 // One component of a subscript (parser_subscripts.cpp): `i` (an index) or `lo:hi` (either

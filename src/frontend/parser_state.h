@@ -297,7 +297,8 @@ class Parser {
   // must keep the shape and dtype.
   VarPtr bind_var(std::string_view name, const TypePtr& type, Span span);
   // A name bound once to an integer constant (`M = 128`, `M, N = x.shape`) and never assigned
-  // again in its function reads as that constant, so it can give shapes (parser_names.cpp).
+  // again in its function reads as that constant inside lists, so it can give shapes
+  // (parser_names.cpp); elsewhere it stays the variable, as written.
   void note_local_constant(const Token& name, const VarPtr& var, const ExprPtr& value);
   bool assigned_later(std::string_view name) const;
 
@@ -600,6 +601,10 @@ class Parser {
   // Names bound once to integer constants in the function being parsed: their variable and
   // the constant (note_local_constant).
   std::map<std::string, std::pair<VarPtr, ExprPtr>, std::less<>> local_constants_;
+  int list_depth_ = 0;
+  // Reading a pl.TensorView's valid_shape: a dynamic name there that no parameter's shape
+  // gives reads as kDynamicExtent (the view's valid region is known only at run time).
+  bool reading_tensor_view_ = false;  // lists being parsed, innermost last (parse_list)
   // The extents a @pl.jit call gives the pl.dynamic dimensions of its entry's annotations.
   DynamicBindings jit_dynamic_bindings_;
   // Variables referenced while parsing the current statement, with where they are written: the

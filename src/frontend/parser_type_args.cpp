@@ -204,7 +204,14 @@ ir::TensorView Parser::parse_tensor_view() {
       "pl.TensorView", "pl.TensorView(stride=[64, 1], layout=pl.TensorLayout.ND)",
       [&](const Token& key) {
         if (key.text == "valid_shape") {
-          view.valid_shape = parse_constant_int_list("pl.TensorView valid_shape");
+          reading_tensor_view_ = true;
+          try {
+            view.valid_shape = parse_constant_int_list("pl.TensorView valid_shape");
+          } catch (...) {
+            reading_tensor_view_ = false;
+            throw;
+          }
+          reading_tensor_view_ = false;
         } else if (key.text == "stride") {
           view.stride = parse_constant_int_list("pl.TensorView stride");
         } else if (key.text == "layout") {

@@ -141,7 +141,7 @@ TypePtr Parser::parse_legacy_call_type(std::string_view kind) {
     std::vector<int64_t> shape = parse_shape();
     expect(TK::Comma, "',' and a dtype after the shape");
     DataType dtype = parse_dtype("pl." + std::string(kind) + "(...)");
-    if (!ir::shape_bytes(shape, dtype)) {
+    if (!ir::has_dynamic_extent(shape) && !ir::shape_bytes(shape, dtype)) {
       fail(shape_span, "integer overflow in the size of shape " + ir::shape_to_string(shape));
     }
     result = kind == "Tensor" ? ir::tensor_type(std::move(shape), dtype)
@@ -230,7 +230,13 @@ TypePtr Parser::parse_type() {
     std::vector<int64_t> shape = parse_shape();
     expect(TK::Comma, "',' and a dtype after the shape");
     DataType dtype = parse_dtype("pl." + std::string(kind.text) + "[...]");
-    if (!ir::shape_bytes(shape, dtype)) {
+    if (ir::has_dynamic_extent(shape)) {
+      // A tensor given a tensor of run-time extents by its caller keeps them; a tile cannot.
+      if (kind.text != "Tensor") {
+        fail(shape_span, "a tile's shape is static, but " + ir::shape_to_string(shape) +
+                             " has an extent known only at run time");
+      }
+    } else if (!ir::shape_bytes(shape, dtype)) {
       fail(shape_span, "integer overflow in the size of shape " + ir::shape_to_string(shape) +
                            " of " + std::string(ir::dtype_name(dtype)) + ": more than 2^63 bytes");
     }

@@ -140,6 +140,8 @@ void check_region(const OpContext& c, size_t offsets_arg,
                   const std::vector<std::optional<int64_t>>& offsets,
                   const std::vector<int64_t>& extent, const std::vector<int64_t>& bounds) {
   for (size_t d = 0; d < offsets.size(); ++d) {
+    // A run-time extent is checked on the device.
+    if (extent[d] == kDynamicExtent || bounds[d] == kDynamicExtent) continue;
     if (!support::box_fits(offsets[d].value_or(0), extent[d], bounds[d])) {
       std::string offs = "[";
       for (size_t k = 0; k < offsets.size(); ++k) {
@@ -333,10 +335,38 @@ TypePtr infer_create_tile(const OpContext& c) {
   return tile_type(std::move(shape), dtype, memory_attr(c, "target_memory"));
 }
 
+// A tensor's shape `[e0, e1]`: constant extents, or integer scalars computed at run time
+// (kDynamicExtent in the type).
+std::vector<int64_t> expect_tensor_shape(const OpContext& c, size_t i) {
+  const auto* tuple = c.args[i]->as<MakeTuple>();
+  bool dynamic = false;
+  for (const auto& e : tuple ? tuple->elements : std::vector<ExprPtr>{}) {
+    const auto* s = e && e->type() ? e->type()->as<ScalarType>() : nullptr;
+    dynamic = dynamic || (s && is_integer_dtype(s->dtype) && !fold_literal_expr(e).value);
+  }
+  if (!dynamic) return expect_const_shape(c, i);
+  std::vector<int64_t> shape;
+  for (const auto& e : tuple->elements) {
+    const auto* s = e && e->type() ? e->type()->as<ScalarType>() : nullptr;
+    if (!s || !is_integer_dtype(s->dtype)) {
+      throw CompileError(e && e->span().valid() ? e->span() : c.span_of(i),
+                         "shape dimensions must be integers" + c.where(i));
+    }
+    const ScalarFold v = fold_literal_expr(e);
+    if (v.value && v.value->kind == Scalar::Kind::Int && v.value->i <= 0) {
+      throw CompileError(e->span().valid() ? e->span() : c.span_of(i),
+                         "shape dimensions must be positive, got " + std::to_string(v.value->i) +
+                             c.where(i));
+    }
+    shape.push_back(v.value && v.value->kind == Scalar::Kind::Int ? v.value->i : kDynamicExtent);
+  }
+  return shape;
+}
+
 TypePtr infer_create_tensor(const OpContext& c) {
-  auto shape = expect_const_shape(c, 0);
+  auto shape = expect_tensor_shape(c, 0);
   DataType dtype = required_dtype_attr(c, "dtype");
-  expect_shape_fits(c, 0, shape, dtype);
+  if (!has_dynamic_extent(shape)) expect_shape_fits(c, 0, shape, dtype);
   return tensor_type(std::move(shape), dtype);
 }
 
@@ -633,11 +663,30 @@ TypePtr infer_transpose_view(const OpContext& c) {
 
 TypePtr infer_slice(const OpContext& c) {
   ShapedInfo x = expect_shaped(c, 0);
-  auto shape = expect_const_shape(c, 1);
+  // A tensor's slice may have run-time extents (a tile's may not); the device checks its box.
+  auto shape = x.is_tile ? expect_const_shape(c, 1) : expect_tensor_shape(c, 1);
   auto offsets = expect_offsets(c, 2);
   expect_rank(c, 1, "shape dimensions", shape.size(), x.shape->size());
   expect_rank(c, 2, "offsets", offsets.size(), x.shape->size());
   check_region(c, 2, offsets, shape, *x.shape);
+  if (c.args.size() > 3) {
+    // valid_shape: the window's valid region, integer scalars (constant or not). It is the
+    // view's metadata: the kernels given the window load it with their own valid_shape.
+    if (x.is_tile) {
+      c.fail(3, "valid_shape of " + c.op_name() +
+                    " on a tile is not supported; load the tile with pl.load(..., "
+                    "valid_shape=...) instead");
+    }
+    auto valid = expect_offsets(c, 3, "valid_shape");
+    expect_rank(c, 3, "valid_shape dimensions", valid.size(), shape.size());
+    for (size_t d = 0; d < valid.size(); ++d) {
+      if (valid[d] && (*valid[d] < 0 || (shape[d] != kDynamicExtent && *valid[d] > shape[d]))) {
+        c.fail(3, "valid_shape " + std::to_string(*valid[d]) + " of dimension " +
+                      std::to_string(d) + " is outside [0, " + std::to_string(shape[d]) +
+                      "] (the window's shape)" + c.where(3));
+      }
+    }
+  }
   if (x.is_tile) return tile_type(std::move(shape), x.dtype);
   return tensor_type(std::move(shape), x.dtype);
 }

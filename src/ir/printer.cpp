@@ -245,6 +245,9 @@ class Printer {
     std::string text = name_of(s.var.get());
     const TypePtr& vt = s.var->type();
     bool annotate = vt && (vt->kind() == TypeKind::Tile || vt->kind() == TypeKind::Tensor);
+    // A tensor with a run-time extent has no annotation to write: its call says its shape.
+    if (const auto* t = vt ? vt->as<TensorType>() : nullptr; t && has_dynamic_extent(t->shape))
+      annotate = false;
     if (!annotate && vt && vt->kind() == TypeKind::Scalar) {
       annotate = !types_equal(vt, s.value->type());
     }

@@ -1,5 +1,6 @@
 #include "pypto/ir/types.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -413,9 +414,13 @@ std::string shape_to_string(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
-    s += std::to_string(shape[i]);
+    s += shape[i] == kDynamicExtent ? std::string("?") : std::to_string(shape[i]);
   }
   return s + "]";
+}
+
+bool has_dynamic_extent(const std::vector<int64_t>& shape) {
+  return std::find(shape.begin(), shape.end(), kDynamicExtent) != shape.end();
 }
 
 std::string memref_to_string(const MemRef& m) {

@@ -268,7 +268,14 @@ TypePtr tuple_type(std::vector<TypePtr> elements);
 bool types_equal(const TypePtr& a, const TypePtr& b);
 // Human-readable, in DSL syntax: "pl.Tile[[64, 64], pl.FP32]".
 std::string type_to_string(const TypePtr& t);
-std::string shape_to_string(const std::vector<int64_t>& shape);  // "[64, 64]"
+std::string shape_to_string(const std::vector<int64_t>& shape);  // "[64, 64]", "[16, ?]"
+
+// The extent of a tensor dimension known only when the orchestration runs: a tensor created or
+// sliced with a shape computed from values read at run time (pl.tensor.read of a config
+// tensor). Only orchestration functions hold such tensors; the device checks them where they
+// are used (a kernel's loads are bounds-checked against the tensor it is given).
+inline constexpr int64_t kDynamicExtent = -1;
+bool has_dynamic_extent(const std::vector<int64_t>& shape);
 // The byte count of a tile or tensor of this shape; no value when it does not fit in int64.
 std::optional<int64_t> shape_bytes(const std::vector<int64_t>& shape, DataType dtype);
 

@@ -674,10 +674,10 @@ def sin(input: _Value) -> _Value:
     raise outside_program('sin')
 
 
-def slice(input: _Value, shape: Sequence[IntLike], offsets: Sequence[IntLike]) -> _Value:
+def slice(input: _Value, shape: Sequence[IntLike], offsets: Sequence[IntLike], valid_shape: Optional[Any] = None) -> _Value:
     """The box of `input` at `offsets` with extent `shape`: a copy for a tile, a view for a tensor.
 
-    In a program: ``pl.slice(input, shape, offsets)``. Category Slice; valid only inside a
+    In a program: ``pl.slice(input, shape, offsets, [valid_shape])``. Category Slice; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('slice')
