@@ -68,6 +68,7 @@ def compile(  # noqa: A001 - the documented name
     dump_passes: bool = True,
     profiling: bool = False,
     platform: str = "a2a3sim",
+    distributed_config: Any = None,
 ) -> "CompiledProgram":
     """Compiles a ``@pl.program`` into C++ sources under ``output_dir``.
 
@@ -85,6 +86,13 @@ def compile(  # noqa: A001 - the documented name
             f"ir.compile expects a program (a @pl.program class or pl.parse result), "
             f"got {type(program).__name__}"
         )
+    if distributed_config is not None:
+        # A multi-rank program (a host orchestrator of level pl.Level.HOST): compiled for the
+        # tensors of its first call, when pld.world_size() and pl.dynamic rank counts are known.
+        from pypto.ir.distributed_compiled_program import compile_program_distributed  # noqa: PLC0415
+
+        return compile_program_distributed(program, distributed_config, platform=platform,
+                                           output_dir=output_dir, strategy=strategy)
     if not isinstance(strategy, OptimizationStrategy):
         raise TypeError(f"ir.compile: strategy must be an OptimizationStrategy, got {strategy!r}")
     options = _core.driver.CompileOptions()
