@@ -45,8 +45,7 @@ def _inputs(n_ranks):
                      .reshape(1, programs.SIZE) for r in range(n_ranks)])
 
 
-def _child_pids():
-    """The processes this process started that still exist (zombies included)."""
+def _children():
     me = str(os.getpid())
     children = []
     for pid in os.listdir("/proc"):
@@ -60,6 +59,18 @@ def _child_pids():
         if fields[1] == me:
             children.append(int(pid))
     return children
+
+
+def _child_pids(grace=10.0):
+    """The processes this process started that still exist (zombies included) after `grace`
+    seconds: a rank that has reported is reaped by a background thread while it tears its
+    address space down, so it may take a moment to go."""
+    deadline = time.monotonic() + grace
+    while True:
+        children = _children()
+        if not children or time.monotonic() > deadline:
+            return children
+        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("n_ranks", [2, 4])
