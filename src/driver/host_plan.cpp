@@ -172,6 +172,11 @@ class HostEvaluator {
       return scalar(*r.value);
     }
     if (const auto* c = e->as<ir::Call>()) return call(*c);
+    if (const auto* g = e->as<ir::TupleGetItem>()) {
+      // An element of what a dispatch returns: the ranks write their results in place, so the
+      // host has no value for it (it may only pass it on to its own return).
+      if (expr(g->tuple).kind == HostValue::Kind::None) return {};
+    }
     fail(e->span(), "this expression is not supported in a host orchestrator");
   }
 
@@ -253,12 +258,9 @@ class HostEvaluator {
   }
 
   void dispatch(const ir::Call& c) {
-    const ir::AttrValue* device = ir::find_attr(c.attrs, "device");
-    if (!device) {
-      fail(c.span(), "the call of '" + c.callee +
-                         "' needs device=<rank>: a host orchestrator dispatches each call to a "
-                         "rank");
-    }
+    // Without device= a call runs on rank 0 (the one device of a single-rank program).
+    const bool has_device = ir::find_attr(c.attrs, "device") != nullptr;
+    const size_t nargs = c.args.size() - (has_device ? 1 : 0);
     const ir::FunctionPtr callee = program_.find_function(c.callee);
     if (!callee) fail(c.span(), "no function '" + c.callee + "'");
     if (ir::resolved_kind(*callee) != ir::FunctionType::Orchestration) {
@@ -268,7 +270,7 @@ class HostEvaluator {
     }
     Dispatch d;
     d.callee = c.callee;
-    const int64_t rank = integer(c.args.back());
+    const int64_t rank = has_device ? integer(c.args.back()) : 0;
     if (rank < 0 || rank >= world_size_) {
       fail(c.span(), "device=" + std::to_string(rank) + " is outside the world of " +
                          std::to_string(world_size_) + " rank(s)");
@@ -281,7 +283,7 @@ class HostEvaluator {
                            "supported");
       }
     }
-    for (size_t i = 0; i + 1 < c.args.size(); ++i) {
+    for (size_t i = 0; i < nargs; ++i) {
       const HostValue v = expr(c.args[i]);
       DispatchArg a;
       switch (v.kind) {

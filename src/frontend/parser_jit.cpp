@@ -66,10 +66,40 @@ std::vector<JitFunctionSource> Parser::list_jit_functions(Constants* module_cons
   return found;
 }
 
+// Whether the bracketed type arguments starting `ahead` tokens on name a pl.dynamic dimension;
+// `*end` is then the offset of the token after the closing bracket.
+bool Parser::jit_annotation_is_dynamic(size_t ahead, size_t* end) const {
+  int depth = 0;
+  bool dynamic = false;
+  for (size_t i = ahead;; ++i) {
+    const Token& t = peek_token(i);
+    if (t.kind == TK::EndOfFile || t.kind == TK::Newline) return false;
+    if (t.kind == TK::LBracket) ++depth;
+    if (t.kind == TK::RBracket && --depth == 0) {
+      *end = i + 1;
+      return dynamic;
+    }
+    if (t.kind == TK::Name) {
+      auto c = constants_.find(t.text);
+      dynamic = dynamic || (c != constants_.end() && std::holds_alternative<DynamicDim>(c->second));
+    }
+  }
+}
+
 void Parser::parse_jit_value_type(JitParam& p) {
   const Span start = here();
-  if (at_name("pld") && peek_token(1).kind == TK::Dot &&
-      peek_token(2).text == "DistributedTensor") {
+  const bool distributed = at_name("pld") && peek_token(1).kind == TK::Dot &&
+                           peek_token(2).text == "DistributedTensor";
+  size_t end = 0;
+  if ((distributed || (at_name("pl") && peek_token(1).kind == TK::Dot &&
+                       peek_token(2).text == "Tensor")) &&
+      peek_token(3).kind == TK::LBracket && jit_annotation_is_dynamic(3, &end)) {
+    // A shape naming pl.dynamic dimensions: the argument gives every extent.
+    p.is_tensor = true;
+    for (size_t i = 0; i < end; ++i) advance();
+    return;
+  }
+  if (distributed) {
     p.is_tensor = true;
     p.annotated = parse_distributed_tensor_type();
     return;

@@ -443,6 +443,7 @@ class Parser {
 
   Value parse_pl_member();
   // parser_distributed.cpp: PyPTO's `pld` namespace of multi-rank programs.
+  Value parse_write(const std::string& spelling, Span span);  // parser_op_spellings.cpp
   Value parse_pld_member();
   Value parse_pld_call(std::string_view ns, std::string_view name, const std::string& label,
                        Span span);
@@ -516,6 +517,7 @@ class Parser {
 
   // At '@': reads one decorator line; its kind when it is @pl.jit or @pl.jit.incore.
   std::optional<JitKind> read_jit_decorator();
+  bool jit_annotation_is_dynamic(size_t ahead, size_t* end) const;
   // The jit function being parsed is a @pl.jit.host orchestrator (it dispatches @pl.jit
   // functions with device=).
   bool jit_host_entry_ = false;

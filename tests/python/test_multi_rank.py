@@ -187,3 +187,22 @@ def test_pld_functions_explain_they_run_inside_programs():
 
     with pytest.raises(CompileError, match="pld.system.notify"):
         pld.system.notify(None, 0, [0, 0], 1)
+
+
+NR = pl.dynamic("NR")
+
+
+@pl.jit.host
+def hello_rank_dynamic(x: pl.Tensor[[NR, ROWS, COLS], pl.FP32],
+                       y: pl.Out[pl.Tensor[[NR, ROWS, COLS], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        per_rank(x[r], y[r], r, device=r)
+
+
+def test_jit_host_with_a_dynamic_rank_count():
+    for n in (2, 4):
+        x = np.ones((n, ROWS, COLS), np.float32)
+        y = np.zeros_like(x)
+        hello_rank_dynamic(x, y, config=RunConfig(
+            distributed_config=DistributedConfig(device_ids=list(range(n)))))
+        np.testing.assert_array_equal(y[:, 0, 0], 1 + np.arange(n, dtype=np.float32))

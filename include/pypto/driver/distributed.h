@@ -54,9 +54,10 @@ struct HostPlan {
 // The host orchestrator of `program` (its function of level HOST), or null.
 ir::FunctionPtr host_orchestrator(const ir::Program& program);
 
-// Evaluates `host` for `world_size` ranks. Throws ir::CompileError (located) for what a host
-// orchestrator cannot do: a dispatch without device=, a rank outside the world, a view that is
-// not contiguous, a statement other than assignments, loops, ifs and dispatches.
+// Evaluates `host` for `world_size` ranks (a call without device= goes to rank 0). Throws
+// ir::CompileError (located) for what a host orchestrator cannot do: a rank outside the world,
+// a rank dispatched twice, a view that is not contiguous, a statement other than assignments,
+// loops, ifs and dispatches.
 HostPlan plan_host_orchestrator(const ir::Program& program, const ir::Function& host,
                                 int world_size);
 

@@ -11,6 +11,7 @@ Out/InOut tensors. The work is the C++ driver's (``pypto._core.driver.compile_di
 """
 
 import dataclasses
+import pathlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -117,9 +118,11 @@ class DistributedCompiledProgram:
         return self.distributed_config.world_size
 
     @property
-    def output_dir(self) -> Optional[str]:
+    def output_dir(self) -> Optional[pathlib.Path]:
+        """Where the device programs were compiled (once a call or the compile fixed the
+        shapes), as in PyPTO a path."""
         for compiled in self._compiled.values():
-            return compiled.output_dir
+            return pathlib.Path(compiled.output_dir)
         return None
 
     def _get(self, entry, config):

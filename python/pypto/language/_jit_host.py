@@ -78,7 +78,10 @@ class JitHostFunction(JitFunction):
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         args = self._arguments(args, kwargs)
         tensors = [v for p, v in zip(self._params, args) if p.is_tensor]
-        key = tuple((tuple(t.shape), str(t.dtype)) for t in tensors)
+        distributed = getattr(config, "distributed_config", None)
+        ranks = tuple(getattr(distributed, "device_ids", ()))
+        key = (ranks, tuple((tuple(t.shape), str(t.dtype)) for t in tensors),
+               tuple(v for p, v in zip(self._params, args) if not p.is_tensor))
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self.compile(*args, config=config)
