@@ -188,6 +188,12 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
       rank.start = run.started;
       rank.end = run.finished;
       rank.thread = rank_track(static_cast<int>(r));
+      profiling::StageRecord fork;  // fork() until the rank's process runs: the cost of a process
+      fork.name = "device_process_start";
+      fork.start = run.started;
+      fork.end = run.entered;
+      fork.thread = rank.thread;
+      rank.children.push_back(std::move(fork));
       for (const runtime::RunPhase& phase : run.stats.phases) {
         profiling::StageRecord child;
         child.name = phase.name;

@@ -5,10 +5,14 @@
 //   pld.get_comm_ctx(t), pld.rank(ctx), pld.nranks(ctx), pld.world_size()   (also pld.system.*)
 //   pld.system.notify(signal, peer=, offsets=, value=, op=pld.NotifyOp.X)
 //   pld.system.wait(signal, offsets=, expected=, cmp=pld.WaitCmp.X)
-//   pld.tile.remote_load(t, peer=, offsets=, shape=)   -> pl.load of the peer's view
-//   pld.tile.remote_store(tile, t, peer=, offsets=)    -> pl.store into the peer's view
-//   pld.tensor.put(dst, peer=, src=, atomic=)          src (local) -> dst on the peer
-//   pld.tensor.get(dst, peer=, src=)                   src on the peer -> dst (local)
+//   pld.tile.remote_load(target, peer=, offsets=, shape=[, valid_shape=])
+//                                                       -> pl.load of the peer's view
+//   pld.tile.remote_store(tile, target, peer=, offsets=[, atomic=])
+//                                                       -> pl.store into the peer's view
+//   pld.tensor.put(dst, peer=, src=[, dst_offsets=, src_offsets=, shape=, atomic=])
+//                                                       src (local) -> dst on the peer
+//   pld.tensor.get(dst, peer=, src=[, dst_offsets=, src_offsets=, shape=])
+//                                                       src on the peer -> dst (local)
 //   pld.tensor.barrier(signal)                          every rank meets every other once
 //   pld.alloc_window_buffer(size) / ([shape], dtype=), pld.window(buf, shape, dtype=)   (host)
 //   f(..., device=r)                                    a host orchestrator's dispatch to rank r
@@ -56,7 +60,6 @@ std::optional<int64_t> Parser::known_world_size() const {
 }
 
 TypePtr Parser::parse_distributed_tensor_type() {
-  const Span start = here();
   advance();  // pld
   advance();  // .
   advance();  // DistributedTensor
@@ -70,7 +73,6 @@ TypePtr Parser::parse_distributed_tensor_type() {
   }
   if (at(TK::Comma)) advance();
   expect(TK::RBracket, "']' to close pld.DistributedTensor[...]");
-  (void)start;
   return ir::tensor_type(std::move(shape), dtype);
 }
 

@@ -47,6 +47,7 @@ std::string valid_utf8(const std::string& text) {
 [[noreturn]] void rank_main(const ProgramLibrary* program, const SharedMemoryWorld& world,
                             int rank, const std::vector<HostArg>& args,
                             const MultiRankOptions& options, int report_fd) {
+  const double entered = profiling::now_seconds();
   // Our own death signal: if the launching process dies, so does every rank.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   std::unique_ptr<CommTransport> transport = world.transport(rank);
@@ -61,7 +62,10 @@ std::string valid_utf8(const std::string& text) {
     if (program) stats = execute(*program, args, device);
     nlohmann::json waits = nlohmann::json::array();
     for (const SignalWaitSpan& w : take_signal_waits()) waits.push_back({w.label, w.start, w.end});
-    report = {{"ok", true}, {"stats", std::move(stats)}, {"waits", std::move(waits)}};
+    report = {{"ok", true},
+              {"stats", std::move(stats)},
+              {"waits", std::move(waits)},
+              {"entered", entered}};
     code = 0;
   } catch (const std::exception& e) {
     transport->abort(rank);
@@ -199,6 +203,7 @@ std::vector<RankRun> execute_ranks(const std::vector<const ProgramLibrary*>& pro
       runs[r].waits.push_back({w[0].get<std::string>(), w[1].get<double>(), w[2].get<double>()});
     }
     runs[r].started = started[r];
+    runs[r].entered = outcomes[r].report.value("entered", started[r]);
     runs[r].finished = finished[r];
   }
   return runs;

@@ -108,6 +108,12 @@ def test_profile_has_a_track_per_rank_with_its_signal_waits():
                for c in s["children"] if c["name"] == "execute"][0]
     ranks = [c for c in execute["children"] if c["name"].startswith("rank ")]
     assert [r["name"] for r in ranks] == ["rank 0", "rank 1", "rank 2"]
+    # Each rank on a timeline track of its own (Chrome trace: one thread per rank), named so.
+    threads = [r["thread"] for r in ranks]
+    assert len(set(threads)) == 3
+    assert all(r["parallel"] for r in ranks)
+    named = {t["id"]: t["name"] for t in profile["threads"]}
+    assert [named[t] for t in threads] == ["rank 0", "rank 1", "rank 2"]
 
     def names(stage):
         yield stage["name"]

@@ -23,6 +23,7 @@ struct RankRun {
   RunStats stats;
   std::vector<SignalWaitSpan> waits;  // its kernels' waits on signals, in the order they ended
   double started = 0;                 // when its process was forked (profiling::now_seconds())
+  double entered = 0;                 // when the forked process began to set the rank up
   double finished = 0;                // when it reported
 };
 
