@@ -88,6 +88,18 @@ def test_mesh_allreduce_matches_numpy(n_ranks):
     assert _child_pids() == []
 
 
+@pytest.mark.parametrize("n_ranks", [2, 4])
+def test_mesh_allgather_with_a_dynamic_rank_count_in_its_shapes(n_ranks):
+    compiled = ir.compile(programs.MeshAllGather,
+                          distributed_config=DistributedConfig(device_ids=list(range(n_ranks))))
+    inputs = _inputs(n_ranks)
+    outputs = np.zeros((n_ranks, 1, n_ranks * programs.SIZE), np.float32)
+    compiled(inputs, outputs)
+    gathered = inputs.reshape(1, n_ranks * programs.SIZE)
+    for r in range(n_ranks):
+        np.testing.assert_array_equal(outputs[r], gathered)
+
+
 def test_allreduce_called_twice_starts_from_fresh_windows():
     compiled = ir.compile(programs.MeshAllReduce,
                           distributed_config=DistributedConfig(device_ids=[0, 1]))

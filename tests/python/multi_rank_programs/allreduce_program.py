@@ -133,3 +133,48 @@ class RankOneFails:
             self.chip(outs[r], pld.window(data_buf, [1, 8], dtype=pl.FP32),
                       pld.window(signal_buf, [2, 1], dtype=pl.INT32), 8, device=r)
         return outs
+
+
+@pl.program
+class MeshAllGather:
+    """Every rank stages its row, meets the others, then gathers every rank's row side by side:
+    out[r] = concat(inp[0], ..., inp[NR - 1]) (a shape of dynamic arithmetic, NR * SIZE)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def gather(
+        self,
+        inp: pl.Tensor[[1, SIZE], pl.FP32],
+        out: pl.Out[pl.Tensor[[1, NR * SIZE], pl.FP32]],
+        data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],
+    ) -> pl.Tensor[[1, NR * SIZE], pl.FP32]:
+        ctx = pld.get_comm_ctx(data)
+        data = pl.store(pl.load(inp, [0, 0], [1, SIZE]), [0, 0], data)
+        signal = pld.tensor.barrier(signal)
+        for peer in pl.range(pld.nranks(ctx)):
+            row = pld.tile.remote_load(data, peer=peer, offsets=[0, 0], shape=[1, SIZE])
+            out = pl.store(row, [0, peer * SIZE], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(
+        self,
+        inp: pl.Tensor[[1, SIZE], pl.FP32],
+        out: pl.Out[pl.Tensor[[1, NR * SIZE], pl.FP32]],
+        data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],
+    ) -> pl.Tensor[[1, NR * SIZE], pl.FP32]:
+        return self.gather(inp, out, data, signal)
+
+    @pl.function(level=pl.Level.HOST)
+    def host(
+        self,
+        inputs: pl.Tensor[[NR, 1, SIZE], pl.FP32],
+        outputs: pl.Out[pl.Tensor[[NR, 1, NR * SIZE], pl.FP32]],
+    ) -> pl.Tensor[[NR, 1, NR * SIZE], pl.FP32]:
+        data_buf = pld.alloc_window_buffer([1, SIZE], dtype=pl.FP32)
+        signal_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.chip(inputs[r], outputs[r], pld.window(data_buf, [1, SIZE], dtype=pl.FP32),
+                      pld.window(signal_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)
+        return outputs
