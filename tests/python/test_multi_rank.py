@@ -224,3 +224,15 @@ def test_jit_host_with_a_dynamic_rank_count():
         hello_rank_dynamic(x, y, config=RunConfig(
             distributed_config=DistributedConfig(device_ids=list(range(n)))))
         np.testing.assert_array_equal(y[:, 0, 0], 1 + np.arange(n, dtype=np.float32))
+
+
+def test_a_reader_kernel_waits_for_the_kernel_that_pushed_to_peers():
+    compiled = ir.compile(programs.PushThenRead,
+                          distributed_config=DistributedConfig(device_ids=[0, 1]))
+    srcs = np.arange(2 * 2 * 64, dtype=np.float32).reshape(2, 2, 64)
+    for _ in range(3):  # a race would show as zeros in some runs
+        outs = np.zeros_like(srcs)
+        compiled(srcs, outs)
+        np.testing.assert_array_equal(outs[0, 1], srcs[1, 1])  # rank 1 pushed its row 1
+        np.testing.assert_array_equal(outs[1, 0], srcs[0, 0])
+        assert not outs[0, 0].any() and not outs[1, 1].any()  # nobody wrote those rows

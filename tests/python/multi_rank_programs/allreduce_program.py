@@ -178,3 +178,43 @@ class MeshAllGather:
             self.chip(inputs[r], outputs[r], pld.window(data_buf, [1, SIZE], dtype=pl.FP32),
                       pld.window(signal_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)
         return outputs
+
+
+@pl.program
+class PushThenRead:
+    """One kernel pushes this rank's row into the next rank's window and meets the others;
+    another kernel then reads this rank's window. The window is written only through peer
+    views, yet the reader must wait for the pusher (the window is passed InOut to it)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def push(self, src: pl.Tensor[[2, 64], pl.FP32],
+             win: pld.DistributedTensor[[2, 64], pl.FP32],
+             done: pld.DistributedTensor[[2, 1], pl.INT32],
+             me: pl.Scalar[pl.INT32]) -> pl.Tensor[[2, 64], pl.FP32]:
+        row = pl.load(src, [me, 0], [1, 64])
+        pld.tile.remote_store(row, target=win, peer=(me + 1) % 2, offsets=[me, 0])
+        signal = pld.tensor.barrier(done)
+        return src
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def read(self, win: pld.DistributedTensor[[2, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[2, 64], pl.FP32]]) -> pl.Tensor[[2, 64], pl.FP32]:
+        return pl.store(pl.load(win, [0, 0], [2, 64]), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, src: pl.Tensor[[2, 64], pl.FP32], out: pl.Out[pl.Tensor[[2, 64], pl.FP32]],
+             win: pld.DistributedTensor[[2, 64], pl.FP32],
+             done: pld.DistributedTensor[[2, 1], pl.INT32],
+             me: pl.Scalar[pl.INT32]) -> pl.Tensor[[2, 64], pl.FP32]:
+        self.push(src, win, done, me)
+        return self.read(win, out)
+
+    @pl.function(level=pl.Level.HOST)
+    def host(self, srcs: pl.Tensor[[2, 2, 64], pl.FP32],
+             outs: pl.Out[pl.Tensor[[2, 2, 64], pl.FP32]]) -> pl.Tensor[[2, 2, 64], pl.FP32]:
+        win_buf = pld.alloc_window_buffer([2, 64], dtype=pl.FP32)
+        done_buf = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+        for r in pl.range(2):
+            self.chip(srcs[r], outs[r], pld.window(win_buf, [2, 64], dtype=pl.FP32),
+                      pld.window(done_buf, [2, 1], dtype=pl.INT32), r, device=r)
+        return outs
