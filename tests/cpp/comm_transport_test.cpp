@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "pypto/runtime/comm_transport.h"
+#include "pypto/runtime/task_runtime.h"
+#include "pypto/runtime/tile_isa.h"
 
 namespace pypto::runtime {
 namespace {
@@ -115,6 +117,55 @@ TEST(CommTransport, WindowsAreZeroedAndSeparate) {
   EXPECT_EQ(*t1->peer_address(0, 0), 42);
   EXPECT_EQ(t0->rank(), 0);
   EXPECT_EQ(t1->nranks(), 2);
+}
+
+}  // namespace
+}  // namespace pypto::runtime
+
+namespace pypto::runtime {
+namespace {
+
+struct FailureNote {
+  std::string message;
+  static void fail(void* ctx, const char* message) {
+    static_cast<FailureNote*>(ctx)->message = message;
+  }
+};
+
+// The device instruction of pld.system.wait: a wait nobody answers fails the kernel with a
+// message naming the rank, the cell, what it waited for and where.
+TEST(CommInstructions, AnUnansweredWaitFailsNamingRankAndCell) {
+  SharedMemoryWorld world(2, 4096);
+  auto transport = world.transport(1);
+  set_current_transport(transport.get(), std::chrono::milliseconds(100));
+  const int64_t shape[] = {2, 1};
+  PtoTensor signal = contiguous_tensor(transport->local_window(), PTO_INT32, 2, shape);
+  const PtoIsa& isa = tile_isa();
+  EXPECT_EQ(isa.comm_rank(), 1);
+  EXPECT_EQ(isa.comm_nranks(), 2);
+  const int64_t cell[] = {0, 0};
+  FailureNote note;
+  EXPECT_EQ(isa.comm_wait(&signal, cell, 2, 1, 1, "stuck: pld.system.wait at line 7",
+                          &FailureNote::fail, &note),
+            0);
+  EXPECT_NE(note.message.find("stuck: pld.system.wait at line 7: rank 1: pld.system.wait on "
+                              "signal[0, 0] (waiting for >= 1, it holds 0) timed out after 0.1 s"),
+            std::string::npos)
+      << note.message;
+  // Notified (here by itself), the same wait passes; a peer outside the world is refused.
+  EXPECT_EQ(isa.comm_notify(&signal, cell, 2, 1, 1, 0, "k", &FailureNote::fail, &note), 1);
+  EXPECT_EQ(isa.comm_wait(&signal, cell, 2, 1, 1, "k", &FailureNote::fail, &note), 1);
+  EXPECT_EQ(isa.comm_notify(&signal, cell, 2, 5, 1, 0, "k", &FailureNote::fail, &note), 0);
+  EXPECT_NE(note.message.find("addressed peer 5, but the run has ranks 0..1"), std::string::npos);
+  // A tensor outside the window cannot be reached on another rank.
+  float local[4] = {};
+  const int64_t four[] = {1, 4};
+  PtoTensor plain = contiguous_tensor(local, PTO_FP32, 2, four);
+  PtoTensor view{};
+  EXPECT_EQ(isa.comm_peer_view(&view, &plain, 0, "k", &FailureNote::fail, &note), 0);
+  EXPECT_NE(note.message.find("is not a window buffer"), std::string::npos) << note.message;
+  set_current_transport(nullptr, std::chrono::milliseconds(100));
+  take_signal_waits();
 }
 
 }  // namespace
