@@ -236,3 +236,40 @@ def test_a_reader_kernel_waits_for_the_kernel_that_pushed_to_peers():
         np.testing.assert_array_equal(outs[0, 1], srcs[1, 1])  # rank 1 pushed its row 1
         np.testing.assert_array_equal(outs[1, 0], srcs[0, 0])
         assert not outs[0, 0].any() and not outs[1, 1].any()  # nobody wrote those rows
+
+
+def test_a_rank_that_dies_ends_the_run_naming_it():
+    import signal
+    import threading
+
+    # A first run builds the program library (a compiler process would be a child too); it
+    # fails fast on its short signal timeout. The second finds the library built.
+    warm_up = ir.compile(programs.WaitForever, distributed_config=DistributedConfig(
+        device_ids=[0, 1], signal_timeout=0.2))
+    with pytest.raises(RuntimeError):
+        warm_up(np.zeros((2, 1, 8), np.float32))
+    compiled = ir.compile(programs.WaitForever, distributed_config=DistributedConfig(
+        device_ids=[0, 1], signal_timeout=60))
+    outs = np.zeros((2, 1, 8), np.float32)
+    raised = []
+
+    def run():
+        try:
+            compiled(outs)
+        except RuntimeError as e:
+            raised.append(str(e))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    # Rank 0 waits for a signal nobody sends: kill its process once rank 1 has finished.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        children = _children()
+        if len(children) == 1:
+            os.kill(children[0], signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert raised and "rank 0 of 2 failed: crashed with SIGKILL" in raised[0], raised
+    assert _child_pids() == []
