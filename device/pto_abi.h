@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 14
+#define PTO_ABI_VERSION 15
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -235,6 +235,27 @@ typedef struct PtoIsa {
   // other store_add into the same buffer, from any core.
   int32_t (*store_add)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
                        int32_t ndim, const void* tile, const char* where, PtoFailFn fail,
+                       void* ctx);
+
+  // ----- Multi-rank programs (pld): the window buffers of the run's ranks, reached through its
+  // communication transport (src/runtime/comm_transport.h). The ones returning int32_t return 0
+  // after calling `fail` (the kernel then returns).
+  // This process's rank and the number of ranks (0 and 1 outside a multi-rank run).
+  int32_t (*comm_rank)(void);
+  int32_t (*comm_nranks)(void);
+  // *peer_view = the view `local` (which must lie inside this rank's window) at the same place
+  // of `peer`'s window (pld.tile.remote_load / remote_store, pld.tensor.put / get).
+  int32_t (*comm_peer_view)(PtoTensor* peer_view, const PtoTensor* local, int64_t peer,
+                            const char* where, PtoFailFn fail, void* ctx);
+  // pld.system.notify: the INT32 cell at `offsets` of window view `signal`, on rank `peer`,
+  // gets `value` by `op` (0 AtomicAdd, 1 Set), after every write this rank made before.
+  int32_t (*comm_notify)(const PtoTensor* signal, const int64_t* offsets, int32_t ndim,
+                         int64_t peer, int64_t value, int32_t op, const char* where,
+                         PtoFailFn fail, void* ctx);
+  // pld.system.wait: until this rank's cell at `offsets` of `signal` compares `cmp` (0 Eq,
+  // 1 Ge) to `expected`; fails after the run's signal timeout or when another rank failed.
+  int32_t (*comm_wait)(const PtoTensor* signal, const int64_t* offsets, int32_t ndim,
+                       int64_t expected, int32_t cmp, const char* where, PtoFailFn fail,
                        void* ctx);
 } PtoIsa;
 

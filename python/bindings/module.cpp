@@ -9,5 +9,6 @@ NB_MODULE(_core, m) {
   pypto::bindings::bind_profiling(m.def_submodule("profiling"));
   pypto::bindings::bind_ir(m.def_submodule("ir"));
   pypto::bindings::bind_driver(m.def_submodule("driver"));
+  pypto::bindings::bind_distributed(nanobind::borrow<nanobind::module_>(m.attr("driver")));
   pypto::bindings::bind_runtime(m.def_submodule("runtime"));
 }

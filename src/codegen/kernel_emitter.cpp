@@ -203,6 +203,10 @@ void KernelEmitter::assign(const ir::AssignStmt& s) {
         transpose_view(name, *call, s.span());
         return;
       }
+      if (shape == ir::EmitShape::Comm) {  // a window on another rank, or after a barrier
+        emit_comm_tensor(var, *call, s.span());
+        return;
+      }
     }
     codegen_error(s.span(), "unsupported tensor value for '" + var.name + "' in InCore function '" +
                                 func_.name + "'");
@@ -211,6 +215,11 @@ void KernelEmitter::assign(const ir::AssignStmt& s) {
     if (const auto* call = s.value->as<ir::Call>();
         call && emit_shape(*call) == ir::EmitShape::Read) {
       emit_read(var, *st, *call, s.span());
+      return;
+    }
+    if (const auto* call = s.value->as<ir::Call>();
+        call && emit_shape(*call) == ir::EmitShape::Comm) {
+      emit_comm_scalar(var, *call, s.span());
       return;
     }
     w_.line(cpp_scalar_type(st->dtype) + " " + names_.name(&var) + " = " +
@@ -227,6 +236,10 @@ void KernelEmitter::eval(const ir::EvalStmt& s) {
   if (!call) return;  // a bare scalar expression has no effect
   if (emit_shape(*call) == ir::EmitShape::Store) {
     tile_op(*call, nullptr, s.span());
+    return;
+  }
+  if (emit_shape(*call) == ir::EmitShape::Comm) {
+    emit_comm_statement(*call, s.span());
     return;
   }
   codegen_error(s.span(), "unsupported statement in InCore function '" + func_.name + "'");
@@ -373,6 +386,8 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
       return emit_select(site);
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
+    case ir::EmitShape::Comm:
+      codegen_error(span, "the result of " + call.callee + " is not a tile");
     case ir::EmitShape::None:
     case ir::EmitShape::Store:
       break;

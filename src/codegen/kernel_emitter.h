@@ -150,6 +150,12 @@ class KernelEmitter : public StructuredEmitter {
   // A loop over the tiles of a band (tile_band.h): one binary_band call before it.
   std::string loop_shortcut(const ir::ForStmt& s) override;
   void emit_slice(const OpSite& o);
+  // Multi-rank ops (kernel_comm_ops.cpp): a scalar (comm_ctx, comm_rank, comm_nranks), a tensor
+  // view (comm_peer_view, comm_barrier) or a statement (comm_notify, comm_wait).
+  void emit_comm_scalar(const ir::Var& var, const ir::Call& call, Span span);
+  void emit_comm_tensor(const ir::Var& var, const ir::Call& call, Span span);
+  void emit_comm_statement(const ir::Call& call, Span span);
+  std::string comm_where(Span span, std::string_view op) const;
   void emit_assemble(const OpSite& o);
   // Integer division by zero is a fault (pypto/support/element_ops.h): before an instruction that
   // divides by the n elements of `divisor`, check them.

@@ -220,9 +220,11 @@ class OrchestrationEmitter : public StructuredEmitter {
         tuples_[&var] = results;
         return;
       }
-      if (results.size() != 1)
-        codegen_error(s.span(), "'" + call->callee + "' returns " + std::to_string(results.size()) +
-                                    " values");
+      // Return value i is the i-th Out/InOut parameter (ir::output_param_count): one value is
+      // the first of them, also when InOut parameters follow it (a window buffer a kernel
+      // writes in place).
+      if (results.empty())
+        codegen_error(s.span(), "'" + call->callee + "' returns no tensor");
       alias_view(var, results[0]);
       return;
     }

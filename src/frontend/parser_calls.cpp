@@ -73,6 +73,13 @@ Value Parser::parse_pl_member() {
   const Token& member = expect_name("a name after 'pl.'");
   const std::string_view name = member.text;
   if (auto dtype = ir::dtype_from_name(name)) {
+    // pl.FP32.get_byte(): the bytes of one element.
+    if (at(TK::Dot) && peek_token(1).text == "get_byte" && peek_token(2).kind == TK::LParen &&
+        peek_token(3).kind == TK::RParen) {
+      for (int i = 0; i < 4; ++i) advance();
+      return expr_value(
+          ir::make_node<ir::IntImm>(ir::dtype_bytes(*dtype), DataType::INT64, span), span);
+    }
     Value v;
     v.kind = Value::Kind::DType;
     v.dtype = *dtype;
@@ -345,11 +352,16 @@ Value Parser::parse_self_call() {
   std::vector<CallArg> call_args = parse_call_args(label);
   std::vector<ExprPtr> args;
   ir::Attrs attrs;
+  ExprPtr device;
   for (CallArg& a : call_args) {
     if (a.keyword.empty()) {
       args.push_back(expect_expr(a.value, [&] {
         return "argument " + std::to_string(args.size() + 1) + " of " + label();
       }));
+      continue;
+    }
+    if (a.keyword == "device") {  // a host orchestrator's dispatch (parser_distributed.cpp)
+      device = expect_expr(a.value, [&] { return "device= of " + label(); });
       continue;
     }
     if (a.keyword != "arg_directions") {
@@ -377,7 +389,10 @@ Value Parser::parse_self_call() {
   }
   std::vector<Span> arg_spans;
   for (size_t i = 0; i < args.size(); ++i) arg_spans.push_back(call_args[i].value.span);
-  return finish_self_call(callee, std::move(args), arg_spans, std::move(attrs), span, label_text);
+  Value call =
+      finish_self_call(callee, std::move(args), arg_spans, std::move(attrs), span, label_text);
+  if (device) call.expr = with_device(call.expr, device, span);
+  return call;
 }
 
 Value Parser::finish_self_call(size_t callee, std::vector<ExprPtr> args,

@@ -335,6 +335,9 @@ Value Parser::parse_atom() {
     return parse_pl_member();
   }
   if (t.text == "self") return parse_self_call();
+  if (t.text == "pld" && peek_token(1).kind == TK::Dot && !lookup_var(t.text)) {
+    return parse_pld_member();
+  }
   if ((t.text == "min" || t.text == "max") && peek_token(1).kind == TK::LParen &&
       !lookup_var(t.text)) {
     return parse_min_max();

@@ -30,6 +30,9 @@ std::optional<JitKind> Parser::read_jit_decorator() {
     } else if (peek_token(3).kind == TK::Dot && peek_token(4).text == "incore" &&
                peek_token(5).kind == TK::Newline) {
       kind = JitKind::Incore;
+    } else if (peek_token(3).kind == TK::Dot && peek_token(4).text == "host" &&
+               peek_token(5).kind == TK::Newline) {
+      kind = JitKind::Host;
     }
   }
   while (!at(TK::Newline) && !at(TK::EndOfFile)) advance();
@@ -63,8 +66,41 @@ std::vector<JitFunctionSource> Parser::list_jit_functions(Constants* module_cons
   return found;
 }
 
+// Whether the bracketed type arguments starting `ahead` tokens on name a pl.dynamic dimension;
+// `*end` is then the offset of the token after the closing bracket.
+bool Parser::jit_annotation_is_dynamic(size_t ahead, size_t* end) const {
+  int depth = 0;
+  bool dynamic = false;
+  for (size_t i = ahead;; ++i) {
+    const Token& t = peek_token(i);
+    if (t.kind == TK::EndOfFile || t.kind == TK::Newline) return false;
+    if (t.kind == TK::LBracket) ++depth;
+    if (t.kind == TK::RBracket && --depth == 0) {
+      *end = i + 1;
+      return dynamic;
+    }
+    if (t.kind == TK::Name) {
+      auto c = constants_.find(t.text);
+      dynamic = dynamic || (c != constants_.end() && std::holds_alternative<DynamicDim>(c->second));
+    }
+  }
+}
+
 void Parser::parse_jit_value_type(JitParam& p) {
   const Span start = here();
+  const bool distributed = at_name("pld") && peek_token(1).kind == TK::Dot &&
+                           peek_token(2).text == "DistributedTensor";
+  if (distributed) {
+    p.is_tensor = true;
+    size_t end = 0;
+    if (peek_token(3).kind == TK::LBracket && jit_annotation_is_dynamic(3, &end)) {
+      // A window shape naming pl.dynamic dimensions: the argument gives every extent.
+      for (size_t i = 0; i < end; ++i) advance();
+      return;
+    }
+    p.annotated = parse_distributed_tensor_type();
+    return;
+  }
   if (at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).text == "Tensor") {
     p.is_tensor = true;
     if (peek_token(3).kind == TK::LBracket) {
@@ -76,9 +112,15 @@ void Parser::parse_jit_value_type(JitParam& p) {
       const size_t first_shape = shapes_read_ + 1;
       p.annotated = parse_type();
       dynamic_uses_ = saved_uses;
+      bool composite = false;  // a dimension computed from one (NR * SIZE)
       for (const DynamicDimUse& use : uses) {
-        if (use.shape == first_shape) p.dynamic_dims.emplace_back(use.dim, use.name);
+        if (use.shape == first_shape)
+          p.dynamic_dims.emplace_back(use.dim, use.name);
+        else
+          composite = true;
       }
+      // Its extents cannot be checked before a call fixes the names: the argument gives them.
+      if (composite) p.annotated = nullptr;
     } else {
       advance();
       advance();
@@ -238,15 +280,26 @@ std::optional<size_t> Parser::find_jit_helper(std::string_view name) const {
 Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
   const Span span = span_of(name);
   JitSignature& h = jit_functions_[helper];
-  if (h.kind == JitKind::Entry) {
+  // A @pl.jit.host orchestrator dispatches @pl.jit functions (per-device orchestrations) to its
+  // ranks with device=r; anything else calls @pl.jit.incore kernels only.
+  const bool dispatch = h.kind == JitKind::Entry && jit_host_entry_;
+  if (h.kind == JitKind::Host) {
+    fail(span, "'" + h.name + "' is a @pl.jit.host orchestrator; call it from Python");
+  }
+  if (h.kind == JitKind::Entry && !dispatch) {
     fail(span, "'" + h.name +
                    "' is a @pl.jit function; a @pl.jit function calls @pl.jit.incore helpers and "
-                   "pl ops only");
+                   "pl ops only (a @pl.jit.host orchestrator dispatches it with device=r)");
   }
   auto label = [&h] { return "'" + h.name + "'"; };
   std::vector<CallArg> call_args = parse_call_args(label());
   std::vector<ExprPtr> args;
+  ExprPtr device;
   for (const CallArg& a : call_args) {
+    if (dispatch && a.keyword == "device") {
+      device = expect_expr(a.value, [&] { return "device= of " + label(); });
+      continue;
+    }
     if (!a.keyword.empty()) {
       fail(a.keyword_span, "@pl.jit.incore helper " + label() + " takes positional arguments");
     }
@@ -296,7 +349,7 @@ Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
     // return statement types this call.
     FunctionSignature sig;
     sig.name = h.name;
-    sig.type = ir::FunctionType::InCore;
+    sig.type = dispatch ? ir::FunctionType::Orchestration : ir::FunctionType::InCore;
     sig.span = h.span;
     sig.body_start = h.body_start;
     for (size_t i = 0; i < types.size(); ++i) {
@@ -318,10 +371,13 @@ Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
     auto* saved_inferred = inferred_returns_;
     const bool saved_known = returns_known_;
     const size_t saved_function = current_function_;
+    const bool saved_host = jit_host_entry_;
+    jit_host_entry_ = false;  // the dispatched function calls kernels
     vars_.clear();
   local_constants_.clear();
     var_uses_.clear();
     jit_helper_functions_.push_back(parse_jit_body(index));
+    jit_host_entry_ = saved_host;
     pos_ = saved_pos;
     vars_ = std::move(saved_vars);
     var_uses_ = std::move(saved_uses);
@@ -347,9 +403,13 @@ Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
   const FunctionSignature& sig = signatures_[*h.signature];
   TypePtr type =
       sig.return_types.size() == 1 ? sig.return_types[0] : ir::tuple_type(sig.return_types);
-  return expr_value(ir::make_node<ir::Call>(ir::CallKind::Function, sig.name, std::move(args),
-                                            ir::Attrs{}, type, span),
-                    span);
+  ExprPtr call = ir::make_node<ir::Call>(ir::CallKind::Function, sig.name, std::move(args),
+                                         ir::Attrs{}, type, span);
+  if (dispatch && !device) {
+    fail(span, "the call of " + label() + " from a @pl.jit.host orchestrator needs device=<rank>");
+  }
+  if (device) call = with_device(call, device, span);
+  return expr_value(call, span);
 }
 
 ir::ProgramPtr Parser::parse_jit_program(std::string_view entry, const JitArguments& arguments) {
@@ -365,7 +425,8 @@ ir::ProgramPtr Parser::parse_jit_program(std::string_view entry, const JitArgume
     throw CompileError(Span{}, "no @pl.jit function named '" + std::string(entry) + "'");
   }
   const JitSignature& e = jit_functions_[*found];
-  if (e.kind != JitKind::Entry) {
+  jit_host_entry_ = e.kind == JitKind::Host;
+  if (e.kind == JitKind::Incore) {
     fail(e.span, "'" + e.name +
                      "' is a @pl.jit.incore helper; it runs when a @pl.jit function "
                      "calls it");
@@ -432,6 +493,14 @@ ir::ProgramPtr Parser::parse_jit_program(std::string_view entry, const JitArgume
   signatures_.push_back(std::move(sig));
   calls_.emplace_back();
   ir::FunctionPtr entry_function = parse_jit_body(signatures_.size() - 1);
+  if (jit_host_entry_) {
+    ir::FunctionAttrs attrs = entry_function->attrs;
+    attrs.level = "HOST";
+    attrs.role = "Orchestrator";
+    const ir::Function& f = *entry_function;
+    entry_function = ir::make_node<ir::Function>(f.name, f.type, f.params, f.return_types, f.body,
+                                                 f.span, std::move(attrs));
+  }
 
   auto info = std::make_shared<ir::SourceInfo>();
   info->file_name = std::string(file_name_);

@@ -114,7 +114,6 @@ constexpr std::string_view kUnsupported[] = {
     "tri",
     "view",
     "while_",
-    "write",
 };
 
 bool is_unsupported(std::string_view name) {
@@ -178,6 +177,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "dim" && ns != "tile") return parse_dim(spelling, span);
   if (op == "cast") return parse_cast(spelling, span);
   if (op == "extract" && ns == "tile") return parse_extract(spelling, span);
+  if (op == "write") return parse_write(spelling, span);
   if (op == "addc" || op == "subc" || op == "addsc" || op == "subsc")
     return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")
@@ -354,6 +354,49 @@ Value Parser::parse_three_operand(const std::string& spelling, std::string_view 
 // pl.tile.extract(src, index_row, index_col, shape, target_memory=): the `shape` box of src at
 // (index_row, index_col), as a tile in target_memory. Tiles here are plain row-major buffers in
 // every memory space, so it is pl.slice, and a pl.move when the space changes.
+// pl.write(tensor, indices, value): one element of a tensor set to a scalar, in a kernel. It is
+// the store of a one-element tile filled with the value (pl.expands), so the passes and the
+// device treat it as any store.
+Value Parser::parse_write(const std::string& spelling, Span span) {
+  if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
+  const bool in_orchestration = current_function_ < signatures_.size() &&
+                                signatures_[current_function_].type ==
+                                    ir::FunctionType::Orchestration;
+  if (spelling == "pl.tensor.write" || in_orchestration) {
+    fail(span, spelling + (in_orchestration ? " in an orchestration function" : "") +
+                   " is not supported yet: pl.write sets an element of a tensor in a kernel (an "
+                   "InCore function or a pl.at scope)");
+  }
+  const size_t uses_mark = var_uses_.size();
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  static const std::vector<std::string_view> kNames{"tensor", "indices", "value"};
+  const std::vector<const CallArg*> bound = bind_form_args(call_args, kNames, spelling, span);
+  std::array<ExprPtr, 3> operands;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    operands[i] = expect_expr(bound[i]->value, [&] {
+      return "argument '" + std::string(kNames[i]) + "' of " + spelling;
+    });
+  }
+  const auto* tensor = operands[0]->type()->as<ir::TensorType>();
+  if (!tensor) fail(bound[0]->value.span, spelling + " writes an element of a tensor");
+  if (tensor->shape.size() < 2) {
+    fail(bound[0]->value.span, spelling + " of a tensor of rank " +
+                                   std::to_string(tensor->shape.size()) +
+                                   " is not supported yet (a tensor of rank 2 or more)");
+  }
+  try {
+    auto one = [&] { return ir::make_node<ir::IntImm>(1, DataType::INT64, span); };
+    ExprPtr tile = ir::make_op_call("create_tile", {ir::make_tuple({one(), one()}, span)},
+                                    {{"dtype", ir::AttrValue(tensor->dtype)}}, span);
+    ExprPtr filled = ir::make_op_call("expands", {tile, operands[2]}, {}, span);
+    return expr_value(ir::make_op_call("store", {filled, operands[1], operands[0]}, {}, span),
+                      span);
+  } catch (const CompileError& e) {
+    throw CompileError(use_site(e.span(), uses_mark),
+                       std::string(e.what()) + " (in " + spelling + ")");
+  }
+}
+
 Value Parser::parse_extract(const std::string& spelling, Span span) {
   if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
   const size_t uses_mark = var_uses_.size();

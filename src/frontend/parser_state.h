@@ -447,6 +447,17 @@ class Parser {
   std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false);
 
   Value parse_pl_member();
+  // parser_distributed.cpp: PyPTO's `pld` namespace of multi-rank programs.
+  Value parse_write(const std::string& spelling, Span span);  // parser_op_spellings.cpp
+  Value parse_pld_member();
+  Value parse_pld_call(std::string_view ns, std::string_view name, const std::string& label,
+                       Span span);
+  TypePtr parse_distributed_tensor_type();
+  // A call of a program function with device=r (a host orchestrator's dispatch to rank r).
+  ExprPtr with_device(const ExprPtr& call, const ExprPtr& device, Span span);
+  // The rank count of the run the program is parsed for (the constant kWorldSizeConstant),
+  // when the caller knows it.
+  std::optional<int64_t> known_world_size() const;
 
   static std::optional<ir::AttrValue> attr_value(const Value& v);
 
@@ -511,6 +522,10 @@ class Parser {
 
   // At '@': reads one decorator line; its kind when it is @pl.jit or @pl.jit.incore.
   std::optional<JitKind> read_jit_decorator();
+  bool jit_annotation_is_dynamic(size_t ahead, size_t* end) const;
+  // The jit function being parsed is a @pl.jit.host orchestrator (it dispatches @pl.jit
+  // functions with device=).
+  bool jit_host_entry_ = false;
 
   void parse_jit_signature();
 

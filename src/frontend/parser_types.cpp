@@ -200,6 +200,10 @@ TypePtr Parser::parse_type() {
     expect(TK::RBracket, pl_tuple ? "']' to close pl.Tuple[...]" : "']' to close tuple[...]");
     return ir::tuple_type(std::move(elements));
   }
+  if (at_name("pld") && peek_token(1).kind == TK::Dot &&
+      peek_token(2).text == "DistributedTensor") {
+    return parse_distributed_tensor_type();
+  }
   if (!(at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).kind == TK::Name)) {
     fail(start,
          "expected a type (pl.Tensor[...], pl.Tile[...], pl.Scalar[...] or tuple[...]), got " +

@@ -7,6 +7,7 @@
 #include "interpreter_values.h"
 #include "op_type_rules.h"
 #include "pto_abi.h"
+#include "comm_ops.h"
 #include "task_ops.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/scalar_arith.h"
@@ -215,6 +216,27 @@ std::vector<OpSpec> op_specs() {
        E::None},
       {"task_array_set", C::Scheduling, {"array", "index", "task_id"}, 3, {},
        infer_task_array_set, in::op_task_array_set, E::None},
+      // Multi-rank programs (comm_ops.h).
+      {"comm_ctx", C::Communication, {"window"}, 1, {}, infer_comm_ctx, in::op_comm_scalar,
+       E::Comm},
+      {"comm_rank", C::Communication, {"ctx"}, 1, {}, infer_comm_rank, in::op_comm_scalar,
+       E::Comm},
+      {"comm_nranks", C::Communication, {"ctx"}, 1, {}, infer_comm_rank, in::op_comm_scalar,
+       E::Comm},
+      {"comm_world_size", C::Communication, {}, 0, {}, infer_comm_world_size,
+       in::op_comm_unsupported, E::None},
+      {"comm_peer_view", C::Communication, {"window", "peer"}, 2, {}, infer_comm_peer_view,
+       in::op_comm_peer_view, E::Comm},
+      {"comm_notify", C::Communication, {"signal", "peer", "offsets", "value"}, 4, {"op"},
+       infer_comm_notify, in::op_comm_unsupported, E::Comm},
+      {"comm_wait", C::Communication, {"signal", "offsets", "expected"}, 3, {"cmp"},
+       infer_comm_wait, in::op_comm_unsupported, E::Comm},
+      {"comm_barrier", C::Communication, {"signal"}, 1, {}, infer_comm_barrier,
+       in::op_comm_unsupported, E::Comm},
+      {"comm_alloc_window", C::Communication, {"size"}, 1, {}, infer_comm_alloc_window,
+       in::op_comm_unsupported, E::None},
+      {"comm_window", C::Communication, {"buffer", "shape"}, 2, {"dtype"}, infer_comm_window,
+       in::op_comm_unsupported, E::None},
   };
   // clang-format on
 }

@@ -27,18 +27,25 @@ class ParamAccess : public IRVisitor {
   }
   ir::NodeMap<const Var*, Span> first_store;  // parameter -> span of the first store
   ir::NodeSet<const Var*> read_original;      // parameters read before being written
+  // Window parameters stored into through a peer view (pld remote stores, put): the kernel
+  // writes them on another rank, not here, so they keep their direction; its callers pass
+  // them InOut, so that this rank's later readers of the window wait for the kernel (what its
+  // peers store arrives while it meets them).
+  ir::NodeSet<const Var*> remote_store;
 
  protected:
   void visit_assign(const AssignStmt& s) override {
     if (const auto* store = detail::as_op_call(s.value, "store")) {
-      for (size_t i = 0; i + 1 < store->args.size(); ++i) visit(store->args[i]);
-      if (store->args.size() >= 3) {
-        if (const Var* p = param_of(store->args[2])) {
-          first_store.emplace(p, s.span());
-          root_[s.var.get()] = p;
-        }
-      }
+      if (const Var* p = note_store(*store, s.span())) root_[s.var.get()] = p;
       return;
+    }
+    // A window as another rank sees it: stores through it are remote_store.
+    if (const auto* view = detail::as_op_call(s.value, "comm_peer_view")) {
+      if (const Var* p = view->args.empty() ? nullptr : param_of(view->args[0])) {
+        peer_views_[s.var.get()] = p;
+        for (size_t i = 1; i < view->args.size(); ++i) visit(view->args[i]);
+        return;
+      }
     }
     if (const Var* p = param_of(s.value); p && s.value->as<Var>()) {
       root_[s.var.get()] = p;  // a copy of a parameter version is a version too
@@ -74,6 +81,13 @@ class ParamAccess : public IRVisitor {
     visit(s.cond);
     visit(s.body);
   }
+  void visit_eval(const EvalStmt& s) override {
+    if (const auto* store = detail::as_op_call(s.expr, "store")) {
+      note_store(*store, s.span());
+      return;
+    }
+    IRVisitor::visit_eval(s);
+  }
   void visit_yield(const YieldStmt&) override {}
   void visit_return(const ReturnStmt&) override {}
   void visit_var(const Var& v) override {
@@ -84,6 +98,21 @@ class ParamAccess : public IRVisitor {
   }
 
  private:
+  // A store's operands are read; its destination, when a parameter version, is written.
+  const Var* note_store(const Call& store, Span span) {
+    for (size_t i = 0; i + 1 < store.args.size(); ++i) visit(store.args[i]);
+    if (store.args.size() < 3) return nullptr;
+    if (const auto* v = store.args[2]->as<Var>()) {
+      if (auto it = peer_views_.find(v); it != peer_views_.end()) {
+        remote_store.insert(it->second);
+        return nullptr;
+      }
+    }
+    const Var* p = param_of(store.args[2]);
+    if (p) first_store.emplace(p, span);
+    return p;
+  }
+
   const Var* param_of(const ExprPtr& e) const {
     const auto* v = e ? e->as<Var>() : nullptr;
     if (!v) return nullptr;
@@ -91,12 +120,14 @@ class ParamAccess : public IRVisitor {
     return it == root_.end() ? nullptr : it->second;
   }
   ir::NodeMap<const Var*, const Var*> root_;
+  ir::NodeMap<const Var*, const Var*> peer_views_;  // comm_peer_view result -> its parameter
 };
 
 class DirectionAnnotator : public IRMutator {
  public:
-  explicit DirectionAnnotator(const std::unordered_map<std::string, FunctionPtr>& kernels)
-      : kernels_(kernels) {}
+  DirectionAnnotator(const std::unordered_map<std::string, FunctionPtr>& kernels,
+                     const std::unordered_map<std::string, std::vector<bool>>& remote_written)
+      : kernels_(kernels), remote_written_(remote_written) {}
 
  protected:
   ExprPtr mutate_call(const std::shared_ptr<const Call>& e) override {
@@ -112,12 +143,17 @@ class DirectionAnnotator : public IRMutator {
                                         std::to_string(callee.params.size()));
     }
     std::vector<int64_t> directions;
-    for (const auto& p : callee.params) {
+    auto remote = remote_written_.find(callee.name);
+    for (size_t i = 0; i < callee.params.size(); ++i) {
+      const Param& p = callee.params[i];
       ArgDirection d = ArgDirection::Scalar;
       if (!detail::is_scalar(p.var->type())) {
         d = p.direction == ParamDirection::Out     ? ArgDirection::Out
             : p.direction == ParamDirection::InOut ? ArgDirection::InOut
                                                    : ArgDirection::In;
+        if (d == ArgDirection::In && remote != remote_written_.end() && remote->second[i]) {
+          d = ArgDirection::InOut;
+        }
       }
       directions.push_back(static_cast<int64_t>(d));
     }
@@ -130,6 +166,7 @@ class DirectionAnnotator : public IRMutator {
 
  private:
   const std::unordered_map<std::string, FunctionPtr>& kernels_;
+  const std::unordered_map<std::string, std::vector<bool>>& remote_written_;
 };
 
 FunctionPtr check_kernel(const FunctionPtr& f) {
@@ -161,11 +198,18 @@ FunctionPtr check_kernel(const FunctionPtr& f) {
 ProgramPtr derive_call_directions(const ProgramPtr& program) {
   ProgramPtr checked = detail::map_incore_functions(program, check_kernel);
   std::unordered_map<std::string, FunctionPtr> kernels;
-  for (const auto& f : checked->functions)
-    if (is_kernel(f->type)) kernels[f->name] = f;
+  std::unordered_map<std::string, std::vector<bool>> remote_written;
+  for (const auto& f : checked->functions) {
+    if (!is_kernel(f->type)) continue;
+    kernels[f->name] = f;
+    ParamAccess access(*f);
+    if (access.remote_store.empty()) continue;
+    std::vector<bool>& written = remote_written[f->name];
+    for (const auto& p : f->params) written.push_back(access.remote_store.count(p.var.get()) > 0);
+  }
   return detail::map_functions(checked, [&](const FunctionPtr& f) {
     if (f->type != FunctionType::Orchestration) return f;
-    DirectionAnnotator annotator(kernels);
+    DirectionAnnotator annotator(kernels, remote_written);
     return annotator.mutate_function(f);
   });
 }

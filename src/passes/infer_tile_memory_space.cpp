@@ -306,6 +306,7 @@ class SpaceInference : public IRMutator {
       case OpCategory::CreateTensor:
       case OpCategory::ExpandClone:
       case OpCategory::Scheduling:
+      case OpCategory::Communication:
         return std::nullopt;
     }
     return std::nullopt;

@@ -35,7 +35,7 @@ class PurityCheck : public IRVisitor {
   void visit_call(const Call& c) override {
     if (c.call_kind == CallKind::Function) pure = false;
     auto cat = op_category(c);
-    if (!cat || *cat == OpCategory::Store) pure = false;
+    if (!cat || *cat == OpCategory::Store || *cat == OpCategory::Communication) pure = false;
     IRVisitor::visit_call(c);
   }
 };

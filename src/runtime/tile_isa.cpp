@@ -14,6 +14,7 @@
 
 #include "tensor_transfer.h"
 #include "tile_elements.h"
+#include "comm_isa.h"
 #include "tile_gemm.h"
 #include "tile_simd.h"
 
@@ -492,6 +493,11 @@ const PtoIsa& tile_isa() {
       &isa_select,
       &isa_unary_rows,
       &transfer::store_add,
+      &comm_isa::rank,
+      &comm_isa::nranks,
+      &comm_isa::peer_view,
+      &comm_isa::notify,
+      &comm_isa::wait,
   };
   return isa;
 }

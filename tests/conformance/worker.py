@@ -18,7 +18,9 @@ What a program file may define (see README.md beside this file):
   place from the inputs, as ``pypto.runtime.run``'s golden does;
 - ``tensor_specs()``: the ``TensorSpec`` list of the program to run, or ``arguments()``: a dict
   parameter name -> numpy array or Python scalar for the ``@pl.jit`` function to call;
-- ``RUN``: the program or jit function to run, when the file defines more than one.
+- ``RUN``: the program or jit function to run, when the file defines more than one;
+- ``DISTRIBUTED_CONFIG``: a multi-rank program's ``DistributedConfig``: its host orchestrator
+  is compiled for those ranks and run on ``arguments()`` (in parameter order).
 """
 
 import importlib.util
@@ -130,6 +132,42 @@ def _run_jit(module, jit, out_dir):
                                  f"(largest difference {worst:g})")
 
 
+def _compile_distributed(module, programs, jits, out_dir):
+    """A multi-rank program (the file sets DISTRIBUTED_CONFIG): its host orchestrator (RUN, the
+    @pl.jit.host function, or the only program) compiled for those ranks on ``arguments()``,
+    given in the host orchestrator's parameter order."""
+    from pypto import ir
+    from pypto.language._jit_host import JitHostFunction
+    from pypto.runtime import RunConfig
+
+    hosts = [j for j in jits if isinstance(j, JitHostFunction)]
+    target = getattr(module, "RUN", None) or (hosts[0] if hosts else None)
+    if target is None:
+        if len(programs) != 1:
+            raise ValueError("a multi-rank file names its program with RUN = ...")
+        target = programs[0]
+    arguments = _jit_arguments(module)
+    if isinstance(target, JitHostFunction):
+        config = RunConfig(work_dir=os.path.join(out_dir, "dist"),
+                           distributed_config=module.DISTRIBUTED_CONFIG)
+        compiled = target.compile(*arguments.values(), config=config)
+    else:
+        compiled = ir.compile(target, output_dir=os.path.join(out_dir, "dist"),
+                              distributed_config=module.DISTRIBUTED_CONFIG)
+    return compiled, arguments
+
+
+def _run_distributed(module, compiled, arguments):
+    expected = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in arguments.items()}
+    module.golden(expected)
+    compiled(*arguments.values())
+    rtol, atol = getattr(module, "RTOL", 1e-5), getattr(module, "ATOL", 1e-5)
+    for name, want in expected.items():
+        got = arguments[name]
+        if not np.allclose(got, want, rtol=rtol, atol=atol):
+            raise AssertionError(f"argument '{name}' differs from the golden")
+
+
 def attempt(path):
     """What happened to the program file at ``path``: a JSON-able dict."""
     outcome = {"stages": [], "error": None}
@@ -143,6 +181,14 @@ def attempt(path):
                 raise ValueError("the file defines no @pl.program class and no @pl.jit function")
             outcome["stages"].append("parse")
             stage = "compile"
+            if hasattr(module, "DISTRIBUTED_CONFIG"):
+                compiled, arguments = _compile_distributed(module, programs, jits, out_dir)
+                outcome["stages"].append("compile")
+                if hasattr(module, "golden"):
+                    stage = "run"
+                    _run_distributed(module, compiled, arguments)
+                    outcome["stages"].append("run")
+                return outcome
             _compile(module, programs, jits, out_dir)
             outcome["stages"].append("compile")
             if hasattr(module, "golden"):

@@ -62,10 +62,12 @@ TEST(OpDefinition, EveryOpHasEveryAttributeItNeeds) {
     EXPECT_LE(def->min_args, def->arg_names.size());
     if (def->emit == EmitShape::None) {
       // Only tensor-level ops have no kernel instruction: create_tensor and task scheduling
-      // (orchestrations) and expand_clone (which ConvertTensorToTileOps lowers in kernels).
+      // (orchestrations), expand_clone (which ConvertTensorToTileOps lowers in kernels) and the
+      // host orchestrator's window buffers.
       EXPECT_TRUE(def->category == OpCategory::CreateTensor ||
                   def->category == OpCategory::ExpandClone ||
-                  def->category == OpCategory::Scheduling)
+                  def->category == OpCategory::Scheduling ||
+                  def->category == OpCategory::Communication)
           << "no emission shape";
     }
     // The column broadcasts take a binary opcode, except col_expand, which only copies.
@@ -366,6 +368,7 @@ std::vector<Block> blocks_for(const OpDef& def) {
       add(op + "(" + std::string(kX) + ", pl.slice(" + kW + ", [8, 8], [0, 0]), [4, 8])", true,
           0.0f);
       break;
+    case EmitShape::Comm:  // multi-rank ops run on ranks: comm_transport_test, test_multi_rank.py
     case EmitShape::None:
       break;
   }
@@ -453,7 +456,11 @@ TEST_P(OpAgreesWithInterpreter, OnRandomInputs) {
 std::vector<std::string> kernel_ops() {
   std::vector<std::string> out;
   for (const auto& name : OpRegistry::global().names()) {
-    if (OpRegistry::global().find(name)->emit != EmitShape::None) out.push_back(name);
+    // Multi-rank ops need ranks: comm_transport_test.cpp and tests/python/test_multi_rank.py.
+    const OpDef* def = OpRegistry::global().find(name);
+    if (def->emit != EmitShape::None && def->category != OpCategory::Communication) {
+      out.push_back(name);
+    }
   }
   return out;
 }

@@ -110,8 +110,18 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     ASSERT_NE(reg.find(name), nullptr) << name;
     EXPECT_EQ(reg.find(name)->category, OpCategory::Scheduling) << name;
   }
+  // Multi-rank programs (src/ir/comm_ops.h).
+  const char* const comm_ops[] = {"comm_ctx",        "comm_rank",   "comm_nranks",
+                                  "comm_world_size", "comm_peer_view", "comm_notify",
+                                  "comm_wait",       "comm_barrier",   "comm_alloc_window",
+                                  "comm_window"};
+  for (const char* name : comm_ops) {
+    ASSERT_NE(reg.find(name), nullptr) << name;
+    EXPECT_EQ(reg.find(name)->category, OpCategory::Communication) << name;
+  }
   auto names = reg.names();
-  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops));
+  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
+                              std::size(comm_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);

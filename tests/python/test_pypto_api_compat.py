@@ -134,9 +134,11 @@ def test_codegen_only_compiles_and_runs_nothing(work):
 
 
 def test_distributed_config_is_refused_with_a_reason(work):
+    # A single-chip run(): multi-rank programs are compiled with ir.compile(distributed_config=).
     result = run_scale(work, distributed_config=object())
     assert not result.passed
-    assert "distributed_config is not supported" in result.error
+    assert "distributed_config is for multi-rank programs" in result.error
+    assert "ir.compile(program, distributed_config=...)" in result.error
 
 
 def test_a_bad_swimlane_level_is_a_failed_run(work):

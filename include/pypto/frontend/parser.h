@@ -55,6 +55,11 @@ struct List {
 using ConstantList = constant_list::List;
 using Constants = std::map<std::string, Constant, std::less<>>;
 
+// The constant that tells the parser the rank count of a multi-rank run (the number of devices
+// of its DistributedConfig): pld.world_size() is then that number. Without it, pld.world_size()
+// is an op that a host orchestrator evaluates when it runs.
+inline constexpr std::string_view kWorldSizeConstant = "__pld_world_size__";
+
 // Nesting of blocks and expressions beyond this is rejected (the parser is recursive).
 inline constexpr int kMaxNestingDepth = 100;
 
@@ -124,7 +129,8 @@ ir::ProgramPtr parse_program(std::string_view text, std::string_view file_name,
 // for OutlineIncoreScopes, and one InCore function per `@pl.jit.incore` helper it calls, typed
 // by the arguments of its calls.
 
-enum class JitKind : uint8_t { Entry, Incore };  // @pl.jit, @pl.jit.incore
+// @pl.jit, @pl.jit.incore, @pl.jit.host (a multi-rank program's host orchestrator)
+enum class JitKind : uint8_t { Entry, Incore, Host };
 
 // Where a jit function is in its file: `first_line` (1-based) is its first decorator's line.
 struct JitFunctionSource {

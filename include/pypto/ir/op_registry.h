@@ -41,6 +41,9 @@ enum class OpCategory : uint8_t {
 
   // Task scheduling in orchestrations (src/ir/task_ops.h): options, TaskIds, barriers, scopes.
   Scheduling,
+  // Multi-rank programs (src/ir/comm_ops.h): ranks, window buffers, peer views, signals. Calls
+  // with effects on other ranks: never dropped or reordered by the passes.
+  Communication,
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the
@@ -75,6 +78,7 @@ enum class EmitShape : uint8_t {
   Transpose,     // PtoIsa::transpose
   Compare,       // PtoIsa::compare
   Select,        // PtoIsa::select
+  Comm,          // PtoIsa::comm_* (src/codegen/kernel_comm_ops.cpp)
 };
 
 using OpTypeInferFn =

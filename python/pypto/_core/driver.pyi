@@ -244,3 +244,32 @@ def run_generated(session: Session, program: pypto._core.ir.Program, config: Run
 
 def round_statistics(seconds: Sequence[float]) -> dict:
     """min, median, mean, p95 and stdev of a benchmark's round times."""
+
+class DistributedProgram:
+    @property
+    def world_size(self) -> int: ...
+
+    @property
+    def output_dir(self) -> str: ...
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def window_bytes(self) -> int: ...
+
+    @property
+    def params(self) -> list[tuple[str, str]]: ...
+
+    @property
+    def dispatches(self) -> list[tuple[int, str]]: ...
+
+def compile_distributed(program: pypto._core.ir.Program, world_size: int, config: RunConfig, profiling: bool = False) -> DistributedProgram:
+    """
+    Compiles the device programs of a multi-rank program for `world_size` ranks; raises CompileError.
+    """
+
+def call_distributed(program: DistributedProgram, arrays: list, dtypes: Sequence[str], config: RunConfig, signal_timeout: float = 60.0, profiling: bool = False) -> tuple:
+    """
+    Runs a compiled multi-rank program on arrays (one per host orchestrator parameter); Out/InOut arrays hold the results. Returns (execution_time, rank_seconds, rank_wait_seconds, profile or None); raises RuntimeError naming the rank that failed.
+    """

@@ -58,15 +58,25 @@ def compile(  # noqa: A001, PLR0913 - the documented name and PyPTO's parameter 
     ``memory_planner``, ``enable_pypto_l0c_double_buffer``, ``analyze_auto_scopes_for_deps``,
     ``emit_source_loc``, ``dump_ptoas_passes``, ``runtime``) are accepted and change nothing
     here: this compiler emits C++ for the CPU device, plans memory itself and always verifies.
+    ``distributed_config`` (a ``DistributedConfig``) compiles a multi-rank program
+    (docs/multi-rank.md).
     """
     del skip_ptoas, verification_level, diagnostic_phase, disabled_diagnostics, memory_planner
     del enable_pypto_l0c_double_buffer, analyze_auto_scopes_for_deps, emit_source_loc
-    del dump_ptoas_passes, runtime, distributed_config
+    del dump_ptoas_passes, runtime
     if not isinstance(program, Program):
         raise TypeError(
             f"ir.compile expects a program (a @pl.program class or pl.parse result), "
             f"got {type(program).__name__}"
         )
+    if distributed_config is not None:
+        # A multi-rank program (a host orchestrator of level pl.Level.HOST): compiled for the
+        # tensors of its first call, when pld.world_size() and pl.dynamic rank counts are known.
+        from pypto.ir.distributed_compiled_program import compile_program_distributed  # noqa: PLC0415
+
+        return compile_program_distributed(program, distributed_config,
+                                           platform=_platform(platform, backend_type),
+                                           output_dir=output_dir, strategy=strategy)
     if not isinstance(strategy, OptimizationStrategy):
         raise TypeError(f"ir.compile: strategy must be an OptimizationStrategy, got {strategy!r}")
     options = _core.driver.CompileOptions()

@@ -72,10 +72,13 @@ class Program:
     """An IR program. ``as_python()`` prints it as DSL text that ``pl.parse`` reads back;
     ``==`` is structural equality (variable names and source positions do not matter)."""
 
-    __slots__ = ("_cpp",)
+    # _reparse: for a @pl.program class, its parser again (entry tensors, extra constants), which
+    # a multi-rank compile uses to give pld.world_size() its value.
+    __slots__ = ("_cpp", "_reparse")
 
     def __init__(self, cpp_program):
         self._cpp = cpp_program
+        self._reparse = None
 
     @property
     def name(self):

@@ -8,11 +8,62 @@ dimensions that must be equal: two ``pl.dynamic`` calls are two independent dime
 when their names differ (the name is what the compiler sees).
 """
 
-__all__ = ["DynVar", "dynamic"]
+__all__ = ["DynExpr", "DynVar", "dynamic"]
 
 
-class DynVar:
-    """A dynamic dimension, usable wherever a shape's dimension is written."""
+class _DimArithmetic:
+    """Arithmetic on dynamic dimensions (``[NR, NR * SIZE]``): Python evaluates annotations, so
+    the expression must exist; the C++ parser reads the source text and computes the extent once
+    the dimension is known."""
+
+    __slots__ = ()
+
+    def _combine(self, op, other, reflected=False):
+        if not isinstance(other, (int, _DimArithmetic)) or isinstance(other, bool):
+            return NotImplemented
+        a, b = (other, self) if reflected else (self, other)
+        return DynExpr(f"({a!r} {op} {b!r})")
+
+    def __add__(self, other):
+        return self._combine("+", other)
+
+    def __radd__(self, other):
+        return self._combine("+", other, True)
+
+    def __sub__(self, other):
+        return self._combine("-", other)
+
+    def __rsub__(self, other):
+        return self._combine("-", other, True)
+
+    def __mul__(self, other):
+        return self._combine("*", other)
+
+    def __rmul__(self, other):
+        return self._combine("*", other, True)
+
+    def __floordiv__(self, other):
+        return self._combine("//", other)
+
+    def __rfloordiv__(self, other):
+        return self._combine("//", other, True)
+
+
+class DynExpr(_DimArithmetic):
+    """An expression of dynamic dimensions, such as ``NR * SIZE`` in a shape."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class DynVar(_DimArithmetic):
+    """A dynamic dimension, usable wherever a shape's dimension is written (also in arithmetic:
+    ``NR * SIZE``)."""
 
     __slots__ = ("name",)
 

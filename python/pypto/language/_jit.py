@@ -386,6 +386,16 @@ class _JitDecorator:
             raise TypeError("@pl.jit.incore decorates a function")
         return JitIncore(fn)
 
+    def host(self, fn: Callable[..., Any]) -> Any:
+        """Decorator: the host orchestrator of a multi-rank program (``@pl.jit.host``): it
+        allocates window buffers and dispatches ``@pl.jit`` functions to ranks with
+        ``device=r``; run it with ``config=RunConfig(distributed_config=...)``."""
+        if not inspect.isfunction(fn):
+            raise TypeError("@pl.jit.host decorates a function")
+        from pypto.language._jit_host import JitHostFunction  # noqa: PLC0415
+
+        return JitHostFunction(fn)
+
     def inline(self, fn: Callable[..., Any]) -> HelperFunction:
         """Decorator: a helper whose body is expanded where a ``@pl.jit`` function (or a
         ``@pl.jit.incore`` kernel) calls it by name; it may be defined in another module."""

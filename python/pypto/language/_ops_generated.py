@@ -14,7 +14,7 @@ from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tens
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'xor']
+__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -195,6 +195,96 @@ def col_sum(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('col_sum')
+
+
+def comm_alloc_window(size: Any) -> Any:
+    """The registry's op comm_alloc_window.
+
+    In a program: ``pl.comm_alloc_window(size)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_alloc_window')
+
+
+def comm_barrier(signal: Any) -> Any:
+    """The registry's op comm_barrier.
+
+    In a program: ``pl.comm_barrier(signal)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_barrier')
+
+
+def comm_ctx(window: Any) -> Any:
+    """The registry's op comm_ctx.
+
+    In a program: ``pl.comm_ctx(window)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_ctx')
+
+
+def comm_notify(signal: Any, peer: Any, offsets: Any, value: Any, *, op: Optional[Any] = None) -> Any:
+    """The registry's op comm_notify.
+
+    In a program: ``pl.comm_notify(signal, peer, offsets, value, op=)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_notify')
+
+
+def comm_nranks(ctx: Any) -> Any:
+    """The registry's op comm_nranks.
+
+    In a program: ``pl.comm_nranks(ctx)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_nranks')
+
+
+def comm_peer_view(window: Any, peer: Any) -> Any:
+    """The registry's op comm_peer_view.
+
+    In a program: ``pl.comm_peer_view(window, peer)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_peer_view')
+
+
+def comm_rank(ctx: Any) -> Any:
+    """The registry's op comm_rank.
+
+    In a program: ``pl.comm_rank(ctx)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_rank')
+
+
+def comm_wait(signal: Any, offsets: Any, expected: Any, *, cmp: Optional[Any] = None) -> Any:
+    """The registry's op comm_wait.
+
+    In a program: ``pl.comm_wait(signal, offsets, expected, cmp=)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_wait')
+
+
+def comm_window(buffer: Any, shape: Any, *, dtype: Optional[Any] = None) -> Any:
+    """The registry's op comm_window.
+
+    In a program: ``pl.comm_window(buffer, shape, dtype=)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_window')
+
+
+def comm_world_size() -> Any:
+    """The registry's op comm_world_size.
+
+    In a program: ``pl.comm_world_size()``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_world_size')
 
 
 def concat(src0: Tile, src1: Tile) -> Tile:

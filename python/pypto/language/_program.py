@@ -206,12 +206,16 @@ def _parse_class(cls, frame):
     for lines, first_line in candidates:
         text = _source_text("".join(lines), file_name, first_line)
 
-        def parse(entry_tensors=(), text=text, first_line=first_line):
-            return _core.ir.parse_program(text, display_text(file_name), constants,
+        def parse(entry_tensors=(), extra_constants=None, text=text, first_line=first_line):
+            # extra_constants: e.g. the rank count of a multi-rank run (pld.world_size()).
+            scope = {**constants, **extra_constants} if extra_constants else constants
+            return _core.ir.parse_program(text, display_text(file_name), scope,
                                           max(first_line - 1, 0), rest_of_file=True,
                                           helpers=helpers, entry_tensors=list(entry_tensors))
         try:
-            return _wrap(parse())
+            program = _wrap(parse())
+            program._reparse = parse
+            return program
         except CompileError as e:
             if _is_dynamic_entry(e, constants):
                 return DynamicProgram(cls.__name__, parse, str(e))
@@ -222,6 +226,8 @@ def _parse_class(cls, frame):
 def _is_dynamic_entry(error, constants):
     """Whether the parser stopped only because the program's entry has pl.dynamic dimensions
     that no call fixes (then the tensors it runs with do)."""
+    if "pld.world_size() in a shape needs the rank count" in str(error):
+        return True  # a multi-rank program: parsed again for its DistributedConfig
     return (any(isinstance(v, DynVar) for v in constants.values())
             and "has dynamic dimensions (" in str(error)
             and "the program is compiled for the tensors it runs with" in str(error))

@@ -54,7 +54,7 @@ _HOST_SIDE_FIELDS = {
     "ring_task_window": "NPU only (runtime ring sizes): checked and accepted",
     "ring_heap": "NPU only (runtime ring sizes): checked and accepted",
     "ring_dep_pool": "NPU only (runtime ring sizes): checked and accepted",
-    "distributed_config": "multi-chip runs are not supported: must be None",
+    "distributed_config": "multi-rank programs: read by @pl.jit.host (docs/multi-rank.md)",
     "analyze_auto_scopes_for_deps": "accepted: the device tracks task dependencies itself",
     "memory_planner": "accepted: the compiler has one memory planner",
     "dump_ptoas_passes": "accepted: there is no ptoas stage",
@@ -76,5 +76,7 @@ def _apply_host_side_fields(config, driver_config):
     if level > 0:
         driver_config.enable_l2_swimlane = True
     if config.distributed_config is not None:
-        raise ValueError("RunConfig.distributed_config is not supported: the CPU device runs "
-                         "one chip; leave it None")
+        raise ValueError("RunConfig.distributed_config is for multi-rank programs: compile one "
+                         "with ir.compile(program, distributed_config=...) or call a "
+                         "@pl.jit.host function with it (docs/multi-rank.md); a single-chip "
+                         "run leaves it None")

@@ -1,0 +1,99 @@
+// Multi-rank programs: a host orchestrator (a function of level pl.Level.HOST) that allocates
+// window buffers and dispatches a per-device orchestration to every rank (`device=r`).
+//
+//   auto program = driver::compile_distributed(session, parsed, /*world_size=*/4, config);
+//   driver::call_distributed(session, *program, host_tensors, config, options);
+//
+// Compiling evaluates the host orchestrator for the world size (host_plan.cpp): which window
+// buffers it allocates and what it dispatches to each rank, with which views of its tensors. The
+// device program of each dispatched function (that function and what it calls) is compiled
+// once. A call stages the host tensors in shared memory, runs every rank in a process of its
+// own (runtime/multi_rank.h) and copies the results back.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "pypto/driver/call.h"
+#include "pypto/driver/session.h"
+#include "pypto/ir/host_tensor.h"
+#include "pypto/ir/program.h"
+
+namespace pypto::driver {
+
+// One argument of a dispatch to a rank.
+struct DispatchArg {
+  enum class Kind { HostTensor, Window, Scalar };
+  Kind kind = Kind::Scalar;
+  size_t param = 0;            // HostTensor: the host orchestrator's parameter it is a view of
+  int64_t byte_offset = 0;     // HostTensor: in that tensor; Window: in every rank's window
+  std::vector<int64_t> shape;  // of the (contiguous) view
+  ir::DataType dtype = ir::DataType::FP32;
+  std::variant<int64_t, double, bool> scalar = int64_t{0};
+};
+
+struct Dispatch {
+  int rank = 0;
+  std::string callee;
+  std::vector<DispatchArg> args;
+};
+
+// What a host orchestrator does for one world size.
+struct HostPlan {
+  std::string host;                  // the host orchestrator's name
+  std::vector<ir::Param> params;     // its parameters (the tensors a call takes)
+  std::vector<int64_t> window_offsets;  // of each window buffer, in allocation order
+  int64_t window_bytes = 0;             // of every rank's window (all buffers, aligned)
+  std::vector<Dispatch> dispatches;     // in the order the host made them
+};
+
+// The host orchestrator of `program` (its function of level HOST), or null.
+ir::FunctionPtr host_orchestrator(const ir::Program& program);
+
+// Evaluates `host` for `world_size` ranks (a call without device= goes to rank 0). Throws
+// ir::CompileError (located) for what a host orchestrator cannot do: a rank outside the world,
+// a rank dispatched twice, a view that is not contiguous, a statement other than assignments,
+// loops, ifs and dispatches.
+HostPlan plan_host_orchestrator(const ir::Program& program, const ir::Function& host,
+                                int world_size);
+
+class DistributedProgram {
+ public:
+  HostPlan plan;
+  int world_size = 0;
+  std::string name;
+  std::string output_dir;
+  // The compiled device program of each dispatched function.
+  std::map<std::string, std::shared_ptr<CompiledProgram>> devices;
+};
+
+// Compiles the device programs of `program`'s host orchestrator for `world_size` ranks (stage
+// `compile`, one per dispatched function). Throws ir::CompileError or std::runtime_error.
+std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
+                                                        const ir::ProgramPtr& program,
+                                                        int world_size, const RunConfig& config);
+
+struct DistributedCallOptions {
+  std::chrono::milliseconds signal_timeout = std::chrono::seconds(60);
+};
+
+struct DistributedCallResult {
+  double execution_time = 0;  // seconds from the first rank's start to the last rank's end
+  std::vector<double> rank_seconds;  // each rank's device time
+  std::vector<double> rank_wait_seconds;  // each rank's time waiting on signals
+};
+
+// Runs the program once on `args` (one tensor per host orchestrator parameter), all ranks at
+// once, as the stage `device_execution` (`binary_compilation` on the first call, `execute` with
+// one child stage per rank, named "rank <r>", on a timeline track of its own, holding its
+// "signal_wait" stages). Out and InOut tensors hold the results afterwards. Throws
+// std::runtime_error with a message for the user (naming the rank that failed).
+DistributedCallResult call_distributed(Session& session, DistributedProgram& program,
+                                       std::vector<ir::HostTensor> args, const RunConfig& config,
+                                       const DistributedCallOptions& options = {});
+
+}  // namespace pypto::driver

@@ -1,0 +1,206 @@
+"""Multi-rank programs: ``DistributedConfig`` and ``DistributedCompiledProgram``.
+
+A program with a host orchestrator (``@pl.function(level=pl.Level.HOST)`` in a ``@pl.program``,
+or ``@pl.jit.host``) runs on ``len(device_ids)`` ranks. ``ir.compile(program,
+distributed_config=DistributedConfig(device_ids=[0, 1]))`` (or ``host_fn.compile(*tensors,
+config=RunConfig(distributed_config=...))``) gives a ``DistributedCompiledProgram``; calling it
+with the host orchestrator's tensors runs every rank at once, each in a device process of its
+own on this machine, with the window buffers in shared memory, and leaves the results in the
+Out/InOut tensors. The work is the C++ driver's (``pypto._core.driver.compile_distributed`` /
+``call_distributed``); this module shapes the arguments.
+"""
+
+import dataclasses
+import pathlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from pypto import _core
+from pypto.language import _types
+
+__all__ = ["DistributedConfig", "DistributedCompiledProgram", "WORLD_SIZE_CONSTANT"]
+
+#: The constant that gives the parser the rank count (``pld.world_size()``).
+WORLD_SIZE_CONSTANT = "__pld_world_size__"
+
+
+@dataclass
+class DistributedConfig:
+    """Which devices (ranks) a multi-rank program runs on: rank ``r`` is ``device_ids[r]``.
+    Here every rank is a device process of this machine; the ids only need to be distinct.
+    ``signal_timeout`` (seconds) bounds each ``pld.system.wait``: a wait that is not satisfied
+    by then fails the run with an error naming the rank and the signal cell. ``num_sub_workers``,
+    ``runtime`` and ``aicpu_thread_num`` are PyPTO's knobs of its NPU runtime, accepted and
+    checked as there; they change nothing on this device."""
+
+    device_ids: List[int] = field(default_factory=lambda: [0])
+    num_sub_workers: int = 0
+    runtime: str = "tensormap_and_ringbuffer"
+    aicpu_thread_num: int = 0
+    signal_timeout: float = 60.0
+
+    def __post_init__(self) -> None:
+        ids = list(self.device_ids)
+        if not ids:
+            raise ValueError("DistributedConfig.device_ids must not be empty")
+        if any(not isinstance(d, int) or isinstance(d, bool) or d < 0 for d in ids):
+            raise ValueError(f"DistributedConfig.device_ids must be non-negative device indices, "
+                             f"got {self.device_ids}")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"DistributedConfig.device_ids must be distinct, got {self.device_ids}")
+        if self.num_sub_workers < 0:
+            raise ValueError(f"DistributedConfig.num_sub_workers must be non-negative, got "
+                             f"{self.num_sub_workers}")
+        if self.aicpu_thread_num < 0 or self.aicpu_thread_num == 1:
+            raise ValueError(f"DistributedConfig.aicpu_thread_num must be 0 (architecture "
+                             f"default) or at least 2, got {self.aicpu_thread_num}")
+        if not self.signal_timeout > 0:
+            raise ValueError(f"DistributedConfig.signal_timeout must be positive seconds, got "
+                             f"{self.signal_timeout}")
+
+    @property
+    def world_size(self) -> int:
+        return len(self.device_ids)
+
+
+@dataclass
+class DistributedCallInfo:
+    """What the last call of a DistributedCompiledProgram did."""
+
+    execution_time: float  # seconds from the first rank's start to the last rank's end
+    rank_seconds: List[float]  # each rank's device time
+    rank_wait_seconds: List[float]  # each rank's time waiting on signals
+    profile: Optional[dict] = None  # with RunConfig(compile_profiling=True)
+
+
+def _run_config(config: Any, platform: Optional[str] = None) -> Any:
+    from pypto import runtime  # here: pypto.runtime imports pypto.language
+
+    if config is None:
+        config = runtime.RunConfig()
+    if platform is not None:
+        config = dataclasses.replace(config, platform=platform)
+    # The ranks are this module's business; the driver's config is each rank's device.
+    return config, runtime._driver_config(dataclasses.replace(config, distributed_config=None))
+
+
+def _dtype_name(value: Any) -> str:
+    text = str(value.dtype)
+    name = text[len("torch."):] if text.startswith("torch.") else text
+    dtype = _types.DTYPES_BY_NUMPY_NAME.get(name)
+    if dtype is None:
+        raise TypeError(f"dtype {text} is not supported by the device")
+    return dtype.name
+
+
+class DistributedCompiledProgram:
+    """A multi-rank program compiled for ``distributed_config.device_ids``. Call it with the host
+    orchestrator's tensors (numpy arrays or CPU torch tensors, contiguous): every rank runs,
+    and Out/InOut tensors hold the results. Returns the Out tensors (one, or a tuple)."""
+
+    def __init__(self, name: str, distributed_config: DistributedConfig,
+                 specialise: Callable[[List[Tuple[str, List[int], str]]], Any],
+                 config: Any = None, entry: Optional[list] = None, by_shapes: bool = True):
+        self.name = name
+        self.distributed_config = distributed_config
+        # tensors (name, shape, dtype) -> pypto.ir.Program for this world size; by_shapes: the
+        # program depends on the shapes (pl.dynamic, @pl.jit), else one compile serves all.
+        self._specialise = specialise
+        self._by_shapes = by_shapes
+        self._config = config
+        self._compiled: Dict[Any, Any] = {}
+        self.last_call: Optional[DistributedCallInfo] = None
+        if entry is not None or not by_shapes:
+            self._get(entry or [], self._config)
+
+    @property
+    def world_size(self) -> int:
+        return self.distributed_config.world_size
+
+    @property
+    def output_dir(self) -> Optional[pathlib.Path]:
+        """Where the device programs were compiled (once a call or the compile fixed the
+        shapes), as in PyPTO a path."""
+        for compiled in self._compiled.values():
+            return pathlib.Path(compiled.output_dir)
+        return None
+
+    def _get(self, entry, config):
+        key = tuple((n, tuple(s), d) for n, s, d in entry) if self._by_shapes else None
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            program = self._specialise(entry)
+            run_config, driver_config = _run_config(config)
+            compiled = _core.driver.compile_distributed(
+                program._cpp, self.world_size, driver_config,
+                run_config.compile_profiling is True)
+            self._compiled[key] = compiled
+        return compiled
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        if config is None:
+            config = self._config
+        entry = []
+        for i, a in enumerate(args):
+            if not (hasattr(a, "shape") and hasattr(a, "dtype")):
+                raise TypeError(f"argument {i + 1} of {self.name} must be a numpy array or a "
+                                f"torch tensor, got {type(a).__name__}")
+            entry.append((f"arg{i}", [int(d) for d in a.shape], _dtype_name(a)))
+        compiled = self._get(entry, config)
+        params = compiled.params
+        if len(args) != len(params):
+            names = ", ".join(n for n, _ in params)
+            raise TypeError(f"{compiled.host}() takes {len(params)} tensor(s) ({names}), got "
+                            f"{len(args)}")
+        run_config, driver_config = _run_config(config)
+        execution_time, rank_seconds, waits, profile = _core.driver.call_distributed(
+            compiled, [_types.as_driver_buffer(a) for a in args], [d for _, _, d in entry],
+            driver_config, float(self.distributed_config.signal_timeout),
+            run_config.compile_profiling is True)
+        self.last_call = DistributedCallInfo(execution_time, list(rank_seconds), list(waits),
+                                             profile)
+        outputs = [a for a, (_, direction) in zip(args, params) if direction != "In"]
+        if len(outputs) == 1:
+            return outputs[0]
+        return tuple(outputs) if outputs else None
+
+    def __repr__(self) -> str:
+        return f"<DistributedCompiledProgram {self.name} on {self.world_size} rank(s)>"
+
+
+def compile_program_distributed(program: Any, distributed_config: DistributedConfig, *,
+                                platform: str = "a2a3sim", output_dir: Any = None,
+                                strategy: Any = None) -> DistributedCompiledProgram:
+    """``ir.compile(program, distributed_config=...)``: the program (a ``@pl.program`` class
+    with a host orchestrator) for ``distributed_config``'s ranks. It is parsed again with
+    ``pld.world_size()`` known, and specialised on the tensors of its first call when its
+    shapes name ``pl.dynamic`` dimensions."""
+    from pypto import runtime  # noqa: PLC0415 - runtime imports this package
+
+    if not isinstance(distributed_config, DistributedConfig):
+        raise TypeError(f"distributed_config must be a DistributedConfig, got "
+                        f"{type(distributed_config).__name__}")
+    extra = {WORLD_SIZE_CONSTANT: distributed_config.world_size}
+    parse = getattr(program, "_reparse", None) or getattr(program, "_parse", None)
+
+    def specialise(entry):
+        from pypto.ir.program import Program  # noqa: PLC0415
+
+        if parse is None:  # pl.parse text: as it is
+            return program
+        return Program(parse(entry if _is_dynamic(program) else (), extra))
+
+    fields = {"platform": platform}
+    if output_dir is not None:
+        fields["work_dir"] = str(output_dir)
+    if strategy is not None:
+        fields["strategy"] = strategy
+    config = runtime.RunConfig(**fields)
+    return DistributedCompiledProgram(program.name, distributed_config, specialise, config,
+                                      by_shapes=_is_dynamic(program))
+
+
+def _is_dynamic(program: Any) -> bool:
+    from pypto.ir.program import DynamicProgram  # noqa: PLC0415
+
+    return isinstance(program, DynamicProgram)

@@ -1,0 +1,109 @@
+// Kernel code of the multi-rank ops (src/ir/comm_ops.h): each becomes a PtoIsa::comm_*
+// instruction, whose runtime side reaches the other ranks through the run's CommTransport.
+#include "kernel_emitter.h"
+#include "pypto/ir/expr.h"
+
+namespace pypto::codegen::kernel_detail {
+namespace {
+
+int64_t int_attr(const ir::Call& call, std::string_view key, int64_t fallback) {
+  const ir::AttrValue* v = ir::find_attr(call.attrs, key);
+  const auto* i = v ? std::get_if<int64_t>(v) : nullptr;
+  return i ? *i : fallback;
+}
+
+}  // namespace
+
+// `where, fail, ctx` of a comm instruction, named as the program wrote it ("pld.system.wait").
+std::string KernelEmitter::comm_where(Span span, std::string_view op) const {
+  std::string s = func_.name + ": " + std::string(op);
+  if (span.valid()) s += " at line " + std::to_string(span.line + line_offset_);
+  return string_literal(s) + ", " + fail_target();
+}
+
+void KernelEmitter::emit_comm_scalar(const ir::Var& var, const ir::Call& call, Span span) {
+  const std::string& name = names_.name(&var);
+  if (call.callee == "comm_ctx") {
+    // The comm domain of every window buffer is the whole world: one handle.
+    w_.line("const int32_t " + name + " = 0;");
+  } else if (call.callee == "comm_rank") {
+    w_.line("const int32_t " + name + " = isa->comm_rank();");
+  } else if (call.callee == "comm_nranks") {
+    w_.line("const int32_t " + name + " = isa->comm_nranks();");
+  } else {
+    codegen_error(span, call.callee + " has no scalar result in an InCore function");
+  }
+  w_.line("(void)" + name + ";");
+}
+
+void KernelEmitter::emit_comm_tensor(const ir::Var& var, const ir::Call& call, Span span) {
+  const std::string& name = names_.name(&var);
+  const std::string window = view_name(call.args.at(0), "the window of " + call.callee);
+  if (call.callee == "comm_peer_view") {
+    w_.line("PtoTensor " + name + ";");
+    w_.line("if (!isa->comm_peer_view(&" + name + ", &" + window + ", (int64_t)(" +
+            emit_scalar_expr(call.args.at(1), names_) + "), " +
+            comm_where(span, "pld remote access") + ")) " + leave_after_failure());
+    return;
+  }
+  if (call.callee != "comm_barrier") {
+    codegen_error(span, call.callee + " has no tensor result in an InCore function");
+  }
+  // pld.tensor.barrier(signal): notify cell [my_rank, 0, ...] of every peer, then wait for
+  // every peer's cell [peer, 0, ...] of our own signal to reach 1.
+  const size_t rank = tensor_rank(call.args.at(0));
+  std::vector<std::string> zeros(rank > 0 ? rank - 1 : 0, "0");
+  const std::string where = comm_where(span, "pld.tensor.barrier");
+  w_.open("");
+  w_.line("const int64_t me = isa->comm_rank(), n = isa->comm_nranks();");
+  w_.open("for (int64_t peer = 0; peer < n; ++peer)");
+  w_.line("if (peer == me) continue;");
+  std::vector<std::string> mine{"me"};
+  mine.insert(mine.end(), zeros.begin(), zeros.end());
+  w_.line("const int64_t cell[] = " + brace_list(mine) + ";");
+  w_.line("if (!isa->comm_notify(&" + window + ", cell, " + std::to_string(rank) +
+          ", peer, 1, 0, " + where + ")) " + leave_after_failure());
+  w_.close();
+  w_.open("for (int64_t peer = 0; peer < n; ++peer)");
+  w_.line("if (peer == me) continue;");
+  std::vector<std::string> theirs{"peer"};
+  theirs.insert(theirs.end(), zeros.begin(), zeros.end());
+  w_.line("const int64_t cell[] = " + brace_list(theirs) + ";");
+  w_.line("if (!isa->comm_wait(&" + window + ", cell, " + std::to_string(rank) + ", 1, 1, " +
+          where + ")) " + leave_after_failure());
+  w_.close();
+  w_.close();
+  alias_view(var, window);
+}
+
+void KernelEmitter::emit_comm_statement(const ir::Call& call, Span span) {
+  const bool notify = call.callee == "comm_notify";
+  if (!notify && call.callee != "comm_wait") {
+    codegen_error(span, call.callee + " must be assigned to a name");
+  }
+  const std::string signal = view_name(call.args.at(0), "the signal of " + call.callee);
+  const size_t offsets_arg = notify ? 2 : 1;
+  auto offsets = emit_int_list(call.args.at(offsets_arg), names_, "the offsets of a signal");
+  if (offsets.size() != tensor_rank(call.args.at(0))) {
+    codegen_error(span, "the offsets of a signal need one entry per dimension of its window");
+  }
+  w_.open("");
+  const std::string cell = int_array("cell", offsets);
+  if (notify) {
+    w_.line("if (!isa->comm_notify(&" + signal + ", " + cell + ", " +
+            std::to_string(offsets.size()) + ", (int64_t)(" +
+            emit_scalar_expr(call.args.at(1), names_) + "), (int64_t)(" +
+            emit_scalar_expr(call.args.at(3), names_) + "), " +
+            std::to_string(int_attr(call, "op", 0)) + ", " +
+            comm_where(span, "pld.system.notify") + ")) " + leave_after_failure());
+  } else {
+    w_.line("if (!isa->comm_wait(&" + signal + ", " + cell + ", " +
+            std::to_string(offsets.size()) + ", (int64_t)(" +
+            emit_scalar_expr(call.args.at(2), names_) + "), " +
+            std::to_string(int_attr(call, "cmp", 1)) + ", " +
+            comm_where(span, "pld.system.wait") + ")) " + leave_after_failure());
+  }
+  w_.close();
+}
+
+}  // namespace pypto::codegen::kernel_detail

@@ -1,0 +1,224 @@
+// compile_distributed and call_distributed (distributed.h): the device programs of a host
+// orchestrator's dispatches, and a call that runs every rank in a process of its own.
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+
+#include "pypto/driver/distributed.h"
+#include "pypto/ir/visitor.h"
+#include "pypto/profiling/profiler.h"
+#include "pypto/runtime/multi_rank.h"
+#include "pypto/runtime/shared_memory.h"
+#include "run_options.h"
+
+namespace pypto::driver {
+namespace {
+
+using profiling::ScopedStage;
+
+// The functions `root` calls, transitively, with itself first.
+class CalleeCollector : public ir::IRVisitor {
+ public:
+  std::vector<std::string> order;
+  std::set<std::string> seen;
+
+ protected:
+  void visit_call(const ir::Call& c) override {
+    if (c.call_kind == ir::CallKind::Function && seen.insert(c.callee).second) {
+      order.push_back(c.callee);
+    }
+    ir::IRVisitor::visit_call(c);
+  }
+};
+
+ir::ProgramPtr device_program(const ir::Program& program, const std::string& root) {
+  CalleeCollector collector;
+  collector.seen.insert(root);
+  collector.order.push_back(root);
+  for (size_t i = 0; i < collector.order.size(); ++i) {
+    ir::FunctionPtr f = program.find_function(collector.order[i]);
+    if (f) collector.visit_function(*f);
+  }
+  std::vector<ir::FunctionPtr> functions;
+  for (const auto& f : program.functions) {
+    if (collector.seen.count(f->name)) functions.push_back(f);
+  }
+  auto device = ir::make_node<ir::Program>(program.name + "_" + root, std::move(functions),
+                                           program.source);
+  device->target = program.target;
+  return device;
+}
+
+// A view of the thread a rank's records are drawn on: one timeline track per rank.
+profiling::ThreadIdentity rank_track(int rank) {
+  return {(uint64_t{1} << 40) + static_cast<uint64_t>(rank), "rank " + std::to_string(rank)};
+}
+
+}  // namespace
+
+std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
+                                                        const ir::ProgramPtr& program,
+                                                        int world_size, const RunConfig& config) {
+  ScopedStage stage("compile");
+  if (world_size < 1) throw std::runtime_error("a multi-rank program needs at least one rank");
+  ir::FunctionPtr host = host_orchestrator(*program);
+  if (!host) {
+    throw std::runtime_error("program '" + program->name +
+                             "' has no host orchestrator (a function of level pl.Level.HOST, "
+                             "or @pl.jit.host) to dispatch its ranks");
+  }
+  if (std::string error = detail::config_error(config); !error.empty()) {
+    throw std::runtime_error(error);
+  }
+  auto result = std::make_shared<DistributedProgram>();
+  result->name = program->name;
+  result->world_size = world_size;
+  result->plan = plan_host_orchestrator(*program, *host, world_size);
+  session.set_keep_outputs(config.keep_outputs);
+  for (const Dispatch& d : result->plan.dispatches) {
+    if (result->devices.count(d.callee)) continue;
+    ir::ProgramPtr device = device_program(*program, d.callee);
+    CompileOptions options = detail::compile_options(config);
+    if (!options.output_dir.empty() && result->plan.dispatches.size() > 1) {
+      options.output_dir += "/" + d.callee;
+    }
+    CompileResult compiled = compile(session, device, options);
+    if (result->output_dir.empty()) result->output_dir = compiled.output_dir;
+    result->devices.emplace(d.callee,
+                            std::make_shared<CompiledProgram>(device, std::move(compiled)));
+  }
+  return result;
+}
+
+DistributedCallResult call_distributed(Session& session, DistributedProgram& program,
+                                       std::vector<ir::HostTensor> args, const RunConfig& config,
+                                       const DistributedCallOptions& call_options) {
+  const HostPlan& plan = program.plan;
+  if (args.size() != plan.params.size()) {
+    throw std::runtime_error(plan.host + " takes " + std::to_string(plan.params.size()) +
+                             " tensor(s), got " + std::to_string(args.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto* type = plan.params[i].var->type()->as<ir::TensorType>();
+    if (args[i].dtype != type->dtype || args[i].shape != type->shape) {
+      throw std::runtime_error("argument '" + plan.params[i].var->name + "' is " +
+                               std::string(ir::dtype_name(args[i].dtype)) + " " +
+                               ir::shape_to_string(args[i].shape) + " but " + plan.host +
+                               " takes " + ir::type_to_string(plan.params[i].var->type()));
+    }
+  }
+  if (std::string error = detail::config_error(config); !error.empty()) {
+    throw std::runtime_error(error);
+  }
+  DistributedCallResult result;
+  ScopedStage stage("device_execution");
+  // Every rank's library, built once per dispatched function.
+  std::vector<const runtime::ProgramLibrary*> programs(program.world_size, nullptr);
+  std::vector<std::shared_ptr<const runtime::ProgramLibrary>> libraries;
+  for (const Dispatch& d : plan.dispatches) {
+    bool built = false, hit = false;
+    std::vector<std::string> notes;
+    libraries.push_back(program.devices.at(d.callee)->library(built, hit, notes));
+    programs[d.rank] = libraries.back().get();
+  }
+  ScopedStage execute_stage("execute");
+  // The host tensors in memory the ranks' processes share with this one.
+  std::vector<std::unique_ptr<runtime::SharedBuffer>> staged;
+  for (const ir::HostTensor& t : args) {
+    const auto bytes = static_cast<size_t>(t.size_bytes());
+    staged.push_back(runtime::SharedBuffer::allocate(std::max<size_t>(bytes, 1)));
+    if (bytes) std::memcpy(staged.back()->data(), t.data, bytes);
+  }
+  runtime::SharedMemoryWorld world(program.world_size,
+                                   static_cast<size_t>(std::max<int64_t>(plan.window_bytes, 1)));
+  std::vector<std::vector<ir::HostArg>> rank_args(program.world_size);
+  for (const Dispatch& d : plan.dispatches) {
+    const ir::FunctionPtr entry = program.devices.at(d.callee)->program()->entry();
+    for (size_t i = 0; i < d.args.size(); ++i) {
+      const DispatchArg& a = d.args[i];
+      if (a.kind == DispatchArg::Kind::Scalar) {
+        std::visit([&](auto v) { rank_args[d.rank].emplace_back(v); }, a.scalar);
+        continue;
+      }
+      ir::HostTensor t;
+      t.name = entry && i < entry->params.size() ? entry->params[i].var->name : "";
+      t.dtype = a.dtype;
+      t.shape = a.shape;
+      uint8_t* base = a.kind == DispatchArg::Kind::HostTensor ? staged[a.param]->data()
+                                                               : world.window(d.rank);
+      t.data = base + a.byte_offset;
+      rank_args[d.rank].emplace_back(std::move(t));
+    }
+  }
+  const double timeout = std::clamp(config.timeout, 0.001, 86400.0);
+  runtime::MultiRankOptions options;
+  options.device = detail::execute_options(
+      config, program.name, program.output_dir,
+      std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3)));
+  options.signal_timeout = call_options.signal_timeout;
+  std::vector<runtime::RankRun> runs;
+  try {
+    runs = runtime::execute_ranks(programs, world, rank_args, options);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(e.what());
+  }
+  // The results: Out and InOut tensors back into the caller's buffers.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (plan.params[i].direction == ir::ParamDirection::In) continue;
+    const auto bytes = static_cast<size_t>(args[i].size_bytes());
+    if (bytes) std::memcpy(args[i].data, staged[i]->data(), bytes);
+  }
+  double first = 0, last = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const runtime::RankRun& run = runs[r];
+    double waited = 0;
+    for (const auto& w : run.waits) waited += w.end - w.start;
+    result.rank_seconds.push_back(run.stats.wall_seconds);
+    result.rank_wait_seconds.push_back(waited);
+    first = r == 0 ? run.started : std::min(first, run.started);
+    last = std::max(last, run.finished);
+  }
+  result.execution_time = last - first;
+  if (profiling::CompileProfiler* profiler = session.profiler()) {
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const runtime::RankRun& run = runs[r];
+      profiling::StageRecord rank;
+      rank.name = "rank " + std::to_string(r);
+      rank.start = run.started;
+      rank.end = run.finished;
+      rank.thread = rank_track(static_cast<int>(r));
+      profiling::StageRecord fork;  // fork() until the rank's process runs: the cost of a process
+      fork.name = "device_process_start";
+      fork.start = run.started;
+      fork.end = run.entered;
+      fork.thread = rank.thread;
+      rank.children.push_back(std::move(fork));
+      for (const runtime::RunPhase& phase : run.stats.phases) {
+        profiling::StageRecord child;
+        child.name = phase.name;
+        child.start = phase.start;
+        child.end = phase.end;
+        child.thread = rank.thread;
+        rank.children.push_back(std::move(child));
+      }
+      // Each wait on a signal under the phase it happened in (the launch, "run").
+      for (const runtime::SignalWaitSpan& w : run.waits) {
+        profiling::StageRecord child;
+        child.name = "signal_wait:" + w.label.substr(w.label.find(' ') + 1);
+        child.start = w.start;
+        child.end = w.end;
+        child.thread = rank.thread;
+        profiling::StageRecord* parent = &rank;
+        for (profiling::StageRecord& phase : rank.children) {
+          if (phase.start <= w.start && w.end <= phase.end) parent = &phase;
+        }
+        parent->children.push_back(std::move(child));
+      }
+      profiler->add_stage_record(std::move(rank));
+    }
+  }
+  return result;
+}
+
+}  // namespace pypto::driver

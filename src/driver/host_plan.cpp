@@ -1,0 +1,341 @@
+// plan_host_orchestrator: runs a host orchestrator (a function of level pl.Level.HOST) for a
+// world size, on symbols rather than data. Its tensors are views of its parameters, its window
+// buffers offsets in every rank's window, and each call with device=r a Dispatch to rank r.
+// This is the control plane of a multi-rank program; the data plane is the ranks' devices.
+#include <map>
+#include <optional>
+
+#include "pypto/driver/distributed.h"
+#include "pypto/ir/scalar_arith.h"
+#include "pypto/ir/stmt.h"
+#include "pypto/ir/types.h"
+#include "pypto/ir/visitor.h"
+
+namespace pypto::driver {
+namespace {
+
+using ir::CompileError;
+
+// Window buffers start on a cache line of every rank's window.
+constexpr int64_t kWindowAlignment = 64;
+
+struct HostValue {
+  enum class Kind { None, Scalar, Tensor, WindowBuffer, Window };
+  Kind kind = Kind::None;
+  ir::Scalar scalar;
+  // Tensor (a view of parameter `param`) and Window (a view of window buffer `buffer`).
+  size_t param = 0;
+  size_t buffer = 0;
+  int64_t byte_offset = 0;
+  std::vector<int64_t> shape, strides;  // strides in elements
+  ir::DataType dtype = ir::DataType::FP32;
+};
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+// Whether a view's elements are one row-major run (dimensions of extent 1 do not matter).
+bool contiguous(const HostValue& v) {
+  int64_t expected = 1;
+  for (size_t i = v.shape.size(); i-- > 0;) {
+    if (v.shape[i] == 1) continue;
+    if (v.strides[i] != expected) return false;
+    expected *= v.shape[i];
+  }
+  return true;
+}
+
+class HostEvaluator {
+ public:
+  HostEvaluator(const ir::Program& program, const ir::Function& host, int world_size)
+      : program_(program), host_(host), world_size_(world_size) {
+    plan_.host = host.name;
+    plan_.params = host.params;
+    for (size_t i = 0; i < host.params.size(); ++i) {
+      const ir::Param& p = host.params[i];
+      const auto* t = p.var->type()->as<ir::TensorType>();
+      if (!t) {
+        throw CompileError(p.var->span(), "parameter '" + p.var->name + "' of host orchestrator '" +
+                                              host.name + "' must be a tensor");
+      }
+      HostValue v;
+      v.kind = HostValue::Kind::Tensor;
+      v.param = i;
+      v.shape = t->shape;
+      v.strides = row_major_strides(t->shape);
+      v.dtype = t->dtype;
+      values_[p.var.get()] = v;
+    }
+  }
+
+  HostPlan run() {
+    if (host_.body) stmt(host_.body);
+    plan_.window_bytes = window_end_;
+    return std::move(plan_);
+  }
+
+ private:
+  [[noreturn]] void fail(ir::Span span, const std::string& message) const {
+    throw CompileError(span.valid() ? span : host_.span,
+                       "host orchestrator '" + host_.name + "': " + message);
+  }
+
+  void stmt(const ir::StmtPtr& s) {
+    if (const auto* seq = s->as<ir::SeqStmts>()) {
+      for (const auto& child : seq->stmts) stmt(child);
+    } else if (const auto* a = s->as<ir::AssignStmt>()) {
+      values_[a->var.get()] = expr(a->value);
+    } else if (const auto* e = s->as<ir::EvalStmt>()) {
+      (void)expr(e->expr);
+    } else if (const auto* f = s->as<ir::ForStmt>()) {
+      if (!f->iter_args.empty()) fail(f->span(), "a loop that carries values is not supported");
+      const int64_t start = integer(f->start), stop = integer(f->stop);
+      const int64_t step = f->step ? integer(f->step) : 1;
+      if (step <= 0) fail(f->span(), "a loop needs a positive step");
+      for (int64_t i = start; i < stop; i += step) {
+        HostValue index;
+        index.kind = HostValue::Kind::Scalar;
+        index.scalar = ir::Scalar::of_int(i);
+        values_[f->loop_var.get()] = index;
+        stmt(f->body);
+      }
+    } else if (const auto* c = s->as<ir::IfStmt>()) {
+      if (!c->return_vars.empty()) fail(c->span(), "an if that yields values is not supported");
+      const HostValue cond = expr(c->cond);
+      const bool taken = cond.scalar.kind == ir::Scalar::Kind::Bool ? cond.scalar.b
+                                                                    : cond.scalar.i != 0;
+      if (taken) {
+        stmt(c->then_body);
+      } else if (c->else_body) {
+        stmt(c->else_body);
+      }
+    } else if (s->as<ir::ReturnStmt>()) {
+      // The host returns its Out tensors, which the ranks wrote in place.
+    } else {
+      fail(s->span(),
+           "this statement is not supported in a host orchestrator (assignments, pl.range loops, "
+           "ifs, window buffers and dispatches with device= are)");
+    }
+  }
+
+  int64_t integer(const ir::ExprPtr& e) {
+    const HostValue v = expr(e);
+    if (v.kind != HostValue::Kind::Scalar || v.scalar.kind != ir::Scalar::Kind::Int) {
+      fail(e->span(), "expected an integer");
+    }
+    return v.scalar.i;
+  }
+
+  std::vector<int64_t> integers(const ir::ExprPtr& e) {
+    const auto* tuple = e->as<ir::MakeTuple>();
+    if (!tuple) fail(e->span(), "expected a list of integers");
+    std::vector<int64_t> out;
+    for (const auto& item : tuple->elements) out.push_back(integer(item));
+    return out;
+  }
+
+  HostValue scalar(ir::Scalar s) {
+    HostValue v;
+    v.kind = HostValue::Kind::Scalar;
+    v.scalar = s;
+    return v;
+  }
+
+  HostValue expr(const ir::ExprPtr& e) {
+    if (const auto* i = e->as<ir::IntImm>()) return scalar(ir::Scalar::of_int(i->value));
+    if (const auto* f = e->as<ir::FloatImm>()) return scalar(ir::Scalar::of_float(f->value));
+    if (const auto* b = e->as<ir::BoolImm>()) return scalar(ir::Scalar::of_bool(b->value));
+    if (const auto* v = e->as<ir::Var>()) {
+      auto it = values_.find(v);
+      if (it == values_.end()) fail(e->span(), "'" + v->name + "' has no value here");
+      return it->second;
+    }
+    if (const auto* b = e->as<ir::Binary>()) {
+      const HostValue x = expr(b->a), y = expr(b->b);
+      if (x.kind != HostValue::Kind::Scalar || y.kind != HostValue::Kind::Scalar) {
+        fail(e->span(), "arithmetic needs scalars");
+      }
+      const auto* type = e->type()->as<ir::ScalarType>();
+      ir::ScalarFold r =
+          ir::fold_binary(b->op, x.scalar, y.scalar, type ? type->dtype : ir::DataType::INT64);
+      if (!r.value) fail(e->span(), "this arithmetic has no value (a division by zero?)");
+      return scalar(*r.value);
+    }
+    if (const auto* u = e->as<ir::Unary>()) {
+      const HostValue x = expr(u->a);
+      const auto* type = e->type()->as<ir::ScalarType>();
+      ir::ScalarFold r = ir::fold_unary(u->op, x.scalar, type ? type->dtype : ir::DataType::INT64);
+      if (!r.value) fail(e->span(), "this arithmetic has no value");
+      return scalar(*r.value);
+    }
+    if (const auto* c = e->as<ir::Call>()) return call(*c);
+    if (const auto* g = e->as<ir::TupleGetItem>()) {
+      // An element of what a dispatch returns: the ranks write their results in place, so the
+      // host has no value for it (it may only pass it on to its own return).
+      if (expr(g->tuple).kind == HostValue::Kind::None) return {};
+    }
+    fail(e->span(), "this expression is not supported in a host orchestrator");
+  }
+
+  HostValue call(const ir::Call& c) {
+    if (c.call_kind == ir::CallKind::Function) {
+      dispatch(c);
+      return {};
+    }
+    const std::string& op = c.callee;
+    if (op == "comm_world_size") return scalar(ir::Scalar::of_int(world_size_));
+    if (op == "comm_alloc_window") {
+      const int64_t bytes = integer(c.args.at(0));
+      if (bytes < 0) fail(c.span(), "a window buffer cannot have a negative size");
+      HostValue v;
+      v.kind = HostValue::Kind::WindowBuffer;
+      v.buffer = plan_.window_offsets.size();
+      plan_.window_offsets.push_back(window_end_);
+      buffer_bytes_.push_back(bytes);
+      window_end_ += (bytes + kWindowAlignment - 1) / kWindowAlignment * kWindowAlignment;
+      return v;
+    }
+    if (op == "comm_window") {
+      const HostValue buffer = expr(c.args.at(0));
+      if (buffer.kind != HostValue::Kind::WindowBuffer) {
+        fail(c.span(), "pld.window needs a buffer of pld.alloc_window_buffer");
+      }
+      const auto* type = c.type()->as<ir::TensorType>();
+      HostValue v;
+      v.kind = HostValue::Kind::Window;
+      v.buffer = buffer.buffer;
+      v.byte_offset = plan_.window_offsets[buffer.buffer];
+      v.shape = type->shape;
+      v.strides = row_major_strides(type->shape);
+      v.dtype = type->dtype;
+      const int64_t bytes = ir::shape_bytes(type->shape, type->dtype).value_or(INT64_MAX);
+      if (bytes > buffer_bytes_[buffer.buffer]) {
+        fail(c.span(), "the window view of " + std::to_string(bytes) +
+                           " bytes does not fit its buffer of " +
+                           std::to_string(buffer_bytes_[buffer.buffer]) + " bytes");
+      }
+      return v;
+    }
+    if (op == "slice") {
+      HostValue v = view_operand(c, 0);
+      const std::vector<int64_t> shape = integers(c.args.at(1));
+      const std::vector<int64_t> offsets = integers(c.args.at(2));
+      if (shape.size() != v.shape.size() || offsets.size() != v.shape.size()) {
+        fail(c.span(), "a slice needs a shape and offsets per dimension");
+      }
+      int64_t element = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (offsets[d] < 0 || shape[d] < 0 || offsets[d] > v.shape[d] - shape[d]) {
+          fail(c.span(), "the slice at " + ir::shape_to_string(offsets) + " of shape " +
+                             ir::shape_to_string(shape) + " exceeds the tensor of shape " +
+                             ir::shape_to_string(v.shape));
+        }
+        element += offsets[d] * v.strides[d];
+      }
+      v.byte_offset += element * ir::dtype_bytes(v.dtype);
+      v.shape = shape;
+      return v;
+    }
+    if (op == "reshape") {
+      HostValue v = view_operand(c, 0);
+      if (!contiguous(v)) fail(c.span(), "only a contiguous view can be reshaped");
+      v.shape = integers(c.args.at(1));
+      v.strides = row_major_strides(v.shape);
+      return v;
+    }
+    fail(c.span(), "pl." + op + " is not supported in a host orchestrator");
+  }
+
+  HostValue view_operand(const ir::Call& c, size_t i) {
+    HostValue v = expr(c.args.at(i));
+    if (v.kind != HostValue::Kind::Tensor && v.kind != HostValue::Kind::Window) {
+      fail(c.span(), "pl." + c.callee + " needs a tensor");
+    }
+    return v;
+  }
+
+  void dispatch(const ir::Call& c) {
+    // Without device= a call runs on rank 0 (the one device of a single-rank program).
+    const bool has_device = ir::find_attr(c.attrs, "device") != nullptr;
+    const size_t nargs = c.args.size() - (has_device ? 1 : 0);
+    const ir::FunctionPtr callee = program_.find_function(c.callee);
+    if (!callee) fail(c.span(), "no function '" + c.callee + "'");
+    if (ir::resolved_kind(*callee) != ir::FunctionType::Orchestration) {
+      fail(c.span(), "device= dispatches an orchestration function (a @pl.jit or "
+                     "FunctionType.Orchestration function that calls the kernels); '" +
+                         c.callee + "' is a kernel");
+    }
+    Dispatch d;
+    d.callee = c.callee;
+    const int64_t rank = has_device ? integer(c.args.back()) : 0;
+    if (rank < 0 || rank >= world_size_) {
+      fail(c.span(), "device=" + std::to_string(rank) + " is outside the world of " +
+                         std::to_string(world_size_) + " rank(s)");
+    }
+    d.rank = static_cast<int>(rank);
+    for (const Dispatch& other : plan_.dispatches) {
+      if (other.rank == d.rank) {
+        fail(c.span(), "rank " + std::to_string(rank) +
+                           " is dispatched twice; one dispatch per rank per host call is "
+                           "supported");
+      }
+    }
+    for (size_t i = 0; i < nargs; ++i) {
+      const HostValue v = expr(c.args[i]);
+      DispatchArg a;
+      switch (v.kind) {
+        case HostValue::Kind::Tensor:
+        case HostValue::Kind::Window:
+          if (!contiguous(v)) {
+            fail(c.args[i]->span(), "argument " + std::to_string(i + 1) + " of '" + c.callee +
+                                        "' is not a contiguous view");
+          }
+          a.kind = v.kind == HostValue::Kind::Tensor ? DispatchArg::Kind::HostTensor
+                                                     : DispatchArg::Kind::Window;
+          a.param = v.param;
+          a.byte_offset = v.byte_offset;
+          a.shape = v.shape;
+          a.dtype = v.dtype;
+          break;
+        case HostValue::Kind::Scalar:
+          a.kind = DispatchArg::Kind::Scalar;
+          if (v.scalar.kind == ir::Scalar::Kind::Int) a.scalar = v.scalar.i;
+          if (v.scalar.kind == ir::Scalar::Kind::Float) a.scalar = v.scalar.f;
+          if (v.scalar.kind == ir::Scalar::Kind::Bool) a.scalar = v.scalar.b;
+          break;
+        default:
+          fail(c.args[i]->span(), "argument " + std::to_string(i + 1) + " of '" + c.callee +
+                                      "' cannot be passed to a rank");
+      }
+      d.args.push_back(std::move(a));
+    }
+    plan_.dispatches.push_back(std::move(d));
+  }
+
+  const ir::Program& program_;
+  const ir::Function& host_;
+  int world_size_;
+  HostPlan plan_;
+  std::map<const ir::Var*, HostValue> values_;
+  std::vector<int64_t> buffer_bytes_;
+  int64_t window_end_ = 0;
+};
+
+}  // namespace
+
+ir::FunctionPtr host_orchestrator(const ir::Program& program) {
+  for (const auto& f : program.functions) {
+    if (f->attrs.level == "HOST" || f->attrs.level == "NODE") return f;
+  }
+  return nullptr;
+}
+
+HostPlan plan_host_orchestrator(const ir::Program& program, const ir::Function& host,
+                                int world_size) {
+  return HostEvaluator(program, host, world_size).run();
+}
+
+}  // namespace pypto::driver

@@ -1,0 +1,220 @@
+"""Multi-rank programs of tests/python/test_multi_rank.py (in a file of their own: programs
+are read from their source file)."""
+
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = 256
+NR = pl.dynamic("NR")
+
+
+@pl.program
+class MeshAllReduce:
+    """Every rank stages its row in its window, meets every other rank, then adds every peer's
+    row (remote loads): out[r] = sum of all rows."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def reduce_step(
+        self,
+        inp: pl.Tensor[[1, SIZE], pl.FP32],
+        out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+        data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],
+    ) -> pl.Tensor[[1, SIZE], pl.FP32]:
+        ctx = pld.get_comm_ctx(data)
+        me = pld.rank(ctx)
+        n = pld.nranks(ctx)
+        data = pl.store(pl.load(inp, [0, 0], [1, SIZE]), [0, 0], data)
+        for peer in pl.range(n):
+            if peer != me:
+                pld.system.notify(signal, peer=peer, offsets=[me, 0], value=1,
+                                  op=pld.NotifyOp.AtomicAdd)
+        for src in pl.range(n):
+            if src != me:
+                pld.system.wait(signal, offsets=[src, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        acc = pl.load(data, [0, 0], [1, SIZE])
+        for peer in pl.range(n):
+            if peer != me:
+                acc = pl.add(acc, pld.tile.remote_load(data, peer=peer, offsets=[0, 0],
+                                                       shape=[1, SIZE]))
+        return pl.store(acc, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_orch(
+        self,
+        inp: pl.Tensor[[1, SIZE], pl.FP32],
+        out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+        data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],
+    ) -> pl.Tensor[[1, SIZE], pl.FP32]:
+        return self.reduce_step(inp, out, data, signal)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(
+        self,
+        inputs: pl.Tensor[[NR, 1, SIZE], pl.FP32],
+        outputs: pl.Out[pl.Tensor[[NR, 1, SIZE], pl.FP32]],
+    ) -> pl.Tensor[[NR, 1, SIZE], pl.FP32]:
+        data_buf = pld.alloc_window_buffer(SIZE * pl.FP32.get_byte())
+        signal_buf = pld.alloc_window_buffer(pld.world_size() * pl.INT32.get_byte())
+        for r in pl.range(pld.world_size()):
+            data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
+            signal = pld.window(signal_buf, [pld.world_size(), 1], dtype=pl.INT32)
+            self.chip_orch(inputs[r], outputs[r], data, signal, device=r)
+        return outputs
+
+
+@pl.program
+class WaitForever:
+    """Rank 0 waits for a signal nobody sends: the wait must time out, naming rank and cell."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def stuck(
+        self,
+        out: pl.Out[pl.Tensor[[1, 8], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[2, 1], pl.INT32]],
+    ) -> pl.Tensor[[1, 8], pl.FP32]:
+        ctx = pld.get_comm_ctx(signal)
+        if pld.rank(ctx) == 0:
+            pld.system.wait(signal, offsets=[1, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        return pl.store(pl.create_tile([1, 8], dtype=pl.FP32), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(
+        self,
+        out: pl.Out[pl.Tensor[[1, 8], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[2, 1], pl.INT32]],
+    ) -> pl.Tensor[[1, 8], pl.FP32]:
+        return self.stuck(out, signal)
+
+    @pl.function(level=pl.Level.HOST)
+    def host(self, outs: pl.Out[pl.Tensor[[2, 1, 8], pl.FP32]]) -> pl.Tensor[[2, 1, 8], pl.FP32]:
+        buf = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+        for r in pl.range(2):
+            self.chip(outs[r], pld.window(buf, [2, 1], dtype=pl.INT32), device=r)
+        return outs
+
+
+@pl.program
+class RankOneFails:
+    """Rank 1 reads past its window (a remote load of a box outside the tensor fails on the
+    device) while rank 0 waits for it: the run ends with rank 1's error."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(
+        self,
+        out: pl.Out[pl.Tensor[[1, 8], pl.FP32]],
+        data: pl.InOut[pld.DistributedTensor[[1, 8], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[2, 1], pl.INT32]],
+        shift: pl.Scalar[pl.INT64],
+    ) -> pl.Tensor[[1, 8], pl.FP32]:
+        ctx = pld.get_comm_ctx(signal)
+        me = pld.rank(ctx)
+        if me == 0:
+            pld.system.wait(signal, offsets=[1, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        t = pld.tile.remote_load(data, peer=0, offsets=[0, me * shift], shape=[1, 8])
+        return pl.store(t, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(
+        self,
+        out: pl.Out[pl.Tensor[[1, 8], pl.FP32]],
+        data: pl.InOut[pld.DistributedTensor[[1, 8], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[2, 1], pl.INT32]],
+        shift: pl.Scalar[pl.INT64],
+    ) -> pl.Tensor[[1, 8], pl.FP32]:
+        return self.step(out, data, signal, shift)
+
+    @pl.function(level=pl.Level.HOST)
+    def host(self, outs: pl.Out[pl.Tensor[[2, 1, 8], pl.FP32]]) -> pl.Tensor[[2, 1, 8], pl.FP32]:
+        data_buf = pld.alloc_window_buffer([1, 8], dtype=pl.FP32)
+        signal_buf = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+        for r in pl.range(2):
+            self.chip(outs[r], pld.window(data_buf, [1, 8], dtype=pl.FP32),
+                      pld.window(signal_buf, [2, 1], dtype=pl.INT32), 8, device=r)
+        return outs
+
+
+@pl.program
+class MeshAllGather:
+    """Every rank stages its row, meets the others, then gathers every rank's row side by side:
+    out[r] = concat(inp[0], ..., inp[NR - 1]) (a shape of dynamic arithmetic, NR * SIZE)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def gather(
+        self,
+        inp: pl.Tensor[[1, SIZE], pl.FP32],
+        out: pl.Out[pl.Tensor[[1, NR * SIZE], pl.FP32]],
+        data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],
+    ) -> pl.Tensor[[1, NR * SIZE], pl.FP32]:
+        ctx = pld.get_comm_ctx(data)
+        data = pl.store(pl.load(inp, [0, 0], [1, SIZE]), [0, 0], data)
+        signal = pld.tensor.barrier(signal)
+        for peer in pl.range(pld.nranks(ctx)):
+            row = pld.tile.remote_load(data, peer=peer, offsets=[0, 0], shape=[1, SIZE])
+            out = pl.store(row, [0, peer * SIZE], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(
+        self,
+        inp: pl.Tensor[[1, SIZE], pl.FP32],
+        out: pl.Out[pl.Tensor[[1, NR * SIZE], pl.FP32]],
+        data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+        signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],
+    ) -> pl.Tensor[[1, NR * SIZE], pl.FP32]:
+        return self.gather(inp, out, data, signal)
+
+    @pl.function(level=pl.Level.HOST)
+    def host(
+        self,
+        inputs: pl.Tensor[[NR, 1, SIZE], pl.FP32],
+        outputs: pl.Out[pl.Tensor[[NR, 1, NR * SIZE], pl.FP32]],
+    ) -> pl.Tensor[[NR, 1, NR * SIZE], pl.FP32]:
+        data_buf = pld.alloc_window_buffer([1, SIZE], dtype=pl.FP32)
+        signal_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.chip(inputs[r], outputs[r], pld.window(data_buf, [1, SIZE], dtype=pl.FP32),
+                      pld.window(signal_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)
+        return outputs
+
+
+@pl.program
+class PushThenRead:
+    """One kernel pushes this rank's row into the next rank's window and meets the others;
+    another kernel then reads this rank's window. The window is written only through peer
+    views, yet the reader must wait for the pusher (the window is passed InOut to it)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def push(self, src: pl.Tensor[[2, 64], pl.FP32],
+             win: pld.DistributedTensor[[2, 64], pl.FP32],
+             done: pld.DistributedTensor[[2, 1], pl.INT32],
+             me: pl.Scalar[pl.INT32]) -> pl.Tensor[[2, 64], pl.FP32]:
+        row = pl.load(src, [me, 0], [1, 64])
+        pld.tile.remote_store(row, target=win, peer=(me + 1) % 2, offsets=[me, 0])
+        signal = pld.tensor.barrier(done)
+        return src
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def read(self, win: pld.DistributedTensor[[2, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[2, 64], pl.FP32]]) -> pl.Tensor[[2, 64], pl.FP32]:
+        return pl.store(pl.load(win, [0, 0], [2, 64]), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, src: pl.Tensor[[2, 64], pl.FP32], out: pl.Out[pl.Tensor[[2, 64], pl.FP32]],
+             win: pld.DistributedTensor[[2, 64], pl.FP32],
+             done: pld.DistributedTensor[[2, 1], pl.INT32],
+             me: pl.Scalar[pl.INT32]) -> pl.Tensor[[2, 64], pl.FP32]:
+        self.push(src, win, done, me)
+        return self.read(win, out)
+
+    @pl.function(level=pl.Level.HOST)
+    def host(self, srcs: pl.Tensor[[2, 2, 64], pl.FP32],
+             outs: pl.Out[pl.Tensor[[2, 2, 64], pl.FP32]]) -> pl.Tensor[[2, 2, 64], pl.FP32]:
+        win_buf = pld.alloc_window_buffer([2, 64], dtype=pl.FP32)
+        done_buf = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+        for r in pl.range(2):
+            self.chip(srcs[r], outs[r], pld.window(win_buf, [2, 64], dtype=pl.FP32),
+                      pld.window(done_buf, [2, 1], dtype=pl.INT32), r, device=r)
+        return outs
