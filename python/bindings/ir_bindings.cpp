@@ -207,6 +207,14 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "Select";
     case ir::OpCategory::Scheduling:
       return "Scheduling";
+    case ir::OpCategory::Write:
+      return "Write";
+    case ir::OpCategory::Gather:
+      return "Gather";
+    case ir::OpCategory::Scatter:
+      return "Scatter";
+    case ir::OpCategory::PagedGather:
+      return "PagedGather";
   }
   return "Other";
 }

@@ -72,9 +72,6 @@ constexpr std::string_view kUnsupported[] = {
     "fillpad_expand",
     "fillpad_inplace",
     "func_attr",
-    "gather",
-    "gather_compare",
-    "gather_mask",
     "gather_row",
     "gatherb",
     "gemv_bias",
@@ -89,18 +86,13 @@ constexpr std::string_view kUnsupported[] = {
     "mgather",
     "min",
     "mrgsort",
-    "mscatter",
     "no_dep",
-    "paged_gather",
     "part_add",
     "part_max",
     "part_min",
     "part_mul",
     "random",
     "reserve_buffer",
-    "scatter",
-    "scatter_mask",
-    "scatter_update",
     "set_validshape",
     "sort32",
     "static_assert",
@@ -114,7 +106,6 @@ constexpr std::string_view kUnsupported[] = {
     "tri",
     "view",
     "while_",
-    "write",
 };
 
 bool is_unsupported(std::string_view name) {
@@ -195,10 +186,36 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   }
   if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
   const size_t uses_mark = var_uses_.size();
-  // A string literal is an argument only of a string attribute (gemv's acc_phase="final").
+  // A string literal is an argument only of a string attribute (gemv's acc_phase="final",
+  // gather's cmp_mode="eq").
   const bool string_attrs = std::find(def->attr_names.begin(), def->attr_names.end(),
-                                      "acc_phase") != def->attr_names.end();
+                                      "acc_phase") != def->attr_names.end() ||
+                            name == "gather";
   std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
+  // pl.gather and pl.scatter are one spelling of several ops, told apart by their keywords:
+  // gather(x, mask_pattern=) is gather_mask, gather(x, kvalue=, cmp_mode=, out_cols=) is
+  // gather_compare, and scatter(x, mask_pattern=, dst=) is scatter_mask(dst, x, mask_pattern).
+  if (name == "gather" || name == "scatter") {
+    auto has = [&](std::initializer_list<std::string_view> keys) {
+      for (const CallArg& a : call_args)
+        for (std::string_view k : keys)
+          if (a.keyword == k) return true;
+      return false;
+    };
+    if (name == "gather" && has({"mask_pattern", "output_dtype"})) {
+      def = ir::OpRegistry::global().find("gather_mask");
+    } else if (name == "gather" && has({"kvalue", "cmp_mode", "out_cols", "count_dtype"})) {
+      def = ir::OpRegistry::global().find("gather_compare");
+    } else if (name == "scatter" && has({"mask_pattern", "dst"})) {
+      def = ir::OpRegistry::global().find("scatter_mask");
+      for (CallArg& a : call_args) {
+        if (!a.keyword.empty()) continue;
+        a.keyword = "src";  // the compact source is the first (only) positional argument
+        a.keyword_span = a.value.span;
+        break;
+      }
+    }
+  }
   ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
   if (scalar_operand) {
     const auto* c = call->as<ir::Call>();

@@ -442,6 +442,7 @@ class Parser {
   std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false);
 
   Value parse_pl_member();
+  Value parse_mask_pattern(Span span);
 
   static std::optional<ir::AttrValue> attr_value(const Value& v);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tensor_transfer.h"
+#include "tile_gather.h"
 #include "tile_elements.h"
 #include "tile_gemm.h"
 #include "tile_simd.h"
@@ -492,6 +493,14 @@ const PtoIsa& tile_isa() {
       &isa_select,
       &isa_unary_rows,
       &transfer::store_add,
+      &gather::gather,
+      &gather::scatter,
+      &gather::scatter_rows,
+      &gather::scatter_store,
+      &gather::gather_columns,
+      &gather::scatter_columns,
+      &gather::gather_compare,
+      &gather::write_element,
   };
   return isa;
 }
