@@ -206,6 +206,8 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
       def = ir::OpRegistry::global().find("gather_mask");
     } else if (name == "gather" && has({"kvalue", "cmp_mode", "out_cols", "count_dtype"})) {
       def = ir::OpRegistry::global().find("gather_compare");
+    } else if (ns == "tile" && flat_index_form(call_args)) {
+      return parse_flat_index_form(spelling, name, call_args, span, uses_mark);
     } else if (name == "scatter" && has({"mask_pattern", "dst"})) {
       def = ir::OpRegistry::global().find("scatter_mask");
       for (CallArg& a : call_args) {
@@ -247,6 +249,54 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
     }
   }
   return expr_value(call, span);
+}
+
+// pl.tile.gather(src, indices, tmp) and pl.tile.scatter(dst, src, indexes), PyPTO's tile forms
+// with flat indices (into src, or dst, in row-major order), told from the axis forms by their
+// second argument, a tile: the index form along the columns of the operands seen as one row,
+// reshaped back. (tmp is the hardware's scratch tile, unused here.)
+bool Parser::flat_index_form(const std::vector<CallArg>& call_args) {
+  if (call_args.size() != 3) return false;
+  for (const CallArg& a : call_args)
+    if (!a.keyword.empty() || a.value.kind != Value::Kind::Expr || !a.value.expr ||
+        !a.value.expr->type() || !a.value.expr->type()->as<ir::TileType>())
+      return false;
+  return true;
+}
+
+Value Parser::parse_flat_index_form(const std::string& spelling, std::string_view op,
+                                    const std::vector<CallArg>& call_args, Span span,
+                                    size_t uses_mark) {
+  auto shape_of = [](const ExprPtr& e) { return e->type()->as<ir::TileType>()->shape; };
+  auto as_row = [&](const ExprPtr& e) {
+    int64_t n = 1;
+    for (int64_t d : shape_of(e)) n *= d;
+    return ir::make_op_call("reshape", {e, ir::make_tuple({ir::make_int(1), ir::make_int(n)})}, {},
+                            e->span());
+  };
+  auto shape_tuple = [](const std::vector<int64_t>& shape) {
+    std::vector<ExprPtr> dims;
+    for (int64_t d : shape) dims.push_back(ir::make_int(d));
+    return ir::make_tuple(std::move(dims));
+  };
+  const ExprPtr& a = call_args[0].value.expr;
+  const ExprPtr& b = call_args[1].value.expr;
+  const ExprPtr& c = call_args[2].value.expr;
+  try {
+    if (op == "gather") {  // gather(src, indices, tmp): out[i, j] = src.flat[indices[i, j]]
+      ExprPtr row = ir::make_op_call("gather", {as_row(a), ir::make_int(1), as_row(b)}, {}, span);
+      return expr_value(ir::make_op_call("reshape", {row, shape_tuple(shape_of(b))}, {}, span),
+                        span);
+    }
+    // scatter(dst, src, indexes): dst.flat[indexes[i, j]] = src[i, j]
+    ExprPtr row =
+        ir::make_op_call("scatter", {as_row(a), ir::make_int(1), as_row(c), as_row(b)}, {}, span);
+    return expr_value(ir::make_op_call("reshape", {row, shape_tuple(shape_of(a))}, {}, span), span);
+  } catch (const CompileError& e) {
+    throw CompileError(use_site(e.span(), uses_mark), std::string(e.what()) + " (in " + spelling +
+                                                          ", indices into the tile " +
+                                                          "seen as one row)");
+  }
 }
 
 // The arguments of a form that is not one registry op (pl.full, pl.addc, pl.tensor.dim...),

@@ -443,6 +443,9 @@ class Parser {
 
   Value parse_pl_member();
   Value parse_mask_pattern(Span span);
+  bool flat_index_form(const std::vector<CallArg>& call_args);
+  Value parse_flat_index_form(const std::string& spelling, std::string_view op,
+                              const std::vector<CallArg>& call_args, Span span, size_t uses_mark);
 
   static std::optional<ir::AttrValue> attr_value(const Value& v);
 

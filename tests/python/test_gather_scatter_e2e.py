@@ -293,3 +293,54 @@ def test_type_errors_are_located():
         pl.parse(too_wide)
     with pytest.raises(CompileError, match="mask_pattern must be 1 to 7"):
         pl.parse(TENSOR_FORMS.replace("pl.tile.MaskPattern.P0100", "9"))
+
+
+TILE_FLAT = """
+import pypto.language as pl
+
+@pl.program
+class TileFlat:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k_gather(self, x: pl.Tensor[[4, 8], pl.FP32], i: pl.Tensor[[2, 8], pl.INT32],
+                 g: pl.Out[pl.Tensor[[2, 8], pl.FP32]]) -> pl.Tensor[[2, 8], pl.FP32]:
+        tx = pl.load(x, [0, 0], [4, 8])
+        tmp = pl.tile.create([2, 8], dtype=pl.FP32)
+        g = pl.store(pl.tile.gather(tx, pl.load(i, [0, 0], [2, 8]), tmp), [0, 0], g)
+        return g
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k_scatter(self, x: pl.Tensor[[4, 8], pl.FP32], i: pl.Tensor[[2, 8], pl.INT32],
+                  v: pl.Tensor[[2, 8], pl.FP32],
+                  s: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        ti = pl.load(i, [0, 0], [2, 8])
+        t = pl.tile.scatter(pl.load(x, [0, 0], [4, 8]), pl.load(v, [0, 0], [2, 8]), ti)
+        s = pl.store(t, [0, 0], s)
+        return s
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 8], pl.FP32], i: pl.Tensor[[2, 8], pl.INT32],
+             v: pl.Tensor[[2, 8], pl.FP32], g: pl.Out[pl.Tensor[[2, 8], pl.FP32]],
+             s: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[2, 8], pl.FP32]:
+        g = self.k_gather(x, i, g)
+        s = self.k_scatter(x, i, v, s)
+        return g
+"""
+
+
+def test_tile_forms_take_flat_indices(work):
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    index = np.random.default_rng(2).permutation(32)[:16].astype(np.int32).reshape(2, 8)
+    values = -np.arange(1, 17, dtype=np.float32).reshape(2, 8)
+    scattered = x.copy().ravel()
+    scattered[index.ravel()] = values.ravel()
+
+    def golden(t, params=None):
+        t["g"][:] = x.ravel()[index]
+        t["s"][:] = scattered.reshape(4, 8)
+
+    specs = [TensorSpec("x", [4, 8], pl.FP32, init_value=x),
+             TensorSpec("i", [2, 8], pl.INT32, init_value=index),
+             TensorSpec("v", [2, 8], pl.FP32, init_value=values),
+             TensorSpec("g", [2, 8], pl.FP32, is_output=True),
+             TensorSpec("s", [4, 8], pl.FP32, is_output=True)]
+    check_both(work, pl.parse(TILE_FLAT), specs, golden)
