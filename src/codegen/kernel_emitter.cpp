@@ -392,8 +392,9 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
     case ir::EmitShape::ScatterUpdate:
       return emit_scatter_update(site);
     case ir::EmitShape::MScatter:
-      codegen_error(span, "pl.mscatter writes into its tensor argument; assign its result to a "
-                          "tensor name or write it as a statement");
+      codegen_error(span,
+                    "pl.mscatter writes into its tensor argument; assign its result to a "
+                    "tensor name or write it as a statement");
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
     case ir::EmitShape::None:

@@ -182,8 +182,8 @@ void KernelEmitter::emit_read(const ir::Var& var, const ir::ScalarType& st, cons
     std::string at = int_array("index", idx);
     std::string ones = int_array("one", std::vector<std::string>(idx.size(), "1"));
     check_box(tensor, at, ones, idx.size(), span, "read");
-    const std::string address = "pto::element_at(" + tensor + ", " + at + ", " +
-                                std::to_string(ir::dtype_bytes(dt)) + ")";
+    const std::string address =
+        "pto::element_at(" + tensor + ", " + at + ", " + std::to_string(ir::dtype_bytes(dt)) + ")";
     if (narrow_float) {
       w_.line("isa->cast(PTO_FP32, " + dtype_enum(dt) + ", &" + name + ", " + address + ", 1);");
     } else {

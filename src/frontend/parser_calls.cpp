@@ -334,8 +334,8 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
                    std::to_string(args.size()) + " (missing '" + def.arg_names[args.size()] + "')");
   }
   // pl.read(t, i): a single index reads a 1-D tensor or tile (PyPTO's flat form).
-  if ((def.name == "read" || def.name == "write") && args.size() >= 2 && args[1] && args[1]->type() &&
-      args[1]->type()->as<ir::ScalarType>()) {
+  if ((def.name == "read" || def.name == "write") && args.size() >= 2 && args[1] &&
+      args[1]->type() && args[1]->type()->as<ir::ScalarType>()) {
     args[1] = ir::make_tuple({args[1]}, args[1]->span());
   }
   try {

@@ -188,9 +188,10 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   const size_t uses_mark = var_uses_.size();
   // A string literal is an argument only of a string attribute (gemv's acc_phase="final",
   // gather's cmp_mode="eq").
-  const bool string_attrs = std::find(def->attr_names.begin(), def->attr_names.end(),
-                                      "acc_phase") != def->attr_names.end() ||
-                            name == "gather";
+  auto has_attr = [&](const char* key) {
+    return std::find(def->attr_names.begin(), def->attr_names.end(), key) != def->attr_names.end();
+  };
+  const bool string_attrs = has_attr("acc_phase") || has_attr("cmp_mode") || name == "gather";
   std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
   // pl.gather and pl.scatter are one spelling of several ops, told apart by their keywords:
   // gather(x, mask_pattern=) is gather_mask, gather(x, kvalue=, cmp_mode=, out_cols=) is

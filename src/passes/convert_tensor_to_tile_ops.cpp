@@ -176,9 +176,10 @@ class TensorOpLowering : public IRMutator {
     std::vector<std::pair<const Var*, Span>> other_uses;
     void visit_assign(const AssignStmt& s) override {
       if (const auto* gc = detail::as_op_call(s.value, "gather_compare")) {
-        throw CompileError(gc->span(), "pl.gather's compare form (kvalue=, cmp_mode=, "
-                                       "out_cols=) is not supported in InCore code yet; it "
-                                       "runs in the reference interpreter only");
+        throw CompileError(gc->span(),
+                           "pl.gather's compare form (kvalue=, cmp_mode=, "
+                           "out_cols=) is not supported in InCore code yet; it "
+                           "runs in the reference interpreter only");
       }
       if (is_tensor_op(s.value)) {
         self->virtual_defs_[s.var.get()] = s.value->as<Call>();
@@ -494,8 +495,8 @@ class TensorOpLowering : public IRMutator {
                            "tensor op");
       }
       ExprPtr mat = paged ? detail::paged_gather_into(*def, MemorySpace::Mat, out)
-                          : load_matrix(mm.args[i], b, {{"target_memory", MemorySpace::Mat}},
-                                        span, out, v->name + "_mat");
+                          : load_matrix(mm.args[i], b, {{"target_memory", MemorySpace::Mat}}, span,
+                                        out, v->name + "_mat");
       ExprPtr moved = make_op_call("move", {mat}, {{"target_memory", space}}, span);
       auto r = make_var(v->name + (space == MemorySpace::Left ? "_left" : "_right"), moved->type(),
                         span);
@@ -658,7 +659,8 @@ class TensorOpLowering : public IRMutator {
         throw CompileError(t->span(), "an operand of pl." + op.callee +
                                           " on tensors must be a tensor (a parameter or a slice "
                                           "of one, or another gather or scatter of its shape), "
-                                          "not the result of pl." + def->second->callee);
+                                          "not the result of pl." +
+                                          def->second->callee);
       }
       return detail::gather_op_matrix(*def->second, b, out, operand);
     };

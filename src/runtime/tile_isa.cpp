@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "tensor_transfer.h"
-#include "tile_gather.h"
 #include "tile_elements.h"
+#include "tile_gather.h"
 #include "tile_gemm.h"
 #include "tile_simd.h"
 

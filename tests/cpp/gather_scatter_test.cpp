@@ -10,6 +10,7 @@
 
 #include "ir_test_helpers.h"
 #include "pypto/frontend/parser.h"
+#include "pypto/ir/interpreter.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/runtime/tile_isa.h"
@@ -241,6 +242,34 @@ TEST(GatherSpellings, UnknownMaskPatternIsLocated) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The compare form runs in the interpreter (kernel code does not have it yet): per row, the
+// first out_cols matching columns (plus offset) and how many matched.
+TEST(GatherInterpreter, CompareFormFindsColumnsAndCounts) {
+  const std::string text =
+      "import pypto.language as pl\n\n@pl.program\nclass P:\n"
+      "    @pl.function(type=pl.FunctionType.InCore)\n"
+      "    def k(self, x: pl.Tensor[[2, 8], pl.INT32], d: pl.Out[pl.Tensor[[2, 3], pl.INT32]],\n"
+      "          n: pl.Out[pl.Tensor[[1, 2], pl.UINT32]]) -> pl.Tensor[[2, 3], pl.INT32]:\n"
+      "        t = pl.load(x, [0, 0], [2, 8])\n"
+      "        found, count = pl.tile.gather_compare(t, 4, cmp_mode=\"ge\", out_cols=3, "
+      "offset=10,\n"
+      "                                              count_dtype=pl.UINT32)\n"
+      "        d = pl.store(found, [0, 0], d)\n"
+      "        n = pl.store(count, [0, 0], n)\n"
+      "        return d\n";
+  auto program = frontend::parse_module(text, "k.py").at(0);
+  std::vector<int32_t> x = {0, 5, 1, 4, 9, 0, 0, 0,   // 3 at or above 4: columns 1, 3, 4
+                            7, 0, 0, 0, 0, 0, 0, 8};  // 2: columns 0 and 7
+  std::vector<int32_t> d(6, -1);
+  std::vector<uint32_t> n(2, 99);
+  ir::interpret_function(*program, "k",
+                         {ir::HostTensor{"x", DataType::INT32, {2, 8}, x.data()},
+                          ir::HostTensor{"d", DataType::INT32, {2, 3}, d.data()},
+                          ir::HostTensor{"n", DataType::UINT32, {1, 2}, n.data()}});
+  EXPECT_EQ(d, (std::vector<int32_t>{11, 13, 14, 10, 17, 0}));
+  EXPECT_EQ(n, (std::vector<uint32_t>{3, 2}));
 }
 
 }  // namespace

@@ -389,16 +389,22 @@ std::vector<Block> blocks_for(const OpDef& def) {
       break;
     case EmitShape::Scatter:
       add(op + "(" + std::string(kX) + ", 1, " + kIndex + ", " + kW + ")", true, 0.0f);
-      add(op + "(" + std::string(kX) + ", 0, pl.slice(" + kIndex + ", [4, 16], [0, 0]), "
-              "pl.slice(" + kW + ", [4, 16], [0, 0]))", true, 0.0f);
+      add(op + "(" + std::string(kX) + ", 0, pl.slice(" + kIndex +
+              ", [4, 16], [0, 0]), "
+              "pl.slice(" +
+              kW + ", [4, 16], [0, 0]))",
+          true, 0.0f);
       break;
     case EmitShape::ScatterMask:
       add(op + "(" + std::string(kX) + ", pl.slice(" + kW + ", [16, 8], [0, 0]), 2)", true, 0.0f);
       add(op + "(" + std::string(kX) + ", pl.slice(" + kW + ", [16, 4], [0, 0]), 5)", true, 0.0f);
       break;
     case EmitShape::ScatterUpdate:
-      add(op + "(" + std::string(kX) + ", -2, pl.slice(" + kIndex + ", [2, 3], [0, 0]), "
-              "pl.slice(" + kW + ", [6, 16], [0, 0]))", true, 0.0f);
+      add(op + "(" + std::string(kX) + ", -2, pl.slice(" + kIndex +
+              ", [2, 3], [0, 0]), "
+              "pl.slice(" +
+              kW + ", [6, 16], [0, 0]))",
+          true, 0.0f);
       break;
     case EmitShape::MScatter: {
       // Into y itself (its first 256 elements), then read back as the block's result.

@@ -111,15 +111,15 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     EXPECT_EQ(reg.find(name)->category, OpCategory::Scheduling) << name;
   }
   // Gather and scatter.
-  const char* const gather_ops[] = {"write",        "gather",         "gather_mask",
-                                    "gather_compare", "scatter",      "scatter_mask",
-                                    "scatter_update", "mscatter",     "paged_gather"};
+  const char* const gather_ops[] = {"write",          "gather",   "gather_mask",
+                                    "gather_compare", "scatter",  "scatter_mask",
+                                    "scatter_update", "mscatter", "paged_gather"};
   for (const char* name : gather_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
   auto names = reg.names();
-  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
-                              std::size(gather_ops));
+  EXPECT_EQ(names.size(),
+            57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) + std::size(gather_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);
