@@ -407,3 +407,30 @@ def test_write_at_a_run_time_row(work):
     check_both(work, pl.parse(WRITE_AT.replace("ROW", "2")), specs, golden)
     for message in failure(work / "bad", pl.parse(WRITE_AT.replace("ROW", "4")), specs):
         assert "write" in message and ("exceed" in message or "outside" in message), message
+
+
+MASK_BITS = """
+import pypto.language as pl
+
+@pl.program
+class MaskBits:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[8, 16], pl.FP32],
+             o: pl.Out[pl.Tensor[[8, 8], pl.UINT32]]) -> pl.Tensor[[8, 8], pl.UINT32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            odd = pl.tensor.gather(x, mask_pattern=pl.tile.MaskPattern.P1010,
+                                   output_dtype=pl.UINT32)
+            o = pl.assemble(o, odd, [0, 0])
+        return o
+"""
+
+
+def test_mask_gather_output_dtype_reinterprets_the_bits(work):
+    x = ((np.arange(128, dtype=np.float32).reshape(8, 16) - 64.0) / 8.0).astype(np.float32)
+
+    def golden(t, params=None):
+        t["o"][:] = x[:, 1::2].copy().view(np.uint32)
+
+    specs = [TensorSpec("x", [8, 16], pl.FP32, init_value=x),
+             TensorSpec("o", [8, 8], pl.UINT32, is_output=True)]
+    check_both(work, pl.parse(MASK_BITS), specs, golden)
