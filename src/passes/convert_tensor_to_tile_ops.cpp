@@ -20,6 +20,7 @@
 
 #include "pass_utils.h"
 #include "pypto/passes/pass.h"
+#include "tensor_copies.h"
 #include "tensor_gather_lowering.h"
 
 namespace pypto::passes {
@@ -760,7 +761,8 @@ class OutputArgumentAdder : public IRMutator {
 
 ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
   std::unordered_map<std::string, std::vector<TypePtr>> added;
-  ProgramPtr lowered = detail::map_incore_functions(program, [&](const FunctionPtr& f) {
+  ProgramPtr lowered = detail::map_incore_functions(program, [&](const FunctionPtr& original) {
+    FunctionPtr f = detail::rewrite_tensor_copies(original);
     TensorOpLowering lowering(*f);
     // A kernel already written in tile ops (the usual case) has nothing to lower: no second walk.
     if (!lowering.has_tensor_ops()) return f;

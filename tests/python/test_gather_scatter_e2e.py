@@ -434,3 +434,39 @@ def test_mask_gather_output_dtype_reinterprets_the_bits(work):
     specs = [TensorSpec("x", [8, 16], pl.FP32, init_value=x),
              TensorSpec("o", [8, 8], pl.UINT32, is_output=True)]
     check_both(work, pl.parse(MASK_BITS), specs, golden)
+
+
+LOCAL_COPY = """
+import pypto.language as pl
+
+@pl.program
+class LocalCopy:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, src: pl.Tensor[[16, 64], pl.FP32], idx: pl.Tensor[[16, 8], pl.INT32],
+             echo: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+             g: pl.Out[pl.Tensor[[16, 8], pl.FP32]],
+             ) -> tuple[pl.Tensor[[16, 64], pl.FP32], pl.Tensor[[16, 8], pl.FP32]]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            local = pl.create_tensor([16, 64], dtype=pl.FP32)
+            local = pl.assemble(local, src, [0, 0])
+            right = local[:, 32:64]
+            picked = pl.tensor.gather(right, dim=-1, index=idx)
+            g = pl.assemble(g, picked, [0, 0])
+            echo = pl.assemble(echo, local, [0, 0])
+        return echo, g
+"""
+
+
+def test_gather_of_a_local_copy_and_a_tensor_assembled_into_another(work):
+    src = np.random.default_rng(4).standard_normal((16, 64)).astype(np.float32)
+    idx = np.random.default_rng(6).integers(0, 32, (16, 8)).astype(np.int32)
+
+    def golden(t, params=None):
+        t["echo"][:] = src
+        t["g"][:] = np.take_along_axis(src[:, 32:], idx, 1)
+
+    specs = [TensorSpec("src", [16, 64], pl.FP32, init_value=src),
+             TensorSpec("idx", [16, 8], pl.INT32, init_value=idx),
+             TensorSpec("echo", [16, 64], pl.FP32, is_output=True),
+             TensorSpec("g", [16, 8], pl.FP32, is_output=True)]
+    check_both(work, pl.parse(LOCAL_COPY), specs, golden)
