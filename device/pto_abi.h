@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 15
+#define PTO_ABI_VERSION 16
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -257,6 +257,52 @@ typedef struct PtoIsa {
   int32_t (*comm_wait)(const PtoTensor* signal, const int64_t* offsets, int32_t ndim,
                        int64_t expected, int32_t cmp, const char* where, PtoFailFn fail,
                        void* ctx);
+  // ----- Gather and scatter (pl.gather, pl.gather_mask, pl.gather_compare, pl.scatter,
+  // pl.scatter_mask, pl.scatter_update, pl.mscatter, pl.write). Index elements are of
+  // `index_dtype` (PTO_INT16, PTO_INT32 or PTO_INT64). The checked instructions first check every
+  // index against its bound and report the first one outside it (its position and value, naming
+  // `where`) through `fail`, writing nothing; then they return 0, else 1.
+  // dst[r, c] = src[index[r, c], c] (axis 0) or src[r, index[r, c]] (axis 1), for a rows x cols
+  // dst and index; src is src_rows x src_cols (rows <= src_rows for axis 1, cols <= src_cols for
+  // axis 0).
+  int32_t (*gather)(void* dst, const void* src, int64_t src_rows, int64_t src_cols,
+                    const void* index, int32_t index_dtype, int64_t rows, int64_t cols,
+                    int32_t axis, int64_t elem_size, const char* where, PtoFailFn fail,
+                    void* ctx);
+  // The inverse: dst (dst_rows x dst_cols) [index[r, c], c] (axis 0) or [r, index[r, c]]
+  // (axis 1) = src[r, c], in row-major order of (r, c), so that the last write wins.
+  int32_t (*scatter)(void* dst, int64_t dst_rows, int64_t dst_cols, const void* src,
+                     const void* index, int32_t index_dtype, int64_t rows, int64_t cols,
+                     int32_t axis, int64_t elem_size, const char* where, PtoFailFn fail,
+                     void* ctx);
+  // Row k of src (n rows of `cols` elements) into row index[k] of dst (dst_rows rows), k in
+  // order (the last write wins).
+  int32_t (*scatter_rows)(void* dst, int64_t dst_rows, const void* src, const void* index,
+                          int32_t index_dtype, int64_t n, int64_t cols, int64_t elem_size,
+                          const char* where, PtoFailFn fail, void* ctx);
+  // Element k of src (n elements) into element index[k] of view t, its elements counted in
+  // row-major order of its shape.
+  int32_t (*scatter_store)(const PtoTensor* t, const void* src, const void* index,
+                           int32_t index_dtype, int64_t n, const char* where, PtoFailFn fail,
+                           void* ctx);
+  // Every stride-th column from `phase`: dst[r, c] = src[r, c * stride + phase] (gather_columns,
+  // dst rows x cols) and dst[r, c * stride + phase] = src[r, c] (scatter_columns, src rows x cols;
+  // the other columns of dst keep their values).
+  void (*gather_columns)(void* dst, const void* src, int64_t rows, int64_t cols, int64_t stride,
+                         int64_t phase, int64_t elem_size);
+  void (*scatter_columns)(void* dst, const void* src, int64_t rows, int64_t cols, int64_t stride,
+                          int64_t phase, int64_t elem_size);
+  // For each row r of src (rows x cols of dtype): the column numbers (plus `offset`) of the
+  // elements for which `element <cmp> scalar` holds (PtoCmpType; the scalar is `i` when
+  // `integer_scalar`, else `f`), the first out_cols of them into row r of the INT32 dst (the rest
+  // of the row 0), and how many there are into counts[r] (count_dtype).
+  void (*gather_compare)(int32_t cmp, int32_t dtype, int32_t* dst, void* counts,
+                         int32_t count_dtype, const void* src, double f, int64_t i,
+                         int32_t integer_scalar, int64_t rows, int64_t cols, int64_t out_cols,
+                         int64_t offset);
+  // *at (one element of dtype) = the scalar (`i` when `integer_scalar`, else `f`) converted to
+  // dtype as a cast converts it.
+  void (*write_element)(int32_t dtype, void* at, double f, int64_t i, int32_t integer_scalar);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

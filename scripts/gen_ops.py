@@ -113,6 +113,25 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "Transpose": ({"input": VALUE, "axis1": "int", "axis2": "int"}, VALUE,
                   "`input` with axes `axis1` and `axis2` swapped: a transposed copy of a tile "
                   "(the last two axes of one of more than two dimensions), a view of a tensor."),
+    # Gather and scatter.
+    "Write": ({"input": VALUE, "indices": SHAPE, "value": "Union[int, float]"}, VALUE,
+              "`input` with the element at `indices` set to `value` (written as a statement, "
+              "`pl.write(x, [i, j], v)` rebinds x)."),
+    "Gather": ({"input": VALUE, "dim": "int", "index": VALUE, "mask_pattern": "int",
+                "output_dtype": "DType"}, VALUE,
+               "{name}: out[i][j] = input[index[i][j]][j] (dim 0) or input[i][index[i][j]] "
+               "(dim 1), as torch.gather; an index out of range is a run-time error."),
+    "Scatter": ({"input": VALUE, "dim": "int", "index": VALUE, "src": VALUE, "dst": VALUE,
+                 "mask_pattern": "int"}, VALUE,
+                "{name}: a copy of `input` with the elements of `src` placed along `dim` at "
+                "`index` (the last write wins), as torch.scatter; an index out of range is a "
+                "run-time error."),
+    "PagedGather": ({"src": "Tensor", "indices": "Tensor", "block_table": "Tensor",
+                     "block_size": "int", "size": "int", "max_indices": "int",
+                     "space": "MemorySpace", "col_off": "int", "is_trans": "bool",
+                     "is_b_matrix": "bool"}, "Tensor",
+                    "Rows of the paged pool `src`: row i is src[block_table[k // block_size] * "
+                    "block_size + k % block_size, col_off:col_off + size] for k = indices[i]."),
 }
 
 # Ops whose parameters, result or summary differ from their category's: parameter types added
@@ -122,6 +141,26 @@ OPS: Dict[str, Tuple[Dict[str, str], str, str]] = {
                        "Adds to each row of `tile` that row's value in the [rows, 1] tile `row`, "
                        "or, for a packed `row` of [rows, 32 bytes of elements], the row's block "
                        "repeated along it. `tmp` is scratch space the device may use."),
+    "gather_mask": ({}, VALUE,
+                    "The columns of `input` that `mask_pattern` selects (pl.tile.MaskPattern: "
+                    "P0101 even, P1010 odd, P0001..P1000 one of four, P1111 all); output_dtype "
+                    "reads their bits as another dtype of the same width."),
+    "gather_compare": ({"kvalue": "Union[int, float]", "tmp": "Tile", "cmp_mode": "str",
+                        "out_cols": "int", "offset": "int", "count_dtype": "DType"}, "Any",
+                       "For each row of `input`, the column numbers (+ offset) where "
+                       "`element <cmp_mode> kvalue` holds, the first out_cols of them, and "
+                       "their count: a tuple ([rows, out_cols] INT32, [1, rows])."),
+    "scatter_mask": ({}, VALUE,
+                     "`dst` with the columns of `src` written into the columns `mask_pattern` "
+                     "selects (the inverse of gather_mask); the other columns keep their "
+                     "values."),
+    "scatter_update": ({}, VALUE,
+                       "`input` [rows, d] with row index.flat[k] replaced by row k of `src` "
+                       "[b * s, d] (dim=-2; the last write wins); an index out of range is a "
+                       "run-time error."),
+    "mscatter": ({"src": "Tile", "idx": "Tile", "output_tensor": "Tensor"}, "Tensor",
+                 "Stores element (i, j) of `src` at flat element idx[i, j] of `output_tensor` "
+                 "and returns the tensor; an index out of range is a run-time error."),
     "transpose_view": ({"tile": "Tile"}, "Tile",
                        "`tile` with its last two axes swapped, in the same memory space (the "
                        "hardware reinterprets its fractal layout; here it is a transposed copy)."),

@@ -209,6 +209,14 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "Scheduling";
     case ir::OpCategory::Communication:
       return "Communication";
+    case ir::OpCategory::Write:
+      return "Write";
+    case ir::OpCategory::Gather:
+      return "Gather";
+    case ir::OpCategory::Scatter:
+      return "Scatter";
+    case ir::OpCategory::PagedGather:
+      return "PagedGather";
   }
   return "Other";
 }

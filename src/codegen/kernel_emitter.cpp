@@ -186,6 +186,15 @@ void KernelEmitter::assign(const ir::AssignStmt& s) {
         alias_view(var, tensor_arg(call->args.at(2), call->callee));
         return;
       }
+      if (shape == ir::EmitShape::MScatter) {  // into its tensor argument, which it returns
+        emit_mscatter(*call, s.span());
+        alias_view(var, tensor_arg(call->args.at(2), call->callee));
+        return;
+      }
+      if (shape == ir::EmitShape::Write) {  // of a tensor: one element set in place
+        emit_tensor_write(var, *call, s.span());
+        return;
+      }
       if (shape == ir::EmitShape::Slice) {  // of a tensor: a view, no instruction
         if (call->args.size() > 3) {
           codegen_error(call->args[3]->span().valid() ? call->args[3]->span() : s.span(),
@@ -240,6 +249,10 @@ void KernelEmitter::eval(const ir::EvalStmt& s) {
   }
   if (emit_shape(*call) == ir::EmitShape::Comm) {
     emit_comm_statement(*call, s.span());
+    return;
+  }
+  if (emit_shape(*call) == ir::EmitShape::MScatter) {
+    emit_mscatter(*call, s.span());
     return;
   }
   codegen_error(s.span(), "unsupported statement in InCore function '" + func_.name + "'");
@@ -384,6 +397,22 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
       return emit_compare(site);
     case ir::EmitShape::Select:
       return emit_select(site);
+    case ir::EmitShape::Write:
+      return emit_write(site);
+    case ir::EmitShape::Gather:
+      return emit_gather(site);
+    case ir::EmitShape::GatherMask:
+      return emit_gather_mask(site);
+    case ir::EmitShape::Scatter:
+      return emit_scatter(site);
+    case ir::EmitShape::ScatterMask:
+      return emit_scatter_mask(site);
+    case ir::EmitShape::ScatterUpdate:
+      return emit_scatter_update(site);
+    case ir::EmitShape::MScatter:
+      codegen_error(span,
+                    "pl.mscatter writes into its tensor argument; assign its result to a "
+                    "tensor name or write it as a statement");
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
     case ir::EmitShape::Comm:

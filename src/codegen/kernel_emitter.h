@@ -7,6 +7,7 @@
 //                          assemble
 //   kernel_layout_ops.cpp  col_expand*, concat, reshape, fillpad, read, and the valid regions of
 //                          tiles loaded with valid_shapes
+//   kernel_gather_ops.cpp  write, gather, scatter, scatter_update, mscatter and the mask forms
 // Loops, ifs and yields are StructuredEmitter's (structured_emitter.h).
 #pragma once
 
@@ -199,6 +200,18 @@ class KernelEmitter : public StructuredEmitter {
   void emit_row_broadcast(const OpSite& o);
   void emit_expand_expdif(const OpSite& o);
   void emit_transpose(const OpSite& o);
+
+  // ----- gather and scatter (kernel_gather_ops.cpp)
+
+  std::string write_value(const ExprPtr& value);
+  void emit_write(const OpSite& o);
+  void emit_tensor_write(const ir::Var& var, const ir::Call& call, Span span);
+  void emit_gather(const OpSite& o);
+  void emit_gather_mask(const OpSite& o);
+  void emit_scatter(const OpSite& o);
+  void emit_scatter_mask(const OpSite& o);
+  void emit_scatter_update(const OpSite& o);
+  void emit_mscatter(const ir::Call& call, Span span);
 
   const ir::Function& func_;
   int32_t line_offset_;

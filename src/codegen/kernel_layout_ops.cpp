@@ -162,6 +162,7 @@ void KernelEmitter::emit_read(const ir::Var& var, const ir::ScalarType& st, cons
   const ir::DataType dt = st.dtype;
   const std::string storage = cpp_storage_type(dt);
   const std::string ctype = cpp_scalar_type(dt);
+  const bool narrow_float = ir::is_float(dt) && dt != ir::DataType::FP32;
   auto idx = emit_int_list(call.args.at(1), names_, "the indices of pl.read");
   w_.line(ctype + " " + name + " = 0;");
   w_.open("");
@@ -169,15 +170,25 @@ void KernelEmitter::emit_read(const ir::Var& var, const ir::ScalarType& st, cons
     TileRef t = tile_arg(call.args[0], "read", 0);
     const std::string r = idx.size() == 2 ? idx[0] : "(int64_t)0";
     emit_tile_box_check(r, idx.back(), 1, 1, t.rows(), t.cols(), span, "read");
-    w_.line(name + " = (" + ctype + ")((const " + storage + "*)" + t.ptr + ")[(" + r + ") * " +
-            std::to_string(t.cols()) + " + (" + idx.back() + ")];");
+    const std::string element = "((const " + storage + "*)" + t.ptr + ")[(" + r + ") * " +
+                                std::to_string(t.cols()) + " + (" + idx.back() + ")]";
+    if (narrow_float) {  // FP16, BF16, FP8: converted as the cast instruction converts
+      w_.line("isa->cast(PTO_FP32, " + dtype_enum(dt) + ", &" + name + ", &" + element + ", 1);");
+    } else {
+      w_.line(name + " = (" + ctype + ")" + element + ";");
+    }
   } else {
     std::string tensor = tensor_arg(call.args[0], "read");
     std::string at = int_array("index", idx);
     std::string ones = int_array("one", std::vector<std::string>(idx.size(), "1"));
     check_box(tensor, at, ones, idx.size(), span, "read");
-    w_.line(name + " = (" + ctype + ")*(const " + storage + "*)pto::element_at(" + tensor + ", " +
-            at + ", " + std::to_string(ir::dtype_bytes(dt)) + ");");
+    const std::string address =
+        "pto::element_at(" + tensor + ", " + at + ", " + std::to_string(ir::dtype_bytes(dt)) + ")";
+    if (narrow_float) {
+      w_.line("isa->cast(PTO_FP32, " + dtype_enum(dt) + ", &" + name + ", " + address + ", 1);");
+    } else {
+      w_.line(name + " = (" + ctype + ")*(const " + storage + "*)" + address + ";");
+    }
   }
   w_.close();
   w_.line("(void)" + name + ";");

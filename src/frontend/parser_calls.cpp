@@ -1,5 +1,7 @@
 // Calls: argument lists, `pl.` members (dtypes, memory spaces, levels, op names), op calls with
 // their attributes and type checks, and calls of other functions of the program (self.f(...)).
+#include <iterator>
+
 #include "parser_state.h"
 #include "pypto/ir/atomic_mode.h"
 
@@ -184,9 +186,28 @@ Value Parser::parse_pl_member() {
     expect(TK::Dot, [&] { return "'.' after pl." + std::string(name); });
     const Token& op =
         expect_name([&] { return "an op name after 'pl." + std::string(name) + ".'"; });
+    if (op.text == "MaskPattern") return parse_mask_pattern(span);
     return parse_op_spelling(name, op.text, span);
   }
+  if (name == "MaskPattern") return parse_mask_pattern(span);
   return parse_op_spelling({}, name, span);
+}
+
+// pl.tile.MaskPattern.P0101 ... P1111: the column pattern of pl.gather / pl.scatter's mask forms,
+// an integer 1 to 7 as in PyPTO.
+Value Parser::parse_mask_pattern(Span span) {
+  static constexpr std::string_view kPatterns[] = {"P0101", "P1010", "P0001", "P0010",
+                                                   "P0100", "P1000", "P1111"};
+  expect(TK::Dot, "'.' after MaskPattern");
+  const Token& item = expect_name("a member of MaskPattern");
+  for (size_t k = 0; k < std::size(kPatterns); ++k) {
+    if (item.text == kPatterns[k]) {
+      return expr_value(
+          ir::make_node<ir::IntImm>(static_cast<int64_t>(k + 1), DataType::INT64, span), span);
+    }
+  }
+  fail(span_of(item), "unknown mask pattern 'MaskPattern." + std::string(item.text) +
+                          "' (expected P0101, P1010, P0001, P0010, P0100, P1000 or P1111)");
 }
 
 std::optional<ir::AttrValue> Parser::attr_value(const Value& v) {
@@ -320,8 +341,8 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
                    std::to_string(args.size()) + " (missing '" + def.arg_names[args.size()] + "')");
   }
   // pl.read(t, i): a single index reads a 1-D tensor or tile (PyPTO's flat form).
-  if (def.name == "read" && args.size() == 2 && args[1] && args[1]->type() &&
-      args[1]->type()->as<ir::ScalarType>()) {
+  if ((def.name == "read" || def.name == "write") && args.size() >= 2 && args[1] &&
+      args[1]->type() && args[1]->type()->as<ir::ScalarType>()) {
     args[1] = ir::make_tuple({args[1]}, args[1]->span());
   }
   try {

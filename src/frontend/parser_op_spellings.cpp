@@ -72,9 +72,6 @@ constexpr std::string_view kUnsupported[] = {
     "fillpad_expand",
     "fillpad_inplace",
     "func_attr",
-    "gather",
-    "gather_compare",
-    "gather_mask",
     "gather_row",
     "gatherb",
     "gemv_bias",
@@ -89,18 +86,13 @@ constexpr std::string_view kUnsupported[] = {
     "mgather",
     "min",
     "mrgsort",
-    "mscatter",
     "no_dep",
-    "paged_gather",
     "part_add",
     "part_max",
     "part_min",
     "part_mul",
     "random",
     "reserve_buffer",
-    "scatter",
-    "scatter_mask",
-    "scatter_update",
     "set_validshape",
     "sort32",
     "static_assert",
@@ -177,7 +169,6 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "dim" && ns != "tile") return parse_dim(spelling, span);
   if (op == "cast") return parse_cast(spelling, span);
   if (op == "extract" && ns == "tile") return parse_extract(spelling, span);
-  if (op == "write") return parse_write(spelling, span);
   if (op == "addc" || op == "subc" || op == "addsc" || op == "subsc")
     return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")
@@ -195,10 +186,39 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   }
   if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
   const size_t uses_mark = var_uses_.size();
-  // A string literal is an argument only of a string attribute (gemv's acc_phase="final").
-  const bool string_attrs = std::find(def->attr_names.begin(), def->attr_names.end(),
-                                      "acc_phase") != def->attr_names.end();
+  // A string literal is an argument only of a string attribute (gemv's acc_phase="final",
+  // gather's cmp_mode="eq").
+  auto has_attr = [&](const char* key) {
+    return std::find(def->attr_names.begin(), def->attr_names.end(), key) != def->attr_names.end();
+  };
+  const bool string_attrs = has_attr("acc_phase") || has_attr("cmp_mode") || name == "gather";
   std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
+  // pl.gather and pl.scatter are one spelling of several ops, told apart by their keywords:
+  // gather(x, mask_pattern=) is gather_mask, gather(x, kvalue=, cmp_mode=, out_cols=) is
+  // gather_compare, and scatter(x, mask_pattern=, dst=) is scatter_mask(dst, x, mask_pattern).
+  if (name == "gather" || name == "scatter") {
+    auto has = [&](std::initializer_list<std::string_view> keys) {
+      for (const CallArg& a : call_args)
+        for (std::string_view k : keys)
+          if (a.keyword == k) return true;
+      return false;
+    };
+    if (name == "gather" && has({"mask_pattern", "output_dtype"})) {
+      def = ir::OpRegistry::global().find("gather_mask");
+    } else if (name == "gather" && has({"kvalue", "cmp_mode", "out_cols", "count_dtype"})) {
+      def = ir::OpRegistry::global().find("gather_compare");
+    } else if (ns == "tile" && flat_index_form(call_args)) {
+      return parse_flat_index_form(spelling, name, call_args, span, uses_mark);
+    } else if (name == "scatter" && has({"mask_pattern", "dst"})) {
+      def = ir::OpRegistry::global().find("scatter_mask");
+      for (CallArg& a : call_args) {
+        if (!a.keyword.empty()) continue;
+        a.keyword = "src";  // the compact source is the first (only) positional argument
+        a.keyword_span = a.value.span;
+        break;
+      }
+    }
+  }
   ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
   if (scalar_operand) {
     const auto* c = call->as<ir::Call>();
@@ -230,6 +250,54 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
     }
   }
   return expr_value(call, span);
+}
+
+// pl.tile.gather(src, indices, tmp) and pl.tile.scatter(dst, src, indexes), PyPTO's tile forms
+// with flat indices (into src, or dst, in row-major order), told from the axis forms by their
+// second argument, a tile: the index form along the columns of the operands seen as one row,
+// reshaped back. (tmp is the hardware's scratch tile, unused here.)
+bool Parser::flat_index_form(const std::vector<CallArg>& call_args) {
+  if (call_args.size() != 3) return false;
+  for (const CallArg& a : call_args)
+    if (!a.keyword.empty() || a.value.kind != Value::Kind::Expr || !a.value.expr ||
+        !a.value.expr->type() || !a.value.expr->type()->as<ir::TileType>())
+      return false;
+  return true;
+}
+
+Value Parser::parse_flat_index_form(const std::string& spelling, std::string_view op,
+                                    const std::vector<CallArg>& call_args, Span span,
+                                    size_t uses_mark) {
+  auto shape_of = [](const ExprPtr& e) { return e->type()->as<ir::TileType>()->shape; };
+  auto as_row = [&](const ExprPtr& e) {
+    int64_t n = 1;
+    for (int64_t d : shape_of(e)) n *= d;
+    return ir::make_op_call("reshape", {e, ir::make_tuple({ir::make_int(1), ir::make_int(n)})}, {},
+                            e->span());
+  };
+  auto shape_tuple = [](const std::vector<int64_t>& shape) {
+    std::vector<ExprPtr> dims;
+    for (int64_t d : shape) dims.push_back(ir::make_int(d));
+    return ir::make_tuple(std::move(dims));
+  };
+  const ExprPtr& a = call_args[0].value.expr;
+  const ExprPtr& b = call_args[1].value.expr;
+  const ExprPtr& c = call_args[2].value.expr;
+  try {
+    if (op == "gather") {  // gather(src, indices, tmp): out[i, j] = src.flat[indices[i, j]]
+      ExprPtr row = ir::make_op_call("gather", {as_row(a), ir::make_int(1), as_row(b)}, {}, span);
+      return expr_value(ir::make_op_call("reshape", {row, shape_tuple(shape_of(b))}, {}, span),
+                        span);
+    }
+    // scatter(dst, src, indexes): dst.flat[indexes[i, j]] = src[i, j]
+    ExprPtr row =
+        ir::make_op_call("scatter", {as_row(a), ir::make_int(1), as_row(c), as_row(b)}, {}, span);
+    return expr_value(ir::make_op_call("reshape", {row, shape_tuple(shape_of(a))}, {}, span), span);
+  } catch (const CompileError& e) {
+    throw CompileError(use_site(e.span(), uses_mark), std::string(e.what()) + " (in " + spelling +
+                                                          ", indices into the tile " +
+                                                          "seen as one row)");
+  }
 }
 
 // The arguments of a form that is not one registry op (pl.full, pl.addc, pl.tensor.dim...),
@@ -357,46 +425,6 @@ Value Parser::parse_three_operand(const std::string& spelling, std::string_view 
 // pl.write(tensor, indices, value): one element of a tensor set to a scalar, in a kernel. It is
 // the store of a one-element tile filled with the value (pl.expands), so the passes and the
 // device treat it as any store.
-Value Parser::parse_write(const std::string& spelling, Span span) {
-  if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
-  const bool in_orchestration = current_function_ < signatures_.size() &&
-                                signatures_[current_function_].type ==
-                                    ir::FunctionType::Orchestration;
-  if (spelling == "pl.tensor.write" || in_orchestration) {
-    fail(span, spelling + (in_orchestration ? " in an orchestration function" : "") +
-                   " is not supported yet: pl.write sets an element of a tensor in a kernel (an "
-                   "InCore function or a pl.at scope)");
-  }
-  const size_t uses_mark = var_uses_.size();
-  std::vector<CallArg> call_args = parse_call_args(spelling);
-  static const std::vector<std::string_view> kNames{"tensor", "indices", "value"};
-  const std::vector<const CallArg*> bound = bind_form_args(call_args, kNames, spelling, span);
-  std::array<ExprPtr, 3> operands;
-  for (size_t i = 0; i < operands.size(); ++i) {
-    operands[i] = expect_expr(bound[i]->value, [&] {
-      return "argument '" + std::string(kNames[i]) + "' of " + spelling;
-    });
-  }
-  const auto* tensor = operands[0]->type()->as<ir::TensorType>();
-  if (!tensor) fail(bound[0]->value.span, spelling + " writes an element of a tensor");
-  if (tensor->shape.size() < 2) {
-    fail(bound[0]->value.span, spelling + " of a tensor of rank " +
-                                   std::to_string(tensor->shape.size()) +
-                                   " is not supported yet (a tensor of rank 2 or more)");
-  }
-  try {
-    auto one = [&] { return ir::make_node<ir::IntImm>(1, DataType::INT64, span); };
-    ExprPtr tile = ir::make_op_call("create_tile", {ir::make_tuple({one(), one()}, span)},
-                                    {{"dtype", ir::AttrValue(tensor->dtype)}}, span);
-    ExprPtr filled = ir::make_op_call("expands", {tile, operands[2]}, {}, span);
-    return expr_value(ir::make_op_call("store", {filled, operands[1], operands[0]}, {}, span),
-                      span);
-  } catch (const CompileError& e) {
-    throw CompileError(use_site(e.span(), uses_mark),
-                       std::string(e.what()) + " (in " + spelling + ")");
-  }
-}
-
 Value Parser::parse_extract(const std::string& spelling, Span span) {
   if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
   const size_t uses_mark = var_uses_.size();

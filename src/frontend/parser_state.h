@@ -448,7 +448,6 @@ class Parser {
 
   Value parse_pl_member();
   // parser_distributed.cpp: PyPTO's `pld` namespace of multi-rank programs.
-  Value parse_write(const std::string& spelling, Span span);  // parser_op_spellings.cpp
   Value parse_pld_member();
   Value parse_pld_call(std::string_view ns, std::string_view name, const std::string& label,
                        Span span);
@@ -458,6 +457,10 @@ class Parser {
   // The rank count of the run the program is parsed for (the constant kWorldSizeConstant),
   // when the caller knows it.
   std::optional<int64_t> known_world_size() const;
+  Value parse_mask_pattern(Span span);
+  bool flat_index_form(const std::vector<CallArg>& call_args);
+  Value parse_flat_index_form(const std::string& spelling, std::string_view op,
+                              const std::vector<CallArg>& call_args, Span span, size_t uses_mark);
 
   static std::optional<ir::AttrValue> attr_value(const Value& v);
 

@@ -121,6 +121,16 @@ void Parser::parse_expression_statement(Block& block, Span start) {
   if (v.kind != Value::Kind::Expr || !v.expr->as<ir::Call>()) {
     fail(start, "expected a call or an assignment; an expression statement has no effect");
   }
+  // `pl.write(x, [i, j], v)` as a statement writes into x: x is rebound to the written value,
+  // which is what the statement means in a program of values.
+  const auto* call = v.expr->as<ir::Call>();
+  if (call->call_kind == ir::CallKind::Op && call->callee == "write" && !call->args.empty()) {
+    if (const auto* target = call->args[0]->as<ir::Var>()) {
+      VarPtr var = bind_var(target->name, v.expr->type(), start);
+      block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, v.expr, start));
+      return;
+    }
+  }
   block.stmts.push_back(ir::make_node<ir::EvalStmt>(v.expr, start));
 }
 

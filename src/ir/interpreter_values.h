@@ -182,6 +182,17 @@ Value op_reinterpret_view(const OpDef& def, const Call& c, const Args& a);
 Value op_compare(const OpDef& def, const Call& c, const Args& a);  // interpreter_compare_ops.cpp
 Value op_select(const OpDef& def, const Call& c, const Args& a);   // sel and sels
 
+// src/ir/interpreter_gather_ops.cpp: gather and scatter.
+Value op_write(const OpDef& def, const Call& c, const Args& a);
+Value op_gather(const OpDef& def, const Call& c, const Args& a);
+Value op_gather_mask(const OpDef& def, const Call& c, const Args& a);
+Value op_gather_compare(const OpDef& def, const Call& c, const Args& a);
+Value op_scatter(const OpDef& def, const Call& c, const Args& a);
+Value op_scatter_mask(const OpDef& def, const Call& c, const Args& a);
+Value op_scatter_update(const OpDef& def, const Call& c, const Args& a);
+Value op_mscatter(const OpDef& def, const Call& c, const Args& a);
+Value op_paged_gather(const OpDef& def, const Call& c, const Args& a);
+
 // Argument `i` of `c` as a tile (a RunError naming the op otherwise); interpreter_layout_ops.cpp.
 const Tile& tile_at(const Call& c, const Args& a, size_t i);
 // The operand of a reduction (PtoRowReduceOp `reduce_op`): `t` with everything outside its valid

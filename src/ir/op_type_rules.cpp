@@ -535,10 +535,6 @@ TypePtr infer_read(const OpContext& c) {
   auto indices = expect_offsets(c, 1, "indices");
   expect_rank(c, 1, "indices", indices.size(), x.shape->size());
   check_region(c, 1, indices, std::vector<int64_t>(indices.size(), 1), *x.shape);
-  if (is_float(x.dtype) && x.dtype != DataType::FP32) {
-    c.fail(0, c.op_name() + " reads FP32, integer or BOOL elements, got " +
-                  std::string(dtype_name(x.dtype)) + " (cast the tile first)");
-  }
   return scalar_type(x.dtype);
 }
 

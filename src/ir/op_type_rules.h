@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pypto/ir/expr.h"
+#include "pypto/ir/mask_pattern.h"
 #include "pypto/ir/types.h"
 
 namespace pypto::ir::op_rules {
@@ -182,5 +183,32 @@ TypePtr infer_cmp(const OpContext& c);
 TypePtr infer_sel(const OpContext& c);
 // sels(mask, src, tmp, scalar): src where the mask's bit is set, else the scalar.
 TypePtr infer_sels(const OpContext& c);
+
+// ----- Gather and scatter (op_type_rules_gather.cpp).
+// A constant mask pattern (pypto/ir/mask_pattern.h) in argument i: its columns.
+MaskColumns expect_mask_pattern(const OpContext& c, size_t i);
+// cmp_mode= of gather_compare: a PtoCmpType code (0 = "eq" when absent).
+int32_t cmp_mode_attr(const OpContext& c);
+// write(tensor or tile, indices, value): the value with one element set; its type.
+TypePtr infer_write(const OpContext& c);
+// gather(input, dim, index): input's elements along `dim` at the index's values; the index's
+// shape (at most the input's on the other axes), the input's dtype.
+TypePtr infer_gather(const OpContext& c);
+// gather_mask(input, mask_pattern, output_dtype=): the columns the pattern selects.
+TypePtr infer_gather_mask(const OpContext& c);
+// gather_compare(input, kvalue, tmp=None, cmp_mode=, out_cols=, offset=, count_dtype=):
+// ([rows, out_cols] INT32 column numbers, [1, rows] counts).
+TypePtr infer_gather_compare(const OpContext& c);
+// scatter(input, dim, index, src): input with src's elements placed along `dim` at the index.
+TypePtr infer_scatter(const OpContext& c);
+// scatter_mask(dst, src, mask_pattern): dst with src's columns in the columns the pattern selects.
+TypePtr infer_scatter_mask(const OpContext& c);
+// scatter_update(input [R, D], dim=-2, index [b, s], src [b * s, D]): rows replaced.
+TypePtr infer_scatter_update(const OpContext& c);
+// mscatter(src tile, idx tile, output_tensor): src's elements stored at flat tensor indices.
+TypePtr infer_mscatter(const OpContext& c);
+// paged_gather(src [rows, cols], indices, block_table, block_size, size, max_indices): the rows
+// a paged table names, [max_indices, size] (transposed with is_trans=True).
+TypePtr infer_paged_gather(const OpContext& c);
 
 }  // namespace pypto::ir::op_rules

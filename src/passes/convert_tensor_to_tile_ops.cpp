@@ -9,7 +9,9 @@
 // rows takes the whole operand as one block). A result assembled into a tensor
 // (`t = pl.assemble(t, result, offsets)`, what a `pl.at` scope writes) is stored there at those
 // offsets instead. A matmul of two tensors (or slices of them) is its own chain: both operands are
-// loaded whole into Mat, moved to Left/Right and multiplied on the cube unit.
+// loaded whole into Mat, moved to Left/Right and multiplied on the cube unit. A gather or
+// scatter of tensors (pl.gather, pl.scatter, their mask forms, pl.scatter_update, pl.paged_gather)
+// is one too: its operands are loaded whole and its tile form applied (tensor_gather_lowering.h).
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -18,6 +20,8 @@
 
 #include "pass_utils.h"
 #include "pypto/passes/pass.h"
+#include "tensor_copies.h"
+#include "tensor_gather_lowering.h"
 
 namespace pypto::passes {
 
@@ -79,7 +83,7 @@ bool is_tensor_expand_clone(const Call* c) {
 bool is_tensor_op(const ExprPtr& value) {
   const Call* c = detail::as_op_call(value);
   return is_tensor_elementwise(value) || is_tensor_reduction(c) || is_tensor_matmul(c) ||
-         is_tensor_creation(c) || is_tensor_expand_clone(c);
+         is_tensor_creation(c) || is_tensor_expand_clone(c) || detail::is_tensor_gather_op(c);
 }
 
 // A window of matrix b along one axis of it: `axis` (0 rows, 1 columns) from `start`, `size`
@@ -172,6 +176,12 @@ class TensorOpLowering : public IRMutator {
     std::vector<const ReturnStmt*> returns;
     std::vector<std::pair<const Var*, Span>> other_uses;
     void visit_assign(const AssignStmt& s) override {
+      if (const auto* gc = detail::as_op_call(s.value, "gather_compare")) {
+        throw CompileError(gc->span(),
+                           "pl.gather's compare form (kvalue=, cmp_mode=, "
+                           "out_cols=) is not supported in InCore code yet; it "
+                           "runs in the reference interpreter only");
+      }
       if (is_tensor_op(s.value)) {
         self->virtual_defs_[s.var.get()] = s.value->as<Call>();
         self->var_ptrs_[s.var.get()] = s.var;
@@ -288,6 +298,8 @@ class TensorOpLowering : public IRMutator {
       return materialize_matmul(*root, span, destination, bound, base_offsets);
     if (is_tensor_expand_clone(root))
       return materialize_expand_clone(*root, span, destination, bound, base_offsets);
+    if (detail::is_tensor_gather_op(root))
+      return materialize_gather(*root, span, destination, bound, base_offsets);
     const bool reduction = is_tensor_reduction(root);
     const auto& shape = reduction ? root->args[0]->type()->as<TensorType>()->shape : result->shape;
     function_shape_ = shape;
@@ -305,6 +317,12 @@ class TensorOpLowering : public IRMutator {
                            "the result of pl.expand_clone can only be stored, assembled or "
                            "returned; to compute with a broadcast, use pl.row_expand_* or "
                            "pl.col_expand_* on tiles");
+      }
+      if (n != &value && detail::is_tensor_gather_op(virtual_defs_.at(n))) {
+        throw CompileError(virtual_defs_.at(n)->span(),
+                           "the result of pl." + virtual_defs_.at(n)->callee +
+                               " on tensors can only be stored, assembled or returned; to "
+                               "compute with it, load tiles and apply the tile form");
       }
       if (n != &value && is_tensor_reduction(virtual_defs_.at(n))) {
         throw CompileError(virtual_defs_.at(n)->span(),
@@ -469,13 +487,17 @@ class TensorOpLowering : public IRMutator {
     }
     auto operand = [&](size_t i, MemorySpace space) -> ExprPtr {
       const auto* v = mm.args[i]->as<Var>();
-      if (!v || virtual_defs_.count(v)) {
+      const Call* def = v && virtual_defs_.count(v) ? virtual_defs_.at(v) : nullptr;
+      const bool paged = def && def->callee == "paged_gather";  // gathered straight into Mat
+      if (!v || (def && !paged)) {
         throw CompileError(mm.args[i]->span(),
                            "an operand of pl.matmul on tensors must be a tensor (a parameter or a "
-                           "slice of one), not the result of another tensor op");
+                           "slice of one, or pl.paged_gather's rows), not the result of another "
+                           "tensor op");
       }
-      ExprPtr mat = load_matrix(mm.args[i], b, {{"target_memory", MemorySpace::Mat}}, span, out,
-                                v->name + "_mat");
+      ExprPtr mat = paged ? detail::paged_gather_into(*def, MemorySpace::Mat, out)
+                          : load_matrix(mm.args[i], b, {{"target_memory", MemorySpace::Mat}}, span,
+                                        out, v->name + "_mat");
       ExprPtr moved = make_op_call("move", {mat}, {{"target_memory", space}}, span);
       auto r = make_var(v->name + (space == MemorySpace::Left ? "_left" : "_right"), moved->type(),
                         span);
@@ -612,6 +634,43 @@ class TensorOpLowering : public IRMutator {
                           base_offsets, matrix);
   }
 
+  // A gather or scatter of tensors (tensor_gather_lowering.h): its operands loaded whole, the
+  // tile form applied, the result stored matrix by matrix.
+  StmtPtr materialize_gather(const Call& op, Span span, const ExprPtr& destination,
+                             const VarPtr& bound, const ExprPtr& base_offsets) {
+    const auto& shape = op.type()->as<TensorType>()->shape;
+    const int64_t batches = detail::gather_op_batches(op);
+    // An operand made by an earlier gather or scatter of 2-D tensors is computed in place (a
+    // chain); a parameter (or a view of one) is loaded.
+    for (const auto& a : op.args) {
+      const auto* v = a->as<Var>();
+      if (batches != 0 && v && virtual_defs_.count(v)) {
+        throw CompileError(a->span(), "an operand of pl." + op.callee +
+                                          " on 3-D tensors must be a tensor (a parameter or a "
+                                          "slice of one), not the result of another tensor op");
+      }
+    }
+    detail::OperandTile operand = [&](const ExprPtr& t, const ExprPtr& b,
+                                      std::vector<StmtPtr>* out) -> ExprPtr {
+      const auto* v = t->as<Var>();
+      auto def = v ? virtual_defs_.find(v) : virtual_defs_.end();
+      if (def == virtual_defs_.end()) return detail::load_whole(t, b, span, out);
+      if (!detail::is_tensor_gather_op(def->second) || batches != 0 ||
+          detail::gather_op_batches(*def->second) != 0) {
+        throw CompileError(t->span(), "an operand of pl." + op.callee +
+                                          " on tensors must be a tensor (a parameter or a slice "
+                                          "of one, or another gather or scatter of its shape), "
+                                          "not the result of pl." +
+                                          def->second->callee);
+      }
+      return detail::gather_op_matrix(*def->second, b, out, operand);
+    };
+    return store_matrices(batches, shape[shape.size() - 2], shape.back(), span, destination, bound,
+                          base_offsets, [&](const ExprPtr& b, std::vector<StmtPtr>* out) {
+                            return detail::gather_op_matrix(op, b, out, operand);
+                          });
+  }
+
   const Function& function_;
   std::vector<Param> added_params_;
   std::vector<TypePtr> added_outputs_;
@@ -702,7 +761,8 @@ class OutputArgumentAdder : public IRMutator {
 
 ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
   std::unordered_map<std::string, std::vector<TypePtr>> added;
-  ProgramPtr lowered = detail::map_incore_functions(program, [&](const FunctionPtr& f) {
+  ProgramPtr lowered = detail::map_incore_functions(program, [&](const FunctionPtr& original) {
+    FunctionPtr f = detail::rewrite_tensor_copies(original);
     TensorOpLowering lowering(*f);
     // A kernel already written in tile ops (the usual case) has nothing to lower: no second walk.
     if (!lowering.has_tensor_ops()) return f;

@@ -299,6 +299,9 @@ class SpaceInference : public IRMutator {
       case OpCategory::Transpose:
       case OpCategory::Compare:
       case OpCategory::Select:
+      case OpCategory::Write:
+      case OpCategory::Gather:
+      case OpCategory::Scatter:
         if (!detail::as_tile(c.type())) return std::nullopt;
         for (size_t i = 0; i < args.size(); ++i)
           if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);
@@ -307,6 +310,7 @@ class SpaceInference : public IRMutator {
       case OpCategory::ExpandClone:
       case OpCategory::Scheduling:
       case OpCategory::Communication:
+      case OpCategory::PagedGather:
         return std::nullopt;
     }
     return std::nullopt;

@@ -15,6 +15,7 @@
 #include "tensor_transfer.h"
 #include "tile_elements.h"
 #include "comm_isa.h"
+#include "tile_gather.h"
 #include "tile_gemm.h"
 #include "tile_simd.h"
 
@@ -498,6 +499,14 @@ const PtoIsa& tile_isa() {
       &comm_isa::peer_view,
       &comm_isa::notify,
       &comm_isa::wait,
+      &gather::gather,
+      &gather::scatter,
+      &gather::scatter_rows,
+      &gather::scatter_store,
+      &gather::gather_columns,
+      &gather::scatter_columns,
+      &gather::gather_compare,
+      &gather::write_element,
   };
   return isa;
 }

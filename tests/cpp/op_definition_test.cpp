@@ -62,12 +62,14 @@ TEST(OpDefinition, EveryOpHasEveryAttributeItNeeds) {
     EXPECT_LE(def->min_args, def->arg_names.size());
     if (def->emit == EmitShape::None) {
       // Only tensor-level ops have no kernel instruction: create_tensor and task scheduling
-      // (orchestrations), expand_clone (which ConvertTensorToTileOps lowers in kernels) and the
-      // host orchestrator's window buffers.
+      // (orchestrations), expand_clone (which ConvertTensorToTileOps lowers in kernels), the
+      // host orchestrator's window buffers, and paged_gather of tensors (lowered to loads);
+      // gather_compare's two results are a tuple, which kernel code does not hold yet.
       EXPECT_TRUE(def->category == OpCategory::CreateTensor ||
                   def->category == OpCategory::ExpandClone ||
                   def->category == OpCategory::Scheduling ||
-                  def->category == OpCategory::Communication)
+                  def->category == OpCategory::Communication ||
+                  def->category == OpCategory::PagedGather || name == "gather_compare")
           << "no emission shape";
     }
     // The column broadcasts take a binary opcode, except col_expand, which only copies.
@@ -138,6 +140,10 @@ constexpr const char* kRowToLeft =
     "target_memory=pl.MemorySpace.Left)";
 constexpr const char* kX = "pl.load(x, [0, 0], [16, 16])";
 constexpr const char* kW = "pl.load(w, [0, 0], [16, 16])";
+// INT32 indices 0 to 15 (of rows or columns of a [16, 16] tile), from w.
+constexpr const char* kIndex =
+    "pl.rem(pl.cast(pl.mul(pl.abs(pl.load(w, [0, 0], [16, 16])), 1000.0), "
+    "target_type=pl.INT32), 16)";
 
 // An integer operand that an op divides by must not hold zeros: integer division by zero is a
 // fault (IntegerDivisionByZeroIsAFault below), not a value to compare.
@@ -369,6 +375,50 @@ std::vector<Block> blocks_for(const OpDef& def) {
           0.0f);
       break;
     case EmitShape::Comm:  // multi-rank ops run on ranks: comm_transport_test, test_multi_rank.py
+    // Gather and scatter: indices from w, repeated ones included (the last write wins).
+    case EmitShape::Write:
+      add(op + "(" + std::string(kX) + ", [3, 4], -2.5)", true, 0.0f);
+      add(op + "(" + std::string(kX) + ", [15, 0], 7)", true, 0.0f);
+      break;
+    case EmitShape::Gather:
+      add(op + "(" + std::string(kX) + ", 1, " + kIndex + ")", true, 0.0f);
+      add(op + "(" + std::string(kX) + ", -2, pl.slice(" + kIndex + ", [8, 16], [0, 0]))", true,
+          0.0f);
+      break;
+    case EmitShape::GatherMask:
+      for (int pattern = 1; pattern <= 7; ++pattern)
+        add(op + "(" + std::string(kX) + ", " + std::to_string(pattern) + ")", true, 0.0f);
+      break;
+    case EmitShape::Scatter:
+      add(op + "(" + std::string(kX) + ", 1, " + kIndex + ", " + kW + ")", true, 0.0f);
+      add(op + "(" + std::string(kX) + ", 0, pl.slice(" + kIndex +
+              ", [4, 16], [0, 0]), "
+              "pl.slice(" +
+              kW + ", [4, 16], [0, 0]))",
+          true, 0.0f);
+      break;
+    case EmitShape::ScatterMask:
+      add(op + "(" + std::string(kX) + ", pl.slice(" + kW + ", [16, 8], [0, 0]), 2)", true, 0.0f);
+      add(op + "(" + std::string(kX) + ", pl.slice(" + kW + ", [16, 4], [0, 0]), 5)", true, 0.0f);
+      break;
+    case EmitShape::ScatterUpdate:
+      add(op + "(" + std::string(kX) + ", -2, pl.slice(" + kIndex +
+              ", [2, 3], [0, 0]), "
+              "pl.slice(" +
+              kW + ", [6, 16], [0, 0]))",
+          true, 0.0f);
+      break;
+    case EmitShape::MScatter: {
+      // Into y itself (its first 256 elements), then read back as the block's result.
+      const std::string flat =
+          "pl.rem(pl.cast(pl.mul(pl.abs(pl.load(w, [0, 0], [16, 16])), 1000.0), "
+          "target_type=pl.INT32), 256)";
+      std::string r = "r" + std::to_string(out.size());
+      out.push_back({"y = " + op + "(" + std::string(kX) + ", " + flat + ", y)\n        " + r +
+                         " = pl.load(y, [0, 0], [16, 16])\n",
+                     true, 0.0f});
+      break;
+    }
     case EmitShape::None:
       break;
   }

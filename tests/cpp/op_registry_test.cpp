@@ -119,8 +119,16 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     ASSERT_NE(reg.find(name), nullptr) << name;
     EXPECT_EQ(reg.find(name)->category, OpCategory::Communication) << name;
   }
+  // Gather and scatter.
+  const char* const gather_ops[] = {"write",          "gather",   "gather_mask",
+                                    "gather_compare", "scatter",  "scatter_mask",
+                                    "scatter_update", "mscatter", "paged_gather"};
+  for (const char* name : gather_ops) {
+    ASSERT_NE(reg.find(name), nullptr) << name;
+  }
   auto names = reg.names();
-  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
+  EXPECT_EQ(names.size(),
+            57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) + std::size(gather_ops) +
                               std::size(comm_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());

@@ -124,7 +124,8 @@ BODY
 
 
 @pytest.mark.parametrize("body, col, message", [
-    ("        pl.tensor.write(a, [0, 0], 1.0)\n        r = t", 9, "pl.tensor.write is not supported yet"),
+    ("        pl.tensor.gather_row(a, a, [0, 0], [0, 0], [1, 32])\n        r = t", 9,
+     "pl.tensor.gather_row is not supported yet"),
     ("        r = pl.tile.sort32(t)", 13, "pl.tile.sort32 is not supported yet"),
     ("        r = pl.tensor.frobnicate(t)", 13, "unknown op 'pl.tensor.frobnicate'"),
     ("        pl.static_print(t)\n        r = t", 9, "pl.static_print is not supported yet"),

@@ -44,6 +44,12 @@ enum class OpCategory : uint8_t {
   // Multi-rank programs (src/ir/comm_ops.h): ranks, window buffers, peer views, signals. Calls
   // with effects on other ranks: never dropped or reordered by the passes.
   Communication,
+
+  // Gather and scatter (src/ir/op_type_rules_gather.cpp).
+  Write,        // write(tensor or tile, indices, value): one element set
+  Gather,       // gather, gather_mask, gather_compare: elements chosen by index or pattern
+  Scatter,      // scatter, scatter_mask, scatter_update, mscatter: elements placed by index
+  PagedGather,  // paged_gather of tensors, which ConvertTensorToTileOps lowers to loads
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the
@@ -79,6 +85,15 @@ enum class EmitShape : uint8_t {
   Compare,       // PtoIsa::compare
   Select,        // PtoIsa::select
   Comm,          // PtoIsa::comm_* (src/codegen/kernel_comm_ops.cpp)
+
+  // Gather and scatter (src/codegen/kernel_gather_ops.cpp).
+  Write,          // PtoIsa::write_element, into a tile or a tensor
+  Gather,         // PtoIsa::gather
+  GatherMask,     // PtoIsa::gather_columns
+  Scatter,        // PtoIsa::scatter onto a copy of the input
+  ScatterMask,    // PtoIsa::scatter_columns onto a copy of dst
+  ScatterUpdate,  // PtoIsa::scatter_rows onto a copy of the input
+  MScatter,       // PtoIsa::scatter_store into a tensor
 };
 
 using OpTypeInferFn =

@@ -14,7 +14,7 @@ from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tens
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mul', 'neg', 'not_', 'or_', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'xor']
+__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fmod', 'gather', 'gather_compare', 'gather_mask', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mscatter', 'mul', 'neg', 'not_', 'or_', 'paged_gather', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'scatter', 'scatter_mask', 'scatter_update', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'write', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -377,6 +377,33 @@ def fmod(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     raise outside_program('fmod')
 
 
+def gather(input: _Value, dim: int, index: _Value) -> _Value:
+    """gather: out[i][j] = input[index[i][j]][j] (dim 0) or input[i][index[i][j]] (dim 1), as torch.gather; an index out of range is a run-time error.
+
+    In a program: ``pl.gather(input, dim, index)``. Category Gather; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gather')
+
+
+def gather_compare(input: _Value, kvalue: Union[int, float], tmp: Optional[Tile] = None, *, cmp_mode: Optional[str] = None, out_cols: Optional[int] = None, offset: Optional[int] = None, count_dtype: Optional[DType] = None) -> Any:
+    """For each row of `input`, the column numbers (+ offset) where `element <cmp_mode> kvalue` holds, the first out_cols of them, and their count: a tuple ([rows, out_cols] INT32, [1, rows]).
+
+    In a program: ``pl.gather_compare(input, kvalue, [tmp], cmp_mode=, out_cols=, offset=, count_dtype=)``. Category Gather; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gather_compare')
+
+
+def gather_mask(input: _Value, mask_pattern: int, *, output_dtype: Optional[DType] = None) -> _Value:
+    """The columns of `input` that `mask_pattern` selects (pl.tile.MaskPattern: P0101 even, P1010 odd, P0001..P1000 one of four, P1111 all); output_dtype reads their bits as another dtype of the same width.
+
+    In a program: ``pl.gather_mask(input, mask_pattern, output_dtype=)``. Category Gather; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gather_mask')
+
+
 def gemv(left: Tile, right: Tile, *, acc_phase: Optional[str] = None) -> Tile:
     """Matrix product of a Left and a Right tile into an Acc tile (gemv; matmul_acc adds it to `acc`, or replaces `acc` where `init_cond` holds; matmul_bias adds the [1, N] `bias` to every row; gemv and gemv_acc take a [1, K] left operand; a_trans / b_trans read an operand stored transposed).
 
@@ -485,6 +512,15 @@ def move(tile: Tile, *, target_memory: Optional[MemorySpace] = None) -> Tile:
     raise outside_program('move')
 
 
+def mscatter(src: Tile, idx: Tile, output_tensor: Tensor) -> Tensor:
+    """Stores element (i, j) of `src` at flat element idx[i, j] of `output_tensor` and returns the tensor; an index out of range is a run-time error.
+
+    In a program: ``pl.mscatter(src, idx, output_tensor)``. Category Scatter; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('mscatter')
+
+
 def mul(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     """Elementwise mul of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
 
@@ -519,6 +555,15 @@ def or_(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('or_')
+
+
+def paged_gather(src: Tensor, indices: Tensor, block_table: Tensor, block_size: int, size: int, max_indices: int, *, space: Optional[MemorySpace] = None, col_off: Optional[int] = None, is_trans: Optional[bool] = None, is_b_matrix: Optional[bool] = None) -> Tensor:
+    """Rows of the paged pool `src`: row i is src[block_table[k // block_size] * block_size + k % block_size, col_off:col_off + size] for k = indices[i].
+
+    In a program: ``pl.paged_gather(src, indices, block_table, block_size, size, max_indices, space=, col_off=, is_trans=, is_b_matrix=)``. Category PagedGather; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('paged_gather')
 
 
 def prelu(tile: _Value, slope: Union[_Value, int, float], tmp: Optional[Tile] = None) -> _Value:
@@ -719,6 +764,33 @@ def rsqrt(input: _Value, tmp: Optional[Tile] = None) -> _Value:
     raise outside_program('rsqrt')
 
 
+def scatter(input: _Value, dim: int, index: _Value, src: _Value) -> _Value:
+    """scatter: a copy of `input` with the elements of `src` placed along `dim` at `index` (the last write wins), as torch.scatter; an index out of range is a run-time error.
+
+    In a program: ``pl.scatter(input, dim, index, src)``. Category Scatter; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('scatter')
+
+
+def scatter_mask(dst: _Value, src: _Value, mask_pattern: int) -> _Value:
+    """`dst` with the columns of `src` written into the columns `mask_pattern` selects (the inverse of gather_mask); the other columns keep their values.
+
+    In a program: ``pl.scatter_mask(dst, src, mask_pattern)``. Category Scatter; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('scatter_mask')
+
+
+def scatter_update(input: _Value, dim: int, index: _Value, src: _Value) -> _Value:
+    """`input` [rows, d] with row index.flat[k] replaced by row k of `src` [b * s, d] (dim=-2; the last write wins); an index out of range is a run-time error.
+
+    In a program: ``pl.scatter_update(input, dim, index, src)``. Category Scatter; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('scatter_update')
+
+
 def sel(mask: Tile, lhs: Tile, rhs: Tile, tmp: Optional[Tile] = None) -> Tile:
     """sel: the first value where the mask of pl.cmp has its bit set, else the second (a tile, or the scalar).
 
@@ -852,6 +924,15 @@ def transpose_view(tile: Tile) -> Tile:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('transpose_view')
+
+
+def write(input: _Value, indices: Sequence[IntLike], value: Union[int, float]) -> _Value:
+    """`input` with the element at `indices` set to `value` (written as a statement, `pl.write(x, [i, j], v)` rebinds x).
+
+    In a program: ``pl.write(input, indices, value)``. Category Write; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('write')
 
 
 def xor(lhs: _Value, rhs: Union[_Value, int, float], tmp: Optional[Tile] = None) -> _Value:

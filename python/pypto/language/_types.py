@@ -15,7 +15,8 @@ __all__ = [
     "DType", "FP32", "FP16", "BF16", "FP8E4M3FN", "FP8E5M2", "INT8", "INT16", "INT32", "INT64",
     "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "DTYPES",
     "INT4", "UINT4", "FP4", "HF4", "HF8", "FP8E8M0", "TASK_ID",
-    "MemorySpace", "Mem", "FunctionType", "Level", "Role", "MemRef", "PadValue", "AtomicType",
+    "MemorySpace", "Mem", "FunctionType", "Level", "Role", "MemRef", "PadValue", "MaskPattern",
+    "AtomicType",
     "INDEX",
     "TensorLayout", "ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN", "TileLayout", "CompactMode",
     "TileView", "TensorView",
@@ -170,6 +171,22 @@ class PadValue(str, enum.Enum):
 
 
 PadValue.null = None  # type: ignore[misc]
+
+
+class MaskPattern(enum.IntEnum):
+    """Which columns of each row the mask forms of ``pl.gather`` / ``pl.scatter`` select
+    (``pl.tile.MaskPattern``): read right to left, bit k set selects column k of every group."""
+
+    P0101 = 1  # even columns
+    P1010 = 2  # odd columns
+    P0001 = 3  # column 0 of every four
+    P0010 = 4  # column 1 of every four
+    P0100 = 5  # column 2 of every four
+    P1000 = 6  # column 3 of every four
+    P1111 = 7  # every column
+
+    def __repr__(self):
+        return "pl.tile.MaskPattern." + self.name
 
 
 class AtomicType(enum.IntEnum):

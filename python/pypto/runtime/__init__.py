@@ -176,12 +176,18 @@ class TensorSpec:
 
 
 def _takes_an_argument(fn):
+    """Whether ``fn`` is called with the shape: a Python function only when it needs a
+    positional argument (``def make(dtype=torch.float16)`` is PyPTO's no-argument callable), any
+    other callable (``np.random.standard_normal``) whenever it accepts one."""
     try:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return True
-    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-               for p in parameters)
+    positional = [p for p in parameters
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    if inspect.isfunction(fn):
+        return any(p.kind != p.VAR_POSITIONAL and p.default is p.empty for p in positional)
+    return bool(positional)
 
 
 def _dimension(name, d):
