@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "host_arrays.h"
 #include "ir_handles.h"
 #include "pypto/driver/distributed.h"
 #include "pypto/driver/run.h"
@@ -27,7 +28,6 @@ namespace pypto::bindings {
 
 namespace {
 
-using HostBuffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
 [[noreturn]] void raise_error(const char* type_name, const std::string& message) {
   nb::object type = nb::module_::import_("pypto.errors").attr(type_name);
@@ -98,21 +98,7 @@ void bind_distributed(nb::module_ m) {
                                     .c_str());
         }
         std::vector<HostBuffer> keep;
-        std::vector<ir::HostTensor> args(params.size());
-        for (size_t i = 0; i < params.size(); ++i) {
-          HostBuffer buffer;
-          if (!nb::try_cast<HostBuffer>(arrays[i], buffer, /*convert=*/false)) {
-            throw nb::type_error(
-                ("argument '" + params[i].var->name + "' is not a C-contiguous CPU array").c_str());
-          }
-          auto dtype = ir::dtype_from_name(dtype_names[i]);
-          if (!dtype) throw nb::value_error(("unknown dtype '" + dtype_names[i] + "'").c_str());
-          args[i].name = params[i].var->name;
-          args[i].dtype = *dtype;
-          args[i].shape.assign(buffer.shape_ptr(), buffer.shape_ptr() + buffer.ndim());
-          args[i].data = buffer.data();
-          keep.push_back(std::move(buffer));
-        }
+        std::vector<ir::HostTensor> args = host_tensors_of(arrays, dtype_names, params, keep);
         driver::DistributedCallResult result;
         std::string error;
         nb::object profile = nb::none();

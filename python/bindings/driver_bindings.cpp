@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "host_arrays.h"
 #include "ir_handles.h"
 #include "pypto/driver/call.h"
 #include "pypto/driver/compile.h"
@@ -34,7 +35,6 @@ namespace pypto::bindings {
 namespace {
 
 using ByteArray = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
-using HostBuffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
 // (name, dtype name, shape, is_output, starts_zero) per tensor; the buffers come from the
 // prepare callback.
@@ -364,27 +364,7 @@ void bind_calls(nb::module_& m) {
           throw nb::value_error("call: one array and one dtype per tensor parameter");
         }
         std::vector<HostBuffer> keep;
-        std::vector<ir::HostTensor> args(params.size());
-        for (size_t i = 0; i < params.size(); ++i) {
-          HostBuffer buffer;
-          if (!nb::try_cast<HostBuffer>(arrays[i], buffer, /*convert=*/false)) {
-            throw nb::type_error(
-                ("argument '" + params[i].var->name + "' is not a C-contiguous CPU array").c_str());
-          }
-          auto dtype = ir::dtype_from_name(dtype_names[i]);
-          if (!dtype) throw nb::value_error(("unknown dtype '" + dtype_names[i] + "'").c_str());
-          ir::HostTensor& t = args[i];
-          t.dtype = *dtype;
-          t.shape.assign(buffer.shape_ptr(), buffer.shape_ptr() + buffer.ndim());
-          t.data = buffer.data();
-          if (static_cast<int64_t>(buffer.itemsize()) != ir::dtype_bytes(*dtype)) {
-            throw nb::type_error(("argument '" + params[i].var->name + "' has " +
-                                  std::to_string(buffer.itemsize()) + "-byte elements, not " +
-                                  dtype_names[i])
-                                     .c_str());
-          }
-          keep.push_back(std::move(buffer));
-        }
+        std::vector<ir::HostTensor> args = host_tensors_of(arrays, dtype_names, params, keep);
         std::optional<driver::Session> own;
         driver::Session* s = nullptr;
         if (session.is_none()) {
