@@ -207,6 +207,12 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "Select";
     case ir::OpCategory::Scheduling:
       return "Scheduling";
+    case ir::OpCategory::Generate:
+      return "Generate";
+    case ir::OpCategory::Sort:
+      return "Sort";
+    case ir::OpCategory::FillPadExpand:
+      return "FillPadExpand";
   }
   return "Other";
 }

@@ -7,6 +7,7 @@
 //                          assemble
 //   kernel_layout_ops.cpp  col_expand*, concat, reshape, fillpad, read, and the valid regions of
 //                          tiles loaded with valid_shapes
+//   kernel_generate_ops.cpp  ci, random, sort32, mrgsort, fillpad_expand
 // Loops, ifs and yields are StructuredEmitter's (structured_emitter.h).
 #pragma once
 
@@ -193,6 +194,14 @@ class KernelEmitter : public StructuredEmitter {
   void emit_row_broadcast(const OpSite& o);
   void emit_expand_expdif(const OpSite& o);
   void emit_transpose(const OpSite& o);
+
+  // ----- generators, sorts and padding copies (kernel_generate_ops.cpp)
+
+  void emit_ci(const OpSite& o);
+  void emit_random(const OpSite& o);
+  void emit_sort32(const OpSite& o);
+  void emit_mrgsort(const OpSite& o);
+  void emit_fillpad_expand(const OpSite& o);
 
   const ir::Function& func_;
   int32_t line_offset_;

@@ -21,9 +21,15 @@ struct Alias {
   std::string_view op;
 };
 
-constexpr std::array<Alias, 2> kAliases{{
+constexpr std::array<Alias, 6> kAliases{{
     {"tile", "create", "create_tile"},
     {"tensor", "create", "create_tensor"},
+    // ci is the tile op, arange (PyPTO's pl.arange) the tensor one.
+    {"tile", "arange", "ci"},
+    {"tensor", "ci", "arange"},
+    // The result of fillpad is a new value whatever buffer holds it.
+    {"tile", "fillpad_inplace", "fillpad"},
+    {"", "fillpad_inplace", "fillpad"},
 }};
 
 // The scalar-operand forms, in every namespace: the registry's elementwise ops take a scalar
@@ -63,14 +69,10 @@ constexpr std::string_view kUnsupported[] = {
     "aic_gather",
     "aiv_shard",
     "alloc",
-    "arange",
     "batch_matmul",
     "batch_matmul_acc",
-    "ci",
     "create_l1",
     "dump_tag",
-    "fillpad_expand",
-    "fillpad_inplace",
     "func_attr",
     "gather",
     "gather_compare",
@@ -88,7 +90,6 @@ constexpr std::string_view kUnsupported[] = {
     "max",
     "mgather",
     "min",
-    "mrgsort",
     "mscatter",
     "no_dep",
     "paged_gather",
@@ -96,13 +97,11 @@ constexpr std::string_view kUnsupported[] = {
     "part_max",
     "part_min",
     "part_mul",
-    "random",
     "reserve_buffer",
     "scatter",
     "scatter_mask",
     "scatter_update",
     "set_validshape",
-    "sort32",
     "static_assert",
     "static_print",
     "tfree_to_aic",

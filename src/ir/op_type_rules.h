@@ -175,6 +175,8 @@ TypePtr infer_expands(const OpContext& c);
 // tile or tensor operands, recip's only for FP32 and FP16 elements).
 TypePtr infer_div(const OpContext& c);
 TypePtr infer_recip(const OpContext& c);
+// rsqrt(x, tmp=None, high_precision=False): high_precision= only of a tensor operand.
+TypePtr infer_rsqrt(const OpContext& c);
 // cmp(lhs, rhs or scalar, cmp_type=0) of 2-D tiles: the predicate mask of element_ops.h,
 // [rows, predicate_mask_cols(cols)]. cmp_type: EQ=0, NE=1, LT=2, LE=3, GT=4, GE=5.
 TypePtr infer_cmp(const OpContext& c);
@@ -182,5 +184,21 @@ TypePtr infer_cmp(const OpContext& c);
 TypePtr infer_sel(const OpContext& c);
 // sels(mask, src, tmp, scalar): src where the mask's bit is set, else the scalar.
 TypePtr infer_sels(const OpContext& c);
+
+// Generators, sorts and padding copies (op_type_rules_generate.cpp).
+// ci(start, shape, dtype=INT32, descending=False): a [1, n] (or [n]) tile of start, start + 1...
+// (start - 1... when descending) of INT16, INT32, UINT16 or UINT32; arange: the same, a tensor.
+TypePtr infer_ci(const OpContext& c);
+TypePtr infer_arange(const OpContext& c);
+// random(key0, key1, counter0..counter3, shape, dtype=UINT32, rounds=10, valid_shape=): a 2-D
+// tile of the counter-based generator's words (pypto/support/counter_rng.h).
+TypePtr infer_random(const OpContext& c);
+// sort32(src [R, C] FP32, idx [R, C] UINT32) -> [R, 2C] FP32 (value, index) pairs.
+TypePtr infer_sort32(const OpContext& c);
+// mrgsort(src [R, C] pairs, block_len) -> [R, C]: every four sorted runs merged into one.
+TypePtr infer_mrgsort(const OpContext& c);
+// fillpad_expand(tile, shape, pad_value=): a tile of `shape` holding the tile's valid region at
+// the top left, the pad value everywhere else.
+TypePtr infer_fillpad_expand(const OpContext& c);
 
 }  // namespace pypto::ir::op_rules

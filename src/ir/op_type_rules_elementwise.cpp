@@ -147,6 +147,20 @@ TypePtr infer_recip(const OpContext& c) {
   return result;
 }
 
+// rsqrt(x, tmp=None, high_precision=False): high_precision= belongs to the tensor form (the
+// scratch tile is the compiler's); a tile selects that form by passing its own scratch tile.
+// The element function is the same in both.
+TypePtr infer_rsqrt(const OpContext& c) {
+  TypePtr result = infer_float_unary(c);
+  if (high_precision_flag(c) && expect_shaped(c, 0).is_tile) {
+    c.fail(0, "high_precision of " + c.op_name() +
+                  " applies to tensors; for a tile pass a scratch tile instead "
+                  "(pl.tile.rsqrt(tile, tmp))" +
+                  c.where(0));
+  }
+  return result;
+}
+
 // cmp(lhs, rhs or scalar, cmp_type=0) of 2-D tiles: the predicate mask of element_ops.h,
 // [rows, predicate_mask_cols(cols)]. cmp_type: EQ=0, NE=1, LT=2, LE=3, GT=4, GE=5.
 TypePtr infer_cmp(const OpContext& c) {

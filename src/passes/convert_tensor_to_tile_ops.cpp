@@ -33,7 +33,7 @@ bool is_tensor_elementwise(const ExprPtr& value) {
   if (!c || !detail::is_tensor(c->type())) return false;
   auto cat = detail::op_category(*c);
   return cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary ||
-         cat == OpCategory::Cast;
+         cat == OpCategory::Cast || cat == OpCategory::RowExpand || cat == OpCategory::ColExpand;
 }
 
 // A reduction of a tensor (row_max, col_sum, row_argmax...): lowered like the elementwise ops,
@@ -65,10 +65,17 @@ bool is_tensor_matmul(const Call* c) {
   return c && (c->callee == "matmul" || c->callee == "matmul_acc") && detail::is_tensor(c->type());
 }
 
-// A tensor created in the kernel (what pl.full of a tensor is made of): each block of it is a
-// fresh zero tile, never a buffer in DDR.
+// A tensor created in the kernel (what pl.full of a tensor is made of, or pl.arange): each block
+// of it is a fresh tile (zeros, or pl.tile.ci's sequence), never a buffer in DDR.
 bool is_tensor_creation(const Call* c) {
-  return c && c->callee == "create_tensor" && detail::is_tensor(c->type());
+  return c && (c->callee == "create_tensor" || c->callee == "arange") &&
+         detail::is_tensor(c->type());
+}
+
+// An op that needs its operand whole in one tile (fillpad_expand: a larger result): a chain of
+// its own, the operand loaded whole, the op applied, the result stored.
+bool is_tensor_whole_op(const Call* c) {
+  return c && c->callee == "fillpad_expand" && detail::is_tensor(c->type());
 }
 
 // expand_clone(src, target): a chain of its own, src loaded matrix by matrix and expanded.
@@ -79,7 +86,7 @@ bool is_tensor_expand_clone(const Call* c) {
 bool is_tensor_op(const ExprPtr& value) {
   const Call* c = detail::as_op_call(value);
   return is_tensor_elementwise(value) || is_tensor_reduction(c) || is_tensor_matmul(c) ||
-         is_tensor_creation(c) || is_tensor_expand_clone(c);
+         is_tensor_creation(c) || is_tensor_expand_clone(c) || is_tensor_whole_op(c);
 }
 
 // A window of matrix b along one axis of it: `axis` (0 rows, 1 columns) from `start`, `size`
@@ -236,41 +243,80 @@ class TensorOpLowering : public IRMutator {
     return make_tuple(std::move(els));
   }
 
-  ExprPtr block_value(const ExprPtr& e, Block* b) {
+  // The part of a tensor of `shape` that a block covers, as a block of its own: the block
+  // itself for a tensor of the op's shape; for the broadcast operand of row_expand_* ([rows, 1])
+  // the block's rows of it, for that of col_expand_* ([1, cols]) all of it in every block.
+  // False when the tensor has neither shape.
+  bool block_part(const std::vector<int64_t>& shape, const Block& b, Block* part) const {
+    part->shape = b.shape;
+    part->row_offset = b.row_offset;
+    part->out = b.out;
+    if (shape == function_shape_) return true;
+    if (shape.size() != 2 || function_shape_.size() != 2) return false;
+    if (shape == std::vector<int64_t>{function_shape_[0], 1}) {
+      part->shape = {b.shape[0], 1};
+      return true;
+    }
+    if (shape == std::vector<int64_t>{1, function_shape_[1]}) {
+      part->shape = shape;
+      part->row_offset = make_int(0);
+      return true;
+    }
+    return false;
+  }
+
+  // What a tensor op becomes on tiles: its attributes without those only the tensor form has.
+  static Attrs tile_attrs(const Call& c) {
+    Attrs attrs;
+    for (const auto& [key, value] : c.attrs) {
+      // rsqrt(high_precision=True) of a tensor: the tile op's precision is the device's.
+      if (c.callee == "rsqrt" && key == "high_precision") continue;
+      attrs.emplace_back(key, value);
+    }
+    return attrs;
+  }
+
+  ExprPtr block_value(const ExprPtr& e, Block* whole) {
     const auto* v = e->as<Var>();
     if (!v || !detail::is_tensor(v->type())) return e;  // scalars pass through
-    auto known = b->tiles.find(v);
-    if (known != b->tiles.end()) return known->second;
+    auto known = whole->tiles.find(v);
+    if (known != whole->tiles.end()) return known->second;
     ExprPtr value;
     std::string name;
     const auto* tensor = v->type()->as<TensorType>();
+    Block part;
+    if (!block_part(tensor->shape, *whole, &part)) {
+      throw CompileError(v->span(), "tensor '" + v->name + "' of shape " +
+                                        shape_to_string(tensor->shape) +
+                                        " does not match the shape " +
+                                        shape_to_string(function_shape_) + " of the tensor op");
+    }
+    Block* b = &part;
     if (auto def = virtual_defs_.find(v); def != virtual_defs_.end()) {
       const Call& c = *def->second;
       if (is_tensor_creation(&c)) {
         std::vector<ExprPtr> shape;
         for (int64_t d : b->shape) shape.push_back(make_int(d));
-        value = make_op_call("create_tile", {make_tuple(std::move(shape))}, c.attrs, c.span());
+        value = c.callee == "arange"
+                    ? make_op_call("ci", {c.args[0], make_tuple(std::move(shape))}, c.attrs,
+                                   c.span())
+                    : make_op_call("create_tile", {make_tuple(std::move(shape))}, c.attrs,
+                                   c.span());
       } else {
         std::vector<ExprPtr> args;
-        for (const auto& a : c.args) args.push_back(block_value(a, b));
-        value = make_op_call(c.callee, std::move(args), c.attrs, c.span());
+        for (const auto& a : c.args) args.push_back(block_value(a, whole));
+        value = make_op_call(c.callee, std::move(args), tile_attrs(c), c.span());
       }
       name = v->name;
     } else {
-      if (tensor->shape != function_shape_) {
-        throw CompileError(v->span(), "tensor '" + v->name + "' of shape " +
-                                          shape_to_string(tensor->shape) +
-                                          " does not match the shape " +
-                                          shape_to_string(function_shape_) + " of the tensor op");
-      }
       std::vector<ExprPtr> shape;
       for (int64_t d : b->shape) shape.push_back(make_int(d));
       value = make_op_call("load", {e, offsets(*b), make_tuple(std::move(shape))}, {}, v->span());
       name = v->name + "_tile";
     }
     auto tile = make_var(name, value->type(), v->span());
-    b->out->push_back(ir::make_node<AssignStmt>(tile, value, v->span()));
-    b->tiles[v] = tile;
+    whole->out->push_back(ir::make_node<AssignStmt>(tile, value, v->span()));
+    whole->tiles[v] = tile;
     return tile;
   }
 
@@ -288,6 +334,8 @@ class TensorOpLowering : public IRMutator {
       return materialize_matmul(*root, span, destination, bound, base_offsets);
     if (is_tensor_expand_clone(root))
       return materialize_expand_clone(*root, span, destination, bound, base_offsets);
+    if (is_tensor_whole_op(root))
+      return materialize_whole_op(*root, span, destination, bound, base_offsets);
     const bool reduction = is_tensor_reduction(root);
     const auto& shape = reduction ? root->args[0]->type()->as<TensorType>()->shape : result->shape;
     function_shape_ = shape;
@@ -300,11 +348,12 @@ class TensorOpLowering : public IRMutator {
                            "returned; to compute with it, write the matmul on tiles (pl.load to "
                            "Mat, pl.move to Left/Right, pl.matmul) and move the product to Vec");
       }
-      if (n != &value && is_tensor_expand_clone(virtual_defs_.at(n))) {
+      if (n != &value && (is_tensor_expand_clone(virtual_defs_.at(n)) ||
+                          is_tensor_whole_op(virtual_defs_.at(n)))) {
         throw CompileError(virtual_defs_.at(n)->span(),
-                           "the result of pl.expand_clone can only be stored, assembled or "
-                           "returned; to compute with a broadcast, use pl.row_expand_* or "
-                           "pl.col_expand_* on tiles");
+                           "the result of pl." + virtual_defs_.at(n)->callee +
+                               " on tensors can only be stored, assembled or returned; to "
+                               "compute with it, write it on tiles");
       }
       if (n != &value && is_tensor_reduction(virtual_defs_.at(n))) {
         throw CompileError(virtual_defs_.at(n)->span(),
@@ -610,6 +659,29 @@ class TensorOpLowering : public IRMutator {
     };
     return store_matrices(to.size() == 3 ? to[0] : 0, rows, cols, span, destination, bound,
                           base_offsets, matrix);
+  }
+
+  // An op of is_tensor_whole_op: its tensor operand loaded whole, the tile op, one store.
+  StmtPtr materialize_whole_op(const Call& op, Span span, const ExprPtr& destination,
+                               const VarPtr& bound, const ExprPtr& base_offsets) {
+    const auto* src = op.args[0]->as<Var>();
+    if (!src || virtual_defs_.count(src)) {
+      throw CompileError(op.args[0]->span(), "the operand of pl." + op.callee +
+                                                 " on tensors must be a tensor (a parameter or "
+                                                 "a slice of one), not the result of another "
+                                                 "tensor op");
+    }
+    const auto& shape = op.type()->as<TensorType>()->shape;
+    auto matrix = [&](const ExprPtr&, std::vector<StmtPtr>* out) {
+      ExprPtr tile = load_matrix(op.args[0], nullptr, {}, span, out, src->name + "_tile");
+      std::vector<ExprPtr> args = op.args;
+      args[0] = tile;
+      ExprPtr value = make_op_call(op.callee, std::move(args), op.attrs, span);
+      auto v = make_var(bound->name + "_tile", value->type(), span);
+      out->push_back(ir::make_node<AssignStmt>(v, value, span));
+      return ExprPtr(v);
+    };
+    return store_matrices(0, shape[0], shape[1], span, destination, bound, base_offsets, matrix);
   }
 
   const Function& function_;

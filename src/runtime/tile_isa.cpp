@@ -14,6 +14,7 @@
 
 #include "tensor_transfer.h"
 #include "tile_elements.h"
+#include "tile_isa_generate.h"
 #include "tile_gemm.h"
 #include "tile_simd.h"
 
@@ -419,9 +420,8 @@ void isa_compare(int32_t cmp, int32_t dtype, int32_t mask_dtype, void* mask, con
           bit = support::compare_values(cmp, static_cast<double>(v), f);
         bits[static_cast<size_t>(c / 8)] |= static_cast<uint8_t>(bit ? 1u << (c % 8) : 0u);
       }
-      if (mask_dtype == PTO_INT32) {  // the usual mask: a loop the compiler vectorizes
-        auto* out = static_cast<int32_t*>(mask) + r * mask_cols;
-        for (int64_t k = 0; k < mask_cols; ++k) out[k] = bits[static_cast<size_t>(k)];
+      if (mask_dtype == PTO_UINT8) {  // the usual mask: the bytes themselves
+        std::copy(bits.begin(), bits.end(), static_cast<uint8_t*>(mask) + r * mask_cols);
       } else {
         with_dtype(mask_dtype, [&](auto m) {
           auto* out = static_cast<typename decltype(m)::S*>(mask) + r * mask_cols;
@@ -492,6 +492,10 @@ const PtoIsa& tile_isa() {
       &isa_select,
       &isa_unary_rows,
       &transfer::store_add,
+      &generate_isa::ci,
+      &generate_isa::random,
+      &generate_isa::sort32,
+      &generate_isa::merge_sort,
   };
   return isa;
 }

@@ -125,7 +125,7 @@ BODY
 
 @pytest.mark.parametrize("body, col, message", [
     ("        pl.tensor.write(a, [0, 0], 1.0)\n        r = t", 9, "pl.tensor.write is not supported yet"),
-    ("        r = pl.tile.sort32(t)", 13, "pl.tile.sort32 is not supported yet"),
+    ("        r = pl.tile.tri(t)", 13, "pl.tile.tri is not supported yet"),
     ("        r = pl.tensor.frobnicate(t)", 13, "unknown op 'pl.tensor.frobnicate'"),
     ("        pl.static_print(t)\n        r = t", 9, "pl.static_print is not supported yet"),
     ("        pl.func_attr(t)\n        r = t", 9, "pl.func_attr is not supported yet"),

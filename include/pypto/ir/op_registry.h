@@ -41,6 +41,11 @@ enum class OpCategory : uint8_t {
 
   // Task scheduling in orchestrations (src/ir/task_ops.h): options, TaskIds, barriers, scopes.
   Scheduling,
+
+  // Generators, sorts and padding copies (src/ir/op_type_rules_generate.cpp).
+  Generate,       // ci / arange (an integer sequence), random (a counter-based generator)
+  Sort,           // sort32 (32-element blocks into value-index pairs), mrgsort (merges runs)
+  FillPadExpand,  // fillpad_expand(tile, shape, pad_value=): a larger tile, padded
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the
@@ -75,6 +80,13 @@ enum class EmitShape : uint8_t {
   Transpose,     // PtoIsa::transpose
   Compare,       // PtoIsa::compare
   Select,        // PtoIsa::select
+
+  // Generators, sorts and padding copies (src/codegen/kernel_generate_ops.cpp).
+  Ci,             // PtoIsa::ci
+  Random,         // PtoIsa::random
+  Sort32,         // PtoIsa::sort32
+  MergeSort,      // PtoIsa::merge_sort
+  FillPadExpand,  // PtoIsa::assemble of the valid region, then PtoIsa::fill_pad
 };
 
 using OpTypeInferFn =
