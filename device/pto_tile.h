@@ -156,6 +156,19 @@ inline PtoTensor view(const PtoTensor& t, const int64_t* offsets, const int64_t*
   return v;
 }
 
+// The last `ndim` dimensions of `t`, whose leading dimensions have extent 1: the same elements
+// in the rank of a lower-rank tensor (what a lower-rank source is assembled into).
+inline PtoTensor trailing_dims(const PtoTensor& t, int32_t ndim) {
+  PtoTensor v = t;
+  const int32_t drop = t.ndim - ndim;
+  v.ndim = ndim;
+  for (int32_t i = 0; i < ndim; ++i) {
+    v.shape[i] = t.shape[i + drop];
+    v.strides[i] = t.strides[i + drop];
+  }
+  return v;
+}
+
 // Slot i of a TaskId array: a one-dimensional UINT64 tensor only the orchestration uses.
 inline PtoTaskHandle* task_slot(const PtoTensor& t, int64_t i) {
   return (PtoTaskHandle*)t.base + t.offset + i * t.strides[0];

@@ -21,12 +21,14 @@ struct Alias {
   std::string_view op;
 };
 
-constexpr std::array<Alias, 6> kAliases{{
+constexpr std::array<Alias, 7> kAliases{{
     {"tile", "create", "create_tile"},
     {"tensor", "create", "create_tensor"},
     // ci is the tile op, arange (PyPTO's pl.arange) the tensor one.
     {"tile", "arange", "ci"},
     {"tensor", "ci", "arange"},
+    // random makes a tensor (PyPTO's pl.random), tile_random a tile.
+    {"tile", "random", "tile_random"},
     // The result of fillpad is a new value whatever buffer holds it.
     {"tile", "fillpad_inplace", "fillpad"},
     {"", "fillpad_inplace", "fillpad"},
@@ -554,9 +556,18 @@ ExprPtr Parser::scalar_cast(const ExprPtr& value, DataType to, Span span, Span v
       (ir::dtype_bytes(to) > ir::dtype_bytes(from) || from == DataType::BOOL)) {
     return ir::make_binary(ir::BinaryOp::Add, value, ir::make_node<ir::IntImm>(0, to, span), span);
   }
+  // To a narrower integer: the value modulo 2^bits (floor modulo, so never negative), typed as
+  // the target, whose element conversion then keeps those bits (sign-extending a signed target).
+  const int64_t to_bits = 8 * ir::dtype_bytes(to);
+  if (!ir::is_float(to) && !ir::is_float(from) && to != DataType::BOOL && to_bits < 64) {
+    return ir::make_node<ir::Binary>(ir::BinaryOp::Mod, value,
+                                     ir::make_node<ir::IntImm>(int64_t{1} << to_bits,
+                                                               DataType::INT64, span),
+                                     ir::scalar_type(to), span);
+  }
   fail(span, spelling + " of a " + std::string(ir::dtype_name(from)) + " Scalar computed at run " +
                  "time to " + std::string(ir::dtype_name(to)) +
-                 " is not supported yet (integers convert to FP32 or a wider integer)");
+                 " is not supported yet (integers convert to FP32 or another integer type)");
 }
 
 }  // namespace pypto::frontend::detail

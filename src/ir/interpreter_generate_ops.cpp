@@ -103,6 +103,7 @@ Value op_random(const OpDef&, const Call& c, const Args& a) {
                                    : static_cast<double>(w);
     }
   }
+  if (c.type()->as<TensorType>()) return Value::of_tensor(tile_to_new_tensor(*out));
   if (valid.empty() || (valid_rows == rows && valid_cols == cols))
     return Value::of_tile(std::move(out));
   return Value::of_tile(mark_invalid_region(std::move(out), valid));

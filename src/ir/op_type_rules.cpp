@@ -677,7 +677,11 @@ TypePtr infer_assemble(const OpContext& c) {
   }
   auto offsets = expect_offsets(c, 2);
   expect_rank(c, 2, "offsets", offsets.size(), target.shape->size());
-  if (source.shape->size() != target.shape->size()) {
+  // Into a tensor, a source of lower rank fills a box whose leading extents are 1.
+  std::vector<int64_t> box = *source.shape;
+  if (!target.is_tile && box.size() < target.shape->size())
+    box.insert(box.begin(), target.shape->size() - box.size(), 1);
+  if (box.size() != target.shape->size()) {
     c.fail(1, "rank mismatch in " + c.op_name() + ": " + shape_to_string(*source.shape) + " into " +
                   shape_to_string(*target.shape));
   }
@@ -687,7 +691,7 @@ TypePtr infer_assemble(const OpContext& c) {
     expect_same_dtype(c, 1, target.dtype, source.dtype);
   }
   check_atomic_attr(c, target.dtype, !target.is_tile);
-  check_region(c, 2, offsets, *source.shape, *target.shape);
+  check_region(c, 2, offsets, box, *target.shape);
   if (target.is_tile) return tile_type(*target.shape, target.dtype, target.space);
   return c.args[0]->type();
 }

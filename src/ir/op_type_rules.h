@@ -190,8 +190,9 @@ TypePtr infer_sels(const OpContext& c);
 // (start - 1... when descending) of INT16, INT32, UINT16 or UINT32; arange: the same, a tensor.
 TypePtr infer_ci(const OpContext& c);
 TypePtr infer_arange(const OpContext& c);
-// random(key0, key1, counter0..counter3, shape, dtype=UINT32, rounds=10, valid_shape=): a 2-D
-// tile of the counter-based generator's words (pypto/support/counter_rng.h).
+// tile_random(key0, key1, counter0..counter3, shape, dtype=UINT32, rounds=10, valid_shape=): a
+// 2-D tile of the counter-based generator's words (pypto/support/counter_rng.h); random: the
+// same words as a tensor (no valid_shape).
 TypePtr infer_random(const OpContext& c);
 // sort32(src [R, C] FP32, idx [R, C] UINT32) -> [R, 2C] FP32 (value, index) pairs.
 TypePtr infer_sort32(const OpContext& c);

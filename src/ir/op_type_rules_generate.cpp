@@ -69,15 +69,20 @@ DataType ci_dtype(const OpContext& c) {
   return d;
 }
 
-// A 2-D tile of FP32 elements (the sorts' operands).
-const TileType* expect_fp32_matrix(const OpContext& c, size_t i) {
-  const TileType* t = expect_tile(c, i);
-  expect_2d(c, i, t->shape);
-  if (t->dtype != DataType::FP32) {
-    c.fail(i, c.op_name() + " sorts FP32 values, got " + std::string(dtype_name(t->dtype)) +
-                  " (cast the tile to pl.FP32 first)" + c.where(i));
+// A 2-D tile (or tensor, the tensor-level form) of FP32 elements: the sorts' operands.
+ShapedInfo expect_fp32_matrix(const OpContext& c, size_t i) {
+  const ShapedInfo t = expect_shaped(c, i);
+  expect_2d(c, i, *t.shape);
+  if (t.dtype != DataType::FP32) {
+    c.fail(i, c.op_name() + " sorts FP32 values, got " + std::string(dtype_name(t.dtype)) +
+                  " (cast it to pl.FP32 first)" + c.where(i));
   }
   return t;
+}
+
+TypePtr like(const ShapedInfo& x, std::vector<int64_t> shape) {
+  if (x.is_tile) return tile_type(std::move(shape), x.dtype);
+  return tensor_type(std::move(shape), x.dtype);
 }
 
 }  // namespace
@@ -128,26 +133,31 @@ TypePtr infer_random(const OpContext& c) {
                   shape_dims(shape));
     }
   }
+  if (c.op == "random") return tensor_type(std::move(shape), dtype);  // the tensor form
   return tile_type(std::move(shape), dtype);
 }
 
 TypePtr infer_sort32(const OpContext& c) {
-  const TileType* src = expect_fp32_matrix(c, 0);
-  const TileType* idx = expect_tile(c, 1);
-  if (idx->dtype != DataType::UINT32 && idx->dtype != DataType::INT32) {
-    c.fail(1, c.op_name() + " takes a UINT32 (or INT32) index tile, got " +
-                  std::string(dtype_name(idx->dtype)) + c.where(1));
+  const ShapedInfo src = expect_fp32_matrix(c, 0);
+  const ShapedInfo idx = expect_shaped(c, 1);
+  if (idx.is_tile != src.is_tile) {
+    c.fail(1, std::string("expected ") + (src.is_tile ? "Tile" : "Tensor") + ", got " +
+                  kind_name(c.args[1]->type()) + c.where(1));
   }
-  expect_same_shape(c, 1, src->shape, idx->shape);
-  return tile_type({src->shape[0], src->shape[1] * 2}, DataType::FP32);
+  if (idx.dtype != DataType::UINT32 && idx.dtype != DataType::INT32) {
+    c.fail(1, c.op_name() + " takes UINT32 (or INT32) indices, got " +
+                  std::string(dtype_name(idx.dtype)) + c.where(1));
+  }
+  expect_same_shape(c, 1, *src.shape, *idx.shape);
+  return like(src, {(*src.shape)[0], (*src.shape)[1] * 2});
 }
 
 TypePtr infer_mrgsort(const OpContext& c) {
-  const TileType* src = expect_fp32_matrix(c, 0);
-  if (src->shape[1] % 2 != 0) {
+  const ShapedInfo src = expect_fp32_matrix(c, 0);
+  if ((*src.shape)[1] % 2 != 0) {
     c.fail(0, c.op_name() + " takes (value, index) pairs of pl.tile.sort32, an even number of "
                             "columns; got " +
-                  shape_dims(src->shape) + c.where(0));
+                  shape_dims(*src.shape) + c.where(0));
   }
   if (auto block = expect_integer_scalar(c, 1, "block_len")) {
     if (*block <= 0 || *block % 2 != 0) {
@@ -156,7 +166,7 @@ TypePtr infer_mrgsort(const OpContext& c) {
                     std::to_string(*block) + c.where(1));
     }
   }
-  return tile_type(src->shape, DataType::FP32);
+  return like(src, *src.shape);
 }
 
 TypePtr infer_fillpad_expand(const OpContext& c) {

@@ -68,14 +68,15 @@ bool is_tensor_matmul(const Call* c) {
 // A tensor created in the kernel (what pl.full of a tensor is made of, or pl.arange): each block
 // of it is a fresh tile (zeros, or pl.tile.ci's sequence), never a buffer in DDR.
 bool is_tensor_creation(const Call* c) {
-  return c && (c->callee == "create_tensor" || c->callee == "arange") &&
+  return c && (c->callee == "create_tensor" || c->callee == "arange" || c->callee == "random") &&
          detail::is_tensor(c->type());
 }
 
-// An op that needs its operand whole in one tile (fillpad_expand: a larger result): a chain of
-// its own, the operand loaded whole, the op applied, the result stored.
+// An op that needs its operands whole in one tile (fillpad_expand: a larger result; the sorts:
+// rows of pairs): a chain of its own, the operands computed whole, the op, the result stored.
 bool is_tensor_whole_op(const Call* c) {
-  return c && c->callee == "fillpad_expand" && detail::is_tensor(c->type());
+  return c && detail::is_tensor(c->type()) &&
+         (c->callee == "fillpad_expand" || detail::op_category(*c) == OpCategory::Sort);
 }
 
 // expand_clone(src, target): a chain of its own, src loaded matrix by matrix and expanded.
@@ -297,11 +298,12 @@ class TensorOpLowering : public IRMutator {
       if (is_tensor_creation(&c)) {
         std::vector<ExprPtr> shape;
         for (int64_t d : b->shape) shape.push_back(make_int(d));
-        value = c.callee == "arange"
-                    ? make_op_call("ci", {c.args[0], make_tuple(std::move(shape))}, c.attrs,
-                                   c.span())
-                    : make_op_call("create_tile", {make_tuple(std::move(shape))}, c.attrs,
-                                   c.span());
+        std::vector<ExprPtr> args(c.args.begin(), c.args.end() - 1);  // all but the shape
+        args.push_back(make_tuple(std::move(shape)));
+        const char* tile_op = c.callee == "arange"   ? "ci"
+                              : c.callee == "random" ? "tile_random"
+                                                     : "create_tile";
+        value = make_op_call(tile_op, std::move(args), c.attrs, c.span());
       } else {
         std::vector<ExprPtr> args;
         for (const auto& a : c.args) args.push_back(block_value(a, whole));
@@ -386,6 +388,14 @@ class TensorOpLowering : public IRMutator {
     if (block_shape.empty()) block_shape.push_back(1);
     block_shape[0] = block_rows;
     int64_t blocks = rows / block_rows;
+    // A generator's words depend on the element's position in the whole tensor.
+    for (const Var* n : nodes) {
+      if (blocks > 1 && virtual_defs_.at(n)->callee == "random") {
+        throw CompileError(virtual_defs_.at(n)->span(),
+                           "pl.random of a tensor whose computation does not fit Vec in one "
+                           "block; generate tiles with pl.tile.random");
+      }
+    }
     if (reduction && reduces_rows(*root) && blocks > 1) {
       throw CompileError(span, "pl." + root->callee + " of a tensor of shape " +
                                    shape_to_string(shape) +
@@ -661,21 +671,27 @@ class TensorOpLowering : public IRMutator {
                           base_offsets, matrix);
   }
 
-  // An op of is_tensor_whole_op: its tensor operand loaded whole, the tile op, one store.
+  // An op of is_tensor_whole_op: its tensor operands computed whole (loaded, or an elementwise
+  // chain or pl.arange as one block), the tile op, one store.
   StmtPtr materialize_whole_op(const Call& op, Span span, const ExprPtr& destination,
                                const VarPtr& bound, const ExprPtr& base_offsets) {
-    const auto* src = op.args[0]->as<Var>();
-    if (!src || virtual_defs_.count(src)) {
-      throw CompileError(op.args[0]->span(), "the operand of pl." + op.callee +
-                                                 " on tensors must be a tensor (a parameter or "
-                                                 "a slice of one), not the result of another "
-                                                 "tensor op");
+    for (const auto& a : op.args) {
+      const auto* v = a->as<Var>();
+      auto def = v ? virtual_defs_.find(v) : virtual_defs_.end();
+      if (def != virtual_defs_.end() && !is_tensor_elementwise(a) &&
+          !is_tensor_creation(def->second)) {
+        throw CompileError(a->span(), "an operand of pl." + op.callee +
+                                          " on tensors must be a tensor or the result of "
+                                          "elementwise tensor ops, not of pl." +
+                                          def->second->callee);
+      }
     }
+    function_shape_ = op.args[0]->type()->as<TensorType>()->shape;
     const auto& shape = op.type()->as<TensorType>()->shape;
     auto matrix = [&](const ExprPtr&, std::vector<StmtPtr>* out) {
-      ExprPtr tile = load_matrix(op.args[0], nullptr, {}, span, out, src->name + "_tile");
-      std::vector<ExprPtr> args = op.args;
-      args[0] = tile;
+      Block whole{function_shape_, make_int(0), out, {}};
+      std::vector<ExprPtr> args;
+      for (const auto& a : op.args) args.push_back(block_value(a, &whole));
       ExprPtr value = make_op_call(op.callee, std::move(args), op.attrs, span);
       auto v = make_var(bound->name + "_tile", value->type(), span);
       out->push_back(ir::make_node<AssignStmt>(v, value, span));

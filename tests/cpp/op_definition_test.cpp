@@ -63,10 +63,12 @@ TEST(OpDefinition, EveryOpHasEveryAttributeItNeeds) {
     if (def->emit == EmitShape::None) {
       // Only tensor-level ops have no kernel instruction: create_tensor and task scheduling
       // (orchestrations) and expand_clone (which ConvertTensorToTileOps lowers in kernels).
-      // pl.arange is the tensor form of pl.ci, which ConvertTensorToTileOps lowers to it.
+      // pl.arange and pl.random are the tensor forms of pl.ci and pl.tile_random, which
+      // ConvertTensorToTileOps lowers them to.
       EXPECT_TRUE(def->category == OpCategory::CreateTensor ||
                   def->category == OpCategory::ExpandClone ||
-                  def->category == OpCategory::Scheduling || def->name == "arange")
+                  def->category == OpCategory::Scheduling || def->name == "arange" ||
+                  def->name == "random")
           << "no emission shape";
     }
     // The column broadcasts take a binary opcode, except col_expand, which only copies.

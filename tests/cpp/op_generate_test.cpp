@@ -63,12 +63,16 @@ TEST(GenerateRules, RandomChecksItsDtypeRoundsAndValidShape) {
   std::vector<ExprPtr> seeds = {index(1), index(2), index(3), index(4), index(5), index(6)};
   auto args = seeds;
   args.push_back(ints({4, 64}));
-  auto call = make_op_call("random", args, {{"dtype", DataType::INT32}, {"rounds", int64_t{7}}});
+  auto call =
+      make_op_call("tile_random", args, {{"dtype", DataType::INT32}, {"rounds", int64_t{7}}});
   EXPECT_EQ(call->type()->as<TileType>()->dtype, DataType::INT32);
-  EXPECT_EQ(error_of("random", args, {{"rounds", int64_t{8}}}), "rounds of pl.random must be 7 or 10");
+  EXPECT_EQ(error_of("tile_random", args, {{"rounds", int64_t{8}}}),
+            "rounds of pl.tile_random must be 7 or 10");
   EXPECT_NE(error_of("random", args, {{"dtype", DataType::FP32}}).find("pl.UINT32 or pl.INT32"),
             std::string::npos);
-  EXPECT_NE(error_of("random", args, {{"valid_shape", std::vector<int64_t>{5, 64}}})
+  auto tensor_form = make_op_call("random", args);
+  EXPECT_NE(tensor_form->type()->as<TensorType>(), nullptr);
+  EXPECT_NE(error_of("tile_random", args, {{"valid_shape", std::vector<int64_t>{5, 64}}})
                 .find("each from 0 to its dimension of [4, 64]"),
             std::string::npos);
 }

@@ -104,7 +104,7 @@ struct ErrorCase {
 TEST(ParserNamespaces, MissingOpsAndMisuseFailAtTheCall) {
   const std::vector<ErrorCase> cases = {
       {"        pl.tensor.write(a, [0, 0], 1.0)\n", 9, 9, "pl.tensor.write is not supported yet"},
-      {"        r = pl.tile.sort32(t)\n", 9, 13, "pl.tile.sort32 is not supported yet"},
+      {"        r = pl.tile.tri(t)\n", 9, 13, "pl.tile.tri is not supported yet"},
       {"        r = pl.tensor.frobnicate(t)\n", 9, 13, "unknown op 'pl.tensor.frobnicate'"},
       {"        pl.static_print(t)\n", 9, 9, "pl.static_print is not supported yet"},
       {"        r = pl.tensor.add(t, t)\n", 9, 27, "pl.tensor.add takes tensors, got pl.Tile"},

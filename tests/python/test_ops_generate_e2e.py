@@ -332,3 +332,37 @@ def test_fillpad_expand_cannot_shrink():
         .replace("pl.DT", "pl.FP32").replace("PAD", "zero")
     with pytest.raises(Exception, match=r"must be at least the tile's \[12, 16\]"):
         pl.parse(text)
+
+
+RANDOM_TENSOR = """
+import pypto.language as pl
+
+@pl.program
+class RandomTensor:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, o: pl.Out[pl.Tensor[[4, 64], pl.UINT32]]) -> pl.Tensor[[4, 64], pl.UINT32]:
+        a: pl.Tensor[[4, 64], pl.UINT32] = pl.random(9, 8, 7, 6, 5, 4, [4, 64])
+        b: pl.Tensor[[4, 64], pl.UINT32] = pl.tensor.random(9, 8, 7, 6, 5, 4, [4, 64], rounds=7)
+        return pl.assemble(o, pl.xor(a, b), [0, 0])
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, o: pl.Out[pl.Tensor[[4, 64], pl.UINT32]]) -> pl.Tensor[[4, 64], pl.UINT32]:
+        return self.k(o)
+"""
+
+
+def test_random_of_tensors_in_a_kernel(work):
+    out = run_program(work, RANDOM_TENSOR, [TensorSpec("o", [4, 64], pl.UINT32, is_output=True)])
+    want = random_words((9, 8), (7, 6, 5, 4), 10, 256) ^ random_words((9, 8), (7, 6, 5, 4), 7, 256)
+    np.testing.assert_array_equal(np.asarray(out["o"]).reshape(-1), want)
+    # The tile form prints as pl.tile_random and the tensor form as pl.random: both read back.
+    printed = pl.parse(RANDOM_TENSOR).as_python()
+    assert pl.parse(printed).as_python() == printed
+
+
+def test_a_scalar_narrowed_at_run_time_wraps(work):
+    text = ARANGE_IN_SCOPE.replace("pl.tensor.arange(i * 100,",
+                                   "pl.tensor.arange(pl.cast(i * 100 - 150, pl.UINT16),") \
+        .replace("pl.INT32", "pl.UINT16")
+    out = run_program(work, text, [TensorSpec("o", [1, 32], pl.UINT16, is_output=True)])
+    np.testing.assert_array_equal(out["o"][0], ((-50 - np.arange(32)) % 65536).astype(np.uint16))

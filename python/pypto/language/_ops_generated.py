@@ -14,7 +14,7 @@ from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tens
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'arange', 'assemble', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fillpad_expand', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mrgsort', 'mul', 'neg', 'not_', 'or_', 'prelu', 'random', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sort32', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'xor']
+__all__ = ['abs', 'add', 'and_', 'arange', 'assemble', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fillpad_expand', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mrgsort', 'mul', 'neg', 'not_', 'or_', 'prelu', 'random', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sort32', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'tile_random', 'transpose', 'transpose_view', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -476,10 +476,10 @@ def prelu(tile: _Value, slope: Union[_Value, int, float], tmp: Optional[Tile] = 
     raise outside_program('prelu')
 
 
-def random(key0: Any, key1: Any, counter0: Any, counter1: Any, counter2: Any, counter3: Any, shape: Any, *, valid_shape: Optional[Any] = None, dtype: Optional[Any] = None, rounds: Optional[Any] = None) -> Any:
+def random(key0: Any, key1: Any, counter0: Any, counter1: Any, counter2: Any, counter3: Any, shape: Any, *, dtype: Optional[Any] = None, rounds: Optional[Any] = None) -> Any:
     """The registry's op random.
 
-    In a program: ``pl.random(key0, key1, counter0, counter1, counter2, counter3, shape, valid_shape=, dtype=, rounds=)``. Category Generate; valid only inside a
+    In a program: ``pl.random(key0, key1, counter0, counter1, counter2, counter3, shape, dtype=, rounds=)``. Category Generate; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('random')
@@ -798,6 +798,15 @@ def task_options(deps: Any, predicate_operand: Optional[Any] = None, predicate_i
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('task_options')
+
+
+def tile_random(key0: Any, key1: Any, counter0: Any, counter1: Any, counter2: Any, counter3: Any, shape: Any, *, valid_shape: Optional[Any] = None, dtype: Optional[Any] = None, rounds: Optional[Any] = None) -> Any:
+    """The registry's op tile_random.
+
+    In a program: ``pl.tile_random(key0, key1, counter0, counter1, counter2, counter3, shape, valid_shape=, dtype=, rounds=)``. Category Generate; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('tile_random')
 
 
 def transpose(input: _Value, axis1: int, axis2: int) -> _Value:
