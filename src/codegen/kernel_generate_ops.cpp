@@ -20,7 +20,7 @@ const char* pad_enum(const ir::Call& call) {
   ir::PadValue pad = ir::PadValue::Zero;
   if (const auto* a = ir::find_attr(call.attrs, "pad_value"))
     if (const auto* p = std::get_if<ir::PadValue>(a)) pad = *p;
-  return pad == ir::PadValue::Zero ? "PTO_PAD_ZERO"
+  return pad == ir::PadValue::Zero  ? "PTO_PAD_ZERO"
          : pad == ir::PadValue::Min ? "PTO_PAD_MIN"
                                     : "PTO_PAD_MAX";
 }
@@ -67,12 +67,11 @@ void KernelEmitter::emit_random(const OpSite& o) {
 void KernelEmitter::emit_sort32(const OpSite& o) {
   const TileRef src = tile_arg(o.arg(0), o.op(), 0);
   const TileRef idx = tile_arg(o.arg(1), o.op(), 1);
-  with_destination(o.dst, overlaps(o.dst, src) || overlaps(o.dst, idx),
-                   [&](const std::string& out) {
-                     w_.line("isa->sort32(PTO_FP32, " + out + ", " + src.ptr +
-                             ", (const uint32_t*)" + idx.ptr + ", " + std::to_string(src.rows()) +
-                             ", " + std::to_string(src.cols()) + ");");
-                   });
+  with_destination(
+      o.dst, overlaps(o.dst, src) || overlaps(o.dst, idx), [&](const std::string& out) {
+        w_.line("isa->sort32(PTO_FP32, " + out + ", " + src.ptr + ", (const uint32_t*)" + idx.ptr +
+                ", " + std::to_string(src.rows()) + ", " + std::to_string(src.cols()) + ");");
+      });
 }
 
 // mrgsort reads each row whole before it writes it: in place is fine.
@@ -98,14 +97,13 @@ void KernelEmitter::emit_fillpad_expand(const OpSite& o) {
   with_destination(o.dst, overlaps(o.dst, src), [&](const std::string& out) {
     const std::string r = names_.fresh("row");
     w_.open("for (int64_t " + r + " = 0; " + r + " < " + rows + "; ++" + r + ")");
-    w_.line("pto::copy((uint8_t*)" + out + " + " + r + " * " +
-            std::to_string(o.dst.cols()) + " * " + esize + ", (const uint8_t*)" + src.ptr +
-            " + " + r + " * " + std::to_string(src.cols()) + " * " + esize + ", " + cols + " * " +
-            esize + ");");
+    w_.line("pto::copy((uint8_t*)" + out + " + " + r + " * " + std::to_string(o.dst.cols()) +
+            " * " + esize + ", (const uint8_t*)" + src.ptr + " + " + r + " * " +
+            std::to_string(src.cols()) + " * " + esize + ", " + cols + " * " + esize + ");");
     w_.close();
-    w_.line("isa->fill_pad(" + o.dtype() + ", " + out + ", " + std::to_string(o.dst.rows()) +
-            ", " + std::to_string(o.dst.cols()) + ", " + rows + ", " + cols + ", " +
-            pad_enum(o.call) + ");");
+    w_.line("isa->fill_pad(" + o.dtype() + ", " + out + ", " + std::to_string(o.dst.rows()) + ", " +
+            std::to_string(o.dst.cols()) + ", " + rows + ", " + cols + ", " + pad_enum(o.call) +
+            ");");
   });
 }
 

@@ -201,8 +201,9 @@ class OrchestrationEmitter : public StructuredEmitter {
   // offsets (a source of lower rank fills a box whose leading extents are 1); t2 is t.
   void assemble_tensor(const ir::Var& var, const ir::Call& call, Span span) {
     if (!call.attrs.empty()) {
-      codegen_error(span, "pl.assemble of tensors in an orchestration function takes no atomic=; "
-                          "assemble in a pl.at scope (or store in a kernel) to add");
+      codegen_error(span,
+                    "pl.assemble of tensors in an orchestration function takes no atomic=; "
+                    "assemble in a pl.at scope (or store in a kernel) to add");
     }
     const std::string target = tensor_value(call.args[0]);
     const std::string source = tensor_value(call.args[1]);

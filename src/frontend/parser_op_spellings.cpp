@@ -560,10 +560,10 @@ ExprPtr Parser::scalar_cast(const ExprPtr& value, DataType to, Span span, Span v
   // the target, whose element conversion then keeps those bits (sign-extending a signed target).
   const int64_t to_bits = 8 * ir::dtype_bytes(to);
   if (!ir::is_float(to) && !ir::is_float(from) && to != DataType::BOOL && to_bits < 64) {
-    return ir::make_node<ir::Binary>(ir::BinaryOp::Mod, value,
-                                     ir::make_node<ir::IntImm>(int64_t{1} << to_bits,
-                                                               DataType::INT64, span),
-                                     ir::scalar_type(to), span);
+    return ir::make_node<ir::Binary>(
+        ir::BinaryOp::Mod, value,
+        ir::make_node<ir::IntImm>(int64_t{1} << to_bits, DataType::INT64, span),
+        ir::scalar_type(to), span);
   }
   fail(span, spelling + " of a " + std::string(ir::dtype_name(from)) + " Scalar computed at run " +
                  "time to " + std::string(ir::dtype_name(to)) +

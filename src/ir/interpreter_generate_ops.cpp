@@ -69,8 +69,8 @@ Value op_ci(const OpDef&, const Call& c, const Args& a) {
   auto out = fresh_tile(dtype, shape_of(c, a, 1));
   for (size_t k = 0; k < out->data.size(); ++k) {
     const uint64_t step = static_cast<uint64_t>(k);
-    const uint64_t v = descending ? static_cast<uint64_t>(start) - step
-                                  : static_cast<uint64_t>(start) + step;
+    const uint64_t v =
+        descending ? static_cast<uint64_t>(start) - step : static_cast<uint64_t>(start) + step;
     out->data[k] = static_cast<double>(wrap_int(v, dtype));
   }
   if (c.type()->as<TensorType>()) return Value::of_tensor(tile_to_new_tensor(*out));
@@ -136,8 +136,7 @@ Value op_mrgsort(const OpDef&, const Call& c, const Args& a) {
   const int64_t block_len = int_at(c, a, 1);
   if (block_len <= 0 || block_len % 2 != 0) {
     throw RunError("block_len of pl." + c.callee +
-                   " must be a positive even number of elements, got " +
-                   std::to_string(block_len));
+                   " must be a positive even number of elements, got " + std::to_string(block_len));
   }
   const int64_t rows = src.rows(), cols = src.cols(), n = cols / 2;
   auto out = fresh_tile(DataType::FP32, src.shape);

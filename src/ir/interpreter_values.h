@@ -180,7 +180,9 @@ Value op_expand_expdif(const OpDef& def, const Call& c, const Args& a);  // row 
 Value op_transpose(const OpDef& def, const Call& c, const Args& a);
 Value op_reinterpret_view(const OpDef& def, const Call& c, const Args& a);
 Value op_compare(const OpDef& def, const Call& c, const Args& a);  // interpreter_compare_ops.cpp
-Value op_select(const OpDef& def, const Call& c, const Args& a);   // sel and sels
+// cmp of tiles (the mask), or of tensors: 1 where the comparison holds, else 0, in their dtype.
+Value op_compare_or_values(const OpDef& def, const Call& c, const Args& a);
+Value op_select(const OpDef& def, const Call& c, const Args& a);  // sel and sels
 // src/ir/interpreter_generate_ops.cpp: generators, sorts and padding copies.
 Value op_ci(const OpDef& def, const Call& c, const Args& a);  // ci and arange
 Value op_random(const OpDef& def, const Call& c, const Args& a);

@@ -202,7 +202,7 @@ std::vector<OpSpec> op_specs() {
        E::Binary, ISA(PTO_OP_PRELU)},
       {"expands", C::ElementwiseBinary, {"target", "scalar"}, 2, {}, infer_expands, in::op_binary,
        E::Binary, ISA(PTO_OP_FILL)},
-      {"cmp", C::Compare, {"lhs", "rhs"}, 2, {"cmp_type"}, infer_cmp, in::op_compare,
+      {"cmp", C::Compare, {"lhs", "rhs"}, 2, {"cmp_type"}, infer_cmp, in::op_compare_or_values,
        E::Compare},
       {"sel", C::Select, {"mask", "lhs", "rhs", "tmp"}, 3, {}, infer_sel, in::op_select,
        E::Select},

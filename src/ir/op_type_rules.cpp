@@ -465,9 +465,9 @@ TypePtr infer_row_expand_add(const OpContext& c) {
   if (!one_per_row && !(packed_block && x.is_tile)) {
     c.fail(1, c.op_name() + " takes a row operand of one value per row " +
                   shape_to_string({shape[0], 1}) +
-                  (x.is_tile ? " or a packed 32-byte block per row " +
-                                   shape_to_string({shape[0], packed})
-                             : std::string()) +
+                  (x.is_tile
+                       ? " or a packed 32-byte block per row " + shape_to_string({shape[0], packed})
+                       : std::string()) +
                   " for a " + shape_to_string(shape) + " " + std::string(dtype_name(x.dtype)) +
                   (x.is_tile ? " tile" : " tensor") + ", got " + shape_to_string(*row.shape) +
                   c.where(1));

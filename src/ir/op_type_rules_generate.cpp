@@ -117,8 +117,8 @@ TypePtr infer_random(const OpContext& c) {
   }
   if (const AttrValue* v = find_attr(c.attrs, "rounds")) {
     const auto* rounds = std::get_if<int64_t>(v);
-    if (!rounds || (*rounds != support::kRandomRoundsShort &&
-                    *rounds != support::kRandomRoundsFull)) {
+    if (!rounds ||
+        (*rounds != support::kRandomRoundsShort && *rounds != support::kRandomRoundsFull)) {
       c.fail_call("rounds of " + c.op_name() + " must be 7 or 10");
     }
   }
@@ -155,8 +155,9 @@ TypePtr infer_sort32(const OpContext& c) {
 TypePtr infer_mrgsort(const OpContext& c) {
   const ShapedInfo src = expect_fp32_matrix(c, 0);
   if ((*src.shape)[1] % 2 != 0) {
-    c.fail(0, c.op_name() + " takes (value, index) pairs of pl.tile.sort32, an even number of "
-                            "columns; got " +
+    c.fail(0, c.op_name() +
+                  " takes (value, index) pairs of pl.tile.sort32, an even number of "
+                  "columns; got " +
                   shape_dims(*src.shape) + c.where(0));
   }
   if (auto block = expect_integer_scalar(c, 1, "block_len")) {

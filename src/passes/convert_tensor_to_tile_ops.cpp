@@ -18,6 +18,7 @@
 
 #include "pass_utils.h"
 #include "pypto/passes/pass.h"
+#include "tensor_op_tiles.h"
 
 namespace pypto::passes {
 
@@ -33,7 +34,8 @@ bool is_tensor_elementwise(const ExprPtr& value) {
   if (!c || !detail::is_tensor(c->type())) return false;
   auto cat = detail::op_category(*c);
   return cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary ||
-         cat == OpCategory::Cast || cat == OpCategory::RowExpand || cat == OpCategory::ColExpand;
+         cat == OpCategory::Cast || cat == OpCategory::RowExpand || cat == OpCategory::ColExpand ||
+         cat == OpCategory::Compare;
 }
 
 // A reduction of a tensor (row_max, col_sum, row_argmax...): lowered like the elementwise ops,
@@ -68,8 +70,7 @@ bool is_tensor_matmul(const Call* c) {
 // A tensor created in the kernel (what pl.full of a tensor is made of, or pl.arange): each block
 // of it is a fresh tile (zeros, or pl.tile.ci's sequence), never a buffer in DDR.
 bool is_tensor_creation(const Call* c) {
-  return c && (c->callee == "create_tensor" || c->callee == "arange" || c->callee == "random") &&
-         detail::is_tensor(c->type());
+  return c && detail::is_tensor_generator(*c) && detail::is_tensor(c->type());
 }
 
 // An op that needs its operands whole in one tile (fillpad_expand: a larger result; the sorts:
@@ -266,17 +267,6 @@ class TensorOpLowering : public IRMutator {
     return false;
   }
 
-  // What a tensor op becomes on tiles: its attributes without those only the tensor form has.
-  static Attrs tile_attrs(const Call& c) {
-    Attrs attrs;
-    for (const auto& [key, value] : c.attrs) {
-      // rsqrt(high_precision=True) of a tensor: the tile op's precision is the device's.
-      if (c.callee == "rsqrt" && key == "high_precision") continue;
-      attrs.emplace_back(key, value);
-    }
-    return attrs;
-  }
-
   ExprPtr block_value(const ExprPtr& e, Block* whole) {
     const auto* v = e->as<Var>();
     if (!v || !detail::is_tensor(v->type())) return e;  // scalars pass through
@@ -295,20 +285,10 @@ class TensorOpLowering : public IRMutator {
     Block* b = &part;
     if (auto def = virtual_defs_.find(v); def != virtual_defs_.end()) {
       const Call& c = *def->second;
-      if (is_tensor_creation(&c)) {
-        std::vector<ExprPtr> shape;
-        for (int64_t d : b->shape) shape.push_back(make_int(d));
-        std::vector<ExprPtr> args(c.args.begin(), c.args.end() - 1);  // all but the shape
-        args.push_back(make_tuple(std::move(shape)));
-        const char* tile_op = c.callee == "arange"   ? "ci"
-                              : c.callee == "random" ? "tile_random"
-                                                     : "create_tile";
-        value = make_op_call(tile_op, std::move(args), c.attrs, c.span());
-      } else {
-        std::vector<ExprPtr> args;
-        for (const auto& a : c.args) args.push_back(block_value(a, whole));
-        value = make_op_call(c.callee, std::move(args), tile_attrs(c), c.span());
-      }
+      std::vector<ExprPtr> args;
+      for (const auto& a : c.args)
+        args.push_back(is_tensor_creation(&c) ? a : block_value(a, whole));
+      value = detail::tile_form(c, std::move(args), b->shape, v->name, whole->out);
       name = v->name;
     } else {
       std::vector<ExprPtr> shape;

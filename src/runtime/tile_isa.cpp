@@ -14,8 +14,8 @@
 
 #include "tensor_transfer.h"
 #include "tile_elements.h"
-#include "tile_isa_generate.h"
 #include "tile_gemm.h"
+#include "tile_isa_generate.h"
 #include "tile_simd.h"
 
 namespace pypto::runtime {

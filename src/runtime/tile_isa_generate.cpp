@@ -20,7 +20,8 @@ void ci(int32_t dtype, void* dst, int64_t start, int32_t descending, int64_t n) 
     // Integer arithmetic wraps: computed in uint64, truncated to the element's width.
     const auto base = static_cast<uint64_t>(start);
     for (int64_t k = 0; k < n; ++k) {
-      const uint64_t v = descending ? base - static_cast<uint64_t>(k) : base + static_cast<uint64_t>(k);
+      const uint64_t v =
+          descending ? base - static_cast<uint64_t>(k) : base + static_cast<uint64_t>(k);
       d[k] = static_cast<S>(v);
     }
   });
@@ -35,13 +36,13 @@ void random(void* dst, const uint32_t* key, const uint32_t* counter, int32_t rou
   }
 }
 
-void sort32(int32_t, void* dst, const void* src, const uint32_t* idx, int64_t rows,
-            int64_t cols) {
+void sort32(int32_t, void* dst, const void* src, const uint32_t* idx, int64_t rows, int64_t cols) {
   const auto* x = static_cast<const float*>(src);
   auto* d = static_cast<uint8_t*>(dst);
   std::vector<support::SortPair> pairs(static_cast<size_t>(cols));
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) pairs[static_cast<size_t>(c)] = {x[r * cols + c], idx[r * cols + c]};
+    for (int64_t c = 0; c < cols; ++c)
+      pairs[static_cast<size_t>(c)] = {x[r * cols + c], idx[r * cols + c]};
     support::sort_blocks(pairs.data(), cols);
     // Each pair is a float and the bits of a uint32: 8 bytes, the layout of SortPair.
     std::memcpy(d + r * cols * 8, pairs.data(), static_cast<size_t>(cols) * 8);

@@ -65,10 +65,9 @@ TEST(OpDefinition, EveryOpHasEveryAttributeItNeeds) {
       // (orchestrations) and expand_clone (which ConvertTensorToTileOps lowers in kernels).
       // pl.arange and pl.random are the tensor forms of pl.ci and pl.tile_random, which
       // ConvertTensorToTileOps lowers them to.
-      EXPECT_TRUE(def->category == OpCategory::CreateTensor ||
-                  def->category == OpCategory::ExpandClone ||
-                  def->category == OpCategory::Scheduling || def->name == "arange" ||
-                  def->name == "random")
+      EXPECT_TRUE(
+          def->category == OpCategory::CreateTensor || def->category == OpCategory::ExpandClone ||
+          def->category == OpCategory::Scheduling || def->name == "arange" || def->name == "random")
           << "no emission shape";
     }
     // The column broadcasts take a binary opcode, except col_expand, which only copies.

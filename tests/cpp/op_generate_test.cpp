@@ -88,7 +88,8 @@ TEST(GenerateRules, SortsTakeFp32ValuesAndPairs) {
   EXPECT_NE(error_of("mrgsort", {tile({1, 256}), index(0)}).find("positive even number"),
             std::string::npos);
   // A run-time block_len is checked on the device.
-  auto dynamic = make_op_call("mrgsort", {tile({1, 256}), make_var("n", scalar_type(DataType::INT64))});
+  auto dynamic =
+      make_op_call("mrgsort", {tile({1, 256}), make_var("n", scalar_type(DataType::INT64))});
   EXPECT_NE(dynamic, nullptr);
 }
 
@@ -103,7 +104,8 @@ TEST(GenerateRules, FillPadExpandGrowsTilesAndTensors) {
 }
 
 TEST(GenerateRules, BroadcastsTakeTensorsWithTensors) {
-  for (const char* op : {"row_expand_max", "row_expand_sub", "row_expand_add", "row_expand_expdif"}) {
+  for (const char* op :
+       {"row_expand_max", "row_expand_sub", "row_expand_add", "row_expand_expdif"}) {
     SCOPED_TRACE(op);
     auto call = make_op_call(op, {tensor({64, 32}), tensor({64, 1})});
     EXPECT_EQ(call->type()->as<TensorType>()->shape, (std::vector<int64_t>{64, 32}));
@@ -208,10 +210,10 @@ TEST(TileIsaGenerate, Sort32AndMergeSortSortARowOfPairs) {
   // Two merges of four runs each: runs of 32 pairs (64 elements), then of 128 pairs.
   const char* where = "test";
   auto fail = [](void*, const char*) { FAIL() << "merge_sort failed"; };
-  ASSERT_TRUE(isa.merge_sort(PTO_FP32, pairs.data(), pairs.data(), 1, 2 * cols, 64, where, fail,
-                             nullptr));
-  ASSERT_TRUE(isa.merge_sort(PTO_FP32, pairs.data(), pairs.data(), 1, 2 * cols, 256, where, fail,
-                             nullptr));
+  ASSERT_TRUE(
+      isa.merge_sort(PTO_FP32, pairs.data(), pairs.data(), 1, 2 * cols, 64, where, fail, nullptr));
+  ASSERT_TRUE(
+      isa.merge_sort(PTO_FP32, pairs.data(), pairs.data(), 1, 2 * cols, 256, where, fail, nullptr));
   std::vector<int64_t> order(cols);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -228,9 +230,9 @@ TEST(TileIsaGenerate, MergeSortReportsABadBlockLength) {
   std::vector<float> pairs(8, 0.0f);
   std::string message;
   auto fail = [](void* ctx, const char* m) { *static_cast<std::string*>(ctx) = m; };
-  EXPECT_EQ(isa.merge_sort(PTO_FP32, pairs.data(), pairs.data(), 1, 8, 3, "pl.mrgsort", fail,
-                           &message),
-            0);
+  EXPECT_EQ(
+      isa.merge_sort(PTO_FP32, pairs.data(), pairs.data(), 1, 8, 3, "pl.mrgsort", fail, &message),
+      0);
   EXPECT_EQ(message, "pl.mrgsort: block_len must be a positive even number of elements, got 3");
 }
 
