@@ -391,6 +391,7 @@ class Parser {
 
   Value parse_comparison();
 
+  Value parse_shift();
   Value parse_arith();
 
   Value parse_term();

@@ -228,7 +228,7 @@ class Merge:
           o: pl.Out[pl.Tensor[[1, 1024], pl.FP32]]) -> pl.Tensor[[1, 1024], pl.FP32]:
         pairs = pl.tile.sort32(pl.load(v, [0, 0], [1, 512]), pl.load(i, [0, 0], [1, 512]))
         for step in pl.range(2):
-            pairs = pl.tile.mrgsort(pairs, block_len=64 + 192 * step)
+            pairs = pl.tile.mrgsort(pairs, block_len=1 << (6 + 2 * step))
         o = pl.store(pairs, [0, 0], o)
         return o
 
@@ -256,7 +256,7 @@ def test_sort32_then_mrgsort_with_a_run_time_block_len_sorts_a_row(work):
 
 
 def test_mrgsort_rejects_an_odd_block_len():
-    text = MRGSORT.replace("block_len=64 + 192 * step", "block_len=63")
+    text = MRGSORT.replace("block_len=1 << (6 + 2 * step)", "block_len=63")
     with pytest.raises(Exception, match="block_len of pl.mrgsort must be a positive even"):
         pl.parse(text)
 
