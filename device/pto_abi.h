@@ -255,6 +255,10 @@ typedef struct PtoIsa {
   // Returns 0 after reporting through fail when block_len is not a positive even number.
   int32_t (*merge_sort)(int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols,
                         int64_t block_len, const char* where, PtoFailFn fail, void* ctx);
+  // Row r of dst (rows x the sum of cols[i]) = the `count` sorted lists of pairs srcs[i]
+  // (rows x cols[i] each) merged in descending order (equal values: the earlier list's first).
+  void (*merge_lists)(int32_t dtype, void* dst, const void* const* srcs, const int64_t* cols,
+                      int32_t count, int64_t rows);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

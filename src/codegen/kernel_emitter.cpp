@@ -374,6 +374,8 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
       return emit_sort32(site);
     case ir::EmitShape::MergeSort:
       return emit_mrgsort(site);
+    case ir::EmitShape::MergeLists:
+      return emit_mrgsort_lists(site);
     case ir::EmitShape::FillPadExpand:
       return emit_fillpad_expand(site);
     case ir::EmitShape::Read:

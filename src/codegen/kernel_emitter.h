@@ -201,6 +201,7 @@ class KernelEmitter : public StructuredEmitter {
   void emit_random(const OpSite& o);
   void emit_sort32(const OpSite& o);
   void emit_mrgsort(const OpSite& o);
+  void emit_mrgsort_lists(const OpSite& o);
   void emit_fillpad_expand(const OpSite& o);
 
   const ir::Function& func_;

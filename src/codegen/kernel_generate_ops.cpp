@@ -85,6 +85,29 @@ void KernelEmitter::emit_mrgsort(const OpSite& o) {
   });
 }
 
+// mrgsort_lists: the lists merged into a scratch row by row when the result overlaps one.
+void KernelEmitter::emit_mrgsort_lists(const OpSite& o) {
+  std::vector<TileRef> lists;
+  bool overlap = false;
+  for (size_t i = 0; i < o.call.args.size(); ++i) {
+    lists.push_back(tile_arg(o.arg(i), o.op(), i));
+    overlap = overlap || overlaps(o.dst, lists.back());
+  }
+  std::vector<std::string> ptrs, cols;
+  for (const TileRef& t : lists) {
+    ptrs.push_back("(const void*)" + t.ptr);
+    cols.push_back(std::to_string(t.cols()));
+  }
+  with_destination(o.dst, overlap, [&](const std::string& out) {
+    w_.open("");
+    w_.line("const void* const lists[] = " + brace_list(ptrs) + ";");
+    w_.line("const int64_t list_cols[] = " + brace_list(cols) + ";");
+    w_.line("isa->merge_lists(PTO_FP32, " + out + ", lists, list_cols, " +
+            std::to_string(lists.size()) + ", " + std::to_string(o.dst.rows()) + ");");
+    w_.close();
+  });
+}
+
 // fillpad_expand: the source's valid region copied row by row to the top left of the larger
 // tile, then fill_pad around it.
 void KernelEmitter::emit_fillpad_expand(const OpSite& o) {

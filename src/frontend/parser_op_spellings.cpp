@@ -200,6 +200,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   const bool string_attrs = std::find(def->attr_names.begin(), def->attr_names.end(),
                                       "acc_phase") != def->attr_names.end();
   std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
+  if (def->name == "mrgsort") def = mrgsort_form(*def, &call_args, spelling);
   ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
   if (scalar_operand) {
     const auto* c = call->as<ir::Call>();
@@ -521,6 +522,45 @@ Value Parser::parse_cast(const std::string& spelling, Span span) {
     }
   }
   return expr_value(call, span);
+}
+
+// pl.mrgsort merges the runs of one tile (block_len=, the registry's mrgsort) or 2 to 4 sorted
+// lists (PyPTO's format 2, mrgsort_lists). The lists' scratch tile (tmp=, or the fifth positional
+// argument) is checked and dropped: the merge needs none here.
+const ir::OpDef* Parser::mrgsort_form(const ir::OpDef& def, std::vector<CallArg>* call_args,
+                                      const std::string& spelling) {
+  size_t positional = 0;
+  bool lists = false;
+  for (const CallArg& a : *call_args) {
+    if (a.keyword == "tmp" || a.keyword == "src1") lists = true;
+    // A second positional argument that is a tile or a tensor is a second list (a scalar is
+    // block_len).
+    if (a.keyword.empty() && positional++ == 1 && a.value.kind == Value::Kind::Expr &&
+        a.value.expr->type() && !a.value.expr->type()->as<ir::ScalarType>()) {
+      lists = true;
+    }
+  }
+  if (!lists) return &def;
+  std::vector<CallArg> kept;
+  positional = 0;
+  for (CallArg& a : *call_args) {
+    const bool scratch = a.keyword == "tmp" || (a.keyword.empty() && positional++ == 4);
+    if (a.keyword == "block_len") {
+      fail(a.keyword_span, spelling + " merges several lists (no block_len=) or the runs of one " +
+                               "tile (block_len= and no other list)");
+    }
+    if (!scratch) {
+      kept.push_back(std::move(a));
+      continue;
+    }
+    const ExprPtr tmp = expect_expr(a.value, [&] { return "argument 'tmp' of " + spelling; });
+    if (!tmp->type() || !(tmp->type()->as<ir::TileType>() || tmp->type()->as<ir::TensorType>())) {
+      fail(a.value.span, "argument 'tmp' of " + spelling + " must be a tile, got " +
+                             ir::type_to_string(tmp->type()));
+    }
+  }
+  *call_args = std::move(kept);
+  return ir::OpRegistry::global().find("mrgsort_lists");
 }
 
 ExprPtr Parser::scalar_cast(const ExprPtr& value, DataType to, Span span, Span value_span,

@@ -157,6 +157,37 @@ Value op_mrgsort(const OpDef&, const Call& c, const Args& a) {
   return Value::of_tile(std::move(out));
 }
 
+Value op_mrgsort_lists(const OpDef&, const Call& c, const Args& a) {
+  const int64_t rows = tile_at(c, a, 0).rows();
+  std::vector<const Tile*> lists;
+  int64_t cols = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    lists.push_back(&tile_at(c, a, i));
+    cols += lists.back()->cols();
+  }
+  auto out = fresh_tile(DataType::FP32, {rows, cols});
+  std::vector<support::SortPair> merged, list, next;
+  for (int64_t r = 0; r < rows; ++r) {
+    merged.clear();
+    for (const Tile* t : lists) {
+      list.clear();
+      for (int64_t j = 0; j < t->cols() / 2; ++j) {
+        const auto at = static_cast<size_t>(r * t->cols() + 2 * j);
+        list.push_back({static_cast<float>(t->data[at]), slot_index(t->data[at + 1])});
+      }
+      next.clear();
+      support::merge_sorted(merged, list, &next);
+      merged.swap(next);
+    }
+    for (size_t j = 0; j < merged.size(); ++j) {
+      const auto at = static_cast<size_t>(r * cols) + 2 * j;
+      out->data[at] = merged[j].value;
+      out->data[at + 1] = index_slot(merged[j].index);
+    }
+  }
+  return Value::of_tile(std::move(out));
+}
+
 // The source's valid region at the top left of a tile of the new shape, whose valid region it
 // becomes; pl.tile.fillpad's rule then pads the rest.
 Value op_fillpad_expand(const OpDef& def, const Call& c, const Args& a) {

@@ -188,6 +188,7 @@ Value op_ci(const OpDef& def, const Call& c, const Args& a);  // ci and arange
 Value op_random(const OpDef& def, const Call& c, const Args& a);
 Value op_sort32(const OpDef& def, const Call& c, const Args& a);
 Value op_mrgsort(const OpDef& def, const Call& c, const Args& a);
+Value op_mrgsort_lists(const OpDef& def, const Call& c, const Args& a);
 Value op_fillpad_expand(const OpDef& def, const Call& c, const Args& a);
 
 // The tensor-level form of an op of tiles (row_expand_max(tensor, tensor) in an InCore

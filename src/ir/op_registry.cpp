@@ -230,6 +230,8 @@ std::vector<OpSpec> op_specs() {
        in::on_tiles_or_tensors<in::op_sort32>, E::Sort32},
       {"mrgsort", C::Sort, {"src0", "block_len"}, 2, {}, infer_mrgsort,
        in::on_tiles_or_tensors<in::op_mrgsort>, E::MergeSort},
+      {"mrgsort_lists", C::Sort, {"src0", "src1", "src2", "src3"}, 2, {"exhausted"},
+       infer_mrgsort_lists, in::on_tiles_or_tensors<in::op_mrgsort_lists>, E::MergeLists},
       {"fillpad_expand", C::FillPadExpand, {"tile", "shape"}, 2, {"pad_value"},
        infer_fillpad_expand, in::on_tiles_or_tensors<in::op_fillpad_expand>, E::FillPadExpand},
   };

@@ -198,6 +198,9 @@ TypePtr infer_random(const OpContext& c);
 TypePtr infer_sort32(const OpContext& c);
 // mrgsort(src [R, C] pairs, block_len) -> [R, C]: every four sorted runs merged into one.
 TypePtr infer_mrgsort(const OpContext& c);
+// mrgsort_lists(src0, src1, src2=None, src3=None, exhausted=False): 2 to 4 sorted lists of pairs
+// [R, C_i] merged into one [R, sum C_i] (PyPTO's mrgsort format 2).
+TypePtr infer_mrgsort_lists(const OpContext& c);
 // fillpad_expand(tile, shape, pad_value=): a tile of `shape` holding the tile's valid region at
 // the top left, the pad value everywhere else.
 TypePtr infer_fillpad_expand(const OpContext& c);

@@ -170,6 +170,26 @@ TypePtr infer_mrgsort(const OpContext& c) {
   return like(src, *src.shape);
 }
 
+TypePtr infer_mrgsort_lists(const OpContext& c) {
+  const ShapedInfo first = expect_fp32_matrix(c, 0);
+  int64_t cols = 0;
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    const ShapedInfo list = expect_fp32_matrix(c, i);
+    if (list.is_tile != first.is_tile) {
+      c.fail(i, std::string("expected ") + (first.is_tile ? "Tile" : "Tensor") + ", got " +
+                    kind_name(c.args[i]->type()) + c.where(i));
+    }
+    if ((*list.shape)[0] != (*first.shape)[0] || (*list.shape)[1] % 2 != 0) {
+      c.fail(i, c.op_name() + " merges lists of (value, index) pairs with " +
+                    std::to_string((*first.shape)[0]) + " row(s) and an even number of " +
+                    "columns, got " + shape_dims(*list.shape) + c.where(i));
+    }
+    cols += (*list.shape)[1];
+  }
+  flag_attr(c, "exhausted");
+  return like(first, {(*first.shape)[0], cols});
+}
+
 TypePtr infer_fillpad_expand(const OpContext& c) {
   const ShapedInfo x = expect_shaped(c, 0);
   expect_2d(c, 0, *x.shape);

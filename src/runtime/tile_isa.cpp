@@ -496,6 +496,7 @@ const PtoIsa& tile_isa() {
       &generate_isa::random,
       &generate_isa::sort32,
       &generate_isa::merge_sort,
+      &generate_isa::merge_lists,
   };
   return isa;
 }

@@ -49,6 +49,26 @@ void sort32(int32_t, void* dst, const void* src, const uint32_t* idx, int64_t ro
   }
 }
 
+void merge_lists(int32_t, void* dst, const void* const* srcs, const int64_t* cols, int32_t count,
+                 int64_t rows) {
+  int64_t total = 0;
+  for (int32_t i = 0; i < count; ++i) total += cols[i];
+  std::vector<support::SortPair> merged, list, next;
+  for (int64_t r = 0; r < rows; ++r) {
+    merged.clear();
+    for (int32_t i = 0; i < count; ++i) {
+      list.resize(static_cast<size_t>(cols[i] / 2));
+      std::memcpy(list.data(), static_cast<const uint8_t*>(srcs[i]) + r * cols[i] * 4,
+                  static_cast<size_t>(cols[i]) * 4);
+      next.clear();
+      support::merge_sorted(merged, list, &next);
+      merged.swap(next);
+    }
+    std::memcpy(static_cast<uint8_t*>(dst) + r * total * 4, merged.data(),
+                static_cast<size_t>(total) * 4);
+  }
+}
+
 int32_t merge_sort(int32_t, void* dst, const void* src, int64_t rows, int64_t cols,
                    int64_t block_len, const char* where, PtoFailFn fail, void* ctx) {
   if (block_len <= 0 || block_len % 2 != 0) {

@@ -13,6 +13,8 @@ void random(void* dst, const uint32_t* key, const uint32_t* counter, int32_t rou
             int64_t valid_rows, int64_t valid_cols);
 void sort32(int32_t dtype, void* dst, const void* src, const uint32_t* idx, int64_t rows,
             int64_t cols);
+void merge_lists(int32_t dtype, void* dst, const void* const* srcs, const int64_t* cols,
+                 int32_t count, int64_t rows);
 int32_t merge_sort(int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols,
                    int64_t block_len, const char* where, PtoFailFn fail, void* ctx);
 

@@ -393,6 +393,25 @@ std::vector<Block> blocks_for(const OpDef& def) {
             true, 0.0f);
       break;
     }
+    case EmitShape::MergeLists: {
+      // Two and three sorted lists of [2, 64] pairs (each a sort32 of 32 values of x or w) into
+      // [2, 128] / [2, 192], shown as rows of 16.
+      auto list = [&](const char* tensor, int row) {
+        const std::string values = "pl.cast(pl.cast(pl.mul(pl.load(" + std::string(tensor) + ", [" +
+                                   std::to_string(row) + ", 0], [2, 16]), 4.0), " +
+                                   "target_type=pl.INT32), target_type=pl.FP32)";
+        const std::string idx = "pl.cast(pl.abs(pl.mul(pl.load(w, [" + std::to_string(row) +
+                                ", 0], [2, 16]), 1000.0)), target_type=pl.UINT32)";
+        return "pl.sort32(pl.concat(" + values + ", " + values + "), pl.concat(" + idx + ", " +
+               idx + "))";
+      };
+      add("pl.reshape(" + op + "(" + list("x", 0) + ", " + list("w", 4) + "), [16, 16])", true,
+          0.0f);
+      add("pl.slice(pl.reshape(" + op + "(" + list("x", 2) + ", " + list("w", 6) + ", " +
+              list("x", 8) + "), [24, 16]), [16, 16], [8, 0])",
+          true, 0.0f);
+      break;
+    }
     case EmitShape::FillPadExpand:
       for (const char* pad : {"zero", "min", "max"}) {
         add(op + "(pl.load(x, [0, 0], [8, 12], valid_shapes=[5, 7]), [16, 16], " +

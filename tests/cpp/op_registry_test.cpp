@@ -112,7 +112,7 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   }
   // Generators, sorts and padding copies.
   const char* const generate_ops[] = {"ci",     "arange",  "tile_random",   "random",
-                                      "sort32", "mrgsort", "fillpad_expand"};
+                                      "sort32", "mrgsort", "mrgsort_lists", "fillpad_expand"};
   for (const char* name : generate_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }

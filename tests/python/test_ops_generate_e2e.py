@@ -366,3 +366,49 @@ def test_a_scalar_narrowed_at_run_time_wraps(work):
         .replace("pl.INT32", "pl.UINT16")
     out = run_program(work, text, [TensorSpec("o", [1, 32], pl.UINT16, is_output=True)])
     np.testing.assert_array_equal(out["o"][0], ((-50 - np.arange(32)) % 65536).astype(np.uint16))
+
+
+MERGE_LISTS = """
+import pypto.language as pl
+
+@pl.program
+class MergeLists:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, v: pl.Tensor[[1, 96], pl.FP32], i: pl.Tensor[[1, 96], pl.UINT32],
+          o: pl.Out[pl.Tensor[[1, 192], pl.FP32]]) -> pl.Tensor[[1, 192], pl.FP32]:
+        a = pl.tile.sort32(pl.load(v, [0, 0], [1, 32]), pl.load(i, [0, 0], [1, 32]))
+        b = pl.tile.sort32(pl.load(v, [0, 32], [1, 32]), pl.load(i, [0, 32], [1, 32]))
+        c = pl.tile.sort32(pl.load(v, [0, 64], [1, 32]), pl.load(i, [0, 64], [1, 32]))
+        tmp = pl.tile.create([1, 192], dtype=pl.FP32)
+        o = pl.store(MERGE, [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, v: pl.Tensor[[1, 96], pl.FP32], i: pl.Tensor[[1, 96], pl.UINT32],
+             o: pl.Out[pl.Tensor[[1, 192], pl.FP32]]) -> pl.Tensor[[1, 192], pl.FP32]:
+        o = self.k(v, i, o)
+        return o
+"""
+
+
+@pytest.mark.parametrize("merge", ["pl.tile.mrgsort(a, b, c, tmp=tmp)",
+                                   "pl.tile.mrgsort(a, b, c, pl.tile.sort32(pl.load(v, [0, 0], "
+                                   "[1, 0 + 32]), pl.load(i, [0, 0], [1, 32])), tmp)"])
+def test_mrgsort_of_lists_merges_them(work, merge):
+    rng = np.random.default_rng(8)
+    v = rng.integers(-30, 30, (1, 96)).astype(np.float32)  # ties: the earlier list's first
+    idx = np.arange(96, dtype=np.uint32).reshape(1, 96)
+    four = "tmp)" in merge and merge.count("sort32") == 1
+    text = MERGE_LISTS.replace("MERGE", merge)
+    if four:  # a fourth list (the first again): [1, 256]
+        text = text.replace("[1, 192]", "[1, 256]")
+    cols = 256 if four else 192
+    out = run_program(work, text, [TensorSpec("v", [1, 96], pl.FP32, init_value=v),
+                                   TensorSpec("i", [1, 96], pl.UINT32, init_value=idx),
+                                   TensorSpec("o", [1, cols], pl.FP32, is_output=True)])
+    o = np.asarray(out["o"])[0]
+    values = v[0] if not four else np.concatenate([v[0], v[0, :32]])
+    order = descending_order(values)
+    np.testing.assert_array_equal(o[0::2], values[order])
+    np.testing.assert_array_equal(o[1::2].view(np.uint32),
+                                  (order % 96 if four else order).astype(np.uint32))

@@ -86,6 +86,7 @@ enum class EmitShape : uint8_t {
   Random,         // PtoIsa::random
   Sort32,         // PtoIsa::sort32
   MergeSort,      // PtoIsa::merge_sort
+  MergeLists,     // PtoIsa::merge_lists
   FillPadExpand,  // PtoIsa::assemble of the valid region, then PtoIsa::fill_pad
 };
 

@@ -34,6 +34,12 @@ inline void sort_blocks(SortPair* pairs, int64_t n) {
     std::stable_sort(pairs + start, pairs + std::min(n, start + kSortBlock), sorts_before);
 }
 
+// `a` and `b` sorted, merged into *out (equal values: a's first).
+inline void merge_sorted(const std::vector<SortPair>& a, const std::vector<SortPair>& b,
+                         std::vector<SortPair>* out) {
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(*out), sorts_before);
+}
+
 // `in` holds n pairs in sorted runs of `run` pairs; every four adjacent runs (fewer at the end)
 // become one sorted run of `out`.
 inline void merge_runs(const SortPair* in, SortPair* out, int64_t n, int64_t run) {

@@ -14,7 +14,7 @@ from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tens
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'arange', 'assemble', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fillpad_expand', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mrgsort', 'mul', 'neg', 'not_', 'or_', 'prelu', 'random', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sort32', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'tile_random', 'transpose', 'transpose_view', 'xor']
+__all__ = ['abs', 'add', 'and_', 'arange', 'assemble', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fillpad_expand', 'fmod', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mrgsort', 'mrgsort_lists', 'mul', 'neg', 'not_', 'or_', 'prelu', 'random', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sort32', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'tile_random', 'transpose', 'transpose_view', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -429,6 +429,15 @@ def mrgsort(src0: Any, block_len: Any) -> Any:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('mrgsort')
+
+
+def mrgsort_lists(src0: Any, src1: Any, src2: Optional[Any] = None, src3: Optional[Any] = None, *, exhausted: Optional[Any] = None) -> Any:
+    """The registry's op mrgsort_lists.
+
+    In a program: ``pl.mrgsort_lists(src0, src1, [src2], [src3], exhausted=)``. Category Sort; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('mrgsort_lists')
 
 
 def mul(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
