@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 16
+#define PTO_ABI_VERSION 17
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -303,6 +303,28 @@ typedef struct PtoIsa {
   // *at (one element of dtype) = the scalar (`i` when `integer_scalar`, else `f`) converted to
   // dtype as a cast converts it.
   void (*write_element)(int32_t dtype, void* at, double f, int64_t i, int32_t integer_scalar);
+  // ----- Generators and sorts (pl.tile.ci, pl.tile.random, pl.tile.sort32, pl.tile.mrgsort).
+  // dst[k] = start + k, or start - k when `descending`, for k < n, wrapped to the integer dtype.
+  void (*ci)(int32_t dtype, void* dst, int64_t start, int32_t descending, int64_t n);
+  // The counter-based generator of pypto/support/counter_rng.h: element (r, c) of a tile of
+  // `cols` 32-bit columns is word (r * cols + c) of the stream of key[2] and counter[4] after
+  // `rounds` rounds; only the valid_rows x valid_cols corner is written.
+  void (*random)(void* dst, const uint32_t* key, const uint32_t* counter, int32_t rounds,
+                 int64_t cols, int64_t valid_rows, int64_t valid_cols);
+  // Each 32-element block of each row of src (rows x cols, FP32) sorted in descending order
+  // into (value, index) pairs of dst (rows x 2 * cols): the value, then the bits of the UINT32
+  // that idx holds at the value's position (pypto/support/sort_ops.h).
+  void (*sort32)(int32_t dtype, void* dst, const void* src, const uint32_t* idx, int64_t rows,
+                 int64_t cols);
+  // Each row of (value, index) pairs (rows x cols elements, two per pair) holds sorted runs of
+  // block_len elements: every four adjacent runs are merged into one, in descending order.
+  // Returns 0 after reporting through fail when block_len is not a positive even number.
+  int32_t (*merge_sort)(int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols,
+                        int64_t block_len, const char* where, PtoFailFn fail, void* ctx);
+  // Row r of dst (rows x the sum of cols[i]) = the `count` sorted lists of pairs srcs[i]
+  // (rows x cols[i] each) merged in descending order (equal values: the earlier list's first).
+  void (*merge_lists)(int32_t dtype, void* dst, const void* const* srcs, const int64_t* cols,
+                      int32_t count, int64_t rows);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

@@ -73,6 +73,22 @@ inline int64_t floormod(int64_t a, int64_t b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
+// a << b and a >> b as in Python, at 64 bits: a count of 64 or more shifts every bit out (an
+// arithmetic right shift keeps the sign); a negative count is a fault.
+inline int64_t shift_left(int64_t a, int64_t b) {
+  if (b < 0) {
+    scalar_fault("negative shift count (<<)");
+    return 0;
+  }
+  return b >= 64 ? 0 : (int64_t)((uint64_t)a << b);
+}
+inline int64_t shift_right(int64_t a, int64_t b) {
+  if (b < 0) {
+    scalar_fault("negative shift count (>>)");
+    return 0;
+  }
+  return b >= 64 ? (a < 0 ? -1 : 0) : a >> b;
+}
 inline double floordiv(double a, double b) { return __builtin_floor(a / b); }
 inline double floormod(double a, double b) { return a - __builtin_floor(a / b) * b; }
 template <typename T>
@@ -152,6 +168,19 @@ inline PtoTensor view(const PtoTensor& t, const int64_t* offsets, const int64_t*
   for (int32_t i = 0; i < t.ndim; ++i) {
     v.offset += offsets[i] * t.strides[i];
     v.shape[i] = shape[i];
+  }
+  return v;
+}
+
+// The last `ndim` dimensions of `t`, whose leading dimensions have extent 1: the same elements
+// in the rank of a lower-rank tensor (what a lower-rank source is assembled into).
+inline PtoTensor trailing_dims(const PtoTensor& t, int32_t ndim) {
+  PtoTensor v = t;
+  const int32_t drop = t.ndim - ndim;
+  v.ndim = ndim;
+  for (int32_t i = 0; i < ndim; ++i) {
+    v.shape[i] = t.shape[i + drop];
+    v.strides[i] = t.strides[i + drop];
   }
   return v;
 }

@@ -217,6 +217,12 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "Scatter";
     case ir::OpCategory::PagedGather:
       return "PagedGather";
+    case ir::OpCategory::Generate:
+      return "Generate";
+    case ir::OpCategory::Sort:
+      return "Sort";
+    case ir::OpCategory::FillPadExpand:
+      return "FillPadExpand";
   }
   return "Other";
 }

@@ -232,6 +232,10 @@ std::string binary_expr(const ir::Binary& b, VarNames& names) {
       return "(" + x + " && " + y + ")";
     case ir::BinaryOp::Or:
       return "(" + x + " || " + y + ")";
+    case ir::BinaryOp::Shl:
+      return as_result + "pto::shift_left" + operands_int;
+    case ir::BinaryOp::Shr:
+      return as_result + "pto::shift_right" + operands_int;
     default:
       // + - * and the comparisons read the same in C++.
       return "(" + x + " " + std::string(ir::binary_op_symbol(b.op)) + " " + y + ")";

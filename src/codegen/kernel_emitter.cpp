@@ -413,6 +413,18 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
       codegen_error(span,
                     "pl.mscatter writes into its tensor argument; assign its result to a "
                     "tensor name or write it as a statement");
+    case ir::EmitShape::Ci:
+      return emit_ci(site);
+    case ir::EmitShape::Random:
+      return emit_random(site);
+    case ir::EmitShape::Sort32:
+      return emit_sort32(site);
+    case ir::EmitShape::MergeSort:
+      return emit_mrgsort(site);
+    case ir::EmitShape::MergeLists:
+      return emit_mrgsort_lists(site);
+    case ir::EmitShape::FillPadExpand:
+      return emit_fillpad_expand(site);
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
     case ir::EmitShape::Comm:

@@ -8,6 +8,7 @@
 //   kernel_layout_ops.cpp  col_expand*, concat, reshape, fillpad, read, and the valid regions of
 //                          tiles loaded with valid_shapes
 //   kernel_gather_ops.cpp  write, gather, scatter, scatter_update, mscatter and the mask forms
+//   kernel_generate_ops.cpp  ci, random, sort32, mrgsort, fillpad_expand
 // Loops, ifs and yields are StructuredEmitter's (structured_emitter.h).
 #pragma once
 
@@ -212,6 +213,14 @@ class KernelEmitter : public StructuredEmitter {
   void emit_scatter_mask(const OpSite& o);
   void emit_scatter_update(const OpSite& o);
   void emit_mscatter(const ir::Call& call, Span span);
+  // ----- generators, sorts and padding copies (kernel_generate_ops.cpp)
+
+  void emit_ci(const OpSite& o);
+  void emit_random(const OpSite& o);
+  void emit_sort32(const OpSite& o);
+  void emit_mrgsort(const OpSite& o);
+  void emit_mrgsort_lists(const OpSite& o);
+  void emit_fillpad_expand(const OpSite& o);
 
   const ir::Function& func_;
   int32_t line_offset_;

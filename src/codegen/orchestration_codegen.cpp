@@ -197,6 +197,37 @@ class OrchestrationEmitter : public StructuredEmitter {
                   "unsupported tensor expression in orchestration function '" + func_.name + "'");
   }
 
+  // `t2 = pl.assemble(t, src, offsets)` of tensors: a copy task writes src into the box of t at
+  // offsets (a source of lower rank fills a box whose leading extents are 1); t2 is t.
+  void assemble_tensor(const ir::Var& var, const ir::Call& call, Span span) {
+    if (!call.attrs.empty()) {
+      codegen_error(span,
+                    "pl.assemble of tensors in an orchestration function takes no atomic=; "
+                    "assemble in a pl.at scope (or store in a kernel) to add");
+    }
+    const std::string target = tensor_value(call.args[0]);
+    const std::string source = tensor_value(call.args[1]);
+    const auto& src_shape = call.args[1]->type()->as<ir::TensorType>()->shape;
+    const size_t rank = tensor_rank(call.args[0]);
+    auto offsets = emit_int_list(call.args[2], names_, "the offsets of pl.assemble");
+    if (offsets.size() != rank || src_shape.size() > rank)
+      codegen_error(span, "pl.assemble: offsets need one entry per dimension of the target");
+    std::vector<std::string> box(rank - src_shape.size(), "1");
+    for (int64_t d : src_shape) box.push_back(int_literal(d));
+    const std::string sh = int_array("box_shape", box);
+    const std::string off = int_array("box_offsets", offsets);
+    check_box(target, off, sh, rank, span, "assemble");
+    const std::string box_view = names_.fresh("box");
+    w_.line("const PtoTensor " + box_view + " = pto::trailing_dims(pto::view(" + target + ", " +
+            off + ", " + sh + "), " + std::to_string(src_shape.size()) + ");");
+    w_.open("");
+    w_.line("PtoArg copy_args[2] = {pto::tensor_arg(PTO_ARG_IN, " + source +
+            "), pto::tensor_arg(PTO_ARG_OUT, " + box_view + ")};");
+    w_.line("rt->submit(rt->ctx, \"assemble\", pto::copy_task, copy_args, 2);");
+    w_.close();
+    alias_view(var, target);
+  }
+
   void create_tensor(const std::string& name, const ir::Call& call, Span span) {
     const auto* tt = call.type()->as<ir::TensorType>();
     if (!tt) codegen_error(span, "pl.create_tensor must produce a tensor");
@@ -239,6 +270,9 @@ class OrchestrationEmitter : public StructuredEmitter {
         reshape_view(name, *call, s.span());
       } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "transpose") {
         transpose_view(name, *call, s.span());
+      } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "assemble" &&
+                 call->args.size() == 3 && call->args[1]->type()->as<ir::TensorType>()) {
+        assemble_tensor(var, *call, s.span());
       } else if (call) {
         codegen_error(s.span(), "pl." + call->callee +
                                     " in an orchestration function; tile computations belong in "

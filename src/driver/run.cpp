@@ -86,13 +86,20 @@ std::vector<HostArg> entry_arguments(const ir::Program& program,
                          entry->name + " (" + ir::type_to_string(param.var->type()) + ")");
     }
     const HostTensor& t = tensors[i];
-    if (t.dtype != tensor_type->dtype || t.shape != tensor_type->shape) {
+    // torch has no UINT16/UINT32/UINT64 tensors: PyPTO's harness passes the signed integers of
+    // the same width, whose bits the program reads as its parameter's type.
+    const bool same_bits = t.dtype != tensor_type->dtype && !ir::is_float(t.dtype) &&
+                           !ir::is_float(tensor_type->dtype) && t.dtype != ir::DataType::BOOL &&
+                           tensor_type->dtype != ir::DataType::BOOL &&
+                           ir::dtype_bytes(t.dtype) == ir::dtype_bytes(tensor_type->dtype);
+    if ((t.dtype != tensor_type->dtype && !same_bits) || t.shape != tensor_type->shape) {
       throw StageFailure("TensorSpec '" + t.name + "' is " + std::string(ir::dtype_name(t.dtype)) +
                          " " + ir::shape_to_string(t.shape) + " but parameter '" + name + "' of " +
                          entry->name + " is " + ir::type_to_string(param.var->type()));
     }
     used[i] = true;
     HostTensor arg = t;
+    arg.dtype = tensor_type->dtype;
     arg.read_only = param.direction == ir::ParamDirection::In;
     args.emplace_back(std::move(arg));
   }

@@ -1,4 +1,5 @@
-// Expressions: the precedence levels (or, and, not, comparisons, + -, * / // %, unary, postfix),
+// Expressions: the precedence levels (or, and, not, comparisons, << >>, + -, * / // %, unary,
+// postfix),
 // atoms (names, literals, parentheses, lists) and min/max.
 #include "parser_state.h"
 
@@ -112,7 +113,7 @@ std::optional<ir::BinaryOp> Parser::comparison_op() const {
 }
 
 Value Parser::parse_comparison() {
-  Value left = parse_arith();
+  Value left = parse_shift();
   std::optional<ir::BinaryOp> op = comparison_op();
   if (!op) {
     if (at(TK::KwIs) || at(TK::KwIn) || (at(TK::KwNot) && peek_token(1).kind == TK::KwIn)) {
@@ -127,7 +128,7 @@ Value Parser::parse_comparison() {
     check_chain_length(n);
     Span op_span = here();
     advance();
-    Value right = parse_arith();
+    Value right = parse_shift();
     Value cmp = expr_value(binary(*op, left, right, op_span), left.span);
     result = first ? cmp : expr_value(binary(ir::BinaryOp::And, result, cmp, op_span), result.span);
     first = false;
@@ -135,6 +136,20 @@ Value Parser::parse_comparison() {
     op = comparison_op();
   }
   return result;
+}
+
+// `a << b`, `a >> b` of integer scalars, between the comparisons and + - as in Python.
+Value Parser::parse_shift() {
+  Value left = parse_arith();
+  for (int n = 0; at(TK::LShift) || at(TK::RShift); ++n) {
+    check_chain_length(n);
+    Span op = here();
+    ir::BinaryOp bop = at(TK::LShift) ? ir::BinaryOp::Shl : ir::BinaryOp::Shr;
+    advance();
+    Value right = parse_arith();
+    left = expr_value(binary(bop, left, right, op), left.span);
+  }
+  return left;
 }
 
 Value Parser::parse_arith() {

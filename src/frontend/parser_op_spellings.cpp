@@ -21,9 +21,17 @@ struct Alias {
   std::string_view op;
 };
 
-constexpr std::array<Alias, 2> kAliases{{
+constexpr std::array<Alias, 7> kAliases{{
     {"tile", "create", "create_tile"},
     {"tensor", "create", "create_tensor"},
+    // ci is the tile op, arange (PyPTO's pl.arange) the tensor one.
+    {"tile", "arange", "ci"},
+    {"tensor", "ci", "arange"},
+    // random makes a tensor (PyPTO's pl.random), tile_random a tile.
+    {"tile", "random", "tile_random"},
+    // The result of fillpad is a new value whatever buffer holds it.
+    {"tile", "fillpad_inplace", "fillpad"},
+    {"", "fillpad_inplace", "fillpad"},
 }};
 
 // The scalar-operand forms, in every namespace: the registry's elementwise ops take a scalar
@@ -63,14 +71,10 @@ constexpr std::string_view kUnsupported[] = {
     "aic_gather",
     "aiv_shard",
     "alloc",
-    "arange",
     "batch_matmul",
     "batch_matmul_acc",
-    "ci",
     "create_l1",
     "dump_tag",
-    "fillpad_expand",
-    "fillpad_inplace",
     "func_attr",
     "gather_row",
     "gatherb",
@@ -85,16 +89,13 @@ constexpr std::string_view kUnsupported[] = {
     "max",
     "mgather",
     "min",
-    "mrgsort",
     "no_dep",
     "part_add",
     "part_max",
     "part_min",
     "part_mul",
-    "random",
     "reserve_buffer",
     "set_validshape",
-    "sort32",
     "static_assert",
     "static_print",
     "tfree_to_aic",
@@ -219,6 +220,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
       }
     }
   }
+  if (def->name == "mrgsort") def = mrgsort_form(*def, &call_args, spelling);
   ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
   if (scalar_operand) {
     const auto* c = call->as<ir::Call>();
@@ -593,6 +595,45 @@ Value Parser::parse_cast(const std::string& spelling, Span span) {
   return expr_value(call, span);
 }
 
+// pl.mrgsort merges the runs of one tile (block_len=, the registry's mrgsort) or 2 to 4 sorted
+// lists (PyPTO's format 2, mrgsort_lists). The lists' scratch tile (tmp=, or the fifth positional
+// argument) is checked and dropped: the merge needs none here.
+const ir::OpDef* Parser::mrgsort_form(const ir::OpDef& def, std::vector<CallArg>* call_args,
+                                      const std::string& spelling) {
+  size_t positional = 0;
+  bool lists = false;
+  for (const CallArg& a : *call_args) {
+    if (a.keyword == "tmp" || a.keyword == "src1") lists = true;
+    // A second positional argument that is a tile or a tensor is a second list (a scalar is
+    // block_len).
+    if (a.keyword.empty() && positional++ == 1 && a.value.kind == Value::Kind::Expr &&
+        a.value.expr->type() && !a.value.expr->type()->as<ir::ScalarType>()) {
+      lists = true;
+    }
+  }
+  if (!lists) return &def;
+  std::vector<CallArg> kept;
+  positional = 0;
+  for (CallArg& a : *call_args) {
+    const bool scratch = a.keyword == "tmp" || (a.keyword.empty() && positional++ == 4);
+    if (a.keyword == "block_len") {
+      fail(a.keyword_span, spelling + " merges several lists (no block_len=) or the runs of one " +
+                               "tile (block_len= and no other list)");
+    }
+    if (!scratch) {
+      kept.push_back(std::move(a));
+      continue;
+    }
+    const ExprPtr tmp = expect_expr(a.value, [&] { return "argument 'tmp' of " + spelling; });
+    if (!tmp->type() || !(tmp->type()->as<ir::TileType>() || tmp->type()->as<ir::TensorType>())) {
+      fail(a.value.span, "argument 'tmp' of " + spelling + " must be a tile, got " +
+                             ir::type_to_string(tmp->type()));
+    }
+  }
+  *call_args = std::move(kept);
+  return ir::OpRegistry::global().find("mrgsort_lists");
+}
+
 ExprPtr Parser::scalar_cast(const ExprPtr& value, DataType to, Span span, Span value_span,
                             const std::string& spelling) {
   const auto* scalar = value->type() ? value->type()->as<ir::ScalarType>() : nullptr;
@@ -626,9 +667,18 @@ ExprPtr Parser::scalar_cast(const ExprPtr& value, DataType to, Span span, Span v
       (ir::dtype_bytes(to) > ir::dtype_bytes(from) || from == DataType::BOOL)) {
     return ir::make_binary(ir::BinaryOp::Add, value, ir::make_node<ir::IntImm>(0, to, span), span);
   }
+  // To a narrower integer: the value modulo 2^bits (floor modulo, so never negative), typed as
+  // the target, whose element conversion then keeps those bits (sign-extending a signed target).
+  const int64_t to_bits = 8 * ir::dtype_bytes(to);
+  if (!ir::is_float(to) && !ir::is_float(from) && to != DataType::BOOL && to_bits < 64) {
+    return ir::make_node<ir::Binary>(
+        ir::BinaryOp::Mod, value,
+        ir::make_node<ir::IntImm>(int64_t{1} << to_bits, DataType::INT64, span),
+        ir::scalar_type(to), span);
+  }
   fail(span, spelling + " of a " + std::string(ir::dtype_name(from)) + " Scalar computed at run " +
                  "time to " + std::string(ir::dtype_name(to)) +
-                 " is not supported yet (integers convert to FP32 or a wider integer)");
+                 " is not supported yet (integers convert to FP32 or another integer type)");
 }
 
 }  // namespace pypto::frontend::detail

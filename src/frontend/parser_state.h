@@ -396,6 +396,7 @@ class Parser {
 
   Value parse_comparison();
 
+  Value parse_shift();
   Value parse_arith();
 
   Value parse_term();
@@ -445,6 +446,9 @@ class Parser {
 
   template <typename Name>
   std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false);
+  // pl.mrgsort's two forms: the registry's mrgsort (block_len=) or mrgsort_lists (2 to 4 lists).
+  const ir::OpDef* mrgsort_form(const ir::OpDef& def, std::vector<CallArg>* call_args,
+                                const std::string& spelling);
 
   Value parse_pl_member();
   // parser_distributed.cpp: PyPTO's `pld` namespace of multi-rank programs.

@@ -40,6 +40,10 @@ std::string_view binary_op_symbol(BinaryOp op) {
       return "and";
     case BinaryOp::Or:
       return "or";
+    case BinaryOp::Shl:
+      return "<<";
+    case BinaryOp::Shr:
+      return ">>";
   }
   return "?";
 }
@@ -117,6 +121,13 @@ ExprPtr make_binary(BinaryOp op, ExprPtr a, ExprPtr b, Span span) {
     result = DataType::BOOL;
   } else if (op == BinaryOp::Div) {
     result = DataType::FP32;
+  } else if (op == BinaryOp::Shl || op == BinaryOp::Shr) {
+    if (is_float(da) || is_float(db) || da == DataType::BOOL || db == DataType::BOOL) {
+      throw CompileError(span, "operator '" + std::string(binary_op_symbol(op)) +
+                                   "' takes integers, got " + std::string(dtype_name(da)) +
+                                   " and " + std::string(dtype_name(db)));
+    }
+    result = da;  // the shifted value's type, as the count does not widen it
   } else {
     result = promote(da, db);
   }

@@ -68,6 +68,9 @@ Value scalar_binary(BinaryOp op, const Value& a, const Value& b, DataType result
     throw RunError(integer && op == BinaryOp::FloorDiv ? "integer division by zero"
                                                        : "division by zero");
   }
+  if ((op == BinaryOp::Shl || op == BinaryOp::Shr) && y.as_int() < 0) {
+    throw RunError("negative shift count (" + std::string(binary_op_symbol(op)) + ")");
+  }
   throw RunError("unsupported scalar operator " + std::string(binary_op_symbol(op)));
 }
 

@@ -68,6 +68,25 @@ Value op_compare(const OpDef&, const Call& c, const Args& a) {
   return Value::of_tile(std::move(mask));
 }
 
+Value op_compare_or_values(const OpDef& def, const Call& c, const Args& a) {
+  if (!c.type() || !c.type()->as<TensorType>()) return op_compare(def, c, a);
+  Args tiles = a;
+  for (Value& v : tiles)
+    if (v.kind == Value::Kind::Tensor) v = Value::of_tile(read_all(v.tensor));
+  const Value mask = op_compare(def, c, tiles);
+  const Tile& x = tile_at(c, tiles, 0);
+  const int64_t rows = x.rows(), cols = x.cols(), mask_cols = mask.tile->cols();
+  auto out = new_tile(x.dtype, x.shape);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t col = 0; col < cols; ++col) {
+      const auto byte =
+          static_cast<int64_t>(mask.tile->data[static_cast<size_t>(r * mask_cols + col / 8)]);
+      out->data[static_cast<size_t>(r * cols + col)] = ((byte >> (col % 8)) & 1) != 0 ? 1.0 : 0.0;
+    }
+  }
+  return Value::of_tensor(tile_to_new_tensor(*out));
+}
+
 Value op_select(const OpDef& def, const Call& c, const Args& a) {
   const Tile& mask = tile_at(c, a, 0);
   const Tile& x = tile_at(c, a, 1);

@@ -269,7 +269,10 @@ Value op_assemble(const OpDef&, const Call& c, const Args& a) {
   auto offsets = int_list(c, a, 2);
   if (target.kind == Value::Kind::Tensor) {
     // Tensors live in DDR: the source is written in place and the target handed back.
-    put_region(c, target.tensor, offsets, *tile_or_tensor(c, a, 1), "pl.assemble");
+    TilePtr source = tile_or_tensor(c, a, 1);
+    put_region(c, target.tensor, offsets,
+               *with_shape(source, box_of(source->shape, target.tensor.shape.size())),
+               "pl.assemble");
     return target;
   }
   return Value::of_tile(assemble_tile(tile_arg(c, a, 0), tile_arg(c, a, 1), offsets));

@@ -180,7 +180,33 @@ Value op_expand_expdif(const OpDef& def, const Call& c, const Args& a);  // row 
 Value op_transpose(const OpDef& def, const Call& c, const Args& a);
 Value op_reinterpret_view(const OpDef& def, const Call& c, const Args& a);
 Value op_compare(const OpDef& def, const Call& c, const Args& a);  // interpreter_compare_ops.cpp
-Value op_select(const OpDef& def, const Call& c, const Args& a);   // sel and sels
+// cmp of tiles (the mask), or of tensors: 1 where the comparison holds, else 0, in their dtype.
+Value op_compare_or_values(const OpDef& def, const Call& c, const Args& a);
+Value op_select(const OpDef& def, const Call& c, const Args& a);  // sel and sels
+// src/ir/interpreter_generate_ops.cpp: generators, sorts and padding copies.
+Value op_ci(const OpDef& def, const Call& c, const Args& a);  // ci and arange
+Value op_random(const OpDef& def, const Call& c, const Args& a);
+Value op_sort32(const OpDef& def, const Call& c, const Args& a);
+Value op_mrgsort(const OpDef& def, const Call& c, const Args& a);
+Value op_mrgsort_lists(const OpDef& def, const Call& c, const Args& a);
+Value op_fillpad_expand(const OpDef& def, const Call& c, const Args& a);
+
+// The tensor-level form of an op of tiles (row_expand_max(tensor, tensor) in an InCore
+// kernel): its tensor operands read whole into tiles, the op applied, and a tile result
+// written to a new tensor. Tile operands pass through, so one entry serves both forms.
+template <OpInterpretFn TileOp>
+Value on_tiles_or_tensors(const OpDef& def, const Call& c, const Args& a) {
+  bool tensors = false;
+  Args tiles = a;
+  for (Value& v : tiles) {
+    if (v.kind != Value::Kind::Tensor) continue;
+    v = Value::of_tile(read_all(v.tensor));
+    tensors = true;
+  }
+  Value result = TileOp(def, c, tiles);
+  if (!tensors || result.kind != Value::Kind::Tile) return result;
+  return Value::of_tensor(tile_to_new_tensor(*result.tile));
+}
 
 // src/ir/interpreter_gather_ops.cpp: gather and scatter.
 Value op_write(const OpDef& def, const Call& c, const Args& a);

@@ -57,9 +57,11 @@ const OpFamily kUnary{OpCategory::ElementwiseUnary, {"input"}, 1, infer_elementw
 const OpFamily kRowReduce{OpCategory::RowReduce, {"tile", "tmp_tile"}, 1, infer_row_reduce,
                           interp::op_row_reduce, EmitShape::RowReduce};
 const OpFamily kRowExpand{OpCategory::RowExpand, {"tile", "row"}, 2, infer_row_expand,
-                          interp::op_row_expand, EmitShape::RowExpand};
+                          interp::on_tiles_or_tensors<interp::op_row_expand>,
+                          EmitShape::RowExpand};
 const OpFamily kColExpand{OpCategory::ColExpand, {"tile", "col"}, 2, infer_col_expand,
-                          interp::op_col_expand, EmitShape::ColExpand};
+                          interp::on_tiles_or_tensors<interp::op_col_expand>,
+                          EmitShape::ColExpand};
 // clang-format on
 
 OpSpec member(const OpFamily& f, const char* name, int32_t opcode, const char* opcode_name) {
@@ -104,7 +106,7 @@ std::vector<OpSpec> op_specs() {
       {"fillpad", C::FillPad, {"tile"}, 1, {"pad_value"}, infer_fillpad, in::op_fillpad,
        E::FillPad},
       {"col_expand", C::ColExpand, {"target", "col"}, 2, {}, infer_col_expand,
-       in::op_col_expand, E::ColExpand},
+       in::on_tiles_or_tensors<in::op_col_expand>, E::ColExpand},
       member(kBinary, "add", ISA(PTO_OP_ADD)),
       member(kBinary, "sub", ISA(PTO_OP_SUB)),
       member(kBinary, "mul", ISA(PTO_OP_MUL)),
@@ -122,7 +124,7 @@ std::vector<OpSpec> op_specs() {
       member(kRowReduce, "row_max", ISA(PTO_ROW_MAX)),
       member(kRowReduce, "row_sum", ISA(PTO_ROW_SUM)),
       {"row_expand_add", C::RowExpand, {"tile", "row", "tmp"}, 2, {}, infer_row_expand_add,
-       in::op_row_expand, E::RowExpand, ISA(PTO_OP_ADD)},
+       in::on_tiles_or_tensors<in::op_row_expand>, E::RowExpand, ISA(PTO_OP_ADD)},
       member(kRowExpand, "row_expand_sub", ISA(PTO_OP_SUB)),
       member(kRowExpand, "row_expand_mul", ISA(PTO_OP_MUL)),
       member(kRowExpand, "row_expand_div", ISA(PTO_OP_DIV)),
@@ -152,13 +154,13 @@ std::vector<OpSpec> op_specs() {
       {"col_argmin", C::ArgReduce, {"tile", "tmp_tile"}, 1, {}, infer_arg_reduce,
        in::op_arg_reduce, E::ColArgReduce, ISA(PTO_ROW_MIN)},
       {"row_expand", C::RowExpand, {"target", "row"}, 2, {}, infer_row_expand,
-       in::op_row_broadcast, E::RowBroadcast},
+       in::on_tiles_or_tensors<in::op_row_broadcast>, E::RowBroadcast},
       member(kRowExpand, "row_expand_max", ISA(PTO_OP_MAX)),
       member(kRowExpand, "row_expand_min", ISA(PTO_OP_MIN)),
       {"row_expand_expdif", C::RowExpand, {"tile", "row"}, 2, {}, infer_row_expand,
-       in::op_expand_expdif, E::ExpandExpDif, ISA(PTO_OP_SUB)},
+       in::on_tiles_or_tensors<in::op_expand_expdif>, E::ExpandExpDif, ISA(PTO_OP_SUB)},
       {"col_expand_expdif", C::ColExpand, {"tile", "col"}, 2, {}, infer_col_expand,
-       in::op_expand_expdif, E::ExpandExpDif, ISA(PTO_OP_SUB)},
+       in::on_tiles_or_tensors<in::op_expand_expdif>, E::ExpandExpDif, ISA(PTO_OP_SUB)},
       {"gemv", C::Matmul, {"left", "right"}, 2, {"acc_phase"}, infer_gemv, in::op_matmul,
        E::Matmul},
       {"gemv_acc", C::Matmul, {"acc", "left", "right"}, 3, {"acc_phase"}, infer_gemv,
@@ -178,8 +180,8 @@ std::vector<OpSpec> op_specs() {
        ISA(PTO_OP_SIN)},
       {"cos", C::ElementwiseUnary, {"input"}, 1, {}, infer_float_unary, in::op_unary, E::Unary,
        ISA(PTO_OP_COS)},
-      {"rsqrt", C::ElementwiseUnary, {"input", "tmp"}, 1, {}, infer_float_unary, in::op_unary,
-       E::Unary, ISA(PTO_OP_RSQRT)},
+      {"rsqrt", C::ElementwiseUnary, {"input", "tmp"}, 1, {"high_precision"}, infer_rsqrt,
+       in::op_unary, E::Unary, ISA(PTO_OP_RSQRT)},
       {"not_", C::ElementwiseUnary, {"input"}, 1, {}, infer_integer_unary, in::op_unary, E::Unary,
        ISA(PTO_OP_NOT)},
       {"rem", C::ElementwiseBinary, {"lhs", "rhs", "tmp"}, 2, {}, infer_any_binary, in::op_binary,
@@ -202,7 +204,7 @@ std::vector<OpSpec> op_specs() {
        E::Binary, ISA(PTO_OP_PRELU)},
       {"expands", C::ElementwiseBinary, {"target", "scalar"}, 2, {}, infer_expands, in::op_binary,
        E::Binary, ISA(PTO_OP_FILL)},
-      {"cmp", C::Compare, {"lhs", "rhs"}, 2, {"cmp_type"}, infer_cmp, in::op_compare,
+      {"cmp", C::Compare, {"lhs", "rhs"}, 2, {"cmp_type"}, infer_cmp, in::op_compare_or_values,
        E::Compare},
       {"sel", C::Select, {"mask", "lhs", "rhs", "tmp"}, 3, {}, infer_sel, in::op_select,
        E::Select},
@@ -260,6 +262,24 @@ std::vector<OpSpec> op_specs() {
        {"src", "indices", "block_table", "block_size", "size", "max_indices"}, 6,
        {"space", "col_off", "is_trans", "is_b_matrix"}, infer_paged_gather, in::op_paged_gather,
        E::None},
+      // Generators, sorts and padding copies (op_type_rules_generate.cpp).
+      {"ci", C::Generate, {"start", "shape"}, 2, {"dtype", "descending"}, infer_ci, in::op_ci,
+       E::Ci},
+      {"arange", C::Generate, {"start", "shape"}, 2, {"dtype", "descending"}, infer_arange,
+       in::op_ci, E::None},
+      {"tile_random", C::Generate, {"key0", "key1", "counter0", "counter1", "counter2",
+       "counter3", "shape"}, 7, {"valid_shape", "dtype", "rounds"}, infer_random, in::op_random,
+       E::Random},
+      {"random", C::Generate, {"key0", "key1", "counter0", "counter1", "counter2", "counter3",
+       "shape"}, 7, {"dtype", "rounds"}, infer_random, in::op_random, E::None},
+      {"sort32", C::Sort, {"src", "idx"}, 2, {}, infer_sort32,
+       in::on_tiles_or_tensors<in::op_sort32>, E::Sort32},
+      {"mrgsort", C::Sort, {"src0", "block_len"}, 2, {}, infer_mrgsort,
+       in::on_tiles_or_tensors<in::op_mrgsort>, E::MergeSort},
+      {"mrgsort_lists", C::Sort, {"src0", "src1", "src2", "src3"}, 2, {"exhausted"},
+       infer_mrgsort_lists, in::on_tiles_or_tensors<in::op_mrgsort_lists>, E::MergeLists},
+      {"fillpad_expand", C::FillPadExpand, {"tile", "shape"}, 2, {"pad_value"},
+       infer_fillpad_expand, in::on_tiles_or_tensors<in::op_fillpad_expand>, E::FillPadExpand},
   };
   // clang-format on
 }

@@ -448,14 +448,35 @@ TypePtr infer_row_reduce(const OpContext& c) {
   return reduced_type(c, x, {(*x.shape)[0], 1}, x.dtype);
 }
 
+namespace {
+
+// The second operand of a broadcast (row_expand_*, col_expand_*): of the first operand's kind
+// (tiles with tiles; tensors with tensors, the tensor-level form ConvertTensorToTileOps lowers)
+// and dtype.
+ShapedInfo expect_broadcast_operand(const OpContext& c, const ShapedInfo& x) {
+  ShapedInfo v = expect_shaped(c, 1);
+  if (v.is_tile != x.is_tile) {
+    c.fail(1, std::string("expected ") + (x.is_tile ? "Tile" : "Tensor") + ", got " +
+                  kind_name(c.args[1]->type()) + c.where(1));
+  }
+  expect_same_dtype(c, 1, x.dtype, v.dtype);
+  return v;
+}
+
+TypePtr broadcast_result(const ShapedInfo& x) {
+  if (x.is_tile) return tile_type(*x.shape, x.dtype);
+  return tensor_type(*x.shape, x.dtype);
+}
+
+}  // namespace
+
 TypePtr infer_row_expand(const OpContext& c) {
-  const auto* tile = expect_tile(c, 0);
-  const auto* row = expect_tile(c, 1);
-  expect_2d(c, 0, tile->shape);
-  std::vector<int64_t> want = {tile->shape[0], 1};
-  expect_same_shape(c, 1, want, row->shape);
-  expect_same_dtype(c, 1, tile->dtype, row->dtype);
-  return tile_type(tile->shape, tile->dtype);
+  ShapedInfo x = expect_shaped(c, 0);
+  expect_2d(c, 0, *x.shape);
+  ShapedInfo row = expect_broadcast_operand(c, x);
+  std::vector<int64_t> want = {(*x.shape)[0], 1};
+  expect_same_shape(c, 1, want, *row.shape);
+  return broadcast_result(x);
 }
 
 int64_t packed_row_carrier_cols(DataType dtype) {
@@ -464,33 +485,39 @@ int64_t packed_row_carrier_cols(DataType dtype) {
 }
 
 TypePtr infer_row_expand_add(const OpContext& c) {
-  const auto* tile = expect_tile(c, 0);
-  const auto* row = expect_tile(c, 1);
-  expect_2d(c, 0, tile->shape);
-  expect_same_dtype(c, 1, tile->dtype, row->dtype);
-  const int64_t packed = packed_row_carrier_cols(tile->dtype);
-  const bool one_per_row = row->shape == std::vector<int64_t>{tile->shape[0], 1};
-  const bool packed_block = row->shape == std::vector<int64_t>{tile->shape[0], packed};
-  if (!one_per_row && !packed_block) {
+  ShapedInfo x = expect_shaped(c, 0);
+  expect_2d(c, 0, *x.shape);
+  ShapedInfo row = expect_broadcast_operand(c, x);
+  const std::vector<int64_t>& shape = *x.shape;
+  const int64_t packed = packed_row_carrier_cols(x.dtype);
+  const bool one_per_row = *row.shape == std::vector<int64_t>{shape[0], 1};
+  const bool packed_block = *row.shape == std::vector<int64_t>{shape[0], packed};
+  if (!one_per_row && !(packed_block && x.is_tile)) {
     c.fail(1, c.op_name() + " takes a row operand of one value per row " +
-                  shape_to_string({tile->shape[0], 1}) + " or a packed 32-byte block per row " +
-                  shape_to_string({tile->shape[0], packed}) + " for a " +
-                  shape_to_string(tile->shape) + " " + std::string(dtype_name(tile->dtype)) +
-                  " tile, got " + shape_to_string(row->shape) + c.where(1));
+                  shape_to_string({shape[0], 1}) +
+                  (x.is_tile
+                       ? " or a packed 32-byte block per row " + shape_to_string({shape[0], packed})
+                       : std::string()) +
+                  " for a " + shape_to_string(shape) + " " + std::string(dtype_name(x.dtype)) +
+                  (x.is_tile ? " tile" : " tensor") + ", got " + shape_to_string(*row.shape) +
+                  c.where(1));
   }
-  if (c.args.size() > 2) expect_tile(c, 2);
-  return tile_type(tile->shape, tile->dtype);
+  if (c.args.size() > 2) {
+    if (!x.is_tile) c.fail(2, c.op_name() + " of tensors takes no tmp" + c.where(2));
+    expect_tile(c, 2);
+  }
+  return broadcast_result(x);
 }
 
-// col_expand_<op>(tile [R, C], col [1, C]) and col_expand(target [R, C], col [1, C]).
+// col_expand_<op>(tile [R, C], col [1, C]) and col_expand(target [R, C], col [1, C]); tensors
+// alike.
 TypePtr infer_col_expand(const OpContext& c) {
-  const auto* tile = expect_tile(c, 0);
-  const auto* col = expect_tile(c, 1);
-  expect_2d(c, 0, tile->shape);
-  std::vector<int64_t> want = {1, tile->shape[1]};
-  expect_same_shape(c, 1, want, col->shape);
-  expect_same_dtype(c, 1, tile->dtype, col->dtype);
-  return tile_type(tile->shape, tile->dtype);
+  ShapedInfo x = expect_shaped(c, 0);
+  expect_2d(c, 0, *x.shape);
+  ShapedInfo col = expect_broadcast_operand(c, x);
+  std::vector<int64_t> want = {1, (*x.shape)[1]};
+  expect_same_shape(c, 1, want, *col.shape);
+  return broadcast_result(x);
 }
 
 // concat(a [R, Ca], b [R, Cb]) -> [R, Ca + Cb]: the columns of b after those of a.
@@ -695,7 +722,11 @@ TypePtr infer_assemble(const OpContext& c) {
   }
   auto offsets = expect_offsets(c, 2);
   expect_rank(c, 2, "offsets", offsets.size(), target.shape->size());
-  if (source.shape->size() != target.shape->size()) {
+  // Into a tensor, a source of lower rank fills a box whose leading extents are 1.
+  std::vector<int64_t> box = *source.shape;
+  if (!target.is_tile && box.size() < target.shape->size())
+    box.insert(box.begin(), target.shape->size() - box.size(), 1);
+  if (box.size() != target.shape->size()) {
     c.fail(1, "rank mismatch in " + c.op_name() + ": " + shape_to_string(*source.shape) + " into " +
                   shape_to_string(*target.shape));
   }
@@ -705,7 +736,7 @@ TypePtr infer_assemble(const OpContext& c) {
     expect_same_dtype(c, 1, target.dtype, source.dtype);
   }
   check_atomic_attr(c, target.dtype, !target.is_tile);
-  check_region(c, 2, offsets, *source.shape, *target.shape);
+  check_region(c, 2, offsets, box, *target.shape);
   if (target.is_tile) return tile_type(*target.shape, target.dtype, target.space);
   return c.args[0]->type();
 }

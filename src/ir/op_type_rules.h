@@ -176,6 +176,8 @@ TypePtr infer_expands(const OpContext& c);
 // tile or tensor operands, recip's only for FP32 and FP16 elements).
 TypePtr infer_div(const OpContext& c);
 TypePtr infer_recip(const OpContext& c);
+// rsqrt(x, tmp=None, high_precision=False): high_precision= only of a tensor operand.
+TypePtr infer_rsqrt(const OpContext& c);
 // cmp(lhs, rhs or scalar, cmp_type=0) of 2-D tiles: the predicate mask of element_ops.h,
 // [rows, predicate_mask_cols(cols)]. cmp_type: EQ=0, NE=1, LT=2, LE=3, GT=4, GE=5.
 TypePtr infer_cmp(const OpContext& c);
@@ -210,5 +212,24 @@ TypePtr infer_mscatter(const OpContext& c);
 // paged_gather(src [rows, cols], indices, block_table, block_size, size, max_indices): the rows
 // a paged table names, [max_indices, size] (transposed with is_trans=True).
 TypePtr infer_paged_gather(const OpContext& c);
+// Generators, sorts and padding copies (op_type_rules_generate.cpp).
+// ci(start, shape, dtype=INT32, descending=False): a [1, n] (or [n]) tile of start, start + 1...
+// (start - 1... when descending) of INT16, INT32, UINT16 or UINT32; arange: the same, a tensor.
+TypePtr infer_ci(const OpContext& c);
+TypePtr infer_arange(const OpContext& c);
+// tile_random(key0, key1, counter0..counter3, shape, dtype=UINT32, rounds=10, valid_shape=): a
+// 2-D tile of the counter-based generator's words (pypto/support/counter_rng.h); random: the
+// same words as a tensor (no valid_shape).
+TypePtr infer_random(const OpContext& c);
+// sort32(src [R, C] FP32, idx [R, C] UINT32) -> [R, 2C] FP32 (value, index) pairs.
+TypePtr infer_sort32(const OpContext& c);
+// mrgsort(src [R, C] pairs, block_len) -> [R, C]: every four sorted runs merged into one.
+TypePtr infer_mrgsort(const OpContext& c);
+// mrgsort_lists(src0, src1, src2=None, src3=None, exhausted=False): 2 to 4 sorted lists of pairs
+// [R, C_i] merged into one [R, sum C_i] (PyPTO's mrgsort format 2).
+TypePtr infer_mrgsort_lists(const OpContext& c);
+// fillpad_expand(tile, shape, pad_value=): a tile of `shape` holding the tile's valid region at
+// the top left, the pad value everywhere else.
+TypePtr infer_fillpad_expand(const OpContext& c);
 
 }  // namespace pypto::ir::op_rules

@@ -147,16 +147,34 @@ TypePtr infer_recip(const OpContext& c) {
   return result;
 }
 
+// rsqrt(x, tmp=None, high_precision=False): high_precision= belongs to the tensor form (the
+// scratch tile is the compiler's); a tile selects that form by passing its own scratch tile.
+// The element function is the same in both.
+TypePtr infer_rsqrt(const OpContext& c) {
+  TypePtr result = infer_float_unary(c);
+  if (high_precision_flag(c) && expect_shaped(c, 0).is_tile) {
+    c.fail(0, "high_precision of " + c.op_name() +
+                  " applies to tensors; for a tile pass a scratch tile instead "
+                  "(pl.tile.rsqrt(tile, tmp))" +
+                  c.where(0));
+  }
+  return result;
+}
+
 // cmp(lhs, rhs or scalar, cmp_type=0) of 2-D tiles: the predicate mask of element_ops.h,
 // [rows, predicate_mask_cols(cols)]. cmp_type: EQ=0, NE=1, LT=2, LE=3, GT=4, GE=5.
 TypePtr infer_cmp(const OpContext& c) {
-  const auto* x = expect_tile(c, 0);
-  expect_2d(c, 0, x->shape);
+  const ShapedInfo x = expect_shaped(c, 0);
+  expect_2d(c, 0, *x.shape);
   const TypePtr& tb = c.args[1]->type();
   if (!(tb && tb->as<ScalarType>())) {
-    const auto* y = expect_tile(c, 1);
-    expect_same_shape(c, 1, x->shape, y->shape);
-    expect_same_dtype(c, 1, x->dtype, y->dtype);
+    const auto y = shaped_info(tb);
+    if (!y || y->is_tile != x.is_tile) {
+      c.fail(1, std::string("expected ") + (x.is_tile ? "Tile" : "Tensor") + " or Scalar, got " +
+                    kind_name(tb) + c.where(1));
+    }
+    expect_same_shape(c, 1, *x.shape, *y->shape);
+    expect_same_dtype(c, 1, x.dtype, y->dtype);
   }
   if (const AttrValue* v = find_attr(c.attrs, "cmp_type")) {
     const auto* code = std::get_if<int64_t>(v);
@@ -165,7 +183,9 @@ TypePtr infer_cmp(const OpContext& c) {
                   " must be 0 to 5 (EQ=0, NE=1, LT=2, LE=3, GT=4, GE=5)");
     }
   }
-  return tile_type({x->shape[0], support::predicate_mask_cols(x->shape[1])},
+  // Of tensors (PyPTO's tensor.cmp): 1 where the comparison holds, else 0, in their dtype.
+  if (!x.is_tile) return like(x);
+  return tile_type({(*x.shape)[0], support::predicate_mask_cols((*x.shape)[1])},
                    static_cast<DataType>(support::kPredicateMaskDtype));
 }
 

@@ -19,6 +19,7 @@ enum Precedence : int {
   kAnd,
   kNot,
   kCompare,
+  kShift,
   kAdditive,
   kMultiplicative,
   kUnaryMinus,
@@ -32,6 +33,9 @@ int binary_precedence(BinaryOp op) {
       return kOr;
     case BinaryOp::And:
       return kAnd;
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+      return kShift;
     case BinaryOp::Add:
     case BinaryOp::Sub:
       return kAdditive;

@@ -97,6 +97,17 @@ ScalarFold fold_int(BinaryOp op, int64_t x, int64_t y, DataType dtype) {
       return integer_result(static_cast<uint64_t>(std::min(x, y)), false, dtype);
     case BinaryOp::Max:
       return integer_result(static_cast<uint64_t>(std::max(x, y)), false, dtype);
+    case BinaryOp::Shl: {
+      if (y < 0) return no_value();
+      const uint64_t shifted = y >= 64 ? 0 : ux << y;
+      // Bits shifted out (or a changed sign) mean the exact value does not fit 64 bits.
+      const bool lost = x != 0 && (y >= 64 || (static_cast<int64_t>(shifted) >> y) != x);
+      return integer_result(shifted, lost, dtype);
+    }
+    case BinaryOp::Shr:
+      if (y < 0) return no_value();
+      return integer_result(static_cast<uint64_t>(y >= 64 ? (x < 0 ? -1 : 0) : x >> y), false,
+                            dtype);
     default:
       return no_value();
   }

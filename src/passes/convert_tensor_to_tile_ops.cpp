@@ -22,6 +22,7 @@
 #include "pypto/passes/pass.h"
 #include "tensor_copies.h"
 #include "tensor_gather_lowering.h"
+#include "tensor_op_tiles.h"
 
 namespace pypto::passes {
 
@@ -37,7 +38,8 @@ bool is_tensor_elementwise(const ExprPtr& value) {
   if (!c || !detail::is_tensor(c->type())) return false;
   auto cat = detail::op_category(*c);
   return cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary ||
-         cat == OpCategory::Cast;
+         cat == OpCategory::Cast || cat == OpCategory::RowExpand || cat == OpCategory::ColExpand ||
+         cat == OpCategory::Compare;
 }
 
 // A reduction of a tensor (row_max, col_sum, row_argmax...): lowered like the elementwise ops,
@@ -69,10 +71,17 @@ bool is_tensor_matmul(const Call* c) {
   return c && (c->callee == "matmul" || c->callee == "matmul_acc") && detail::is_tensor(c->type());
 }
 
-// A tensor created in the kernel (what pl.full of a tensor is made of): each block of it is a
-// fresh zero tile, never a buffer in DDR.
+// A tensor created in the kernel (what pl.full of a tensor is made of, or pl.arange): each block
+// of it is a fresh tile (zeros, or pl.tile.ci's sequence), never a buffer in DDR.
 bool is_tensor_creation(const Call* c) {
-  return c && c->callee == "create_tensor" && detail::is_tensor(c->type());
+  return c && detail::is_tensor_generator(*c) && detail::is_tensor(c->type());
+}
+
+// An op that needs its operands whole in one tile (fillpad_expand: a larger result; the sorts:
+// rows of pairs): a chain of its own, the operands computed whole, the op, the result stored.
+bool is_tensor_whole_op(const Call* c) {
+  return c && detail::is_tensor(c->type()) &&
+         (c->callee == "fillpad_expand" || detail::op_category(*c) == OpCategory::Sort);
 }
 
 // expand_clone(src, target): a chain of its own, src loaded matrix by matrix and expanded.
@@ -83,7 +92,8 @@ bool is_tensor_expand_clone(const Call* c) {
 bool is_tensor_op(const ExprPtr& value) {
   const Call* c = detail::as_op_call(value);
   return is_tensor_elementwise(value) || is_tensor_reduction(c) || is_tensor_matmul(c) ||
-         is_tensor_creation(c) || is_tensor_expand_clone(c) || detail::is_tensor_gather_op(c);
+         is_tensor_creation(c) || is_tensor_expand_clone(c) || detail::is_tensor_gather_op(c) ||
+         is_tensor_whole_op(c);
 }
 
 // A window of matrix b along one axis of it: `axis` (0 rows, 1 columns) from `start`, `size`
@@ -246,41 +256,60 @@ class TensorOpLowering : public IRMutator {
     return make_tuple(std::move(els));
   }
 
-  ExprPtr block_value(const ExprPtr& e, Block* b) {
+  // The part of a tensor of `shape` that a block covers, as a block of its own: the block
+  // itself for a tensor of the op's shape; for the broadcast operand of row_expand_* ([rows, 1])
+  // the block's rows of it, for that of col_expand_* ([1, cols]) all of it in every block.
+  // False when the tensor has neither shape.
+  bool block_part(const std::vector<int64_t>& shape, const Block& b, Block* part) const {
+    part->shape = b.shape;
+    part->row_offset = b.row_offset;
+    part->out = b.out;
+    if (shape == function_shape_) return true;
+    if (shape.size() != 2 || function_shape_.size() != 2) return false;
+    if (shape == std::vector<int64_t>{function_shape_[0], 1}) {
+      part->shape = {b.shape[0], 1};
+      return true;
+    }
+    if (shape == std::vector<int64_t>{1, function_shape_[1]}) {
+      part->shape = shape;
+      part->row_offset = make_int(0);
+      return true;
+    }
+    return false;
+  }
+
+  ExprPtr block_value(const ExprPtr& e, Block* whole) {
     const auto* v = e->as<Var>();
     if (!v || !detail::is_tensor(v->type())) return e;  // scalars pass through
-    auto known = b->tiles.find(v);
-    if (known != b->tiles.end()) return known->second;
+    auto known = whole->tiles.find(v);
+    if (known != whole->tiles.end()) return known->second;
     ExprPtr value;
     std::string name;
     const auto* tensor = v->type()->as<TensorType>();
+    Block part;
+    if (!block_part(tensor->shape, *whole, &part)) {
+      throw CompileError(v->span(), "tensor '" + v->name + "' of shape " +
+                                        shape_to_string(tensor->shape) +
+                                        " does not match the shape " +
+                                        shape_to_string(function_shape_) + " of the tensor op");
+    }
+    Block* b = &part;
     if (auto def = virtual_defs_.find(v); def != virtual_defs_.end()) {
       const Call& c = *def->second;
-      if (is_tensor_creation(&c)) {
-        std::vector<ExprPtr> shape;
-        for (int64_t d : b->shape) shape.push_back(make_int(d));
-        value = make_op_call("create_tile", {make_tuple(std::move(shape))}, c.attrs, c.span());
-      } else {
-        std::vector<ExprPtr> args;
-        for (const auto& a : c.args) args.push_back(block_value(a, b));
-        value = make_op_call(c.callee, std::move(args), c.attrs, c.span());
-      }
+      std::vector<ExprPtr> args;
+      for (const auto& a : c.args)
+        args.push_back(is_tensor_creation(&c) ? a : block_value(a, whole));
+      value = detail::tile_form(c, std::move(args), b->shape, v->name, whole->out);
       name = v->name;
     } else {
-      if (tensor->shape != function_shape_) {
-        throw CompileError(v->span(), "tensor '" + v->name + "' of shape " +
-                                          shape_to_string(tensor->shape) +
-                                          " does not match the shape " +
-                                          shape_to_string(function_shape_) + " of the tensor op");
-      }
       std::vector<ExprPtr> shape;
       for (int64_t d : b->shape) shape.push_back(make_int(d));
       value = make_op_call("load", {e, offsets(*b), make_tuple(std::move(shape))}, {}, v->span());
       name = v->name + "_tile";
     }
     auto tile = make_var(name, value->type(), v->span());
-    b->out->push_back(ir::make_node<AssignStmt>(tile, value, v->span()));
-    b->tiles[v] = tile;
+    whole->out->push_back(ir::make_node<AssignStmt>(tile, value, v->span()));
+    whole->tiles[v] = tile;
     return tile;
   }
 
@@ -300,6 +329,8 @@ class TensorOpLowering : public IRMutator {
       return materialize_expand_clone(*root, span, destination, bound, base_offsets);
     if (detail::is_tensor_gather_op(root))
       return materialize_gather(*root, span, destination, bound, base_offsets);
+    if (is_tensor_whole_op(root))
+      return materialize_whole_op(*root, span, destination, bound, base_offsets);
     const bool reduction = is_tensor_reduction(root);
     const auto& shape = reduction ? root->args[0]->type()->as<TensorType>()->shape : result->shape;
     function_shape_ = shape;
@@ -312,11 +343,12 @@ class TensorOpLowering : public IRMutator {
                            "returned; to compute with it, write the matmul on tiles (pl.load to "
                            "Mat, pl.move to Left/Right, pl.matmul) and move the product to Vec");
       }
-      if (n != &value && is_tensor_expand_clone(virtual_defs_.at(n))) {
+      if (n != &value && (is_tensor_expand_clone(virtual_defs_.at(n)) ||
+                          is_tensor_whole_op(virtual_defs_.at(n)))) {
         throw CompileError(virtual_defs_.at(n)->span(),
-                           "the result of pl.expand_clone can only be stored, assembled or "
-                           "returned; to compute with a broadcast, use pl.row_expand_* or "
-                           "pl.col_expand_* on tiles");
+                           "the result of pl." + virtual_defs_.at(n)->callee +
+                               " on tensors can only be stored, assembled or returned; to "
+                               "compute with it, write it on tiles");
       }
       if (n != &value && detail::is_tensor_gather_op(virtual_defs_.at(n))) {
         throw CompileError(virtual_defs_.at(n)->span(),
@@ -355,6 +387,14 @@ class TensorOpLowering : public IRMutator {
     if (block_shape.empty()) block_shape.push_back(1);
     block_shape[0] = block_rows;
     int64_t blocks = rows / block_rows;
+    // A generator's words depend on the element's position in the whole tensor.
+    for (const Var* n : nodes) {
+      if (blocks > 1 && virtual_defs_.at(n)->callee == "random") {
+        throw CompileError(virtual_defs_.at(n)->span(),
+                           "pl.random of a tensor whose computation does not fit Vec in one "
+                           "block; generate tiles with pl.tile.random");
+      }
+    }
     if (reduction && reduces_rows(*root) && blocks > 1) {
       throw CompileError(span, "pl." + root->callee + " of a tensor of shape " +
                                    shape_to_string(shape) +
@@ -669,6 +709,35 @@ class TensorOpLowering : public IRMutator {
                           base_offsets, [&](const ExprPtr& b, std::vector<StmtPtr>* out) {
                             return detail::gather_op_matrix(op, b, out, operand);
                           });
+  }
+
+  // An op of is_tensor_whole_op: its tensor operands computed whole (loaded, or an elementwise
+  // chain or pl.arange as one block), the tile op, one store.
+  StmtPtr materialize_whole_op(const Call& op, Span span, const ExprPtr& destination,
+                               const VarPtr& bound, const ExprPtr& base_offsets) {
+    for (const auto& a : op.args) {
+      const auto* v = a->as<Var>();
+      auto def = v ? virtual_defs_.find(v) : virtual_defs_.end();
+      if (def != virtual_defs_.end() && !is_tensor_elementwise(a) &&
+          !is_tensor_creation(def->second)) {
+        throw CompileError(a->span(), "an operand of pl." + op.callee +
+                                          " on tensors must be a tensor or the result of "
+                                          "elementwise tensor ops, not of pl." +
+                                          def->second->callee);
+      }
+    }
+    function_shape_ = op.args[0]->type()->as<TensorType>()->shape;
+    const auto& shape = op.type()->as<TensorType>()->shape;
+    auto matrix = [&](const ExprPtr&, std::vector<StmtPtr>* out) {
+      Block whole{function_shape_, make_int(0), out, {}};
+      std::vector<ExprPtr> args;
+      for (const auto& a : op.args) args.push_back(block_value(a, &whole));
+      ExprPtr value = make_op_call(op.callee, std::move(args), op.attrs, span);
+      auto v = make_var(bound->name + "_tile", value->type(), span);
+      out->push_back(ir::make_node<AssignStmt>(v, value, span));
+      return ExprPtr(v);
+    };
+    return store_matrices(0, shape[0], shape[1], span, destination, bound, base_offsets, matrix);
   }
 
   const Function& function_;

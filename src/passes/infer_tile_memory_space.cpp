@@ -302,6 +302,9 @@ class SpaceInference : public IRMutator {
       case OpCategory::Write:
       case OpCategory::Gather:
       case OpCategory::Scatter:
+      case OpCategory::Generate:
+      case OpCategory::Sort:
+      case OpCategory::FillPadExpand:
         if (!detail::as_tile(c.type())) return std::nullopt;
         for (size_t i = 0; i < args.size(); ++i)
           if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);

@@ -17,6 +17,7 @@
 #include "comm_isa.h"
 #include "tile_gather.h"
 #include "tile_gemm.h"
+#include "tile_isa_generate.h"
 #include "tile_simd.h"
 
 namespace pypto::runtime {
@@ -421,9 +422,8 @@ void isa_compare(int32_t cmp, int32_t dtype, int32_t mask_dtype, void* mask, con
           bit = support::compare_values(cmp, static_cast<double>(v), f);
         bits[static_cast<size_t>(c / 8)] |= static_cast<uint8_t>(bit ? 1u << (c % 8) : 0u);
       }
-      if (mask_dtype == PTO_INT32) {  // the usual mask: a loop the compiler vectorizes
-        auto* out = static_cast<int32_t*>(mask) + r * mask_cols;
-        for (int64_t k = 0; k < mask_cols; ++k) out[k] = bits[static_cast<size_t>(k)];
+      if (mask_dtype == PTO_UINT8) {  // the usual mask: the bytes themselves
+        std::copy(bits.begin(), bits.end(), static_cast<uint8_t*>(mask) + r * mask_cols);
       } else {
         with_dtype(mask_dtype, [&](auto m) {
           auto* out = static_cast<typename decltype(m)::S*>(mask) + r * mask_cols;
@@ -507,6 +507,11 @@ const PtoIsa& tile_isa() {
       &gather::scatter_columns,
       &gather::gather_compare,
       &gather::write_element,
+      &generate_isa::ci,
+      &generate_isa::random,
+      &generate_isa::sort32,
+      &generate_isa::merge_sort,
+      &generate_isa::merge_lists,
   };
   return isa;
 }

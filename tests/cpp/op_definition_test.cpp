@@ -63,13 +63,16 @@ TEST(OpDefinition, EveryOpHasEveryAttributeItNeeds) {
     if (def->emit == EmitShape::None) {
       // Only tensor-level ops have no kernel instruction: create_tensor and task scheduling
       // (orchestrations), expand_clone (which ConvertTensorToTileOps lowers in kernels), the
-      // host orchestrator's window buffers, and paged_gather of tensors (lowered to loads);
-      // gather_compare's two results are a tuple, which kernel code does not hold yet.
+      // host orchestrator's window buffers, paged_gather of tensors (lowered to loads), and
+      // pl.arange and pl.random (the tensor forms of pl.ci and pl.tile_random, which
+      // ConvertTensorToTileOps lowers them to); gather_compare's two results are a tuple, which
+      // kernel code does not hold yet.
       EXPECT_TRUE(def->category == OpCategory::CreateTensor ||
                   def->category == OpCategory::ExpandClone ||
                   def->category == OpCategory::Scheduling ||
                   def->category == OpCategory::Communication ||
-                  def->category == OpCategory::PagedGather || name == "gather_compare")
+                  def->category == OpCategory::PagedGather || name == "gather_compare" ||
+                  def->name == "arange" || def->name == "random")
           << "no emission shape";
     }
     // The column broadcasts take a binary opcode, except col_expand, which only copies.
@@ -419,6 +422,58 @@ std::vector<Block> blocks_for(const OpDef& def) {
                      true, 0.0f});
       break;
     }
+    // Generators, sorts and padding copies: bit for bit.
+    case EmitShape::Ci:
+      add(op + "(5, [1, 16], dtype=pl.INT32)", false, 0.0f);
+      add(op + "(3, [1, 16], dtype=pl.UINT16, descending=True)", false, 0.0f);  // wraps
+      break;
+    case EmitShape::Random:
+      add(op + "(1, 2, 0xFFFFFFFF, 4, 5, 6, [16, 16])", false, 0.0f);
+      add(op + "(7, 8, 9, 0, 0, 0, [16, 16], dtype=pl.INT32, rounds=7)", false, 0.0f);
+      break;
+    case EmitShape::Sort32:
+    case EmitShape::MergeSort: {
+      // [4, 64] values (ties among them) and UINT32 indices; pairs as [4, 128], shown as the
+      // first 16 rows of [32, 16].
+      const std::string values = "pl.reshape(pl.cast(pl.cast(pl.mul(" + std::string(kX) +
+                                 ", 4.0), target_type=pl.INT32), target_type=pl.FP32), [4, 64])";
+      const std::string idx = "pl.reshape(pl.cast(pl.abs(pl.mul(" + std::string(kW) +
+                              ", 1000.0)), target_type=pl.UINT32), [4, 64])";
+      std::string pairs = "pl.sort32(" + values + ", " + idx + ")";
+      if (def.emit == EmitShape::MergeSort) pairs = op + "(" + pairs + ", 64)";
+      for (int64_t first : {0, 16})
+        add("pl.slice(pl.reshape(" + pairs + ", [32, 16]), [16, 16], [" + std::to_string(first) +
+                ", 0])",
+            true, 0.0f);
+      break;
+    }
+    case EmitShape::MergeLists: {
+      // Two and three sorted lists of [2, 64] pairs (each a sort32 of 32 values of x or w) into
+      // [2, 128] / [2, 192], shown as rows of 16.
+      auto list = [&](const char* tensor, int row) {
+        const std::string values = "pl.cast(pl.cast(pl.mul(pl.load(" + std::string(tensor) + ", [" +
+                                   std::to_string(row) + ", 0], [2, 16]), 4.0), " +
+                                   "target_type=pl.INT32), target_type=pl.FP32)";
+        const std::string idx = "pl.cast(pl.abs(pl.mul(pl.load(w, [" + std::to_string(row) +
+                                ", 0], [2, 16]), 1000.0)), target_type=pl.UINT32)";
+        return "pl.sort32(pl.concat(" + values + ", " + values + "), pl.concat(" + idx + ", " +
+               idx + "))";
+      };
+      add("pl.reshape(" + op + "(" + list("x", 0) + ", " + list("w", 4) + "), [16, 16])", true,
+          0.0f);
+      add("pl.slice(pl.reshape(" + op + "(" + list("x", 2) + ", " + list("w", 6) + ", " +
+              list("x", 8) + "), [24, 16]), [16, 16], [8, 0])",
+          true, 0.0f);
+      break;
+    }
+    case EmitShape::FillPadExpand:
+      for (const char* pad : {"zero", "min", "max"}) {
+        add(op + "(pl.load(x, [0, 0], [8, 12], valid_shapes=[5, 7]), [16, 16], " +
+                "pad_value=pl.PadValue." + pad + ")",
+            true, 0.0f);
+      }
+      add(op + "(pl.load(x, [2, 0], [14, 8]), [16, 16], pad_value=pl.PadValue.max)", true, 0.0f);
+      break;
     case EmitShape::None:
       break;
   }

@@ -126,10 +126,16 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   for (const char* name : gather_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
+  // Generators, sorts and padding copies.
+  const char* const generate_ops[] = {"ci",     "arange",  "tile_random",   "random",
+                                      "sort32", "mrgsort", "mrgsort_lists", "fillpad_expand"};
+  for (const char* name : generate_ops) {
+    ASSERT_NE(reg.find(name), nullptr) << name;
+  }
   auto names = reg.names();
-  EXPECT_EQ(names.size(),
-            57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) + std::size(gather_ops) +
-                              std::size(comm_ops));
+  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
+                              std::size(generate_ops) +
+                              std::size(gather_ops) + std::size(comm_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);

@@ -105,7 +105,7 @@ TEST(ParserNamespaces, MissingOpsAndMisuseFailAtTheCall) {
   const std::vector<ErrorCase> cases = {
       {"        pl.tensor.gather_row(a, a, [0, 0], [0, 0], [1, 32])\n", 9, 9,
        "pl.tensor.gather_row is not supported yet"},
-      {"        r = pl.tile.sort32(t)\n", 9, 13, "pl.tile.sort32 is not supported yet"},
+      {"        r = pl.tile.tri(t)\n", 9, 13, "pl.tile.tri is not supported yet"},
       {"        r = pl.tensor.frobnicate(t)\n", 9, 13, "unknown op 'pl.tensor.frobnicate'"},
       {"        pl.static_print(t)\n", 9, 9, "pl.static_print is not supported yet"},
       {"        r = pl.tensor.add(t, t)\n", 9, 27, "pl.tensor.add takes tensors, got pl.Tile"},

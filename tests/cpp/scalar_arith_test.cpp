@@ -154,6 +154,24 @@ TEST(ScalarArithTest, Int64WrapsAtTheLimitsAndSaysSo) {
   EXPECT_EQ(ineg(kMax, T), (IntFold{kMin + 1, false}));
 }
 
+// Python's << and >>: bits shifted out of 64 overflow, >> is arithmetic, a count of 64 or more
+// shifts everything out, a negative count has no value.
+TEST(ScalarArithTest, ShiftsAreFloorDivisionAndMultiplicationByPowersOfTwo) {
+  const DataType T = DataType::INT64;
+  EXPECT_EQ(ifold(BinaryOp::Shl, 1, 10, T), (IntFold{1024, false}));
+  EXPECT_EQ(ifold(BinaryOp::Shl, -3, 2, T), (IntFold{-12, false}));
+  EXPECT_EQ(ifold(BinaryOp::Shl, 1, 63, T), (IntFold{kMin, true}));
+  EXPECT_EQ(ifold(BinaryOp::Shl, 0, 100, T), (IntFold{0, false}));
+  EXPECT_EQ(ifold(BinaryOp::Shl, 5, 64, T), (IntFold{0, true}));
+  EXPECT_EQ(ifold(BinaryOp::Shr, -1000, 3, T), (IntFold{-125, false}));
+  EXPECT_EQ(ifold(BinaryOp::Shr, -1, 70, T), (IntFold{-1, false}));
+  EXPECT_EQ(ifold(BinaryOp::Shr, kMax, 64, T), (IntFold{0, false}));
+  // At 32 bits the result wraps like every other operator's.
+  EXPECT_EQ(ifold(BinaryOp::Shl, 1, 31, DataType::INT32), (IntFold{kMin32, true}));
+  EXPECT_FALSE(fold_binary(BinaryOp::Shl, I(1), I(-1), T).value.has_value());
+  EXPECT_FALSE(fold_binary(BinaryOp::Shr, I(1), I(-1), T).value.has_value());
+}
+
 TEST(ScalarArithTest, Int32WrapsAt32Bits) {
   const DataType T = DataType::INT32;
   EXPECT_EQ(ifold(BinaryOp::Add, kMax32, 1, T), (IntFold{kMin32, true}));

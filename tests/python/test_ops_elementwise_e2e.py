@@ -275,14 +275,14 @@ class Compare:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, a: pl.Tensor[[16, 64], pl.DT], b: pl.Tensor[[16, 64], pl.DT],
           o: pl.Out[pl.Tensor[[16, 64], pl.DT]],
-          m: pl.Out[pl.Tensor[[16, 32], pl.INT32]]
-          ) -> tuple[pl.Tensor[[16, 64], pl.DT], pl.Tensor[[16, 32], pl.INT32]]:
+          m: pl.Out[pl.Tensor[[16, 32], pl.UINT8]]
+          ) -> tuple[pl.Tensor[[16, 64], pl.DT], pl.Tensor[[16, 32], pl.UINT8]]:
         ta = pl.load(a, [0, 0], [16, 64])
         tb = pl.load(b, [0, 0], [16, 64])
         one = pl.tile.full([16, 64], dtype=pl.DT, value=1)
         zero = pl.tile.full([16, 64], dtype=pl.DT, value=0)
-        tmp = pl.tile.create([1, 32], dtype=pl.INT32)
-        mask = pl.tile.CMP
+        tmp = pl.tile.create([1, 32], dtype=pl.UINT8)
+        mask: pl.Tile[[16, 32], pl.UINT8] = pl.tile.CMP
         m = pl.store(mask, [0, 0], m)
         o = pl.store(pl.tile.sel(mask, one, zero, tmp), [0, 0], o)
         return o, m
@@ -290,8 +290,8 @@ class Compare:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: pl.Tensor[[16, 64], pl.DT], b: pl.Tensor[[16, 64], pl.DT],
              o: pl.Out[pl.Tensor[[16, 64], pl.DT]],
-             m: pl.Out[pl.Tensor[[16, 32], pl.INT32]]
-             ) -> tuple[pl.Tensor[[16, 64], pl.DT], pl.Tensor[[16, 32], pl.INT32]]:
+             m: pl.Out[pl.Tensor[[16, 32], pl.UINT8]]
+             ) -> tuple[pl.Tensor[[16, 64], pl.DT], pl.Tensor[[16, 32], pl.UINT8]]:
         o, m = self.k(a, b, o, m)
         return o, m
 """
@@ -302,7 +302,7 @@ COMPARISONS = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.gr
 def packed_mask(bits):
     """PyPTO's predicate mask of a [16, 64] result: 8 bits a byte (bit c % 8 of byte c / 8), each
     row padded to 32 bytes."""
-    packed = np.packbits(bits.astype(np.uint8), axis=1, bitorder="little").astype(np.int32)
+    packed = np.packbits(bits.astype(np.uint8), axis=1, bitorder="little")
     return np.pad(packed, ((0, 0), (0, 32 - packed.shape[1])))
 
 
@@ -322,7 +322,7 @@ def test_cmp_and_sel(work, dtype, cmp_type, form):
     specs = [TensorSpec("a", [ROWS, COLS], pl_dtype, init_value=a),
              TensorSpec("b", [ROWS, COLS], pl_dtype, init_value=b),
              TensorSpec("o", [ROWS, COLS], pl_dtype, is_output=True),
-             TensorSpec("m", [ROWS, 32], pl.INT32, is_output=True)]
+             TensorSpec("m", [ROWS, 32], pl.UINT8, is_output=True)]
     result = run(program, specs, None, RunConfig(work_dir=str(work / "out"),
                                                  write_golden_data=False))
     assert result.passed, result.error
@@ -367,7 +367,7 @@ def test_cmp_reads_long_rows_where_they_lie(work):
              TensorSpec("b", [8, 1024], pl.FP32, init_value=b),
              TensorSpec("o", [8, 1024], pl.FP32, is_output=True)]
     program = pl.parse(WIDE_CMP)
-    assert "isa->compare(PTO_CMP_LT, PTO_FP32, PTO_INT32, below, ta_data, ta_stride" in \
+    assert "isa->compare(PTO_CMP_LT, PTO_FP32, PTO_UINT8, below, ta_data, ta_stride" in \
         pypto.ir.compile(program).translation_unit
     result = run(program, specs, None, RunConfig(work_dir=str(work / "out"),
                                                  write_golden_data=False))

@@ -138,6 +138,10 @@ enum class BinaryOp : uint8_t {
   Ge,
   And,
   Or,
+  // Integer shifts (Python's << and >>: a count of 64 or more shifts every bit out, a negative
+  // count is an error).
+  Shl,
+  Shr,
 };
 std::string_view binary_op_symbol(BinaryOp op);  // "+", "//", "==", "and", "min" ...
 bool is_comparison(BinaryOp op);

@@ -50,6 +50,11 @@ enum class OpCategory : uint8_t {
   Gather,       // gather, gather_mask, gather_compare: elements chosen by index or pattern
   Scatter,      // scatter, scatter_mask, scatter_update, mscatter: elements placed by index
   PagedGather,  // paged_gather of tensors, which ConvertTensorToTileOps lowers to loads
+
+  // Generators, sorts and padding copies (src/ir/op_type_rules_generate.cpp).
+  Generate,       // ci / arange (an integer sequence), random (a counter-based generator)
+  Sort,           // sort32 (32-element blocks into value-index pairs), mrgsort (merges runs)
+  FillPadExpand,  // fillpad_expand(tile, shape, pad_value=): a larger tile, padded
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the
@@ -94,6 +99,14 @@ enum class EmitShape : uint8_t {
   ScatterMask,    // PtoIsa::scatter_columns onto a copy of dst
   ScatterUpdate,  // PtoIsa::scatter_rows onto a copy of the input
   MScatter,       // PtoIsa::scatter_store into a tensor
+
+  // Generators, sorts and padding copies (src/codegen/kernel_generate_ops.cpp).
+  Ci,             // PtoIsa::ci
+  Random,         // PtoIsa::random
+  Sort32,         // PtoIsa::sort32
+  MergeSort,      // PtoIsa::merge_sort
+  MergeLists,     // PtoIsa::merge_lists
+  FillPadExpand,  // PtoIsa::assemble of the valid region, then PtoIsa::fill_pad
 };
 
 using OpTypeInferFn =

@@ -399,9 +399,9 @@ inline bool compare_values(int32_t cmp, C a, C b) {
 }
 // The predicate mask pl.cmp makes, in PyPTO's layout: per row, bit c % 8 of byte c / 8 is the
 // result for column c, and a row has (cols + 7) / 8 bytes padded with zeros to a multiple of 32.
-// Each byte is one element of kPredicateMaskDtype: INT32 for now (the mask's values are bytes);
-// PyPTO's masks are UINT8 tiles of the same shape.
-inline constexpr int32_t kPredicateMaskDtype = PTO_INT32;
+// Each byte is one UINT8 element, as in PyPTO (a mask of another integer dtype, a
+// reinterpreted or loaded one, holds a byte per element too).
+inline constexpr int32_t kPredicateMaskDtype = PTO_UINT8;
 constexpr int64_t predicate_mask_cols(int64_t cols) { return ((cols + 7) / 8 + 31) / 32 * 32; }
 
 // ---------------------------------------------------------------------------------------------

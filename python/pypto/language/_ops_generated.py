@@ -14,7 +14,7 @@ from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tens
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'assemble', 'cast', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fmod', 'gather', 'gather_compare', 'gather_mask', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mscatter', 'mul', 'neg', 'not_', 'or_', 'paged_gather', 'prelu', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'scatter', 'scatter_mask', 'scatter_update', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'write', 'xor']
+__all__ = ['abs', 'add', 'and_', 'arange', 'assemble', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fillpad_expand', 'fmod', 'gather', 'gather_compare', 'gather_mask', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mrgsort', 'mrgsort_lists', 'mscatter', 'mul', 'neg', 'not_', 'or_', 'paged_gather', 'prelu', 'random', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'scatter', 'scatter_mask', 'scatter_update', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sort32', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'tile_random', 'transpose', 'transpose_view', 'write', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -44,6 +44,15 @@ def and_(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     raise outside_program('and_')
 
 
+def arange(start: Any, shape: Any, *, dtype: Optional[Any] = None, descending: Optional[Any] = None) -> Any:
+    """The registry's op arange.
+
+    In a program: ``pl.arange(start, shape, dtype=, descending=)``. Category Generate; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('arange')
+
+
 def assemble(target: _Value, source: Tile, offsets: Sequence[IntLike], *, atomic: Optional[AtomicType] = None) -> _Value:
     """Returns `target` with `source` written at `offsets` (into a tensor with atomic=AtomicType.Add: added to what is there).
 
@@ -60,6 +69,15 @@ def cast(tile: Tile, *, target_type: Optional[DType] = None) -> Tile:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('cast')
+
+
+def ci(start: Any, shape: Any, *, dtype: Optional[Any] = None, descending: Optional[Any] = None) -> Any:
+    """The registry's op ci.
+
+    In a program: ``pl.ci(start, shape, dtype=, descending=)``. Category Generate; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('ci')
 
 
 def cmp(lhs: Tile, rhs: Union[Tile, int, float], *, cmp_type: Optional[int] = None) -> Tile:
@@ -368,6 +386,15 @@ def fillpad(tile: Tile, *, pad_value: Optional[PadValue] = None) -> Tile:
     raise outside_program('fillpad')
 
 
+def fillpad_expand(tile: Any, shape: Any, *, pad_value: Optional[Any] = None) -> Any:
+    """The registry's op fillpad_expand.
+
+    In a program: ``pl.fillpad_expand(tile, shape, pad_value=)``. Category FillPadExpand; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('fillpad_expand')
+
+
 def fmod(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     """Elementwise fmod of `lhs` and `rhs` (a tile or tensor of the same shape and dtype, or a scalar).
 
@@ -512,6 +539,24 @@ def move(tile: Tile, *, target_memory: Optional[MemorySpace] = None) -> Tile:
     raise outside_program('move')
 
 
+def mrgsort(src0: Any, block_len: Any) -> Any:
+    """The registry's op mrgsort.
+
+    In a program: ``pl.mrgsort(src0, block_len)``. Category Sort; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('mrgsort')
+
+
+def mrgsort_lists(src0: Any, src1: Any, src2: Optional[Any] = None, src3: Optional[Any] = None, *, exhausted: Optional[Any] = None) -> Any:
+    """The registry's op mrgsort_lists.
+
+    In a program: ``pl.mrgsort_lists(src0, src1, [src2], [src3], exhausted=)``. Category Sort; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('mrgsort_lists')
+
+
 def mscatter(src: Tile, idx: Tile, output_tensor: Tensor) -> Tensor:
     """Stores element (i, j) of `src` at flat element idx[i, j] of `output_tensor` and returns the tensor; an index out of range is a run-time error.
 
@@ -573,6 +618,15 @@ def prelu(tile: _Value, slope: Union[_Value, int, float], tmp: Optional[Tile] = 
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('prelu')
+
+
+def random(key0: Any, key1: Any, counter0: Any, counter1: Any, counter2: Any, counter3: Any, shape: Any, *, dtype: Optional[Any] = None, rounds: Optional[Any] = None) -> Any:
+    """The registry's op random.
+
+    In a program: ``pl.random(key0, key1, counter0, counter1, counter2, counter3, shape, dtype=, rounds=)``. Category Generate; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('random')
 
 
 def read(input: Union[Tile, Tensor], indices: Sequence[IntLike]) -> Any:
@@ -755,10 +809,10 @@ def row_sum(tile: Tile, tmp_tile: Optional[Tile] = None) -> Tile:
     raise outside_program('row_sum')
 
 
-def rsqrt(input: _Value, tmp: Optional[Tile] = None) -> _Value:
+def rsqrt(input: _Value, tmp: Optional[Tile] = None, *, high_precision: Optional[bool] = None) -> _Value:
     """Elementwise rsqrt of `input`.
 
-    In a program: ``pl.rsqrt(input, [tmp])``. Category ElementwiseUnary; valid only inside a
+    In a program: ``pl.rsqrt(input, [tmp], high_precision=)``. Category ElementwiseUnary; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('rsqrt')
@@ -845,6 +899,15 @@ def slice(input: _Value, shape: Sequence[IntLike], offsets: Sequence[IntLike], v
     raise outside_program('slice')
 
 
+def sort32(src: Any, idx: Any) -> Any:
+    """The registry's op sort32.
+
+    In a program: ``pl.sort32(src, idx)``. Category Sort; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('sort32')
+
+
 def sqrt(input: _Value) -> _Value:
     """Elementwise sqrt of `input`.
 
@@ -906,6 +969,15 @@ def task_options(deps: Any, predicate_operand: Optional[Any] = None, predicate_i
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('task_options')
+
+
+def tile_random(key0: Any, key1: Any, counter0: Any, counter1: Any, counter2: Any, counter3: Any, shape: Any, *, valid_shape: Optional[Any] = None, dtype: Optional[Any] = None, rounds: Optional[Any] = None) -> Any:
+    """The registry's op tile_random.
+
+    In a program: ``pl.tile_random(key0, key1, counter0, counter1, counter2, counter3, shape, valid_shape=, dtype=, rounds=)``. Category Generate; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('tile_random')
 
 
 def transpose(input: _Value, axis1: int, axis2: int) -> _Value:
