@@ -30,7 +30,8 @@ inline std::vector<ir::HostTensor> host_tensors_of(const nanobind::list& arrays,
     const std::string& name = params[i].var->name;
     HostBuffer buffer;
     if (!nanobind::try_cast<HostBuffer>(arrays[i], buffer, /*convert=*/false)) {
-      throw nanobind::type_error(("argument '" + name + "' is not a C-contiguous CPU array").c_str());
+      throw nanobind::type_error(
+          ("argument '" + name + "' is not a C-contiguous CPU array").c_str());
     }
     auto dtype = ir::dtype_from_name(dtype_names[i]);
     if (!dtype) throw nanobind::value_error(("unknown dtype '" + dtype_names[i] + "'").c_str());

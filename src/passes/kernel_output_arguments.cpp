@@ -1,0 +1,93 @@
+#include "kernel_output_arguments.h"
+
+#include "pass_utils.h"
+
+namespace pypto::passes::detail {
+
+namespace {
+
+using namespace ir;
+
+// Calls of kernels that gained Out parameters pass them a tensor allocated just before the call
+// (`ret0_out = pl.create_tensor(...)`), as PyPTO's pass does at its call sites.
+class OutputArgumentAdder : public IRMutator {
+ public:
+  OutputArgumentAdder(const Function& caller,
+                      const std::unordered_map<std::string, std::vector<TypePtr>>& added)
+      : added_(added) {
+    // A result the caller returns as its own j-th output is written straight into that output
+    // parameter, which the caller's caller reads (the interpreter's contract for returns).
+    // Only an output the body does not otherwise use: writing it earlier changes nothing else.
+    ir::NodeMap<const Var*, int64_t> uses;
+    count_var_occurrences(caller.body, &uses);
+    std::vector<VarPtr> outputs;
+    for (const auto& p : caller.params)
+      if (p.direction != ParamDirection::In)
+        outputs.push_back(uses.count(p.var.get()) ? nullptr : p.var);
+    for (const auto& st : stmt_list(caller.body)) {
+      const auto* r = st->as<ReturnStmt>();
+      for (size_t j = 0; r && j < r->values.size() && j < outputs.size(); ++j) {
+        const auto* v = r->values[j]->as<Var>();
+        if (v && outputs[j]) returned_as_[v] = outputs[j];
+      }
+    }
+  }
+
+ protected:
+  StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
+    std::vector<StmtPtr> pre;
+    ExprPtr value = with_outputs(s->value, &pre, s->var.get());
+    if (value == s->value) return IRMutator::mutate_assign(s);
+    pre.push_back(ir::make_node<AssignStmt>(s->var, value, s->span()));
+    return make_seq(std::move(pre), s->span());
+  }
+  StmtPtr mutate_eval(const std::shared_ptr<const EvalStmt>& s) override {
+    std::vector<StmtPtr> pre;
+    ExprPtr value = with_outputs(s->expr, &pre);
+    if (value == s->expr) return IRMutator::mutate_eval(s);
+    pre.push_back(ir::make_node<EvalStmt>(value, s->span()));
+    return make_seq(std::move(pre), s->span());
+  }
+
+ private:
+  ExprPtr with_outputs(const ExprPtr& e, std::vector<StmtPtr>* pre, const Var* result = nullptr) {
+    const auto* call = e->as<Call>();
+    if (!call || call->call_kind != CallKind::Function) return e;
+    auto it = added_.find(call->callee);
+    if (it == added_.end()) return e;
+    std::vector<ExprPtr> args = call->args;
+    if (it->second.size() == 1 && result && is_tensor(result->type())) {
+      auto out = returned_as_.find(result);
+      if (out != returned_as_.end() && types_equal(out->second->type(), it->second[0])) {
+        args.push_back(out->second);
+        return rebuild_call(*call, std::move(args), call->attrs, call->type());
+      }
+    }
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      const auto* tensor = it->second[i]->as<TensorType>();
+      std::vector<ExprPtr> dims;
+      for (int64_t d : tensor->shape) dims.push_back(make_int(d));
+      auto out = make_var("ret" + std::to_string(i) + "_out", it->second[i], e->span());
+      pre->push_back(
+          ir::make_node<AssignStmt>(out,
+                                    make_op_call("create_tensor", {make_tuple(std::move(dims))},
+                                                 {{"dtype", tensor->dtype}}, e->span()),
+                                    e->span()));
+      args.push_back(out);
+    }
+    return rebuild_call(*call, std::move(args), call->attrs, call->type());
+  }
+
+  const std::unordered_map<std::string, std::vector<TypePtr>>& added_;
+  ir::NodeMap<const Var*, VarPtr> returned_as_;
+};
+
+}  // namespace
+
+FunctionPtr pass_added_outputs(const FunctionPtr& caller,
+                               const std::unordered_map<std::string, std::vector<TypePtr>>& added) {
+  OutputArgumentAdder adder(*caller, added);
+  return adder.mutate_function(caller);
+}
+
+}  // namespace pypto::passes::detail

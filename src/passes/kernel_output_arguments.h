@@ -1,0 +1,21 @@
+// The callers' side of ConvertTensorToTileOps: a kernel that gained Out parameters for results
+// it returned by value is called with a tensor for each, allocated just before the call
+// (`ret0_out = pl.create_tensor(...)`), or the caller's own output when the caller returns the
+// result as it is.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pypto/ir/program.h"
+
+namespace pypto::passes::detail {
+
+// `caller` with every call of a kernel in `added` (kernel name -> the types of its added Out
+// parameters, in order) passing those parameters.
+ir::FunctionPtr pass_added_outputs(
+    const ir::FunctionPtr& caller,
+    const std::unordered_map<std::string, std::vector<ir::TypePtr>>& added);
+
+}  // namespace pypto::passes::detail
