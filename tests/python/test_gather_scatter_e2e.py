@@ -12,13 +12,6 @@ from pypto.errors import CompileError
 from pypto.runtime import RunConfig, TensorSpec, run
 
 
-@pytest.fixture
-def work(tmp_path, monkeypatch):
-    monkeypatch.delenv("PYPTO_COMPILE_PROFILING", raising=False)
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
 def check_both(work, program, specs, golden):
     """Against numpy on the device, and against the reference interpreter (no golden)."""
     result = run(program, specs, golden,

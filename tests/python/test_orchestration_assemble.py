@@ -30,13 +30,6 @@ class Assemble:
 """
 
 
-@pytest.fixture
-def work(tmp_path, monkeypatch):
-    monkeypatch.delenv("PYPTO_COMPILE_PROFILING", raising=False)
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
 def test_a_lower_rank_tensor_is_assembled_into_a_box_of_the_target(work):
     x = np.random.default_rng(0).normal(size=(4, 16)).astype(np.float32)
     start = np.full((3, 4, 32), 7.0, np.float32)

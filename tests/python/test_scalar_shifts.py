@@ -31,13 +31,6 @@ class Shifts:
 """
 
 
-@pytest.fixture
-def work(tmp_path, monkeypatch):
-    monkeypatch.delenv("PYPTO_COMPILE_PROFILING", raising=False)
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
 def test_shifts_in_kernels_and_orchestrations(work):
     result = run(pl.parse(PROGRAM), [TensorSpec("o", [4, 8], pl.INT64, is_output=True)], None,
                  RunConfig(work_dir=str(work / "out"), write_golden_data=False))

@@ -7,21 +7,9 @@ import pytest
 
 import pypto.ir
 import pypto.language as pl
-from pypto.runtime import RunConfig, TensorSpec, run
+from pypto.runtime import TensorSpec
 
-
-@pytest.fixture
-def work(tmp_path, monkeypatch):
-    monkeypatch.delenv("PYPTO_COMPILE_PROFILING", raising=False)
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
-def run_program(work, text, specs):
-    result = run(pl.parse(text), specs, None,
-                 RunConfig(work_dir=str(work / "out"), write_golden_data=False))
-    assert result.passed, result.error
-    return result.outputs
+from e2e_helpers import run_program
 
 
 KERNEL = """

@@ -24,13 +24,6 @@ class Compare:
 COMPARISONS = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal]
 
 
-@pytest.fixture
-def work(tmp_path, monkeypatch):
-    monkeypatch.delenv("PYPTO_COMPILE_PROFILING", raising=False)
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
 @pytest.mark.parametrize("dtype", ["FP32", "INT32"])
 @pytest.mark.parametrize("cmp_type", range(6))
 @pytest.mark.parametrize("rhs", ["b", "1"])
