@@ -254,11 +254,8 @@ ir::ProgramPtr Parser::parse_class() {
       const FunctionSignature& sig = signatures_[next];
       if (sig.is_template) {
         by_signature.emplace_back();
-      } else if (sig.helper) {
-        by_signature.push_back(
-            in_helper_source(*sig.helper, [&] { return parse_function_body(sig); }));
       } else {
-        by_signature.push_back(parse_function_body(sig));
+        by_signature.push_back(read_function_body(next));
       }
     }
   };
@@ -385,6 +382,8 @@ void Parser::parse_function_signature(bool is_method, const DynamicBindings* bin
         sig.return_types.push_back(ret);
       }
     }
+  } else {
+    sig.returns_from_body = true;
   }
   expect(TK::Colon, "':' after function signature");
   sig.body_start = pos_;
@@ -413,16 +412,76 @@ void Parser::skip_block_body(const What& owner) {
 // For parser_jit.cpp, which names the block's owner with a string.
 template void Parser::skip_block_body<std::string>(const std::string&);
 
-ir::FunctionPtr Parser::parse_function_body(const FunctionSignature& sig) {
+ir::FunctionPtr Parser::read_function_body(size_t index) {
+  FunctionSignature& sig = signatures_[index];
+  if (sig.body) return sig.body;  // read early, for a caller that needed its return types
+  sig.body_in_progress = true;
+  current_function_ = index;
+  sig.body = sig.helper ? in_helper_source(*sig.helper, [&] { return parse_function_body(sig); })
+                        : parse_function_body(sig);
+  sig.body_in_progress = false;
+  return sig.body;
+}
+
+void Parser::read_returns_of(size_t callee, Span call_span) {
+  FunctionSignature& sig = signatures_[callee];
+  if (!sig.returns_from_body || sig.body) return;
+  if (sig.body_in_progress) {
+    fail(call_span, "'" + sig.name +
+                        "' is called before its return type is known (the call is inside its "
+                        "own body); annotate it: def " +
+                        sig.name + "(...) -> pl.Tensor[...]");
+  }
+  // The caller's body state, restored once the callee is read.
+  const size_t saved_pos = pos_;
+  const size_t saved_function = current_function_;
+  auto saved_vars = std::move(vars_);
+  auto saved_uses = std::move(var_uses_);
+  auto saved_constants = std::move(local_constants_);
+  auto saved_loops = std::move(loops_);
+  auto saved_inline = std::move(inline_stmts_);
+  const auto* saved_returns = return_types_;
+  auto* saved_inferred = inferred_returns_;
+  const bool saved_known = returns_known_;
+  const bool saved_ssa = strict_ssa_;
+  const bool saved_manual = in_manual_scope_;
+  const DynamicBindings* saved_bindings = dynamic_bindings_;
+  vars_.clear();
+  var_uses_.clear();
+  local_constants_.clear();
+  loops_.clear();
+  inline_stmts_.clear();
+  in_manual_scope_ = false;
+  read_function_body(callee);
+  pos_ = saved_pos;
+  current_function_ = saved_function;
+  vars_ = std::move(saved_vars);
+  var_uses_ = std::move(saved_uses);
+  local_constants_ = std::move(saved_constants);
+  loops_ = std::move(saved_loops);
+  inline_stmts_ = std::move(saved_inline);
+  return_types_ = saved_returns;
+  inferred_returns_ = saved_inferred;
+  returns_known_ = saved_known;
+  strict_ssa_ = saved_ssa;
+  in_manual_scope_ = saved_manual;
+  dynamic_bindings_ = saved_bindings;
+}
+
+ir::FunctionPtr Parser::parse_function_body(FunctionSignature& sig) {
   vars_.clear();
   local_constants_.clear();
   dynamic_bindings_ = sig.specialisation_of ? &sig.bindings : nullptr;
   for (const auto& p : sig.params) vars_[p.var->name] = p.var;
   return_types_ = &sig.return_types;
+  // Without an annotation the first return statement gives the types.
+  inferred_returns_ = sig.returns_from_body ? &sig.return_types : nullptr;
+  returns_known_ = false;
   strict_ssa_ = sig.attrs.strict_ssa;
   pos_ = sig.body_start;
   Block body = parse_block(BlockKind::Function, "function definition");
-  if (!sig.return_types.empty() && !body.ends_with_return) {
+  inferred_returns_ = nullptr;
+  if (!sig.returns_from_body && !sig.return_types.empty() && !body.ends_with_return) {
     fail(sig.span, "function '" + sig.name +
                        "' declares a return type but does not end with a "
                        "return statement");

@@ -103,6 +103,12 @@ Value Parser::parse_pl_member() {
     advance();
     return parse_task_dummy(span);
   }
+  if (name == "system" && at(TK::Dot) && peek_token(1).kind == TK::Name &&
+      peek_token(1).text == "task_invalid") {
+    advance();
+    advance();
+    return parse_task_invalid(span);
+  }
   if (name == "array") return parse_task_namespace(name, span);
   if (name == "submit" || name == "spmd_submit") {
     fail(span, "pl." + std::string(name) +
@@ -425,6 +431,7 @@ Value Parser::finish_self_call(size_t callee, std::vector<ExprPtr> args,
                    " argument(s), got " + std::to_string(args.size()));
   }
   if (signatures_[callee].is_template) callee = specialise_call(callee, args, arg_spans, span);
+  read_returns_of(callee, span);
   const FunctionSignature& sig = signatures_[callee];
   for (size_t i = 0; i < args.size(); ++i) {
     const TypePtr& want = sig.params[i].var->type();

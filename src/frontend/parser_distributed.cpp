@@ -185,11 +185,14 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
         fail(a.keyword_span, label + " got argument '" + std::string(a.keyword) + "' twice");
       }
     }
-    if (a.text) {
+    if (a.text || bound.names[index] == "name") {
       if (bound.names[index] != "name") {
         fail(a.value.span, "a string is not a valid argument of " + label);
       }
-      continue;  // the window buffer's name: PyPTO's parser fills it in; nothing depends on it
+      // The buffer's name is the assignment's target, as PyPTO's parser gives it.
+      fail(a.keyword_span.valid() ? a.keyword_span : a.value.span,
+           label + ": the 'name' argument cannot be passed explicitly; the buffer is named "
+                   "after the variable it is bound to");
     }
     bound.values[index] = a.value;
   }
@@ -284,6 +287,11 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
     result = op("comm_barrier", {required("signal")});
   } else if (name == "alloc_window_buffer") {
     ExprPtr size = required("size");
+    if (!size->as<ir::MakeTuple>() && bound.get("dtype")) {
+      fail(bound.get("dtype")->span,
+           label + ": dtype= is only valid when the first argument is a shape ([n, ...]); a "
+                   "size in bytes has no element type");
+    }
     if (const auto* shape = size->as<ir::MakeTuple>()) {
       // ([shape], dtype=): the bytes of that many elements.
       const Value* dtype = bound.get("dtype");

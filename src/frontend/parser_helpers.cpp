@@ -171,6 +171,7 @@ Value Parser::parse_external_function_call(size_t helper, const Token& name) {
     for (const CallArg& a : call_args) arg_spans.push_back(a.value.span);
     callee = specialise_call(callee, args, arg_spans, span);
   }
+  read_returns_of(callee, span);
   const FunctionSignature& sig = signatures_[callee];
   for (size_t i = 0; i < args.size(); ++i) {
     const TypePtr& want = sig.params[i].var->type();

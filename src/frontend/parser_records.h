@@ -75,6 +75,12 @@ struct FunctionSignature {
   ir::FunctionAttrs attrs;
   std::vector<ir::Param> params;
   std::vector<TypePtr> return_types;
+  // A function written without a `->` annotation: its return types are those of its first
+  // return statement, known once its body is read (a caller met first has it read then:
+  // Parser::read_returns_of).
+  bool returns_from_body = false;
+  bool body_in_progress = false;
+  ir::FunctionPtr body;  // set once read
   Span span;
   size_t body_start = 0;  // token index just after the signature's ':'
   // A function defined outside the program class: its index in Parser::helpers_.

@@ -231,7 +231,12 @@ class Parser {
   template <typename What>
   void skip_block_body(const What& owner);
 
-  ir::FunctionPtr parse_function_body(const FunctionSignature& sig);
+  ir::FunctionPtr parse_function_body(FunctionSignature& sig);
+  // signatures_[index]'s function, read now unless it was read already (by read_returns_of).
+  ir::FunctionPtr read_function_body(size_t index);
+  // A call of a function whose return types come from its body needs them: its body is read
+  // now when it has not been yet, the caller's state kept around it.
+  void read_returns_of(size_t callee, Span call_span);
 
   void check_recursion();
 
@@ -524,6 +529,8 @@ class Parser {
   Value parse_task_dummy(Span span);
   bool try_task_array_store(Block& block, const VarPtr& array, const Token& name);
   void parse_no_task_assignment(Block& block, const Token& name);
+  Value parse_task_invalid(Span span);  // after `pl.system.task_invalid`
+  StmtPtr parse_auto_scope(Span span, Span mode_span);  // after `pl.scope(mode=...AUTO`
 
   // -------------------------------- @pl.jit functions (parser_jit.cpp)
 

@@ -327,6 +327,14 @@ StmtPtr Parser::parse_return() {
       if (at(TK::Newline)) break;
     }
   }
+  // `return (a, b)` returns two values, as `return a, b` does.
+  if (values.size() == 1) {
+    if (const auto* tuple = values[0]->as<ir::MakeTuple>()) {
+      const Span whole = value_spans[0];
+      values = tuple->elements;
+      value_spans.assign(values.size(), whole);
+    }
+  }
   if (inferred_returns_ && !returns_known_) {  // a jit function: its first return types it
     for (const ExprPtr& v : values) inferred_returns_->push_back(v->type());
     returns_known_ = true;

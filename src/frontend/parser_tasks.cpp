@@ -255,11 +255,7 @@ StmtPtr Parser::parse_manual_scope(Span span) {
       manual = m.text == "MANUAL";
       if (!manual && m.text != "AUTO") fail(span_of(m), "pl.ScopeMode has AUTO and MANUAL");
     }
-    if (!manual) {
-      fail(mode_span,
-           "pl.scope() of mode AUTO is where the runtime infers dependencies anyway; only "
-           "pl.scope(mode=pl.ScopeMode.MANUAL) (or pl.manual_scope()) changes them");
-    }
+    if (!manual) return parse_auto_scope(span, mode_span);
   }
   expect(TK::RParen, "')': pl.manual_scope() takes no arguments");
   if (at(TK::KwAs)) fail_here("'with pl.manual_scope() as ...' binds nothing");
@@ -379,6 +375,35 @@ Value Parser::parse_task_dummy(Span span) {
   if (at(TK::Comma)) advance();
   expect(TK::RParen, "')' to close pl.system.task_dummy(...)");
   return expr_value(ir::make_op_call("task_dummy", {deps}, {}, span), span);
+}
+
+StmtPtr Parser::parse_auto_scope(Span span, Span mode_span) {
+  // `with pl.scope():` (mode AUTO): a block in which the runtime infers dependencies, as it
+  // does everywhere outside a manual scope, so it is the block itself. PyPTO places these
+  // scopes itself unless the function says auto_scope=False, and refuses them in a manual
+  // scope; so does this parser, for programs to mean the same in both.
+  expect(TK::RParen, "')': pl.scope() takes only mode=");
+  if (at(TK::KwAs)) fail_here("'with pl.scope() as ...' binds nothing");
+  expect(TK::Colon, "':' after the with statement");
+  const FunctionSignature& sig = signatures_[current_function_];
+  if (sig.attrs.auto_scope.value_or(true)) {
+    fail(mode_span,
+         "a hand-placed AUTO 'with pl.scope()' needs @pl.function(auto_scope=False): the "
+         "compiler places AUTO scopes itself otherwise (pl.scope(mode=pl.ScopeMode.MANUAL) is "
+         "always allowed)");
+  }
+  if (in_manual_scope_) fail(mode_span, "an AUTO scope cannot be nested in a manual scope");
+  Block body = parse_block(BlockKind::Scope, [&] {
+    return "'with' statement on line " + std::to_string(span.line + line_offset_);
+  });
+  return ir::make_node<ir::SeqStmts>(std::move(body.stmts), span);
+}
+
+Value Parser::parse_task_invalid(Span span) {
+  // pl.system.task_invalid(): the TaskId naming no task, what `prev = None` binds.
+  expect(TK::LParen, "'(' after pl.system.task_invalid");
+  expect(TK::RParen, "')': pl.system.task_invalid() takes no arguments");
+  return expr_value(no_task(span), span);
 }
 
 void Parser::parse_no_task_assignment(Block& block, const Token& name) {

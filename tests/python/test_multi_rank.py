@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 
+import pypto.errors
 import pypto.language as pl
 import pypto.language.distributed as pld
 from pypto import ir
@@ -273,3 +274,28 @@ def test_a_rank_that_dies_ends_the_run_naming_it():
     assert not thread.is_alive()
     assert raised and "rank 0 of 2 failed: crashed with SIGKILL" in raised[0], raised
     assert _child_pids() == []
+
+
+WINDOW_HOST = '''
+import pypto.errors
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+@pl.program
+class P:
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self):
+        buf = pld.alloc_window_buffer(ARGS)
+        return buf
+'''
+
+
+@pytest.mark.parametrize("args, message", [
+    ("64, dtype=pl.FP32", "dtype= is only valid when the first argument is a shape"),
+    ("64, name='buf'", "the 'name' argument cannot be passed explicitly"),
+])
+def test_window_buffer_misuse_is_located(args, message):
+    with pytest.raises(pypto.errors.ParseError) as info:
+        pl.parse(WINDOW_HOST.replace("ARGS", args))
+    assert message in str(info.value)
+    assert "<string>:10:" in str(info.value)

@@ -373,3 +373,48 @@ def test_an_integer_scalar_passed_for_a_bool_parameter_is_its_truth_value(flag, 
              TensorSpec("y", [16, 16], pl.FP32, is_output=True)]
     result = run(FlagProgram, specs, lambda t: t["y"].__setitem__(slice(None), t["x"] * factor))
     assert result.passed, result.error
+
+
+UNANNOTATED = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]):
+        y = self.k(x, y)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]):
+        t = pl.load(x, [0], [16])
+        y = pl.store(pl.exp(t), [0], y)
+        return y
+'''
+
+
+def test_return_types_of_an_unannotated_function_come_from_its_return(tmp_path):
+    program = pl.parse(UNANNOTATED)
+    # Both functions print with the types their returns gave them, the callee read first.
+    text = str(program)
+    assert "def k(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:" in text
+    assert "y: pl.Tensor[[16], pl.FP32] = self.k(x, y)" in text
+    x = np.linspace(-1, 1, 16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    ir.compile(program, output_dir=str(tmp_path / "out"))(x, y)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+
+
+def test_an_unannotated_function_called_in_its_own_body_is_located():
+    text = UNANNOTATED.replace("t = pl.load(x, [0], [16])", "y = self.k(x, y)\n        t = pl.load(x, [0], [16])")
+    message = _parse_error(text)
+    assert "'k' is called before its return type is known" in message
+    assert "<string>:13:13:" in message
+
+
+def test_later_returns_must_agree_with_the_first():
+    text = UNANNOTATED.replace(
+        "        y = pl.store(pl.exp(t), [0], y)\n        return y",
+        "        y = pl.store(pl.exp(t), [0], y)\n        if 1 > 0:\n            return y, y\n        return y")
+    message = _parse_error(text)
+    assert "return gives 1 value(s) but the function declares 2" in message

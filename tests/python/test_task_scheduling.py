@@ -311,6 +311,10 @@ class P:
     ("        with pl.manual_scope():\n            tids = pl.array.create(4 - 4, pl.TASK_ID)\n"
      "        return o\n",
      "the size of pl.array.create must be a positive constant"),
+    ("        with pl.scope():\n            o = self.k(x, o)\n        return o\n",
+     "a hand-placed AUTO 'with pl.scope()' needs @pl.function(auto_scope=False)"),
+    ("        prev = pl.system.task_invalid(1)\n        return o\n",
+     "pl.system.task_invalid() takes no arguments"),
 ])
 def test_misuse_is_a_located_error(tmp_path, body, message):
     text = parse_error(HEADER + body, tmp_path)
