@@ -351,6 +351,21 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
       args[1]->type() && args[1]->type()->as<ir::ScalarType>()) {
     args[1] = ir::make_tuple({args[1]}, args[1]->span());
   }
+  // Elementwise ops on two tensors of different dtypes compute in the wider one, as PyPTO's
+  // tensor ops promote (an FP32 accumulator plus a BF16 matmul result is FP32): the narrower
+  // operand is cast first. Tiles keep their strict rule, as in PyPTO.
+  if (def.category == ir::OpCategory::ElementwiseBinary && args.size() >= 2) {
+    const auto* a = args[0]->type()->as<ir::TensorType>();
+    const auto* b = args[1]->type()->as<ir::TensorType>();
+    if (a && b && a->dtype != b->dtype && ir::is_float(a->dtype) == ir::is_float(b->dtype) &&
+        a->dtype != ir::DataType::BOOL && b->dtype != ir::DataType::BOOL &&
+        ir::dtype_bytes(a->dtype) != ir::dtype_bytes(b->dtype)) {
+      const bool widen_a = ir::dtype_bytes(b->dtype) > ir::dtype_bytes(a->dtype);
+      ExprPtr& narrow = args[widen_a ? 0 : 1];
+      const ir::DataType wide = widen_a ? b->dtype : a->dtype;
+      narrow = ir::make_op_call("cast", {narrow}, {{"target_type", wide}}, narrow->span());
+    }
+  }
   try {
     return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);
   } catch (const CompileError& e) {
