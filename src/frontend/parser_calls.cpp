@@ -79,8 +79,8 @@ Value Parser::parse_pl_member() {
     if (at(TK::Dot) && peek_token(1).text == "get_byte" && peek_token(2).kind == TK::LParen &&
         peek_token(3).kind == TK::RParen) {
       for (int i = 0; i < 4; ++i) advance();
-      return expr_value(
-          ir::make_node<ir::IntImm>(ir::dtype_bytes(*dtype), DataType::INT64, span), span);
+      return expr_value(ir::make_node<ir::IntImm>(ir::dtype_bytes(*dtype), DataType::INT64, span),
+                        span);
     }
     Value v;
     v.kind = Value::Kind::DType;
@@ -113,7 +113,8 @@ Value Parser::parse_pl_member() {
   if (name == "submit" || name == "spmd_submit") {
     fail(span, "pl." + std::string(name) +
                    "(...) is only allowed as the right-hand side of an assignment: "
-                   "'out, tid = pl." + std::string(name) + "(self.kernel, ...)'");
+                   "'out, tid = pl." +
+                   std::string(name) + "(self.kernel, ...)'");
   }
   if (const char* reason = ir::unsupported_dtype_reason(name)) {
     fail(span, "pl." + std::string(name) + " is not supported yet: " + reason);
@@ -452,8 +453,8 @@ Value Parser::finish_self_call(size_t callee, std::vector<ExprPtr> args,
     const TypePtr& want = sig.params[i].var->type();
     if (!argument_fits(want, args[i]->type())) {
       fail(arg_spans[i], "expected " + ir::type_to_string(want) + ", got " +
-                                        ir::type_to_string(args[i]->type()) + " in argument " +
-                                        std::to_string(i + 1) + " of " + label());
+                             ir::type_to_string(args[i]->type()) + " in argument " +
+                             std::to_string(i + 1) + " of " + label());
     }
   }
   calls_[current_function_].push_back(CallSite{callee, span});

@@ -102,8 +102,9 @@ Value Parser::parse_pld_member() {
     return expr_value(ir::make_node<ir::IntImm>(value, DataType::INT64, span), span);
   }
   if (name == "ReduceOp") {
-    fail(span, "pld.ReduceOp: PyPTO's built-in collectives (pld.tensor.allreduce, ...) are not "
-               "supported yet; write them with notify, wait and remote loads (docs/multi-rank.md)");
+    fail(span,
+         "pld.ReduceOp: PyPTO's built-in collectives (pld.tensor.allreduce, ...) are not "
+         "supported yet; write them with notify, wait and remote loads (docs/multi-rank.md)");
   }
   if (name == "system" || name == "tile" || name == "tensor") {
     ns = name;
@@ -127,22 +128,23 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
     if (name == "remote_store") return {"src", "target", "peer", "offsets", "atomic"};
     // chunk_rows, chunk_cols, pipeline: how an NPU stages the copy; accepted, nothing to do.
     if (name == "put") {
-      return {"dst", "peer", "src", "dst_offsets", "src_offsets", "shape", "atomic",
-              "chunk_rows", "chunk_cols", "pipeline"};
+      return {"dst",   "peer",   "src",        "dst_offsets", "src_offsets",
+              "shape", "atomic", "chunk_rows", "chunk_cols",  "pipeline"};
     }
     if (name == "get") {
-      return {"dst", "peer", "src", "dst_offsets", "src_offsets", "shape", "chunk_rows",
-              "chunk_cols", "pipeline"};
+      return {"dst",   "peer",       "src",        "dst_offsets", "src_offsets",
+              "shape", "chunk_rows", "chunk_cols", "pipeline"};
     }
     if (name == "barrier") return {"signal"};
     if (name == "alloc_window_buffer") return {"size", "dtype", "name"};
     if (name == "window") return {"buf", "shape", "dtype"};
-    for (const char* later : {"allreduce", "broadcast", "allgather", "reduce_scatter",
-                              "all_to_all", "all_to_all_v", "defer_wait"}) {
+    for (const char* later : {"allreduce", "broadcast", "allgather", "reduce_scatter", "all_to_all",
+                              "all_to_all_v", "defer_wait"}) {
       if (name == later) {
-        fail(span, label + " is not supported yet: PyPTO's built-in collectives and deferred "
-                           "waits are compositions of notify, wait and remote loads or stores; "
-                           "write the composition (docs/multi-rank.md)");
+        fail(span, label +
+                       " is not supported yet: PyPTO's built-in collectives and deferred "
+                       "waits are compositions of notify, wait and remote loads or stores; "
+                       "write the composition (docs/multi-rank.md)");
       }
     }
     fail(span, "unknown op '" + label +
@@ -170,16 +172,16 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
     if (a.keyword.empty()) {
       index = positional++;
       if (index >= bound.names.size()) {
-        fail(a.value.span, label + " takes at most " + std::to_string(bound.names.size()) +
-                               " arguments");
+        fail(a.value.span,
+             label + " takes at most " + std::to_string(bound.names.size()) + " arguments");
       }
     } else {
       const std::string_view key = canonical(a.keyword);
       for (size_t i = 0; i < bound.names.size(); ++i)
         if (bound.names[i] == key) index = i;
       if (index == bound.names.size()) {
-        fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
-                                 label);
+        fail(a.keyword_span,
+             "unknown keyword argument '" + std::string(a.keyword) + "' of " + label);
       }
       if (bound.values[index]) {
         fail(a.keyword_span, label + " got argument '" + std::string(a.keyword) + "' twice");
@@ -191,8 +193,9 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
       }
       // The buffer's name is the assignment's target, as PyPTO's parser gives it.
       fail(a.keyword_span.valid() ? a.keyword_span : a.value.span,
-           label + ": the 'name' argument cannot be passed explicitly; the buffer is named "
-                   "after the variable it is bound to");
+           label +
+               ": the 'name' argument cannot be passed explicitly; the buffer is named "
+               "after the variable it is bound to");
     }
     bound.values[index] = a.value;
   }
@@ -215,8 +218,7 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
     try {
       return ir::make_op_call(op_name, std::move(args), std::move(attrs), span);
     } catch (const CompileError& e) {
-      throw CompileError(e.span().valid() ? e.span() : span,
-                         label + ": " + std::string(e.what()));
+      throw CompileError(e.span().valid() ? e.span() : span, label + ": " + std::string(e.what()));
     }
   };
   auto whole_box = [&](const ExprPtr& tensor, const char* what) {
@@ -247,8 +249,8 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
       result = op("comm_world_size", {});
     }
   } else if (name == "notify") {
-    result = op("comm_notify", {required("target"), required("peer"), required("offsets"),
-                                required("value")},
+    result = op("comm_notify",
+                {required("target"), required("peer"), required("offsets"), required("value")},
                 {{"op", ir::AttrValue(optional_int("op", 0))}});
   } else if (name == "wait") {
     result = op("comm_wait", {required("signal"), required("offsets"), required("expected")},
@@ -289,8 +291,9 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
     ExprPtr size = required("size");
     if (!size->as<ir::MakeTuple>() && bound.get("dtype")) {
       fail(bound.get("dtype")->span,
-           label + ": dtype= is only valid when the first argument is a shape ([n, ...]); a "
-                   "size in bytes has no element type");
+           label +
+               ": dtype= is only valid when the first argument is a shape ([n, ...]); a "
+               "size in bytes has no element type");
     }
     if (const auto* shape = size->as<ir::MakeTuple>()) {
       // ([shape], dtype=): the bytes of that many elements.
@@ -326,8 +329,7 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
         }
       }
     }
-    result = op("comm_window", {required("buf"), shape},
-                {{"dtype", ir::AttrValue(dtype->dtype)}});
+    result = op("comm_window", {required("buf"), shape}, {{"dtype", ir::AttrValue(dtype->dtype)}});
   } else {
     fail(span, "unknown op '" + label + "'");
   }

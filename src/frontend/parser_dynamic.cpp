@@ -23,9 +23,9 @@ std::string specialisation_name(const std::string& base, const std::vector<std::
 // `type` (a parameter's, read with the names' extents) with its dynamic dimensions set to the
 // argument's own extents.
 TypePtr with_dynamic_extents(const TypePtr& type, const std::vector<int64_t>& argument_shape,
-                             const std::vector<std::pair<size_t, std::string>>& dims) {
+                             const std::vector<DynamicDimAt>& dims) {
   auto patch = [&](std::vector<int64_t> shape) {
-    for (const auto& d : dims) shape[d.first] = argument_shape[d.first];
+    for (const auto& d : dims) shape[d.dim] = argument_shape[d.dim];
     return shape;
   };
   if (const auto* t = type->as<ir::TensorType>()) {
@@ -65,7 +65,7 @@ int64_t Parser::dynamic_dim_extent(const DynamicDim& dim, Span span, std::option
       dynamic_uses_->push_back(DynamicDimUse{shapes_read_, *index, dim.name, false});
     else
       dynamic_uses_->push_back(DynamicDimUse{0, 0, dim.name, reading_tensor_view_});
-    return 1;
+    return dynamic_placeholder_;
   }
   if (reading_tensor_view_) return ir::kDynamicExtent;
   fail(span, "dynamic dimension '" + dim.name +
@@ -88,7 +88,7 @@ void Parser::note_dynamic_dims(FunctionSignature& sig, const std::vector<Dynamic
     // read others): only those give a call's extents.
     for (size_t p = 0; p < first_shapes.size(); ++p) {
       if (first_shapes[p] != 0 && use.shape == first_shapes[p])
-        sig.dynamic_dims[p].emplace_back(use.dim, use.name);
+        sig.dynamic_dims[p].push_back(DynamicDimAt{use.dim, use.name, use.scale, use.offset});
     }
   }
 }
@@ -118,7 +118,9 @@ size_t Parser::specialise_call(size_t callee, const std::vector<ExprPtr>& args,
                              std::to_string(p + 1) + " of '" + tmpl.name + "'");
     }
     shapes[p] = *shape;
-    for (const auto& [dim, name] : tmpl.dynamic_dims[p]) bindings.emplace(name, (*shape)[dim]);
+    for (const DynamicDimAt& d : tmpl.dynamic_dims[p]) {
+      bindings.emplace(d.name, solve_dynamic_dim(d, (*shape)[d.dim], arg_spans[p], tmpl.name));
+    }
   }
   for (const std::string& name : tmpl.dynamic_names) {
     if (!bindings.count(name)) {
@@ -183,6 +185,48 @@ size_t Parser::specialise_call(size_t callee, const std::vector<ExprPtr>& args,
   base.specialisations.push_back(index);
   calls_.emplace_back();
   return index;
+}
+
+int64_t Parser::solve_dynamic_dim(const DynamicDimAt& d, int64_t extent, Span span,
+                                  const std::string& function) const {
+  if (d.scale == 1 && d.offset == 0) return extent;
+  const int64_t rest = extent - d.offset;
+  if (rest % d.scale != 0 || rest / d.scale <= 0) {
+    fail(span, "dimension " + std::to_string(d.dim) + " of this argument of '" + function +
+                   "' is " + std::to_string(extent) + ", which is not " + std::to_string(d.scale) +
+                   " * " + d.name + (d.offset ? " + " + std::to_string(d.offset) : "") +
+                   " for a positive integer " + d.name);
+  }
+  return rest / d.scale;
+}
+
+int64_t Parser::parse_shape_formula(size_t index) {
+  // A dimension written as arithmetic on one dynamic dimension (`M * 2`, `N + 1`) while a
+  // signature is first read: it is read with three values of the name, and when they lie on a
+  // line, extent = scale * name + offset lets a call's extent give the name its value.
+  const size_t start = pos_;
+  const size_t uses_before = dynamic_uses_->size();
+  const int64_t saved_placeholder = dynamic_placeholder_;
+  std::vector<int64_t> at;
+  for (int64_t probe : {64, 128, 192}) {
+    pos_ = start;
+    dynamic_uses_->resize(uses_before);
+    dynamic_placeholder_ = probe;
+    at.push_back(parse_constant_int("shape"));
+  }
+  dynamic_placeholder_ = saved_placeholder;
+  std::vector<DynamicDimUse>& uses = *dynamic_uses_;
+  if (uses.size() == uses_before) return at[0];  // no dynamic name in it
+  for (size_t i = uses_before + 1; i < uses.size(); ++i) {
+    if (uses[i].name != uses[uses_before].name) return at[0];  // two names: not solvable
+  }
+  const int64_t scale = (at[1] - at[0]) / 64;
+  const int64_t offset = at[0] - 64 * scale;
+  if (scale <= 0 || at[1] - at[0] != 64 * scale || at[2] != 192 * scale + offset) return at[0];
+  DynamicDimUse use{shapes_read_, index, uses[uses_before].name, false, scale, offset};
+  uses.resize(uses_before);
+  uses.push_back(std::move(use));
+  return at[0];
 }
 
 bool Parser::specialise_entry() {

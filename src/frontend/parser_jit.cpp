@@ -88,8 +88,8 @@ bool Parser::jit_annotation_is_dynamic(size_t ahead, size_t* end) const {
 
 void Parser::parse_jit_value_type(JitParam& p) {
   const Span start = here();
-  const bool distributed = at_name("pld") && peek_token(1).kind == TK::Dot &&
-                           peek_token(2).text == "DistributedTensor";
+  const bool distributed =
+      at_name("pld") && peek_token(1).kind == TK::Dot && peek_token(2).text == "DistributedTensor";
   if (distributed) {
     p.is_tensor = true;
     size_t end = 0;
@@ -112,10 +112,10 @@ void Parser::parse_jit_value_type(JitParam& p) {
       const size_t first_shape = shapes_read_ + 1;
       p.annotated = parse_type();
       dynamic_uses_ = saved_uses;
-      bool composite = false;  // a dimension computed from one (NR * SIZE)
+      bool composite = false;  // a dimension computed from more than one name (NR * SIZE)
       for (const DynamicDimUse& use : uses) {
         if (use.shape == first_shape)
-          p.dynamic_dims.emplace_back(use.dim, use.name);
+          p.dynamic_dims.push_back(DynamicDimAt{use.dim, use.name, use.scale, use.offset});
         else
           composite = true;
       }
@@ -374,7 +374,7 @@ Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
     const bool saved_host = jit_host_entry_;
     jit_host_entry_ = false;  // the dispatched function calls kernels
     vars_.clear();
-  local_constants_.clear();
+    local_constants_.clear();
     var_uses_.clear();
     jit_helper_functions_.push_back(parse_jit_body(index));
     jit_host_entry_ = saved_host;
@@ -460,10 +460,12 @@ ir::ProgramPtr Parser::parse_jit_program(std::string_view entry, const JitArgume
       TypePtr annotated = p.annotated;
       if (annotated && !p.dynamic_dims.empty()) {
         std::vector<int64_t> shape = annotated->as<ir::TensorType>()->shape;
-        for (const auto& [dim, name] : p.dynamic_dims) {
-          if (dim >= shape.size() || dim >= t->shape.size()) continue;
-          shape[dim] = t->shape[dim];
-          jit_dynamic_bindings_.emplace(name, t->shape[dim]);  // the first parameter's extent
+        for (const DynamicDimAt& d : p.dynamic_dims) {
+          if (d.dim >= shape.size() || d.dim >= t->shape.size()) continue;
+          shape[d.dim] = t->shape[d.dim];
+          // The first parameter's extent gives the name its value.
+          jit_dynamic_bindings_.emplace(d.name,
+                                        solve_dynamic_dim(d, t->shape[d.dim], p.span, sig.name));
         }
         annotated = ir::tensor_type(shape, annotated->as<ir::TensorType>()->dtype);
       }

@@ -69,6 +69,15 @@ std::string level_names();
 
 using DynamicBindings = std::map<std::string, int64_t, std::less<>>;
 
+// Where a parameter's shape has a dynamic dimension: the dimension, the name, and how the
+// dimension's extent follows from the name's (extent = scale * name + offset).
+struct DynamicDimAt {
+  size_t dim = 0;
+  std::string name;
+  int64_t scale = 1;
+  int64_t offset = 0;
+};
+
 struct FunctionSignature {
   std::string name;
   ir::FunctionType type = ir::FunctionType::Opaque;  // a bare @pl.function
@@ -90,7 +99,7 @@ struct FunctionSignature {
   // Dynamic dimensions (pl.dynamic) in its parameters' shapes: per parameter, (dimension index,
   // name). A signature that has any is a template: it is not a function of the program itself,
   // each call specialises it on its arguments' shapes (parser_dynamic.cpp).
-  std::vector<std::vector<std::pair<size_t, std::string>>> dynamic_dims;
+  std::vector<std::vector<DynamicDimAt>> dynamic_dims;
   std::vector<std::string> dynamic_names;  // every one its signature names, first use first
   bool is_template = false;
   std::vector<size_t> specialisations;      // a template's, as indices of Parser::signatures_
@@ -106,6 +115,10 @@ struct DynamicDimUse {
   size_t dim = 0;
   std::string name;
   bool in_tensor_view = false;  // in a pl.TensorView's valid_shape, which needs no value
+  // A dimension written as arithmetic on the name (`M * 2`, `N + 1`): its extent is
+  // scale * name + offset (Parser::parse_shape_formula).
+  int64_t scale = 1;
+  int64_t offset = 0;
 };
 
 // One component of a subscript (parser_subscripts.cpp): `i` (an index) or `lo:hi` (either
@@ -171,9 +184,9 @@ struct JitParam {
   ir::ParamDirection direction = ir::ParamDirection::In;
   bool is_tensor = false;
   TypePtr annotated;  // pl.Tensor[[...], dtype] when written with a shape
-  // The pl.dynamic dimensions of `annotated` (extent 1 there): (dimension, name). A call's
-  // argument gives each its extent.
-  std::vector<std::pair<size_t, std::string>> dynamic_dims;
+  // The pl.dynamic dimensions of `annotated` (placeholder extents there). A call's argument
+  // gives each its extent.
+  std::vector<DynamicDimAt> dynamic_dims;
   DataType scalar_dtype = DataType::FP32;
 };
 

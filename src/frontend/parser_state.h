@@ -203,6 +203,12 @@ class Parser {
 
   // Makes a freshly read signature a template when it names dynamic dimensions: `first_shapes`
   // holds, per parameter, the ordinal of its own shape (0: its type has none).
+  // A shape's dimension `index` read while dynamic uses are recorded, noting one written as
+  // arithmetic on a dynamic dimension with its formula.
+  int64_t parse_shape_formula(size_t index);
+  // The value of d's name when its dimension has `extent` (an error at `span` if none fits).
+  int64_t solve_dynamic_dim(const DynamicDimAt& d, int64_t extent, Span span,
+                            const std::string& function) const;
   void note_dynamic_dims(FunctionSignature& sig, const std::vector<DynamicDimUse>& uses,
                          const std::vector<size_t>& first_shapes);
 
@@ -529,7 +535,7 @@ class Parser {
   Value parse_task_dummy(Span span);
   bool try_task_array_store(Block& block, const VarPtr& array, const Token& name);
   void parse_no_task_assignment(Block& block, const Token& name);
-  Value parse_task_invalid(Span span);  // after `pl.system.task_invalid`
+  Value parse_task_invalid(Span span);                  // after `pl.system.task_invalid`
   StmtPtr parse_auto_scope(Span span, Span mode_span);  // after `pl.scope(mode=...AUTO`
 
   // -------------------------------- @pl.jit functions (parser_jit.cpp)
@@ -626,6 +632,7 @@ class Parser {
   const DynamicBindings* dynamic_bindings_ = nullptr;
   std::vector<EntryTensor> entry_tensors_;
   std::vector<DynamicDimUse>* dynamic_uses_ = nullptr;
+  int64_t dynamic_placeholder_ = 1;  // the extent a dynamic name has until a call gives one
   size_t shapes_read_ = 0;
   // Names bound once to integer constants in the function being parsed: their variable and
   // the constant (note_local_constant).

@@ -120,7 +120,7 @@ std::vector<int64_t> Parser::parse_shape() {
                          std::string(cur().text) + " = pl.dynamic(\"" + std::string(cur().text) +
                          "\"))");
     }
-    int64_t d = parse_constant_int("shape");
+    int64_t d = dynamic_uses_ ? parse_shape_formula(shape.size()) : parse_constant_int("shape");
     if (d <= 0) fail(dim_span, "shape dimensions must be positive, got " + std::to_string(d));
     shape.push_back(d);
     if (!at(TK::Comma)) break;

@@ -115,3 +115,41 @@ def test_a_static_caller_specialises_the_kernel_and_a_store_in_a_loop_escapes_it
                                                                          np.exp(t["a"])),
                  RunConfig(work_dir=str(tmp_path / "run")))
     assert result.passed, result.error
+
+
+@pl.program
+class PairsOfRows:
+    """Shapes written as arithmetic on a dynamic dimension: a call's extent gives M its value."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def halves(self, a: pl.Tensor[[M * 2, 16], pl.FP32],
+               c: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+        top = pl.load(a, [0, 0], [M, 16])
+        bottom = pl.load(a, [M, 0], [M, 16])
+        return pl.store(pl.sub(top, bottom), [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M * 2, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+        c = self.halves(a, c)
+        return c
+
+
+def test_a_dimension_written_as_arithmetic_on_a_dynamic_one_gives_it_its_value(tmp_path):
+    specs = [TensorSpec("a", [24, 16], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("c", [12, 16], pl.FP32, is_output=True)]
+    specialised = PairsOfRows.specialise(specs)
+    assert "pl.load(a, [12, 0], [12, 16])" in specialised.as_python()
+
+    def golden(tensors, params=None):
+        tensors["c"][:] = tensors["a"][:12] - tensors["a"][12:]
+
+    result = run(PairsOfRows, specs, golden, RunConfig(work_dir=str(tmp_path)))
+    assert result.passed, result.error
+
+
+def test_an_extent_the_arithmetic_cannot_give_is_located():
+    with pytest.raises(CompileError) as info:
+        PairsOfRows.specialise([("a", [25, 16], pl.FP32), ("c", [12, 16], pl.FP32)])
+    message = str(info.value)
+    assert "is 25, which is not 2 * M for a positive integer M" in message
