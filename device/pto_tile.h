@@ -9,6 +9,7 @@
 #define PYPTO_DEVICE_PTO_TILE_H
 
 #include "pto_abi.h"
+#include "pto_view_shape.h"
 
 namespace pto {
 
@@ -124,23 +125,14 @@ struct Scratch {
   Scratch& operator=(const Scratch&) = delete;
 };
 
-// `t` seen in another shape (pl.reshape of a tensor): a view, so `t` must be contiguous in
-// row-major order; *ok is 0 when it is not (a slice of some columns), and the view is unusable.
+// `t` seen in another shape (pl.reshape of a tensor): a view of the same elements
+// (pto_view_shape.h); *ok is 0 when that needs a copy (a slice of some columns cut across its
+// rows), and the view is unusable.
 inline PtoTensor reshaped(const PtoTensor& t, const int64_t* shape, int32_t ndim, int32_t* ok) {
-  *ok = 1;
-  int64_t expect = 1;
-  for (int32_t d = t.ndim; d-- > 0;) {
-    if (t.shape[d] != 1 && t.strides[d] != expect) *ok = 0;
-    expect *= t.shape[d];
-  }
   PtoTensor v = t;
   v.ndim = ndim;
-  int64_t stride = 1;
-  for (int32_t d = ndim; d-- > 0;) {
-    v.shape[d] = shape[d];
-    v.strides[d] = stride;
-    stride *= shape[d];
-  }
+  for (int32_t d = 0; d < ndim; ++d) v.shape[d] = shape[d];
+  *ok = reshape_strides(t.shape, t.strides, t.ndim, shape, ndim, v.strides);
   return v;
 }
 

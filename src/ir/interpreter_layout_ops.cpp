@@ -6,6 +6,7 @@
 
 #include "interpreter_values.h"
 #include "pto_abi.h"
+#include "pto_view_shape.h"
 #include "pypto/support/element_ops.h"
 
 namespace pypto::ir::interp {
@@ -116,22 +117,18 @@ Value op_concat(const OpDef&, const Call& c, const Args& a) {
 Value op_reshape(const OpDef&, const Call& c, const Args& a) {
   auto shape = ints_at(c, a, 1);
   if (a[0].kind == Value::Kind::Tensor) {
-    // A view: only a tensor whose elements are contiguous in row-major order can be viewed in
-    // another shape.
+    // A view: the same elements in another shape, when no copy is needed (pto_view_shape.h).
     const TensorView& t = a[0].tensor;
-    int64_t expect = 1;
-    for (size_t d = t.shape.size(); d-- > 0;) {
-      if (t.shape[d] != 1 && t.strides[d] != expect) {
-        throw RunError(
-            "pl.reshape of a tensor view that is not contiguous (a slice of columns); "
-            "reshape the whole tensor, or load the tile and reshape that");
-      }
-      expect *= t.shape[d];
-    }
     TensorView v = t;
     v.shape = shape;
     v.strides.assign(shape.size(), 1);
-    for (size_t d = shape.size(); d-- > 1;) v.strides[d - 1] = v.strides[d] * shape[d];
+    if (!pto::reshape_strides(t.shape.data(), t.strides.data(),
+                              static_cast<int32_t>(t.shape.size()), shape.data(),
+                              static_cast<int32_t>(shape.size()), v.strides.data())) {
+      throw RunError(
+          "pl.reshape of a tensor view that is not contiguous (a slice of columns); "
+          "reshape the whole tensor, or load the tile and reshape that");
+    }
     return Value::of_tensor(v);
   }
   auto out = ir::make_node<Tile>(tile_at(c, a, 0));
