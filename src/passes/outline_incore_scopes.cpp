@@ -2,7 +2,8 @@
 // function becomes an InCore function `<func>_incore_<n>`, or the scope's name_hint when it
 // has one. Its parameters are the block's free variables (tensors written by pl.store or
 // pl.assemble inside are Out, or InOut when also read; everything else In), it returns the written
-// tensors, and the block is replaced by a call whose results rebind the tensor versions that code
+// tensors and then, by value, the tensors the block computes with tensor ops that code after it
+// uses, and the block is replaced by a call whose results rebind the tensor versions that code
 // after the block uses. It also decides what an Opaque function (a bare
 // @pl.function) is: an orchestration when it outlined a scope or calls another function, else a
 // kernel.
@@ -141,18 +142,26 @@ class ScopeOutliner : public IRMutator {
     TensorVersions versions;
     versions.visit(body);
 
-    // Tensor versions defined inside and used after the block, grouped by free tensor.
+    // Tensor versions defined inside and used after the block, grouped by free tensor; and
+    // tensors the block computes (`y = pl.add(x, x)`) used after it, which the kernel returns by
+    // value (ConvertTensorToTileOps gives each an Out parameter and its callers a tensor).
     std::vector<VarPtr> escaping;
+    std::vector<VarPtr> by_value;
     for (const auto& d : defs) {
       int64_t total = function_uses_.counts.count(d.get()) ? function_uses_.counts.at(d.get()) : 0;
       int64_t inside = scope_uses.counts.count(d.get()) ? scope_uses.counts.at(d.get()) : 0;
       if (total == inside) continue;
       const Var* r = versions.root_of(d);
+      if (detail::is_tensor(d->type()) && r == d.get() && is_top_level_def(body, d.get())) {
+        by_value.push_back(d);
+        escaping.push_back(d);
+        continue;
+      }
       if (!detail::is_tensor(d->type()) || r == d.get() || !versions.written.count(r)) {
         throw CompileError(d->span(), "value '" + d->name +
                                           "' is defined inside a pl.at scope and used after it; "
-                                          "only tensors written with pl.store or pl.assemble may "
-                                          "leave a scope");
+                                          "only tensors may leave a scope (written with pl.store "
+                                          "or pl.assemble, or computed by tensor ops)");
       }
       escaping.push_back(d);
     }
@@ -196,6 +205,10 @@ class ScopeOutliner : public IRMutator {
       returned.push_back(last);
       return_types.push_back(out->type());
     }
+    for (const auto& v : by_value) {
+      returned.push_back(v);
+      return_types.push_back(v->type());
+    }
     std::vector<StmtPtr> fn_body = detail::stmt_list(substitute(body, to_param));
     fn_body.push_back(ir::make_node<ReturnStmt>(
         [&] {
@@ -214,20 +227,24 @@ class ScopeOutliner : public IRMutator {
     if (escaping.empty()) return ir::make_node<EvalStmt>(call, s->span());
     std::vector<StmtPtr> out;
     ExprPtr results = call;
-    if (outputs.size() > 1) {
+    const size_t results_count = return_types.size();
+    if (results_count > 1) {
       auto tuple = make_var(name + "_results", call_type, s->span());
       out.push_back(ir::make_node<AssignStmt>(tuple, call, s->span()));
       results = tuple;
     }
     for (const auto& e : escaping) {
+      auto own = std::find(by_value.begin(), by_value.end(), e);
       size_t index =
-          std::find(outputs.begin(), outputs.end(), versions.root_of(e)) - outputs.begin();
-      ExprPtr value = outputs.size() > 1
+          own != by_value.end()
+              ? outputs.size() + static_cast<size_t>(own - by_value.begin())
+              : std::find(outputs.begin(), outputs.end(), versions.root_of(e)) - outputs.begin();
+      ExprPtr value = results_count > 1
                           ? ir::make_node<TupleGetItem>(results, static_cast<int64_t>(index),
                                                         return_types[index], s->span())
                           : results;
       out.push_back(ir::make_node<AssignStmt>(e, value, s->span()));
-      if (outputs.size() == 1) results = e;  // later versions copy the first, not re-call
+      if (results_count == 1) results = e;  // later versions copy the first, not re-call
     }
     return make_seq(std::move(out), s->span());
   }
@@ -239,6 +256,16 @@ class ScopeOutliner : public IRMutator {
     if (const auto* w = s->as<WhileStmt>()) return w->return_vars;
     if (const auto* i = s->as<IfStmt>()) return i->return_vars;
     return {};
+  }
+
+  // Whether `v` is assigned by a statement of the block itself (not inside a loop or branch,
+  // whose versions are its return variables): the value the block ends with.
+  static bool is_top_level_def(const StmtPtr& block, const Var* v) {
+    for (const auto& st : detail::stmt_list(block)) {
+      for (const auto& d : top_level_defs(st))
+        if (d.get() == v) return true;
+    }
+    return false;
   }
 
   static void collect_var_ptrs(const StmtPtr& s, ir::NodeMap<const Var*, VarPtr>* out) {

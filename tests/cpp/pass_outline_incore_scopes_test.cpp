@@ -73,8 +73,32 @@ TEST(OutlineIncoreScopes, RejectsATileLeavingTheScope) {
         return y
 )");
   EXPECT_EQ(error_of([&] { run_passes(in, kThroughOutline); }),
-            "value 't' is defined inside a pl.at scope and used after it; only tensors written "
-            "with pl.store or pl.assemble may leave a scope");
+            "value 't' is defined inside a pl.at scope and used after it; only tensors may leave "
+            "a scope (written with pl.store or pl.assemble, or computed by tensor ops)");
+}
+
+TEST(OutlineIncoreScopes, TensorComputedInTheScopeIsReturnedByValue) {
+  auto in = parse_body(R"(
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64], pl.FP32], y: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [0], [64])
+            y = pl.store(t, [0], y)
+            doubled = pl.add(x, x)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y = pl.assemble(y, doubled, [0])
+        return y
+)");
+  auto out = run_passes(in, kThroughOutline);
+  auto first = out->find_function("main_incore_0");
+  ASSERT_TRUE(first);
+  // The written tensor first, then the computed one: the kernel returns both.
+  ASSERT_EQ(first->return_types.size(), 2u);
+  EXPECT_EQ(ir::type_to_string(first->return_types[1]), "pl.Tensor[[64], pl.FP32]");
+  std::string main = ir::print_function(*out->find_function("main"));
+  EXPECT_NE(main.find("doubled: pl.Tensor[[64], pl.FP32] = main_incore_0_results[1]"),
+            std::string::npos)
+      << main;
 }
 
 }  // namespace
