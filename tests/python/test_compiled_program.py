@@ -186,3 +186,38 @@ def test_a_kernel_alone_compiles_with_its_orchestration_and_runs(tmp_path):
     c, d = out(a)
     np.testing.assert_array_equal(c, a)
     np.testing.assert_array_equal(d, a + a)
+
+
+def test_benchmark_of_a_compiled_program_times_each_measured_launch(compiled):
+    from pypto.runtime import RunConfig, benchmark
+    from pypto.runtime.compiled_benchmark import BenchmarkStats
+
+    a, b = _inputs()
+    c = np.zeros((16, 32), np.float32)
+    stats = benchmark(compiled, [a, b, c], rounds=4, warmup=2, config=RunConfig())
+    assert isinstance(stats, BenchmarkStats)
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)  # the launches write the caller's tensors
+    assert stats.rounds == 4 and stats.warmup == 2
+    assert len(stats.device_wall_us) == 4 and len(stats.host_wall_us) == 4
+    assert not stats.all_zero_device and stats.device_us_min > 0.0
+    assert stats.device_us_min <= stats.device_us_median <= stats.device_us_max
+    # The caller waited at least as long as the device ran.
+    assert all(h >= d for h, d in zip(stats.host_wall_us, stats.device_wall_us))
+    assert stats.per_round("host") == stats.host_wall_us
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"rounds": 0}, "rounds must be a positive integer"),
+    ({"warmup": -1}, "warmup must be a non-negative integer"),
+    ({"platform": "a2a3sim", "config": None, "device_id": 1, "rounds": 1,
+      "_config": True}, "pass config= or platform=/device_id=, not both"),
+])
+def test_benchmark_of_a_compiled_program_refuses_bad_arguments(compiled, kwargs, message):
+    from pypto.runtime import RunConfig, benchmark
+
+    kwargs = dict(kwargs)
+    if kwargs.pop("_config", False):
+        kwargs["config"] = RunConfig()
+    a, b = _inputs()
+    with pytest.raises(ValueError, match=message):
+        benchmark(compiled, [a, b, np.zeros((16, 32), np.float32)], **kwargs)

@@ -135,6 +135,21 @@ class CompiledProgram(str):
     # ------------------------------------------------------------------ calls
 
     def __call__(self, *args: Any, config: Any = None) -> Any:
+        args, return_style, launch, profiling = self._prepared_call(args, config)
+        with _core.driver.Session(profiling) as session:
+            launch(session)
+            if session.profiling:
+                session.write_report()
+        if not return_style:
+            return None
+        results = tuple(args[i] for i in self.output_indices)
+        return results[0] if len(results) == 1 else results
+
+    def _prepared_call(self, args: Any, config: Any) -> Any:
+        """Checks a call's arguments once: (the full argument list, whether the call allocated
+        the outputs, a launch(session) that runs the program on them and returns the device
+        seconds, whether the config asks for a profile). pypto.runtime.benchmark launches it
+        many times."""
         from pypto.language import _jit  # here: pypto.language imports pypto.ir
 
         params = self._call_params()
@@ -151,16 +166,15 @@ class CompiledProgram(str):
         for param, value in zip(params, args):
             _jit._check_array(param, value)
             dtypes.append(_jit._dtype_name(param, value))
-        with _core.driver.Session(config.compile_profiling is True) as session:
-            _core.driver.call(session, self._driver_program(),
-                              [_jit._types.as_driver_buffer(a) for a in args], dtypes,
-                              driver_config)
-            if session.profiling:
-                session.write_report()
-        if not return_style:
-            return None
-        results = tuple(args[i] for i in outputs)
-        return results[0] if len(results) == 1 else results
+        buffers = [_jit._types.as_driver_buffer(a) for a in args]
+        program = self._driver_program()
+
+        def launch(session: Any) -> float:
+            seconds: float = _core.driver.call(session, program, buffers, dtypes,
+                                               driver_config)[0]
+            return seconds
+
+        return list(args), return_style, launch, config.compile_profiling is True
 
     def __str__(self) -> str:
         return self.output_dir

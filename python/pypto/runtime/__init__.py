@@ -668,12 +668,29 @@ class BenchmarkResult:
                 f"  mean {fmt(self.mean)}  p95 {fmt(self.p95)}  stdev {fmt(self.stdev)}")
 
 
-def benchmark(program, tensor_specs, golden=None, rounds=10, warmup=1, config=None):
+def benchmark(program, tensor_specs, golden=None, rounds=10, warmup=1, config=None, **kwargs):
     """Compiles, builds and loads ``program`` once, launches it ``warmup`` times unmeasured and
     ``rounds`` times measured on the device (one device process, one set of worker threads),
     and checks the last launch's outputs as run() does. The compile is profiled (one profile,
     in ``result.profile``). Like run(), it never raises for a failure: ``passed`` is False and
-    ``error`` says why."""
+    ``error`` says why.
+
+    PyPTO's form, ``benchmark(compiled, args, rounds=..., warmup=..., config=...)`` with an
+    ``ir.compile`` result and the tensors of a call, launches that program on them and returns
+    a :class:`~pypto.runtime.compiled_benchmark.BenchmarkStats` (it raises on a failure, as a
+    call does)."""
+    from pypto.ir.compiled_program import CompiledProgram
+
+    if isinstance(program, CompiledProgram):
+        from pypto.runtime.compiled_benchmark import benchmark_compiled
+
+        if golden is not None:
+            raise TypeError("benchmark(compiled, args, ...): rounds, warmup and the rest are "
+                            "keyword arguments")
+        return benchmark_compiled(program, tensor_specs, rounds=rounds, warmup=warmup,
+                                  config=config, **kwargs)
+    if kwargs:
+        raise TypeError(f"benchmark() got unexpected keyword argument(s) {sorted(kwargs)}")
     config = RunConfig() if config is None else config
     if not isinstance(config, RunConfig):
         return _failed_benchmark(f"config must be a pypto.runtime.RunConfig, got "
