@@ -293,6 +293,7 @@ void Parser::parse_function_signature(bool is_method, const DynamicBindings* bin
   const DynamicBindings* saved_bindings = dynamic_bindings_;
   std::vector<DynamicDimUse>* saved_uses = dynamic_uses_;
   auto saved_vars = std::move(vars_);
+  auto saved_constants = std::move(local_constants_);
   vars_.clear();
   local_constants_.clear();
   dynamic_bindings_ = bindings;
@@ -302,12 +303,14 @@ void Parser::parse_function_signature(bool is_method, const DynamicBindings* bin
     const DynamicBindings* bindings;
     std::vector<DynamicDimUse>* uses;
     decltype(vars_)& vars;
+    decltype(local_constants_)& constants;
     ~Restore() {
       p.dynamic_bindings_ = bindings;
       p.dynamic_uses_ = uses;
       p.vars_ = std::move(vars);
+      p.local_constants_ = std::move(constants);
     }
-  } restore{*this, saved_bindings, saved_uses, saved_vars};
+  } restore{*this, saved_bindings, saved_uses, saved_vars, saved_constants};
   bool has_function_decorator = false;
   while (at(TK::At)) {
     Span deco_span = here();
@@ -432,40 +435,48 @@ void Parser::read_returns_of(size_t callee, Span call_span) {
                         "own body); annotate it: def " +
                         sig.name + "(...) -> pl.Tensor[...]");
   }
-  // The caller's body state, restored once the callee is read.
-  const size_t saved_pos = pos_;
-  const size_t saved_function = current_function_;
-  auto saved_vars = std::move(vars_);
-  auto saved_uses = std::move(var_uses_);
-  auto saved_constants = std::move(local_constants_);
-  auto saved_loops = std::move(loops_);
-  auto saved_inline = std::move(inline_stmts_);
-  const auto* saved_returns = return_types_;
-  auto* saved_inferred = inferred_returns_;
-  const bool saved_known = returns_known_;
-  const bool saved_ssa = strict_ssa_;
-  const bool saved_manual = in_manual_scope_;
-  const DynamicBindings* saved_bindings = dynamic_bindings_;
+  BodyState caller = take_body_state();
+  read_function_body(callee);
+  restore_body_state(std::move(caller));
+}
+
+Parser::BodyState Parser::take_body_state() {
+  BodyState s{pos_,
+              current_function_,
+              std::move(vars_),
+              std::move(var_uses_),
+              std::move(local_constants_),
+              std::move(loops_),
+              std::move(inline_stmts_),
+              return_types_,
+              inferred_returns_,
+              returns_known_,
+              strict_ssa_,
+              in_manual_scope_,
+              dynamic_bindings_};
   vars_.clear();
   var_uses_.clear();
   local_constants_.clear();
   loops_.clear();
   inline_stmts_.clear();
   in_manual_scope_ = false;
-  read_function_body(callee);
-  pos_ = saved_pos;
-  current_function_ = saved_function;
-  vars_ = std::move(saved_vars);
-  var_uses_ = std::move(saved_uses);
-  local_constants_ = std::move(saved_constants);
-  loops_ = std::move(saved_loops);
-  inline_stmts_ = std::move(saved_inline);
-  return_types_ = saved_returns;
-  inferred_returns_ = saved_inferred;
-  returns_known_ = saved_known;
-  strict_ssa_ = saved_ssa;
-  in_manual_scope_ = saved_manual;
-  dynamic_bindings_ = saved_bindings;
+  return s;
+}
+
+void Parser::restore_body_state(BodyState&& s) {
+  pos_ = s.pos;
+  current_function_ = s.function;
+  vars_ = std::move(s.vars);
+  var_uses_ = std::move(s.var_uses);
+  local_constants_ = std::move(s.local_constants);
+  loops_ = std::move(s.loops);
+  inline_stmts_ = std::move(s.inline_stmts);
+  return_types_ = s.return_types;
+  inferred_returns_ = s.inferred_returns;
+  returns_known_ = s.returns_known;
+  strict_ssa_ = s.strict_ssa;
+  in_manual_scope_ = s.in_manual_scope;
+  dynamic_bindings_ = s.dynamic_bindings;
 }
 
 ir::FunctionPtr Parser::parse_function_body(FunctionSignature& sig) {

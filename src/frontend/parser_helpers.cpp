@@ -353,6 +353,7 @@ Value Parser::expand_inline_call(size_t helper, const Token& name) {
   const bool saved_known = returns_known_;
   InlineFrame* saved_frame = inline_frame_;
   const Constants saved_constants = constants_;
+  auto saved_local_constants = std::move(local_constants_);
   vars_.clear();
   local_constants_.clear();
   var_uses_.clear();
@@ -412,6 +413,7 @@ Value Parser::expand_inline_call(size_t helper, const Token& name) {
   returns_known_ = saved_known;
   inline_frame_ = saved_frame;
   constants_ = saved_constants;
+  local_constants_ = std::move(saved_local_constants);
   for (auto& s : stmts) inline_stmts_.push_back(std::move(s));
   return expr_value(result, span);
 }

@@ -364,27 +364,12 @@ Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
     h.first_call = span;
     h.in_progress = true;
     // The caller's body state, restored once the helper is parsed.
-    const size_t saved_pos = pos_;
-    auto saved_vars = std::move(vars_);
-    auto saved_uses = std::move(var_uses_);
-    const auto* saved_returns = return_types_;
-    auto* saved_inferred = inferred_returns_;
-    const bool saved_known = returns_known_;
-    const size_t saved_function = current_function_;
+    BodyState caller = take_body_state();
     const bool saved_host = jit_host_entry_;
     jit_host_entry_ = false;  // the dispatched function calls kernels
-    vars_.clear();
-    local_constants_.clear();
-    var_uses_.clear();
     jit_helper_functions_.push_back(parse_jit_body(index));
     jit_host_entry_ = saved_host;
-    pos_ = saved_pos;
-    vars_ = std::move(saved_vars);
-    var_uses_ = std::move(saved_uses);
-    return_types_ = saved_returns;
-    inferred_returns_ = saved_inferred;
-    returns_known_ = saved_known;
-    current_function_ = saved_function;
+    restore_body_state(std::move(caller));
     h.in_progress = false;
   } else {
     const FunctionSignature& sig = signatures_[*h.signature];

@@ -2,6 +2,7 @@
 // annotation refinement, and the type comparisons the parser applies to assignments, returns,
 // loop-carried values and call arguments.
 #include "parser_state.h"
+#include "pypto/ir/mutator.h"
 
 namespace pypto::frontend::detail {
 
@@ -91,9 +92,41 @@ VarPtr Parser::bind_var(std::string_view name, const TypePtr& type, Span span) {
   return var;
 }
 
+namespace {
+
+// An expression with the names bound to local constants replaced by their values, so that
+// arithmetic on them (`rows // batch`) folds to a constant too.
+class LocalConstantSubstitution : public ir::IRMutator {
+ public:
+  explicit LocalConstantSubstitution(
+      const std::map<std::string, std::pair<VarPtr, ExprPtr>, std::less<>>& constants)
+      : constants_(constants) {}
+
+ protected:
+  ExprPtr mutate_var(const std::shared_ptr<const ir::Var>& v) override {
+    auto it = constants_.find(v->name);
+    if (it != constants_.end() && it->second.first.get() == v.get()) return it->second.second;
+    return v;
+  }
+
+ private:
+  const std::map<std::string, std::pair<VarPtr, ExprPtr>, std::less<>>& constants_;
+};
+
+}  // namespace
+
 void Parser::note_local_constant(const Token& name, const VarPtr& var, const ExprPtr& value) {
-  if (inline_frame_ || !value->as<ir::IntImm>() || assigned_later(name.text)) return;
-  local_constants_[std::string(name.text)] = {var, value};
+  if (inline_frame_ || assigned_later(name.text)) return;
+  const auto* scalar = var->type()->as<ir::ScalarType>();
+  if (!scalar || !ir::is_integer(scalar->dtype)) return;
+  ExprPtr constant = value;
+  if (!value->as<ir::IntImm>()) {
+    LocalConstantSubstitution substitution(local_constants_);
+    const ir::ScalarFold fold = fold_constant(substitution.mutate(value));
+    if (!fold.exact() || fold.value->kind != ir::Scalar::Kind::Int) return;
+    constant = ir::make_node<ir::IntImm>(fold.value->i, scalar->dtype, value->span());
+  }
+  local_constants_[std::string(name.text)] = {var, constant};
 }
 
 // Whether a statement after the current position (up to the next `def`) assigns `name`: as a

@@ -206,6 +206,9 @@ class Parser {
   // A shape's dimension `index` read while dynamic uses are recorded, noting one written as
   // arithmetic on a dynamic dimension with its formula.
   int64_t parse_shape_formula(size_t index);
+  // A dimension of a local variable's annotated shape: its constant, or kDynamicExtent for an
+  // integer scalar known at run time.
+  int64_t parse_local_shape_dim();
   // The value of d's name when its dimension has `extent` (an error at `span` if none fits).
   int64_t solve_dynamic_dim(const DynamicDimAt& d, int64_t extent, Span span,
                             const std::string& function) const;
@@ -243,6 +246,27 @@ class Parser {
   // A call of a function whose return types come from its body needs them: its body is read
   // now when it has not been yet, the caller's state kept around it.
   void read_returns_of(size_t callee, Span call_span);
+
+  // The state of the function body being read, put aside while another body is read (a callee
+  // whose return types a call needs, a @pl.jit helper on its first call) and restored after.
+  struct BodyState {
+    size_t pos;
+    size_t function;
+    std::unordered_map<std::string_view, VarPtr> vars;
+    std::vector<std::pair<const ir::Expr*, Span>> var_uses;
+    std::map<std::string, std::pair<VarPtr, ExprPtr>, std::less<>> local_constants;
+    std::vector<LoopContext> loops;
+    std::vector<StmtPtr> inline_stmts;
+    const std::vector<TypePtr>* return_types;
+    std::vector<TypePtr>* inferred_returns;
+    bool returns_known;
+    bool strict_ssa;
+    bool in_manual_scope;
+    const DynamicBindings* dynamic_bindings;
+  };
+  // Moves the current body's state out (leaving a fresh one) / puts it back.
+  BodyState take_body_state();
+  void restore_body_state(BodyState&& state);
 
   void check_recursion();
 
@@ -632,7 +656,8 @@ class Parser {
   const DynamicBindings* dynamic_bindings_ = nullptr;
   std::vector<EntryTensor> entry_tensors_;
   std::vector<DynamicDimUse>* dynamic_uses_ = nullptr;
-  int64_t dynamic_placeholder_ = 1;  // the extent a dynamic name has until a call gives one
+  int64_t dynamic_placeholder_ = 1;    // the extent a dynamic name has until a call gives one
+  bool runtime_dims_allowed_ = false;  // reading a local's annotation: run-time extents allowed
   size_t shapes_read_ = 0;
   // Names bound once to integer constants in the function being parsed: their variable and
   // the constant (note_local_constant).

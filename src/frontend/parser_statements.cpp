@@ -266,7 +266,16 @@ void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
   check_assignable(name);
   advance();  // ':'
   const Span annotation_span = here();
-  TypePtr annotated = parse_type();
+  // A local's shape may name run-time extents (`[q_tile, valid_len]`): the value gives them.
+  runtime_dims_allowed_ = true;
+  TypePtr annotated;
+  try {
+    annotated = parse_type();
+  } catch (...) {
+    runtime_dims_allowed_ = false;
+    throw;
+  }
+  runtime_dims_allowed_ = false;
   if (!at(TK::Assign))
     expected("'=' and a value after the annotation of '" + std::string(name.text) + "'");
   advance();
@@ -299,6 +308,7 @@ void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
   check_single_assignment(name);
   VarPtr var = bind_var(name.text, var_type, span_of(name));
   block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(name)));
+  if (!existing) note_local_constant(name, var, value);
 }
 
 void Parser::check_single_assignment(const Token& name) {

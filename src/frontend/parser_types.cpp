@@ -64,6 +64,20 @@ int64_t Parser::parse_constant_int(const std::string& what) {
   return c.value->i;
 }
 
+int64_t Parser::parse_local_shape_dim() {
+  // A constant, or an integer scalar known at run time (an extent the value carries).
+  Value v = parse_value();
+  if (v.kind == Value::Kind::Expr) {
+    const ir::ScalarFold c = fold_constant(v.expr);
+    if (c.value && c.value->kind == ir::Scalar::Kind::Int && !c.overflowed) return c.value->i;
+    const auto* scalar = v.expr->type() ? v.expr->type()->as<ir::ScalarType>() : nullptr;
+    if (!c.value && scalar && ir::is_integer(scalar->dtype)) return ir::kDynamicExtent;
+  }
+  fail(v.span,
+       "a dimension of a local's shape must be an integer (a constant, or a scalar "
+       "known at run time)");
+}
+
 std::vector<int64_t> Parser::parse_shape() {
   // A list constant of the program's scope (`pl.Tensor[input_shape, pl.FP32]`).
   if (at(TK::Name) && !at_name("pl")) {
@@ -94,6 +108,12 @@ std::vector<int64_t> Parser::parse_shape() {
     expect(TK::LBracket, "'[' to start the shape, e.g. [64, 64]");
   }
   const TK close = tuple ? TK::RParen : TK::RBracket;
+  // Names bound once to constants in the function read as their values here, as in any list.
+  struct ListDepth {
+    int& depth;
+    explicit ListDepth(int& d) : depth(d) { ++depth; }
+    ~ListDepth() { --depth; }
+  } list_depth(list_depth_);
   std::vector<int64_t> shape;
   ++shapes_read_;  // dynamic dimensions are recorded against the shape they are part of
   while (!at(close)) {
@@ -120,7 +140,20 @@ std::vector<int64_t> Parser::parse_shape() {
                          std::string(cur().text) + " = pl.dynamic(\"" + std::string(cur().text) +
                          "\"))");
     }
-    int64_t d = dynamic_uses_ ? parse_shape_formula(shape.size()) : parse_constant_int("shape");
+    int64_t d = 0;
+    if (dynamic_uses_) {
+      d = parse_shape_formula(shape.size());
+    } else if (runtime_dims_allowed_) {
+      d = parse_local_shape_dim();
+      if (d == ir::kDynamicExtent) {
+        shape.push_back(d);
+        if (!at(TK::Comma)) break;
+        advance();
+        continue;
+      }
+    } else {
+      d = parse_constant_int("shape");
+    }
     if (d <= 0) fail(dim_span, "shape dimensions must be positive, got " + std::to_string(d));
     shape.push_back(d);
     if (!at(TK::Comma)) break;

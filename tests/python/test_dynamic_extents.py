@@ -91,3 +91,49 @@ def test_the_reference_interpreter_runs_them_too(tmp_path):
     # Without a golden the interpreter computes the expected values: same shapes, same data.
     result = run(pl.parse(SOURCE), _specs([16, 64]), None, RunConfig(work_dir=str(tmp_path)))
     assert result.passed, result.error
+
+
+LOCAL_ANNOTATIONS = '''
+import pypto.language as pl
+
+@pl.program
+class Annotated:
+    @pl.function(type=pl.FunctionType.InCore)
+    def double(self, x: pl.Tensor[[16, 64], pl.FP32], valid: pl.Scalar[pl.INDEX],
+               y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 64], valid_shapes=[16, valid])
+        t = pl.tile.fillpad(t, pad_value=pl.PadValue.zero)
+        y = pl.store(pl.add(t, t), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], config: pl.Tensor[[1], pl.INT64],
+             out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        valid = pl.tensor.read(config, [0])
+        window: pl.Tensor[[16, valid], pl.FP32] = pl.slice(x, [16, 64], [0, 0], valid_shape=[16, valid])
+        out = self.double(window, valid, out)
+        return out
+'''
+
+
+def test_a_local_annotation_may_name_run_time_extents(tmp_path):
+    program = pl.parse(LOCAL_ANNOTATIONS)
+    rng = np.random.default_rng(5)
+    specs = [TensorSpec("x", [16, 64], pl.FP32, init_value=rng.standard_normal((16, 64))),
+             TensorSpec("config", [1], pl.INT64, init_value=np.array([40], np.int64)),
+             TensorSpec("out", [16, 64], pl.FP32, is_output=True)]
+
+    def golden(t, params=None):
+        t["out"][:] = 0.0
+        t["out"][:, :40] = 2 * t["x"][:, :40]
+
+    result = run(program, specs, golden, RunConfig(work_dir=str(tmp_path)))
+    assert result.passed, result.error
+
+
+def test_a_tile_annotation_with_a_run_time_extent_is_refused():
+    text = LOCAL_ANNOTATIONS.replace(
+        "        t = pl.load(x, [0, 0], [16, 64], valid_shapes=[16, valid])",
+        "        t: pl.Tile[[16, valid], pl.FP32] = pl.load(x, [0, 0], [16, 64], valid_shapes=[16, valid])")
+    with pytest.raises(ParseError, match="a tile's shape is static"):
+        pl.parse(text)

@@ -187,3 +187,28 @@ def test_alias_of_an_imported_inline_and_an_argument_error_at_the_call():
 
 
 m_shifted_exp = shifted_exp  # an alias: the program calls the function by this name
+
+
+def test_names_bound_to_constants_stay_constants_after_a_helper_call(work):
+    # `cols` (a shape read) and `half` (arithmetic on it) size the shapes after the call of an
+    # imported function, whose signature and body the parser reads in between.
+    @pl.program
+    class AfterCall:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16, 32], pl.FP32],
+                 y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+            cols: pl.Scalar[pl.INT64] = pl.tensor.dim(x, 1)
+            half = cols // 2
+            for r in pl.range(1):
+                y = square_block(x, y)
+                left: pl.Tensor[[16, half], pl.FP32] = pl.slice(y, [16, half], [0, 0])
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t = pl.load(left, [0, 0], [16, half])
+                    y = pl.store(pl.add(t, 1.0), [0, 0], y)
+            return y
+
+    def golden(t):
+        t["y"][:] = t["x"] * t["x"]
+        t["y"][:, :16] += 1.0
+
+    check(work, AfterCall, golden)
