@@ -410,9 +410,82 @@ Value Parser::parse_parenthesized() {
   return expr_value(ir::make_tuple(std::move(elements), span), span);
 }
 
+bool Parser::at_list_comprehension() const {
+  // At '[': a `for` at the list's own level before its ']' makes it a comprehension.
+  int depth = 0;
+  for (size_t i = pos_ + 1; i < tokens_.size(); ++i) {
+    const TK k = tokens_[i].kind;
+    if (k == TK::EndOfFile || k == TK::Newline) return false;
+    if (k == TK::LParen || k == TK::LBracket || k == TK::LBrace) ++depth;
+    if (k == TK::RParen || k == TK::RBracket || k == TK::RBrace) {
+      if (depth == 0) return false;
+      --depth;
+    }
+    if (k == TK::KwFor && depth == 0) return true;
+  }
+  return false;
+}
+
+void Parser::parse_list_comprehension(const std::function<void()>& read_item) {
+  // `[<item> for <name> in range(...)]` with constant bounds: the item is read once per value
+  // of the name, which is a constant while it is read (an unrolled list, as PyPTO's parser
+  // makes it).
+  advance();  // [
+  const size_t item_start = pos_;
+  for (int depth = 0; !(depth == 0 && at(TK::KwFor)); advance()) {
+    if (at(TK::LParen) || at(TK::LBracket) || at(TK::LBrace)) ++depth;
+    if (at(TK::RParen) || at(TK::RBracket) || at(TK::RBrace)) --depth;
+  }
+  advance();  // for
+  const Token& name = expect_name("a name after 'for'");
+  expect(TK::KwIn, "'in' after the name of the list comprehension");
+  if (!at_name("range") || peek_token(1).kind != TK::LParen) {
+    fail_here("a list comprehension goes over range(...) with constant bounds");
+  }
+  advance();
+  advance();
+  std::vector<int64_t> bounds;
+  while (!at(TK::RParen)) {
+    bounds.push_back(parse_constant_int("bound of the list comprehension's range"));
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, "')' to close range(...)");
+  if (at(TK::KwIf)) fail_here("conditions in list comprehensions are not supported");
+  if (bounds.empty() || bounds.size() > 3) fail_here("range() takes 1 to 3 arguments");
+  const int64_t start = bounds.size() > 1 ? bounds[0] : 0;
+  const int64_t stop = bounds.size() > 1 ? bounds[1] : bounds[0];
+  const int64_t step = bounds.size() > 2 ? bounds[2] : 1;
+  if (step == 0) fail_here("range() step must not be zero");
+  const size_t end = pos_;
+  const std::string key(name.text);
+  const auto shadowed = constants_.find(key);
+  const std::optional<Constant> saved =
+      shadowed == constants_.end() ? std::nullopt : std::optional<Constant>(shadowed->second);
+  // The comprehension's name hides a variable of the same name while the items are read.
+  VarPtr hidden;
+  if (auto v = vars_.find(name.text); v != vars_.end()) {
+    hidden = v->second;
+    vars_.erase(v);
+  }
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    constants_[key] = i;
+    pos_ = item_start;
+    read_item();
+    if (!at(TK::KwFor)) expected("'for' after the item of the list comprehension");
+  }
+  if (saved) {
+    constants_[key] = *saved;
+  } else {
+    constants_.erase(key);
+  }
+  if (hidden) vars_.emplace(hidden->name, hidden);
+  pos_ = end;
+  expect(TK::RBracket, "']' to close the list comprehension");
+}
+
 Value Parser::parse_list() {
   const Span span = here();
-  advance();
   std::vector<ExprPtr> elements;
   // Names of constants read as their values inside lists (shapes, offsets): note_local_constant.
   struct ListDepth {
@@ -420,6 +493,12 @@ Value Parser::parse_list() {
     explicit ListDepth(int& d) : depth(d) { ++depth; }
     ~ListDepth() { --depth; }
   } in_list(list_depth_);
+  if (at_list_comprehension()) {
+    parse_list_comprehension(
+        [&] { elements.push_back(expect_expr(parse_value(), "a list comprehension")); });
+    return expr_value(ir::make_tuple(std::move(elements), span), span);
+  }
+  advance();
   while (!at(TK::RBracket)) {
     Value v = parse_value();
     elements.push_back(expect_expr(v, "a list"));

@@ -275,6 +275,9 @@ class Parser {
   TypePtr parse_param_type(ir::ParamDirection& direction);
 
   int64_t parse_constant_int(const std::string& what);
+  // At '[': whether the list is a comprehension; reading one calls read_item per element.
+  bool at_list_comprehension() const;
+  void parse_list_comprehension(const std::function<void()>& read_item);
 
   std::vector<int64_t> parse_shape();
 

@@ -57,10 +57,9 @@ const ir::Call* element_read(const ExprPtr& e) {
 ExprPtr Parser::parse_dependency_list(std::string_view owner) {
   const Span span = here();
   if (!at(TK::LBracket)) fail_here("deps= takes a list of TaskIds, e.g. deps=[tid]");
-  advance();
   std::vector<ExprPtr> deps;
   std::vector<ir::TypePtr> types;
-  while (!at(TK::RBracket)) {
+  auto read_entry = [&] {
     const Span entry_span = here();
     ExprPtr entry;
     if (at(TK::KwNone)) {
@@ -77,6 +76,14 @@ ExprPtr Parser::parse_dependency_list(std::string_view owner) {
     }
     types.push_back(entry->type());
     deps.push_back(std::move(entry));
+  };
+  if (at_list_comprehension()) {  // deps=[tids[i] for i in range(4)]
+    parse_list_comprehension(read_entry);
+    return ir::make_node<ir::MakeTuple>(std::move(deps), ir::tuple_type(std::move(types)), span);
+  }
+  advance();
+  while (!at(TK::RBracket)) {
+    read_entry();
     if (!at(TK::Comma)) break;
     advance();
   }

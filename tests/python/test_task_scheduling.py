@@ -315,6 +315,11 @@ class P:
      "a hand-placed AUTO 'with pl.scope()' needs @pl.function(auto_scope=False)"),
     ("        prev = pl.system.task_invalid(1)\n        return o\n",
      "pl.system.task_invalid() takes no arguments"),
+    ("        o, t = pl.submit(self.k, x, o, deps=[d for d in x])\n        return o\n",
+     "a list comprehension goes over range(...) with constant bounds"),
+    ("        o, t = pl.submit(self.k, x, o, deps=[None for d in range(4) if d > 1])\n"
+     "        return o\n",
+     "conditions in list comprehensions are not supported"),
 ])
 def test_misuse_is_a_located_error(tmp_path, body, message):
     text = parse_error(HEADER + body, tmp_path)
