@@ -232,7 +232,8 @@ class OrchestrationEmitter : public StructuredEmitter {
     const auto* tt = call.type()->as<ir::TensorType>();
     if (!tt) codegen_error(span, "pl.create_tensor must produce a tensor");
     // The call's own extents: run-time values where the type has kDynamicExtent.
-    std::vector<std::string> dims = emit_int_list(call.args[0], names_, "the shape of pl.create_tensor");
+    std::vector<std::string> dims =
+        emit_int_list(call.args[0], names_, "the shape of pl.create_tensor");
     std::string shape = int_array(name + "_shape", dims);
     w_.line("const PtoTensor " + name + " = rt->create_tensor(rt->ctx, " + dtype_enum(tt->dtype) +
             ", " + std::to_string(tt->shape.size()) + ", " + shape + ");");
@@ -254,8 +255,7 @@ class OrchestrationEmitter : public StructuredEmitter {
       // Return value i is the i-th Out/InOut parameter (ir::output_param_count): one value is
       // the first of them, also when InOut parameters follow it (a window buffer a kernel
       // writes in place).
-      if (results.empty())
-        codegen_error(s.span(), "'" + call->callee + "' returns no tensor");
+      if (results.empty()) codegen_error(s.span(), "'" + call->callee + "' returns no tensor");
       alias_view(var, results[0]);
       return;
     }
@@ -394,7 +394,27 @@ class OrchestrationEmitter : public StructuredEmitter {
       if (callee->params[i].direction != ir::ParamDirection::In) results.push_back(values[i]);
     if (!callee->return_types.empty() && results.size() > callee->return_types.size())
       results.resize(callee->return_types.size());
+    // Return values past the outputs that are the callee's own parameters (`return x` of a
+    // tensor it only reads) are the caller's arguments, as in the reference interpreter.
+    const ir::ReturnStmt* ret = final_return(*callee);
+    while (ret && results.size() < callee->return_types.size() &&
+           results.size() < ret->values.size()) {
+      const auto* v = ret->values[results.size()]->as<ir::Var>();
+      size_t p = 0;
+      while (v && p < callee->params.size() && callee->params[p].var.get() != v) ++p;
+      if (!v || p == callee->params.size()) break;
+      results.push_back(values[p]);
+    }
     return results;
+  }
+
+  static const ir::ReturnStmt* final_return(const ir::Function& f) {
+    const ir::Stmt* last = f.body.get();
+    while (const auto* seq = last ? last->as<ir::SeqStmts>() : nullptr) {
+      if (seq->stmts.empty()) return nullptr;
+      last = seq->stmts.back().get();
+    }
+    return last ? last->as<ir::ReturnStmt>() : nullptr;
   }
 
   void ret(const ir::ReturnStmt& s) {
@@ -455,9 +475,8 @@ class OrchestrationEmitter : public StructuredEmitter {
 
      protected:
       void visit_call(const ir::Call& c) override {
-        const ir::OpDef* def = c.call_kind == ir::CallKind::Op
-                                   ? ir::OpRegistry::global().find(c.callee)
-                                   : nullptr;
+        const ir::OpDef* def =
+            c.call_kind == ir::CallKind::Op ? ir::OpRegistry::global().find(c.callee) : nullptr;
         if (def && def->category == ir::OpCategory::Scheduling) found = true;
         ir::IRVisitor::visit_call(c);
       }
@@ -484,8 +503,7 @@ class OrchestrationEmitter : public StructuredEmitter {
       }
     }
     const std::string list = names_.fresh("deps");
-    w_.line("PtoTaskHandle " + list + "[" + std::to_string(std::max<int64_t>(capacity, 1)) +
-            "];");
+    w_.line("PtoTaskHandle " + list + "[" + std::to_string(std::max<int64_t>(capacity, 1)) + "];");
     w_.line("int32_t " + list + "_count = 0;");
     for (const auto& v : scalars)
       w_.line(list + "[" + list + "_count++] = (PtoTaskHandle)(" + v + ");");
@@ -506,10 +524,9 @@ class OrchestrationEmitter : public StructuredEmitter {
       if (const auto* v = ir::find_attr(call.attrs, "predicate_target"))
         target = std::get<int64_t>(*v);
       predicate = list + "_predicate";
-      w_.line("const PtoTaskPredicate " + predicate + " = {pto::element_at(" + operand + ", " +
-              at + ", " + std::to_string(ir::dtype_bytes(tt->dtype)) + "), " +
-              dtype_enum(tt->dtype) + ", " + std::to_string(cmp) + ", " + int_literal(target) +
-              "};");
+      w_.line("const PtoTaskPredicate " + predicate + " = {pto::element_at(" + operand + ", " + at +
+              ", " + std::to_string(ir::dtype_bytes(tt->dtype)) + "), " + dtype_enum(tt->dtype) +
+              ", " + std::to_string(cmp) + ", " + int_literal(target) + "};");
       predicate = "&" + predicate;
     }
     const std::string options = list + "_options";
@@ -540,8 +557,8 @@ class OrchestrationEmitter : public StructuredEmitter {
     w_.line("const int64_t slot = (int64_t)(" + index + ");");
     w_.open("if (slot < 0 || slot >= " + int_literal(slots) + ")");
     fail_and_return(string_literal(where(span, "array.update_element") +
-                                   ": slot outside the TaskId array of " +
-                                   std::to_string(slots) + " slots"));
+                                   ": slot outside the TaskId array of " + std::to_string(slots) +
+                                   " slots"));
     w_.close();
     w_.line("*pto::task_slot(" + array + ", slot) = (PtoTaskHandle)(" + tid + ");");
     w_.close();
