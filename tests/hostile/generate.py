@@ -289,7 +289,8 @@ def cases():
 
     # 16. Syntax the DSL does not have, and broken syntax.
     for i, line in enumerate(["x = lambda: 1", "x = (y := 1)", "x = 1 if True else 2",
-                              "x = [i for i in range(3)]", "x = {1: 2}", "x = 2 ** 3", "x = ~1",
+                              "x = [i for i in t]", "x = [i for i in range(3) if i]",
+                              "x = {1: 2}", "x = 2 ** 3", "x = ~1",
                               "try:\n    pass\nexcept Exception:\n    pass", "x = (1", "x = 1)", "\tx = 1",
                               "x = '''unterminated", "import os", "global x", "x = 1 ; ; y = 2",
                               "def f(): pass", "x = yield 1", "assert False", "del t", "x = ..."]):
