@@ -113,7 +113,7 @@ nlohmann::ordered_json build_kernel_config(const ir::Program& program) {
     fj["name"] = f->name;
     auto params = nlohmann::ordered_json::array();
     for (const auto& p : f->params) params.push_back(param_json(p));
-    if (f->type == ir::FunctionType::Orchestration) {
+    if (ir::submits_tasks(f->type)) {
       fj["function"] = orchestration_function_name(f->name);
       fj["params"] = std::move(params);
       j["orchestration"].push_back(std::move(fj));

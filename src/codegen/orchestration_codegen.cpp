@@ -577,15 +577,15 @@ class OrchestrationEmitter : public StructuredEmitter {
 std::string orchestration_declarations(const ir::Program& program) {
   std::string out;
   for (const auto& f : program.functions)
-    if (f->type == ir::FunctionType::Orchestration)
+    if (ir::submits_tasks(f->type))
       out += "static int32_t " + orchestration_function_name(f->name) +
              "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams);\n";
   return out;
 }
 
 std::string generate_orchestration(const ir::Program& program, const ir::Function& func) {
-  if (func.type != ir::FunctionType::Orchestration)
-    codegen_error(func.span, "'" + func.name + "' is not an Orchestration function");
+  if (!ir::submits_tasks(func.type))
+    codegen_error(func.span, "'" + func.name + "' is not an Orchestration or Group function");
   return OrchestrationEmitter(program, func).run();
 }
 

@@ -110,7 +110,7 @@ GeneratedProgram generate_program(const ir::Program& program) {
       profiling::ScopedStage orchestration_stage("orchestration_codegen");
       declarations = orchestration_declarations(program);
       for (const auto& f : program.functions)
-        if (f->type == ir::FunctionType::Orchestration)
+        if (ir::submits_tasks(f->type))
           out.orchestrations.push_back({f->name, generate_orchestration(program, *f)});
       exports = generate_exports(program);
     } catch (...) {

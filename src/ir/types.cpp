@@ -326,6 +326,10 @@ bool is_kernel(FunctionType t) {
   return t == FunctionType::InCore || t == FunctionType::AIC || t == FunctionType::AIV;
 }
 
+bool submits_tasks(FunctionType t) {
+  return t == FunctionType::Orchestration || t == FunctionType::Group;
+}
+
 std::string_view param_direction_name(ParamDirection d) {
   switch (d) {
     case ParamDirection::In:

@@ -208,7 +208,7 @@ ProgramPtr derive_call_directions(const ProgramPtr& program) {
     for (const auto& p : f->params) written.push_back(access.remote_store.count(p.var.get()) > 0);
   }
   return detail::map_functions(checked, [&](const FunctionPtr& f) {
-    if (f->type != FunctionType::Orchestration) return f;
+    if (!submits_tasks(f->type)) return f;
     DirectionAnnotator annotator(kernels, remote_written);
     return annotator.mutate_function(f);
   });

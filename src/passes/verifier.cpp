@@ -398,7 +398,7 @@ std::vector<VerificationProblem> check_function(const Program& program, const Fu
   if (has_property(props, IRProperty::AddressesAssigned) && is_kernel(f.type)) {
     check_addresses(f, &problems);
   }
-  if (has_property(props, IRProperty::CallDirectionsSet) && f.type == FunctionType::Orchestration) {
+  if (has_property(props, IRProperty::CallDirectionsSet) && submits_tasks(f.type)) {
     check_call_directions(program, f, &problems);
   }
   return problems;

@@ -105,6 +105,10 @@ std::string_view function_type_name(FunctionType t);  // "InCore"
 std::optional<FunctionType> function_type_from_name(std::string_view name);
 // Whether the function runs on one core of the device (InCore, AIC, AIV).
 bool is_kernel(FunctionType t);
+// Whether the function's calls of kernels are task submissions: an Orchestration, or a Group
+// (kernels an NPU schedules together on a core cluster; on the CPU device they are tasks of the
+// caller's graph, ordered by what they access like any other).
+bool submits_tasks(FunctionType t);
 
 enum class ParamDirection : uint8_t { In, Out, InOut };
 std::string_view param_direction_name(ParamDirection d);

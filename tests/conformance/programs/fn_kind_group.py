@@ -1,7 +1,5 @@
 # construct: pl.FunctionType.Group wrapping a kernel
-# expect: unsupported
-# names: Group
-# generic: AttributeError 'Group' when the class body runs (pl.FunctionType has no Group); no location
+# expect: works
 """A Group function (a co-scheduled set of kernels) that forwards to an InCore kernel; the
 orchestration calls the group."""
 
