@@ -3,8 +3,8 @@
 //
 // The cube unit reads its left operand from Left (64 KiB), its right one from Right (64 KiB) and
 // accumulates in Acc (128 KiB); Mat (512 KiB) holds whole operands. A matmul of Mat tiles is
-// rewritten into products of windows of them (pl.slice of the Mat tiles, which
-// InferTileMemorySpace then moves to Left/Right):
+// rewritten into products of windows of them (pl.slice of the Mat tiles read straight into
+// Left/Right, PyPTO's tile.extract):
 //   - K split (the product fits Acc): the first K block is the op itself (matmul, matmul_bias
 //     with its bias, or matmul_acc with its accumulator and init_cond), the others are
 //     accumulated with matmul_acc by a loop, and a shorter last block after it;
@@ -267,9 +267,11 @@ class MatmulTiling : public IRMutator {
     return make_seq(std::move(out), s.span());
   }
 
-  // The [rows, cols] window of Mat tile `x` at (r0, c0); `x` itself when that is all of it.
+  // The [rows, cols] window of Mat tile `x` at (r0, c0), read into `space` (Left/Right: the
+  // cube's operand buffers; nothing: where x is); `x` itself when that is all of it.
   ExprPtr window(const ExprPtr& x, int64_t rows, int64_t cols, const ExprPtr& r0, const ExprPtr& c0,
-                 const std::string& name, std::vector<StmtPtr>* out, Span span) {
+                 const std::string& name, std::vector<StmtPtr>* out, Span span,
+                 std::optional<MemorySpace> space = std::nullopt) {
     const auto* t = detail::as_tile(x);
     const auto* r = r0->as<IntImm>();
     const auto* c = c0->as<IntImm>();
@@ -278,9 +280,10 @@ class MatmulTiling : public IRMutator {
     ExprPtr sliced =
         make_op_call("slice", {x, int_tuple({rows, cols}), make_tuple({r0, c0})}, {}, span);
     const auto* sc = sliced->as<Call>();
-    if (t->space)
+    if (!space) space = t->space;
+    if (space)
       sliced =
-          detail::rebuild_call(*sc, sc->args, sc->attrs, detail::with_space(sc->type(), *t->space));
+          detail::rebuild_call(*sc, sc->args, sc->attrs, detail::with_space(sc->type(), *space));
     auto v = make_var(name, sliced->type(), span);
     out->push_back(ir::make_node<AssignStmt>(v, sliced, span));
     return v;
@@ -295,10 +298,12 @@ class MatmulTiling : public IRMutator {
     const auto* right_var = site.right->as<Var>();
     const std::string ln = (left_var ? left_var->name : std::string("left")) + "_block";
     const std::string rn = (right_var ? right_var->name : std::string("right")) + "_block";
-    ExprPtr l = site.a_trans ? window(site.left, k, m, k0, make_int(mi), ln, out, site.span)
-                             : window(site.left, m, k, make_int(mi), k0, ln, out, site.span);
-    ExprPtr r = site.b_trans ? window(site.right, n, k, make_int(ni), k0, rn, out, site.span)
-                             : window(site.right, k, n, k0, make_int(ni), rn, out, site.span);
+    const MemorySpace left = MemorySpace::Left, right = MemorySpace::Right;
+    ExprPtr l = site.a_trans ? window(site.left, k, m, k0, make_int(mi), ln, out, site.span, left)
+                             : window(site.left, m, k, make_int(mi), k0, ln, out, site.span, left);
+    ExprPtr r = site.b_trans
+                    ? window(site.right, n, k, make_int(ni), k0, rn, out, site.span, right)
+                    : window(site.right, k, n, k0, make_int(ni), rn, out, site.span, right);
     return {l, r};
   }
 

@@ -279,7 +279,18 @@ class SpaceInference : public IRMutator {
           if (auto need = matmul_operand_space(c, i)) require(i, *need);
         return MemorySpace::Acc;
       }
-      case OpCategory::Slice:
+      case OpCategory::Slice: {
+        // A window read straight into another space (AutoTileMatmulL0's blocks of a Mat operand
+        // read into Left/Right, PyPTO's extract) keeps it when the move is legal.
+        const auto* window = detail::as_tile(c.type());
+        auto from = args.empty() ? std::nullopt : space_of(args[0]);
+        if (window && window->space && from && *window->space != *from &&
+            is_legal_transfer(*from, *window->space, target_)) {
+          return window->space;
+        }
+        if (!window) return std::nullopt;
+        return from;
+      }
       case OpCategory::Assemble:
       case OpCategory::Reshape:
         if (!detail::as_tile(c.type())) return std::nullopt;
