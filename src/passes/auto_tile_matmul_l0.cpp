@@ -192,6 +192,11 @@ class MatmulTiling : public IRMutator {
     auto tile = detail::choose_l0_tile(site.M, site.N, site.K, dtype_bytes(l->dtype), acc_bytes,
                                        split_product);
     if (!tile) return std::nullopt;
+    // Blocks of the product are written out one by one: beyond a bound (a product far larger
+    // than any kernel's) the matmul is left for AllocateMemoryAddr to report.
+    constexpr int64_t kMaxProductBlocks = 4096;
+    if ((site.M + tile->m - 1) / tile->m * ((site.N + tile->n - 1) / tile->n) > kMaxProductBlocks)
+      return std::nullopt;
     site.tile = *tile;
     return site;
   }

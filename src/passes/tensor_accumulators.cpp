@@ -288,6 +288,16 @@ class AccumulatorRewriter : public IRMutator {
     }
     const int64_t blocks =
         ((acc.rows + block_rows - 1) / block_rows) * ((acc.cols + block_cols - 1) / block_cols);
+    // Each block is a copy of the loop: a bound keeps a huge accumulator from flooding the IR.
+    constexpr int64_t kMaxBlocks = 1024;
+    if (blocks > kMaxBlocks) {
+      throw CompileError(
+          stmts[acc.create]->span(),
+          "the matmul accumulator '" + stmts[acc.create]->as<AssignStmt>()->var->name + "' of " +
+              shape_to_string({acc.rows, acc.cols}) + " would need " + std::to_string(blocks) +
+              " blocks of Acc (at most " + std::to_string(kMaxBlocks) +
+              "); accumulate smaller tensors, e.g. one per block of the result");
+    }
     VarPtr stored;
     for (int64_t r0 = 0; r0 < acc.rows; r0 += block_rows) {
       for (int64_t c0 = 0; c0 < acc.cols; c0 += block_cols) {
