@@ -508,7 +508,15 @@ void KernelEmitter::emit_assemble(const OpSite& o) {
                       o.op());
   w_.open("");
   std::string src_ptr = source.ptr;
-  if (overlaps(d, source)) {
+  if (source.type->dtype != d.type->dtype) {
+    // An FP32 Acc tile into an FP16/BF16 tile: rounded first (the fix-pipe's conversion).
+    const int64_t elements = source.rows() * source.cols();
+    w_.line("pto::Scratch converted(" + std::to_string(elements * ir::dtype_bytes(d.type->dtype)) +
+            ");");
+    w_.line("isa->cast(" + dtype_enum(d.type->dtype) + ", " + dtype_enum(source.type->dtype) +
+            ", converted.p, " + source.ptr + ", " + std::to_string(elements) + ");");
+    src_ptr = "converted.p";
+  } else if (overlaps(d, source)) {
     // Copying the target into place first would clobber the source.
     w_.line("pto::Scratch scratch(" + std::to_string(source.bytes) + ");");
     w_.line("pto::copy(scratch.p, " + source.ptr + ", " + std::to_string(source.bytes) + ");");

@@ -275,7 +275,12 @@ Value op_assemble(const OpDef&, const Call& c, const Args& a) {
                "pl.assemble");
     return target;
   }
-  return Value::of_tile(assemble_tile(tile_arg(c, a, 0), tile_arg(c, a, 1), offsets));
+  const Tile& into = tile_arg(c, a, 0);
+  const Tile& source = tile_arg(c, a, 1);
+  // An FP32 Acc tile assembled into an FP16/BF16 Mat tile is rounded on the way (the fix-pipe).
+  if (source.dtype != into.dtype)
+    return Value::of_tile(assemble_tile(into, *cast(source, into.dtype), offsets));
+  return Value::of_tile(assemble_tile(into, source, offsets));
 }
 
 Value apply_op(const Call& call, const std::vector<Value>& args) {

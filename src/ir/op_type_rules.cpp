@@ -354,9 +354,9 @@ std::vector<int64_t> expect_tensor_shape(const OpContext& c, size_t i) {
     }
     const ScalarFold v = fold_literal_expr(e);
     if (v.value && v.value->kind == Scalar::Kind::Int && v.value->i <= 0) {
-      throw CompileError(e->span().valid() ? e->span() : c.span_of(i),
-                         "shape dimensions must be positive, got " + std::to_string(v.value->i) +
-                             c.where(i));
+      throw CompileError(
+          e->span().valid() ? e->span() : c.span_of(i),
+          "shape dimensions must be positive, got " + std::to_string(v.value->i) + c.where(i));
     }
     shape.push_back(v.value && v.value->kind == Scalar::Kind::Int ? v.value->i : kDynamicExtent);
   }
@@ -731,8 +731,14 @@ TypePtr infer_assemble(const OpContext& c) {
                   shape_to_string(*target.shape));
   }
   // A float tensor assembled into a tensor of another float type is rounded to it on the way
-  // (a matmul's FP32 product into a BF16 output, the cube unit's fix-pipe conversion).
-  if (target.is_tile || source.is_tile || !is_float(target.dtype) || !is_float(source.dtype)) {
+  // (a matmul's FP32 product into a BF16 output, the cube unit's fix-pipe conversion), and so is
+  // an FP32 Acc tile assembled into an FP16/BF16 tile (in Mat: the fix-pipe's Acc -> Mat path).
+  const bool tensors = !target.is_tile && !source.is_tile;
+  const auto* source_tile = source.is_tile ? c.args[1]->type()->as<TileType>() : nullptr;
+  const bool fix_pipe = target.is_tile && source_tile && source_tile->space == MemorySpace::Acc &&
+                        source.dtype == DataType::FP32 &&
+                        (target.dtype == DataType::FP16 || target.dtype == DataType::BF16);
+  if (!fix_pipe && (!tensors || !is_float(target.dtype) || !is_float(source.dtype))) {
     expect_same_dtype(c, 1, target.dtype, source.dtype);
   }
   check_atomic_attr(c, target.dtype, !target.is_tile);

@@ -126,7 +126,7 @@ bool is_legal_transfer(MemorySpace from, MemorySpace to, Target target) {
     case M::Mat:
       return to == M::Left || to == M::Right || (target == Target::A5 && to == M::Vec);
     case M::Acc:
-      return to == M::Mat || to == M::DDR;
+      return to == M::Mat || to == M::DDR || (target == Target::A5 && to == M::Vec);
     case M::Vec:
       return to == M::DDR || (target == Target::A5 && to == M::Mat);
     case M::Left:

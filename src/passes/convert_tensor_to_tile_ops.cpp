@@ -9,8 +9,10 @@
 // rows takes the whole operand as one block). A result assembled into a tensor
 // (`t = pl.assemble(t, result, offsets)`, what a `pl.at` scope writes) is stored there at those
 // offsets instead. A matmul of two tensors (or slices of them) is its own chain: both operands are
-// loaded whole into Mat, moved to Left/Right and multiplied on the cube unit. A gather or
-// scatter of tensors (pl.gather, pl.scatter, their mask forms, pl.scatter_update, pl.paged_gather)
+// loaded whole into Mat, moved to Left/Right and multiplied on the cube unit (left in Mat when
+// too large, for AutoTileMatmulL0); an operand made by another tensor op, or a product computed
+// with, goes through a scratch tensor (tensor_matmul_operands.h), and a tensor accumulating a
+// loop of matmuls becomes an Acc tile (tensor_accumulators.h). A gather or scatter of tensors
 // is one too: its operands are loaded whole and its tile form applied (tensor_gather_lowering.h).
 #include <algorithm>
 #include <functional>
@@ -21,8 +23,10 @@
 #include "kernel_output_arguments.h"
 #include "pass_utils.h"
 #include "pypto/passes/pass.h"
+#include "tensor_accumulators.h"
 #include "tensor_copies.h"
 #include "tensor_gather_lowering.h"
+#include "tensor_matmul_operands.h"
 #include "tensor_op_tiles.h"
 
 namespace pypto::passes {
@@ -34,14 +38,8 @@ using namespace ir;
 // Share of Vec the tiles of one block may use together.
 constexpr int64_t kBlockBudgetBytes = 192 * 1024 / 2;
 
-bool is_tensor_elementwise(const ExprPtr& value) {
-  const auto* c = detail::as_op_call(value);
-  if (!c || !detail::is_tensor(c->type())) return false;
-  auto cat = detail::op_category(*c);
-  return cat == OpCategory::ElementwiseBinary || cat == OpCategory::ElementwiseUnary ||
-         cat == OpCategory::Cast || cat == OpCategory::RowExpand || cat == OpCategory::ColExpand ||
-         cat == OpCategory::Compare;
-}
+using detail::is_tensor_elementwise;
+using detail::is_tensor_matmul;
 
 // A reduction of a tensor (row_max, col_sum, row_argmax...): lowered like the elementwise ops,
 // as the last op of a chain, its operand's blocks reduced into blocks of the result.
@@ -64,12 +62,6 @@ bool attr_flag(const Attrs& attrs, const char* key) {
   const AttrValue* v = find_attr(attrs, key);
   const auto* on = v ? std::get_if<bool>(v) : nullptr;
   return on && *on;
-}
-
-// A matmul of two tensors: its operands are loaded whole into Mat, moved to Left/Right and
-// multiplied on the cube unit; the product is stored (or assembled) as one block.
-bool is_tensor_matmul(const Call* c) {
-  return c && (c->callee == "matmul" || c->callee == "matmul_acc") && detail::is_tensor(c->type());
 }
 
 // A tensor created in the kernel (what pl.full of a tensor is made of, or pl.arange): each block
@@ -132,6 +124,7 @@ class TensorOpLowering : public IRMutator {
         outputs.push_back(out.get());
       }
     }
+    detail::choose_spills(&spilled_, virtual_defs_, def_order_, destination_, &added_scratch_);
     for (const auto& [var, span] : scan.other_uses) {
       if (virtual_defs_.count(var)) {
         throw CompileError(span, "tensor op result '" + var->name +
@@ -144,12 +137,19 @@ class TensorOpLowering : public IRMutator {
   bool has_tensor_ops() const { return !virtual_defs_.empty(); }
   // The Out parameters added for results returned by value, in order (their tensor types).
   const std::vector<TypePtr>& added_outputs() const { return added_outputs_; }
+  // The scratch Out parameters added for spilled results (their tensor types), after those.
+  std::vector<TypePtr> added_scratch() const {
+    std::vector<TypePtr> types;
+    for (const auto& v : added_scratch_) types.push_back(v->type());
+    return types;
+  }
 
   FunctionPtr lower(const FunctionPtr& f) {
     FunctionPtr lowered = mutate_function(f);
-    if (added_params_.empty()) return lowered;
+    if (added_params_.empty() && added_scratch_.empty()) return lowered;
     std::vector<Param> params = lowered->params;
     params.insert(params.end(), added_params_.begin(), added_params_.end());
+    for (const auto& scratch : added_scratch_) params.push_back({scratch, ParamDirection::Out});
     return ir::make_node<Function>(lowered->name, lowered->type, std::move(params),
                                    lowered->return_types, lowered->body, lowered->span,
                                    lowered->attrs);
@@ -195,6 +195,7 @@ class TensorOpLowering : public IRMutator {
       }
       if (is_tensor_op(s.value)) {
         self->virtual_defs_[s.var.get()] = s.value->as<Call>();
+        self->def_order_.push_back(s.var.get());
         self->var_ptrs_[s.var.get()] = s.var;
         return;  // its operands are folded, not used
       }
@@ -220,11 +221,24 @@ class TensorOpLowering : public IRMutator {
 
   const VarPtr& virtual_var(const Var& v) const { return var_ptrs_.at(&v); }
 
+  // Whether tensor op result `v` is computed inside the chain that uses it: true unless it is
+  // spilled (stored once, then loaded by its users), except in its own materialization.
+  bool is_fused(const Var* v) const {
+    return virtual_defs_.count(v) && (!spilled_.count(v) || v == materializing_);
+  }
+  // The tensor a leaf is loaded from: a spilled result's stored version, else the leaf itself.
+  ExprPtr stored_tensor(const ExprPtr& e) const {
+    const auto* v = e->as<Var>();
+    if (!v || !spilled_.count(v)) return e;
+    auto it = var_map.find(v);
+    return it == var_map.end() ? e : it->second;
+  }
+
   // Collects the distinct tensor leaves and op nodes of the tree rooted at `e`.
   void collect(const ExprPtr& e, std::vector<const Var*>* leaves, std::vector<const Var*>* nodes) {
     const auto* v = e->as<Var>();
     if (!v) return;
-    if (virtual_defs_.count(v)) {
+    if (is_fused(v)) {
       if (std::find(nodes->begin(), nodes->end(), v) != nodes->end()) return;
       for (const auto& a : virtual_defs_.at(v)->args) collect(a, leaves, nodes);
       nodes->push_back(v);
@@ -295,7 +309,7 @@ class TensorOpLowering : public IRMutator {
                                         shape_to_string(function_shape_) + " of the tensor op");
     }
     Block* b = &part;
-    if (auto def = virtual_defs_.find(v); def != virtual_defs_.end()) {
+    if (auto def = virtual_defs_.find(v); def != virtual_defs_.end() && is_fused(v)) {
       const Call& c = *def->second;
       std::vector<ExprPtr> args;
       for (const auto& a : c.args)
@@ -305,7 +319,8 @@ class TensorOpLowering : public IRMutator {
     } else {
       std::vector<ExprPtr> shape;
       for (int64_t d : b->shape) shape.push_back(make_int(d));
-      value = make_op_call("load", {e, offsets(*b), make_tuple(std::move(shape))}, {}, v->span());
+      value = make_op_call("load", {stored_tensor(e), offsets(*b), make_tuple(std::move(shape))},
+                           {}, v->span());
       name = v->name + "_tile";
     }
     auto tile = make_var(name, value->type(), v->span());
@@ -321,6 +336,7 @@ class TensorOpLowering : public IRMutator {
                       const ExprPtr& base_offsets) {
     const auto* result = value.type()->as<TensorType>();
     const TypePtr& destination_type = destination->type();
+    materializing_ = &value;
     const std::string& destination_name = bound->name;
     // A reduction ends the chain: its operand gives the blocks' shape.
     const Call* root = virtual_defs_.at(&value);
@@ -526,9 +542,10 @@ class TensorOpLowering : public IRMutator {
       }
       acc = matmul_tile(*def->second, b, span, out);
     }
+    const bool fits_l0 = detail::tensor_matmul_fits_l0(mm);
     auto operand = [&](size_t i, MemorySpace space) -> ExprPtr {
       const auto* v = mm.args[i]->as<Var>();
-      const Call* def = v && virtual_defs_.count(v) ? virtual_defs_.at(v) : nullptr;
+      const Call* def = v && is_fused(v) ? virtual_defs_.at(v) : nullptr;
       const bool paged = def && def->callee == "paged_gather";  // gathered straight into Mat
       if (!v || (def && !paged)) {
         throw CompileError(mm.args[i]->span(),
@@ -536,9 +553,11 @@ class TensorOpLowering : public IRMutator {
                            "slice of one, or pl.paged_gather's rows), not the result of another "
                            "tensor op");
       }
-      ExprPtr mat = paged ? detail::paged_gather_into(*def, MemorySpace::Mat, out)
-                          : load_matrix(mm.args[i], b, {{"target_memory", MemorySpace::Mat}}, span,
-                                        out, v->name + "_mat");
+      ExprPtr mat =
+          paged ? detail::paged_gather_into(*def, MemorySpace::Mat, out)
+                : load_matrix(stored_tensor(mm.args[i]), b, {{"target_memory", MemorySpace::Mat}},
+                              span, out, v->name + "_mat");
+      if (!fits_l0) return mat;  // AutoTileMatmulL0 splits it into blocks that fit
       ExprPtr moved = make_op_call("move", {mat}, {{"target_memory", space}}, span);
       auto r = make_var(v->name + (space == MemorySpace::Left ? "_left" : "_right"), moved->type(),
                         span);
@@ -548,7 +567,9 @@ class TensorOpLowering : public IRMutator {
     Attrs attrs;
     for (const auto& [key, v] : mm.attrs)
       if (key != "out_dtype") attrs.emplace_back(key, v);
-    if (first == 0) {
+    // Operands too large for Left/Right, or a product too large for Acc, stay in Mat for
+    // AutoTileMatmulL0, unless the product fits and K blocks loaded one at a time fit.
+    if (first == 0 && !fits_l0 && detail::tensor_product_fits_acc(mm)) {
       if (ExprPtr split = k_split_matmul(mm, b, attrs, span, out)) return split;
     }
     ExprPtr lhs = operand(first, MemorySpace::Left);
@@ -599,9 +620,9 @@ class TensorOpLowering : public IRMutator {
     ExprPtr k0 = make_binary(BinaryOp::Mul, kblock, make_int(kb));
     auto operand = [&](size_t i, int k_axis, MemorySpace space, const char* suffix) {
       const auto* v = mm.args[i]->as<Var>();
-      if (!v || virtual_defs_.count(v)) return ExprPtr();
-      ExprPtr mat = load_matrix(mm.args[i], b, {{"target_memory", MemorySpace::Mat}}, span, &body,
-                                v->name + "_mat", Window{k_axis, k0, kb});
+      if (!v || is_fused(v)) return ExprPtr();
+      ExprPtr mat = load_matrix(stored_tensor(mm.args[i]), b, {{"target_memory", MemorySpace::Mat}},
+                                span, &body, v->name + "_mat", Window{k_axis, k0, kb});
       ExprPtr moved = make_op_call("move", {mat}, {{"target_memory", space}}, span);
       auto r = make_var(v->name + suffix, moved->type(), span);
       body.push_back(ir::make_node<AssignStmt>(r, moved, span));
@@ -751,19 +772,24 @@ class TensorOpLowering : public IRMutator {
   Attrs store_attrs_;                         // of the stores being built: the assemble's (atomic=)
   ir::NodeMap<const Var*, VarPtr> var_ptrs_;  // each tensor op result's shared pointer
   std::vector<int64_t> function_shape_;
+  ir::NodeSet<const Var*> spilled_;    // results stored to a tensor and loaded by their users
+  std::vector<VarPtr> added_scratch_;  // Out parameters that hold spilled results
+  std::vector<const Var*> def_order_;  // tensor op results in program order
+  const Var* materializing_ = nullptr;
 };
 
 }  // namespace
 
 ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
-  std::unordered_map<std::string, std::vector<TypePtr>> added;
+  std::unordered_map<std::string, detail::AddedParameters> added;
   ProgramPtr lowered = detail::map_incore_functions(program, [&](const FunctionPtr& original) {
-    FunctionPtr f = detail::rewrite_tensor_copies(original);
+    FunctionPtr f = detail::rewrite_tensor_copies(detail::rewrite_tensor_accumulators(original));
     TensorOpLowering lowering(*f);
     // A kernel already written in tile ops (the usual case) has nothing to lower: no second walk.
     if (!lowering.has_tensor_ops()) return f;
     FunctionPtr g = lowering.lower(f);
-    if (!lowering.added_outputs().empty()) added[f->name] = lowering.added_outputs();
+    if (!lowering.added_outputs().empty() || !lowering.added_scratch().empty())
+      added[f->name] = {lowering.added_outputs(), lowering.added_scratch()};
     return g;
   });
   if (added.empty()) return lowered;

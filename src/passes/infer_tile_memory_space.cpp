@@ -40,6 +40,34 @@ std::optional<MemorySpace> matmul_operand_space(const Call& c, size_t arg) {
   return std::nullopt;
 }
 
+// Ops that compute in Vec: their tile operands must be there, and so is their result.
+bool computes_in_vec(OpCategory category) {
+  switch (category) {
+    case OpCategory::ElementwiseBinary:
+    case OpCategory::ElementwiseUnary:
+    case OpCategory::Cast:
+    case OpCategory::RowReduce:
+    case OpCategory::RowExpand:
+    case OpCategory::ColExpand:
+    case OpCategory::Concat:
+    case OpCategory::FillPad:
+    case OpCategory::ColReduce:
+    case OpCategory::ArgReduce:
+    case OpCategory::Transpose:
+    case OpCategory::Compare:
+    case OpCategory::Select:
+    case OpCategory::Write:
+    case OpCategory::Gather:
+    case OpCategory::Scatter:
+    case OpCategory::Generate:
+    case OpCategory::Sort:
+    case OpCategory::FillPadExpand:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Loads whose tile is used only as a Left/Right matmul operand.
 class MatmulOnlyLoads : public IRVisitor {
  public:
@@ -101,8 +129,23 @@ class SpaceInference : public IRMutator {
     }
     std::vector<StmtPtr> out;
     std::vector<ExprPtr> args;
+    const auto category = detail::op_category(*call);
+    const bool in_vec = category && computes_in_vec(*category) && detail::as_tile(call->type());
     for (size_t i = 0; i < call->args.size(); ++i) {
       ExprPtr a = mutate(call->args[i]);
+      // An Acc operand of a Vec op moves there where the target can (a5: the fix-pipe to UB).
+      if (in_vec && space_of(a) == MemorySpace::Acc &&
+          is_legal_transfer(MemorySpace::Acc, MemorySpace::Vec, target_)) {
+        const auto* source = a->as<Var>();
+        auto moved = make_var((source ? source->name : std::string("tile")) + "_Vec",
+                              types_.with_space(a->type(), MemorySpace::Vec), a->span());
+        out.push_back(ir::make_node<AssignStmt>(
+            moved,
+            detail::make_typed_op_call("move", {a}, {{"target_memory", MemorySpace::Vec}},
+                                       moved->type(), a->span()),
+            s->span()));
+        a = moved;
+      }
       auto need = matmul_operand_space(*call, i);
       if (need && (*need == MemorySpace::Left || *need == MemorySpace::Right) &&
           space_of(a) == MemorySpace::Mat) {
@@ -279,7 +322,18 @@ class SpaceInference : public IRMutator {
           if (auto need = matmul_operand_space(c, i)) require(i, *need);
         return MemorySpace::Acc;
       }
-      case OpCategory::Slice:
+      case OpCategory::Slice: {
+        // A window read straight into another space (AutoTileMatmulL0's blocks of a Mat operand
+        // read into Left/Right, PyPTO's extract) keeps it when the move is legal.
+        const auto* window = detail::as_tile(c.type());
+        auto from = args.empty() ? std::nullopt : space_of(args[0]);
+        if (window && window->space && from && *window->space != *from &&
+            is_legal_transfer(*from, *window->space, target_)) {
+          return window->space;
+        }
+        if (!window) return std::nullopt;
+        return from;
+      }
       case OpCategory::Assemble:
       case OpCategory::Reshape:
         if (!detail::as_tile(c.type())) return std::nullopt;

@@ -13,7 +13,7 @@ using namespace ir;
 class OutputArgumentAdder : public IRMutator {
  public:
   OutputArgumentAdder(const Function& caller,
-                      const std::unordered_map<std::string, std::vector<TypePtr>>& added)
+                      const std::unordered_map<std::string, AddedParameters>& added)
       : added_(added) {
     // A result the caller returns as its own j-th output is written straight into that output
     // parameter, which the caller's caller reads (the interpreter's contract for returns).
@@ -56,36 +56,42 @@ class OutputArgumentAdder : public IRMutator {
     auto it = added_.find(call->callee);
     if (it == added_.end()) return e;
     std::vector<ExprPtr> args = call->args;
-    if (it->second.size() == 1 && result && is_tensor(result->type())) {
-      auto out = returned_as_.find(result);
-      if (out != returned_as_.end() && types_equal(out->second->type(), it->second[0])) {
-        args.push_back(out->second);
-        return rebuild_call(*call, std::move(args), call->attrs, call->type());
-      }
-    }
-    for (size_t i = 0; i < it->second.size(); ++i) {
-      const auto* tensor = it->second[i]->as<TensorType>();
+    const auto& outputs = it->second.outputs;
+    auto allocate = [&](const TypePtr& type, const std::string& name) {
+      const auto* tensor = type->as<TensorType>();
       std::vector<ExprPtr> dims;
       for (int64_t d : tensor->shape) dims.push_back(make_int(d));
-      auto out = make_var("ret" + std::to_string(i) + "_out", it->second[i], e->span());
+      auto out = make_var(name, type, e->span());
       pre->push_back(
           ir::make_node<AssignStmt>(out,
                                     make_op_call("create_tensor", {make_tuple(std::move(dims))},
                                                  {{"dtype", tensor->dtype}}, e->span()),
                                     e->span()));
       args.push_back(out);
+    };
+    bool into_own_output = false;
+    if (outputs.size() == 1 && result && is_tensor(result->type())) {
+      auto out = returned_as_.find(result);
+      if (out != returned_as_.end() && types_equal(out->second->type(), outputs[0])) {
+        args.push_back(out->second);
+        into_own_output = true;
+      }
     }
+    for (size_t i = 0; !into_own_output && i < outputs.size(); ++i)
+      allocate(outputs[i], "ret" + std::to_string(i) + "_out");
+    for (size_t i = 0; i < it->second.scratch.size(); ++i)
+      allocate(it->second.scratch[i], "scratch" + std::to_string(i));
     return rebuild_call(*call, std::move(args), call->attrs, call->type());
   }
 
-  const std::unordered_map<std::string, std::vector<TypePtr>>& added_;
+  const std::unordered_map<std::string, AddedParameters>& added_;
   ir::NodeMap<const Var*, VarPtr> returned_as_;
 };
 
 }  // namespace
 
 FunctionPtr pass_added_outputs(const FunctionPtr& caller,
-                               const std::unordered_map<std::string, std::vector<TypePtr>>& added) {
+                               const std::unordered_map<std::string, AddedParameters>& added) {
   OutputArgumentAdder adder(*caller, added);
   return adder.mutate_function(caller);
 }

@@ -12,10 +12,17 @@
 
 namespace pypto::passes::detail {
 
+// The Out parameters a kernel gained, in order: first those of results it returned by value,
+// then scratch tensors of results it stores and loads again itself (spills), which its callers
+// allocate and never read.
+struct AddedParameters {
+  std::vector<ir::TypePtr> outputs;
+  std::vector<ir::TypePtr> scratch;
+};
+
 // `caller` with every call of a kernel in `added` (kernel name -> the types of its added Out
-// parameters, in order) passing those parameters.
-ir::FunctionPtr pass_added_outputs(
-    const ir::FunctionPtr& caller,
-    const std::unordered_map<std::string, std::vector<ir::TypePtr>>& added);
+// parameters) passing those parameters.
+ir::FunctionPtr pass_added_outputs(const ir::FunctionPtr& caller,
+                                   const std::unordered_map<std::string, AddedParameters>& added);
 
 }  // namespace pypto::passes::detail

@@ -52,6 +52,7 @@ const std::vector<Pass>& registered_passes() {
       {"OutlineIncoreScopes", outline_incore_scopes, static_cast<IRProperties>(P::NoScopes), 0},
       {"ConvertTensorToTileOps", convert_tensor_to_tile_ops,
        static_cast<IRProperties>(P::TileOpsOnly), kMemoryPlan},
+      {"AutoTileMatmulL0", auto_tile_matmul_l0, 0, kMemoryPlan},
       {"InferTileMemorySpace", infer_tile_memory_space,
        static_cast<IRProperties>(P::MemorySpacesSet), kMemoryPlan},
       {"InitMemRef", init_mem_ref, static_cast<IRProperties>(P::MemRefsSet),

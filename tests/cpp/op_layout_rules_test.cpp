@@ -118,6 +118,8 @@ TEST(Targets, MatVecMovesAreLegalOnA5Only) {
   EXPECT_FALSE(is_legal_transfer(M::Vec, M::Mat, Target::A2A3));
   EXPECT_TRUE(is_legal_transfer(M::Mat, M::Vec, Target::A5));
   EXPECT_TRUE(is_legal_transfer(M::Vec, M::Mat, Target::A5));
+  EXPECT_FALSE(is_legal_transfer(M::Acc, M::Vec, Target::A2A3));
+  EXPECT_TRUE(is_legal_transfer(M::Acc, M::Vec, Target::A5));
   // What both can do.
   for (Target t : {Target::A2A3, Target::A5}) {
     EXPECT_TRUE(is_legal_transfer(M::DDR, M::Vec, t));

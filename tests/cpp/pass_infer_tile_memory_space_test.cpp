@@ -97,6 +97,23 @@ TEST(InferTileMemorySpace, RejectsAnAccTileInAnElementwiseOp) {
             "tile 'acc' is in Acc but pl.add needs it in Vec; legal moves from Acc: DDR, Mat");
 }
 
+TEST(InferTileMemorySpace, MovesAnAccTileToVecForAnElementwiseOpOnA5) {
+  // a5's fix-pipe writes Acc to Vec; a2a3's cannot (the test above).
+  auto in = parse_body(kMatmulKernel + R"(
+        l = pl.move(pl.load(a, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
+        r = pl.move(pl.load(b, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Right)
+        acc = pl.matmul(l, r)
+        c = pl.store(pl.add(acc, 1.0), [0, 0], c)
+        return c
+)" + kMatmulMain);
+  auto out = run_passes(in->with_target(ir::Target::A5), kThroughInfer);
+  ASSERT_TRUE(out->find_function("mm"));
+  const std::string text = ir::print_function(*out->find_function("mm"));
+  EXPECT_NE(text.find("pl.move(acc, target_memory=pl.MemorySpace.Vec)"), std::string::npos) << text;
+  EXPECT_TRUE(
+      check_properties(*out, static_cast<IRProperties>(IRProperty::MemorySpacesSet)).empty());
+}
+
 TEST(InferTileMemorySpace, RejectsAVecTileAsMatmulOperand) {
   auto in = parse_body(kMatmulKernel + R"(
         l = pl.load(a, [0, 0], [64, 64])

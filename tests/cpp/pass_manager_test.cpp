@@ -17,13 +17,13 @@ namespace {
 using testing::load_example;
 using testing::print;
 
-TEST(PassManager, DefaultStrategyListsElevenPassesInPipelineOrder) {
+TEST(PassManager, DefaultStrategyListsTwelvePassesInPipelineOrder) {
   auto names = PassManager::for_strategy(OptimizationStrategy::Default).pass_names();
   std::vector<std::string> expected = {
-      "UnrollLoops",          "ConvertToSSA",        "Simplify",
-      "FlattenCallExpr",      "OutlineIncoreScopes", "ConvertTensorToTileOps",
-      "InferTileMemorySpace", "InitMemRef",          "MemoryReuse",
-      "AllocateMemoryAddr",   "DeriveCallDirections"};
+      "UnrollLoops",      "ConvertToSSA",         "Simplify",
+      "FlattenCallExpr",  "OutlineIncoreScopes",  "ConvertTensorToTileOps",
+      "AutoTileMatmulL0", "InferTileMemorySpace", "InitMemRef",
+      "MemoryReuse",      "AllocateMemoryAddr",   "DeriveCallDirections"};
   EXPECT_EQ(names, expected);
 }
 
@@ -158,7 +158,7 @@ TEST(PassManager, DumpsEveryStageAsTextThatParsesBackToTheSameProgram) {
       [&](const std::string&, size_t, const ir::ProgramPtr& p) { stages.push_back(p); });
   auto in = load_example("matmul_ksplit.py");
   pm.run(in, options);
-  ASSERT_EQ(stages.size(), 11u);
+  ASSERT_EQ(stages.size(), 12u);
   auto names = pm.pass_names();
   EXPECT_TRUE(std::filesystem::exists(dir / "00_frontend.py"));
   for (size_t i = 0; i < names.size(); ++i) {

@@ -49,6 +49,7 @@ PASSES = [
     "FlattenCallExpr",
     "OutlineIncoreScopes",
     "ConvertTensorToTileOps",
+    "AutoTileMatmulL0",
     "InferTileMemorySpace",
     "InitMemRef",
     "MemoryReuse",

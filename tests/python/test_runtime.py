@@ -163,7 +163,7 @@ def test_profile_has_exactly_the_run_stages(work):
     pass_names = [s["name"] for s in passes["children"]
                   if s["name"] not in ("verify", "dump", "pass_statistics")]
     assert pass_names[0] == "UnrollLoops" and pass_names[-1] == "DeriveCallDirections"
-    assert len(pass_names) == 11
+    assert len(pass_names) == 12
     codegen = [s["name"] for s in compile_stage["children"][1]["children"]]
     assert codegen == ["kernel_codegen:add_kernel", "orchestration_codegen"]
     device = [s["name"] for s in result.profile["stages"][2]["children"]]

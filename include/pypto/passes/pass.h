@@ -51,7 +51,7 @@ struct Pass {
   IRProperties invalidates = 0;  // properties earlier passes gave that this pass may break
 };
 
-// The eleven passes, in the Default pipeline order.
+// The twelve passes, in the Default pipeline order.
 const std::vector<Pass>& registered_passes();
 // Null when no pass has that name.
 const Pass* find_pass(std::string_view name);
@@ -63,6 +63,7 @@ ir::ProgramPtr simplify(const ir::ProgramPtr& program);
 ir::ProgramPtr flatten_call_expr(const ir::ProgramPtr& program);
 ir::ProgramPtr outline_incore_scopes(const ir::ProgramPtr& program);
 ir::ProgramPtr convert_tensor_to_tile_ops(const ir::ProgramPtr& program);
+ir::ProgramPtr auto_tile_matmul_l0(const ir::ProgramPtr& program);
 ir::ProgramPtr infer_tile_memory_space(const ir::ProgramPtr& program);
 ir::ProgramPtr init_mem_ref(const ir::ProgramPtr& program);
 ir::ProgramPtr memory_reuse(const ir::ProgramPtr& program);

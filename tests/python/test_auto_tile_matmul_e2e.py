@@ -1,0 +1,126 @@
+"""End-to-end checks of matmuls larger than the cube unit's L0 buffers (AutoTileMatmulL0 and the
+tensor-matmul lowering around it), run on the device against numpy."""
+
+import numpy as np
+import pypto.language as pl
+import pytest
+from pypto.runtime import RunConfig
+
+
+def config(tmp_path):
+    return RunConfig(work_dir=str(tmp_path / "out"))
+
+
+def relative_error(actual, expected):
+    return float(np.linalg.norm(actual - expected) / np.linalg.norm(expected))
+
+
+@pl.jit
+def product_to_ddr(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="product_to_ddr"):
+        c = pl.matmul(a, b, out_dtype=pl.FP32)
+        out = pl.assemble(out, c, [0, 0])
+    return out
+
+
+@pytest.mark.parametrize("k", [32, 128])
+def test_a_product_larger_than_acc_is_stored_block_by_block(tmp_path, k):
+    # [256, 256] FP32 is twice Acc; K = 128 also splits the operands' K.
+    rng = np.random.default_rng(k)
+    a = rng.standard_normal((256, k), dtype=np.float32)
+    b = rng.standard_normal((k, 256), dtype=np.float32)
+    out = np.zeros((256, 256), np.float32)
+    product_to_ddr(a, b, out, config=config(tmp_path))
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pl.jit
+def chained_through_a_cast(a: pl.Tensor, b: pl.Tensor, e: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="chained"):
+        c = pl.matmul(a, b, out_dtype=pl.FP32)
+        ch = pl.cast(c, pl.FP16, mode="rint")
+        d = pl.matmul(ch, e, out_dtype=pl.FP32)
+        out = pl.assemble(out, d, [0, 0])
+    return out
+
+
+@pytest.mark.parametrize("m, k", [(128, 64), (256, 192)])
+def test_a_matmul_reads_the_cast_product_of_another(tmp_path, m, k):
+    rng = np.random.default_rng(m + k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, 256)).astype(np.float16)
+    e = rng.standard_normal((256, 64)).astype(np.float16)
+    out = np.zeros((m, 64), np.float32)
+    chained_through_a_cast(a, b, e, out, config=config(tmp_path))
+    rounded = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    expected = rounded.astype(np.float32) @ e.astype(np.float32)
+    assert relative_error(out, expected) < 1e-3
+
+
+@pl.jit
+def split_k_accumulator(a: pl.Tensor[[272, 256], pl.INT8], b: pl.Tensor[[256, 144], pl.INT8],
+                        c: pl.Out[pl.Tensor[[272, 144], pl.INT32]]):
+    for _ in pl.spmd(1):
+        acc = pl.create_tensor([272, 144], dtype=pl.INT32)
+        for kb in pl.pipeline(0, 2, stage=2):
+            k0 = kb * 128
+            at = a[0:272, k0:k0 + 128]
+            bt = b[k0:k0 + 128, 0:144]
+            if k0 == 0:
+                acc = pl.matmul(at, bt, out_dtype=pl.INT32)
+            else:
+                acc = pl.matmul_acc(acc, at, bt)
+        c[0:272, 0:144] = acc
+    return c
+
+
+def test_a_tensor_accumulator_of_a_k_loop_larger_than_acc_is_exact(tmp_path):
+    # [272, 144] INT32 (153 KiB) does not fit Acc: the loop runs once per block of it.
+    rng = np.random.default_rng(1)
+    a = rng.integers(-3, 4, (272, 256), dtype=np.int8)
+    b = rng.integers(-3, 4, (256, 144), dtype=np.int8)
+    c = np.zeros((272, 144), np.int32)
+    split_k_accumulator(a, b, c, config=config(tmp_path))
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
+@pl.jit
+def biased_int8(a: pl.Tensor[[128, 512], pl.INT8], b: pl.Tensor[[512, 512], pl.INT8],
+                bias: pl.Tensor[[1, 512], pl.INT32], out: pl.Out[pl.Tensor[[128, 512], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="biased_int8"):
+        a_mat = pl.load(a, [0, 0], [128, 512], target_memory=pl.Mem.Mat)
+        b_mat = pl.load(b, [0, 0], [512, 512], target_memory=pl.Mem.Mat)
+        bias_mat = pl.load(bias, [0, 0], [1, 512], target_memory=pl.Mem.Mat)
+        c = pl.tile.matmul_bias(a_mat, b_mat, bias_mat)
+        out = pl.store(c, [0, 0], out)
+    return out
+
+
+def test_a_tile_matmul_bias_split_in_m_n_and_k_adds_the_bias_once(tmp_path):
+    rng = np.random.default_rng(2)
+    a = rng.integers(-3, 4, (128, 512), dtype=np.int8)
+    b = rng.integers(-3, 4, (512, 512), dtype=np.int8)
+    bias = rng.integers(-20, 21, (1, 512), dtype=np.int32)
+    out = np.zeros((128, 512), np.int32)
+    biased_int8(a, b, bias, out, config=config(tmp_path))
+    np.testing.assert_array_equal(out, a.astype(np.int32) @ b.astype(np.int32) + bias)
+
+
+@pl.jit
+def boundary_blocks(a: pl.Tensor[[520, 32], pl.FP32], b: pl.Tensor[[32, 520], pl.FP32],
+                    out: pl.Out[pl.Tensor[[520, 520], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="boundary_blocks"):
+        a_mat = pl.load(a, [0, 0], [520, 32], target_memory=pl.Mem.Mat)
+        b_mat = pl.load(b, [0, 0], [32, 520], target_memory=pl.Mem.Mat)
+        c = pl.tile.matmul(a_mat, b_mat)
+        out = pl.store(c, [0, 0], out)
+    return out
+
+
+def test_blocks_at_the_edges_of_a_product_may_be_shorter(tmp_path):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((520, 32), dtype=np.float32)
+    b = rng.standard_normal((32, 520), dtype=np.float32)
+    out = np.zeros((520, 520), np.float32)
+    boundary_blocks(a, b, out, config=config(tmp_path))
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
