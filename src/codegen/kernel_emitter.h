@@ -9,6 +9,7 @@
 //                          tiles loaded with valid_shapes
 //   kernel_gather_ops.cpp  write, gather, scatter, scatter_update, mscatter and the mask forms
 //   kernel_generate_ops.cpp  ci, random, sort32, mrgsort, fillpad_expand
+//   kernel_batch_matmul.cpp  batch_matmul and batch_matmul_acc, a matmul per matrix of the batch
 // Loops, ifs and yields are StructuredEmitter's (structured_emitter.h).
 #pragma once
 
@@ -139,6 +140,10 @@ class KernelEmitter : public StructuredEmitter {
   void emit_row_expand(const OpSite& o);
   void emit_packed_row_expand(const OpSite& o, const TileRef& x, const TileRef& v, bool scratch);
   void emit_matmul(const OpSite& o, bool acc);
+  // kernel_batch_matmul.cpp
+  void emit_batch_matmul(const OpSite& o, bool acc);
+  std::string batch_operand_index(const std::vector<int64_t>& out_batch,
+                                  const std::vector<int64_t>& operand_batch, const std::string& b);
   // A load or move of operand_views: the tile as an address and a row stride, read in
   // place from its tensor when the runtime can.
   void emit_load_view(const OpSite& o, const std::string& tensor, const std::string& offsets,
