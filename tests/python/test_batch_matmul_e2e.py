@@ -178,3 +178,36 @@ def test_misuse_is_a_located_error(a_shape, b_shape, c_shape, stmt, caret, messa
     assert stmt in err and "^" in err
     caret_line = err.split("\n")[[i for i, s in enumerate(err.split("\n")) if stmt in s][0] + 1]
     assert caret_line.index("^") == lines[line_no - 1].index(caret)
+
+
+STRIDED = """
+import pypto.language as pl
+
+@pl.program
+class Strided:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[3, 16, 32], pl.FP32], b: pl.Tensor[[3, 32, 24], pl.FP32],
+          c: pl.Out[pl.Tensor[[3, 16, 24], pl.FP32]]) -> pl.Tensor[[3, 16, 24], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [3, 16, 32], target_memory=pl.MemorySpace.Mat)
+        tb = pl.load(b, [0, 0, 0], [3, 32, 24], target_memory=pl.MemorySpace.Mat)
+        c = pl.store(pl.batch_matmul(ta, tb), [0, 0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[3, 16, 32], pl.FP32], bt: pl.Tensor[[3, 24, 32], pl.FP32],
+             c: pl.Out[pl.Tensor[[3, 16, 24], pl.FP32]]) -> pl.Tensor[[3, 16, 24], pl.FP32]:
+        c = self.k(a, pl.transpose(bt, axis1=1, axis2=2), c)
+        return c
+"""
+
+
+def test_operands_read_in_place_or_copied_plane_by_plane(work):
+    """a's planes are read where they lie; b is a transposed view of bt (its columns are not
+    adjacent), so each of its planes is loaded into the Mat tile and moved as usual."""
+    rng = np.random.default_rng(8)
+    a, bt = normal(rng, (3, 16, 32)), normal(rng, (3, 24, 32))
+    specs = [TensorSpec("a", [3, 16, 32], pl.FP32, init_value=a),
+             TensorSpec("bt", [3, 24, 32], pl.FP32, init_value=bt),
+             TensorSpec("c", [3, 16, 24], pl.FP32, is_output=True)]
+    c = run_program(work, STRIDED, specs)["c"]
+    np.testing.assert_allclose(c, a @ bt.transpose(0, 2, 1), rtol=1e-4, atol=1e-4)
