@@ -141,20 +141,28 @@ class ScopeOutliner : public IRMutator {
     TensorVersions versions;
     versions.visit(body);
 
-    // Tensor versions defined inside and used after the block, grouped by free tensor.
-    std::vector<VarPtr> escaping;
+    // Tensors defined inside and used after the block: versions of a free tensor the block
+    // writes (`escaping`, returned as that tensor's output), and tensors the block computes
+    // (`fresh`, each an output of its own, which ConvertTensorToTileOps gives an Out parameter).
+    ir::NodeSet<const Var*> free_set;
+    for (const auto& v : free_vars) free_set.insert(v.get());
+    std::vector<VarPtr> escaping, fresh;
     for (const auto& d : defs) {
       int64_t total = function_uses_.counts.count(d.get()) ? function_uses_.counts.at(d.get()) : 0;
       int64_t inside = scope_uses.counts.count(d.get()) ? scope_uses.counts.at(d.get()) : 0;
       if (total == inside) continue;
-      const Var* r = versions.root_of(d);
-      if (!detail::is_tensor(d->type()) || r == d.get() || !versions.written.count(r)) {
+      if (!detail::is_tensor(d->type())) {
         throw CompileError(d->span(), "value '" + d->name +
                                           "' is defined inside a pl.at scope and used after it; "
-                                          "only tensors written with pl.store or pl.assemble may "
-                                          "leave a scope");
+                                          "only tensors may leave a scope (pl.store a tile into "
+                                          "a tensor)");
       }
-      escaping.push_back(d);
+      const Var* r = versions.root_of(d);
+      if (r != d.get() && versions.written.count(r) && free_set.count(r)) {
+        escaping.push_back(d);
+      } else {
+        fresh.push_back(d);
+      }
     }
 
     std::string name = s->name_hint;
@@ -196,6 +204,10 @@ class ScopeOutliner : public IRMutator {
       returned.push_back(last);
       return_types.push_back(out->type());
     }
+    for (const auto& f : fresh) {
+      returned.push_back(f);
+      return_types.push_back(f->type());
+    }
     std::vector<StmtPtr> fn_body = detail::stmt_list(substitute(body, to_param));
     fn_body.push_back(ir::make_node<ReturnStmt>(
         [&] {
@@ -211,24 +223,27 @@ class ScopeOutliner : public IRMutator {
     TypePtr call_type = return_types.size() == 1 ? return_types[0] : tuple_type(return_types);
     ExprPtr call = ir::make_node<Call>(CallKind::Function, name, std::move(args), Attrs{},
                                        call_type, s->span());
-    if (escaping.empty()) return ir::make_node<EvalStmt>(call, s->span());
+    if (escaping.empty() && fresh.empty()) return ir::make_node<EvalStmt>(call, s->span());
     std::vector<StmtPtr> out;
     ExprPtr results = call;
-    if (outputs.size() > 1) {
+    const bool tuple_result = returned.size() > 1;
+    if (tuple_result) {
       auto tuple = make_var(name + "_results", call_type, s->span());
       out.push_back(ir::make_node<AssignStmt>(tuple, call, s->span()));
       results = tuple;
     }
-    for (const auto& e : escaping) {
-      size_t index =
-          std::find(outputs.begin(), outputs.end(), versions.root_of(e)) - outputs.begin();
-      ExprPtr value = outputs.size() > 1
+    auto bind = [&](const VarPtr& v, size_t index) {
+      ExprPtr value = tuple_result
                           ? ir::make_node<TupleGetItem>(results, static_cast<int64_t>(index),
                                                         return_types[index], s->span())
                           : results;
-      out.push_back(ir::make_node<AssignStmt>(e, value, s->span()));
-      if (outputs.size() == 1) results = e;  // later versions copy the first, not re-call
+      out.push_back(ir::make_node<AssignStmt>(v, value, s->span()));
+      if (!tuple_result) results = v;  // later versions copy the first, not re-call
+    };
+    for (const auto& e : escaping) {
+      bind(e, std::find(outputs.begin(), outputs.end(), versions.root_of(e)) - outputs.begin());
     }
+    for (size_t i = 0; i < fresh.size(); ++i) bind(fresh[i], outputs.size() + i);
     return make_seq(std::move(out), s->span());
   }
 
