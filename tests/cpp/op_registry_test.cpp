@@ -140,9 +140,8 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   }
   auto names = reg.names();
   EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
-                              std::size(generate_ops) +
-                              std::size(gather_ops) + std::size(comm_ops) +
-                              std::size(batch_matmul_ops));
+                              std::size(generate_ops) + std::size(gather_ops) +
+                              std::size(comm_ops) + std::size(batch_matmul_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);
