@@ -161,6 +161,13 @@ OPS: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "mscatter": ({"src": "Tile", "idx": "Tile", "output_tensor": "Tensor"}, "Tensor",
                  "Stores element (i, j) of `src` at flat element idx[i, j] of `output_tensor` "
                  "and returns the tensor; an index out of range is a run-time error."),
+    "batch_matmul": ({"lhs": "Tile", "rhs": "Tile"}, "Tile",
+                     "Matrix products of tiles of 2 or more dimensions, matrix by matrix: "
+                     "[..., M, K] @ [..., K, N] -> [...batch, M, N] in Acc, the batch dimensions "
+                     "broadcast as numpy's (a transposed operand is a pl.tile.transpose_view)."),
+    "batch_matmul_acc": ({"lhs": "Tile", "rhs": "Tile"}, "Tile",
+                         "`acc` + lhs @ rhs batch by batch, lhs and rhs broadcast as in "
+                         "batch_matmul; `acc` has the product's shape."),
     "transpose_view": ({"tile": "Tile"}, "Tile",
                        "`tile` with its last two axes swapped, in the same memory space (the "
                        "hardware reinterprets its fractal layout; here it is a transposed copy)."),

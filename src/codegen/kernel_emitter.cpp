@@ -370,6 +370,9 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
     case ir::EmitShape::Matmul:
     case ir::EmitShape::MatmulAcc:
       return emit_matmul(site, def->emit == ir::EmitShape::MatmulAcc);
+    case ir::EmitShape::BatchMatmul:
+    case ir::EmitShape::BatchMatmulAcc:
+      return emit_batch_matmul(site, def->emit == ir::EmitShape::BatchMatmulAcc);
     case ir::EmitShape::Slice:
       return emit_slice(site);
     case ir::EmitShape::Assemble:

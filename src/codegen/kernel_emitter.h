@@ -9,6 +9,7 @@
 //                          tiles loaded with valid_shapes
 //   kernel_gather_ops.cpp  write, gather, scatter, scatter_update, mscatter and the mask forms
 //   kernel_generate_ops.cpp  ci, random, sort32, mrgsort, fillpad_expand
+//   kernel_batch_matmul.cpp  batch_matmul and batch_matmul_acc, a matmul per matrix of the batch
 // Loops, ifs and yields are StructuredEmitter's (structured_emitter.h).
 #pragma once
 
@@ -139,6 +140,17 @@ class KernelEmitter : public StructuredEmitter {
   void emit_row_expand(const OpSite& o);
   void emit_packed_row_expand(const OpSite& o, const TileRef& x, const TileRef& v, bool scratch);
   void emit_matmul(const OpSite& o, bool acc);
+  // kernel_batch_matmul.cpp
+  void emit_batch_matmul(const OpSite& o, bool acc);
+  void emit_load_planes(const OpSite& o, const std::string& tensor,
+                        const std::vector<std::string>& offsets);
+  void emit_move_planes(const OpSite& o);
+  // Operand `arg` of a batched product: the C++ expressions of matrix `index`'s first element
+  // and row stride.
+  std::pair<std::string, std::string> batch_operand(const ir::ExprPtr& arg, const TileRef& t,
+                                                    const std::string& index);
+  std::string batch_operand_index(const std::vector<int64_t>& out_batch,
+                                  const std::vector<int64_t>& operand_batch, const std::string& b);
   // A load or move of operand_views: the tile as an address and a row stride, read in
   // place from its tensor when the runtime can.
   void emit_load_view(const OpSite& o, const std::string& tensor, const std::string& offsets,
@@ -231,6 +243,9 @@ class KernelEmitter : public StructuredEmitter {
   const OperandViews views_;
   // The tiles of views_: the C++ names of their data pointer and row stride (elements).
   std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> view_ptrs_;
+  // Batches of matrices read in place plane by plane (emit_load_planes): the names of the
+  // arrays of each plane's data pointer and row stride.
+  std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> plane_ptrs_;
   // The results of views_.stored computed into their store's box (emit_binary_store).
   std::unordered_set<const ir::Var*> stored_;
 };

@@ -86,6 +86,9 @@ void KernelEmitter::emit_load(const OpSite& o) {
     codegen_error(o.span, "pl.load: offsets and shape must have one entry per tensor dimension");
   if (o.call.args.size() > 3 && o.arg(3)) return emit_partial_load(o, tensor, offsets);
   if (result_var_ && views_.loads.count(result_var_)) {
+    // A batch of matrices (a 3-D box of several planes) is read in place plane by plane.
+    if (rank == 3 && o.dst.type->shape.size() == 3 && o.dst.type->shape[0] > 1)
+      return emit_load_planes(o, tensor, offsets);
     // The offsets and shape stay in scope: the view's name is declared outside a block.
     return emit_load_view(o, tensor, int_array("offsets", offsets), int_array("shape", shape),
                           rank);
@@ -120,6 +123,7 @@ void KernelEmitter::emit_load_view(const OpSite& o, const std::string& tensor,
 // move makes (the Mat buffer may be reused before the matmul; the Left/Right one is not).
 void KernelEmitter::emit_move_view(const OpSite& o) {
   const auto* source = o.arg(0)->as<ir::Var>();
+  if (source && plane_ptrs_.count(source)) return emit_move_planes(o);
   auto it = source ? view_ptrs_.find(source) : view_ptrs_.end();
   if (it == view_ptrs_.end()) codegen_error(o.span, "pl.move: the moved load has no view");
   const TileRef from = tile_arg(o.arg(0), o.op(), 0);

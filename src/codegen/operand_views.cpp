@@ -74,12 +74,15 @@ bool contains_store(const ir::StmtPtr& s) {
   return walk.found;
 }
 
-// How many times `var` is an operand of the matmul in `s` other than its accumulator.
+// How many times `var` is an operand of the matmul (or batched matmul) in `s` other than its
+// accumulator.
 int operand_uses(const ir::StmtPtr& s, const ir::Var& var) {
   const ir::Call* call = assigned_op(s, ir::EmitShape::Matmul);
+  if (!call) call = assigned_op(s, ir::EmitShape::BatchMatmul);
   size_t first = 0;
   if (!call) {
     call = assigned_op(s, ir::EmitShape::MatmulAcc);
+    if (!call) call = assigned_op(s, ir::EmitShape::BatchMatmulAcc);
     first = 1;
   }
   if (!call) return 0;

@@ -18,7 +18,8 @@
 //   - x is a plain load (no valid_shapes), and for a matmul operand every use of x is a move
 //     into Left or Right that follows it in the same list, and every use of each such move is
 //     as the left or right operand (not the accumulator) of a matmul or matmul_acc statement
-//     later in the same list;
+//     (or their batched forms, whose 3-D operands are read plane by plane) later in the same
+//     list;
 //   - for an elementwise operand, x is a float tile of at most two dimensions (integer division
 //     checks its divisor tile, which a view leaves unloaded) with rows of at least 2 KiB (see
 //     operand_views.cpp), and every use of x is as an operand of a tile-by-tile binary op, a

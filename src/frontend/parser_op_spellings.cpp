@@ -71,8 +71,6 @@ constexpr std::string_view kUnsupported[] = {
     "aic_gather",
     "aiv_shard",
     "alloc",
-    "batch_matmul",
-    "batch_matmul_acc",
     "create_l1",
     "dump_tag",
     "func_attr",

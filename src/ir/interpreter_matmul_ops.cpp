@@ -1,7 +1,8 @@
-// The interpreter's side of the matmul family (matmul, matmul_acc, matmul_bias, gemv, gemv_acc):
-// operands read transposed where a_trans= / b_trans= say so, accumulated in the result's dtype
-// (FP32 for float operands, INT32 for integer ones).
+// The interpreter's side of the matmul family (matmul, matmul_acc, matmul_bias, gemv, gemv_acc,
+// batch_matmul, batch_matmul_acc): operands read transposed where a_trans= / b_trans= say so,
+// accumulated in the result's dtype (FP32 for float operands, INT32 for integer ones).
 #include "interpreter_values.h"
+#include "pypto/ir/batch_index.h"
 
 namespace pypto::ir::interp {
 
@@ -32,6 +33,52 @@ TilePtr product(const Call& c, const Args& a, size_t first, const Tile* acc) {
   TilePtr left = operand(c, a, first, "a_trans");
   TilePtr right = operand(c, a, first + 1, "b_trans");
   return matmul(*left, *right, acc, accumulator_dtype(c));
+}
+
+// Matrix `index` of a tile of two or more dimensions (its last two), as a 2-D tile.
+Tile matrix_at(const Tile& t, int64_t index, const std::string& op) {
+  const size_t rank = t.shape.size();
+  Tile m;
+  m.dtype = t.dtype;
+  m.shape = {t.shape[rank - 2], t.shape[rank - 1]};
+  const int64_t size = m.shape[0] * m.shape[1];
+  if (static_cast<int64_t>(t.data.size()) < (index + 1) * size) {
+    throw RunError("pl." + op + ": a tile of shape " + shape_to_string(t.shape) + " holds " +
+                   std::to_string(t.data.size()) + " values, too few for its matrices");
+  }
+  const auto begin = t.data.begin() + static_cast<std::ptrdiff_t>(index * size);
+  m.data.assign(begin, begin + static_cast<std::ptrdiff_t>(size));
+  return m;
+}
+
+// The batched product of arguments first and first + 1, each result matrix on top of the same
+// matrix of `acc` when not null: matrix by matrix, each operand's batch broadcast to the
+// result's.
+TilePtr batched_product(const Call& c, const Args& a, size_t first, const Tile* acc) {
+  const Tile& left = tile_at(c, a, first);
+  const Tile& right = tile_at(c, a, first + 1);
+  const auto* type = c.type() ? c.type()->as<TileType>() : nullptr;
+  if (!type || type->shape.size() < 2) throw RunError("pl." + c.callee + " has no tile result");
+  const std::vector<int64_t> out_batch = batch_dims(type->shape);
+  const std::vector<int64_t> left_batch = batch_dims(left.shape);
+  const std::vector<int64_t> right_batch = batch_dims(right.shape);
+  auto out = std::make_shared<Tile>();
+  out->dtype = type->dtype;
+  out->shape = type->shape;
+  out->data.reserve(static_cast<size_t>(type->num_elements()));
+  for (int64_t b = 0; b < batch_count(out_batch); ++b) {
+    const Tile l = matrix_at(left, broadcast_batch_index(out_batch, left_batch, b), c.callee);
+    const Tile r = matrix_at(right, broadcast_batch_index(out_batch, right_batch, b), c.callee);
+    TilePtr p;
+    if (acc) {
+      const Tile start = matrix_at(*acc, b, c.callee);
+      p = matmul(l, r, &start, type->dtype);
+    } else {
+      p = matmul(l, r, nullptr, type->dtype);
+    }
+    out->data.insert(out->data.end(), p->data.begin(), p->data.end());
+  }
+  return out;
 }
 
 }  // namespace
@@ -105,6 +152,14 @@ Value op_matmul_bias(const OpDef&, const Call& c, const Args& a) {
   for (int64_t r = 0; r < rows; ++r)
     start->data.insert(start->data.end(), bias.data.begin(), bias.data.end());
   return Value::of_tile(product(c, a, 0, start.get()));
+}
+
+Value op_batch_matmul(const OpDef&, const Call& c, const Args& a) {
+  return Value::of_tile(batched_product(c, a, 0, nullptr));
+}
+
+Value op_batch_matmul_acc(const OpDef&, const Call& c, const Args& a) {
+  return Value::of_tile(batched_product(c, a, 1, &tile_at(c, a, 0)));
 }
 
 }  // namespace pypto::ir::interp

@@ -163,6 +163,8 @@ Value op_row_expand(const OpDef& def, const Call& c, const Args& a);  // by the 
 Value op_matmul(const OpDef& def, const Call& c, const Args& a);
 Value op_matmul_acc(const OpDef& def, const Call& c, const Args& a);
 Value op_matmul_bias(const OpDef& def, const Call& c, const Args& a);
+Value op_batch_matmul(const OpDef& def, const Call& c, const Args& a);
+Value op_batch_matmul_acc(const OpDef& def, const Call& c, const Args& a);
 Value op_slice(const OpDef& def, const Call& c, const Args& a);
 Value op_assemble(const OpDef& def, const Call& c, const Args& a);
 // src/ir/interpreter_layout_ops.cpp

@@ -143,6 +143,11 @@ TypePtr infer_matmul_bias(const OpContext& c);
 // gemv(left [1, K], right [K, N]) and gemv_acc(acc, left, right): a matmul of one row.
 // acc_phase= is a hint for the cube unit's pipeline; every phase computes the same.
 TypePtr infer_gemv(const OpContext& c);
+// batch_matmul(lhs [..., M, K], rhs [..., K, N]) -> [...broadcast batch, M, N] in Acc, and
+// batch_matmul_acc(acc, lhs, rhs) = acc + lhs @ rhs with acc of the product's shape.
+MatmulProduct check_batch_matmul_operands(const OpContext& c, size_t first);
+TypePtr infer_batch_matmul(const OpContext& c);
+TypePtr infer_batch_matmul_acc(const OpContext& c);
 // col_<op>(tile [R, C]) -> [1, C] of the tile's dtype.
 TypePtr infer_col_reduce(const OpContext& c);
 // row_arg<op> -> [R, 1] column indices, col_arg<op> -> [1, C] row indices, both INT32.

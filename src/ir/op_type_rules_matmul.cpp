@@ -1,13 +1,17 @@
-// The type rules of the matmul family: matmul, matmul_acc, matmul_bias, gemv and gemv_acc.
+// The type rules of the matmul family: matmul, matmul_acc, matmul_bias, gemv and gemv_acc, and
+// the batched batch_matmul and batch_matmul_acc.
 //
 // An operand is stored as its tile holds it; a_trans=True says the left tile holds [K, M] and
 // b_trans=True that the right tile holds [N, K], so the product reads them transposed (the cube
 // unit's transposed loads, no copy in the program). The accumulator's dtype follows the
 // operands: FP32 for floating-point operands, INT32 for integer ones (INT8 x INT8 -> INT32).
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "op_type_rules.h"
+#include "pypto/ir/batch_index.h"
 #include "pypto/ir/printer.h"
 
 namespace pypto::ir::op_rules {
@@ -194,6 +198,78 @@ TypePtr infer_gemv(const OpContext& c) {
                       shape_to_string(left->shape) + " (use pl.matmul for more rows)");
   }
   return first == 0 ? infer_matmul(c) : infer_matmul_acc(c);
+}
+
+// The product of tile arguments `first` and `first + 1` of batch_matmul / batch_matmul_acc:
+// [..., M, K] @ [..., K, N] with at least two dimensions each, the batch dimensions (all but the
+// last two) broadcast as numpy's (aligned at the end; an extent of 1 or a missing dimension is
+// shared). Operands in Mat are taken, as pl.matmul takes them (InferTileMemorySpace moves them
+// to Left/Right). A transposed operand is written with pl.tile.transpose_view or pl.transpose.
+MatmulProduct check_batch_matmul_operands(const OpContext& c, size_t first) {
+  const TileType* sides[2] = {expect_tile(c, first), expect_tile(c, first + 1)};
+  const MemorySpace wanted[2] = {MemorySpace::Left, MemorySpace::Right};
+  for (size_t s = 0; s < 2; ++s) {
+    const TileType* t = sides[s];
+    if (t->shape.size() < 2) {
+      c.fail(first + s, c.op_name() +
+                            " multiplies tiles of 2 or more dimensions ([..., M, K] @ "
+                            "[..., K, N]), got shape " +
+                            shape_to_string(t->shape) + c.where(first + s));
+    }
+    if (!(t->space && *t->space == MemorySpace::Mat)) expect_space(c, first + s, t, wanted[s]);
+  }
+  const auto& left = sides[0]->shape;
+  const auto& right = sides[1]->shape;
+  const int64_t k_left = left.back(), k_right = right[right.size() - 2];
+  if (k_left != k_right) {
+    c.fail(first + 1, "shape mismatch in " + c.op_name() + ": " + shape_to_string(left) + " @ " +
+                          shape_to_string(right) + " (inner dimensions " + std::to_string(k_left) +
+                          " and " + std::to_string(k_right) + " differ)");
+  }
+  expect_same_dtype(c, first + 1, sides[0]->dtype, sides[1]->dtype);
+  if (sides[0]->dtype == DataType::BOOL) {
+    c.fail(first, c.op_name() + " multiplies numbers; got BOOL operands" + c.where(first));
+  }
+  const std::vector<int64_t> lb = batch_dims(left), rb = batch_dims(right);
+  std::vector<int64_t> shape(std::max(lb.size(), rb.size()));
+  for (size_t d = 0; d < shape.size(); ++d) {  // from the last batch dimension back
+    const int64_t l = d < lb.size() ? lb[lb.size() - 1 - d] : 1;
+    const int64_t r = d < rb.size() ? rb[rb.size() - 1 - d] : 1;
+    if (l != r && l != 1 && r != 1) {
+      c.fail(first + 1, "batch dimensions of " + c.op_name() +
+                            " do not broadcast: " + shape_to_string(left) + " @ " +
+                            shape_to_string(right) + " (" + std::to_string(l) + " against " +
+                            std::to_string(r) + "; an extent of 1 is shared by every batch)");
+    }
+    shape[shape.size() - 1 - d] = l == 1 ? r : l;
+  }
+  shape.push_back(left[left.size() - 2]);
+  shape.push_back(right.back());
+  return {std::move(shape), matmul_accumulator_dtype(sides[0]->dtype)};
+}
+
+TypePtr infer_batch_matmul(const OpContext& c) {
+  MatmulProduct product = check_batch_matmul_operands(c, 0);
+  return tile_type(std::move(product.shape), product.acc_dtype, MemorySpace::Acc);
+}
+
+// batch_matmul_acc(acc, lhs, rhs): acc + lhs @ rhs batch by batch. acc is not broadcast: its
+// shape is the product's.
+TypePtr infer_batch_matmul_acc(const OpContext& c) {
+  const auto* acc = expect_tile(c, 0);
+  expect_space(c, 0, acc, MemorySpace::Acc);
+  MatmulProduct product = check_batch_matmul_operands(c, 1);
+  if (acc->shape != product.shape) {
+    c.fail(0, "the accumulator of " + c.op_name() + " must have the product's shape " +
+                  shape_to_string(product.shape) + ", got " + shape_to_string(acc->shape) +
+                  c.where(0));
+  }
+  if (acc->dtype != product.acc_dtype) {
+    c.fail(0, c.op_name() + " accumulates into a " + std::string(dtype_name(product.acc_dtype)) +
+                  " tile for these operands, got " + std::string(dtype_name(acc->dtype)) +
+                  c.where(0));
+  }
+  return tile_type(acc->shape, acc->dtype, MemorySpace::Acc);
 }
 
 }  // namespace pypto::ir::op_rules

@@ -29,10 +29,11 @@ std::string legal_moves_from(MemorySpace from, Target target) {
 
 // The space each matmul operand position must be in (nullopt: not a matmul operand).
 std::optional<MemorySpace> matmul_operand_space(const Call& c, size_t arg) {
-  if (c.callee == "matmul" || c.callee == "matmul_bias" || c.callee == "gemv") {
+  if (c.callee == "matmul" || c.callee == "matmul_bias" || c.callee == "gemv" ||
+      c.callee == "batch_matmul") {
     if (arg == 0) return MemorySpace::Left;
     if (arg == 1) return MemorySpace::Right;
-  } else if (c.callee == "matmul_acc" || c.callee == "gemv_acc") {
+  } else if (c.callee == "matmul_acc" || c.callee == "gemv_acc" || c.callee == "batch_matmul_acc") {
     if (arg == 0) return MemorySpace::Acc;
     if (arg == 1) return MemorySpace::Left;
     if (arg == 2) return MemorySpace::Right;

@@ -141,6 +141,10 @@ constexpr const char* kToRight =
 constexpr const char* kRowToLeft =
     "pl.move(pl.load(x, [3, 0], [1, 16], target_memory=pl.MemorySpace.Mat), "
     "target_memory=pl.MemorySpace.Left)";
+// batch_matmul's operands here: 2-D tiles in Mat (a batch of one; the batched forms have their
+// own tests, batch_matmul_test.cpp, since x and w are 2-D).
+constexpr const char* kMatX = "pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)";
+constexpr const char* kMatW = "pl.load(w, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)";
 constexpr const char* kX = "pl.load(x, [0, 0], [16, 16])";
 constexpr const char* kW = "pl.load(w, [0, 0], [16, 16])";
 // INT32 indices 0 to 15 (of rows or columns of a [16, 16] tile), from w.
@@ -337,6 +341,14 @@ std::vector<Block> blocks_for(const OpDef& def) {
                 kToRight + ", init_cond=" + init + ")",
             true, 1e-5f);
       }
+      break;
+    case EmitShape::BatchMatmul:
+      add(op + "(" + std::string(kMatX) + ", " + kMatW + ")", true, 1e-5f);
+      break;
+    case EmitShape::BatchMatmulAcc:
+      add(op + "(pl.batch_matmul(" + std::string(kMatX) + ", " + kMatW + "), " + kMatW + ", " +
+              kMatX + ")",
+          true, 1e-5f);
       break;
     // Column and index reductions fold in the device's order and type: bit for bit.
     case EmitShape::ColReduce:

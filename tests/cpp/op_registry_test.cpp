@@ -126,6 +126,12 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   for (const char* name : gather_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
+  // Batched matrix products.
+  const char* const batch_matmul_ops[] = {"batch_matmul", "batch_matmul_acc"};
+  for (const char* name : batch_matmul_ops) {
+    ASSERT_NE(reg.find(name), nullptr) << name;
+    EXPECT_EQ(reg.find(name)->category, OpCategory::Matmul) << name;
+  }
   // Generators, sorts and padding copies.
   const char* const generate_ops[] = {"ci",     "arange",  "tile_random",   "random",
                                       "sort32", "mrgsort", "mrgsort_lists", "fillpad_expand"};
@@ -134,8 +140,8 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   }
   auto names = reg.names();
   EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
-                              std::size(generate_ops) +
-                              std::size(gather_ops) + std::size(comm_ops));
+                              std::size(generate_ops) + std::size(gather_ops) +
+                              std::size(comm_ops) + std::size(batch_matmul_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);

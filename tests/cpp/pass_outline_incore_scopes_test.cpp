@@ -62,6 +62,28 @@ TEST(OutlineIncoreScopes, ReadAndWrittenTensorIsInOutAndScalarsBecomeParameters)
 )"));
 }
 
+TEST(OutlineIncoreScopes, ATensorComputedInTheScopeAndUsedAfterItIsReturned) {
+  auto in = parse_body(R"(
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], w: pl.Tensor[[32, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="product"):
+            acc = pl.matmul(x, w)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="copy"):
+            y = pl.assemble(y, acc, [0, 0])
+        return y
+)");
+  auto out = run_passes(in, kThroughOutline);
+  auto product = out->find_function("product");
+  ASSERT_TRUE(product);
+  ASSERT_EQ(product->params.size(), 2u);  // x and w: acc is the kernel's result, not a parameter
+  ASSERT_EQ(product->return_types.size(), 1u);
+  EXPECT_TRUE(product->return_types[0]->as<ir::TensorType>());
+  std::string main = ir::print_function(*out->find_function("main"));
+  EXPECT_NE(main.find("= self.product(x, w)"), std::string::npos) << main;
+  EXPECT_NE(main.find("= self.copy(y, acc)"), std::string::npos) << main;
+  EXPECT_TRUE(check_properties(*out, IRProperty::SSA | IRProperty::NoScopes).empty());
+}
+
 TEST(OutlineIncoreScopes, RejectsATileLeavingTheScope) {
   auto in = parse_body(R"(
     @pl.function(type=pl.FunctionType.Orchestration)

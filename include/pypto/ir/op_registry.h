@@ -26,7 +26,7 @@ enum class OpCategory : uint8_t {
   RowReduce,          // row_max row_sum -> [rows, 1]
   RowExpand,          // row_expand_{add,sub,mul,div}(tile, [rows, 1] tile)
   ColExpand,          // col_expand(target, [1, cols]), col_expand_{add,sub,mul,div,max,min}
-  Matmul,             // matmul, matmul_acc
+  Matmul,             // matmul, matmul_acc, batch_matmul, batch_matmul_acc
   Concat,             // concat(a, b): tiles side by side
   Reshape,            // reshape of a tile (copy) or a tensor (view)
   Read,               // read(tensor or tile, indices) -> scalar
@@ -107,6 +107,10 @@ enum class EmitShape : uint8_t {
   MergeSort,      // PtoIsa::merge_sort
   MergeLists,     // PtoIsa::merge_lists
   FillPadExpand,  // PtoIsa::assemble of the valid region, then PtoIsa::fill_pad
+
+  // Batched matrix products (src/codegen/kernel_batch_matmul.cpp).
+  BatchMatmul,     // PtoIsa::matmul once per matrix of the (broadcast) batch
+  BatchMatmulAcc,  // the same, accumulating onto argument 1
 };
 
 using OpTypeInferFn =

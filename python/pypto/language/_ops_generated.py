@@ -14,7 +14,7 @@ from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tens
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'arange', 'assemble', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fillpad_expand', 'fmod', 'gather', 'gather_compare', 'gather_mask', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mrgsort', 'mrgsort_lists', 'mscatter', 'mul', 'neg', 'not_', 'or_', 'paged_gather', 'prelu', 'random', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'scatter', 'scatter_mask', 'scatter_update', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sort32', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'tile_random', 'transpose', 'transpose_view', 'write', 'xor']
+__all__ = ['abs', 'add', 'and_', 'arange', 'assemble', 'batch_matmul', 'batch_matmul_acc', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fillpad_expand', 'fmod', 'gather', 'gather_compare', 'gather_mask', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mrgsort', 'mrgsort_lists', 'mscatter', 'mul', 'neg', 'not_', 'or_', 'paged_gather', 'prelu', 'random', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'scatter', 'scatter_mask', 'scatter_update', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sort32', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'tile_random', 'transpose', 'transpose_view', 'write', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -60,6 +60,24 @@ def assemble(target: _Value, source: Tile, offsets: Sequence[IntLike], *, atomic
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('assemble')
+
+
+def batch_matmul(lhs: Tile, rhs: Tile) -> Tile:
+    """Matrix products of tiles of 2 or more dimensions, matrix by matrix: [..., M, K] @ [..., K, N] -> [...batch, M, N] in Acc, the batch dimensions broadcast as numpy's (a transposed operand is a pl.tile.transpose_view).
+
+    In a program: ``pl.batch_matmul(lhs, rhs)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('batch_matmul')
+
+
+def batch_matmul_acc(acc: Tile, lhs: Tile, rhs: Tile) -> Tile:
+    """`acc` + lhs @ rhs batch by batch, lhs and rhs broadcast as in batch_matmul; `acc` has the product's shape.
+
+    In a program: ``pl.batch_matmul_acc(acc, lhs, rhs)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('batch_matmul_acc')
 
 
 def cast(tile: Tile, *, target_type: Optional[DType] = None) -> Tile:
