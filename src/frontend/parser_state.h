@@ -362,7 +362,7 @@ class Parser {
   void parse_at_argument(const std::string& key, Span key_span, AtScopeArgs& args,
                          std::string_view callee = "pl.at");
   void parse_at_optimizations();
-  // `for i in pl.spmd(n, ...)`, after 'in': a pl.parallel loop over a CORE_GROUP scope.
+  // `for i in pl.spmd(n, ...)`, after 'in': one SPMD launch of a CORE_GROUP scope of the body.
   StmtPtr parse_spmd_loop(Span span, const Token& loop_name);
 
   // -------------------------------- while, break and continue (parser_loops.cpp)
@@ -514,6 +514,8 @@ class Parser {
   ExprPtr parse_dependency_list(std::string_view owner);
   TaskPredicate parse_task_predicate();
   StmtPtr task_options_stmt(ExprPtr deps, const std::optional<TaskPredicate>& predicate, Span span);
+  // `task_blocks(core_num)` after a launch's task_options, or null for one block.
+  StmtPtr task_blocks_stmt(const ExprPtr& core_num, Span span);
   StmtPtr bind_task_id(const Token& name);
   void parse_submit(Block& block, const std::vector<const Token*>& targets);
   StmtPtr parse_manual_scope(Span span);
@@ -548,6 +550,8 @@ class Parser {
   ir::FunctionPtr parse_jit_body(size_t signature);
 
   std::optional<size_t> find_jit_helper(std::string_view name) const;
+  // At `x.bind_dynamic(dim, D)`: parses and checks it (it adds no statement); false elsewhere.
+  bool try_bind_dynamic(Block& block);
 
   // `helper(args)` after the name: specialises the helper on the first call.
   Value parse_jit_helper_call(size_t helper, const Token& name);
