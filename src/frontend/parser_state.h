@@ -446,6 +446,9 @@ class Parser {
 
   template <typename Name>
   std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false);
+  // pl.store's `shapes` argument (parser_op_spellings.cpp): taken out, then checked.
+  std::optional<CallArg> take_store_shapes(std::vector<CallArg>& call_args);
+  void check_store_shapes(const CallArg& shapes, const ir::Call& call, const std::string& spelling);
   // pl.mrgsort's two forms: the registry's mrgsort (block_len=) or mrgsort_lists (2 to 4 lists).
   const ir::OpDef* mrgsort_form(const ir::OpDef& def, std::vector<CallArg>* call_args,
                                 const std::string& spelling);

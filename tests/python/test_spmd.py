@@ -227,3 +227,39 @@ def test_the_block_index_outside_a_kernel_is_a_located_error(work):
     with pytest.raises(CompileError) as info:
         ir.compile(pl.parse(text), output_dir=str(work / "c"))
     assert "read it inside an InCore function or a pl.at / pl.spmd scope" in str(info.value)
+
+
+STORE_SHAPES = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[32, 32], pl.FP32],
+          o: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        r = pl.tile.get_block_idx() * 16
+        return pl.store(pl.load(x, [r, 0], [16, 32]), [r, 0], o, SHAPES)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 32], pl.FP32],
+             o: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        with pl.spmd(2):
+            o = self.k(x, o)
+        return o
+"""
+
+
+def test_store_takes_the_partition_shape_the_spmd_kernels_write(work):
+    # pl.store(tile, offsets, tensor, shapes): the partition is the tile's shape.
+    specs = [TensorSpec("x", [32, 32], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("o", [32, 32], pl.FP32, is_output=True)]
+
+    def golden(t, params=None):
+        t["o"][:] = t["x"]
+
+    result = run(pl.parse(STORE_SHAPES.replace("SHAPES", "[16, 32]")), specs, golden, config(work))
+    assert result.passed, result.error
+    with pytest.raises(ParseError) as info:
+        pl.parse(STORE_SHAPES.replace("SHAPES", "[8, 32]"))
+    assert "the shapes of pl.store (the partition it writes) must be the tile's shape, [16, 32]" \
+        in str(info.value)
