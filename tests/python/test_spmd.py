@@ -263,3 +263,20 @@ def test_store_takes_the_partition_shape_the_spmd_kernels_write(work):
         pl.parse(STORE_SHAPES.replace("SHAPES", "[8, 32]"))
     assert "the shapes of pl.store (the partition it writes) must be the tile's shape, [16, 32]" \
         in str(info.value)
+
+
+def test_a_cluster_scope_is_its_body_on_the_cpu_device(work):
+    text = HEADER + ("        with pl.cluster():\n            with pl.spmd(2):\n"
+                     "                o = self.k(x, o)\n        return o\n")
+    specs = [TensorSpec("x", [32, 32], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("o", [32, 32], pl.FP32, is_output=True)]
+
+    def golden(t, params=None):
+        t["o"][:] = t["x"]
+
+    result = run(pl.parse(text), specs, golden, config(work))
+    assert result.passed, result.error
+    assert len([t for t in device_tasks(result) if t[0] == "k" and t[1] >= 0]) == 2
+    with pytest.raises(ParseError) as info:
+        pl.parse(text.replace("pl.cluster()", "pl.cluster(2)"))
+    assert "pl.cluster() takes no arguments" in str(info.value)
