@@ -3,7 +3,8 @@
 // `with pl.spmd(n, deps=[...], predicate=...) as tid:`, `pl.system.task_dummy`, and arrays of
 // TaskIds (`pl.array.create(n, pl.TASK_ID)`, `tids[i] = tid`, `pl.array.update_element`).
 // They lower to the scheduling ops of src/ir/task_ops.h: a task_options statement right before
-// the kernel call (or the scope that becomes one) it applies to, and `tid = task_id()` after it.
+// the kernel call (or the scope that becomes one) it applies to, followed by task_blocks(n) for
+// an SPMD launch of n > 1 blocks, and `tid = task_id()` after the call.
 #include "parser_state.h"
 #include "pto_abi.h"
 #include "pypto/ir/task_types.h"
