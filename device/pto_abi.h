@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 17
+#define PTO_ABI_VERSION 18
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -330,6 +330,9 @@ typedef struct PtoIsa {
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.
 // `fail` lets a kernel abort the run with a message (a runtime check in generated kernel code
 // failed); the kernel should return right after calling it. `core_id` is the simulated core.
+// `block_idx` and `block_num` describe the task running on the core now: block `block_idx` of
+// a launch of `block_num` blocks (pl.tile.get_block_idx / get_block_num; 0 and 1 outside
+// pl.spmd). The runtime sets them before each kernel call.
 typedef struct PtoCoreMemory {
   uint8_t* space[PTO_NUM_SPACES];
   int64_t capacity[PTO_NUM_SPACES];
@@ -337,6 +340,8 @@ typedef struct PtoCoreMemory {
   void* ctx;
   PtoFailFn fail;
   const PtoIsa* isa;
+  int32_t block_idx;
+  int32_t block_num;
 } PtoCoreMemory;
 
 // A kernel (one InCore function) runs on one simulated core.
@@ -359,10 +364,15 @@ typedef struct PtoTaskPredicate {
 
 // What a submit adds to the dependencies the runtime infers from the arguments: explicit
 // predecessors (`deps`, handles; PTO_NO_TASK entries are ignored) and a predicate (or null).
+// `block_num` > 1 makes the submit an SPMD launch (pl.spmd): the kernel runs as that many tasks,
+// block 0 .. block_num - 1, which share the launch's dependencies and do not wait for each
+// other; the handle returned names the whole launch (its successors wait for every block).
+// 0 (a zeroed field) means one block; a negative count is rejected.
 typedef struct PtoSubmitOptions {
   const PtoTaskHandle* deps;
   int32_t ndeps;
   const PtoTaskPredicate* predicate;
+  int32_t block_num;
 } PtoSubmitOptions;
 
 // Callbacks the runtime provides to the orchestration. `create_tensor` allocates a zeroed

@@ -207,6 +207,8 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "Select";
     case ir::OpCategory::Scheduling:
       return "Scheduling";
+    case ir::OpCategory::LaunchQuery:
+      return "LaunchQuery";
     case ir::OpCategory::Communication:
       return "Communication";
     case ir::OpCategory::Write:

@@ -5,6 +5,9 @@
 #include <limits>
 #include <optional>
 
+#include "pypto/ir/expr.h"
+#include "pypto/ir/op_registry.h"
+
 namespace pypto::codegen {
 
 namespace {
@@ -242,6 +245,26 @@ std::string binary_expr(const ir::Binary& b, VarNames& names) {
   }
 }
 
+bool is_launch_query(const ir::Call& c) {
+  const ir::OpDef* def =
+      c.call_kind == ir::CallKind::Op ? ir::OpRegistry::global().find(c.callee) : nullptr;
+  return def && def->category == ir::OpCategory::LaunchQuery;
+}
+
+// A launch query reads the kernel's launch context, which the runtime sets for each block's task
+// (PtoCoreMemory::block_idx, block_num). The CPU device runs a block's vector work as one lane:
+// its sub-block index is 0.
+std::string launch_query(const ir::Call& c, const VarNames& names) {
+  if (!names.in_kernel()) {
+    codegen_error(c.span(), "pl.tile." + c.callee +
+                                "() names the block a kernel runs in: read it inside an InCore "
+                                "function or a pl.at / pl.spmd scope");
+  }
+  if (c.callee == "get_block_idx") return "((int64_t)mem->block_idx)";
+  if (c.callee == "get_block_num") return "((int64_t)mem->block_num)";
+  return "((int64_t)0)";
+}
+
 }  // namespace
 
 std::string emit_scalar_expr(const ir::ExprPtr& e, VarNames& names) {
@@ -270,6 +293,9 @@ std::string emit_scalar_expr(const ir::ExprPtr& e, VarNames& names) {
       std::string a = emit_scalar_expr(u.a, names);
       return u.op == ir::UnaryOp::Neg ? "(-" + a + ")" : "(!" + a + ")";
     }
+    case ir::ExprKind::Call:
+      if (const auto* q = e->as<ir::Call>(); is_launch_query(*q)) return launch_query(*q, names);
+      break;
     default:
       break;
   }

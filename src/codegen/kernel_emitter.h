@@ -61,7 +61,9 @@ inline bool partial_overlap(const TileRef& dst, const TileRef& x) {
 class KernelEmitter : public StructuredEmitter {
  public:
   KernelEmitter(const ir::Function& func, int32_t line_offset)
-      : func_(func), line_offset_(line_offset), views_(operand_views(func)) {}
+      : func_(func), line_offset_(line_offset), views_(operand_views(func)) {
+    names_.set_in_kernel(true);
+  }
 
   // The generated function: `static void kernel_<name>(const PtoArg* args, PtoCoreMemory* mem)`.
   std::string run();

@@ -138,6 +138,8 @@ class OrchestrationEmitter : public StructuredEmitter {
           call_function(*call, s->span());
         else if (call && call->callee == "task_options")
           task_options(*call, s->span());
+        else if (call && call->callee == "task_blocks")
+          task_blocks(*call, s->span());
         else if (call && call->callee == "manual_scope")
           manual_scope(*call);
         else if (call)
@@ -530,9 +532,28 @@ class OrchestrationEmitter : public StructuredEmitter {
       predicate = "&" + predicate;
     }
     const std::string options = list + "_options";
-    w_.line("const PtoSubmitOptions " + options + " = {" + list + ", " + list + "_count, " +
-            predicate + "};");
+    // Not const: a task_blocks call after the options sets block_num.
+    w_.line("PtoSubmitOptions " + options + " = {" + list + ", " + list + "_count, " + predicate +
+            ", 1};");
     return options;
+  }
+
+  // `task_blocks(core_num)` after task_options: the submission is an SPMD launch of core_num
+  // blocks (pl.spmd(n), pl.spmd_submit(core_num=n)); a count below 1 fails the run here, one
+  // past the runtime's limit there (with its value).
+  void task_blocks(const ir::Call& call, Span span) {
+    if (pending_options_.empty())
+      codegen_error(span, "pl.spmd's block count without the launch's task options before it");
+    const std::string count = names_.fresh("blocks");
+    w_.line("const int64_t " + count + " = (int64_t)(" + emit_scalar_expr(call.args.at(0), names_) +
+            ");");
+    w_.line("if (" + count + " < 1) { " +
+            fail_statement(string_literal(where(span, "spmd") +
+                                          ": the launch's core_num is less than 1; an SPMD "
+                                          "launch runs at least one block")) +
+            " " + leave_after_failure() + " }");
+    w_.line(pending_options_ + ".block_num = " + count + " > INT32_MAX ? INT32_MAX : (int32_t)" +
+            count + ";");
   }
 
   void task_options(const ir::Call& call, Span span) {

@@ -132,8 +132,9 @@ ExprPtr Parser::parse_spmd_arguments(AtScopeArgs& args, std::optional<TaskPredic
 
 StmtPtr Parser::parse_spmd_loop(Span span, const Token& loop_name) {
   // `for i in pl.spmd(n, name_hint=..., ...)`: the body is a kernel run once per block i in
-  // [0, n). Here that is `for i in pl.parallel(n):` around a `with pl.at(CORE_GROUP)` scope of
-  // the body, which OutlineIncoreScopes turns into the kernel (i becomes its parameter).
+  // [0, n). Here that is one SPMD launch of n blocks (task_options, task_blocks) of a
+  // `with pl.at(CORE_GROUP)` scope of the body, which OutlineIncoreScopes turns into the kernel;
+  // inside, `i = pl.tile.get_block_idx()`.
   const Span iterator_span = here();
   advance();
   advance();
@@ -144,17 +145,21 @@ StmtPtr Parser::parse_spmd_loop(Span span, const Token& loop_name) {
     fail(iterator_span,
          "pl.spmd() does not accept 'deps=' here: write 'with pl.spmd(n, deps=[...]) as tid:'");
   }
+  StmtPtr blocks = task_blocks_stmt(core_num, iterator_span);
   expect(TK::Colon, "':' after the for statement");
-  VarPtr block = bind_var(loop_name.text, ir::scalar_type(DataType::INT64), span_of(loop_name));
+  const Span index_span = span_of(loop_name);
+  VarPtr block = bind_var(loop_name.text, ir::scalar_type(DataType::INT64), index_span);
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'for' statement on line " + std::to_string(span.line + line_offset_);
   });
-  StmtPtr kernel = ir::make_node<ir::ScopeStmt>(
-      args.level, ir::make_seq(std::move(body.stmts), span), span, std::move(args.name_hint));
-  return ir::make_node<ir::ForStmt>(block, ir::make_int(0), core_num, ir::make_int(1),
-                                    ir::ForKind::Parallel, std::vector<VarPtr>{},
-                                    std::vector<ExprPtr>{}, std::move(kernel),
-                                    std::vector<VarPtr>{}, span);
+  std::vector<StmtPtr> kernel_stmts{ir::make_node<ir::AssignStmt>(
+      block, ir::make_op_call("get_block_idx", {}, {}, index_span), index_span)};
+  for (auto& st : body.stmts) kernel_stmts.push_back(std::move(st));
+  std::vector<StmtPtr> stmts{task_options_stmt(nullptr, std::nullopt, span)};
+  if (blocks) stmts.push_back(std::move(blocks));
+  stmts.push_back(ir::make_node<ir::ScopeStmt>(
+      args.level, ir::make_seq(std::move(kernel_stmts), span), span, std::move(args.name_hint)));
+  return ir::make_node<ir::SeqStmts>(std::move(stmts), span);
 }
 
 // optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]: how the NPU

@@ -270,6 +270,55 @@ ir::FunctionPtr Parser::parse_jit_body(size_t signature) {
                                      ir::make_seq(std::move(body.stmts), sig.span), sig.span);
 }
 
+bool Parser::try_bind_dynamic(Block&) {
+  // `x.bind_dynamic(dim, D)` in a @pl.jit function: dimension `dim` of parameter x is the
+  // pl.dynamic dimension D. A specialisation has the argument's extents, so the statement only
+  // checks itself and gives D that extent (where an annotation did not already).
+  if (!at(TK::Name) || peek_token(1).kind != TK::Dot || peek_token(2).text != "bind_dynamic" ||
+      peek_token(3).kind != TK::LParen) {
+    return false;
+  }
+  const Token& name = advance();
+  advance();
+  advance();
+  advance();
+  const std::string what = std::string(name.text) + ".bind_dynamic(dim, pl.dynamic name)";
+  if (jit_functions_.empty())
+    fail(span_of(name),
+         what + " belongs to @pl.jit functions, which specialise on their arguments");
+  auto var = vars_.find(name.text);
+  const auto* tensor = var != vars_.end() && var->second->type()
+                           ? var->second->type()->as<ir::TensorType>()
+                           : nullptr;
+  if (!tensor) fail(span_of(name), what + ": '" + std::string(name.text) + "' is not a tensor");
+  const Span dim_span = here();
+  if (!at(TK::Int) || cur().text.size() > 3)
+    fail_here(what + ": the dimension must be a small integer literal");
+  const int64_t dim = std::stoll(std::string(advance().text));
+  if (dim < 0 || dim >= static_cast<int64_t>(tensor->shape.size())) {
+    fail(dim_span, what + ": '" + std::string(name.text) + "' has " +
+                       std::to_string(tensor->shape.size()) + " dimensions");
+  }
+  expect(TK::Comma, "',' and a pl.dynamic name after the dimension");
+  const Token& dyn = expect_name("a pl.dynamic name");
+  auto constant = constants_.find(dyn.text);
+  if (constant == constants_.end() || !std::holds_alternative<DynamicDim>(constant->second))
+    fail(span_of(dyn), "'" + std::string(dyn.text) + "' is not a pl.dynamic dimension");
+  expect(TK::RParen, "')' to close " + std::string(name.text) + ".bind_dynamic(...)");
+  const std::string& dynamic_name = std::get<DynamicDim>(constant->second).name;
+  const int64_t extent = tensor->shape[static_cast<size_t>(dim)];
+  auto bound = jit_dynamic_bindings_.find(dynamic_name);
+  if (bound != jit_dynamic_bindings_.end() && bound->second != extent) {
+    fail(span_of(name), what + ": dimension " + std::to_string(dim) + " of '" +
+                            std::string(name.text) + "' is " + std::to_string(extent) + ", but " +
+                            dynamic_name + " is " + std::to_string(bound->second) +
+                            " in this call");
+  }
+  jit_dynamic_bindings_.emplace(dynamic_name, extent);
+  dynamic_bindings_ = &jit_dynamic_bindings_;
+  return true;
+}
+
 std::optional<size_t> Parser::find_jit_helper(std::string_view name) const {
   for (size_t i = 0; i < jit_functions_.size(); ++i) {
     if (jit_functions_[i].name == name) return i;

@@ -66,7 +66,9 @@ const ScalarForm* scalar_form(std::string_view spelling) {
 }
 
 // Ops of the language (its tensor, tile, unified and system op modules, and the statement
-// helpers) that have no implementation here.
+// helpers) that have no implementation here. One a line, so that an op gaining an
+// implementation is one line deleted.
+// clang-format off
 constexpr std::string_view kUnsupported[] = {
     "aic_gather",
     "aiv_shard",
@@ -77,9 +79,6 @@ constexpr std::string_view kUnsupported[] = {
     "gather_row",
     "gatherb",
     "gemv_bias",
-    "get_block_idx",
-    "get_block_num",
-    "get_subblock_idx",
     "import_peer_buffer",
     "matmul_mx",
     "matmul_mx_acc",
@@ -106,6 +105,7 @@ constexpr std::string_view kUnsupported[] = {
     "view",
     "while_",
 };
+// clang-format on
 
 bool is_unsupported(std::string_view name) {
   return std::find(std::begin(kUnsupported), std::end(kUnsupported), name) !=
@@ -219,7 +219,10 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
     }
   }
   if (def->name == "mrgsort") def = mrgsort_form(*def, &call_args, spelling);
+  std::optional<CallArg> store_shapes;
+  if (def->name == "store") store_shapes = take_store_shapes(call_args);
   ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
+  if (store_shapes) check_store_shapes(*store_shapes, *call->as<ir::Call>(), spelling);
   if (scalar_operand) {
     const auto* c = call->as<ir::Call>();
     const TypePtr& type = c && c->args.size() > 1 ? c->args[1]->type() : nullptr;
@@ -250,6 +253,49 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
     }
   }
   return expr_value(call, span);
+}
+
+// pl.store(tile, offsets, tensor, shapes): the partition written, which is the tile's shape here
+// (the NPU's passes fill it in when they flatten N-D tiles). Taken out of the arguments (4th
+// positional or shapes=), then checked against the tile.
+std::optional<Parser::CallArg> Parser::take_store_shapes(std::vector<CallArg>& call_args) {
+  size_t positional = 0;
+  for (size_t i = 0; i < call_args.size(); ++i) {
+    const bool keyed = call_args[i].keyword == "shapes";
+    if (!keyed && !call_args[i].keyword.empty()) continue;
+    if (keyed || positional++ == 3) {
+      CallArg shapes = call_args[i];
+      call_args.erase(call_args.begin() + static_cast<std::ptrdiff_t>(i));
+      return shapes;
+    }
+  }
+  return std::nullopt;
+}
+
+void Parser::check_store_shapes(const CallArg& shapes, const ir::Call& call,
+                                const std::string& spelling) {
+  const auto* tile = call.args.at(0)->type()->as<ir::TileType>();
+  const auto* list = shapes.value.kind == Value::Kind::Expr && shapes.value.expr
+                         ? shapes.value.expr->as<ir::MakeTuple>()
+                         : nullptr;
+  std::vector<int64_t> given;
+  for (size_t i = 0; list && i < list->elements.size(); ++i) {
+    const auto n = ir::as_const_int(list->elements[i]);
+    if (!n) break;
+    given.push_back(*n);
+  }
+  // Leading unit dimensions aside, the partition must be the tile.
+  auto strip = [](std::vector<int64_t> s) {
+    while (s.size() > 1 && s.front() == 1) s.erase(s.begin());
+    return s;
+  };
+  if (!tile || !list || given.size() != list->elements.size() ||
+      strip(given) != strip(tile->shape)) {
+    fail(shapes.value.span, "the shapes of " + spelling +
+                                " (the partition it writes) must be the tile's shape" +
+                                (tile ? ", " + ir::shape_to_string(tile->shape) : std::string()) +
+                                ", written as a list of integers");
+  }
 }
 
 // pl.tile.gather(src, indices, tmp) and pl.tile.scatter(dst, src, indexes), PyPTO's tile forms

@@ -400,7 +400,7 @@ class Parser {
   void parse_at_argument(const std::string& key, Span key_span, AtScopeArgs& args,
                          std::string_view callee = "pl.at");
   void parse_at_optimizations();
-  // `for i in pl.spmd(n, ...)`, after 'in': a pl.parallel loop over a CORE_GROUP scope.
+  // `for i in pl.spmd(n, ...)`, after 'in': one SPMD launch of a CORE_GROUP scope of the body.
   StmtPtr parse_spmd_loop(Span span, const Token& loop_name);
 
   // -------------------------------- while, break and continue (parser_loops.cpp)
@@ -484,6 +484,9 @@ class Parser {
 
   template <typename Name>
   std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false);
+  // pl.store's `shapes` argument (parser_op_spellings.cpp): taken out, then checked.
+  std::optional<CallArg> take_store_shapes(std::vector<CallArg>& call_args);
+  void check_store_shapes(const CallArg& shapes, const ir::Call& call, const std::string& spelling);
   // pl.mrgsort's two forms: the registry's mrgsort (block_len=) or mrgsort_lists (2 to 4 lists).
   const ir::OpDef* mrgsort_form(const ir::OpDef& def, std::vector<CallArg>* call_args,
                                 const std::string& spelling);
@@ -552,6 +555,8 @@ class Parser {
   ExprPtr parse_dependency_list(std::string_view owner);
   TaskPredicate parse_task_predicate();
   StmtPtr task_options_stmt(ExprPtr deps, const std::optional<TaskPredicate>& predicate, Span span);
+  // `task_blocks(core_num)` after a launch's task_options, or null for one block.
+  StmtPtr task_blocks_stmt(const ExprPtr& core_num, Span span);
   StmtPtr bind_task_id(const Token& name);
   void parse_submit(Block& block, const std::vector<const Token*>& targets);
   StmtPtr parse_manual_scope(Span span);
@@ -588,6 +593,8 @@ class Parser {
   ir::FunctionPtr parse_jit_body(size_t signature);
 
   std::optional<size_t> find_jit_helper(std::string_view name) const;
+  // At `x.bind_dynamic(dim, D)`: parses and checks it (it adds no statement); false elsewhere.
+  bool try_bind_dynamic(Block& block);
 
   // `helper(args)` after the name: specialises the helper on the first call.
   Value parse_jit_helper_call(size_t helper, const Token& name);

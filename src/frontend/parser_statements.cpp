@@ -100,6 +100,7 @@ void Parser::parse_simple_statement_body(Block& block, BlockKind kind, bool allo
       if (at(TK::Name) && peek_token(1).kind == TK::LBracket && try_subscript_assignment(block)) {
         break;
       }
+      if (at(TK::Name) && peek_token(1).kind == TK::Dot && try_bind_dynamic(block)) break;
       parse_expression_statement(block, start);
       break;
   }
@@ -610,6 +611,20 @@ StmtPtr Parser::parse_with() {
   advance();
   if (at_pl_member(0, "spmd")) return parse_spmd_with(span);
   if (at_pl_member(0, "manual_scope") || at_pl_member(0, "scope")) return parse_manual_scope(span);
+  if (at_pl_member(0, "cluster")) {
+    // `with pl.cluster():` co-schedules the cube and vector kernels of its body on one cluster
+    // of the NPU. The CPU device has no clusters: the body is launched as written.
+    advance();
+    advance();
+    advance();
+    expect(TK::LParen, "'(' after pl.cluster");
+    expect(TK::RParen, "')': pl.cluster() takes no arguments");
+    expect(TK::Colon, "':' after the with statement");
+    Block body = parse_block(BlockKind::Scope, [&] {
+      return "'with' statement on line " + std::to_string(span.line + line_offset_);
+    });
+    return ir::make_seq(std::move(body.stmts), span);
+  }
   if (!at_pl_member(0, "at")) {
     expected("pl.at(level=pl.Level.CORE_GROUP), pl.spmd(n) or pl.manual_scope() after 'with'");
   }

@@ -3,7 +3,8 @@
 // `with pl.spmd(n, deps=[...], predicate=...) as tid:`, `pl.system.task_dummy`, and arrays of
 // TaskIds (`pl.array.create(n, pl.TASK_ID)`, `tids[i] = tid`, `pl.array.update_element`).
 // They lower to the scheduling ops of src/ir/task_ops.h: a task_options statement right before
-// the kernel call (or the scope that becomes one) it applies to, and `tid = task_id()` after it.
+// the kernel call (or the scope that becomes one) it applies to, followed by task_blocks(n) for
+// an SPMD launch of n > 1 blocks, and `tid = task_id()` after the call.
 #include "parser_state.h"
 #include "pto_abi.h"
 #include "pypto/ir/task_types.h"
@@ -137,6 +138,16 @@ StmtPtr Parser::task_options_stmt(ExprPtr deps, const std::optional<TaskPredicat
       ir::make_op_call("task_options", std::move(args), std::move(attrs), span), span);
 }
 
+StmtPtr Parser::task_blocks_stmt(const ExprPtr& core_num, Span span) {
+  // One block is a plain submission; a count known to be below one is refused here (a
+  // computed one is checked when the orchestration runs).
+  const auto n = ir::as_const_int(core_num);
+  if (n && *n == 1) return nullptr;
+  const Span at = core_num->span().valid() ? core_num->span() : span;
+  if (n && *n < 1) fail(at, "pl.spmd needs at least one block, got core_num=" + std::to_string(*n));
+  return ir::make_node<ir::EvalStmt>(ir::make_op_call("task_blocks", {core_num}, {}, at), span);
+}
+
 StmtPtr Parser::bind_task_id(const Token& name) {
   check_single_assignment(name);
   ExprPtr id = ir::make_op_call("task_id", {}, {}, span_of(name));
@@ -207,15 +218,10 @@ void Parser::parse_submit(Block& block, const std::vector<const Token*>& targets
     }));
   }
   expect(TK::RParen, "')' to close " + label + "(...)");
+  StmtPtr blocks;
   if (spmd) {
     if (!core_num) fail(span, label + " needs core_num=N (the positional slots are the kernel's)");
-    const auto n = ir::as_const_int(core_num);
-    if (!n || *n != 1) {
-      fail(core_num->span().valid() ? core_num->span() : span,
-           label +
-               " of more than one block is not supported yet: the CPU device runs each "
-               "kernel launch as one task (use core_num=1, or 'for i in pl.spmd(n):')");
-    }
+    blocks = task_blocks_stmt(core_num, span);
   }
   Value call = finish_self_call(callee, std::move(args), arg_spans, {}, span,
                                 "self." + std::string(name.text));
@@ -229,6 +235,7 @@ void Parser::parse_submit(Block& block, const std::vector<const Token*>& targets
   }
   for (const Token* t : targets) check_assignable(*t);
   block.stmts.push_back(task_options_stmt(deps, predicate, span));
+  if (blocks) block.stmts.push_back(blocks);
   const std::vector<const Token*> results(targets.begin(), targets.end() - 1);
   if (results.empty()) {
     block.stmts.push_back(ir::make_node<ir::EvalStmt>(call.expr, span));
@@ -299,13 +306,7 @@ StmtPtr Parser::parse_spmd_with(Span span) {
   } else if (args.deps) {
     fail(span, "pl.spmd() does not accept 'deps=' here: bind the region with 'as tid:'");
   }
-  const auto n = ir::as_const_int(core_num);
-  if (!n || *n != 1) {
-    fail(core_num->span().valid() ? core_num->span() : span,
-         "'with pl.spmd(n)' of more than one block is not supported yet: the CPU device runs "
-         "each launch as one task; write the kernel as 'for i in pl.spmd(n):' or use "
-         "pl.spmd(1)");
-  }
+  StmtPtr blocks = task_blocks_stmt(core_num, span);
   expect(TK::Colon, "':' after the with statement");
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
@@ -320,6 +321,7 @@ StmtPtr Parser::parse_spmd_with(Span span) {
     if (call && call->call_kind == ir::CallKind::Function) ++calls;
   }
   std::vector<StmtPtr> stmts{task_options_stmt(args.deps, predicate, span)};
+  if (blocks) stmts.push_back(blocks);
   if (calls == 1) {
     for (auto& st : body.stmts) stmts.push_back(std::move(st));
   } else {

@@ -195,9 +195,17 @@ class Interpreter {
         return;
       case StmtKind::Scope:
         // A scope runs where it stands; outlining it into a kernel does not change its meaning.
-        // A predicate that does not hold skips it, as it skips the kernel it becomes.
-        if (std::exchange(skip_next_task_, false)) return;
-        return exec(s->as<ScopeStmt>()->body, frame);
+        // A predicate that does not hold skips it, as it skips the kernel it becomes; an SPMD
+        // launch (task_blocks) runs it once per block.
+        {
+          const int64_t blocks = std::exchange(next_task_blocks_, 1);
+          if (std::exchange(skip_next_task_, false)) return;
+          for (int64_t b = 0; b < blocks; ++b) {
+            const interp::LaunchBlockScope block(b, blocks);
+            exec(s->as<ScopeStmt>()->body, frame);
+          }
+          return;
+        }
     }
   }
 
@@ -357,12 +365,31 @@ class Interpreter {
     if (c.call_kind == CallKind::Op) {
       // The submission after a task_options with a false predicate is retired without running.
       if (c.callee == "task_options") skip_next_task_ = !interp::task_predicate_holds(c, args);
+      if (c.callee == "task_blocks") next_task_blocks_ = launch_blocks(args);
       return interp::apply_op(c, args);
     }
     auto it = functions_.find(c.callee);
     if (it == functions_.end()) throw RunError("call of unknown function " + c.callee);
+    const int64_t blocks = std::exchange(next_task_blocks_, 1);
     if (std::exchange(skip_next_task_, false)) return skipped_call(*it->second, args);
-    return call(*it->second, std::move(args), c.span());
+    if (blocks == 1) return call(*it->second, std::move(args), c.span());
+    // An SPMD launch: the kernel once per block, in order (the blocks are independent).
+    Value result;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const interp::LaunchBlockScope block(b, blocks);
+      result = call(*it->second, args, c.span());
+    }
+    return result;
+  }
+
+  // The block count of a task_blocks call: at least one.
+  static int64_t launch_blocks(const std::vector<Value>& args) {
+    const int64_t blocks = args.size() == 1 && args[0].is_integral() ? args[0].as_int() : 0;
+    if (blocks < 1) {
+      throw RunError("an SPMD launch needs at least one block; its core_num is " +
+                     std::to_string(blocks));
+    }
+    return blocks;
   }
 
   // What a call that does not run gives back: its Out and InOut arguments, untouched.
@@ -379,7 +406,8 @@ class Interpreter {
   static constexpr uint64_t kCheckEvery = 256;
 
   std::unordered_map<std::string, const Function*> functions_;
-  bool skip_next_task_ = false;  // a task_options predicate was false
+  bool skip_next_task_ = false;   // a task_options predicate was false
+  int64_t next_task_blocks_ = 1;  // of the next submission (task_blocks)
   int depth_ = 0;
   InterpretLimits limits_;
   Clock::time_point deadline_ = Clock::time_point::max();

@@ -81,9 +81,42 @@ TypePtr infer_task_array_set(const OpContext& c) {
   return c.args[0]->type();
 }
 
+TypePtr infer_task_blocks(const OpContext& c) {
+  const auto* count = c.args.at(0)->type() ? c.args[0]->type()->as<ScalarType>() : nullptr;
+  if (!count || !is_integer(count->dtype))
+    c.fail(0, "the number of blocks must be an integer scalar, got " +
+                  type_to_string(c.args[0]->type()));
+  return no_value();
+}
+
+TypePtr infer_launch_query(const OpContext&) { return scalar_type(DataType::INT64); }
+
 }  // namespace op_rules
 
 namespace interp {
+
+namespace {
+// The block of the launch this thread's interpreter runs now (none: block 0 of 1).
+thread_local int64_t current_block_index = 0;
+thread_local int64_t current_block_count = 1;
+}  // namespace
+
+LaunchBlockScope::LaunchBlockScope(int64_t index, int64_t count)
+    : saved_index_(current_block_index), saved_count_(current_block_count) {
+  current_block_index = index;
+  current_block_count = count;
+}
+
+LaunchBlockScope::~LaunchBlockScope() {
+  current_block_index = saved_index_;
+  current_block_count = saved_count_;
+}
+
+Value op_launch_query(const OpDef&, const Call& c, const Args&) {
+  if (c.callee == "get_block_idx") return Value::of_int(current_block_index);
+  if (c.callee == "get_block_num") return Value::of_int(current_block_count);
+  return Value::of_int(0);  // get_subblock_idx: one AIV lane
+}
 
 Value op_task_none(const OpDef&, const Call&, const Args&) { return Value{}; }
 

@@ -367,6 +367,7 @@ class SpaceInference : public IRMutator {
       case OpCategory::CreateTensor:
       case OpCategory::ExpandClone:
       case OpCategory::Scheduling:
+      case OpCategory::LaunchQuery:
       case OpCategory::Communication:
       case OpCategory::PagedGather:
         return std::nullopt;

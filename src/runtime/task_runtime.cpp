@@ -30,6 +30,9 @@ struct FreeDeleter {
 };
 using Memory = std::unique_ptr<uint8_t, FreeDeleter>;
 
+// The most blocks one launch may have: a bound on the tasks a runaway core_num creates.
+constexpr int32_t kMaxBlocks = 1 << 16;
+
 struct TaskNode {
   TaskId id = 0;
   std::string kernel;
@@ -40,6 +43,11 @@ struct TaskNode {
   // Checked when the dependencies are done; false: the task is retired without running.
   std::optional<PtoTaskPredicate> predicate;
   int pending = 0;  // unfinished dependencies
+  // Block `block_idx` of a launch of `block_num` blocks (PtoSubmitOptions::block_num); `join`:
+  // the barrier after a launch's blocks, which stands for the launch (its handle, its accesses).
+  int32_t block_idx = 0;
+  int32_t block_num = 1;
+  bool join = false;
   bool done = false;
   int worker = -1;
   double start = 0, end = 0;
@@ -62,7 +70,10 @@ struct TaskRuntime::Core {
 namespace {
 
 std::string task_label(const TaskNode& t) {
-  return "kernel '" + t.kernel + "' (task " + std::to_string(t.id) + ")";
+  std::string label = "kernel '" + t.kernel + "' (task " + std::to_string(t.id);
+  if (t.block_num > 1)
+    label += ", block " + std::to_string(t.block_idx) + " of " + std::to_string(t.block_num);
+  return label + ")";
 }
 
 // The state of one run: everything the orchestration's callbacks and the workers share,
@@ -241,7 +252,8 @@ class Run {
     manual_scope_ = manual;
   }
 
-  // Enqueues a task; returns its handle (PTO_NO_TASK when the run is failing). Without `options`
+  // Enqueues a task, or the blocks of an SPMD launch and the join after them; returns the
+  // handle of the task or of the join (PTO_NO_TASK when the run is failing). Without `options`
   // and `fn`, a rejected submit (a plain rt->submit has no barrier form).
   PtoTaskHandle submit(const char* kernel, PtoKernelFn fn, const PtoArg* args, int32_t nargs,
                        const PtoSubmitOptions* options = nullptr) {
@@ -252,7 +264,7 @@ class Run {
     node->kernel = kernel ? kernel : "(unnamed)";
     node->fn = fn;
     std::string problem = fn || options ? tracker_.validate(args, nargs) : "no kernel function";
-    if (problem.empty() && options) problem = check_options(*options, node->id);
+    if (problem.empty() && options) problem = check_options(*options, node->id, fn != nullptr);
     if (!problem.empty()) {
       reject_locked("submit of " + task_label(*node) + " rejected: " + problem);
       return PTO_NO_TASK;
@@ -263,17 +275,52 @@ class Run {
         if (options->deps[k] != PTO_NO_TASK) node->deps.push_back(options->deps[k] - 1);
       if (options->predicate) node->predicate = *options->predicate;
     }
+    const int32_t blocks = options ? std::max(options->block_num, 1) : 1;
+    // The launch's accesses are recorded once, under the task that stands for it: the task
+    // itself, or the join after its blocks, so that later tasks wait for every block while the
+    // blocks (which write disjoint parts of their outputs, as SPMD promises) run side by side.
+    const TaskId launch = node->id + (blocks > 1 ? blocks : 0);
     // In a manual scope only the explicit dependencies order the task; the tracker still
     // records its accesses, so that tasks after the scope (among them the copies of returned
     // tensors the compiler adds) wait for the manual tasks they conflict with.
     if (manual_scope_) {
-      tracker_.add_unordered_task(node->id, node->args.data(), nargs, node->deps);
+      tracker_.add_unordered_task(launch, node->args.data(), nargs, node->deps);
     } else {
-      std::vector<TaskId> inferred = tracker_.add_task(node->id, node->args.data(), nargs);
+      std::vector<TaskId> inferred = tracker_.add_task(launch, node->args.data(), nargs);
       node->deps.insert(node->deps.end(), inferred.begin(), inferred.end());
     }
     std::sort(node->deps.begin(), node->deps.end());
     node->deps.erase(std::unique(node->deps.begin(), node->deps.end()), node->deps.end());
+    std::vector<TaskNode*> ready;
+    if (blocks == 1) {
+      add_node_locked(std::move(node), ready);
+    } else {
+      auto join = std::make_unique<TaskNode>();
+      join->id = launch;
+      join->kernel = node->kernel;
+      join->join = true;
+      for (int32_t b = 0; b < blocks; ++b) {
+        auto block = std::make_unique<TaskNode>();
+        block->id = node->id + b;
+        block->kernel = node->kernel;
+        block->fn = node->fn;
+        block->args = node->args;
+        block->deps = node->deps;
+        block->predicate = node->predicate;
+        block->block_idx = b;
+        block->block_num = blocks;
+        join->deps.push_back(block->id);
+        add_node_locked(std::move(block), ready);
+      }
+      add_node_locked(std::move(join), ready);
+    }
+    for (TaskNode* task : ready) dispatch_locked(task, /*from_orchestration=*/true);
+    return static_cast<PtoTaskHandle>(launch + 1);
+  }
+
+  // Appends `node` (its deps final) to the run: counts its unfinished dependencies and adds it
+  // to their successors; a node with none is appended to `ready`. Called with mutex_ held.
+  void add_node_locked(std::unique_ptr<TaskNode> node, std::vector<TaskNode*>& ready) {
     for (TaskId d : node->deps) {
       TaskNode& dep = *tasks_[static_cast<size_t>(d)];
       if (!dep.done) {
@@ -282,17 +329,21 @@ class Run {
       }
     }
     ++unfinished_;
-    TaskNode* ready = node->pending == 0 ? node.get() : nullptr;
+    if (node->pending == 0) ready.push_back(node.get());
     tasks_.push_back(std::move(node));
-    const PtoTaskHandle handle = static_cast<PtoTaskHandle>(tasks_.size());
-    if (ready) dispatch_locked(ready, /*from_orchestration=*/true);
-    return handle;
   }
 
-  // What is wrong with a submit's options: a dependency that names no earlier task, or a
-  // predicate without its element or with an unknown comparison or dtype.
-  std::string check_options(const PtoSubmitOptions& o, TaskId id) const {
+  // What is wrong with a submit's options: a dependency that names no earlier task, a predicate
+  // without its element or with an unknown comparison or dtype, or a block count that is
+  // negative, too large, or given to a barrier.
+  std::string check_options(const PtoSubmitOptions& o, TaskId id, bool has_kernel) const {
     if (o.ndeps < 0 || (o.ndeps > 0 && !o.deps)) return "invalid dependency list";
+    if (o.block_num < 0) return "the launch has " + std::to_string(o.block_num) + " blocks";
+    if (o.block_num > kMaxBlocks) {
+      return "the launch has " + std::to_string(o.block_num) + " blocks; at most " +
+             std::to_string(kMaxBlocks) + " are supported";
+    }
+    if (o.block_num > 1 && !has_kernel) return "a launch of several blocks needs a kernel";
     for (int32_t k = 0; k < o.ndeps; ++k) {
       const PtoTaskHandle h = o.deps[k];
       if (h != PTO_NO_TASK && (h < 1 || h > id)) {
@@ -373,6 +424,8 @@ class Run {
   }
 
   // The critical-path chain and the dependency whose end released `task`.
+  // A join passes on the block that released it, so that a profile's arrows (drawn between
+  // tasks that ran) reach the successors of a launch from its last block.
   void record_chain_locked(TaskNode& task, double duration) {
     double longest = 0, last_end = -1;
     for (TaskId d : task.deps) {
@@ -380,7 +433,7 @@ class Run {
       longest = std::max(longest, dep.chain);
       if (dep.end > last_end) {
         last_end = dep.end;
-        task.waited_on = d;
+        task.waited_on = dep.join ? dep.waited_on : d;
       }
     }
     task.chain = longest + duration;
@@ -426,6 +479,8 @@ class Run {
     const double start = since_start();
     if (!skip) {
       core.task = task;
+      core.mem.block_idx = task->block_idx;
+      core.mem.block_num = task->block_num;
       const TaskView view{task->id, task->kernel.c_str(), task->args.data(),
                           static_cast<int32_t>(task->args.size())};
       if (observer_) observer_->task_started(worker, view);
@@ -523,6 +578,7 @@ TaskRuntime::TaskRuntime(int num_workers, TaskObserver* warm_up_observer) {
   for (int w = 0; w < num_workers; ++w) {
     auto core = std::make_unique<Core>();
     core->mem.core_id = w;
+    core->mem.block_num = 1;
     core->mem.isa = &tile_isa();
     for (int s = 0; s < PTO_NUM_SPACES; ++s) {
       core->mem.capacity[s] = capacity(s);

@@ -104,11 +104,17 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
   // Task scheduling in orchestrations (manual scopes, explicit dependencies, barriers).
-  const char* const scheduling_ops[] = {"manual_scope", "task_options", "task_id", "task_dummy",
-                                        "task_array_set"};
+  const char* const scheduling_ops[] = {"manual_scope", "task_options",   "task_id",
+                                        "task_dummy",   "task_array_set", "task_blocks"};
   for (const char* name : scheduling_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
     EXPECT_EQ(reg.find(name)->category, OpCategory::Scheduling) << name;
+  }
+  // What a kernel asks of its SPMD launch.
+  const char* const launch_ops[] = {"get_block_idx", "get_block_num", "get_subblock_idx"};
+  for (const char* name : launch_ops) {
+    ASSERT_NE(reg.find(name), nullptr) << name;
+    EXPECT_EQ(reg.find(name)->category, OpCategory::LaunchQuery) << name;
   }
   // Multi-rank programs (src/ir/comm_ops.h).
   const char* const comm_ops[] = {"comm_ctx",        "comm_rank",   "comm_nranks",
@@ -141,7 +147,8 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   auto names = reg.names();
   EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
                               std::size(generate_ops) + std::size(gather_ops) +
-                              std::size(comm_ops) + std::size(batch_matmul_ops));
+                              std::size(comm_ops) + std::size(batch_matmul_ops) +
+                              std::size(launch_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);

@@ -241,7 +241,7 @@ TEST(ParserValues, NameHintNamesTheOutlinedKernelUniquely) {
   EXPECT_EQ(kernel_names(taken), (std::vector<std::string>{"main_1", "main_incore_0"}));
 }
 
-TEST(ParserValues, SpmdLoopIsAParallelLoopOverANamedScope) {
+TEST(ParserValues, SpmdLoopIsOneLaunchOfANamedScope) {
   std::string text = kScopes;
   const std::string first_scope = "        with pl.at(ARGS1):\n";
   text.replace(text.find(first_scope), first_scope.size(),
@@ -249,12 +249,21 @@ TEST(ParserValues, SpmdLoopIsAParallelLoopOverANamedScope) {
   text.replace(text.find("ARGS2"), 5, "level=pl.Level.CORE_GROUP");
   auto p = parse_one(text);
   ASSERT_TRUE(p);
-  const auto* loop = p->functions[0]->body->as<ir::SeqStmts>()->stmts[0]->as<ir::ForStmt>();
-  ASSERT_TRUE(loop);
-  EXPECT_EQ(loop->for_kind, ir::ForKind::Parallel);
-  const auto* scope = loop->body->as<ir::ScopeStmt>();
+  // task_options, task_blocks(2), then the scope, whose first statement binds the loop's name
+  // to the block index.
+  const auto* body = p->functions[0]->body->as<ir::SeqStmts>();
+  ASSERT_TRUE(body);
+  ASSERT_GE(body->stmts.size(), 3u);
+  const auto* blocks = body->stmts[1]->as<ir::EvalStmt>()->expr->as<ir::Call>();
+  ASSERT_TRUE(blocks);
+  EXPECT_EQ(blocks->callee, "task_blocks");
+  const auto* scope = body->stmts[2]->as<ir::ScopeStmt>();
   ASSERT_TRUE(scope);
   EXPECT_EQ(scope->name_hint, "blk");
+  const auto* first = scope->body->as<ir::SeqStmts>()->stmts.at(0)->as<ir::AssignStmt>();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->var->name, "b");
+  EXPECT_EQ(first->value->as<ir::Call>()->callee, "get_block_idx");
   auto out = run_passes(p, kThroughOutline);
   EXPECT_EQ(kernel_names(out), (std::vector<std::string>{"blk", "main_incore_0"}));
 }

@@ -445,7 +445,7 @@ PtoArg int_scalar(int64_t v) {
 PtoTaskHandle submit_with(const PtoRuntimeApi* rt, const char* name, PtoKernelFn fn,
                           std::vector<PtoArg> args, std::vector<PtoTaskHandle> deps,
                           const PtoTaskPredicate* predicate = nullptr) {
-  const PtoSubmitOptions options = {deps.data(), static_cast<int32_t>(deps.size()), predicate};
+  const PtoSubmitOptions options = {deps.data(), static_cast<int32_t>(deps.size()), predicate, 0};
   return rt->submit_task(rt->ctx, name, fn, args.data(), static_cast<int32_t>(args.size()),
                          &options);
 }

@@ -296,7 +296,7 @@ class Blocks:
 
 def test_spmd_loop_runs_one_kernel_per_block(work):
     program = pl.parse(SPMD.replace("ARGS", 'core_num=4, name_hint="blk", sync_start=True'))
-    assert "for b in pl.parallel(4):" in program.as_python()
+    assert "pl.task_blocks(4)" in program.as_python()  # one launch of four blocks
     compiled = ir.compile(program, output_dir=str(work / "compiled"))
     assert [f.name for f in compiled.program.functions if f.name != "main"] == ["blk"]
 
@@ -308,11 +308,16 @@ def test_spmd_loop_runs_one_kernel_per_block(work):
     check(work, program, specs, golden)
 
 
-def test_spmd_with_form_of_several_blocks_is_refused_by_name():
-    text = SPMD.replace("for b in pl.spmd(ARGS):", "with pl.spmd(4):")
-    with pytest.raises(ParseError) as excinfo:
-        pl.parse(text)
-    located(excinfo, text, "4)", "'with pl.spmd(n)' of more than one block is not supported yet")
+def test_spmd_with_form_of_several_blocks_reads_the_block_index(work):
+    text = SPMD.replace("for b in pl.spmd(ARGS):", "with pl.spmd(4):").replace(
+        "            t = pl.load(", "            b = pl.tile.get_block_idx()\n            t = pl.load(")
+
+    def golden(t, params=None):
+        t["y"][:] = t["x"] * 2.0 + np.repeat(np.arange(4, dtype=np.float32), 8)[:, None]
+
+    specs = [TensorSpec("x", [32, 32], pl.FP32, init_value=arange(32, 32)),
+             TensorSpec("y", [32, 32], pl.FP32, is_output=True)]
+    check(work, pl.parse(text), specs, golden)
 
 
 @pytest.mark.parametrize("args, at, message", [

@@ -59,6 +59,8 @@ def test_an_index_drops_its_dimension_and_two_indices_read_an_element():
         "        t = pl.load(s, [0, 0], [8, 16])\n"
         "        r = t[3]\n"
         "        w = t[i:i + 4, :]\n"
+        "        z = t[i + 1:i + 3, :]\n"
+        "        m = t[i - 2:i, :]\n"
         "        return s\n")
     text = program.as_python()
     # A window of the tensor with the indexed dimensions dropped.
@@ -67,8 +69,10 @@ def test_an_index_drops_its_dimension_and_two_indices_read_an_element():
     assert "v = pl.read(s, [3, 5])" in text, text
     # A tile keeps two dimensions.
     assert "r: pl.Tile[[1, 16], pl.FP32] = pl.slice(t, [1, 16], [3, 0])" in text, text
-    # The extent of i:i + 4 is 4.
+    # The extent of i:i + 4 is 4, of i + 1:i + 3 two and of i - 2:i two: bounds on one base.
     assert "pl.slice(t, [4, 16], [i, 0])" in text, text
+    assert "pl.slice(t, [2, 16], [i + 1, 0])" in text, text
+    assert "pl.slice(t, [2, 16], [i - 2, 0])" in text, text
 
 
 def test_errors_name_the_subscript():

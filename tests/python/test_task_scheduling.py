@@ -296,8 +296,8 @@ class P:
     ("        with pl.manual_scope():\n            with pl.manual_scope():\n"
      "                o = self.k(x, o)\n        return o\n",
      "cannot be nested"),
-    ("        o, t = pl.spmd_submit(self.k, x, o, core_num=2)\n        return o\n",
-     "more than one block"),
+    ("        o, t = pl.spmd_submit(self.k, x, o, core_num=-2)\n        return o\n",
+     "pl.spmd needs at least one block, got core_num=-2"),
     ("        o, t = pl.submit(self.k, x, o, predicate=(x[0, 0] > 0.5))\n        return o\n",
      "integer literal"),
     ("        o, a, t = pl.submit(self.k, x, o)\n        return o\n",

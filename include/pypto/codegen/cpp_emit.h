@@ -22,8 +22,13 @@ class VarNames {
   const std::string& name(const ir::Var* var);
   // A new identifier that no variable uses, based on `base`.
   std::string fresh(std::string_view base);
+  // Whether the names are a kernel's, whose launch context (`mem`) is in scope: the launch
+  // queries (pl.tile.get_block_idx and the like) read it, and nothing else may.
+  void set_in_kernel(bool in_kernel) { in_kernel_ = in_kernel; }
+  bool in_kernel() const { return in_kernel_; }
 
  private:
+  bool in_kernel_ = false;
   std::unordered_map<const ir::Var*, std::string> names_;
   std::unordered_set<std::string> used_;
   std::unordered_map<std::string, int64_t> next_suffix_;  // last suffix given, per base name

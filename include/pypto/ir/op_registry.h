@@ -41,6 +41,9 @@ enum class OpCategory : uint8_t {
 
   // Task scheduling in orchestrations (src/ir/task_ops.h): options, TaskIds, barriers, scopes.
   Scheduling,
+  // Where a kernel runs in its SPMD launch (src/ir/task_ops.h): get_block_idx, get_block_num,
+  // get_subblock_idx. Scalars read in kernels, from the launch context of their task.
+  LaunchQuery,
   // Multi-rank programs (src/ir/comm_ops.h): ranks, window buffers, peer views, signals. Calls
   // with effects on other ranks: never dropped or reordered by the passes.
   Communication,

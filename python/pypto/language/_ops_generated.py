@@ -14,7 +14,7 @@ from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tens
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'arange', 'assemble', 'batch_matmul', 'batch_matmul_acc', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fillpad_expand', 'fmod', 'gather', 'gather_compare', 'gather_mask', 'gemv', 'gemv_acc', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mrgsort', 'mrgsort_lists', 'mscatter', 'mul', 'neg', 'not_', 'or_', 'paged_gather', 'prelu', 'random', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'scatter', 'scatter_mask', 'scatter_update', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sort32', 'sqrt', 'store', 'sub', 'task_array_set', 'task_dummy', 'task_id', 'task_options', 'tile_random', 'transpose', 'transpose_view', 'write', 'xor']
+__all__ = ['abs', 'add', 'and_', 'arange', 'assemble', 'batch_matmul', 'batch_matmul_acc', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'cos', 'create_tensor', 'create_tile', 'div', 'exp', 'expand_clone', 'expands', 'fillpad', 'fillpad_expand', 'fmod', 'gather', 'gather_compare', 'gather_mask', 'gemv', 'gemv_acc', 'get_block_idx', 'get_block_num', 'get_subblock_idx', 'load', 'log', 'lrelu', 'manual_scope', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'move', 'mrgsort', 'mrgsort_lists', 'mscatter', 'mul', 'neg', 'not_', 'or_', 'paged_gather', 'prelu', 'random', 'read', 'recip', 'reinterpret_view', 'relu', 'rem', 'reshape', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'scatter', 'scatter_mask', 'scatter_update', 'sel', 'sels', 'shl', 'shr', 'sin', 'slice', 'sort32', 'sqrt', 'store', 'sub', 'task_array_set', 'task_blocks', 'task_dummy', 'task_id', 'task_options', 'tile_random', 'transpose', 'transpose_view', 'write', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -465,6 +465,33 @@ def gemv_acc(acc: Tile, left: Tile, right: Tile, *, acc_phase: Optional[str] = N
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('gemv_acc')
+
+
+def get_block_idx() -> Any:
+    """The registry's op get_block_idx.
+
+    In a program: ``pl.get_block_idx()``. Category LaunchQuery; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('get_block_idx')
+
+
+def get_block_num() -> Any:
+    """The registry's op get_block_num.
+
+    In a program: ``pl.get_block_num()``. Category LaunchQuery; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('get_block_num')
+
+
+def get_subblock_idx() -> Any:
+    """The registry's op get_subblock_idx.
+
+    In a program: ``pl.get_subblock_idx()``. Category LaunchQuery; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('get_subblock_idx')
 
 
 def load(tensor: Tensor, offsets: Sequence[IntLike], shapes: Sequence[IntLike], valid_shapes: Optional[Sequence[IntLike]] = None, *, target_memory: Optional[MemorySpace] = None, clamp: Optional[Any] = None) -> Tile:
@@ -960,6 +987,15 @@ def task_array_set(array: Any, index: Any, task_id: Any) -> Any:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('task_array_set')
+
+
+def task_blocks(core_num: Any) -> Any:
+    """The registry's op task_blocks.
+
+    In a program: ``pl.task_blocks(core_num)``. Category Scheduling; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('task_blocks')
 
 
 def task_dummy(deps: Any) -> Any:
