@@ -41,21 +41,28 @@ std::string KernelEmitter::batch_operand_index(const std::vector<int64_t>& out_b
   return table + "[" + b + "]";
 }
 
+// The plane pointer and stride arrays of the result tile (named after it) and a loop over its
+// planes, opened: (data, strides, plane index).
+std::tuple<std::string, std::string, std::string> KernelEmitter::open_plane_loop(int64_t planes) {
+  const std::string count = std::to_string(planes);
+  const std::string& tile = names_.name(result_var_);
+  const std::string data = names_.fresh(tile + "_planes");
+  const std::string stride = names_.fresh(tile + "_strides");
+  w_.line("const void* " + data + "[" + count + "];");
+  w_.line("int64_t " + stride + "[" + count + "];");
+  const std::string p = names_.fresh("plane");
+  w_.open("for (int64_t " + p + " = 0; " + p + " < " + count + "; ++" + p + ")");
+  return {data, stride, p};
+}
+
 // A 3-D load [B, M, K] whose planes only batched matmuls read: one load_view per plane, each
 // loading its plane into the tile's plane only when it cannot be read in place.
 void KernelEmitter::emit_load_planes(const OpSite& o, const std::string& tensor,
                                      const std::vector<std::string>& offsets) {
   const auto& shape = o.dst.type->shape;
-  const std::string planes = std::to_string(shape[0]);
   const std::string plane_bytes =
       std::to_string(shape[1] * shape[2] * ir::dtype_bytes(o.dst.type->dtype));
-  const std::string& tile = names_.name(result_var_);
-  const std::string data = names_.fresh(tile + "_planes");
-  const std::string stride = names_.fresh(tile + "_strides");
-  w_.line("const void* " + data + "[" + planes + "];");
-  w_.line("int64_t " + stride + "[" + planes + "];");
-  const std::string p = names_.fresh("plane");
-  w_.open("for (int64_t " + p + " = 0; " + p + " < " + planes + "; ++" + p + ")");
+  const auto [data, stride, p] = open_plane_loop(shape[0]);
   const std::string at =
       int_array("offsets", {"(" + offsets[0] + ") + " + p, offsets[1], offsets[2]});
   const std::string box =
@@ -75,16 +82,9 @@ void KernelEmitter::emit_move_planes(const OpSite& o) {
   const auto& [from_data, from_stride] = plane_ptrs_.at(source);
   const TileRef from = tile_arg(o.arg(0), o.op(), 0);
   const auto& shape = o.dst.type->shape;
-  const std::string planes = std::to_string(shape[0]);
   const std::string plane_bytes =
       std::to_string(shape[1] * shape[2] * ir::dtype_bytes(o.dst.type->dtype));
-  const std::string& tile = names_.name(result_var_);
-  const std::string data = names_.fresh(tile + "_planes");
-  const std::string stride = names_.fresh(tile + "_strides");
-  w_.line("const void* " + data + "[" + planes + "];");
-  w_.line("int64_t " + stride + "[" + planes + "];");
-  const std::string p = names_.fresh("plane");
-  w_.open("for (int64_t " + p + " = 0; " + p + " < " + planes + "; ++" + p + ")");
+  const auto [data, stride, p] = open_plane_loop(shape[0]);
   const std::string at = p + " * " + plane_bytes;
   w_.line(data + "[" + p + "] = " + from_data + "[" + p + "];");
   w_.line(stride + "[" + p + "] = " + from_stride + "[" + p + "];");

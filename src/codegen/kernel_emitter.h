@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -147,6 +148,7 @@ class KernelEmitter : public StructuredEmitter {
   void emit_load_planes(const OpSite& o, const std::string& tensor,
                         const std::vector<std::string>& offsets);
   void emit_move_planes(const OpSite& o);
+  std::tuple<std::string, std::string, std::string> open_plane_loop(int64_t planes);
   // Operand `arg` of a batched product: the C++ expressions of matrix `index`'s first element
   // and row stride.
   std::pair<std::string, std::string> batch_operand(const ir::ExprPtr& arg, const TileRef& t,

@@ -60,11 +60,12 @@ def test_eight_blocks_on_two_cores_each_write_their_rows(work):
     result = run(EightBlocks, rows_specs(), rows_golden, config(work))
     assert result.passed, result.error
     rows = [t for t in device_tasks(result) if t[0] == "rows"]
-    # One bar per block on the device swimlane, spread over both simulated cores, and the
-    # launch's join, which runs on no core.
+    # One bar per block on the device swimlane, each on one of the two simulated cores (which
+    # ones is the scheduler's choice: a busy machine may leave one worker to run them all), and
+    # the launch's join, which runs on no core.
     blocks = [t for t in rows if t[1] >= 0]
     assert len(blocks) == BLOCKS and len(rows) == BLOCKS + 1
-    assert {t[1] for t in blocks} == {0, 1}
+    assert {t[1] for t in blocks} <= {0, 1}
 
 
 def test_the_reference_interpreter_runs_every_block_too(work):
