@@ -63,6 +63,21 @@ bool Parser::parse_bool_argument(std::string_view key) {
   expected("True or False for " + std::string(key) + "=");
 }
 
+void Parser::parse_func_attr(BlockKind kind) {
+  // `pl.func_attr({...})` in a body: the same attributes as @pl.function(attrs={...}), given
+  // by the body (PyPTO's spelling for attributes that name the function's own values).
+  const Span span = here();
+  advance();  // pl
+  advance();  // .
+  advance();  // func_attr
+  if (kind != BlockKind::Function || inline_frame_) {
+    fail(span, "pl.func_attr({...}) belongs at the top level of a function's body");
+  }
+  expect(TK::LParen, "'(' after pl.func_attr");
+  parse_function_attrs_dict(signatures_[current_function_].attrs);
+  expect(TK::RParen, "')' to close pl.func_attr({...})");
+}
+
 // attrs={"key": value, ...}: each value is kept as the text it was written as. Its meaning is
 // for PyPTO's hardware back end (core split modes, dispatch hints); it does not change what a
 // function computes on the simulated device.

@@ -235,6 +235,8 @@ class Parser {
   ir::FunctionType parse_function_kind();
   bool parse_bool_argument(std::string_view key);
   void parse_function_attrs_dict(ir::FunctionAttrs& attrs);
+  void parse_func_attr(BlockKind kind);  // at `pl.func_attr(` as a statement
+  void parse_static_check();             // at `pl.static_print(` or `pl.static_assert(`
 
   // After a block's ':': skips an indented block or the rest of a one-line body.
   template <typename What>

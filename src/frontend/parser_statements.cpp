@@ -1,6 +1,9 @@
 // Statements: blocks, assignments (plain, annotated, tuple and pl.yield_), return, for loops over
 // pl.range / pl.unroll with loop-carried values, if/else, and `with pl.at(...)` scopes.
+#include <cstdio>
+
 #include "parser_state.h"
+#include "pypto/ir/printer.h"
 
 namespace pypto::frontend::detail {
 
@@ -101,6 +104,14 @@ void Parser::parse_simple_statement_body(Block& block, BlockKind kind, bool allo
         break;
       }
       if (at(TK::Name) && peek_token(1).kind == TK::Dot && try_bind_dynamic(block)) break;
+      if (at_pl_member(0, "func_attr")) {
+        parse_func_attr(kind);
+        break;
+      }
+      if (at_pl_member(0, "static_print") || at_pl_member(0, "static_assert")) {
+        parse_static_check();
+        break;
+      }
       parse_expression_statement(block, start);
       break;
   }
@@ -109,6 +120,66 @@ void Parser::parse_simple_statement_body(Block& block, BlockKind kind, bool allo
     return;
   }
   advance();
+}
+
+void Parser::parse_static_check() {
+  // pl.static_print(...) prints while the program is parsed (string labels as written, a value
+  // as its name or constant and its type); pl.static_assert(cond[, "message"]) fails the parse
+  // when a condition known then is false. Neither adds anything to the program.
+  const Span span = here();
+  advance();  // pl
+  advance();  // .
+  const std::string what(advance().text);
+  expect(TK::LParen, "'(' after pl." + what);
+  std::vector<std::string> parts;
+  std::vector<std::pair<ExprPtr, Span>> values;
+  std::optional<std::string> label;  // static_assert's message
+  while (!at(TK::RParen)) {
+    if (at(TK::String)) {
+      parts.push_back(string_literal(advance()));
+      label = parts.back();
+    } else {
+      const Span at_value = here();
+      Value v = parse_value();
+      ExprPtr e = expect_expr(v, "an argument of pl." + what);
+      values.emplace_back(e, at_value);
+      // A name as itself, a constant as its value (`16 * 2` is 32), anything else as written.
+      const auto* var = e->as<ir::Var>();
+      std::string text = var ? var->name : ir::print_expr(e);
+      const ir::ScalarFold c = fold_constant(e);
+      if (!var && c.exact()) {
+        const ir::Scalar& s = *c.value;
+        text = s.kind == ir::Scalar::Kind::Bool  ? (s.b ? "True" : "False")
+               : s.kind == ir::Scalar::Kind::Int ? std::to_string(s.i)
+                                                 : ir::print_expr(ir::make_float(s.f));
+      }
+      parts.push_back(text + ": " + ir::type_to_string(e->type()));
+    }
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, "')' to close pl." + what + "(...)");
+  if (what == "static_print") {
+    if (parts.empty()) fail(span, "pl.static_print needs at least one argument");
+    std::string line = "static_print [" + std::string(file_name_) + ":" +
+                       std::to_string(span.line + line_offset_) + "]:";
+    for (const std::string& p : parts) line += " " + p;
+    line += "\n";
+    std::fputs(line.c_str(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  if (values.size() != 1 || parts.size() > 2) {
+    fail(span, "pl.static_assert takes a condition and an optional message string");
+  }
+  const ir::ScalarFold c = fold_constant(values[0].first);
+  if (!c.exact()) {
+    fail(values[0].second,
+         "pl.static_assert needs a condition known when the program is parsed (constants and "
+         "shapes)");
+  }
+  const bool holds = c.value->is_float() ? c.value->f != 0.0 : c.value->as_int() != 0;
+  if (!holds) fail(span, "static assertion failed" + (label ? ": " + *label : std::string()));
 }
 
 void Parser::parse_expression_statement(Block& block, Span start) {

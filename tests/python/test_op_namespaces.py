@@ -128,8 +128,8 @@ BODY
      "pl.tensor.gather_row is not supported yet"),
     ("        r = pl.tile.tri(t)", 13, "pl.tile.tri is not supported yet"),
     ("        r = pl.tensor.frobnicate(t)", 13, "unknown op 'pl.tensor.frobnicate'"),
-    ("        pl.static_print(t)\n        r = t", 9, "pl.static_print is not supported yet"),
-    ("        pl.func_attr(t)\n        r = t", 9, "pl.func_attr is not supported yet"),
+    ("        pl.dump_tag(t)\n        r = t", 9, "pl.dump_tag is not supported yet"),
+    ("        pl.func_attr(t)\n        r = t", 22, "expected '{' to start the attrs dictionary"),
     ("        r = pl.tensor.exp(t)", 27, "pl.tensor.exp takes tensors, got pl.Tile"),
 ])
 def test_missing_ops_fail_at_the_call_named_as_written(body, col, message):

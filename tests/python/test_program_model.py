@@ -418,3 +418,39 @@ def test_later_returns_must_agree_with_the_first():
         "        y = pl.store(pl.exp(t), [0], y)\n        if 1 > 0:\n            return y, y\n        return y")
     message = _parse_error(text)
     assert "return gives 1 value(s) but the function declares 2" in message
+
+
+BODY_DIRECTIVES = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        pl.func_attr({"stationary": x})
+        t = pl.load(x, [0], [16])
+        pl.static_print("loaded:", t, 16 * 2)
+        pl.static_assert(16 % 4 == 0, "sixteen splits in fours")
+        y = pl.store(t, [0], y)
+        return y
+'''
+
+
+def test_func_attr_static_print_and_static_assert_add_nothing_to_the_body(capfd):
+    program = pl.parse(BODY_DIRECTIVES)
+    out = capfd.readouterr().out
+    assert "static_print [<string>:10]: loaded: t: pl.Tile[[16], pl.FP32, pl.MemorySpace.Vec] 32: pl.Scalar[pl.INT64]" in out
+    text = str(program)
+    assert '@pl.function(type=pl.FunctionType.InCore, attrs={"stationary": x})' in text
+    assert "static_" not in text and "func_attr" not in text
+
+
+@pytest.mark.parametrize("line, message", [
+    ('pl.static_assert(16 % 3 == 0, "sixteen splits in threes")',
+     "<string>:11:9: error: static assertion failed: sixteen splits in threes"),
+    ("pl.static_assert(x)", "needs a condition known when the program is parsed"),
+    ('pl.func_attr({"again": 1})\n        pl.func_attr({"again": 2})', "duplicate key 'again' in attrs"),
+])
+def test_body_directives_are_checked(line, message):
+    text = BODY_DIRECTIVES.replace('pl.static_assert(16 % 4 == 0, "sixteen splits in fours")', line)
+    assert message in _parse_error(text)

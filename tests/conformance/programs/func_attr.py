@@ -1,6 +1,5 @@
 # construct: pl.func_attr({...}) in a function body
-# expect: unsupported
-# names: func_attr
+# expect: works
 """Function attributes declared by the first statement of the body, `pl.func_attr`."""
 
 import numpy as np

@@ -1,6 +1,5 @@
 # construct: string literal argument: pl.static_print("label", value)
-# expect: unsupported
-# names: static_print
+# expect: works
 """A string literal as an argument: `pl.static_print` prints a label and a type while the
 program is parsed, and adds nothing to it."""
 
