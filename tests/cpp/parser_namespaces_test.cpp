@@ -107,7 +107,7 @@ TEST(ParserNamespaces, MissingOpsAndMisuseFailAtTheCall) {
        "pl.tensor.gather_row is not supported yet"},
       {"        r = pl.tile.tri(t)\n", 9, 13, "pl.tile.tri is not supported yet"},
       {"        r = pl.tensor.frobnicate(t)\n", 9, 13, "unknown op 'pl.tensor.frobnicate'"},
-      {"        pl.static_print(t)\n", 9, 9, "pl.static_print is not supported yet"},
+      {"        pl.dump_tag(t)\n", 9, 9, "pl.dump_tag is not supported yet"},
       {"        r = pl.tensor.add(t, t)\n", 9, 27, "pl.tensor.add takes tensors, got pl.Tile"},
       {"        r = pl.tile.cast(t, pl.INT32, mode=\"round\")\n", 9, 44,
        "mode 'round' of pl.tile.cast is not supported yet for FP32 to INT32"},
