@@ -195,6 +195,17 @@ inline void copy_task(const PtoArg* args, PtoCoreMemory* mem) {
   mem->isa->copy_tensor(&args[1].tensor, &args[0].tensor);
 }
 
+// pl.write of one tensor element in an orchestration, as a task so that it comes after the
+// tasks using the tensor before it and before those after it. args: the element (a one-element
+// view, INOUT), the value (a scalar: INT64 for an integer, else FP32 holding the double), the
+// element's size in bytes.
+inline void write_element_task(const PtoArg* args, PtoCoreMemory* mem) {
+  const int64_t origin[PTO_MAX_DIMS] = {0, 0, 0, 0};
+  void* at = (void*)element_at(args[0].tensor, origin, args[2].i64);
+  const int32_t integer = args[1].dtype == PTO_INT64;
+  mem->isa->write_element(args[0].tensor.dtype, at, args[1].f64, args[1].i64, integer);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Task arguments
 

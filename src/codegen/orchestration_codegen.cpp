@@ -272,6 +272,8 @@ class OrchestrationEmitter : public StructuredEmitter {
         reshape_view(name, *call, s.span());
       } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "transpose") {
         transpose_view(name, *call, s.span());
+      } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "write") {
+        write_element(var, *call, s.span());
       } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "assemble" &&
                  call->args.size() == 3 && call->args[1]->type()->as<ir::TensorType>()) {
         assemble_tensor(var, *call, s.span());
@@ -467,6 +469,29 @@ class OrchestrationEmitter : public StructuredEmitter {
             view + ", " + at + ", " + std::to_string(ir::dtype_bytes(dt)) + ");");
     w_.close();
     w_.line("(void)" + name + ";");
+  }
+
+  // `t2 = pl.write(t, indices, v)` of a tensor: a task sets the element (pto::write_element_task),
+  // ordered with the other tasks by the one-element view it writes; t2 is t.
+  void write_element(const ir::Var& var, const ir::Call& call, Span span) {
+    const std::string view = tensor_value(call.args.at(0));
+    const auto* type = call.args[0]->type()->as<ir::TensorType>();
+    auto idx = emit_int_list(call.args.at(1), names_, "the indices of pl.write");
+    const auto* st = call.args.at(2)->type()->as<ir::ScalarType>();
+    const std::string value = emit_scalar_expr(call.args.at(2), names_);
+    const std::string value_arg = st && !ir::is_float(st->dtype)
+                                      ? "pto::int_arg(PTO_INT64, (int64_t)(" + value + "))"
+                                      : "pto::float_arg(PTO_FP32, (double)(" + value + "))";
+    w_.open("");
+    std::string at = int_array("index", idx);
+    std::string ones = int_array("one", std::vector<std::string>(idx.size(), "1"));
+    check_box(view, at, ones, idx.size(), span, "write");
+    w_.line("PtoArg write_args[3] = {pto::tensor_arg(PTO_ARG_INOUT, pto::view(" + view + ", " + at +
+            ", " + ones + ")), " + value_arg + ", pto::int_arg(PTO_INT64, " +
+            std::to_string(ir::dtype_bytes(type->dtype)) + ")};");
+    w_.line("rt->submit(rt->ctx, \"write\", pto::write_element_task, write_args, 3);");
+    w_.close();
+    alias_view(var, view);
   }
 
   // ----- Task scheduling (src/ir/task_ops.h)

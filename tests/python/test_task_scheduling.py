@@ -367,3 +367,43 @@ def test_none_seeds_a_loop_carried_task_id_chain(work):
         assert tasks[chain[0]][4] == -1
         for earlier, later in zip(chain, chain[1:]):
             assert tasks[later][4] == earlier and tasks[later][2] >= tasks[earlier][3]
+
+
+@pl.program
+class WriteBetweenTasks:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, x: pl.Tensor[[8, 16], pl.INT32],
+             y: pl.Out[pl.Tensor[[8, 16], pl.INT32]]) -> pl.Tensor[[8, 16], pl.INT32]:
+        y = pl.store(pl.load(x, [0, 0], [8, 16]), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def double(self, y: pl.Tensor[[8, 16], pl.INT32],
+               z: pl.Out[pl.Tensor[[8, 16], pl.INT32]]) -> pl.Tensor[[8, 16], pl.INT32]:
+        t = pl.load(y, [0, 0], [8, 16])
+        z = pl.store(pl.add(t, t), [0, 0], z)
+        return z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 16], pl.INT32], y: pl.InOut[pl.Tensor[[8, 16], pl.INT32]],
+             z: pl.Out[pl.Tensor[[8, 16], pl.INT32]]) -> pl.Tensor[[8, 16], pl.INT32]:
+        y = self.fill(x, y)
+        pl.tensor.write(y, [3, 5], 1000 + 7)
+        z = self.double(y, z)
+        return z
+
+
+def test_an_orchestration_write_comes_between_the_tasks_around_it(work):
+    x = np.arange(128, dtype=np.int32).reshape(8, 16)
+    specs = [TensorSpec("x", [8, 16], pl.INT32, init_value=x),
+             TensorSpec("y", [8, 16], pl.INT32, init_value=0),
+             TensorSpec("z", [8, 16], pl.INT32, is_output=True)]
+
+    def golden(t, params=None):
+        t["y"][:] = t["x"]
+        t["y"][3, 5] = 1007
+        t["z"][:] = 2 * t["y"]
+
+    result = run(WriteBetweenTasks, specs, golden, RunConfig(work_dir=str(work)))
+    assert result.passed, result.error
+    assert result.outputs["z"][3, 5] == 2014

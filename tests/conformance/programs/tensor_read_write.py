@@ -1,6 +1,5 @@
 # construct: pl.tensor.read / pl.tensor.write in an orchestration
-# expect: unsupported
-# names: pl.write orchestration
+# expect: works
 """The orchestration reads a row number from a small INT64 tensor with `pl.tensor.read`, reads
 one element of the input there, and writes it into the output with `pl.tensor.write` after
 the kernel has copied the input."""
