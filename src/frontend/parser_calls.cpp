@@ -347,10 +347,11 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
     fail(span, callee() + " takes at least " + std::to_string(def.min_args) + " argument(s), got " +
                    std::to_string(args.size()) + " (missing '" + def.arg_names[args.size()] + "')");
   }
-  // pl.read(t, i): a single index reads a 1-D tensor or tile (PyPTO's flat form).
+  // pl.read(t, i): a single index is PyPTO's flat form, the element at position i of `t` in
+  // row-major order (its indices along each dimension, for a tile or tensor of rank > 1).
   if ((def.name == "read" || def.name == "write") && args.size() >= 2 && args[1] &&
       args[1]->type() && args[1]->type()->as<ir::ScalarType>()) {
-    args[1] = ir::make_tuple({args[1]}, args[1]->span());
+    args[1] = ir::make_tuple(flat_index_to_indices(args[0], args[1]), args[1]->span());
   }
   // Elementwise ops on two tensors of different dtypes compute in the wider one, as PyPTO's
   // tensor ops promote (an FP32 accumulator plus a BF16 matmul result is FP32): the narrower
@@ -372,6 +373,27 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
   } catch (const CompileError& e) {
     throw CompileError(use_site(e.span(), uses_mark), e.what());
   }
+}
+
+std::vector<ExprPtr> Parser::flat_index_to_indices(const ExprPtr& shaped, const ExprPtr& flat) {
+  const std::vector<int64_t>* shape = nullptr;
+  if (const auto* t = shaped ? shaped->type()->as<ir::TensorType>() : nullptr) shape = &t->shape;
+  if (const auto* t = shaped ? shaped->type()->as<ir::TileType>() : nullptr) shape = &t->shape;
+  if (!shape || shape->size() <= 1 || ir::has_dynamic_extent(*shape)) return {flat};
+  const Span span = flat->span();
+  std::vector<ExprPtr> indices;
+  int64_t inner = 1;  // elements of the dimensions after d
+  for (size_t d = shape->size(); d-- > 0;) {
+    ExprPtr index =
+        inner == 1 ? flat
+                   : ir::make_binary(ir::BinaryOp::FloorDiv, flat, ir::make_int(inner, span), span);
+    if (d > 0) {
+      index = ir::make_binary(ir::BinaryOp::Mod, index, ir::make_int((*shape)[d], span), span);
+    }
+    indices.insert(indices.begin(), index);
+    inner *= (*shape)[d];
+  }
+  return indices;
 }
 
 Value Parser::parse_self_call() {

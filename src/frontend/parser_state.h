@@ -569,7 +569,9 @@ class Parser {
   Value parse_task_dummy(Span span);
   bool try_task_array_store(Block& block, const VarPtr& array, const Token& name);
   void parse_no_task_assignment(Block& block, const Token& name);
-  Value parse_task_invalid(Span span);                  // after `pl.system.task_invalid`
+  Value parse_task_invalid(Span span);  // after `pl.system.task_invalid`
+  // A flat (row-major) index of `shaped` as one index per dimension.
+  std::vector<ExprPtr> flat_index_to_indices(const ExprPtr& shaped, const ExprPtr& flat);
   StmtPtr parse_auto_scope(Span span, Span mode_span);  // after `pl.scope(mode=...AUTO`
 
   // -------------------------------- @pl.jit functions (parser_jit.cpp)

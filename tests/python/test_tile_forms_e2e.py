@@ -355,3 +355,34 @@ def test_fp16_col_sum_rounds_every_step_in_the_device_order(work, rows, pairwise
     device, interpreted = run_both(work, pl.parse(text), specs, golden)
     np.testing.assert_array_equal(device["o"], expected)
     np.testing.assert_array_equal(interpreted["o"], expected)
+
+
+@pl.program
+class FlatIndices:
+    @pl.function(type=pl.FunctionType.InCore)
+    def pick(self, x: pl.Tensor[[4, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[4, 16], pl.FP32]]) -> pl.Tensor[[4, 16], pl.FP32]:
+        t = pl.load(x, [0, 0], [4, 16])
+        v = pl.read(t, n)  # element n in row-major order: [n // 16, n % 16]
+        t = pl.write(t, 37, v)  # a constant flat index: [2, 5]
+        y = pl.store(t, [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[4, 16], pl.FP32]]) -> pl.Tensor[[4, 16], pl.FP32]:
+        y = self.pick(x, 50, y)
+        return y
+
+
+def test_a_single_index_is_the_row_major_position(work):
+    def golden(t, params=None):
+        t["y"][:] = t["x"]
+        t["y"][2, 5] = t["x"][3, 2]  # 50 = 3 * 16 + 2
+
+    specs = [TensorSpec("x", [4, 16], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("y", [4, 16], pl.FP32, is_output=True)]
+    result = run(FlatIndices, specs, golden, RunConfig(work_dir=str(work)))
+    assert result.passed, result.error
+    text = FlatIndices.as_python()
+    assert "pl.read(t, [n // 16, n % 16])" in text and "pl.write(t, [37 // 16, 37 % 16], v)" in text

@@ -1,6 +1,5 @@
 # construct: scalar-index pl.read(tile, i) (one index, not a list)
-# expect: unsupported
-# names: rank pl.read
+# expect: works
 """Reading one element of a [1, 32] row tile with a single scalar index, `pl.read(row, 0)`
 (PyPTO accepts an index or a list of indices)."""
 
