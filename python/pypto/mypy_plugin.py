@@ -2,7 +2,7 @@
 
 ``pl.Tensor[[128, 128], pl.FP32]`` puts a shape (a list of numbers) where Python's typing wants
 types, so mypy cannot read it on its own. This plugin gives each DSL annotation the type that
-the generated op functions (``pypto/language/_ops_generated.py``) take and return:
+the generated op functions (``pypto/language/_ops_compute.py`` and ``_ops_data.py``) take and return:
 
 - ``pl.Tensor[shape, dtype]`` is a ``pl.Tensor``, ``pl.Tile[shape, dtype, ...]`` a ``pl.Tile``;
 - ``pl.Out[T]`` and ``pl.InOut[T]`` are ``T`` (the direction matters to the compiler only);

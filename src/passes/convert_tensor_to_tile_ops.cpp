@@ -27,6 +27,7 @@
 #include "tensor_copies.h"
 #include "tensor_gather_lowering.h"
 #include "tensor_matmul_operands.h"
+#include "tensor_op_kinds.h"
 #include "tensor_op_tiles.h"
 
 namespace pypto::passes {
@@ -38,55 +39,20 @@ using namespace ir;
 // Share of Vec the tiles of one block may use together.
 constexpr int64_t kBlockBudgetBytes = 192 * 1024 / 2;
 
+using detail::is_tensor_creation;
 using detail::is_tensor_elementwise;
+using detail::is_tensor_expand_clone;
 using detail::is_tensor_matmul;
-
-// A reduction of a tensor (row_max, col_sum, row_argmax...): lowered like the elementwise ops,
-// as the last op of a chain, its operand's blocks reduced into blocks of the result.
-bool is_tensor_reduction(const Call* c) {
-  if (!c || !detail::is_tensor(c->type())) return false;
-  auto cat = detail::op_category(*c);
-  return cat == OpCategory::RowReduce || cat == OpCategory::ColReduce ||
-         cat == OpCategory::ArgReduce;
-}
-
-// Whether a reduction combines rows, so that a block of the operand's rows makes no block of
-// the result: the whole operand is one block.
-bool reduces_rows(const Call& c) {
-  return detail::op_category(c) == OpCategory::ColReduce || c.callee == "col_argmax" ||
-         c.callee == "col_argmin";
-}
+using detail::is_tensor_op;
+using detail::is_tensor_reduction;
+using detail::is_tensor_whole_op;
+using detail::reduces_rows;
 
 // A True/False attribute (False when absent).
 bool attr_flag(const Attrs& attrs, const char* key) {
   const AttrValue* v = find_attr(attrs, key);
   const auto* on = v ? std::get_if<bool>(v) : nullptr;
   return on && *on;
-}
-
-// A tensor created in the kernel (what pl.full of a tensor is made of, or pl.arange): each block
-// of it is a fresh tile (zeros, or pl.tile.ci's sequence), never a buffer in DDR.
-bool is_tensor_creation(const Call* c) {
-  return c && detail::is_tensor_generator(*c) && detail::is_tensor(c->type());
-}
-
-// An op that needs its operands whole in one tile (fillpad_expand: a larger result; the sorts:
-// rows of pairs): a chain of its own, the operands computed whole, the op, the result stored.
-bool is_tensor_whole_op(const Call* c) {
-  return c && detail::is_tensor(c->type()) &&
-         (c->callee == "fillpad_expand" || detail::op_category(*c) == OpCategory::Sort);
-}
-
-// expand_clone(src, target): a chain of its own, src loaded matrix by matrix and expanded.
-bool is_tensor_expand_clone(const Call* c) {
-  return c && c->callee == "expand_clone" && detail::is_tensor(c->type());
-}
-
-bool is_tensor_op(const ExprPtr& value) {
-  const Call* c = detail::as_op_call(value);
-  return is_tensor_elementwise(value) || is_tensor_reduction(c) || is_tensor_matmul(c) ||
-         is_tensor_creation(c) || is_tensor_expand_clone(c) || detail::is_tensor_gather_op(c) ||
-         is_tensor_whole_op(c);
 }
 
 // A window of matrix b along one axis of it: `axis` (0 rows, 1 columns) from `start`, `size`
