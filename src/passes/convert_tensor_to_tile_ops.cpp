@@ -29,6 +29,7 @@
 #include "tensor_matmul_operands.h"
 #include "tensor_op_kinds.h"
 #include "tensor_op_tiles.h"
+#include "tensor_whole_tiles.h"
 
 namespace pypto::passes {
 
@@ -90,17 +91,15 @@ class TensorOpLowering : public IRMutator {
         outputs.push_back(out.get());
       }
     }
+    // A result read by anything but a tensor op (a store into it, pl.tensor.read, a call) is
+    // a tensor in memory: stored once, where it is returned to or into a scratch tensor, and
+    // read there.
+    for (const auto& [var, span] : scan.other_uses)
+      if (virtual_defs_.count(var)) spilled_.insert(var);
     detail::choose_spills(&spilled_, virtual_defs_, def_order_, destination_, &added_scratch_);
-    for (const auto& [var, span] : scan.other_uses) {
-      if (virtual_defs_.count(var)) {
-        throw CompileError(span, "tensor op result '" + var->name +
-                                     "' can only feed other tensor ops or be returned through an "
-                                     "Out parameter in an InCore function");
-      }
-    }
   }
 
-  bool has_tensor_ops() const { return !virtual_defs_.empty(); }
+  bool has_tensor_ops() const { return !virtual_defs_.empty() || !dropped_.empty(); }
   // The Out parameters added for results returned by value, in order (their tensor types).
   const std::vector<TypePtr>& added_outputs() const { return added_outputs_; }
   // The scratch Out parameters added for spilled results (their tensor types), after those.
@@ -122,6 +121,11 @@ class TensorOpLowering : public IRMutator {
   }
 
  protected:
+  StmtPtr mutate_eval(const std::shared_ptr<const EvalStmt>& s) override {
+    if (dropped_.count(s.get())) return make_seq({}, s->span());
+    return IRMutator::mutate_eval(s);
+  }
+
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
     if (auto sink = assembled_.find(s.get()); sink != assembled_.end()) {
       // `t2 = pl.assemble(t, result, offsets)`: the result's blocks are stored into t at offsets.
@@ -179,6 +183,14 @@ class TensorOpLowering : public IRMutator {
       IRVisitor::visit_assign(s);
     }
     void visit_return(const ReturnStmt& s) override { returns.push_back(&s); }
+    // A tensor op whose result nobody takes computes nothing that is kept: it is dropped.
+    void visit_eval(const EvalStmt& s) override {
+      if (is_tensor_op(s.expr)) {
+        self->dropped_.insert(&s);
+        return;
+      }
+      IRVisitor::visit_eval(s);
+    }
     // Only tensors can be results of tensor ops, whose other uses are errors.
     void visit_var(const Var& v) override {
       if (detail::is_tensor(v.type())) other_uses.emplace_back(&v, v.span());
@@ -735,6 +747,7 @@ class TensorOpLowering : public IRMutator {
   ir::NodeMap<const Var*, VarPtr> destination_;
   // `t2 = pl.assemble(t, result, offsets)` statements whose result is a tensor op's.
   std::unordered_map<const AssignStmt*, const Var*> assembled_;
+  std::unordered_set<const EvalStmt*> dropped_;  // tensor ops evaluated for nothing
   Attrs store_attrs_;                         // of the stores being built: the assemble's (atomic=)
   ir::NodeMap<const Var*, VarPtr> var_ptrs_;  // each tensor op result's shared pointer
   std::vector<int64_t> function_shape_;
@@ -750,6 +763,14 @@ ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
   std::unordered_map<std::string, detail::AddedParameters> added;
   ProgramPtr lowered = detail::map_incore_functions(program, [&](const FunctionPtr& original) {
     FunctionPtr f = detail::rewrite_tensor_copies(detail::rewrite_tensor_accumulators(original));
+    // Computed tensors carried by loops or branches cannot join a chain of row blocks: the
+    // kernel keeps them whole in tiles (tensor_whole_tiles.h).
+    if (detail::carries_computed_tensors(*f)) {
+      std::vector<TypePtr> outputs;
+      FunctionPtr g = detail::lower_to_whole_tiles(f, &outputs);
+      if (!outputs.empty()) added[f->name] = {outputs, {}};
+      return g;
+    }
     TensorOpLowering lowering(*f);
     // A kernel already written in tile ops (the usual case) has nothing to lower: no second walk.
     if (!lowering.has_tensor_ops()) return f;
