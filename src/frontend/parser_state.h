@@ -284,6 +284,7 @@ class Parser {
   std::vector<int64_t> parse_shape();
 
   DataType parse_dtype(const std::string& context);
+  DataType parse_scalar_dtype(const std::string& context);  // also pl.TASK_ID
 
   TypePtr parse_type();
 

@@ -168,7 +168,7 @@ TypePtr Parser::parse_legacy_call_type(std::string_view kind) {
   advance();  // (
   TypePtr result;
   if (kind == "Scalar") {
-    result = ir::scalar_type(parse_dtype("pl.Scalar(...)"));
+    result = ir::scalar_type(parse_scalar_dtype("pl.Scalar(...)"));
   } else {
     const Span shape_span = here();
     std::vector<int64_t> shape = parse_shape();
@@ -197,6 +197,15 @@ DataType Parser::parse_dtype(const std::string& context) {
                      std::string(value_kind_description(v)));
   }
   return v.dtype;
+}
+
+DataType Parser::parse_scalar_dtype(const std::string& context) {
+  // pl.Scalar[pl.TASK_ID] is a TaskId, the UINT64 handle of pypto/ir/task_types.h.
+  struct Allow {
+    bool& flag;
+    ~Allow() { flag = false; }
+  } allow{task_id_dtype_allowed_ = true};
+  return parse_dtype(context);
 }
 
 TypePtr Parser::parse_type() {
@@ -261,7 +270,7 @@ TypePtr Parser::parse_type() {
   expect(TK::LBracket, [&] { return "'[' after pl." + std::string(kind.text); });
   TypePtr result;
   if (kind.text == "Scalar") {
-    result = ir::scalar_type(parse_dtype("pl.Scalar[...]"));
+    result = ir::scalar_type(parse_scalar_dtype("pl.Scalar[...]"));
   } else {
     const Span shape_span = here();
     std::vector<int64_t> shape = parse_shape();

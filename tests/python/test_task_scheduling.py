@@ -370,6 +370,42 @@ def test_none_seeds_a_loop_carried_task_id_chain(work):
 
 
 @pl.program
+class AnnotatedTaskIdChain:
+    @pl.function(type=pl.FunctionType.InCore)
+    def stripe(self, data: pl.Tensor[[BIG_M, TILE], pl.FP32], row: pl.Scalar[pl.INDEX],
+               out: pl.Out[pl.Tensor[[BIG_M, TILE], pl.FP32]]) -> pl.Tensor[[BIG_M, TILE], pl.FP32]:
+        t: pl.Tile[[TILE, TILE], pl.FP32] = pl.load(data, [row, 0], [TILE, TILE])
+        return pl.store(pl.add(t, 1.0), [row, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, data: pl.Tensor[[BIG_M, TILE], pl.FP32],
+             out: pl.Out[pl.Tensor[[BIG_M, TILE], pl.FP32]]) -> pl.Tensor[[BIG_M, TILE], pl.FP32]:
+        with pl.manual_scope():
+            prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()
+            for step in pl.range(PHASES):
+                row: pl.Scalar[pl.INDEX] = step * TILE
+                out, tid = pl.submit(self.stripe, data, row, out, deps=[prev])
+                prev: pl.Scalar[pl.TASK_ID] = tid
+        return out
+
+
+def test_a_task_id_annotated_as_pl_scalar_of_task_id_chains_tasks(work):
+    specs = [TensorSpec("data", [BIG_M, TILE], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("out", [BIG_M, TILE], pl.FP32, is_output=True)]
+
+    def golden(t, params=None):
+        t["out"][:] = 0
+        t["out"][:PHASES * TILE] = t["data"][:PHASES * TILE] + 1
+
+    result = run(AnnotatedTaskIdChain, specs, golden, profiled(work))
+    assert result.passed, result.error
+    tasks = device_tasks(result)
+    assert tasks[0][4] == -1
+    for earlier, later in zip(range(PHASES), range(1, PHASES)):
+        assert tasks[later][4] == earlier and tasks[later][2] >= tasks[earlier][3]
+
+
+@pl.program
 class WriteBetweenTasks:
     @pl.function(type=pl.FunctionType.InCore)
     def fill(self, x: pl.Tensor[[8, 16], pl.INT32],
