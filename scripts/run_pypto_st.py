@@ -2,7 +2,7 @@
 """Runs PyPTO's own system tests (``tests/st`` of a PyPTO checkout), unmodified, against the
 installed ``pypto`` package on the simulator platforms, and reports what happened.
 
-    python scripts/run_pypto_st.py PATH [--platform a2a3sim,a5sim] [--timeout 180] [-j 1]
+    python scripts/run_pypto_st.py PATH [--platform a2a3sim,a5sim] [--devices 0-7] [--timeout 180] [-j 1]
                                         [--only runtime/ops] [-k EXPR] [--top 25] [--json FILE]
                                         [--pytest-arg=--enable-chip-swimlane]
 
@@ -154,7 +154,7 @@ def _run_file(root, test_file, args, record_dir):
                                                     env.get("PYTHONPATH", "")) if p)
     command = [args.python, "-m", "pytest", str(test_file), "-p", "run_pypto_st",
                "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=line",
-               f"--platform={args.platform}", f"--rootdir={root}"]
+               f"--platform={args.platform}", f"--device={args.devices}", f"--rootdir={root}"]
     if args.k:
         command += ["-k", args.k]
     command += args.pytest_arg
@@ -257,6 +257,10 @@ def main(argv=None):
     parser.add_argument("checkout", help="a PyPTO checkout, or a bare git repository of one")
     parser.add_argument("--platform", default="a2a3sim,a5sim",
                         help="the --platform filter of PyPTO's conftest (default: a2a3sim,a5sim)")
+    parser.add_argument("--devices", default="0-7",
+                        help="the --device list of PyPTO's conftest (default 0-7): simulated devices, "
+                             "one per rank of the multi-rank tests, which skip themselves when "
+                             "given fewer devices than ranks")
     parser.add_argument("--timeout", type=int, default=180, help="seconds per test (default 180)")
     parser.add_argument("--file-timeout", type=int, default=1800,
                         help="seconds per test file before it is killed (default 1800)")

@@ -349,7 +349,8 @@ def test_failure_causes_group_alike_errors():
 
 
 def test_the_script_runs_a_checkout_and_counts(tmp_path):
-    """A miniature checkout with tests/st: one pass, one failure, one skip, one hang cut by the
+    """A miniature checkout with tests/st: two passes (one sees the eight simulated devices the
+    script asks for), one failure, one skip, one hang cut by the
     per-test timeout, one file that does not import, and one test the --platform filter
     deselects."""
     st = tmp_path / "ckout" / "tests" / "st"
@@ -358,6 +359,7 @@ def test_the_script_runs_a_checkout_and_counts(tmp_path):
         import pytest
         def pytest_addoption(parser):
             parser.addoption("--platform", default="a2a3")
+            parser.addoption("--device", default="0")
         def pytest_collection_modifyitems(config, items):
             wanted = config.getoption("--platform").split(",")
             items[:] = [i for i in items if "a2a3" not in i.name or "a2a3sim" in wanted]
@@ -365,6 +367,7 @@ def test_the_script_runs_a_checkout_and_counts(tmp_path):
     (st / "test_mixed.py").write_text(textwrap.dedent("""
         import time, pytest
         def test_pass(): pass
+        def test_eight_devices(request): assert request.config.getoption("--device") == "0-7"
         def test_fail(): raise ValueError("shape 64 is wrong")
         def test_skip(): pytest.skip("not here")
         def test_hang(): time.sleep(60)
@@ -377,7 +380,7 @@ def test_the_script_runs_a_checkout_and_counts(tmp_path):
                            "--json", str(report)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "1 passed, 2 failed, 1 errors, 1 skipped"
+    assert done.stdout.strip().splitlines()[-1] == "2 passed, 2 failed, 1 errors, 1 skipped"
     assert "ValueError: shape N is wrong" in done.stdout
     assert "test timed out after N s" in done.stdout
     assert "ModuleNotFoundError" in done.stdout
