@@ -137,3 +137,47 @@ def test_a_tile_annotation_with_a_run_time_extent_is_refused():
         "        t: pl.Tile[[16, valid], pl.FP32] = pl.load(x, [0, 0], [16, 64], valid_shapes=[16, valid])")
     with pytest.raises(ParseError, match="a tile's shape is static"):
         pl.parse(text)
+
+
+def _ragged_copy(size, stage):
+    @pl.program
+    class RaggedCopy:
+        """PyPTO's staging loop: every block is a [1, stage] tile, the last one valid in what is
+        left of the tensor only, and stored whole at its column."""
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(self, x: pl.Tensor[[1, size], pl.FP32],
+                 y: pl.Out[pl.Tensor[[1, size], pl.FP32]]) -> pl.Tensor[[1, size], pl.FP32]:
+            for col in pl.range(0, size, stage):
+                valid = pl.min(stage, size - col)
+                t = pl.load(x, [0, col], [1, stage], valid_shapes=[1, valid])
+                y = pl.store(pl.add(t, 1.0), [0, col], y)
+            return y
+
+    return RaggedCopy
+
+
+@pytest.mark.parametrize("size", [17, 32, 40])
+def test_a_tile_larger_than_what_is_left_stores_its_valid_region(size, tmp_path):
+    specs = [TensorSpec("x", [1, size], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("y", [1, size], pl.FP32, is_output=True)]
+    result = run(_ragged_copy(size, 32), specs,
+                 lambda t: t["y"].__setitem__(slice(None), t["x"] + 1.0),
+                 RunConfig(work_dir=str(tmp_path)))
+    assert result.passed, result.error
+
+
+def test_a_whole_tile_stored_past_the_tensor_fails_on_the_device_naming_the_store(tmp_path):
+    bad = SOURCE.replace("y = pl.store(pl.load(x, [0, 0], [16, 64]), [0, 0], y)",
+                         "y = pl.store(pl.load(x, [0, 0], [16, 64]), [8, 0], y)")
+    result = run(pl.parse(bad), _specs([16, 64]), _golden, RunConfig(work_dir=str(tmp_path)))
+    assert not result.passed
+    assert "pl.store" in result.error and "exceed" in result.error, result.error
+
+
+def test_a_store_offset_outside_the_tensor_is_a_compile_error():
+    bad = SOURCE.replace("y = pl.store(pl.load(x, [0, 0], [16, 64]), [0, 0], y)",
+                         "y = pl.store(pl.load(x, [0, 0], [16, 64]), [17, 0], y)")
+    with pytest.raises(ParseError, match=r"out of bounds in pl.store: offset 17 of dimension 0 "
+                                         r"lies outside \[16, 64\]"):
+        pl.parse(bad)
