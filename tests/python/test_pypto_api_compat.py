@@ -188,6 +188,49 @@ def test_log_level_thread_override():
         pypto_core.set_log_level(42)
 
 
+# ---- run(program, *tensors) and the program's functions ----------------------------------------
+
+def test_run_with_arrays_compiles_calls_and_returns_the_compiled_program(work):
+    rng = np.random.default_rng(3)
+    x, y = (rng.standard_normal((16, 32)).astype(np.float32) for _ in range(2))
+    out = np.zeros((16, 32), np.float32)
+    compiled = run(Scale, x, y, out, config=RunConfig(save_kernels_dir=str(work / "out")))
+    np.testing.assert_allclose(out, 2 * x + y, rtol=1e-6)
+    assert str(compiled) == str(work / "out")
+    again = np.zeros_like(out)
+    compiled(y, x, again)  # called again, on other arrays
+    np.testing.assert_allclose(again, 2 * y + x, rtol=1e-6)
+
+
+def test_run_with_nothing_but_the_program_only_compiles(work):
+    compiled = run(Scale, config=RunConfig(save_kernels_dir=str(work / "only")))
+    assert (work / "only" / "program.cpp").is_file()
+    assert compiled.param_names == ["x", "y", "out"]
+
+
+def test_run_with_specs_keeps_its_own_form_and_refuses_a_value_given_twice(work):
+    specs = [TensorSpec("x", [16, 32], pl.FP32, init_value=1.0),
+             TensorSpec("y", [16, 32], pl.FP32, init_value=2.0),
+             TensorSpec("out", [16, 32], pl.FP32, is_output=True)]
+    config = RunConfig(work_dir=str(work / "specs"))
+    assert run(Scale, specs, None, config).passed
+    assert run(program=Scale, tensor_specs=specs, config=config).passed
+    with pytest.raises(TypeError, match="multiple values for argument 'config'"):
+        run(Scale, specs, None, config, config=config)
+
+
+def test_program_functions_read_as_pyptos_mapping():
+    functions = Scale.functions
+    assert [f.name for f in functions] == ["scale_kernel", "main"]  # a list, in program order
+    assert functions.keys() == ["scale_kernel", "main"]
+    assert [f.name for f in functions.values()] == ["scale_kernel", "main"]
+    assert functions["main"].func_type == pypto.ir.FunctionType.Orchestration
+    assert dict(functions.items())["scale_kernel"].type == pypto.ir.FunctionType.InCore
+    assert "main" in functions and "nothing" not in functions
+    with pytest.raises(KeyError):
+        functions["nothing"]
+
+
 def test_pass_manager_runs_the_pipeline():
     lowered = PassManager.get_strategy(OptimizationStrategy.Default).run_passes(Scale)
     assert isinstance(lowered, pypto.ir.Program)

@@ -47,6 +47,11 @@ class Function:
         return FunctionType(self._cpp.type)
 
     @property
+    def func_type(self):
+        """``type`` by PyPTO's name."""
+        return self.type
+
+    @property
     def params(self):
         return [Param(*p) for p in self._cpp.params]
 
@@ -68,6 +73,35 @@ class Function:
         return f"<pypto.ir.Function {self.name} ({self.type.value})>"
 
 
+class FunctionTable(list):
+    """A program's functions: a list in program order that can also be read as PyPTO's mapping
+    from names to functions."""
+
+    __slots__ = ()
+
+    def values(self):
+        return list(self)
+
+    def keys(self):
+        return [f.name for f in self]
+
+    def items(self):
+        return [(f.name, f) for f in self]
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            for f in self:
+                if f.name == key:
+                    return f
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, item):
+        if isinstance(item, str):
+            return any(f.name == item for f in self)
+        return super().__contains__(item)
+
+
 class Program:
     """An IR program. ``as_python()`` prints it as DSL text that ``pl.parse`` reads back;
     ``==`` is structural equality (variable names and source positions do not matter)."""
@@ -86,7 +120,9 @@ class Program:
 
     @property
     def functions(self):
-        return [Function(f) for f in self._cpp.functions]
+        """The functions in program order: a list, which also answers PyPTO's dict of them
+        (``values()``, ``keys()``, ``items()``, ``functions["name"]``)."""
+        return FunctionTable(Function(f) for f in self._cpp.functions)
 
     def function(self, name):
         for f in self._cpp.functions:

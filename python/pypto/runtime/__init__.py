@@ -18,6 +18,7 @@ import numpy as np
 from pypto import _core
 from pypto._text import checked_path, checked_text
 from pypto.backend import BackendType, backend_of_platform
+from pypto.runtime import tensor_call
 from pypto.runtime._pypto_fields import (
     _HOST_SIDE_FIELDS,
     _apply_host_side_fields,
@@ -536,8 +537,29 @@ def _create_arrays(specs, isolate):
     return arrays
 
 
-def run(program: Union["Program", Type[Any]], tensor_specs: Sequence[TensorSpec],
-        golden: Optional[Golden] = None, config: Optional[RunConfig] = None) -> RunResult:
+def run(program: Union["Program", Type[Any]], *args: Any,
+        tensor_specs: Optional[Sequence[TensorSpec]] = None, golden: Optional[Golden] = None,
+        config: Optional[RunConfig] = None) -> Any:
+    """``run(program, tensor_specs, golden=None, config=None)`` (below), or PyPTO's
+    ``run(program, *tensors, config=None)``: arrays after the program (or nothing at all) compile
+    it, call it on them and return the ``CompiledProgram`` (``pypto.runtime.tensor_call``)."""
+    if tensor_specs is None and tensor_call.is_tensor_call(args):
+        return tensor_call.run_on_tensors(program, args, config)
+    if len(args) > 3:
+        raise TypeError(f"run() takes tensor_specs, golden and config after the program, or "
+                        f"arrays only; got {len(args)} arguments")
+    given = dict(zip(("tensor_specs", "golden", "config"), args))
+    for name, value in (("tensor_specs", tensor_specs), ("golden", golden), ("config", config)):
+        if value is not None:
+            if name in given:
+                raise TypeError(f"run() got multiple values for argument '{name}'")
+            given[name] = value
+    return _run_with_specs(program, given.get("tensor_specs"), given.get("golden"),
+                           given.get("config"))
+
+
+def _run_with_specs(program: Union["Program", Type[Any]], tensor_specs: Sequence[TensorSpec],
+                    golden: Optional[Golden] = None, config: Optional[RunConfig] = None) -> RunResult:
     """Compiles ``program``, computes the expected outputs (``golden(tensors, params)`` fills the
     output arrays of ``tensors``; without it the reference interpreter does), runs the program
     on the CPU-simulator device and compares. Profiling (RunConfig.compile_profiling, an active
