@@ -8,45 +8,16 @@
 #include <utility>
 
 #include "parser_state.h"
-#include "pypto/ir/structural_equal.h"
+#include "pypto/ir/linear_form.h"
 
 namespace pypto::frontend::detail {
 
 namespace {
 
-// hi - lo when it is constant: both bounds constant, or hi written as `lo + c` (x[i:i + 8]).
-// A bound as `base + constant` (base null for a constant bound; constant 0 when there is none):
-// `r + 2` is (r, 2), `r - 1` is (r, -1), `r` is (r, 0).
-std::pair<ExprPtr, int64_t> base_and_constant(const ExprPtr& bound) {
-  auto integer = [](const ExprPtr& e) -> std::optional<int64_t> {
-    auto c = fold_constant(e).value;
-    if (c && c->kind == ir::Scalar::Kind::Int) return c->i;
-    return std::nullopt;
-  };
-  if (auto c = integer(bound)) return {nullptr, *c};
-  if (const auto* b = bound->as<ir::Binary>()) {
-    if (b->op == ir::BinaryOp::Add) {
-      if (auto c = integer(b->b)) return {b->a, *c};
-      if (auto c = integer(b->a)) return {b->b, *c};
-    }
-    if (b->op == ir::BinaryOp::Sub) {
-      if (auto c = integer(b->b)) return {b->a, -*c};
-    }
-  }
-  return {bound, 0};
-}
-
-std::optional<int64_t> slice_extent(const ExprPtr& lower, const ExprPtr& upper, Span span) {
-  auto folded = fold_constant(
-      ir::make_node<ir::Binary>(ir::BinaryOp::Sub, upper, lower, upper->type(), span));
-  if (folded.value && folded.value->kind == ir::Scalar::Kind::Int) return folded.value->i;
-  // x[r + 1:r + 2], x[i:i + 8]: bounds on one base differ by their constants.
-  const auto [low_base, low] = base_and_constant(lower);
-  const auto [high_base, high] = base_and_constant(upper);
-  if (!low_base || !high_base || !ir::structural_equal(low_base, high_base)) return std::nullopt;
-  int64_t extent = 0;
-  if (__builtin_sub_overflow(high, low, &extent)) return std::nullopt;
-  return extent;
+// hi - lo when it is constant: both bounds constant, or bounds that differ by a constant
+// whatever their variables are (x[i:i + 8], x[k * 64:(k + 1) * 64]).
+std::optional<int64_t> slice_extent(const ExprPtr& lower, const ExprPtr& upper) {
+  return ir::constant_difference(lower, upper);
 }
 
 }  // namespace
@@ -92,11 +63,11 @@ SubscriptWindow Parser::subscript_window(const std::vector<int64_t>& shape,
     int64_t extent = 1;
     if (item.is_slice) {
       ExprPtr upper = item.upper ? item.upper : ir::make_int(shape[d], item.span);
-      std::optional<int64_t> constant_extent = slice_extent(lower, upper, item.span);
+      std::optional<int64_t> constant_extent = slice_extent(lower, upper);
       if (!constant_extent) {
         fail(item.span,
-             "the extent of a slice must be constant: write x[i:i + 8], not bounds "
-             "whose difference is known only at run time");
+             "the extent of a slice must be constant: write x[i:i + 8] or "
+             "x[k * 8:(k + 1) * 8], not bounds whose difference is known only at run time");
       }
       extent = *constant_extent;
       if (extent <= 0 || extent > shape[d]) {

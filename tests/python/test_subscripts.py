@@ -61,6 +61,8 @@ def test_an_index_drops_its_dimension_and_two_indices_read_an_element():
         "        w = t[i:i + 4, :]\n"
         "        z = t[i + 1:i + 3, :]\n"
         "        m = t[i - 2:i, :]\n"
+        "        q = t[i * 2:(i + 1) * 2, :]\n"
+        "        p = t[:, 4 * (i - 1) + 8:i * 4 + 16]\n"
         "        return s\n")
     text = program.as_python()
     # A window of the tensor with the indexed dimensions dropped.
@@ -73,6 +75,10 @@ def test_an_index_drops_its_dimension_and_two_indices_read_an_element():
     assert "pl.slice(t, [4, 16], [i, 0])" in text, text
     assert "pl.slice(t, [2, 16], [i + 1, 0])" in text, text
     assert "pl.slice(t, [2, 16], [i - 2, 0])" in text, text
+    # Bounds that differ by a constant whatever i is: (i + 1) * 2 - i * 2 is 2, and
+    # i * 4 + 16 - (4 * (i - 1) + 8) is 12.
+    assert "pl.slice(t, [2, 16], [i * 2, 0])" in text, text
+    assert "pl.slice(t, [8, 12], [0, 4 * (i - 1) + 8])" in text, text
 
 
 def test_errors_name_the_subscript():
