@@ -315,9 +315,34 @@ void bind_calls(nb::module_& m) {
                    })
       .def_prop_ro("result",
                    [](const driver::CompiledProgram& c) { return c.compiled(); })
-      .def_prop_ro("returns_values", [](const driver::CompiledProgram& c) {
-        return !c.program()->entry()->return_types.empty();
-      });
+      .def_prop_ro("returns_values",
+                   [](const driver::CompiledProgram& c) {
+                     return !c.program()->entry()->return_types.empty();
+                   })
+      // What a worker's register() does: the library a first call would build and load, now.
+      .def(
+          "load",
+          [](driver::CompiledProgram& c) {
+            bool built = false;
+            bool cache_hit = false;
+            std::vector<std::string> notes;
+            std::string error;
+            {
+              SigintForwarder forward_sigint;
+              nb::gil_scoped_release release;
+              try {
+                c.library(built, cache_hit, notes);
+              } catch (...) {
+                error = driver::describe_current_exception(c.program().get());
+              }
+            }
+            SigintForwarder::raise_pending_signal();
+            if (!error.empty()) throw std::runtime_error(error);
+            return std::make_tuple(built, cache_hit);
+          },
+          "Builds the program's library (or takes it from the binary cache) and loads it now, "
+          "as its first call would. Returns (built, cache_hit); built is False when it was "
+          "loaded already.");
 
   m.def(
       "callable_program",

@@ -217,6 +217,11 @@ class CompiledProgram:
     @property
     def returns_values(self) -> bool: ...
 
+    def load(self) -> tuple[bool, bool]:
+        """
+        Builds the program's library (or takes it from the binary cache) and loads it now, as its first call would. Returns (built, cache_hit); built is False when it was loaded already.
+        """
+
 def callable_program(result: CompileResult) -> CompiledProgram:
     """
     The compiled program of an ir.compile result, to be called (nothing is compiled again); raises TypeError when its entry takes other than tensors.

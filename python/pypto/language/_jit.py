@@ -158,7 +158,10 @@ def _driver_config(config):
     from pypto import runtime  # here: pypto.runtime imports pypto.language
 
     if config is None:
-        config = _default_config()
+        # Inside `with ChipWorker(config):` calls run with the worker's config.
+        from pypto.runtime import chip_worker
+
+        config = chip_worker.current_config() or _default_config()
     cached = _driver_configs.get(id(config))
     if cached is not None and cached[0] == config:
         return config, cached[1]
@@ -312,30 +315,8 @@ class JitFunction:
         config, driver_config = _driver_config(config)
         with _core.driver.Session(config.compile_profiling is True) as session:
             profiling = session.profiling
-            if profiling:
-                session.begin_stage("specialize")
-            try:
-                key, tensors, dtypes, outputs, scalars = self._key(args)
-                # What else decides the compiled code: the pass strategy and the target.
-                key = (key, driver_config.strategy, driver_config.platform)
-                compiled = self._cache.get(key)
-                # A miss also reads the function's file and scope here, so that `parse` is the
-                # parser's time only.
-                sources = self._sources() if compiled is None else None
-            finally:
-                if profiling:
-                    session.end_stage()
-            hit = compiled is not None
-            if not hit:
-                program = self._parse(sources, tensors, dtypes, scalars)
-                driver_program = _core.driver.compile_for_calls(session, program._cpp,
-                                                                driver_config)
-                compiled = CompiledProgram(driver_program.result, self.__name__, driver_program)
-                with self._lock:
-                    compiled = self._cache.setdefault(key, compiled)
-                    self.misses += 1
-            else:
-                self.hits += 1
+            compiled, hit, tensors, dtypes, outputs = self._specialisation(session, args,
+                                                                           driver_config)
             execution_time, _, library_hit, notes = _core.driver.call(
                 session, compiled._driver_program(), [_types.as_driver_buffer(t) for t in tensors], dtypes,
                 driver_config)
@@ -350,6 +331,47 @@ class JitFunction:
         if len(outputs) == 1:
             return outputs[0]
         return tuple(outputs) if outputs else None
+
+    def _specialisation(self, session, args, driver_config):
+        """(the CompiledProgram for these arguments, whether it was cached, the tensors, their
+        dtype names, the Out/InOut tensors): compiled on a miss, and kept."""
+        profiling = session.profiling
+        if profiling:
+            session.begin_stage("specialize")
+        try:
+            key, tensors, dtypes, outputs, scalars = self._key(args)
+            # What else decides the compiled code: the pass strategy and the target.
+            key = (key, driver_config.strategy, driver_config.platform)
+            compiled = self._cache.get(key)
+            # A miss also reads the function's file and scope here, so that `parse` is the
+            # parser's time only.
+            sources = self._sources() if compiled is None else None
+        finally:
+            if profiling:
+                session.end_stage()
+        hit = compiled is not None
+        if not hit:
+            program = self._parse(sources, tensors, dtypes, scalars)
+            driver_program = _core.driver.compile_for_calls(session, program._cpp, driver_config)
+            compiled = CompiledProgram(driver_program.result, self.__name__, driver_program)
+            with self._lock:
+                compiled = self._cache.setdefault(key, compiled)
+                self.misses += 1
+        else:
+            self.hits += 1
+        return compiled, hit, tensors, dtypes, outputs
+
+    def compile(self, *args, config=None, **kwargs):
+        """The ``CompiledProgram`` of the specialisation for these arguments (only their shapes
+        and dtypes are read), compiled now and kept for the calls that match it; nothing runs.
+        Register it with a ``pypto.runtime.ChipWorker``, or call it."""
+        args = self._arguments(args, kwargs)
+        config, driver_config = _driver_config(config)
+        with _core.driver.Session(config.compile_profiling is True) as session:
+            compiled = self._specialisation(session, args, driver_config)[0]
+            if session.profiling:
+                session.write_report()
+        return compiled
 
     def cache_info(self):
         """``{"hits", "misses", "size"}``: calls that reused a specialisation, calls that

@@ -19,6 +19,7 @@ from pypto import _core
 from pypto._text import checked_path, checked_text
 from pypto.backend import BackendType, backend_of_platform
 from pypto.runtime import tensor_call
+from pypto.runtime.chip_worker import ChipWorker, DeviceTensor, RegistrationHandle
 from pypto.runtime._pypto_fields import (
     _HOST_SIDE_FIELDS,
     _apply_host_side_fields,
@@ -29,7 +30,7 @@ from pypto.language import _types
 
 __all__ = ["TensorSpec", "RunConfig", "RunResult", "run", "BenchmarkResult", "benchmark",
            "Tensors", "Params", "Golden", "ScalarSpec", "compile_program", "configure_log",
-           "log_level"]
+           "log_level", "ChipWorker", "DeviceTensor", "RegistrationHandle"]
 
 # PyPTO's names that live in submodules (runner, tensor_spec, log_config), loaded on first use
 # so that ``import pypto.runtime`` stays as quick as it was.
