@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "interpreter_blocks.h"
 #include "task_ops.h"
 
 #include "pypto/ir/system_op_attrs.h"
@@ -178,12 +179,7 @@ namespace interp {
 Value op_system_none(const OpDef&, const Call&, const Args&) { return Value{}; }
 
 Value op_syncall(const OpDef&, const Call&, const Args&) {
-  const int64_t blocks = current_launch_block_count();
-  if (blocks > 1) {
-    throw RunError("pl.system.syncall in a launch of " + std::to_string(blocks) +
-                   " blocks: the reference interpreter runs the blocks of a launch one after "
-                   "another, so it cannot hold them at a barrier (run the program on the device)");
-  }
+  launch_syncall();
   return Value{};
 }
 

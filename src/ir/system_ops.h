@@ -42,8 +42,8 @@ TypePtr infer_core_count(const OpContext& c);     // available_cluster_count / a
 namespace interp {
 // The ordering points and cacheinvalid: the interpreter runs one instruction after another.
 Value op_system_none(const OpDef& def, const Call& c, const Args& a);
-// syncall: a launch of one block passes; the interpreter runs the blocks of a launch one after
-// another, so it cannot hold several at a barrier and says so.
+// syncall: the interpreter runs the blocks of a kernel that calls it side by side and holds
+// them at the barrier (interpreter_blocks.h); a launch of one block passes.
 Value op_syncall(const OpDef& def, const Call& c, const Args& a);
 // The interpreter is one core.
 Value op_core_count(const OpDef& def, const Call& c, const Args& a);

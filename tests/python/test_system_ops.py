@@ -212,12 +212,47 @@ def test_a_launch_wider_than_the_device_fails_instead_of_hanging(work):
             "the launch has 2 blocks, but the device runs 1 at once" in result.error), result.error
 
 
-def test_the_reference_interpreter_says_it_cannot_hold_blocks_at_a_barrier(work):
-    # Without a golden the outputs would be checked against the interpreter, which runs the
-    # blocks one after another and so refuses a barrier between them.
+def test_the_reference_interpreter_holds_the_blocks_at_the_barrier_too(work):
+    # Without a golden the outputs are checked against the reference interpreter, which runs
+    # the blocks of a kernel with pl.system.syncall side by side: it agrees with the device.
     result = run(Exchange, exchange_specs(), None, config(work))
+    assert result.passed, result.error
+    expected = {"x": result.inputs["x"], "buf": np.zeros_like(result.outputs["buf"])}
+    exchange_golden(expected)
+    np.testing.assert_allclose(result.outputs["buf"], expected["buf"], rtol=1e-6)
+
+
+LEAVER = """
+import pypto.language as pl
+
+@pl.program
+class Leaver:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 64], pl.FP32],
+          o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        if pl.tile.get_block_idx() == 0:
+            pl.system.syncall()
+        return pl.store(pl.load(x, [0, 0], [16, 64]), [0, 0], o)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32],
+             o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        with pl.spmd(2):
+            o = self.k(x, o)
+        return o
+"""
+
+
+@pytest.mark.parametrize("golden", [True, False], ids=["device", "interpreter"])
+def test_a_block_that_skips_the_barrier_is_reported_not_waited_for(work, golden):
+    def copy(t, params=None):
+        t["o"][:] = t["x"]
+
+    specs = [TensorSpec("x", [16, 64], pl.FP32, init_value=1.0),
+             TensorSpec("o", [16, 64], pl.FP32, is_output=True)]
+    result = run(pl.parse(LEAVER), specs, copy if golden else None, config(work))
     assert not result.passed
-    assert "the reference interpreter runs the blocks of a launch one after another" in result.error
+    assert "1 of the launch's 2 blocks returned without reaching it" in result.error, result.error
 
 
 @pl.program
