@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 18
+#define PTO_ABI_VERSION 19
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -332,7 +332,16 @@ typedef struct PtoIsa {
 // failed); the kernel should return right after calling it. `core_id` is the simulated core.
 // `block_idx` and `block_num` describe the task running on the core now: block `block_idx` of
 // a launch of `block_num` blocks (pl.tile.get_block_idx / get_block_num; 0 and 1 outside
-// pl.spmd). The runtime sets them before each kernel call.
+// pl.spmd). The runtime sets them before each kernel call. `num_cores` is the device's count of
+// simulated cores (pl.system.available_cluster_count / available_aiv_count).
+//
+// `syncall(ctx, core_type, used_cores, where)` is pl.system.syncall: it returns once every block
+// of the task's launch has called it (as many times), so no block passes before all arrive.
+// `core_type` is a PtoSyncallCoreType; `used_cores` is -1 for the hard form, else the soft
+// form's participant count (0: the launch's block count). It returns 0 after reporting through
+// `fail` (naming `where`) when the launch cannot meet there: more blocks than cores (they could
+// not all run at once), a participant count other than the launch's, another block that
+// returned without arriving, or a run that is failing; the kernel then returns.
 typedef struct PtoCoreMemory {
   uint8_t* space[PTO_NUM_SPACES];
   int64_t capacity[PTO_NUM_SPACES];
@@ -342,7 +351,13 @@ typedef struct PtoCoreMemory {
   const PtoIsa* isa;
   int32_t block_idx;
   int32_t block_num;
+  int32_t num_cores;
+  int32_t (*syncall)(void* ctx, int32_t core_type, int32_t used_cores, const char* where);
 } PtoCoreMemory;
+
+// The participant set of pl.system.syncall (its core_type=): on the CPU device a block is one
+// participant whatever its kind.
+enum PtoSyncallCoreType { PTO_SYNCALL_MIX = 0, PTO_SYNCALL_AIV_ONLY = 1, PTO_SYNCALL_AIC_ONLY = 2 };
 
 // A kernel (one InCore function) runs on one simulated core.
 typedef void (*PtoKernelFn)(const PtoArg* args, PtoCoreMemory* mem);
@@ -393,6 +408,9 @@ typedef struct PtoRuntimeApi {
   PtoTaskHandle (*submit_task)(void* ctx, const char* kernel_name, PtoKernelFn fn,
                                const PtoArg* args, int32_t nargs, const PtoSubmitOptions* options);
   void (*set_manual_scope)(void* ctx, int32_t manual);
+  // The device's count of simulated cores (pl.system.available_cluster_count in an
+  // orchestration: the widest launch whose blocks all run at once).
+  int32_t num_cores;
 } PtoRuntimeApi;
 
 // Exported by every generated program library:

@@ -36,6 +36,10 @@ COMPUTE_CATEGORIES = {
 }
 PARTS = {"_ops_compute.py": "The ops that compute on tiles and tensors",
          "_ops_data.py": "The ops that move, lay out, gather, scatter and schedule data"}
+# Ops of a namespace (registry names "system.syncall") get a file of their own, whose functions
+# carry the name after the dot: pl.system.syncall is python/pypto/language/system.py's syncall.
+NAMESPACES = {"system": ("_ops_system.py", "The ops of ``pl.system`` (synchronisation, fences, "
+                         "cache maintenance, core counts)")}
 
 # A tile or a tensor: elementwise ops, slices and assembly work on both (tensor ops in an
 # orchestration become tile ops in ConvertTensorToTileOps) and return the kind they were given.
@@ -137,6 +141,12 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
                 "{name}: a copy of `input` with the elements of `src` placed along `dim` at "
                 "`index` (the last write wins), as torch.scatter; an index out of range is a "
                 "run-time error."),
+    # pl.system: results are None (a statement) except the core counts.
+    "System": ({"tensor": "Tensor", "shapes": SHAPE, "offsets": SHAPE, "workspace": "Tensor",
+                "gm_workspace": "Tensor", "used_cores": "IntLike", "event": "IntLike",
+                "event_id": "int", "set_pipe": "PipeType", "wait_pipe": "PipeType",
+                "pipe": "PipeType", "ffts_mode": "int", "core_type": "str", "mode": "str"},
+               "None", "The registry's op {name}."),
     "PagedGather": ({"src": "Tensor", "indices": "Tensor", "block_table": "Tensor",
                      "block_size": "int", "size": "int", "max_indices": "int",
                      "space": "MemorySpace", "col_off": "int", "is_trans": "bool",
@@ -179,6 +189,29 @@ OPS: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "batch_matmul_acc": ({"lhs": "Tile", "rhs": "Tile"}, "Tile",
                          "`acc` + lhs @ rhs batch by batch, lhs and rhs broadcast as in "
                          "batch_matmul; `acc` has the product's shape."),
+    "system.sync_src": ({}, "None", "Sets the flag `event_id` from pipe `set_pipe` to pipe "
+                        "`wait_pipe` (the CPU device's core is in order: an ordering point)."),
+    "system.sync_dst": ({}, "None", "Waits on pipe `wait_pipe` for the flag `event_id` that "
+                        "`set_pipe` sets (the CPU device's core is in order: an ordering point)."),
+    "system.sync_set": ({}, "None", "Raises the Cube/Vector event `event_id` (0-13, or a scalar "
+                        "`event`) on `pipe`; on the CPU device an ordering point."),
+    "system.sync_wait": ({}, "None", "Waits for the Cube/Vector event `event_id` (0-13, or a "
+                         "scalar `event`) on `pipe`; on the CPU device an ordering point."),
+    "system.set_ffts": ({}, "None", "Declares the FFTS workspace (1-D INT64, 256 or more "
+                        "elements) of the cross-core events; no code on the CPU device."),
+    "system.bar_v": ({}, "None", "Vector pipe barrier (an ordering point)."),
+    "system.bar_m": ({}, "None", "Matrix pipe barrier (an ordering point)."),
+    "system.bar_all": ({}, "None", "Barrier of every pipe (an ordering point)."),
+    "system.fence": ({}, "None", "A memory fence over global memory."),
+    "system.cacheinvalid": ({}, "None", "Invalidates global memory's cache lines (all of them, "
+                            "or the one holding a region's base); the host's caches are "
+                            "coherent, so an ordering point."),
+    "system.syncall": ({}, "None", "A barrier across every block of the SPMD launch: no block "
+                       "passes before all arrive. mode='soft' takes gm_workspace (INT32, 16 or "
+                       "more elements) and used_cores."),
+    "system.available_cluster_count": ({}, "Scalar", "The device's cluster count (INT32): the "
+                                       "widest pl.spmd launch whose blocks all run at once."),
+    "system.available_aiv_count": ({}, "Scalar", "The device's vector core count (INT32)."),
     "transpose_view": ({"tile": "Tile"}, "Tile",
                        "`tile` with its last two axes swapped, in the same memory space (the "
                        "hardware reinterprets its fractal layout; here it is a transposed copy)."),
@@ -196,7 +229,8 @@ signatures. Called from Python they raise ``CompileError``.
 from typing import Any, Optional, Sequence, TypeVar, Union
 
 from pypto.language._ops import IntLike, outside_program
-from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tensor, Tile
+from pypto.language._types import (AtomicType, DType, MemorySpace, PadValue, PipeType, Scalar,
+                                   Tensor, Tile)
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
@@ -208,6 +242,7 @@ Signature = Tuple[str, str, List[str], int, List[str]]
 
 def render_op(sig: Signature) -> str:
     name, category, arg_names, min_args, attr_names = sig
+    short = name.split(".")[-1]
     types, result, summary = CATEGORIES.get(category, ({}, "Any", "The registry's op {name}."))
     if name in OPS:
         extra_types, result, summary = OPS[name]
@@ -224,7 +259,7 @@ def render_op(sig: Signature) -> str:
     doc = (f"{summary.format(name=name)}\n\n"
            f"    In a program: ``pl.{name}({call})``. Category {category}; valid only inside a\n"
            f"    ``@pl.program``'s functions or a ``@pl.jit`` function.\n    ")
-    return (f"\n\ndef {name}({', '.join(params)}) -> {result}:\n"
+    return (f"\n\ndef {short}({', '.join(params)}) -> {result}:\n"
             f'    """{doc}"""\n'
             f"    raise outside_program({name!r})\n")
 
@@ -243,20 +278,28 @@ __all__ = [{names}]
 '''
 
 
-def render_part(title: str, signatures: Sequence[Signature]) -> str:
-    names = ", ".join(repr(s[0]) for s in signatures)
+def render_part(title: str, signatures: Sequence[Signature], namespace: str = "") -> str:
+    names = ", ".join(repr(s[0].split(".")[-1]) for s in signatures)
     header = HEADER.replace("The DSL's ops as typed functions", title + ", as typed functions", 1)
+    if namespace:
+        header = header.replace(": ``pl.add``, ``pl.load``... (and ``pl.tile.<op>``)",
+                                f" (``pl.{namespace}.<op>``)", 1)
     return header.format(names=names) + "".join(render_op(tuple(s)) for s in signatures)
 
 
 def render(signatures: Sequence[Signature]) -> Dict[str, str]:
     """File name (in python/pypto/language) -> text."""
-    compute = [s for s in signatures if s[1] in COMPUTE_CATEGORIES]
-    data = [s for s in signatures if s[1] not in COMPUTE_CATEGORIES]
+    flat = [s for s in signatures if "." not in s[0]]
+    compute = [s for s in flat if s[1] in COMPUTE_CATEGORIES]
+    data = [s for s in flat if s[1] not in COMPUTE_CATEGORIES]
     names = list(PARTS)
-    return {names[0]: render_part(PARTS[names[0]], compute),
-            names[1]: render_part(PARTS[names[1]], data),
-            OUTPUT.name: INDEX.format(names=", ".join(repr(s[0]) for s in signatures))}
+    files = {names[0]: render_part(PARTS[names[0]], compute),
+             names[1]: render_part(PARTS[names[1]], data),
+             OUTPUT.name: INDEX.format(names=", ".join(repr(s[0]) for s in flat))}
+    for namespace, (file_name, title) in NAMESPACES.items():
+        members = [s for s in signatures if s[0].startswith(namespace + ".")]
+        files[file_name] = render_part(title, members, namespace)
+    return files
 
 
 def main() -> int:

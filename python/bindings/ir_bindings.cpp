@@ -211,6 +211,8 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "LaunchQuery";
     case ir::OpCategory::Communication:
       return "Communication";
+    case ir::OpCategory::System:
+      return "System";
     case ir::OpCategory::Write:
       return "Write";
     case ir::OpCategory::Gather:

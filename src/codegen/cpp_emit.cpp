@@ -251,6 +251,13 @@ bool is_launch_query(const ir::Call& c) {
   return def && def->category == ir::OpCategory::LaunchQuery;
 }
 
+// pl.system.available_cluster_count / available_aiv_count: every simulated core is a cluster
+// of one Cube and one Vector lane, so both count the cores.
+bool is_core_count(const ir::Call& c) {
+  return c.call_kind == ir::CallKind::Op && (c.callee == "system.available_cluster_count" ||
+                                             c.callee == "system.available_aiv_count");
+}
+
 // A launch query reads the kernel's launch context, which the runtime sets for each block's task
 // (PtoCoreMemory::block_idx, block_num). The CPU device runs a block's vector work as one lane:
 // its sub-block index is 0.
@@ -295,6 +302,10 @@ std::string emit_scalar_expr(const ir::ExprPtr& e, VarNames& names) {
     }
     case ir::ExprKind::Call:
       if (const auto* q = e->as<ir::Call>(); is_launch_query(*q)) return launch_query(*q, names);
+      if (const auto* q = e->as<ir::Call>(); is_core_count(*q)) {
+        // The device's simulated cores: the kernel's core memory or the orchestration's runtime.
+        return names.in_kernel() ? "((int32_t)mem->num_cores)" : "((int32_t)rt->num_cores)";
+      }
       break;
     default:
       break;

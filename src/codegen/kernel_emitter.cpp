@@ -251,6 +251,10 @@ void KernelEmitter::eval(const ir::EvalStmt& s) {
     emit_comm_statement(*call, s.span());
     return;
   }
+  if (emit_shape(*call) == ir::EmitShape::System) {
+    emit_system_statement(*call, s.span());
+    return;
+  }
   if (emit_shape(*call) == ir::EmitShape::MScatter) {
     emit_mscatter(*call, s.span());
     return;
@@ -431,6 +435,7 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
     case ir::EmitShape::Comm:
+    case ir::EmitShape::System:
       codegen_error(span, "the result of " + call.callee + " is not a tile");
     case ir::EmitShape::None:
     case ir::EmitShape::Store:

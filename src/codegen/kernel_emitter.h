@@ -173,6 +173,8 @@ class KernelEmitter : public StructuredEmitter {
   void emit_comm_scalar(const ir::Var& var, const ir::Call& call, Span span);
   void emit_comm_tensor(const ir::Var& var, const ir::Call& call, Span span);
   void emit_comm_statement(const ir::Call& call, Span span);
+  // The pl.system ops (kernel_system_ops.cpp).
+  void emit_system_statement(const ir::Call& call, Span span);
   std::string comm_where(Span span, std::string_view op) const;
   void emit_assemble(const OpSite& o);
   // Integer division by zero is a fault (pypto/support/element_ops.h): before an instruction that

@@ -142,6 +142,8 @@ class OrchestrationEmitter : public StructuredEmitter {
           task_blocks(*call, s->span());
         else if (call && call->callee == "manual_scope")
           manual_scope(*call);
+        else if (call && call->callee.rfind("system.", 0) == 0)
+          system_op(*call, s->span());
         else if (call)
           codegen_error(s->span(), "pl." + call->callee + " without a result");
         return;
@@ -152,6 +154,20 @@ class OrchestrationEmitter : public StructuredEmitter {
       default:
         codegen_error(s->span(), "unsupported statement");
     }
+  }
+
+  // A pl.system op in the orchestration, which runs on the host thread in program order: the
+  // pipe flags, barriers and cache maintenance of the NPU's cores are a memory fence here (the
+  // orchestration reads what earlier tasks wrote only through the runtime's dependencies);
+  // syncall joins the blocks of a launch, which exist only inside a kernel.
+  void system_op(const ir::Call& call, Span span) {
+    if (call.callee == "system.syncall") {
+      codegen_error(span,
+                    "pl.system.syncall holds the blocks of an SPMD launch at a barrier: call it "
+                    "inside an InCore function (or a pl.spmd / pl.at scope), not in an "
+                    "orchestration");
+    }
+    w_.line("__atomic_thread_fence(__ATOMIC_SEQ_CST);  // pl." + call.callee);
   }
 
   // The C++ expression of a tensor-valued argument, emitting what it needs first.

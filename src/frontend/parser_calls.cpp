@@ -4,6 +4,7 @@
 
 #include "parser_state.h"
 #include "pypto/ir/atomic_mode.h"
+#include "pypto/ir/system_op_attrs.h"
 
 namespace pypto::frontend::detail {
 
@@ -108,6 +109,23 @@ Value Parser::parse_pl_member() {
     advance();
     advance();
     return parse_task_invalid(span);
+  }
+  if (name == "system") {
+    expect(TK::Dot, "'.' after pl.system");
+    const Token& op = expect_name("an op name after 'pl.system.'");
+    return parse_op_spelling(name, op.text, span);
+  }
+  if (name == "prefetch") fail_prefetch(span);
+  // pl.PipeType.MTE2: a pipe of the pl.system flag ops, an integer attribute as in PyPTO's IR.
+  if (name == "PipeType") {
+    expect(TK::Dot, "'.' after pl.PipeType");
+    const Token& item = expect_name("a member of pl.PipeType");
+    auto pipe = ir::pipe_type_from_name(item.text);
+    if (!pipe) {
+      fail(span_of(item), "unknown pipe 'pl.PipeType." + std::string(item.text) +
+                              "' (expected MTE1, MTE2, MTE3, M, V, S, FIX or ALL)");
+    }
+    return expr_value(ir::make_node<ir::IntImm>(*pipe, DataType::INT64, span), span);
   }
   if (name == "array") return parse_task_namespace(name, span);
   if (name == "submit" || name == "spmd_submit") {

@@ -71,6 +71,8 @@ const ScalarForm* scalar_form(std::string_view spelling) {
 // clang-format off
 constexpr std::string_view kUnsupported[] = {
     "aic_gather",
+    "aic_initialize_pipe",
+    "aiv_initialize_pipe",
     "aiv_shard",
     "alloc",
     "create_l1",
@@ -169,11 +171,14 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
     return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")
     fail(span, "unknown op 'pl.create' (pl.tile.create or pl.tensor.create)");
-  std::string_view name = op;
+  // The registry names the ops of pl.system with their namespace ("system.syncall").
+  const bool system = ns == "system";
+  const std::string system_name = system ? "system." + std::string(op) : std::string();
+  std::string_view name = system ? std::string_view(system_name) : op;
   for (const Alias& a : kAliases) {
     if (a.ns == ns && a.spelling == op) name = a.op;
   }
-  const ScalarForm* scalar_operand = scalar_form(op);
+  const ScalarForm* scalar_operand = system ? nullptr : scalar_form(op);
   if (scalar_operand) name = scalar_operand->op;
   const ir::OpDef* def = ir::OpRegistry::global().find(name);
   if (!def) {
@@ -187,8 +192,10 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   auto has_attr = [&](const char* key) {
     return std::find(def->attr_names.begin(), def->attr_names.end(), key) != def->attr_names.end();
   };
-  const bool string_attrs = has_attr("acc_phase") || has_attr("cmp_mode") || name == "gather";
+  const bool string_attrs = has_attr("acc_phase") || has_attr("cmp_mode") || name == "gather" ||
+                            has_attr("core_type") || has_attr("mode");
   std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
+  if (system) system_call_args(*def, call_args);
   // pl.gather and pl.scatter are one spelling of several ops, told apart by their keywords:
   // gather(x, mask_pattern=) is gather_mask, gather(x, kvalue=, cmp_mode=, out_cols=) is
   // gather_compare, and scatter(x, mask_pattern=, dst=) is scatter_mask(dst, x, mask_pattern).
@@ -232,7 +239,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   }
   // The namespace says which kind the op works on: pl.tensor ops take tensors, pl.tile ops take
   // tiles (and the tensor a load reads or a store writes).
-  if (!ns.empty()) {
+  if (ns == "tile" || ns == "tensor") {
     const auto* c = call->as<ir::Call>();
     for (size_t i = 0; c && i < c->args.size(); ++i) {
       const TypePtr& type = c->args[i]->type();

@@ -571,6 +571,16 @@ class Parser {
   bool try_task_array_store(Block& block, const VarPtr& array, const Token& name);
   void parse_no_task_assignment(Block& block, const Token& name);
   Value parse_task_invalid(Span span);  // after `pl.system.task_invalid`
+
+  // -------------------------------- pl.system and pl.prefetch (parser_system.cpp)
+
+  // After `pl.prefetch`: the located "not supported yet" of the op it names.
+  [[noreturn]] void fail_prefetch(Span span);
+  // The arguments of a pl.system call in the registry's form: a constant event id of
+  // sync_set / sync_wait is the attribute event_id, a run-time one the argument `event`.
+  // Keyword arguments are put in the op's order.
+  void system_call_args(const ir::OpDef& def, std::vector<CallArg>& call_args);
+  void event_argument(std::vector<CallArg>& call_args);
   // A flat (row-major) index of `shaped` as one index per dimension.
   std::vector<ExprPtr> flat_index_to_indices(const ExprPtr& shaped, const ExprPtr& flat);
   StmtPtr parse_auto_scope(Span span, Span mode_span);  // after `pl.scope(mode=...AUTO`

@@ -9,8 +9,10 @@
 
 #include "interpreter_values.h"
 #include "pypto/ir/scalar_arith.h"
+#include "pypto/ir/visitor.h"
 #include "pypto/support/checked_int.h"
 #include "pypto/support/interrupt.h"
+#include "interpreter_blocks.h"
 #include "task_ops.h"
 
 namespace pypto::ir {
@@ -373,6 +375,16 @@ class Interpreter {
     const int64_t blocks = std::exchange(next_task_blocks_, 1);
     if (std::exchange(skip_next_task_, false)) return skipped_call(*it->second, args);
     if (blocks == 1) return call(*it->second, std::move(args), c.span());
+    if (uses_syncall(*it->second)) {
+      // Blocks that meet at pl.system.syncall run side by side, each with an interpreter of its
+      // own (call depth, step count); the last block's result stands for the launch.
+      std::vector<Value> results(static_cast<size_t>(blocks));
+      interp::run_blocks_side_by_side(blocks, [&](int64_t b) {
+        Interpreter block = *this;
+        results[static_cast<size_t>(b)] = block.call(*it->second, args, c.span());
+      });
+      return results.back();
+    }
     // An SPMD launch: the kernel once per block, in order (the blocks are independent).
     Value result;
     for (int64_t b = 0; b < blocks; ++b) {
@@ -380,6 +392,30 @@ class Interpreter {
       result = call(*it->second, args, c.span());
     }
     return result;
+  }
+
+  // Whether `f`, or a function it calls, calls pl.system.syncall.
+  bool uses_syncall(const Function& f) {
+    auto known = syncall_users_.find(&f);
+    if (known != syncall_users_.end()) return known->second;
+    syncall_users_[&f] = false;  // a recursive call adds nothing
+    struct Finder : IRVisitor {
+      std::vector<std::string> callees;
+      bool found = false;
+      void visit_call(const Call& c) override {
+        if (c.call_kind == CallKind::Op && c.callee == "system.syncall") found = true;
+        if (c.call_kind == CallKind::Function) callees.push_back(c.callee);
+        IRVisitor::visit_call(c);
+      }
+    } finder;
+    finder.visit_function(f);
+    bool uses = finder.found;
+    for (const std::string& name : finder.callees) {
+      auto it = functions_.find(name);
+      if (!uses && it != functions_.end()) uses = uses_syncall(*it->second);
+    }
+    syncall_users_[&f] = uses;
+    return uses;
   }
 
   // The block count of a task_blocks call: at least one.
@@ -408,6 +444,7 @@ class Interpreter {
   std::unordered_map<std::string, const Function*> functions_;
   bool skip_next_task_ = false;   // a task_options predicate was false
   int64_t next_task_blocks_ = 1;  // of the next submission (task_blocks)
+  std::unordered_map<const Function*, bool> syncall_users_;  // uses_syncall's answers
   int depth_ = 0;
   InterpretLimits limits_;
   Clock::time_point deadline_ = Clock::time_point::max();

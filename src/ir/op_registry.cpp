@@ -8,6 +8,7 @@
 #include "op_type_rules.h"
 #include "pto_abi.h"
 #include "comm_ops.h"
+#include "system_ops.h"
 #include "task_ops.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/scalar_arith.h"
@@ -251,6 +252,29 @@ std::vector<OpSpec> op_specs() {
        in::op_comm_unsupported, E::None},
       {"comm_window", C::Communication, {"buffer", "shape"}, 2, {"dtype"}, infer_comm_window,
        in::op_comm_unsupported, E::None},
+      // pl.system: synchronisation, fences, cache maintenance, core counts (system_ops.h).
+      {"system.sync_src", C::System, {}, 0, {"set_pipe", "wait_pipe", "event_id"},
+       infer_pipe_flag, in::op_system_none, E::System},
+      {"system.sync_dst", C::System, {}, 0, {"set_pipe", "wait_pipe", "event_id"},
+       infer_pipe_flag, in::op_system_none, E::System},
+      {"system.sync_set", C::System, {"event"}, 0, {"pipe", "event_id", "ffts_mode", "core_type"},
+       infer_cross_core_event, in::op_system_none, E::System},
+      {"system.sync_wait", C::System, {"event"}, 0, {"pipe", "event_id", "core_type"},
+       infer_cross_core_event, in::op_system_none, E::System},
+      {"system.set_ffts", C::System, {"workspace"}, 1, {}, infer_set_ffts, in::op_system_none,
+       E::System},
+      {"system.bar_v", C::System, {}, 0, {}, infer_pipe_barrier, in::op_system_none, E::System},
+      {"system.bar_m", C::System, {}, 0, {}, infer_pipe_barrier, in::op_system_none, E::System},
+      {"system.bar_all", C::System, {}, 0, {}, infer_pipe_barrier, in::op_system_none, E::System},
+      {"system.fence", C::System, {}, 0, {}, infer_pipe_barrier, in::op_system_none, E::System},
+      {"system.cacheinvalid", C::System, {"tensor", "shapes", "offsets"}, 0, {},
+       infer_cacheinvalid, in::op_system_none, E::System},
+      {"system.syncall", C::System, {"gm_workspace", "used_cores"}, 0, {"core_type", "mode"},
+       infer_syncall, in::op_syncall, E::System},
+      {"system.available_cluster_count", C::System, {}, 0, {}, infer_core_count,
+       in::op_core_count, E::None},
+      {"system.available_aiv_count", C::System, {}, 0, {}, infer_core_count, in::op_core_count,
+       E::None},
       // Gather and scatter (op_type_rules_gather.cpp, interpreter_gather_ops.cpp,
       // kernel_gather_ops.cpp; paged_gather of tensors is lowered by ConvertTensorToTileOps).
       {"write", C::Write, {"input", "indices", "value"}, 3, {}, infer_write, in::op_write,

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "pypto/ir/atomic_mode.h"
+#include "pypto/ir/system_op_attrs.h"
 #include "pypto/ir/visitor.h"
 
 namespace pypto::ir {
@@ -91,8 +92,15 @@ std::string format_attr(const AttrValue& v) {
 }
 
 // An attribute of a call as written in the DSL: atomic= is an integer in the IR and
-// pl.AtomicType.<member> in the program.
+// pl.AtomicType.<member> in the program, a pipe (set_pipe=, wait_pipe=, pipe=) an integer and
+// pl.PipeType.<member>.
 std::string call_attr_text(const std::string& key, const AttrValue& v) {
+  if (is_pipe_attr(key)) {
+    const auto* pipe = std::get_if<int64_t>(&v);
+    if (const char* name = pipe ? pipe_type_name(*pipe) : nullptr) {
+      return "pl.PipeType." + std::string(name);
+    }
+  }
   if (key == "atomic") {
     const auto* mode = std::get_if<int64_t>(&v);
     if (const char* name = mode ? atomic_mode_name(*mode) : nullptr) {

@@ -112,6 +112,8 @@ LaunchBlockScope::~LaunchBlockScope() {
   current_block_count = saved_count_;
 }
 
+int64_t current_launch_block_count() { return current_block_count; }
+
 Value op_launch_query(const OpDef&, const Call& c, const Args&) {
   if (c.callee == "get_block_idx") return Value::of_int(current_block_index);
   if (c.callee == "get_block_num") return Value::of_int(current_block_count);

@@ -57,6 +57,8 @@ class LaunchBlockScope {
  private:
   int64_t saved_index_, saved_count_;
 };
+// The block count of the launch the interpreter runs now (1 outside pl.spmd).
+int64_t current_launch_block_count();
 // Whether the predicate of a task_options call holds for its evaluated arguments (true when it
 // has none).
 bool task_predicate_holds(const Call& c, const Args& a);

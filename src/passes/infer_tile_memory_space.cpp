@@ -369,6 +369,7 @@ class SpaceInference : public IRMutator {
       case OpCategory::Scheduling:
       case OpCategory::LaunchQuery:
       case OpCategory::Communication:
+      case OpCategory::System:
       case OpCategory::PagedGather:
         return std::nullopt;
     }

@@ -36,6 +36,8 @@ class PurityCheck : public IRVisitor {
     if (c.call_kind == CallKind::Function) pure = false;
     auto cat = op_category(c);
     if (!cat || *cat == OpCategory::Store || *cat == OpCategory::Communication) pure = false;
+    // The pl.system ops order the device's work; only the core counts are plain values.
+    if (cat == OpCategory::System && !c.type()->as<ScalarType>()) pure = false;
     IRVisitor::visit_call(c);
   }
 };

@@ -14,6 +14,7 @@
 
 #include "alignment.h"
 #include "core_memory.h"
+#include "launch_barrier.h"
 #include "pypto/ir/types.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
@@ -47,6 +48,8 @@ struct TaskNode {
   // the barrier after a launch's blocks, which stands for the launch (its handle, its accesses).
   int32_t block_idx = 0;
   int32_t block_num = 1;
+  // Shared by the blocks of one launch: pl.system.syncall (null for a launch of one block).
+  std::shared_ptr<LaunchBarrier> barrier;
   bool join = false;
   bool done = false;
   int worker = -1;
@@ -92,10 +95,11 @@ class Run {
       core->run = this;
       core->mem.ctx = core.get();
       core->mem.fail = &Run::core_fail;
+      core->mem.syncall = &Run::core_syncall;
     }
-    PtoRuntimeApi api{this,        &Run::api_create_tensor, &Run::api_submit,
-                      &Run::api_fail, &tile_isa(),           &Run::api_submit_task,
-                      &Run::api_set_manual_scope};
+    PtoRuntimeApi api{this,           &Run::api_create_tensor, &Run::api_submit,
+                      &Run::api_fail, &tile_isa(),             &Run::api_submit_task,
+                      &Run::api_set_manual_scope, static_cast<int32_t>(cores_.size())};
 
     int32_t rc = 0;
     try {
@@ -177,6 +181,33 @@ class Run {
       std::string who = core->task ? task_label(*core->task) : "a kernel";
       core->run->fail(who + " failed: " + (message ? message : "(no message)"));
     });
+  }
+
+  // pl.system.syncall in a kernel (PtoCoreMemory::syncall): waits for the other blocks of the
+  // task's launch. They must all run at once, so a launch of more blocks than cores fails.
+  static int32_t core_syncall(void* ctx, int32_t core_type, int32_t used_cores,
+                              const char* where) noexcept {
+    auto* core = static_cast<TaskRuntime::Core*>(ctx);
+    Run& run = *core->run;
+    std::string problem;
+    without_throwing(run, [&] {
+      const TaskNode& task = *core->task;
+      const auto cores = static_cast<int32_t>(run.cores_.size());
+      if (used_cores > 0 && core_type != PTO_SYNCALL_MIX && used_cores != task.block_num) {
+        problem = "used_cores=" + std::to_string(used_cores) + ", but the launch has " +
+                  std::to_string(task.block_num) + " blocks, each one participant";
+      } else if (task.block_num > cores) {
+        problem = "the launch has " + std::to_string(task.block_num) +
+                  " blocks, but the device runs " + std::to_string(cores) +
+                  " at once and every block must be at the barrier together; launch at most " +
+                  std::to_string(cores) + " blocks (pl.system.available_cluster_count())";
+      } else if (task.barrier) {
+        problem = task.barrier->arrive([&run] { return run.failing(); });
+      }
+    });
+    if (problem.empty()) return run.failing() ? 0 : 1;
+    if (problem != "stopped") core_fail(ctx, (std::string(where) + ": " + problem).c_str());
+    return 0;
   }
 
   // The profiler's clock, so that task times can be placed in a profile (RunStats::origin).
@@ -299,6 +330,7 @@ class Run {
       join->id = launch;
       join->kernel = node->kernel;
       join->join = true;
+      auto barrier = std::make_shared<LaunchBarrier>(blocks);
       for (int32_t b = 0; b < blocks; ++b) {
         auto block = std::make_unique<TaskNode>();
         block->id = node->id + b;
@@ -309,6 +341,7 @@ class Run {
         block->predicate = node->predicate;
         block->block_idx = b;
         block->block_num = blocks;
+        block->barrier = barrier;
         join->deps.push_back(block->id);
         add_node_locked(std::move(block), ready);
       }
@@ -491,6 +524,7 @@ class Run {
       } catch (...) {
         fail(task_label(*task) + " threw an exception");
       }
+      if (task->barrier) task->barrier->block_returned();
       if (observer_) observer_->task_finished(worker, view);
       core.task = nullptr;
     }
@@ -579,6 +613,7 @@ TaskRuntime::TaskRuntime(int num_workers, TaskObserver* warm_up_observer) {
     auto core = std::make_unique<Core>();
     core->mem.core_id = w;
     core->mem.block_num = 1;
+    core->mem.num_cores = num_workers;
     core->mem.isa = &tile_isa();
     for (int s = 0; s < PTO_NUM_SPACES; ++s) {
       core->mem.capacity[s] = capacity(s);

@@ -121,7 +121,10 @@ class InlineRuntime {
     memory_.ctx = this;
     memory_.fail = &InlineRuntime::on_fail;
     memory_.isa = &runtime::tile_isa();
+    memory_.num_cores = 1;
+    memory_.syncall = &InlineRuntime::on_syncall;
     api_.ctx = this;
+    api_.num_cores = 1;
     api_.create_tensor = &InlineRuntime::on_create_tensor;
     api_.submit = &InlineRuntime::on_submit;
     api_.fail = &InlineRuntime::on_fail;
@@ -149,6 +152,8 @@ class InlineRuntime {
     std::vector<PtoArg> copy(args, args + nargs);
     fn(copy.data(), &self->memory_);
   }
+  // One core runs one block at a time: a syncall of a task meets itself.
+  static int32_t on_syncall(void*, int32_t, int32_t, const char*) { return 1; }
   static void on_fail(void* ctx, const char* message) {
     static_cast<InlineRuntime*>(ctx)->failures_.push_back(message);
   }

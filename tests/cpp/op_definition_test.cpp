@@ -5,6 +5,7 @@
 // without touching this file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -66,12 +67,13 @@ TEST(OpDefinition, EveryOpHasEveryAttributeItNeeds) {
       // host orchestrator's window buffers, paged_gather of tensors (lowered to loads), and
       // pl.arange and pl.random (the tensor forms of pl.ci and pl.tile_random, which
       // ConvertTensorToTileOps lowers them to); gather_compare's two results are a tuple, which
-      // kernel code does not hold yet. The launch queries are scalar expressions, not
-      // instructions.
+      // kernel code does not hold yet. The launch queries and the core counts of pl.system
+      // are scalar expressions, not instructions.
       EXPECT_TRUE(
           def->category == OpCategory::CreateTensor || def->category == OpCategory::ExpandClone ||
           def->category == OpCategory::Scheduling || def->category == OpCategory::LaunchQuery ||
           def->category == OpCategory::Communication || def->category == OpCategory::PagedGather ||
+          def->category == OpCategory::System ||
           name == "gather_compare" || def->name == "arange" || def->name == "random")
           << "no emission shape";
     }
@@ -486,6 +488,27 @@ std::vector<Block> blocks_for(const OpDef& def) {
       }
       add(op + "(pl.load(x, [2, 0], [14, 8]), [16, 16], pad_value=pl.PadValue.max)", true, 0.0f);
       break;
+    // The pl.system ops are statements: each is followed by a computation whose result must be
+    // the same with them (they order work; they change no value).
+    case EmitShape::System: {
+      std::vector<std::string> calls;
+      if (def.name == "system.sync_src" || def.name == "system.sync_dst") {
+        calls = {op + "(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)"};
+      } else if (def.name == "system.sync_set" || def.name == "system.sync_wait") {
+        calls = {op + "(3, pipe=pl.PipeType.MTE3)"};
+      } else if (def.name == "system.cacheinvalid") {
+        calls = {op + "()", op + "(x, [1, 16], [2, 0])"};
+      } else if (def.name == "system.syncall") {
+        calls = {op + "()", op + "(core_type=\"aiv_only\")"};
+      } else {
+        calls = {op + "()"};
+      }
+      for (const std::string& call : calls) {
+        const std::string r = "r" + std::to_string(out.size());
+        out.push_back({call + "\n        " + r + " = pl.add(" + kX + ", 1.0)\n", true, 0.0f});
+      }
+      break;
+    }
     case EmitShape::None:
       break;
   }
@@ -575,7 +598,10 @@ std::vector<std::string> kernel_ops() {
   for (const auto& name : OpRegistry::global().names()) {
     // Multi-rank ops need ranks: comm_transport_test.cpp and tests/python/test_multi_rank.py.
     const OpDef* def = OpRegistry::global().find(name);
-    if (def->emit != EmitShape::None && def->category != OpCategory::Communication) {
+    // set_ffts takes an INT64 workspace of 256 elements, which the generated program has not:
+    // tests/python/test_system_ops.py compiles and runs it.
+    if (def->emit != EmitShape::None && def->category != OpCategory::Communication &&
+        name != "system.set_ffts") {
       out.push_back(name);
     }
   }
@@ -584,7 +610,10 @@ std::vector<std::string> kernel_ops() {
 
 INSTANTIATE_TEST_SUITE_P(Registry, OpAgreesWithInterpreter, ::testing::ValuesIn(kernel_ops()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
+                           // A test name has no dots: pl.system.syncall is system_syncall.
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return name;
                          });
 
 }  // namespace

@@ -144,10 +144,21 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   for (const char* name : generate_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
+  // The pl.system namespace (src/ir/system_ops.h): registry names carry the namespace.
+  const char* const system_ops[] = {
+      "system.sync_src", "system.sync_dst", "system.sync_set",     "system.sync_wait",
+      "system.set_ffts", "system.bar_v",    "system.bar_m",        "system.bar_all",
+      "system.fence",    "system.cacheinvalid", "system.syncall",
+      "system.available_cluster_count", "system.available_aiv_count"};
+  for (const char* name : system_ops) {
+    ASSERT_NE(reg.find(name), nullptr) << name;
+    EXPECT_EQ(reg.find(name)->category, OpCategory::System) << name;
+  }
   auto names = reg.names();
   EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
                               std::size(generate_ops) + std::size(gather_ops) +
                               std::size(comm_ops) + std::size(batch_matmul_ops) +
+                              std::size(system_ops) +
                               std::size(launch_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());

@@ -11,7 +11,8 @@ PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "language-referenc
 
 def sections():
     text = PAGE.read_text(encoding="utf-8")
-    parts = re.split(r"^### `pl\.(\w+)`\n", text, flags=re.M)
+    # Names with a namespace (pl.system.syncall) are registry names with a dot.
+    parts = re.split(r"^### `pl\.([\w.]+)`\n", text, flags=re.M)
     return dict(zip(parts[1::2], parts[2::2]))
 
 

@@ -47,6 +47,10 @@ enum class OpCategory : uint8_t {
   // Multi-rank programs (src/ir/comm_ops.h): ranks, window buffers, peer views, signals. Calls
   // with effects on other ranks: never dropped or reordered by the passes.
   Communication,
+  // The pl.system ops (src/ir/system_ops.h): pipe flags and barriers, fences, cache
+  // maintenance, the all-blocks barrier syncall, and the device's core counts. Calls with
+  // effects on ordering: never dropped or reordered by the passes.
+  System,
 
   // Gather and scatter (src/ir/op_type_rules_gather.cpp).
   Write,        // write(tensor or tile, indices, value): one element set
@@ -93,6 +97,7 @@ enum class EmitShape : uint8_t {
   Compare,       // PtoIsa::compare
   Select,        // PtoIsa::select
   Comm,          // PtoIsa::comm_* (src/codegen/kernel_comm_ops.cpp)
+  System,        // fences and PtoCoreMemory::syncall (src/codegen/kernel_system_ops.cpp)
 
   // Gather and scatter (src/codegen/kernel_gather_ops.cpp).
   Write,          // PtoIsa::write_element, into a tile or a tensor

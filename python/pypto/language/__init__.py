@@ -6,7 +6,7 @@ class's source is parsed by the C++ frontend into a ``pypto.ir.Program``. The op
 ``scripts/gen_ops.py``); ``pl.tile.<op>`` and ``pl.tensor.<op>`` name the same functions.
 """
 
-from pypto.language import _ops_generated, tensor, tile
+from pypto.language import _ops_generated, system, tensor, tile
 from pypto.language import arg_direction as adir
 from pypto.language._function_attrs import SplitMode
 from pypto.language._ops import at, missing_ops as _missing_ops, range, unroll, yield_
@@ -39,6 +39,7 @@ from pypto.language._types import (
     UINT32,
     UINT64,
     AtomicType,
+    PipeType,
     DN,
     MX_A_ZZ,
     MX_B_NN,
@@ -80,10 +81,10 @@ __all__ = [
     "INT4", "UINT4", "FP4", "HF4", "HF8", "FP8E8M0", "TASK_ID",
     "MemorySpace", "Mem", "FunctionType", "Level", "Role", "PadValue", "MaskPattern", "SplitMode",
     "adir",
-    "AtomicType",
+    "AtomicType", "PipeType",
     "TensorLayout", "ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN", "TensorView",
     "TileLayout", "TileView", "CompactMode",
-    "range", "unroll", "yield_", "at", "tile", "tensor", "full", "const",
+    "range", "unroll", "yield_", "at", "tile", "tensor", "system", "full", "const",
 ]
 __all__ += ["dynamic", "DynVar"]
 # Spelled so that type checkers follow it: the generated ops are part of the public API.

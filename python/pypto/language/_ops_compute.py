@@ -10,7 +10,8 @@ signatures. Called from Python they raise ``CompileError``.
 from typing import Any, Optional, Sequence, TypeVar, Union
 
 from pypto.language._ops import IntLike, outside_program
-from pypto.language._types import AtomicType, DType, MemorySpace, PadValue, Tensor, Tile
+from pypto.language._types import (AtomicType, DType, MemorySpace, PadValue, PipeType, Scalar,
+                                   Tensor, Tile)
 
 _Value = TypeVar("_Value", Tile, Tensor)
 

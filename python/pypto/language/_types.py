@@ -200,6 +200,25 @@ class AtomicType(enum.IntEnum):
     def __repr__(self):
         return "pl.AtomicType." + self.name
 
+
+class PipeType(enum.IntEnum):
+    """A hardware pipe of ``pl.system.sync_src`` / ``sync_dst`` (``set_pipe=``, ``wait_pipe=``)
+    and ``sync_set`` / ``sync_wait`` (``pipe=``): the memory transfer engines MTE1 (L1 -> L0),
+    MTE2 (DDR -> UB) and MTE3 (UB -> DDR), the matrix (M), vector (V) and scalar (S) units, the
+    accumulator write-back FIX, and ALL of them."""
+
+    MTE1 = 0
+    MTE2 = 1
+    MTE3 = 2
+    M = 3
+    V = 4
+    S = 5
+    FIX = 6
+    ALL = 7
+
+    def __repr__(self):
+        return "pl.PipeType." + self.name
+
 class Level(str, enum.Enum):
     """A level of PyPTO's machine hierarchy, from one core (AIV, AIC) up to GLOBAL; aliases
     name the same level (NODE is HOST). ``pl.at(level=pl.Level.CORE_GROUP)`` opens a kernel
