@@ -222,7 +222,7 @@ class Parser {
   void note_param_valid_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& valid,
                               Span span);
   // Stores what note_param_valid_shape kept for parameter `name` of `sig`.
-  void finish_param_valid_shape(FunctionSignature& sig, std::string_view name, Span span);
+  void finish_param_valid_shape(FunctionSignature& sig, std::string_view name);
   // A specialisation's leading scalar parameters, one per name of sig.valid_symbols.
   void add_valid_symbol_params(FunctionSignature& sig);
   // The values a call passes for those parameters, read from its arguments' valid regions

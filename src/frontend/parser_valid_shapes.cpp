@@ -58,8 +58,7 @@ void Parser::note_param_valid_shape(const std::vector<int64_t>& shape,
   current_param_valid_ = std::move(dims);
 }
 
-void Parser::finish_param_valid_shape(FunctionSignature& sig, std::string_view name, Span span) {
-  (void)span;
+void Parser::finish_param_valid_shape(FunctionSignature& sig, std::string_view name) {
   if (current_param_valid_.empty()) return;
   for (const ValidDim& d : current_param_valid_) {
     if (!d.symbol.empty() && std::find(sig.valid_symbols.begin(), sig.valid_symbols.end(),
