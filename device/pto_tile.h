@@ -164,6 +164,26 @@ inline PtoTensor view(const PtoTensor& t, const int64_t* offsets, const int64_t*
   return v;
 }
 
+// The view pl.slice makes of the box at `offsets` with extents `shape`, clipped to `t`: each
+// extent shrinks to what lies inside t (0 for an offset at or past t's end, the view then
+// starting where t does), so the view never reaches outside its tensor. A kernel that reads
+// past the clipped end fails its access check. False (and no view) for a negative offset.
+inline bool clipped_view(const PtoTensor& t, const int64_t* offsets, const int64_t* shape,
+                         PtoTensor* out) {
+  PtoTensor v = t;
+  bool empty = false;
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    if (offsets[i] < 0 || shape[i] < 0) return false;
+    const int64_t room = offsets[i] >= t.shape[i] ? 0 : t.shape[i] - offsets[i];
+    v.shape[i] = shape[i] < room ? shape[i] : room;
+    empty = empty || v.shape[i] == 0;
+  }
+  if (!empty)
+    for (int32_t i = 0; i < t.ndim; ++i) v.offset += offsets[i] * t.strides[i];
+  *out = v;
+  return true;
+}
+
 // The last `ndim` dimensions of `t`, whose leading dimensions have extent 1: the same elements
 // in the rank of a lower-rank tensor (what a lower-rank source is assembled into).
 inline PtoTensor trailing_dims(const PtoTensor& t, int32_t ndim) {

@@ -258,7 +258,8 @@ class StructuredEmitter {
             std::to_string(ndim) + ", " + checked_where(span, op) + ")) " + leave_after_failure());
   }
 
-  // `const PtoTensor <name> = <view of pl.slice(tensor, shape, offsets)>;` with a bounds check.
+  // `PtoTensor <name>`: the view of pl.slice(tensor, shape, offsets), clipped to the tensor
+  // (pto::clipped_view); a negative offset fails.
   void tensor_view(const std::string& name, const ir::Call& call, ir::Span span) {
     if (call.args.size() < 3) codegen_error(span, "pl.slice expects (tensor, shape, offsets)");
     std::string src = view_name(call.args[0], "the first argument of pl.slice");
@@ -268,8 +269,11 @@ class StructuredEmitter {
       codegen_error(span, "pl.slice: shape and offsets need one entry per tensor dimension");
     std::string sh = int_array(name + "_shape", shape);
     std::string off = int_array(name + "_offsets", offsets);
-    check_box(src, off, sh, shape.size(), span, "slice");
-    w_.line("const PtoTensor " + name + " = pto::view(" + src + ", " + off + ", " + sh + ");");
+    w_.line("PtoTensor " + name + ";");
+    w_.line("if (!pto::clipped_view(" + src + ", " + off + ", " + sh + ", &" + name + ")) { " +
+            fail_statement(string_literal(where(span, "slice") +
+                                          ": an offset or an extent of the window is negative")) +
+            " " + leave_after_failure() + " }");
   }
 
   // `const PtoTensor <name> = <pl.reshape(tensor, shape)>;`: a view of a contiguous tensor.

@@ -365,7 +365,21 @@ void Parser::parse_function_signature(bool is_method, const DynamicBindings* bin
     advance();
     ir::ParamDirection direction = ir::ParamDirection::In;
     const size_t shapes_before = shapes_read_;
-    TypePtr type = parse_param_type(direction);
+    // A kernel's tensor parameter may declare a partial valid region (parser_valid_shapes.cpp).
+    reading_any_param_ = true;
+    reading_kernel_param_ = sig.type == ir::FunctionType::InCore ||
+                            sig.type == ir::FunctionType::Opaque ||
+                            sig.type == ir::FunctionType::AIC || sig.type == ir::FunctionType::AIV;
+    current_param_valid_.clear();
+    TypePtr type;
+    try {
+      type = parse_param_type(direction);
+    } catch (...) {
+      reading_any_param_ = reading_kernel_param_ = false;
+      throw;
+    }
+    reading_any_param_ = reading_kernel_param_ = false;
+    finish_param_valid_shape(sig, pname.text);
     // Its own shape, when its type has one, is the first shape read for it.
     first_shapes.push_back(shapes_read_ > shapes_before ? shapes_before + 1 : 0);
     if (at(TK::Assign)) fail_here("default parameter values are not supported");

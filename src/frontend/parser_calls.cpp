@@ -386,6 +386,8 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
       narrow = ir::make_op_call("cast", {narrow}, {{"target_type", wide}}, narrow->span());
     }
   }
+  // A load of a kernel parameter that declares a partial valid region reads within it.
+  if (def.name == "load") intersect_load_with_param_valid(args, span);
   try {
     return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);
   } catch (const CompileError& e) {
@@ -489,13 +491,19 @@ Value Parser::finish_self_call(size_t callee, std::vector<ExprPtr> args,
   if (signatures_[callee].is_template) callee = specialise_call(callee, args, arg_spans, span);
   read_returns_of(callee, span);
   const FunctionSignature& sig = signatures_[callee];
+  // Leading parameters for valid-region names take their values from the arguments.
+  const size_t leading = sig.valid_symbols.size();
   for (size_t i = 0; i < args.size(); ++i) {
-    const TypePtr& want = sig.params[i].var->type();
+    const TypePtr& want = sig.params[leading + i].var->type();
     if (!argument_fits(want, args[i]->type())) {
       fail(arg_spans[i], "expected " + ir::type_to_string(want) + ", got " +
                              ir::type_to_string(args[i]->type()) + " in argument " +
                              std::to_string(i + 1) + " of " + label());
     }
+  }
+  if (leading) {
+    std::vector<ExprPtr> values = valid_symbol_arguments(sig, args, arg_spans, span);
+    args.insert(args.begin(), values.begin(), values.end());
   }
   calls_[current_function_].push_back(CallSite{callee, span});
   TypePtr type =

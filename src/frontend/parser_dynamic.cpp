@@ -67,7 +67,10 @@ int64_t Parser::dynamic_dim_extent(const DynamicDim& dim, Span span, std::option
       dynamic_uses_->push_back(DynamicDimUse{0, 0, dim.name, reading_tensor_view_});
     return dynamic_placeholder_;
   }
-  if (reading_tensor_view_) return ir::kDynamicExtent;
+  if (reading_tensor_view_) {
+    ++view_unbound_names_;  // counted: only a bare name can take a caller's valid extent
+    return ir::kDynamicExtent;
+  }
   fail(span, "dynamic dimension '" + dim.name +
                  "' has no extent here: it is known only through the shapes of a function's "
                  "parameters, which each call fixes");
@@ -182,6 +185,7 @@ size_t Parser::specialise_call(size_t callee, const std::vector<ExprPtr>& args,
           specialisation_name(base.name, base.dynamic_names, bindings) + "_" + std::to_string(n);
     }
   }
+  add_valid_symbol_params(spec);
   base.specialisations.push_back(index);
   calls_.emplace_back();
   return index;
@@ -258,7 +262,19 @@ bool Parser::specialise_entry() {
     spans.push_back(param.span());
   }
   current_function_ = *entry;
-  specialise_call(*entry, args, spans, sig.span);
+  const size_t spec = specialise_call(*entry, args, spans, sig.span);
+  if (!signatures_[spec].valid_symbols.empty()) {
+    const FunctionSignature& s = signatures_[spec];
+    fail(s.span, "the entry '" + s.name +
+                     "' has a parameter whose pl.TensorView valid_shape "
+                     "names '" +
+                     s.valid_symbols.front() +
+                     "', which takes its value from a "
+                     "caller's argument; call '" +
+                     s.name +
+                     "' from an orchestration that passes "
+                     "a window with that valid_shape");
+  }
   return true;
 }
 

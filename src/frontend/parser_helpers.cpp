@@ -166,20 +166,24 @@ Value Parser::parse_external_function_call(size_t helper, const Token& name) {
     fail(span, label + " takes " + std::to_string(signatures_[callee].params.size()) +
                    " argument(s), got " + std::to_string(args.size()));
   }
-  if (signatures_[callee].is_template) {
-    std::vector<Span> arg_spans;
-    for (const CallArg& a : call_args) arg_spans.push_back(a.value.span);
-    callee = specialise_call(callee, args, arg_spans, span);
-  }
+  std::vector<Span> arg_spans;
+  for (const CallArg& a : call_args) arg_spans.push_back(a.value.span);
+  if (signatures_[callee].is_template) callee = specialise_call(callee, args, arg_spans, span);
   read_returns_of(callee, span);
   const FunctionSignature& sig = signatures_[callee];
+  // Leading parameters for valid-region names take their values from the arguments.
+  const size_t leading = sig.valid_symbols.size();
   for (size_t i = 0; i < args.size(); ++i) {
-    const TypePtr& want = sig.params[i].var->type();
+    const TypePtr& want = sig.params[leading + i].var->type();
     if (!argument_fits(want, args[i]->type())) {
       fail(call_args[i].value.span, "expected " + ir::type_to_string(want) + ", got " +
                                         ir::type_to_string(args[i]->type()) + " in argument " +
                                         std::to_string(i + 1) + " of " + label);
     }
+  }
+  if (leading) {
+    std::vector<ExprPtr> values = valid_symbol_arguments(sig, args, arg_spans, span);
+    args.insert(args.begin(), values.begin(), values.end());
   }
   calls_[current_function_].push_back(CallSite{callee, span});
   TypePtr type =

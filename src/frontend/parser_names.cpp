@@ -79,6 +79,8 @@ VarPtr Parser::bind_var(std::string_view name, const TypePtr& type, Span span) {
   // In an inline body, a name gets its own variable (parser_helpers.cpp).
   if (inline_frame_) return bind_inline_local(name, type, span);
   auto it = vars_.find(name);
+  // A rebound name no longer holds the window whose valid_shape was noted for it.
+  if (it != vars_.end()) slice_valid_shapes_.erase(it->second.get());
   if (it != vars_.end()) {
     if (!same_shape_dtype(it->second->type(), type)) {
       fail(span, "cannot rebind '" + std::string(name) + "' of type " +

@@ -78,6 +78,15 @@ struct DynamicDimAt {
   int64_t offset = 0;
 };
 
+// One dimension of the valid region a kernel parameter's pl.TensorView(valid_shape=[...])
+// declares: a constant extent, or a dynamic dimension's name that only the view names (its
+// value is the caller's argument's valid extent there, given through a scalar parameter of
+// that name, parser_valid_shapes.cpp).
+struct ValidDim {
+  int64_t extent = 0;  // when `symbol` is empty
+  std::string symbol;
+};
+
 struct FunctionSignature {
   std::string name;
   ir::FunctionType type = ir::FunctionType::Opaque;  // a bare @pl.function
@@ -106,6 +115,12 @@ struct FunctionSignature {
   std::optional<size_t> specialisation_of;  // a specialisation's template
   DynamicBindings bindings;                 // a specialisation's extents of the dynamic dims
   std::vector<std::vector<int64_t>> argument_shapes;  // per parameter with dynamic dims
+  // Kernel parameters whose pl.TensorView declares a partial valid region, by parameter name
+  // (their IR type is the whole tensor: pl.load intersects its valid region with this one).
+  std::map<std::string, std::vector<ValidDim>, std::less<>> param_valid;
+  // The dynamic names only those views give: a specialisation has one leading Scalar[INDEX]
+  // parameter per name, which each call fills from its arguments' valid regions.
+  std::vector<std::string> valid_symbols;
 };
 
 // Where a signature read for the first time names a dynamic dimension: in which of the shapes

@@ -215,6 +215,27 @@ class Parser {
   void note_dynamic_dims(FunctionSignature& sig, const std::vector<DynamicDimUse>& uses,
                          const std::vector<size_t>& first_shapes);
 
+  // ---------------------- valid regions of kernel tensor parameters (parser_valid_shapes.cpp)
+
+  // A partial pl.TensorView valid_shape read in a kernel parameter's annotation: kept for the
+  // parameter being read (current_param_valid_), or an error at `span` where none may stand.
+  void note_param_valid_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& valid,
+                              Span span);
+  // Stores what note_param_valid_shape kept for parameter `name` of `sig`.
+  void finish_param_valid_shape(FunctionSignature& sig, std::string_view name);
+  // A specialisation's leading scalar parameters, one per name of sig.valid_symbols.
+  void add_valid_symbol_params(FunctionSignature& sig);
+  // The values a call passes for those parameters, read from its arguments' valid regions
+  // (arguments after the leading ones, as the caller wrote them).
+  std::vector<ExprPtr> valid_symbol_arguments(const FunctionSignature& sig,
+                                              const std::vector<ExprPtr>& args,
+                                              const std::vector<Span>& arg_spans, Span span);
+  // `args` of a pl.load whose tensor is a parameter with a declared valid region: the tile's
+  // valid region becomes min(requested, declared - offset) per dimension.
+  void intersect_load_with_param_valid(std::vector<ExprPtr>& args, Span span);
+  // Remembers the valid_shape of a pl.slice bound to `var` (forgotten when var is rebound).
+  void note_bound_value(const VarPtr& var, const ExprPtr& value);
+
   // The specialisation of template `callee` for a call with `args` (made on first use).
   size_t specialise_call(size_t callee, const std::vector<ExprPtr>& args,
                          const std::vector<Span>& arg_spans, Span call_span);
@@ -691,6 +712,18 @@ class Parser {
   // Reading a pl.TensorView's valid_shape: a dynamic name there that no parameter's shape
   // gives reads as kDynamicExtent (the view's valid region is known only at run time).
   bool reading_tensor_view_ = false;  // lists being parsed, innermost last (parse_list)
+  // Per entry of the last pl.TensorView valid_shape read: the bare name written there (empty:
+  // not a bare name), and whether a signature's first reading met a dynamic name in it.
+  std::vector<std::string> view_valid_names_;
+  bool view_names_dynamic_ = false;
+  size_t view_unbound_names_ = 0;  // dynamic names without a value met in that valid_shape
+  // Reading a kernel parameter's annotation (parse_function_signature): a partial TensorView
+  // valid region is allowed there and kept in current_param_valid_.
+  bool reading_kernel_param_ = false;
+  bool reading_any_param_ = false;
+  std::vector<ValidDim> current_param_valid_;
+  // The valid_shape of the pl.slice each tensor variable was last bound to (note_bound_value).
+  std::unordered_map<const ir::Var*, std::vector<ExprPtr>> slice_valid_shapes_;
   // The extents a @pl.jit call gives the pl.dynamic dimensions of its entry's annotations.
   DynamicBindings jit_dynamic_bindings_;
   // Variables referenced while parsing the current statement, with where they are written: the

@@ -274,6 +274,7 @@ void Parser::bind_targets(Block& block, const std::vector<const Token*>& targets
     const bool first = !lookup_var(target.text);
     VarPtr var = bind_var(target.text, item->type(), span_of(target));
     block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, item, span_of(target)));
+    note_bound_value(var, item);
     if (first) note_local_constant(target, var, item);
   };
   if (targets.size() == 1) {
@@ -380,6 +381,7 @@ void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
   check_single_assignment(name);
   VarPtr var = bind_var(name.text, var_type, span_of(name));
   block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, value, span_of(name)));
+  note_bound_value(var, value);
   if (!existing) note_local_constant(name, var, value);
 }
 

@@ -204,6 +204,27 @@ ir::TensorView Parser::parse_tensor_view() {
       "pl.TensorView", "pl.TensorView(stride=[64, 1], layout=pl.TensorLayout.ND)",
       [&](const Token& key) {
         if (key.text == "valid_shape") {
+          // Each entry's bare name, if it is one: a dynamic name only a view gives is bound by
+          // position to a caller's valid extent (parser_valid_shapes.cpp).
+          view_valid_names_.clear();
+          if (at(TK::LBracket)) {
+            int depth = 0;
+            size_t entry_start = pos_ + 1;
+            for (size_t i = pos_; i < tokens_.size(); ++i) {
+              const TK k = tokens_[i].kind;
+              if (k == TK::LBracket || k == TK::LParen) ++depth;
+              if (k == TK::RBracket || k == TK::RParen) --depth;
+              const bool end = depth == 0 || (depth == 1 && k == TK::Comma);
+              if (!end) continue;
+              const bool bare = i == entry_start + 1 && tokens_[entry_start].kind == TK::Name;
+              view_valid_names_.push_back(bare ? std::string(tokens_[entry_start].text) : "");
+              entry_start = i + 1;
+              if (depth == 0 || k == TK::EndOfFile) break;
+            }
+          }
+          const size_t uses_before = dynamic_uses_ ? dynamic_uses_->size() : 0;
+          const Span valid_span = here();
+          view_unbound_names_ = 0;
           reading_tensor_view_ = true;
           try {
             view.valid_shape = parse_constant_int_list("pl.TensorView valid_shape");
@@ -212,6 +233,18 @@ ir::TensorView Parser::parse_tensor_view() {
             throw;
           }
           reading_tensor_view_ = false;
+          view_names_dynamic_ = dynamic_uses_ && dynamic_uses_->size() > uses_before;
+          size_t bare_unbound = 0;
+          for (size_t d = 0; d < view.valid_shape.size() && d < view_valid_names_.size(); ++d) {
+            if (view.valid_shape[d] == ir::kDynamicExtent && !view_valid_names_[d].empty())
+              ++bare_unbound;
+          }
+          if (view_unbound_names_ > bare_unbound) {
+            fail(valid_span,
+                 "an entry of this pl.TensorView valid_shape is computed from a dynamic "
+                 "dimension that no parameter's shape gives: a caller's valid extent can give "
+                 "the value of a dimension named on its own only (valid_shape=[16, VALID])");
+          }
         } else if (key.text == "stride") {
           view.stride = parse_constant_int_list("pl.TensorView stride");
         } else if (key.text == "layout") {

@@ -391,15 +391,17 @@ TypePtr Parser::parse_tensor_arguments(std::vector<int64_t> shape, DataType dtyp
     if (slot == 4) fail(arg, "the 4th argument of pl.Tensor must be pl.MemRef(...)");
     if (at_pl_member(0, "TensorView")) {
       ir::TensorView v = parse_tensor_view();
-      if (!v.valid_shape.empty() && v.valid_shape != shape) {
-        fail(arg, "pl.TensorView valid_shape " + ir::shape_to_string(v.valid_shape) +
-                      " is not supported for a tensor of shape " + ir::shape_to_string(shape) +
-                      ": a tensor is valid in its whole shape here; read part of it with "
-                      "pl.load(..., valid_shapes=[...])");
-      }
       if (v.valid_shape.size() > 0 && v.valid_shape.size() != shape.size()) {
-        fail(arg, "pl.TensorView valid_shape has the wrong rank");
+        fail(arg, "pl.TensorView valid_shape " + ir::shape_to_string(v.valid_shape) + " has " +
+                      std::to_string(v.valid_shape.size()) + " dimensions, the tensor " +
+                      std::to_string(shape.size()));
       }
+      if (!v.valid_shape.empty() && v.valid_shape != shape) {
+        // A partial valid region: on a kernel's parameter, where its loads honour it (and the
+        // IR type is the whole tensor); an error anywhere else.
+        note_param_valid_shape(shape, v.valid_shape, arg);
+      }
+      v.valid_shape.clear();
       if (v.layout == ir::TensorLayout::DN) {
         fail(arg,
              "pl.TensorView layout pl.TensorLayout.DN is not supported: tensors on this "

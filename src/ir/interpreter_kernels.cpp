@@ -210,10 +210,24 @@ TilePtr read_all(const TensorView& t) {
 
 TensorView slice_view(const TensorView& t, const std::vector<int64_t>& shape,
                       const std::vector<int64_t>& offsets) {
-  check_region(t, offsets, shape, "pl.slice");
+  // A view clipped to its tensor, as the device makes it (pto::clipped_view): the extents
+  // shrink to what lies inside, and accesses past them fail their own checks.
+  bool ok = offsets.size() == t.shape.size() && shape.size() == t.shape.size();
+  for (size_t d = 0; ok && d < shape.size(); ++d) ok = offsets[d] >= 0 && shape[d] >= 0;
+  if (!ok) {
+    throw RunError("out of bounds in pl.slice: offsets " + list_text(offsets) + " with shape " +
+                   list_text(shape) + " of a tensor of shape " + list_text(t.shape) +
+                   " (an offset or an extent is negative)");
+  }
   TensorView v = t;
-  for (size_t d = 0; d < shape.size(); ++d) v.offset += offsets[d] * t.strides[d];
-  v.shape = shape;
+  bool empty = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t room = offsets[d] >= t.shape[d] ? 0 : t.shape[d] - offsets[d];
+    v.shape[d] = std::min(shape[d], room);
+    empty = empty || v.shape[d] == 0;
+  }
+  if (!empty)
+    for (size_t d = 0; d < shape.size(); ++d) v.offset += offsets[d] * t.strides[d];
   return v;
 }
 

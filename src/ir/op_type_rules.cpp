@@ -696,6 +696,33 @@ TypePtr infer_transpose_view(const OpContext& c) {
   return tile_type(std::move(shape), tile->dtype, tile->space);
 }
 
+// The part of a tensor slice that is read must start inside the tensor and, where the offsets
+// are constant, end inside it: per dimension the constant valid extent when there is one, else
+// the window's extent. A run-time offset is left to the device, which clips the view.
+static void check_tensor_slice_reach(const OpContext& c,
+                                     const std::vector<std::optional<int64_t>>& offsets,
+                                     const std::vector<int64_t>& shape,
+                                     const std::vector<std::optional<int64_t>>& valid,
+                                     const std::vector<int64_t>& bounds) {
+  for (size_t d = 0; d < offsets.size(); ++d) {
+    if (!offsets[d]) continue;
+    const int64_t reach = d < valid.size() && valid[d] ? *valid[d] : shape[d];
+    if (*offsets[d] >= 0 && (reach == kDynamicExtent || bounds[d] == kDynamicExtent)) continue;
+    if (support::box_fits(*offsets[d], reach, bounds[d])) continue;
+    std::string offs = "[";
+    for (size_t k = 0; k < offsets.size(); ++k) {
+      if (k) offs += ", ";
+      offs += offsets[k] ? std::to_string(*offsets[k]) : "?";
+    }
+    offs += "]";
+    c.fail(2, "out of bounds in " + c.op_name() + ": region " + shape_to_string(shape) +
+                  " at offsets " + offs + " reads past the tensor of shape " +
+                  shape_to_string(bounds) + " in dimension " + std::to_string(d) +
+                  " (a window may run past the tensor's end only where its valid_shape stops "
+                  "inside it, or where its offset is known at run time only)");
+  }
+}
+
 TypePtr infer_slice(const OpContext& c) {
   ShapedInfo x = expect_shaped(c, 0);
   // A tensor's slice may have run-time extents (a tile's may not); the device checks its box.
@@ -703,7 +730,12 @@ TypePtr infer_slice(const OpContext& c) {
   auto offsets = expect_offsets(c, 2);
   expect_rank(c, 1, "shape dimensions", shape.size(), x.shape->size());
   expect_rank(c, 2, "offsets", offsets.size(), x.shape->size());
-  check_region(c, 2, offsets, shape, *x.shape);
+  // A tile's window must lie inside the tile. A tensor's slice is a view that the device clips
+  // to its tensor (PyPTO's rule: a fixed-width window near the end of a tensor, of which only
+  // the part inside is addressed), so only what is sure to run off is an error here: a window
+  // whose constant offsets put the part it reads (its valid_shape when that is constant, else
+  // all of it) past the tensor.
+  if (x.is_tile) check_region(c, 2, offsets, shape, *x.shape);
   if (c.args.size() > 3) {
     // valid_shape: the window's valid region, integer scalars (constant or not). It is the
     // view's metadata: the kernels given the window load it with their own valid_shape.
@@ -721,6 +753,9 @@ TypePtr infer_slice(const OpContext& c) {
                       "] (the window's shape)" + c.where(3));
       }
     }
+    if (!x.is_tile) check_tensor_slice_reach(c, offsets, shape, valid, *x.shape);
+  } else if (!x.is_tile) {
+    check_tensor_slice_reach(c, offsets, shape, {}, *x.shape);
   }
   if (x.is_tile) return tile_type(std::move(shape), x.dtype);
   return tensor_type(std::move(shape), x.dtype);

@@ -116,11 +116,9 @@ TEST(JitParser, ErrorsAreLocatedInTheFile) {
   args.erase("alpha");
   EXPECT_EQ(jit_error(args).substr(0, 80),
             "jit.py:19:48: error: the specialisation gives no argument for parameter 'alpha'\n");
-  // 16 rows cannot hold one block of 32: the slice in the entry fails, at its offsets.
-  std::string shape_error = jit_error(arguments({16, 16}, 0.5));
-  EXPECT_EQ(shape_error.rfind("jit.py:21:54: error: out of bounds in pl.slice", 0), 0u)
-      << shape_error;
-  EXPECT_NE(shape_error.find("pl.slice(x, [BLOCK"), std::string::npos) << shape_error;
+  // 16 rows hold no block of 32: the window at a run-time offset is a view the device clips to
+  // the tensor (and the loop has no iteration), so it is no error when the program is read.
+  EXPECT_EQ(jit_error(arguments({16, 16}, 0.5)), "no error");
   EXPECT_NE(jit_error(arguments({64, 16}, 0.5), "scale_block").find("is a @pl.jit.incore helper"),
             std::string::npos);
   EXPECT_NE(jit_error(arguments({64, 16}, 0.5), "missing").find("no @pl.jit function named"),

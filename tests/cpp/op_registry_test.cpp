@@ -117,10 +117,9 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     EXPECT_EQ(reg.find(name)->category, OpCategory::LaunchQuery) << name;
   }
   // Multi-rank programs (src/ir/comm_ops.h).
-  const char* const comm_ops[] = {"comm_ctx",        "comm_rank",   "comm_nranks",
-                                  "comm_world_size", "comm_peer_view", "comm_notify",
-                                  "comm_wait",       "comm_barrier",   "comm_alloc_window",
-                                  "comm_window"};
+  const char* const comm_ops[] = {
+      "comm_ctx",    "comm_rank", "comm_nranks",  "comm_world_size",   "comm_peer_view",
+      "comm_notify", "comm_wait", "comm_barrier", "comm_alloc_window", "comm_window"};
   for (const char* name : comm_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
     EXPECT_EQ(reg.find(name)->category, OpCategory::Communication) << name;
@@ -324,8 +323,32 @@ TEST(OpRegistryTest, SliceOfTileCopiesSliceOfTensorViews) {
   EXPECT_EQ(type_to_string(t->type()), "pl.Tile[[32, 64], pl.FP32]");
   auto v = make_op_call("slice", {tensor({512, 128}), ints({128, 128}), ints({384, 0})});
   EXPECT_EQ(type_to_string(v->type()), "pl.Tensor[[128, 128], pl.FP32]");
-  EXPECT_EQ(error_of("slice", {tensor({512, 128}), ints({128, 128}), ints({448, 0})}),
-            "out of bounds in pl.slice: region [128, 128] at offsets [448, 0] exceeds [512, 128]");
+  EXPECT_EQ(error_of("slice", {tensor({512, 128}), ints({128, 128}), ints({448, 0})})
+                .rfind("out of bounds in pl.slice: region [128, 128] at offsets [448, 0] reads "
+                       "past the tensor of shape [512, 128] in dimension 0",
+                       0),
+            0u);
+  // A tile's window must lie inside the tile.
+  EXPECT_EQ(error_of("slice", {tile({64, 64}, DataType::FP32, MemorySpace::Vec), ints({32, 64}),
+                               ints({48, 0})}),
+            "out of bounds in pl.slice: region [32, 64] at offsets [48, 0] exceeds [64, 64]");
+}
+
+TEST(OpRegistryTest, TensorSlicePastItsTensorIsAViewTheDeviceClips) {
+  // A run-time offset: the window (even one larger than the tensor) is clipped on the device.
+  auto start = make_var("start", scalar_type(DataType::INT64));
+  auto v = make_op_call("slice", {tensor({32}), ints({64}), make_tuple({start})});
+  EXPECT_EQ(type_to_string(v->type()), "pl.Tensor[[64], pl.FP32]");
+  // Constant offsets: the part read (the valid_shape when it is constant) must fit.
+  auto fits = make_op_call("slice", {tensor({12}), ints({8}), ints({6}), ints({6})});
+  EXPECT_EQ(type_to_string(fits->type()), "pl.Tensor[[8], pl.FP32]");
+  EXPECT_NE(error_of("slice", {tensor({12}), ints({8}), ints({6}), ints({7})})
+                .find("region [8] at offsets [6] reads past the tensor of shape [12]"),
+            std::string::npos);
+  // A negative offset is outside whatever the extents.
+  EXPECT_NE(error_of("slice", {tensor({12}), ints({4}), ints({-1})})
+                .find("out of bounds in pl.slice: region [4] at offsets [-1]"),
+            std::string::npos);
 }
 
 TEST(OpRegistryTest, AssembleReturnsTarget) {

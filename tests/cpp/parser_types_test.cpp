@@ -64,6 +64,22 @@ void expect_error(const std::string& text, int line, int col, const std::string&
   }
 }
 
+TEST(ParserTypes, KernelParameterValidShapeCutsTheLoadsOfTheParameter) {
+  auto p =
+      parse(kernel("a: pl.Tensor[[64, 64], pl.FP32, pl.TensorView(valid_shape=[32, 64], "
+                   "layout=pl.TensorLayout.ND)], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]",
+                   "        t = pl.load(a, [16, 0], [32, 64])\n"
+                   "        o = pl.store(t, [0, 0], o)\n        return o\n"));
+  // The parameter's type is the whole tensor; the load reads the 16 rows the region leaves.
+  EXPECT_EQ(ir::type_to_string(p->functions.at(0)->params.at(0).var->type()),
+            "pl.Tensor[[64, 64], pl.FP32]");
+  const auto* load = assignment(p, 0)->value->as<ir::Call>();
+  ASSERT_NE(load, nullptr);
+  ASSERT_EQ(load->args.size(), 4u);
+  EXPECT_EQ(ir::print_expr(load->args[3]), "[16, 64]");
+  expect_round_trip(p);
+}
+
 TEST(ParserTypes, MemAliasNamesAMemorySpaceInTypesAndOpArguments) {
   auto p = parse(kernel(kParams,
                         "        t: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.load(a, [0, 0], "
@@ -258,10 +274,15 @@ TEST(ParserTypes, UnsupportedFormsAreLocatedErrorsThatNameThem) {
                       "pl.TensorLayout.ND)], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]",
                       L + S),
                6, 49, "pl.TensorView stride [128, 1] is not supported");
-  expect_error(kernel("a: pl.Tensor[[64, 64], pl.FP32, pl.TensorView(valid_shape=[32, 64])], "
-                      "o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]",
-                      L + S),
-               6, 49, "pl.TensorView valid_shape [32, 64] is not supported");
+  // A partial valid region is a kernel parameter's (ParserTypes.KernelParameterValidShape...);
+  // anywhere else it is an error.
+  expect_error(kernel(kParams,
+                      "        x: pl.Tensor[[64, 64], pl.FP32, pl.TensorView(valid_shape=[32, "
+                      "64])] = a\n" +
+                          L + S),
+               7, 41,
+               "pl.TensorView valid_shape [32, 64] on a tensor of shape [64, 64] is supported on "
+               "a kernel's parameter only");
   expect_error(kernel("a: pl.Tensor[[64, 64], pl.FP32, pl.TensorView(foo=[1])], "
                       "o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]",
                       L + S),
