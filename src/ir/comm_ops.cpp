@@ -136,9 +136,10 @@ void expect_exchange(const OpContext& c, size_t input, size_t target, bool one_b
   const int64_t rows = out->shape[0];
   if (want == kDynamicExtent || have == kDynamicExtent || rows <= 0) return;
   if (one_block ? have * rows != want : have != want) {
-    c.fail(input, "the input of " + collective_name(c) + " must hold " +
-                      (one_block ? "one row of the target (" + std::to_string(want / rows) + ")"
-                                 : "as many elements as the target (" + std::to_string(want) + ")") +
+    const std::string expected =
+        one_block ? "one row of the target (" + std::to_string(want / rows) + ")"
+                  : "as many elements as the target (" + std::to_string(want) + ")";
+    c.fail(input, "the input of " + collective_name(c) + " must hold " + expected +
                       " elements, it holds " + std::to_string(have));
   }
 }
@@ -152,9 +153,12 @@ TypePtr infer_comm_allreduce(const OpContext& c) {
   if (c.args.size() > 1) expect_collective_signal(c, 1);
   expect_reduce_op(c);
   const int64_t mode = int_attr(c, "mode", 0);
-  if (mode != 0 && mode != 1) c.fail_call("mode of pld.tensor.allreduce must be \"mesh\" or \"ring\"");
+  if (mode != 0 && mode != 1) {
+    c.fail_call("mode of pld.tensor.allreduce must be \"mesh\" or \"ring\"");
+  }
   if (mode == 1 && (c.args.size() < 2 || c.args[1]->type()->as<TensorType>()->shape.size() != 2)) {
-    c.fail(1, "the signal of pld.tensor.allreduce(mode=\"ring\") must be [2 * (nranks - 1), nranks]");
+    c.fail(1, "the signal of pld.tensor.allreduce(mode=\"ring\") must be "
+              "[2 * (nranks - 1), nranks]");
   }
   return c.args[0]->type();
 }
@@ -162,7 +166,9 @@ TypePtr infer_comm_allreduce(const OpContext& c) {
 // comm_reduce_scatter(target [NR * rows, ...], signal) op=
 TypePtr infer_comm_reduce_scatter(const OpContext& c) {
   const TensorType* t = expect_reduce_target(c, 0);
-  if (t->shape.size() < 2) c.fail(0, "the target of pld.tensor.reduce_scatter must be [nranks, SIZE]");
+  if (t->shape.size() < 2) {
+    c.fail(0, "the target of pld.tensor.reduce_scatter must be [nranks, SIZE]");
+  }
   expect_collective_signal(c, 1);
   expect_reduce_op(c);
   return c.args[0]->type();
@@ -172,7 +178,9 @@ TypePtr infer_comm_reduce_scatter(const OpContext& c) {
 TypePtr infer_comm_broadcast(const OpContext& c) {
   expect_tensor(c, 0);
   expect_collective_signal(c, 1);
-  if (int_attr(c, "root", -1) < 0) c.fail_call("root= of pld.tensor.broadcast must be a rank (>= 0)");
+  if (int_attr(c, "root", -1) < 0) {
+    c.fail_call("root= of pld.tensor.broadcast must be a rank (>= 0)");
+  }
   return c.args[0]->type();
 }
 

@@ -6,7 +6,8 @@ A multi-rank program has a host orchestrator (``@pl.function(level=pl.Level.HOST
 Kernels reach the other ranks' windows: signals (``pld.system.notify`` / ``wait``), remote loads
 and stores (``pld.tile.remote_load`` / ``remote_store``), ``pld.tensor.put`` / ``get`` and
 ``pld.tensor.barrier``, and the built-in collectives ``pld.tensor.allreduce``,
-``reduce_scatter``, ``broadcast``, ``allgather``, ``all_to_all`` and ``all_to_all_v``. The C++ parser reads these calls (src/frontend/parser_distributed.cpp);
+``reduce_scatter``, ``broadcast``, ``allgather``, ``all_to_all`` and ``all_to_all_v``. The C++
+parser reads these calls (src/frontend/parser_distributed.cpp);
 the functions here only give them names, docstrings and types for Python tools, and raise when
 Python itself calls them. Run a program with
 ``DistributedConfig(device_ids=[...])`` (``pypto.ir.distributed_compiled_program``): every rank
@@ -171,7 +172,8 @@ def all_to_all_v(input: Any, target: Any, signal: Any, send_counts: Any, recv_co
     _outside("tensor.all_to_all_v")
 
 
-def defer_wait(signal: Any, offsets: Sequence[Any], expected: Any, *, cmp: WaitCmp = WaitCmp.Ge) -> None:
+def defer_wait(signal: Any, offsets: Sequence[Any], expected: Any, *,
+               cmp: WaitCmp = WaitCmp.Ge) -> None:
     """PyPTO's deferred task completion (not available on this device: use ``wait``)."""
     _outside("system.defer_wait")
 
