@@ -23,7 +23,8 @@ constexpr int64_t kWindowAlignment = 64;
 // The built-in collectives a host orchestrator runs (comm_ops.h), by PtoCollectiveKind.
 const std::map<std::string, int32_t, std::less<>> kCollectiveKinds = {
     {"comm_allreduce", 0}, {"comm_allgather", 1}, {"comm_reduce_scatter", 2},
-    {"comm_broadcast", 3}, {"comm_all_to_all", 4}, {"comm_all_to_all_v", 5}};
+    {"comm_broadcast", 3}, {"comm_all_to_all", 4}, {"comm_all_to_all_v", 5},
+    {"comm_barrier", 6}};  // comm_isa::kHostBarrier
 
 struct HostValue {
   enum class Kind { None, Scalar, Tensor, WindowBuffer, Window };
@@ -360,11 +361,13 @@ class HostEvaluator {
     const bool has_input = op == "comm_allgather" || op == "comm_all_to_all" ||
                            op == "comm_all_to_all_v";
     const size_t target = has_input ? 1 : 0;
+    // pld.tensor.barrier(signal): the signal is its target as well.
+    const size_t signal = op == "comm_barrier" ? 0 : target + 1;
     DispatchArg absent;
     h.tensors.assign(5, absent);
     h.tensors[0] = view_arg(c.args.at(target), "the target of " + label, true);
-    if (c.args.size() > target + 1) {
-      h.tensors[1] = view_arg(c.args[target + 1], "the signal of " + label, true);
+    if (c.args.size() > signal) {
+      h.tensors[1] = view_arg(c.args[signal], "the signal of " + label, true);
     } else {
       h.tensors[1] = synthesized_signal(c);
     }

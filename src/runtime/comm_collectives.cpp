@@ -20,6 +20,7 @@
 //   broadcast       ready; copy the root's target into the own; done
 //   allgather       ready; push the input into row `rank` of every rank's target; done
 //   all_to_all      ready; push input row d into row `rank` of rank d's target; done
+//   barrier         (a host orchestrator's pld.tensor.barrier) one generation
 //   all_to_all_v    ready; push input rows [d*M, d*M+M) into rows [rank*M, ...) of rank d's
 //                   target and set rank d's recv_counts[rank, 0] = min(send_counts[d], M); done
 #include <algorithm>
@@ -123,6 +124,8 @@ class Collective {
       }
       case PTO_BROADCAST:
         return broadcast();
+      case kHostBarrier:
+        return barrier(1) && clear() ? 1 : 0;
       default:
         return push();
     }

@@ -380,3 +380,60 @@ def test_host_ring_allreduce_needs_its_signal():
     with pytest.raises(pypto.errors.ParseError) as info:
         pl.parse(source, constants={"n": 2, "rows": 1, "size": 16})
     assert "needs an explicit signal" in str(info.value)
+
+
+HOST_BARRIER = '''
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+@pl.program
+class HostBarrier:
+    @pl.function(type=pl.FunctionType.InCore)
+    def publish_step(self, x: pl.Tensor[[1, size], pl.FP32],
+                     data: pl.InOut[pld.DistributedTensor[[1, size], pl.FP32]]) -> pl.Tensor[[1, size], pl.FP32]:
+        return pl.store(pl.load(x, [0, 0], [1, size]), [0, 0], data)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def publish(self, x: pl.Tensor[[1, size], pl.FP32],
+                data: pl.InOut[pld.DistributedTensor[[1, size], pl.FP32]]) -> pl.Tensor[[1, size], pl.FP32]:
+        return self.publish_step(x, data)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def consume_step(self, data: pld.DistributedTensor[[1, size], pl.FP32],
+                     y: pl.Out[pl.Tensor[[1, size], pl.FP32]],
+                     peer: pl.Scalar[pl.INT32]) -> pl.Tensor[[1, size], pl.FP32]:
+        t = pld.tile.remote_load(data, peer=peer, offsets=[0, 0], shape=[1, size])
+        return pl.store(t, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def consume(self, data: pld.DistributedTensor[[1, size], pl.FP32],
+                y: pl.Out[pl.Tensor[[1, size], pl.FP32]],
+                peer: pl.Scalar[pl.INT32]) -> pl.Tensor[[1, size], pl.FP32]:
+        return self.consume_step(data, y, peer)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[2, n, 1, size], pl.FP32],
+             y: pl.Out[pl.Tensor[[2, n, 1, size], pl.FP32]]) -> pl.Tensor[[2, n, 1, size], pl.FP32]:
+        data_buf = pld.alloc_window_buffer([1, size], dtype=pl.FP32)
+        signal_buf = pld.alloc_window_buffer([n], dtype=pl.INT32)
+        signal = pld.window(signal_buf, [n], dtype=pl.INT32)
+        for round in pl.range(2):
+            for r in pl.range(n):
+                self.publish(x[round, r], pld.window(data_buf, [1, size], dtype=pl.FP32), device=r)
+            pld.tensor.barrier(signal)
+            for r in pl.range(n):
+                self.consume(pld.window(data_buf, [1, size], dtype=pl.FP32), y[round, r],
+                             (r + 1) % n, device=r)
+            pld.tensor.barrier(signal)
+        return y
+'''
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_host_barrier_orders_dispatches_of_all_ranks(n):
+    # Two rounds on one signal: each rank reads its neighbour's published row.
+    size = 17
+    x = np.random.default_rng(n).uniform(-4, 4, (2, n, 1, size)).astype(np.float32)
+    y = np.zeros_like(x)
+    _run(pl.parse(HOST_BARRIER, constants={"n": n, "size": size}), n, x, y)
+    np.testing.assert_array_equal(y, np.roll(x, -1, axis=1))
