@@ -5,6 +5,7 @@
 // This is the control plane of a multi-rank program; the data plane is the ranks' devices.
 #include <map>
 #include <optional>
+#include <set>
 
 #include "pypto/driver/distributed.h"
 #include "pypto/ir/scalar_arith.h"
@@ -313,8 +314,38 @@ class HostEvaluator {
       }
       d.args.push_back(std::move(a));
     }
+    // A rank dispatched again since the ranks last met (a later loop of the host's) starts
+    // after every rank's earlier dispatches: the host's order, as PyPTO's host runs its
+    // dispatches phase by phase (a consume may read what every rank published).
+    if (dispatched_since_sync_.count(d.rank)) sync_all_ranks(c);
+    dispatched_since_sync_.insert(d.rank);
     plan_.steps.push_back({false, plan_.dispatches.size()});
     plan_.dispatches.push_back(std::move(d));
+  }
+
+  // A barrier of every rank (on a private signal window) between two phases of dispatches.
+  void sync_all_ranks(const ir::Call& c) {
+    if (phase_signal_ < 0) {
+      const int64_t bytes = int64_t{world_size_} * 4;
+      phase_signal_ = window_end_;
+      plan_.window_offsets.push_back(window_end_);
+      buffer_bytes_.push_back(bytes);
+      window_end_ += (bytes + kWindowAlignment - 1) / kWindowAlignment * kWindowAlignment;
+    }
+    DispatchArg signal;
+    signal.kind = DispatchArg::Kind::Window;
+    signal.byte_offset = phase_signal_;
+    signal.shape = {world_size_, 1};
+    signal.dtype = ir::DataType::INT32;
+    HostCollective h;
+    h.kind = kCollectiveKinds.at("comm_barrier");
+    h.label = host_.name + ": the ranks meeting before the dispatch of '" + c.callee + "'" +
+              (c.span().valid() ? " at line " + std::to_string(c.span().line) : "");
+    h.tensors.assign(5, DispatchArg{});
+    h.tensors[0] = h.tensors[1] = signal;
+    plan_.steps.push_back({true, plan_.collectives.size()});
+    plan_.collectives.push_back(std::move(h));
+    dispatched_since_sync_.clear();
   }
 
   // A tensor argument of a collective or of a dispatch: a contiguous view of a host tensor or
@@ -378,6 +409,7 @@ class HostEvaluator {
     }
     plan_.steps.push_back({true, plan_.collectives.size()});
     plan_.collectives.push_back(std::move(h));
+    dispatched_since_sync_.clear();  // every rank's earlier dispatches are done
     return expr(c.args.at(target));
   }
 
@@ -408,6 +440,8 @@ class HostEvaluator {
   std::vector<int64_t> buffer_bytes_;
   int64_t window_end_ = 0;
   std::map<const ir::Call*, int64_t> synthesized_;  // the signal windows of host allreduces
+  std::set<int> dispatched_since_sync_;  // ranks dispatched since the ranks last met
+  int64_t phase_signal_ = -1;            // the window offset of the phases' barrier signal
 };
 
 }  // namespace

@@ -437,3 +437,16 @@ def test_host_barrier_orders_dispatches_of_all_ranks(n):
     y = np.zeros_like(x)
     _run(pl.parse(HOST_BARRIER, constants={"n": n, "size": size}), n, x, y)
     np.testing.assert_array_equal(y, np.roll(x, -1, axis=1))
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_host_dispatch_loops_run_phase_by_phase(n):
+    # Without the barriers: a rank's next dispatch still starts after every rank's earlier
+    # ones (the ranks meet between the host's loops), so each consume sees its round's rows.
+    size = 17
+    source = HOST_BARRIER.replace("            pld.tensor.barrier(signal)\n", "")
+    assert "barrier" not in source
+    x = np.random.default_rng(n).uniform(-4, 4, (2, n, 1, size)).astype(np.float32)
+    y = np.zeros_like(x)
+    _run(pl.parse(source, constants={"n": n, "size": size}), n, x, y)
+    np.testing.assert_array_equal(y, np.roll(x, -1, axis=1))
