@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 19
+#define PTO_ABI_VERSION 20
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -51,6 +51,31 @@ typedef struct PtoTensor {
   int64_t shape[PTO_MAX_DIMS];
   int64_t strides[PTO_MAX_DIMS];
 } PtoTensor;
+
+// One call of a built-in collective (PtoIsa::comm_collective). Tensors the call does not take are
+// null. The signal's cell of peer p is p along dimension `signal_dim` (0 elsewhere).
+enum PtoCollectiveKind {
+  PTO_ALLREDUCE = 0,
+  PTO_ALLGATHER = 1,
+  PTO_REDUCE_SCATTER = 2,
+  PTO_BROADCAST = 3,
+  PTO_ALL_TO_ALL = 4,
+  PTO_ALL_TO_ALL_V = 5
+};
+// pld.ReduceOp
+enum PtoReduceOp { PTO_REDUCE_SUM = 0, PTO_REDUCE_MAX = 1, PTO_REDUCE_MIN = 2, PTO_REDUCE_PROD = 3 };
+typedef struct PtoCollective {
+  int32_t kind;        // PtoCollectiveKind
+  int32_t reduce_op;   // PtoReduceOp (allreduce, reduce_scatter)
+  int32_t signal_dim;  // the dimension of `signal` indexed by the peer
+  int32_t reserved;
+  int64_t root;                   // broadcast
+  const PtoTensor* target;        // the window every rank ends with the result in
+  const PtoTensor* signal;        // INT32 window cells of the credit barrier
+  const PtoTensor* input;         // allgather, all_to_all, all_to_all_v: this rank's data
+  const PtoTensor* send_counts;   // all_to_all_v: INT32 rows per destination
+  const PtoTensor* recv_counts;   // all_to_all_v: INT32 window [nranks, 1], rows received
+} PtoCollective;
 
 // How a task uses one argument; drives dependency tracking in the runtime.
 enum PtoArgKind { PTO_ARG_IN = 0, PTO_ARG_OUT = 1, PTO_ARG_INOUT = 2, PTO_ARG_SCALAR = 3 };
@@ -257,6 +282,10 @@ typedef struct PtoIsa {
   int32_t (*comm_wait)(const PtoTensor* signal, const int64_t* offsets, int32_t ndim,
                        int64_t expected, int32_t cmp, const char* where, PtoFailFn fail,
                        void* ctx);
+  // pld.tensor's built-in collectives (allreduce, allgather, ...; PtoCollective below), run by
+  // every rank of the run over window buffers, synchronised through `signal`'s credit barrier.
+  int32_t (*comm_collective)(const struct PtoCollective* c, const char* where, PtoFailFn fail,
+                             void* ctx);
   // ----- Gather and scatter (pl.gather, pl.gather_mask, pl.gather_compare, pl.scatter,
   // pl.scatter_mask, pl.scatter_update, pl.mscatter, pl.write). Index elements are of
   // `index_dtype` (PTO_INT16, PTO_INT32 or PTO_INT64). The checked instructions first check every

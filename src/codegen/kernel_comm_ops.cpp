@@ -1,5 +1,7 @@
 // Kernel code of the multi-rank ops (src/ir/comm_ops.h): each becomes a PtoIsa::comm_*
 // instruction, whose runtime side reaches the other ranks through the run's CommTransport.
+#include <map>
+
 #include "kernel_emitter.h"
 #include "pypto/ir/expr.h"
 
@@ -47,10 +49,12 @@ void KernelEmitter::emit_comm_tensor(const ir::Var& var, const ir::Call& call, S
     return;
   }
   if (call.callee != "comm_barrier") {
-    codegen_error(span, call.callee + " has no tensor result in an InCore function");
+    emit_comm_collective(var, call, span);
+    return;
   }
   // pld.tensor.barrier(signal): notify cell [my_rank, 0, ...] of every peer, then wait for
-  // every peer's cell [peer, 0, ...] of our own signal to reach 1.
+  // every peer's cell [peer, 0, ...] of our own signal to reach 1, then subtract that 1 again
+  // (the self-clearing credit barrier of the collectives, src/runtime/comm_collectives.cpp).
   const size_t rank = tensor_rank(call.args.at(0));
   std::vector<std::string> zeros(rank > 0 ? rank - 1 : 0, "0");
   const std::string where = comm_where(span, "pld.tensor.barrier");
@@ -72,8 +76,63 @@ void KernelEmitter::emit_comm_tensor(const ir::Var& var, const ir::Call& call, S
   w_.line("if (!isa->comm_wait(&" + window + ", cell, " + std::to_string(rank) + ", 1, 1, " +
           where + ")) " + leave_after_failure());
   w_.close();
+  // Takes the credits back (each peer's, once it arrived): the signal is zero again and the
+  // next barrier or collective on it starts afresh.
+  w_.open("for (int64_t peer = 0; peer < n; ++peer)");
+  w_.line("if (peer == me) continue;");
+  w_.line("const int64_t cell[] = " + brace_list(theirs) + ";");
+  w_.line("if (!isa->comm_notify(&" + window + ", cell, " + std::to_string(rank) +
+          ", me, -1, 0, " + where + ")) " + leave_after_failure());
+  w_.close();
   w_.close();
   alias_view(var, window);
+}
+
+// pld.tensor.allreduce, ... (comm_ops.h): one PtoIsa::comm_collective call that every rank
+// makes; its result is the target, rebound.
+void KernelEmitter::emit_comm_collective(const ir::Var& var, const ir::Call& call, Span span) {
+  struct Shape {
+    const char* kind;
+    int input, target, signal, send_counts, recv_counts;  // argument indices, -1: none
+  };
+  static const std::map<std::string, Shape, std::less<>> kShapes = {
+      {"comm_allreduce", {"PTO_ALLREDUCE", -1, 0, 1, -1, -1}},
+      {"comm_reduce_scatter", {"PTO_REDUCE_SCATTER", -1, 0, 1, -1, -1}},
+      {"comm_broadcast", {"PTO_BROADCAST", -1, 0, 1, -1, -1}},
+      {"comm_allgather", {"PTO_ALLGATHER", 0, 1, 2, -1, -1}},
+      {"comm_all_to_all", {"PTO_ALL_TO_ALL", 0, 1, 2, -1, -1}},
+      {"comm_all_to_all_v", {"PTO_ALL_TO_ALL_V", 0, 1, 2, 3, 4}},
+  };
+  auto it = kShapes.find(call.callee);
+  if (it == kShapes.end()) {
+    codegen_error(span, call.callee + " has no tensor result in an InCore function");
+  }
+  const Shape& shape = it->second;
+  if (call.args.size() <= static_cast<size_t>(shape.signal)) {
+    codegen_error(span, "pld.tensor.allreduce in a kernel needs a signal (an INT32 window "
+                        "[nranks, 1]); only a host orchestrator may leave it out");
+  }
+  auto pointer = [&](int arg, const char* what) -> std::string {
+    if (arg < 0) return "0";
+    return "&" + view_name(call.args.at(static_cast<size_t>(arg)),
+                           std::string(what) + " of " + call.callee);
+  };
+  const std::string target = view_name(call.args.at(static_cast<size_t>(shape.target)),
+                                       "the target of " + call.callee);
+  // A ring-shaped signal [2 * (nranks - 1), nranks] has the ranks' cells along dimension 1.
+  const int64_t signal_dim = int_attr(call, "mode", 0) == 1 ? 1 : 0;
+  const std::string label = "pld.tensor." + call.callee.substr(5);
+  w_.open("");
+  w_.line("const PtoCollective coll = {" + std::string(shape.kind) + ", " +
+          std::to_string(int_attr(call, "op", 0)) + ", " + std::to_string(signal_dim) + ", 0, " +
+          std::to_string(int_attr(call, "root", 0)) + ", &" + target + ", " +
+          pointer(shape.signal, "the signal") + ", " + pointer(shape.input, "the input") + ", " +
+          pointer(shape.send_counts, "send_counts") + ", " +
+          pointer(shape.recv_counts, "recv_counts") + "};");
+  w_.line("if (!isa->comm_collective(&coll, " + comm_where(span, label) + ")) " +
+          leave_after_failure());
+  w_.close();
+  alias_view(var, target);
 }
 
 void KernelEmitter::emit_comm_statement(const ir::Call& call, Span span) {

@@ -172,6 +172,7 @@ class KernelEmitter : public StructuredEmitter {
   // view (comm_peer_view, comm_barrier) or a statement (comm_notify, comm_wait).
   void emit_comm_scalar(const ir::Var& var, const ir::Call& call, Span span);
   void emit_comm_tensor(const ir::Var& var, const ir::Call& call, Span span);
+  void emit_comm_collective(const ir::Var& var, const ir::Call& call, Span span);
   void emit_comm_statement(const ir::Call& call, Span span);
   // The pl.system ops (kernel_system_ops.cpp).
   void emit_system_statement(const ir::Call& call, Span span);

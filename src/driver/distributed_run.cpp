@@ -2,6 +2,7 @@
 // orchestrator's dispatches, and a call that runs every rank in a process of its own.
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -113,14 +114,13 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
   }
   DistributedCallResult result;
   ScopedStage stage("device_execution");
-  // Every rank's library, built once per dispatched function.
-  std::vector<const runtime::ProgramLibrary*> programs(program.world_size, nullptr);
-  std::vector<std::shared_ptr<const runtime::ProgramLibrary>> libraries;
+  // The library of every dispatched function, built once.
+  std::map<std::string, std::shared_ptr<const runtime::ProgramLibrary>> libraries;
   for (const Dispatch& d : plan.dispatches) {
+    if (libraries.count(d.callee)) continue;
     bool built = false, hit = false;
     std::vector<std::string> notes;
-    libraries.push_back(program.devices.at(d.callee)->library(built, hit, notes));
-    programs[d.rank] = libraries.back().get();
+    libraries.emplace(d.callee, program.devices.at(d.callee)->library(built, hit, notes));
   }
   ScopedStage execute_stage("execute");
   // The host tensors in memory the ranks' processes share with this one.
@@ -132,24 +132,56 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
   }
   runtime::SharedMemoryWorld world(program.world_size,
                                    static_cast<size_t>(std::max<int64_t>(plan.window_bytes, 1)));
-  std::vector<std::vector<ir::HostArg>> rank_args(program.world_size);
-  for (const Dispatch& d : plan.dispatches) {
+  // A view of the plan as rank `rank` sees it: in a staged host tensor or in its window.
+  auto host_tensor = [&](const DispatchArg& a, int rank, std::string name) {
+    ir::HostTensor t;
+    t.name = std::move(name);
+    t.dtype = a.dtype;
+    t.shape = a.shape;
+    uint8_t* base = a.kind == DispatchArg::Kind::HostTensor ? staged[a.param]->data()
+                                                             : world.window(rank);
+    t.data = base + a.byte_offset;
+    return t;
+  };
+  // What every rank does, in the host's order: its dispatches and every collective.
+  std::vector<std::vector<runtime::RankStep>> rank_steps(program.world_size);
+  for (const PlanStep& s : plan.steps) {
+    if (s.collective) {
+      const HostCollective& h = plan.collectives[s.index];
+      for (int r = 0; r < program.world_size; ++r) {
+        runtime::RankStep step;
+        step.collective = true;
+        step.kind = h.kind;
+        step.reduce_op = h.reduce_op;
+        step.signal_dim = h.signal_dim;
+        step.root = h.root;
+        step.label = h.label;
+        for (const DispatchArg& a : h.tensors) {
+          if (a.kind == DispatchArg::Kind::Scalar) {
+            step.args.emplace_back(int64_t{0});
+          } else {
+            step.args.emplace_back(host_tensor(a, r, ""));
+          }
+        }
+        rank_steps[r].push_back(std::move(step));
+      }
+      continue;
+    }
+    const Dispatch& d = plan.dispatches[s.index];
     const ir::FunctionPtr entry = program.devices.at(d.callee)->program()->entry();
+    runtime::RankStep step;
+    step.program = libraries.at(d.callee).get();
     for (size_t i = 0; i < d.args.size(); ++i) {
       const DispatchArg& a = d.args[i];
       if (a.kind == DispatchArg::Kind::Scalar) {
-        std::visit([&](auto v) { rank_args[d.rank].emplace_back(v); }, a.scalar);
+        std::visit([&](auto v) { step.args.emplace_back(v); }, a.scalar);
         continue;
       }
-      ir::HostTensor t;
-      t.name = entry && i < entry->params.size() ? entry->params[i].var->name : "";
-      t.dtype = a.dtype;
-      t.shape = a.shape;
-      uint8_t* base = a.kind == DispatchArg::Kind::HostTensor ? staged[a.param]->data()
-                                                               : world.window(d.rank);
-      t.data = base + a.byte_offset;
-      rank_args[d.rank].emplace_back(std::move(t));
+      step.args.emplace_back(
+          host_tensor(a, d.rank, entry && i < entry->params.size() ? entry->params[i].var->name
+                                                                   : ""));
     }
+    rank_steps[d.rank].push_back(std::move(step));
   }
   const double timeout = std::clamp(config.timeout, 0.001, 86400.0);
   runtime::MultiRankOptions options;
@@ -159,7 +191,7 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
   options.signal_timeout = call_options.signal_timeout;
   std::vector<runtime::RankRun> runs;
   try {
-    runs = runtime::execute_ranks(programs, world, rank_args, options);
+    runs = runtime::execute_rank_steps(rank_steps, world, options);
   } catch (const std::exception& e) {
     throw std::runtime_error(e.what());
   }

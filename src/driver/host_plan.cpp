@@ -1,9 +1,11 @@
 // plan_host_orchestrator: runs a host orchestrator (a function of level pl.Level.HOST) for a
 // world size, on symbols rather than data. Its tensors are views of its parameters, its window
-// buffers offsets in every rank's window, and each call with device=r a Dispatch to rank r.
+// buffers offsets in every rank's window, each call with device=r a Dispatch to rank r and each
+// built-in collective (pld.tensor.allreduce, ...) a HostCollective of every rank.
 // This is the control plane of a multi-rank program; the data plane is the ranks' devices.
 #include <map>
 #include <optional>
+#include <set>
 
 #include "pypto/driver/distributed.h"
 #include "pypto/ir/scalar_arith.h"
@@ -18,6 +20,12 @@ using ir::CompileError;
 
 // Window buffers start on a cache line of every rank's window.
 constexpr int64_t kWindowAlignment = 64;
+
+// The built-in collectives a host orchestrator runs (comm_ops.h), by PtoCollectiveKind.
+const std::map<std::string, int32_t, std::less<>> kCollectiveKinds = {
+    {"comm_allreduce", 0}, {"comm_allgather", 1}, {"comm_reduce_scatter", 2},
+    {"comm_broadcast", 3}, {"comm_all_to_all", 4}, {"comm_all_to_all_v", 5},
+    {"comm_barrier", 6}};  // comm_isa::kHostBarrier
 
 struct HostValue {
   enum class Kind { None, Scalar, Tensor, WindowBuffer, Window };
@@ -246,6 +254,7 @@ class HostEvaluator {
       v.strides = row_major_strides(v.shape);
       return v;
     }
+    if (op.rfind("comm_", 0) == 0 && kCollectiveKinds.count(op)) return collective(c);
     fail(c.span(), "pl." + op + " is not supported in a host orchestrator");
   }
 
@@ -276,13 +285,6 @@ class HostEvaluator {
                          std::to_string(world_size_) + " rank(s)");
     }
     d.rank = static_cast<int>(rank);
-    for (const Dispatch& other : plan_.dispatches) {
-      if (other.rank == d.rank) {
-        fail(c.span(), "rank " + std::to_string(rank) +
-                           " is dispatched twice; one dispatch per rank per host call is "
-                           "supported");
-      }
-    }
     for (size_t i = 0; i < nargs; ++i) {
       const HostValue v = expr(c.args[i]);
       DispatchArg a;
@@ -312,7 +314,122 @@ class HostEvaluator {
       }
       d.args.push_back(std::move(a));
     }
+    // A rank dispatched again since the ranks last met (a later loop of the host's) starts
+    // after every rank's earlier dispatches: the host's order, as PyPTO's host runs its
+    // dispatches phase by phase (a consume may read what every rank published).
+    if (dispatched_since_sync_.count(d.rank)) sync_all_ranks(c);
+    dispatched_since_sync_.insert(d.rank);
+    plan_.steps.push_back({false, plan_.dispatches.size()});
     plan_.dispatches.push_back(std::move(d));
+  }
+
+  // A barrier of every rank (on a private signal window) between two phases of dispatches.
+  void sync_all_ranks(const ir::Call& c) {
+    if (phase_signal_ < 0) {
+      const int64_t bytes = int64_t{world_size_} * 4;
+      phase_signal_ = window_end_;
+      plan_.window_offsets.push_back(window_end_);
+      buffer_bytes_.push_back(bytes);
+      window_end_ += (bytes + kWindowAlignment - 1) / kWindowAlignment * kWindowAlignment;
+    }
+    DispatchArg signal;
+    signal.kind = DispatchArg::Kind::Window;
+    signal.byte_offset = phase_signal_;
+    signal.shape = {world_size_, 1};
+    signal.dtype = ir::DataType::INT32;
+    HostCollective h;
+    h.kind = kCollectiveKinds.at("comm_barrier");
+    h.label = host_.name + ": the ranks meeting before the dispatch of '" + c.callee + "'" +
+              (c.span().valid() ? " at line " + std::to_string(c.span().line) : "");
+    h.tensors.assign(5, DispatchArg{});
+    h.tensors[0] = h.tensors[1] = signal;
+    plan_.steps.push_back({true, plan_.collectives.size()});
+    plan_.collectives.push_back(std::move(h));
+    dispatched_since_sync_.clear();
+  }
+
+  // A tensor argument of a collective or of a dispatch: a contiguous view of a host tensor or
+  // of a window buffer.
+  DispatchArg view_arg(const ir::ExprPtr& e, const std::string& what, bool window_only) {
+    const HostValue v = expr(e);
+    const bool window = v.kind == HostValue::Kind::Window;
+    if (!window && (window_only || v.kind != HostValue::Kind::Tensor)) {
+      fail(e->span(), what + (window_only ? " must be a window (pld.window of a window buffer)"
+                                          : " must be a tensor or a window"));
+    }
+    if (!contiguous(v)) fail(e->span(), what + " is not a contiguous view");
+    DispatchArg a;
+    a.kind = window ? DispatchArg::Kind::Window : DispatchArg::Kind::HostTensor;
+    a.param = v.param;
+    a.byte_offset = v.byte_offset;
+    a.shape = v.shape;
+    a.dtype = v.dtype;
+    return a;
+  }
+
+  // pld.tensor.allreduce, ... in the host: every rank runs it after its earlier dispatches.
+  // Its value is the target window, rebound.
+  HostValue collective(const ir::Call& c) {
+    const std::string& op = c.callee;
+    const std::string label = "pld.tensor." + op.substr(5);
+    HostCollective h;
+    h.kind = kCollectiveKinds.at(op);
+    h.label = host_.name + ": " + label +
+              (c.span().valid() ? " at line " + std::to_string(c.span().line) : "");
+    auto attr = [&](const char* key) {
+      const ir::AttrValue* v = ir::find_attr(c.attrs, key);
+      const auto* i = v ? std::get_if<int64_t>(v) : nullptr;
+      return i ? *i : int64_t{0};
+    };
+    h.reduce_op = static_cast<int32_t>(attr("op"));
+    h.signal_dim = attr("mode") == 1 ? 1 : 0;
+    h.root = attr("root");
+    if (op == "comm_broadcast" && h.root >= world_size_) {
+      fail(c.span(), label + ": root=" + std::to_string(h.root) + " is not a rank of the " +
+                         std::to_string(world_size_) + "-rank run");
+    }
+    // Argument positions: (input,) target, signal, (send_counts, recv_counts).
+    const bool has_input = op == "comm_allgather" || op == "comm_all_to_all" ||
+                           op == "comm_all_to_all_v";
+    const size_t target = has_input ? 1 : 0;
+    // pld.tensor.barrier(signal): the signal is its target as well.
+    const size_t signal = op == "comm_barrier" ? 0 : target + 1;
+    DispatchArg absent;
+    h.tensors.assign(5, absent);
+    h.tensors[0] = view_arg(c.args.at(target), "the target of " + label, true);
+    if (c.args.size() > signal) {
+      h.tensors[1] = view_arg(c.args[signal], "the signal of " + label, true);
+    } else {
+      h.tensors[1] = synthesized_signal(c);
+    }
+    if (has_input) h.tensors[2] = view_arg(c.args.at(0), "the input of " + label, false);
+    if (op == "comm_all_to_all_v") {
+      h.tensors[3] = view_arg(c.args.at(3), "send_counts of " + label, false);
+      h.tensors[4] = view_arg(c.args.at(4), "recv_counts of " + label, true);
+    }
+    plan_.steps.push_back({true, plan_.collectives.size()});
+    plan_.collectives.push_back(std::move(h));
+    dispatched_since_sync_.clear();  // every rank's earlier dispatches are done
+    return expr(c.args.at(target));
+  }
+
+  // A host allreduce without a signal: a private INT32 window [world_size, 1] for that call,
+  // zero, and zero again after every call (so a loop reuses it).
+  DispatchArg synthesized_signal(const ir::Call& c) {
+    auto it = synthesized_.find(&c);
+    if (it == synthesized_.end()) {
+      const int64_t bytes = int64_t{world_size_} * 4;
+      it = synthesized_.emplace(&c, window_end_).first;
+      plan_.window_offsets.push_back(window_end_);
+      buffer_bytes_.push_back(bytes);
+      window_end_ += (bytes + kWindowAlignment - 1) / kWindowAlignment * kWindowAlignment;
+    }
+    DispatchArg a;
+    a.kind = DispatchArg::Kind::Window;
+    a.byte_offset = it->second;
+    a.shape = {world_size_, 1};
+    a.dtype = ir::DataType::INT32;
+    return a;
   }
 
   const ir::Program& program_;
@@ -322,6 +439,9 @@ class HostEvaluator {
   std::map<const ir::Var*, HostValue> values_;
   std::vector<int64_t> buffer_bytes_;
   int64_t window_end_ = 0;
+  std::map<const ir::Call*, int64_t> synthesized_;  // the signal windows of host allreduces
+  std::set<int> dispatched_since_sync_;  // ranks dispatched since the ranks last met
+  int64_t phase_signal_ = -1;            // the window offset of the phases' barrier signal
 };
 
 }  // namespace

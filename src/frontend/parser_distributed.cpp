@@ -44,6 +44,14 @@ int64_t notify_op_of(std::string_view name) {
   return -1;
 }
 
+int64_t reduce_op_of(std::string_view name) {
+  if (name == "Sum") return 0;
+  if (name == "Max") return 1;
+  if (name == "Min") return 2;
+  if (name == "Prod") return 3;
+  return -1;
+}
+
 int64_t wait_cmp_of(std::string_view name) {
   if (name == "Eq") return 0;
   if (name == "Ge") return 1;
@@ -83,28 +91,25 @@ Value Parser::parse_pld_member() {
   const Token& first = expect_name("a name after 'pld.'");
   std::string_view ns;
   std::string_view name = first.text;
-  if (name == "NotifyOp" || name == "WaitCmp" || name == "AtomicType") {
+  if (name == "NotifyOp" || name == "WaitCmp" || name == "AtomicType" || name == "ReduceOp") {
     expect(TK::Dot, [&] { return "'.' after pld." + std::string(name); });
     const Token& item = expect_name([&] { return "a member of pld." + std::string(name); });
     int64_t value = -1;
     if (name == "NotifyOp") value = notify_op_of(item.text);
     if (name == "WaitCmp") value = wait_cmp_of(item.text);
+    if (name == "ReduceOp") value = reduce_op_of(item.text);
     if (name == "AtomicType") {
       if (auto mode = ir::atomic_mode_from_name(item.text)) value = *mode;
     }
     if (value < 0) {
-      const char* expected = name == "NotifyOp"  ? "AtomicAdd or Set"
-                             : name == "WaitCmp" ? "Eq or Ge"
-                                                 : "None_ or Add";
+      const char* expected = name == "NotifyOp"   ? "AtomicAdd or Set"
+                             : name == "WaitCmp"  ? "Eq or Ge"
+                             : name == "ReduceOp" ? "Sum, Max, Min or Prod"
+                                                  : "None_ or Add";
       fail(span_of(item), "unknown member 'pld." + std::string(name) + "." +
                               std::string(item.text) + "' (expected " + expected + ")");
     }
     return expr_value(ir::make_node<ir::IntImm>(value, DataType::INT64, span), span);
-  }
-  if (name == "ReduceOp") {
-    fail(span,
-         "pld.ReduceOp: PyPTO's built-in collectives (pld.tensor.allreduce, ...) are not "
-         "supported yet; write them with notify, wait and remote loads (docs/multi-rank.md)");
   }
   if (name == "system" || name == "tile" || name == "tensor") {
     ns = name;
@@ -138,19 +143,25 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
     if (name == "barrier") return {"signal"};
     if (name == "alloc_window_buffer") return {"size", "dtype", "name"};
     if (name == "window") return {"buf", "shape", "dtype"};
-    for (const char* later : {"allreduce", "broadcast", "allgather", "reduce_scatter", "all_to_all",
-                              "all_to_all_v", "defer_wait"}) {
-      if (name == later) {
-        fail(span, label +
-                       " is not supported yet: PyPTO's built-in collectives and deferred "
-                       "waits are compositions of notify, wait and remote loads or stores; "
-                       "write the composition (docs/multi-rank.md)");
-      }
+    if (name == "allreduce") return {"target", "signal", "op", "mode", "core_num"};
+    if (name == "reduce_scatter") return {"target", "signal", "op"};
+    if (name == "broadcast") return {"target", "signal", "root"};
+    if (name == "allgather") return {"local_data", "target", "signal"};
+    if (name == "all_to_all") return {"input", "target", "signal"};
+    if (name == "all_to_all_v") {
+      return {"input", "target", "signal", "send_counts", "recv_counts"};
+    }
+    if (name == "defer_wait") {
+      fail(span, label +
+                     " is not supported yet: this device has no deferred task completion; "
+                     "wait in the kernel with pld.system.wait (docs/multi-rank.md)");
     }
     fail(span, "unknown op '" + label +
                    "' (pld has get_comm_ctx, rank, nranks, world_size, system.notify, "
                    "system.wait, tile.remote_load, tile.remote_store, tensor.put, tensor.get, "
-                   "tensor.barrier, alloc_window_buffer and window)");
+                   "tensor.barrier, tensor.allreduce, tensor.reduce_scatter, tensor.broadcast, "
+                   "tensor.allgather, tensor.all_to_all, tensor.all_to_all_v, "
+                   "alloc_window_buffer and window)");
   };
   BoundArgs bound;
   bound.names = params_of();
@@ -166,6 +177,7 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
     return k;
   };
   std::vector<CallArg> call_args = parse_call_args(label, /*allow_strings=*/true);
+  bool mode_ring = false;  // allreduce's mode="ring"
   size_t positional = 0;
   for (CallArg& a : call_args) {
     size_t index = bound.names.size();
@@ -186,6 +198,13 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
       if (bound.values[index]) {
         fail(a.keyword_span, label + " got argument '" + std::string(a.keyword) + "' twice");
       }
+    }
+    if (a.text && bound.names[index] == "mode") {
+      if (*a.text != "mesh" && *a.text != "ring") {
+        fail(a.value.span, label + ": mode must be \"mesh\" or \"ring\", got \"" + *a.text + "\"");
+      }
+      mode_ring = *a.text == "ring";
+      continue;
     }
     if (a.text || bound.names[index] == "name") {
       if (bound.names[index] != "name") {
@@ -285,6 +304,43 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
       ExprPtr tile = op("load", {peer_view, src_offsets, shape});
       result = op("store", {tile, dst_offsets, dst});
     }
+  } else if (name == "allreduce" || name == "reduce_scatter" || name == "broadcast" ||
+             name == "allgather" || name == "all_to_all" || name == "all_to_all_v") {
+    // The result is the target, rebound (target = pld.tensor.allreduce(target, signal)).
+    ir::Attrs attrs;
+    if (name == "allreduce" || name == "reduce_scatter") {
+      attrs.emplace_back("op", ir::AttrValue(optional_int("op", 0)));
+    }
+    if (name == "allreduce") {
+      attrs.emplace_back("mode", ir::AttrValue(int64_t{mode_ring ? 1 : 0}));
+      // core_num: how many vector cores an NPU spreads a host allreduce over; one here.
+      if (optional_int("core_num", 1) < 1) {
+        fail(bound.get("core_num")->span, label + ": core_num must be a positive constant");
+      }
+      if (!bound.get("signal")) {
+        if (mode_ring) {
+          fail(span, label +
+                         "(mode=\"ring\") needs an explicit signal [2 * (nranks - 1), nranks]; "
+                         "only the mesh form may omit it in a host orchestrator");
+        }
+        result = op("comm_allreduce", {required("target")}, std::move(attrs));
+        return expr_value(result, span);
+      }
+    }
+    if (name == "broadcast") {
+      if (!bound.get("root")) fail(span, label + " is missing argument 'root' (root=<rank>)");
+      attrs.emplace_back("root", ir::AttrValue(optional_int("root", 0)));
+    }
+    std::vector<ExprPtr> args;
+    if (name == "allgather") args.push_back(required("local_data"));
+    if (name == "all_to_all" || name == "all_to_all_v") args.push_back(required("input"));
+    args.push_back(required("target"));
+    args.push_back(required("signal"));
+    if (name == "all_to_all_v") {
+      args.push_back(required("send_counts"));
+      args.push_back(required("recv_counts"));
+    }
+    result = op("comm_" + std::string(name), std::move(args), std::move(attrs));
   } else if (name == "barrier") {
     result = op("comm_barrier", {required("signal")});
   } else if (name == "alloc_window_buffer") {

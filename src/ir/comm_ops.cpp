@@ -81,6 +81,138 @@ TypePtr infer_comm_barrier(const OpContext& c) {
   return c.args[0]->type();
 }
 
+namespace {
+
+// The label of a collective as the program wrote it.
+std::string collective_name(const OpContext& c) { return "pld.tensor." + c.op.substr(5); }
+
+// A signal of a collective: an INT32 window view with a cell per rank along one dimension.
+void expect_collective_signal(const OpContext& c, size_t i) {
+  const TensorType* t = expect_tensor(c, i);
+  if (t->dtype != DataType::INT32 || t->shape.empty() || t->shape.size() > 2) {
+    c.fail(i, "the signal of " + collective_name(c) +
+                  " must be an INT32 window buffer view of shape [nranks] or [nranks, 1], got " +
+                  type_to_string(c.args.at(i)->type()));
+  }
+}
+
+void expect_reduce_op(const OpContext& c) {
+  const int64_t op = int_attr(c, "op", 0);
+  if (op < 0 || op > 3) {
+    c.fail_call("op of " + collective_name(c) +
+                " must be pld.ReduceOp.Sum, Max, Min or Prod (got " + std::to_string(op) + ")");
+  }
+}
+
+// What a reduction runs on: FP16 or FP32 windows.
+const TensorType* expect_reduce_target(const OpContext& c, size_t i) {
+  const TensorType* t = expect_tensor(c, i);
+  if (t->dtype != DataType::FP32 && t->dtype != DataType::FP16) {
+    c.fail(i, "the target of " + collective_name(c) + " must be FP16 or FP32, got " +
+                  type_to_string(c.args.at(i)->type()));
+  }
+  return t;
+}
+
+int64_t element_count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d == kDynamicExtent) return kDynamicExtent;
+    n *= d;
+  }
+  return n;
+}
+
+// The [NR * block, ...] target of allgather / all_to_all(_v) and its input.
+void expect_exchange(const OpContext& c, size_t input, size_t target, bool one_block) {
+  const TensorType* in = expect_tensor(c, input);
+  const TensorType* out = expect_tensor(c, target);
+  if (out->shape.size() < 2) {
+    c.fail(target, "the target of " + collective_name(c) + " must be [nranks, ...], got " +
+                       type_to_string(c.args.at(target)->type()));
+  }
+  expect_same_dtype(c, input, in->dtype, out->dtype);
+  const int64_t want = element_count(out->shape), have = element_count(in->shape);
+  const int64_t rows = out->shape[0];
+  if (want == kDynamicExtent || have == kDynamicExtent || rows <= 0) return;
+  if (one_block ? have * rows != want : have != want) {
+    const std::string expected =
+        one_block ? "one row of the target (" + std::to_string(want / rows) + ")"
+                  : "as many elements as the target (" + std::to_string(want) + ")";
+    c.fail(input, "the input of " + collective_name(c) + " must hold " + expected +
+                      " elements, it holds " + std::to_string(have));
+  }
+}
+
+}  // namespace
+
+// comm_allreduce(target, signal) op=, mode= (0 mesh, 1 ring)
+TypePtr infer_comm_allreduce(const OpContext& c) {
+  expect_reduce_target(c, 0);
+  // Without a signal (a host orchestrator's form) the run provides one.
+  if (c.args.size() > 1) expect_collective_signal(c, 1);
+  expect_reduce_op(c);
+  const int64_t mode = int_attr(c, "mode", 0);
+  if (mode != 0 && mode != 1) {
+    c.fail_call("mode of pld.tensor.allreduce must be \"mesh\" or \"ring\"");
+  }
+  if (mode == 1 && (c.args.size() < 2 || c.args[1]->type()->as<TensorType>()->shape.size() != 2)) {
+    c.fail(1, "the signal of pld.tensor.allreduce(mode=\"ring\") must be "
+              "[2 * (nranks - 1), nranks]");
+  }
+  return c.args[0]->type();
+}
+
+// comm_reduce_scatter(target [NR * rows, ...], signal) op=
+TypePtr infer_comm_reduce_scatter(const OpContext& c) {
+  const TensorType* t = expect_reduce_target(c, 0);
+  if (t->shape.size() < 2) {
+    c.fail(0, "the target of pld.tensor.reduce_scatter must be [nranks, SIZE]");
+  }
+  expect_collective_signal(c, 1);
+  expect_reduce_op(c);
+  return c.args[0]->type();
+}
+
+// comm_broadcast(target, signal) root=
+TypePtr infer_comm_broadcast(const OpContext& c) {
+  expect_tensor(c, 0);
+  expect_collective_signal(c, 1);
+  if (int_attr(c, "root", -1) < 0) {
+    c.fail_call("root= of pld.tensor.broadcast must be a rank (>= 0)");
+  }
+  return c.args[0]->type();
+}
+
+// comm_allgather(input, target [NR, ...], signal)
+TypePtr infer_comm_allgather(const OpContext& c) {
+  expect_exchange(c, 0, 1, /*one_block=*/true);
+  expect_collective_signal(c, 2);
+  return c.args[1]->type();
+}
+
+// comm_all_to_all(input, target, signal)
+TypePtr infer_comm_all_to_all(const OpContext& c) {
+  expect_exchange(c, 0, 1, /*one_block=*/false);
+  expect_collective_signal(c, 2);
+  return c.args[1]->type();
+}
+
+// comm_all_to_all_v(input, target, signal, send_counts [NR] | [NR, 1], recv_counts [NR, 1])
+TypePtr infer_comm_all_to_all_v(const OpContext& c) {
+  expect_exchange(c, 0, 1, /*one_block=*/false);
+  expect_collective_signal(c, 2);
+  for (size_t i : {size_t{3}, size_t{4}}) {
+    const TensorType* t = expect_tensor(c, i);
+    if (t->dtype != DataType::INT32 || t->shape.empty() || t->shape.size() > 2) {
+      c.fail(i, std::string(i == 3 ? "send_counts" : "recv_counts") +
+                    " of pld.tensor.all_to_all_v must be INT32 [nranks] or [nranks, 1], got " +
+                    type_to_string(c.args.at(i)->type()));
+    }
+  }
+  return c.args[1]->type();
+}
+
 TypePtr infer_comm_alloc_window(const OpContext& c) {
   expect_integer_scalar(c, 0, "the size");
   return scalar_type(DataType::INT64);

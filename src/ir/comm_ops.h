@@ -12,6 +12,15 @@
 //   comm_wait(signal, offsets, expected)       attr cmp: 0 Eq, 1 Ge            (Eval)
 //   comm_barrier(signal)           pld.tensor.barrier: every rank notifies cell [my_rank, 0] of
 //                                  every peer, then waits for its own cells [peer, 0] >= 1
+//   comm_allreduce(target, signal)            attrs op (pld.ReduceOp), mode (0 mesh, 1 ring)
+//   comm_reduce_scatter(target, signal)       attr op
+//   comm_broadcast(target, signal)            attr root
+//   comm_allgather(input, target, signal)
+//   comm_all_to_all(input, target, signal)
+//   comm_all_to_all_v(input, target, signal, send_counts, recv_counts)
+//                                  pld.tensor's built-in collectives: every rank runs them
+//                                  (PtoIsa::comm_collective, src/runtime/comm_collectives.cpp);
+//                                  the result is the target, rebound like pl.store's
 //   comm_alloc_window(size)        pld.alloc_window_buffer (host): a window buffer of `size`
 //                                  bytes on every rank; its handle (INDEX scalar)
 //   comm_window(buffer, shape)     attr dtype: pld.window (host): a typed view of the buffer
@@ -31,6 +40,12 @@ TypePtr infer_comm_notify(const OpContext& c);
 TypePtr infer_comm_wait(const OpContext& c);
 TypePtr infer_comm_barrier(const OpContext& c);
 TypePtr infer_comm_alloc_window(const OpContext& c);
+TypePtr infer_comm_allreduce(const OpContext& c);
+TypePtr infer_comm_reduce_scatter(const OpContext& c);
+TypePtr infer_comm_broadcast(const OpContext& c);
+TypePtr infer_comm_allgather(const OpContext& c);
+TypePtr infer_comm_all_to_all(const OpContext& c);
+TypePtr infer_comm_all_to_all_v(const OpContext& c);
 TypePtr infer_comm_window(const OpContext& c);
 }  // namespace op_rules
 

@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "comm_isa.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/process.h"
@@ -43,10 +45,50 @@ std::string valid_utf8(const std::string& text) {
   return nlohmann::json::parse(quoted).get<std::string>();
 }
 
-// The rank's process: runs the program with its transport installed and reports; never returns.
-[[noreturn]] void rank_main(const ProgramLibrary* program, const SharedMemoryWorld& world,
-                            int rank, const std::vector<HostArg>& args,
-                            const MultiRankOptions& options, int report_fd) {
+// Adds the stats of a later launch of the same rank to `total`.
+void add_launch(RunStats& total, RunStats next, bool first) {
+  if (first) {
+    total = std::move(next);
+    return;
+  }
+  total.num_tasks += next.num_tasks;
+  total.wall_seconds += next.wall_seconds;
+  total.orchestration_seconds += next.orchestration_seconds;
+  total.task_seconds += next.task_seconds;
+  total.critical_path_seconds += next.critical_path_seconds;
+  total.max_parallelism = std::max(total.max_parallelism, next.max_parallelism);
+  total.num_workers = std::max(total.num_workers, next.num_workers);
+  for (TaskRecord& t : next.tasks) total.tasks.push_back(std::move(t));
+  for (RunPhase& p : next.phases) total.phases.push_back(std::move(p));
+}
+
+void collect_failure(void* ctx, const char* message) { *static_cast<std::string*>(ctx) = message; }
+
+// This rank's part of a host orchestrator's built-in collective (comm_collectives.cpp).
+void run_collective(const RankStep& step) {
+  const std::vector<PtoArg> args = to_pto_args(step.args);
+  auto tensor = [&](size_t i) -> const PtoTensor* {
+    return i < args.size() && args[i].kind != PTO_ARG_SCALAR ? &args[i].tensor : nullptr;
+  };
+  PtoCollective c{};
+  c.kind = step.kind;
+  c.reduce_op = step.reduce_op;
+  c.signal_dim = step.signal_dim;
+  c.root = step.root;
+  c.target = tensor(0);
+  c.signal = tensor(1);
+  c.input = tensor(2);
+  c.send_counts = tensor(3);
+  c.recv_counts = tensor(4);
+  std::string failure;
+  if (!comm_isa::collective(&c, step.label.c_str(), &collect_failure, &failure)) {
+    throw ExecutionError(Kind::Failed, failure);
+  }
+}
+
+// The rank's process: runs its steps with its transport installed and reports; never returns.
+[[noreturn]] void rank_main(const std::vector<RankStep>& steps, const SharedMemoryWorld& world,
+                            int rank, const MultiRankOptions& options, int report_fd) {
   const double entered = profiling::now_seconds();
   // Our own death signal: if the launching process dies, so does every rank.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -59,7 +101,15 @@ std::string valid_utf8(const std::string& text) {
   int code = 1;
   try {
     RunStats stats;
-    if (program) stats = execute(*program, args, device);
+    bool first = true;
+    for (const RankStep& step : steps) {
+      if (step.collective) {
+        run_collective(step);
+      } else if (step.program) {
+        add_launch(stats, execute(*step.program, step.args, device), first);
+        first = false;
+      }
+    }
     nlohmann::json waits = nlohmann::json::array();
     for (const SignalWaitSpan& w : take_signal_waits()) waits.push_back({w.label, w.start, w.end});
     report = {{"ok", true},
@@ -105,13 +155,33 @@ std::vector<RankRun> execute_ranks(const std::vector<const ProgramLibrary*>& pro
                                    const SharedMemoryWorld& world,
                                    const std::vector<std::vector<HostArg>>& args_per_rank,
                                    const MultiRankOptions& options) {
+  if (args_per_rank.size() != programs.size()) {
+    throw ExecutionError(Kind::Setup, "a multi-rank run got " + std::to_string(programs.size()) +
+                                          " programs and arguments for " +
+                                          std::to_string(args_per_rank.size()) + " ranks");
+  }
+  std::vector<std::vector<RankStep>> steps(programs.size());
+  for (size_t r = 0; r < programs.size(); ++r) {
+    RankStep step;
+    step.program = programs[r];
+    step.args = args_per_rank[r];
+    steps[r].push_back(std::move(step));
+  }
+  return execute_rank_steps(steps, world, options);
+}
+
+std::vector<RankRun> execute_rank_steps(const std::vector<std::vector<RankStep>>& steps_per_rank,
+                                        const SharedMemoryWorld& world,
+                                        const MultiRankOptions& options) {
   const int n = world.nranks();
-  if (static_cast<int>(args_per_rank.size()) != n || static_cast<int>(programs.size()) != n) {
+  if (static_cast<int>(steps_per_rank.size()) != n) {
     throw ExecutionError(Kind::Setup, "a multi-rank run of " + std::to_string(n) +
                                           " ranks got arguments for " +
-                                          std::to_string(args_per_rank.size()));
+                                          std::to_string(steps_per_rank.size()));
   }
-  for (const auto& args : args_per_rank) (void)to_pto_args(args);  // validates before forking
+  for (const auto& steps : steps_per_rank) {
+    for (const RankStep& step : steps) (void)to_pto_args(step.args);  // validates before forking
+  }
   std::vector<pid_t> pids(static_cast<size_t>(n), -1);
   std::vector<int> pipes(static_cast<size_t>(n), -1);
   std::vector<double> started(static_cast<size_t>(n), 0);
@@ -143,7 +213,7 @@ std::vector<RankRun> execute_ranks(const std::vector<const ProgramLibrary*>& pro
     }
     if (pid == 0) {
       ::close(fds[0]);
-      rank_main(programs[r], world, r, args_per_rank[r], options, fds[1]);
+      rank_main(steps_per_rank[r], world, r, options, fds[1]);
     }
     ::close(fds[1]);
     pids[r] = pid;

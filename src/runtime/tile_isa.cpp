@@ -499,6 +499,7 @@ const PtoIsa& tile_isa() {
       &comm_isa::peer_view,
       &comm_isa::notify,
       &comm_isa::wait,
+      &comm_isa::collective,
       &gather::gather,
       &gather::scatter,
       &gather::scatter_rows,

@@ -117,9 +117,12 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     EXPECT_EQ(reg.find(name)->category, OpCategory::LaunchQuery) << name;
   }
   // Multi-rank programs (src/ir/comm_ops.h).
-  const char* const comm_ops[] = {
-      "comm_ctx",    "comm_rank", "comm_nranks",  "comm_world_size",   "comm_peer_view",
-      "comm_notify", "comm_wait", "comm_barrier", "comm_alloc_window", "comm_window"};
+  const char* const comm_ops[] = {"comm_ctx",        "comm_rank",   "comm_nranks",
+                                  "comm_world_size", "comm_peer_view", "comm_notify",
+                                  "comm_wait",       "comm_barrier",   "comm_alloc_window",
+                                  "comm_window",     "comm_allreduce", "comm_reduce_scatter",
+                                  "comm_broadcast",  "comm_allgather", "comm_all_to_all",
+                                  "comm_all_to_all_v"};
   for (const char* name : comm_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
     EXPECT_EQ(reg.find(name)->category, OpCategory::Communication) << name;

@@ -42,6 +42,24 @@ struct Dispatch {
   std::vector<DispatchArg> args;
 };
 
+// A built-in collective of the host orchestrator (pld.tensor.allreduce, ... in its body): every
+// rank takes part after the dispatches to it that the host made before. `tensors`: target,
+// signal, input, send_counts, recv_counts (Window or HostTensor views; an absent one Scalar).
+struct HostCollective {
+  int32_t kind = 0;  // PtoCollectiveKind (device/pto_abi.h)
+  int32_t reduce_op = 0;
+  int32_t signal_dim = 0;
+  int64_t root = 0;
+  std::vector<DispatchArg> tensors;
+  std::string label;  // "host: pld.tensor.allreduce at line 12"
+};
+
+// One step of a host plan, in the host's order: dispatches[index] or collectives[index].
+struct PlanStep {
+  bool collective = false;
+  size_t index = 0;
+};
+
 // What a host orchestrator does for one world size.
 struct HostPlan {
   std::string host;                  // the host orchestrator's name
@@ -49,15 +67,17 @@ struct HostPlan {
   std::vector<int64_t> window_offsets;  // of each window buffer, in allocation order
   int64_t window_bytes = 0;             // of every rank's window (all buffers, aligned)
   std::vector<Dispatch> dispatches;     // in the order the host made them
+  std::vector<HostCollective> collectives;
+  std::vector<PlanStep> steps;          // every dispatch and collective, in the host's order
 };
 
 // The host orchestrator of `program` (its function of level HOST), or null.
 ir::FunctionPtr host_orchestrator(const ir::Program& program);
 
-// Evaluates `host` for `world_size` ranks (a call without device= goes to rank 0). Throws
-// ir::CompileError (located) for what a host orchestrator cannot do: a rank outside the world,
-// a rank dispatched twice, a view that is not contiguous, a statement other than assignments,
-// loops, ifs and dispatches.
+// Evaluates `host` for `world_size` ranks (a call without device= goes to rank 0; a rank runs
+// its dispatches in the host's order). Throws ir::CompileError (located) for what a host
+// orchestrator cannot do: a rank outside the world, a view that is not contiguous, a statement
+// other than assignments, loops, ifs, dispatches and built-in collectives.
 HostPlan plan_host_orchestrator(const ir::Program& program, const ir::Function& host,
                                 int world_size);
 

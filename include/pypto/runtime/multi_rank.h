@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "pypto/runtime/comm_transport.h"
@@ -34,6 +35,25 @@ struct RankRun {
 // returns. Throws ExecutionError naming the rank that failed first (a kernel error, a crash, a
 // signal wait that timed out, a rank that did not finish in time); the other ranks then stop at
 // their next wait.
+// One thing a rank does in a run: a launch of `program` on `args`, or (program null,
+// `collective` set) its part of a built-in collective of the host orchestrator (PtoCollective's
+// kind, reduce_op, signal_dim and root), whose tensors are `args`: target, signal, input,
+// send_counts, recv_counts, an absent one an int64_t 0.
+struct RankStep {
+  const ProgramLibrary* program = nullptr;
+  std::vector<HostArg> args;
+  bool collective = false;
+  int32_t kind = 0, reduce_op = 0, signal_dim = 0;
+  int64_t root = 0;
+  std::string label;  // names the collective in errors: "host: pld.tensor.allreduce at line 9"
+};
+
+// As below, rank r doing `steps_per_rank[r]` in order (its dispatches and the host's
+// collectives); the run's stats of a rank add up its launches.
+std::vector<RankRun> execute_rank_steps(const std::vector<std::vector<RankStep>>& steps_per_rank,
+                                        const SharedMemoryWorld& world,
+                                        const MultiRankOptions& options);
+
 std::vector<RankRun> execute_ranks(const std::vector<const ProgramLibrary*>& programs,
                                    const SharedMemoryWorld& world,
                                    const std::vector<std::vector<HostArg>>& args_per_rank,

@@ -15,7 +15,7 @@ from pypto.language._types import (AtomicType, DType, MemorySpace, PadValue, Pip
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['assemble', 'comm_alloc_window', 'comm_barrier', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'create_tensor', 'create_tile', 'expand_clone', 'fillpad', 'fillpad_expand', 'gather', 'gather_compare', 'gather_mask', 'get_block_idx', 'get_block_num', 'get_subblock_idx', 'load', 'manual_scope', 'move', 'mscatter', 'paged_gather', 'read', 'reinterpret_view', 'reshape', 'scatter', 'scatter_mask', 'scatter_update', 'slice', 'store', 'task_array_set', 'task_blocks', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'write']
+__all__ = ['assemble', 'comm_all_to_all', 'comm_all_to_all_v', 'comm_allgather', 'comm_alloc_window', 'comm_allreduce', 'comm_barrier', 'comm_broadcast', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_reduce_scatter', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'create_tensor', 'create_tile', 'expand_clone', 'fillpad', 'fillpad_expand', 'gather', 'gather_compare', 'gather_mask', 'get_block_idx', 'get_block_num', 'get_subblock_idx', 'load', 'manual_scope', 'move', 'mscatter', 'paged_gather', 'read', 'reinterpret_view', 'reshape', 'scatter', 'scatter_mask', 'scatter_update', 'slice', 'store', 'task_array_set', 'task_blocks', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'write']
 
 
 def assemble(target: _Value, source: Tile, offsets: Sequence[IntLike], *, atomic: Optional[AtomicType] = None) -> _Value:
@@ -27,6 +27,33 @@ def assemble(target: _Value, source: Tile, offsets: Sequence[IntLike], *, atomic
     raise outside_program('assemble')
 
 
+def comm_all_to_all(input: Any, target: Any, signal: Any) -> Any:
+    """The registry's op comm_all_to_all.
+
+    In a program: ``pl.comm_all_to_all(input, target, signal)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_all_to_all')
+
+
+def comm_all_to_all_v(input: Any, target: Any, signal: Any, send_counts: Any, recv_counts: Any) -> Any:
+    """The registry's op comm_all_to_all_v.
+
+    In a program: ``pl.comm_all_to_all_v(input, target, signal, send_counts, recv_counts)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_all_to_all_v')
+
+
+def comm_allgather(input: Any, target: Any, signal: Any) -> Any:
+    """The registry's op comm_allgather.
+
+    In a program: ``pl.comm_allgather(input, target, signal)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_allgather')
+
+
 def comm_alloc_window(size: Any) -> Any:
     """The registry's op comm_alloc_window.
 
@@ -36,6 +63,15 @@ def comm_alloc_window(size: Any) -> Any:
     raise outside_program('comm_alloc_window')
 
 
+def comm_allreduce(target: Any, signal: Optional[Any] = None, *, op: Optional[Any] = None, mode: Optional[Any] = None) -> Any:
+    """The registry's op comm_allreduce.
+
+    In a program: ``pl.comm_allreduce(target, [signal], op=, mode=)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_allreduce')
+
+
 def comm_barrier(signal: Any) -> Any:
     """The registry's op comm_barrier.
 
@@ -43,6 +79,15 @@ def comm_barrier(signal: Any) -> Any:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('comm_barrier')
+
+
+def comm_broadcast(target: Any, signal: Any, *, root: Optional[Any] = None) -> Any:
+    """The registry's op comm_broadcast.
+
+    In a program: ``pl.comm_broadcast(target, signal, root=)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_broadcast')
 
 
 def comm_ctx(window: Any) -> Any:
@@ -88,6 +133,15 @@ def comm_rank(ctx: Any) -> Any:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('comm_rank')
+
+
+def comm_reduce_scatter(target: Any, signal: Any, *, op: Optional[Any] = None) -> Any:
+    """The registry's op comm_reduce_scatter.
+
+    In a program: ``pl.comm_reduce_scatter(target, signal, op=)``. Category Communication; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('comm_reduce_scatter')
 
 
 def comm_wait(signal: Any, offsets: Any, expected: Any, *, cmp: Optional[Any] = None) -> Any:

@@ -5,7 +5,9 @@ A multi-rank program has a host orchestrator (``@pl.function(level=pl.Level.HOST
 ``pld.window``) and dispatches a per-device orchestration to every rank with ``device=r``.
 Kernels reach the other ranks' windows: signals (``pld.system.notify`` / ``wait``), remote loads
 and stores (``pld.tile.remote_load`` / ``remote_store``), ``pld.tensor.put`` / ``get`` and
-``pld.tensor.barrier``. The C++ parser reads these calls (src/frontend/parser_distributed.cpp);
+``pld.tensor.barrier``, and the built-in collectives ``pld.tensor.allreduce``,
+``reduce_scatter``, ``broadcast``, ``allgather``, ``all_to_all`` and ``all_to_all_v``. The C++
+parser reads these calls (src/frontend/parser_distributed.cpp);
 the functions here only give them names, docstrings and types for Python tools, and raise when
 Python itself calls them. Run a program with
 ``DistributedConfig(device_ids=[...])`` (``pypto.ir.distributed_compiled_program``): every rank
@@ -21,7 +23,8 @@ from pypto.language._types import AtomicType, TensorType, _tensor_type, _type_ar
 
 __all__ = [
     "AtomicType", "CommCtx", "DistributedTensor", "NotifyOp", "ReduceOp", "WaitCmp",
-    "alloc_window_buffer", "get_comm_ctx", "nranks", "rank", "remote_load", "remote_store",
+    "all_to_all", "all_to_all_v", "allgather", "allreduce", "alloc_window_buffer", "broadcast",
+    "get_comm_ctx", "reduce_scatter", "nranks", "rank", "remote_load", "remote_store",
     "system", "tensor", "tile", "window", "world_size",
 ]
 
@@ -43,7 +46,7 @@ class WaitCmp(enum.IntEnum):
 
 
 class ReduceOp(enum.IntEnum):
-    """The reduction of PyPTO's built-in collectives (not available yet on this device)."""
+    """The element-wise reduction of ``pld.tensor.allreduce`` and ``reduce_scatter``."""
 
     Sum = 0
     Max = 1
@@ -126,8 +129,53 @@ def get(dst: Any, peer: Any, src: Any) -> None:
 
 def barrier(signal: Any) -> Any:
     """Every rank meets every other once: notifies cell ``[my_rank, 0]`` of every peer's
-    ``signal`` ([nranks, 1] INT32, zero), then waits for its own cells; returns ``signal``."""
+    ``signal`` ([nranks, 1] INT32, zero), waits for its own cells and takes those credits back
+    (the signal is zero again: reusable); returns ``signal``."""
     _outside("tensor.barrier")
+
+
+def allreduce(target: Any, signal: Any = None, *, op: ReduceOp = ReduceOp.Sum,
+              mode: str = "mesh", core_num: int = 1) -> Any:
+    """Every rank's ``target`` window (FP16 or FP32) becomes the element-wise ``op`` of all
+    ranks' ``target``; returns it, rebound (``data = pld.tensor.allreduce(data, sig)``).
+    ``signal``: an INT32 window ``[nranks, 1]`` (``mode="ring"``: ``[2 * (nranks - 1), nranks]``),
+    zero before the first call and zero again after each: reusable."""
+    _outside("tensor.allreduce")
+
+
+def reduce_scatter(target: Any, signal: Any, *, op: ReduceOp = ReduceOp.Sum) -> Any:
+    """``target`` is ``[nranks, SIZE]``; afterwards row ``rank`` of each rank holds the ``op`` of
+    that row over all ranks. Returns ``target``."""
+    _outside("tensor.reduce_scatter")
+
+
+def broadcast(target: Any, signal: Any, *, root: int) -> Any:
+    """Every rank's ``target`` becomes rank ``root``'s. Returns ``target``."""
+    _outside("tensor.broadcast")
+
+
+def allgather(local_data: Any, target: Any, signal: Any) -> Any:
+    """Row ``r`` of every rank's ``target`` (``[nranks, SIZE]``) becomes rank ``r``'s
+    ``local_data`` (``[1, SIZE]``). Returns ``target``."""
+    _outside("tensor.allgather")
+
+
+def all_to_all(input: Any, target: Any, signal: Any) -> Any:
+    """Row block ``r`` of rank ``d``'s ``target`` becomes row block ``d`` of rank ``r``'s ``input``
+    (both ``[nranks * M, SIZE]``). Returns ``target``."""
+    _outside("tensor.all_to_all")
+
+
+def all_to_all_v(input: Any, target: Any, signal: Any, send_counts: Any, recv_counts: Any) -> Any:
+    """``all_to_all`` of ``M``-row blocks, of which ``send_counts[d]`` rows are valid: rank ``d``'s
+    ``recv_counts[r, 0]`` becomes ``min(send_counts[d], M)`` of rank ``r``. Returns ``target``."""
+    _outside("tensor.all_to_all_v")
+
+
+def defer_wait(signal: Any, offsets: Sequence[Any], expected: Any, *,
+               cmp: WaitCmp = WaitCmp.Ge) -> None:
+    """PyPTO's deferred task completion (not available on this device: use ``wait``)."""
+    _outside("system.defer_wait")
 
 
 def alloc_window_buffer(size: Any, *, dtype: Any = None, name: str = "") -> int:
@@ -142,7 +190,10 @@ def window(buf: int, shape: Sequence[Any], *, dtype: Any) -> Any:
 
 
 system = types.SimpleNamespace(world_size=world_size, get_comm_ctx=get_comm_ctx, rank=rank,
-                               nranks=nranks, notify=notify, wait=wait)
+                               nranks=nranks, notify=notify, wait=wait, defer_wait=defer_wait)
 tile = types.SimpleNamespace(remote_load=remote_load, remote_store=remote_store)
 tensor = types.SimpleNamespace(alloc_window_buffer=alloc_window_buffer, window=window, put=put,
-                               get=get, barrier=barrier, remote_store=remote_store)
+                               get=get, barrier=barrier, remote_store=remote_store,
+                               allreduce=allreduce, reduce_scatter=reduce_scatter,
+                               broadcast=broadcast, allgather=allgather, all_to_all=all_to_all,
+                               all_to_all_v=all_to_all_v)
