@@ -117,12 +117,11 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     EXPECT_EQ(reg.find(name)->category, OpCategory::LaunchQuery) << name;
   }
   // Multi-rank programs (src/ir/comm_ops.h).
-  const char* const comm_ops[] = {"comm_ctx",        "comm_rank",   "comm_nranks",
-                                  "comm_world_size", "comm_peer_view", "comm_notify",
-                                  "comm_wait",       "comm_barrier",   "comm_alloc_window",
-                                  "comm_window",     "comm_allreduce", "comm_reduce_scatter",
-                                  "comm_broadcast",  "comm_allgather", "comm_all_to_all",
-                                  "comm_all_to_all_v"};
+  const char* const comm_ops[] = {
+      "comm_ctx",          "comm_rank",      "comm_nranks",     "comm_world_size",
+      "comm_peer_view",    "comm_notify",    "comm_wait",       "comm_barrier",
+      "comm_alloc_window", "comm_window",    "comm_allreduce",  "comm_reduce_scatter",
+      "comm_broadcast",    "comm_allgather", "comm_all_to_all", "comm_all_to_all_v"};
   for (const char* name : comm_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
     EXPECT_EQ(reg.find(name)->category, OpCategory::Communication) << name;
@@ -147,11 +146,19 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     ASSERT_NE(reg.find(name), nullptr) << name;
   }
   // The pl.system namespace (src/ir/system_ops.h): registry names carry the namespace.
-  const char* const system_ops[] = {
-      "system.sync_src", "system.sync_dst", "system.sync_set",     "system.sync_wait",
-      "system.set_ffts", "system.bar_v",    "system.bar_m",        "system.bar_all",
-      "system.fence",    "system.cacheinvalid", "system.syncall",
-      "system.available_cluster_count", "system.available_aiv_count"};
+  const char* const system_ops[] = {"system.sync_src",
+                                    "system.sync_dst",
+                                    "system.sync_set",
+                                    "system.sync_wait",
+                                    "system.set_ffts",
+                                    "system.bar_v",
+                                    "system.bar_m",
+                                    "system.bar_all",
+                                    "system.fence",
+                                    "system.cacheinvalid",
+                                    "system.syncall",
+                                    "system.available_cluster_count",
+                                    "system.available_aiv_count"};
   for (const char* name : system_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
     EXPECT_EQ(reg.find(name)->category, OpCategory::System) << name;
@@ -160,8 +167,7 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
                               std::size(generate_ops) + std::size(gather_ops) +
                               std::size(comm_ops) + std::size(batch_matmul_ops) +
-                              std::size(system_ops) +
-                              std::size(launch_ops));
+                              std::size(system_ops) + std::size(launch_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);
