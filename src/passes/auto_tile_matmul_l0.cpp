@@ -28,6 +28,7 @@ namespace pypto::passes {
 namespace {
 
 using namespace ir;
+using detail::int_tuple;
 
 bool is_tiled_matmul(const Call* c) {
   return c && (c->callee == "matmul" || c->callee == "matmul_bias" || c->callee == "matmul_acc") &&
@@ -103,12 +104,6 @@ ExprPtr add_offset(const ExprPtr& base, int64_t delta) {
   if (delta == 0) return base;
   if (const auto* i = base->as<IntImm>()) return make_int(i->value + delta, base->span());
   return make_binary(BinaryOp::Add, base, make_int(delta), base->span());
-}
-
-ExprPtr int_tuple(std::initializer_list<int64_t> values) {
-  std::vector<ExprPtr> e;
-  for (int64_t v : values) e.push_back(make_int(v));
-  return make_tuple(std::move(e));
 }
 
 class MatmulTiling : public IRMutator {

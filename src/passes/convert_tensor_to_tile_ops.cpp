@@ -40,6 +40,7 @@ using namespace ir;
 // Share of Vec the tiles of one block may use together.
 constexpr int64_t kBlockBudgetBytes = 192 * 1024 / 2;
 
+using detail::int_tuple;
 using detail::is_tensor_creation;
 using detail::is_tensor_elementwise;
 using detail::is_tensor_expand_clone;
@@ -478,12 +479,6 @@ class TensorOpLowering : public IRMutator {
                                   ForKind::Sequential, std::vector<VarPtr>{carried},
                                   std::vector<ExprPtr>{destination}, make_seq(body, span),
                                   std::vector<VarPtr>{final_value}, span);
-  }
-
-  static ExprPtr int_tuple(const std::vector<int64_t>& values) {
-    std::vector<ExprPtr> e;
-    for (int64_t x : values) e.push_back(make_int(x));
-    return make_tuple(std::move(e));
   }
 
   // Matrix b of tensor `t` (2-D: itself; 3-D: batch b, or batch 0 when it has one), or a window

@@ -263,6 +263,13 @@ ProgramPtr map_incore_functions(const ProgramPtr& program,
                        [&](const FunctionPtr& f) { return is_kernel(f->type) ? fn(f) : f; });
 }
 
+ExprPtr int_tuple(const std::vector<int64_t>& values) {
+  std::vector<ExprPtr> elements;
+  elements.reserve(values.size());
+  for (int64_t v : values) elements.push_back(make_int(v));
+  return make_tuple(std::move(elements));
+}
+
 std::string span_text(Span span) {
   if (!span.valid()) return "?";
   return std::to_string(span.line) + ":" + std::to_string(span.col);

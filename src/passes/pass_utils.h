@@ -104,6 +104,9 @@ ir::ProgramPtr map_functions(const ir::ProgramPtr& program,
 // "12:9" or "?" without a position.
 std::string span_text(ir::Span span);
 
+// A tuple of integer constants: the shapes and offsets the passes build (`[0, 0]`, `[32, 128]`).
+ir::ExprPtr int_tuple(const std::vector<int64_t>& values);
+
 }  // namespace pypto::passes::detail
 
 namespace pypto::passes::detail {

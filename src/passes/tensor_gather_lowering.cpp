@@ -13,12 +13,6 @@ using namespace ir;
 
 namespace {
 
-ExprPtr int_tuple(const std::vector<int64_t>& values) {
-  std::vector<ExprPtr> e;
-  for (int64_t x : values) e.push_back(make_int(x));
-  return make_tuple(std::move(e));
-}
-
 int64_t const_int(const ExprPtr& e) {
   const auto v = fold_literal_expr(e).value;
   return v && v->kind == Scalar::Kind::Int ? v->i : 0;

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "pass_utils.h"
 #include "pypto/ir/op_registry.h"
 
 namespace pypto::passes::detail {
@@ -10,12 +11,6 @@ namespace pypto::passes::detail {
 using namespace ir;
 
 namespace {
-
-ExprPtr shape_tuple(const std::vector<int64_t>& shape) {
-  std::vector<ExprPtr> dims;
-  for (int64_t d : shape) dims.push_back(make_int(d));
-  return make_tuple(std::move(dims));
-}
 
 ExprPtr assign_to(const std::string& name, ExprPtr value, Span span, std::vector<StmtPtr>* out) {
   auto v = make_var(name, value->type(), span);
@@ -35,7 +30,7 @@ ExprPtr tile_form(const Call& c, std::vector<ExprPtr> tile_args,
   const Span span = c.span();
   if (is_tensor_generator(c)) {
     // The same arguments with the block's shape (the last argument) instead of the tensor's.
-    tile_args.back() = shape_tuple(block_shape);
+    tile_args.back() = int_tuple(block_shape);
     const char* tile_op = c.callee == "arange"   ? "ci"
                           : c.callee == "random" ? "tile_random"
                                                  : "create_tile";
@@ -49,7 +44,7 @@ ExprPtr tile_form(const Call& c, std::vector<ExprPtr> tile_args,
                              make_op_call("cmp", std::move(tile_args), c.attrs, span), span, out);
     const Attrs tile_dtype = {{"dtype", dtype}};
     ExprPtr zeros = assign_to(
-        name + "_zeros", make_op_call("create_tile", {shape_tuple(block_shape)}, tile_dtype, span),
+        name + "_zeros", make_op_call("create_tile", {int_tuple(block_shape)}, tile_dtype, span),
         span, out);
     ExprPtr one = is_float(dtype) ? make_float(1.0, span) : make_int(1);
     ExprPtr ones =

@@ -89,12 +89,6 @@ TiledValues find_tiled_values(const Function& f) {
   return found;
 }
 
-ExprPtr int_tuple(const std::vector<int64_t>& values) {
-  std::vector<ExprPtr> elements;
-  for (int64_t v : values) elements.push_back(make_int(v));
-  return make_tuple(std::move(elements));
-}
-
 class WholeTileLowering : public IRMutator {
  public:
   WholeTileLowering(const Function& f, NodeSet<const Var*> tiled) : tiled_(std::move(tiled)) {
