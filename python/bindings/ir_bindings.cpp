@@ -15,6 +15,7 @@
 
 #include "bindings.h"
 #include "ir_handles.h"
+#include "pypto/driver/distributed.h"
 #include "pypto/driver/parse.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
@@ -251,6 +252,19 @@ void bind_ir(nb::module_ m) {
                      }
                      return out;
                    })
+      // pl.Level / pl.Role member names from @pl.function(level=, role=); None when not given.
+      .def_prop_ro("level",
+                   [](const FunctionHandle& h) -> std::optional<std::string> {
+                     if (h.function->attrs.level.empty()) return std::nullopt;
+                     return h.function->attrs.level;
+                   })
+      .def_prop_ro("role",
+                   [](const FunctionHandle& h) -> std::optional<std::string> {
+                     if (h.function->attrs.role.empty()) return std::nullopt;
+                     return h.function->attrs.role;
+                   })
+      .def_prop_ro("works_on_ranks",
+                   [](const FunctionHandle& h) { return driver::works_on_ranks(*h.function); })
       .def("as_python", [](const FunctionHandle& h) { return ir::print_function(*h.function); })
       .def("structural_equal", [](const FunctionHandle& a, const FunctionHandle& b) {
         return ir::structural_equal(*a.function, *b.function);

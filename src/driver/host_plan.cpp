@@ -23,7 +23,7 @@ constexpr int64_t kWindowAlignment = 64;
 
 // The built-in collectives a host orchestrator runs (comm_ops.h), by PtoCollectiveKind.
 const std::map<std::string, int32_t, std::less<>> kCollectiveKinds = {
-    {"comm_allreduce", 0}, {"comm_allgather", 1}, {"comm_reduce_scatter", 2},
+    {"comm_allreduce", 0}, {"comm_allgather", 1},  {"comm_reduce_scatter", 2},
     {"comm_broadcast", 3}, {"comm_all_to_all", 4}, {"comm_all_to_all_v", 5},
     {"comm_barrier", 6}};  // comm_isa::kHostBarrier
 
@@ -113,8 +113,8 @@ class HostEvaluator {
     } else if (const auto* c = s->as<ir::IfStmt>()) {
       if (!c->return_vars.empty()) fail(c->span(), "an if that yields values is not supported");
       const HostValue cond = expr(c->cond);
-      const bool taken = cond.scalar.kind == ir::Scalar::Kind::Bool ? cond.scalar.b
-                                                                    : cond.scalar.i != 0;
+      const bool taken =
+          cond.scalar.kind == ir::Scalar::Kind::Bool ? cond.scalar.b : cond.scalar.i != 0;
       if (taken) {
         stmt(c->then_body);
       } else if (c->else_body) {
@@ -273,9 +273,10 @@ class HostEvaluator {
     const ir::FunctionPtr callee = program_.find_function(c.callee);
     if (!callee) fail(c.span(), "no function '" + c.callee + "'");
     if (ir::resolved_kind(*callee) != ir::FunctionType::Orchestration) {
-      fail(c.span(), "device= dispatches an orchestration function (a @pl.jit or "
-                     "FunctionType.Orchestration function that calls the kernels); '" +
-                         c.callee + "' is a kernel");
+      fail(c.span(),
+           "device= dispatches an orchestration function (a @pl.jit or "
+           "FunctionType.Orchestration function that calls the kernels); '" +
+               c.callee + "' is a kernel");
     }
     Dispatch d;
     d.callee = c.callee;
@@ -389,8 +390,8 @@ class HostEvaluator {
                          std::to_string(world_size_) + "-rank run");
     }
     // Argument positions: (input,) target, signal, (send_counts, recv_counts).
-    const bool has_input = op == "comm_allgather" || op == "comm_all_to_all" ||
-                           op == "comm_all_to_all_v";
+    const bool has_input =
+        op == "comm_allgather" || op == "comm_all_to_all" || op == "comm_all_to_all_v";
     const size_t target = has_input ? 1 : 0;
     // pld.tensor.barrier(signal): the signal is its target as well.
     const size_t signal = op == "comm_barrier" ? 0 : target + 1;
@@ -440,17 +441,45 @@ class HostEvaluator {
   std::vector<int64_t> buffer_bytes_;
   int64_t window_end_ = 0;
   std::map<const ir::Call*, int64_t> synthesized_;  // the signal windows of host allreduces
-  std::set<int> dispatched_since_sync_;  // ranks dispatched since the ranks last met
-  int64_t phase_signal_ = -1;            // the window offset of the phases' barrier signal
+  std::set<int> dispatched_since_sync_;             // ranks dispatched since the ranks last met
+  int64_t phase_signal_ = -1;  // the window offset of the phases' barrier signal
 };
 
 }  // namespace
 
-ir::FunctionPtr host_orchestrator(const ir::Program& program) {
-  for (const auto& f : program.functions) {
-    if (f->attrs.level == "HOST" || f->attrs.level == "NODE") return f;
+namespace {
+
+class RankWorkFinder : public ir::IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visit_call(const ir::Call& c) override {
+    if (ir::find_attr(c.attrs, "device") || c.callee.rfind("comm_", 0) == 0) found = true;
+    ir::IRVisitor::visit_call(c);
   }
-  return nullptr;
+};
+
+bool is_host_level(const ir::Function& f) {
+  return f.attrs.level == "HOST" || f.attrs.level == "NODE";
+}
+
+}  // namespace
+
+bool works_on_ranks(const ir::Function& f) {
+  RankWorkFinder finder;
+  finder.visit_function(f);
+  return finder.found;
+}
+
+ir::FunctionPtr host_orchestrator(const ir::Program& program) {
+  ir::FunctionPtr first;
+  for (const auto& f : program.functions) {
+    if (!is_host_level(*f)) continue;
+    if (works_on_ranks(*f)) return f;
+    if (!first) first = f;
+  }
+  return first;
 }
 
 HostPlan plan_host_orchestrator(const ir::Program& program, const ir::Function& host,

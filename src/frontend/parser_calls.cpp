@@ -245,6 +245,8 @@ std::optional<ir::AttrValue> Parser::attr_value(const Value& v) {
       return ir::AttrValue(v.pad);
     case Value::Kind::Level:
     case Value::Kind::FuncType:
+    case Value::Kind::TileLayout:
+    case Value::Kind::TensorLayout:
       return std::nullopt;
     case Value::Kind::Expr:
       break;
@@ -298,6 +300,11 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
       }
       if (a.keyword.empty()) ++positional;
       attrs.emplace_back(key, ir::AttrValue(*a.text));
+      continue;
+    }
+    if (a.value.kind == Value::Kind::TileLayout || a.value.kind == Value::Kind::TensorLayout) {
+      accept_layout_argument(def, a, positional, spelling);
+      if (a.keyword.empty()) ++positional;
       continue;
     }
     if (a.keyword.empty()) {

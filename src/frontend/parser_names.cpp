@@ -20,6 +20,12 @@ std::string_view value_kind_description(const Value& v) {
       return "a level";
     case Value::Kind::FuncType:
       return "a function type";
+    case Value::Kind::TileLayout:
+      return "a tile layout (pl.TileLayout is only allowed inside pl.TileView(...) in a pl.Tile "
+             "annotation and as pl.move's blayout=/slayout=)";
+    case Value::Kind::TensorLayout:
+      return "a tensor layout (pl.TensorLayout is only allowed in pl.Tensor[...] annotations "
+             "and as pl.tensor.create's layout=)";
   }
   return "a value";
 }

@@ -144,6 +144,42 @@ constexpr std::array<std::string_view, 7> kCastModes{"none", "rint",  "round", "
 
 }  // namespace
 
+// The op arguments that take a layout, by keyword and by position (PyPTO's signatures). A tile
+// layout says how a hardware buffer arranges the tile's elements; the CPU device keeps every
+// tile row-major, and a move computes the same values whatever its destination's layout, so the
+// argument is checked and dropped. A tensor is created row-major (ND) only.
+struct LayoutArgument {
+  std::string_view op;
+  std::string_view keyword;
+  size_t position;
+  bool tile;  // a pl.TileLayout member, else a pl.TensorLayout one
+};
+constexpr std::array<LayoutArgument, 3> kLayoutArguments{{
+    {"move", "blayout", 2, true},
+    {"move", "slayout", 3, true},
+    {"create_tensor", "layout", 2, false},
+}};
+
+void Parser::accept_layout_argument(const ir::OpDef& def, const CallArg& a, size_t position,
+                                    const std::string& spelling) const {
+  const bool tile = a.value.kind == Value::Kind::TileLayout;
+  for (const LayoutArgument& l : kLayoutArguments) {
+    const bool named = a.keyword.empty() ? l.position == position : l.keyword == a.keyword;
+    if (l.op != def.name || !named) continue;
+    if (l.tile != tile) break;
+    if (!tile && a.value.level != "ND") {
+      fail(a.value.span, "pl.TensorLayout." + std::string(a.value.level) + " in " + spelling +
+                             " is not supported: tensors on this device are row-major "
+                             "(pl.TensorLayout.ND)");
+    }
+    return;
+  }
+  const std::string where = a.keyword.empty() ? "argument " + std::to_string(position + 1)
+                                              : "'" + std::string(a.keyword) + "'";
+  fail(a.value.span, "expected an expression in " + where + " of " + spelling + ", got " +
+                         std::string(value_kind_description(a.value)));
+}
+
 std::string_view Parser::canonical_keyword(const ir::OpDef& def, std::string_view keyword) {
   if (def.arg_names.empty()) return keyword;
   const std::string& first = def.arg_names[0];
@@ -156,7 +192,7 @@ std::string_view Parser::canonical_keyword(const ir::OpDef& def, std::string_vie
   }
   if (keyword == "row_vec" && def.arg_names.size() > 1 && def.arg_names[1] == "row") return "row";
   if (keyword == "col_vec" && def.arg_names.size() > 1 && def.arg_names[1] == "col") return "col";
-  if (keyword == "offset" && def.name == "assemble") return "offsets";
+  if (keyword == "offset" && (def.name == "assemble" || def.name == "slice")) return "offsets";
   return keyword;
 }
 

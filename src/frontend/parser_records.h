@@ -32,7 +32,10 @@ using TK = TokenKind;
 // What an expression evaluates to: an IR expression, or one of the enum-like values of the
 // `pl` namespace that only make sense as attributes, type parts or scope levels.
 struct Value {
-  enum class Kind : uint8_t { Expr, DType, Space, Level, FuncType, Pad };
+  // TileLayout / TensorLayout: a `pl.TileLayout.<m>` / `pl.TensorLayout.<M>` member, which only
+  // a few op keywords take (pl.move's blayout=, pl.tensor.create's layout=); `level` holds the
+  // member's name.
+  enum class Kind : uint8_t { Expr, DType, Space, Level, FuncType, Pad, TileLayout, TensorLayout };
   Kind kind = Kind::Expr;
   ExprPtr expr;
   DataType dtype = DataType::FP32;

@@ -418,13 +418,31 @@ std::optional<Value> Parser::parse_type_language_name() {
     v.span = span;
     return v;
   }
-  if (contains(kLayoutShorthands, name) || name == "TensorLayout" || name == "TileLayout" ||
-      name == "CompactMode") {
-    fail(span, "pl." + std::string(name) +
-                   (name == "TileLayout" || name == "CompactMode"
-                        ? " is only allowed inside pl.TileView(...) in a pl.Tile annotation"
-                        : " is a tensor layout; layouts are only allowed in pl.Tensor[...] "
-                          "annotations"));
+  // A layout member is a value only a few op keywords take (bind_op_call); anywhere else
+  // expect_expr rejects it by saying where layouts belong.
+  if (name == "TileLayout") {
+    const Token& item = parse_enum_member("TileLayout");
+    if (!ir::tile_layout_from_name(item.text)) {
+      fail(span_of(item), "unknown tile layout 'pl.TileLayout." + std::string(item.text) +
+                              "' (expected row_major, col_major or none_box)");
+    }
+    Value v;
+    v.kind = Value::Kind::TileLayout;
+    v.level = item.text;
+    v.span = span;
+    return v;
+  }
+  if (contains(kLayoutShorthands, name) || name == "TensorLayout") {
+    auto layout = parse_tensor_layout_name();
+    if (!layout) fail(span, "pl." + std::string(name) + " is a tensor layout, not a function");
+    Value v;
+    v.kind = Value::Kind::TensorLayout;
+    v.level = ir::tensor_layout_name(*layout);
+    v.span = span;
+    return v;
+  }
+  if (name == "CompactMode") {
+    fail(span, "pl.CompactMode is only allowed inside pl.TileView(...) in a pl.Tile annotation");
   }
   if (name == "TileView" || name == "TensorView") {
     fail(span, "pl." + std::string(name) + "(...) is only allowed in a pl." +

@@ -363,7 +363,7 @@ TEST(ParserTypes, UnsupportedFormsAreLocatedErrorsThatNameThem) {
       12, "type pl.Array is not supported on this device");
   expect_error(
       kernel(kParams, "        t = pl.load(a, [0, 0], [64, 64], target_memory=pl.NZ)\n" + S), 7, 56,
-      "pl.NZ is a tensor layout");
+      "got a tensor layout (pl.TensorLayout is only allowed in pl.Tensor");
   expect_error(kernel(kParams,
                       "        t = pl.load(a, [0, 0], [64, 64], target_memory="
                       "pl.Mem.Foo)\n" +

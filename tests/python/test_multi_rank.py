@@ -299,3 +299,22 @@ def test_window_buffer_misuse_is_located(args, message):
         pl.parse(WINDOW_HOST.replace("ARGS", args))
     assert message in str(info.value)
     assert "<string>:10:" in str(info.value)
+
+
+def test_a_host_program_compiled_without_a_distributed_config_runs_on_one_rank():
+    # As in PyPTO: ir.compile of a program with a host orchestrator and no DistributedConfig
+    # compiles for DistributedConfig() (device 0), so pld.world_size() is 1.
+    program = programs.CopyPerRank
+    levels = {f.name: (f.level, f.role) for f in program.functions}
+    assert levels == {"copy": (None, None), "chip": (None, None),
+                      "host": (pl.Level.HOST, pl.Role.Orchestrator)}
+    compiled = ir.compile(program)
+    assert compiled.world_size == 1
+    srcs = np.arange(128, dtype=np.float32).reshape(2, 64)
+    dsts = np.full_like(srcs, -1.0)
+    compiled(srcs, dsts)
+    np.testing.assert_array_equal(dsts[0], srcs[0])
+    np.testing.assert_array_equal(dsts[1], np.full(64, -1.0, dtype=np.float32))
+    two = ir.compile(program, distributed_config=DistributedConfig(device_ids=[0, 1]))
+    two(srcs, dsts)
+    np.testing.assert_array_equal(dsts, srcs)

@@ -176,6 +176,50 @@ def test_hardware_layouts_views_and_memrefs_are_kept_and_do_not_change_the_resul
     assert "pl.MemRef(-1, 16384, 1)" in printed  # buffer mem_vec_1, not yet placed
 
 
+LAYOUT_ARGUMENTS = """\
+import pypto.language as pl
+
+@pl.program
+class LayoutArguments:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 64], pl.FP32],
+          o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        m = pl.load(a, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
+        v = pl.move(m, target_memory=pl.MemorySpace.Vec, blayout=pl.TileLayout.row_major,
+                    slayout=pl.TileLayout.none_box)
+        o = pl.store(pl.mul(v, 2.0), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 64], pl.FP32],
+             o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        t = pl.tensor.create([64, 64], pl.FP32, pl.TensorLayout.ND)
+        t = self.k(pl.tensor.slice(a, shape=[64, 64], offset=[0, 0]), t)
+        o = self.k(pl.tensor.slice(t, [64, 64], [0, 0]), o)
+        return o
+"""
+
+
+def test_layout_arguments_of_move_and_create_are_accepted_and_keep_the_values(work):
+    # PyPTO's pl.move(..., blayout=, slayout=) and pl.tensor.create(..., layout=) name how a
+    # hardware buffer arranges elements: the values do not change (a5 moves Mat to Vec).
+    program = pl.parse(LAYOUT_ARGUMENTS, file_name="layout_arguments.py")
+    result = run(program, specs(), lambda t, p: t["o"].__setitem__(slice(None), 4 * t["a"]),
+                 RunConfig(work_dir=str(work / "layout_arguments"), platform="a5sim",
+                           write_golden_data=False))
+    assert result.passed, result.error
+    dn = LAYOUT_ARGUMENTS.replace("pl.TensorLayout.ND", "pl.TensorLayout.DN")
+    with pytest.raises(ParseError, match=r"pl.TensorLayout.DN in pl.tensor.create is not "
+                                         r"supported: tensors on this device are row-major"):
+        pl.parse(dn, file_name="dn.py")
+    swapped = LAYOUT_ARGUMENTS.replace("blayout=pl.TileLayout.row_major",
+                                       "blayout=pl.TensorLayout.ND")
+    with pytest.raises(ParseError, match=r"expected an expression in 'blayout' of pl.move, got "
+                                         r"a tensor layout") as info:
+        pl.parse(swapped, file_name="swapped.py")
+    assert (info.value.lineno, info.value.offset) == (9, 66)
+
+
 def test_a_compiled_program_with_planned_memrefs_prints_and_parses_back(work):
     from pypto import ir
 

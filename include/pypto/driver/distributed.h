@@ -62,17 +62,22 @@ struct PlanStep {
 
 // What a host orchestrator does for one world size.
 struct HostPlan {
-  std::string host;                  // the host orchestrator's name
-  std::vector<ir::Param> params;     // its parameters (the tensors a call takes)
+  std::string host;                     // the host orchestrator's name
+  std::vector<ir::Param> params;        // its parameters (the tensors a call takes)
   std::vector<int64_t> window_offsets;  // of each window buffer, in allocation order
   int64_t window_bytes = 0;             // of every rank's window (all buffers, aligned)
   std::vector<Dispatch> dispatches;     // in the order the host made them
   std::vector<HostCollective> collectives;
-  std::vector<PlanStep> steps;          // every dispatch and collective, in the host's order
+  std::vector<PlanStep> steps;  // every dispatch and collective, in the host's order
 };
 
-// The host orchestrator of `program` (its function of level HOST), or null.
+// The host orchestrator of `program` (its function of level HOST; the one that works on ranks
+// when there are several), or null.
 ir::FunctionPtr host_orchestrator(const ir::Program& program);
+
+// Whether `f` works on ranks: it dispatches with device= or calls a pld operation (windows,
+// collectives). A host-level function that does neither is a single chip's orchestration.
+bool works_on_ranks(const ir::Function& f);
 
 // Evaluates `host` for `world_size` ranks (a call without device= goes to rank 0; a rank runs
 // its dispatches in the host's order). Throws ir::CompileError (located) for what a host
@@ -102,7 +107,7 @@ struct DistributedCallOptions {
 };
 
 struct DistributedCallResult {
-  double execution_time = 0;  // seconds from the first rank's start to the last rank's end
+  double execution_time = 0;         // seconds from the first rank's start to the last rank's end
   std::vector<double> rank_seconds;  // each rank's device time
   std::vector<double> rank_wait_seconds;  // each rank's time waiting on signals
 };

@@ -69,6 +69,12 @@ def compile(  # noqa: A001, PLR0913 - the documented name and PyPTO's parameter 
             f"ir.compile expects a program (a @pl.program class or pl.parse result), "
             f"got {type(program).__name__}"
         )
+    if distributed_config is None and _has_host_orchestrator(program):
+        # As in PyPTO, a program with a host orchestrator compiles for one rank (device 0)
+        # unless a DistributedConfig names more.
+        from pypto.ir.distributed_compiled_program import DistributedConfig  # noqa: PLC0415
+
+        distributed_config = DistributedConfig()
     if distributed_config is not None:
         # A multi-rank program (a host orchestrator of level pl.Level.HOST): compiled for the
         # tensors of its first call, when pld.world_size() and pl.dynamic rank counts are known.
@@ -88,6 +94,22 @@ def compile(  # noqa: A001, PLR0913 - the documented name and PyPTO's parameter 
     options.platform = _platform(platform, backend_type)
     result = _core.driver.compile_program(program._cpp, options)
     return CompiledProgram(result, program.name)
+
+
+# The levels above one chip (PyPTO's Linqu levels 3 and up): a function placed there is a host
+# orchestrator that dispatches work to chips (ranks).
+_HOST_LEVELS = frozenset({"HOST", "NODE", "CLUSTER_0", "POD", "CLUSTER_1", "CLOS1", "CLUSTER_2",
+                          "CLOS2", "GLOBAL"})
+
+
+def _has_host_orchestrator(program: Program) -> bool:
+    try:
+        functions = program._cpp.functions
+    except Exception:  # noqa: BLE001 - a pl.dynamic program parses at its first call
+        return False
+    # A host-level function that neither dispatches to ranks (device=) nor uses pld operations
+    # orchestrates one chip, as it does without a level.
+    return any(f.level in _HOST_LEVELS and f.works_on_ranks for f in functions)
 
 
 def _dump_passes_flag(value: Any) -> bool:

@@ -52,6 +52,22 @@ class Function:
         return self.type
 
     @property
+    def level(self):
+        """The ``pl.Level`` of ``@pl.function(level=...)``, or None when not given."""
+        from pypto.language._types import Level  # noqa: PLC0415 - language imports ir
+
+        name = self._cpp.level
+        return None if name is None else Level[name]
+
+    @property
+    def role(self):
+        """The ``pl.Role`` of ``@pl.function(role=...)``, or None when not given."""
+        from pypto.language._types import Role  # noqa: PLC0415
+
+        name = self._cpp.role
+        return None if name is None else Role[name]
+
+    @property
     def params(self):
         return [Param(*p) for p in self._cpp.params]
 

@@ -218,3 +218,25 @@ class PushThenRead:
             self.chip(srcs[r], outs[r], pld.window(win_buf, [2, 64], dtype=pl.FP32),
                       pld.window(done_buf, [2, 1], dtype=pl.INT32), r, device=r)
         return outs
+
+
+@pl.program
+class CopyPerRank:
+    """Each rank copies its row of the host's tensor: static shapes, so it compiles as written."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, src: pl.Tensor[[64], pl.FP32],
+             dst: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        return pl.store(pl.load(src, [0], [64]), [0], dst)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, src: pl.Tensor[[64], pl.FP32],
+             dst: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        return self.copy(src, dst)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, srcs: pl.Tensor[[2, 64], pl.FP32],
+             dsts: pl.Out[pl.Tensor[[2, 64], pl.FP32]]) -> pl.Tensor[[2, 64], pl.FP32]:
+        for r in pl.range(pld.world_size()):
+            self.chip(srcs[r], dsts[r], device=r)
+        return dsts
