@@ -129,6 +129,17 @@ std::vector<int64_t> Parser::parse_shape() {
         continue;
       }
     }
+    // pl.dynamic("N") written in the shape itself names the dimension as `N = pl.dynamic("N")`
+    // at module level would.
+    if (at_pl_member(0, "dynamic") && peek_token(3).kind == TK::LParen &&
+        peek_token(4).kind == TK::String && peek_token(5).kind == TK::RParen) {
+      const std::string name = string_literal(peek_token(4));
+      for (int i = 0; i < 6; ++i) advance();
+      shape.push_back(dynamic_dim_extent(DynamicDim{name}, dim_span, shape.size()));
+      if (!at(TK::Comma)) break;
+      advance();
+      continue;
+    }
     // A name that is neither a constant nor a variable is PyPTO's dynamic dimension
     // (M = pl.dynamic("M")): the module assignment was not constant, so it is not bound.
     if (at(TK::Name) && cur().text != "pl" && !constants_.count(cur().text) &&

@@ -51,6 +51,36 @@ def test_a_dynamic_entry_runs_with_each_shape_it_is_given(tmp_path):
                                    rtol=1e-6)
 
 
+@pl.program
+class InlineDynamicAdd:
+    # pl.dynamic("R") written in the annotations themselves (PyPTO accepts both spellings).
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_kernel(self, a: pl.Tensor[[pl.dynamic("R"), 8], pl.FP32],
+                   b: pl.Tensor[[pl.dynamic("R"), 8], pl.FP32],
+                   c: pl.Out[pl.Tensor[[pl.dynamic("R"), 8], pl.FP32]]
+                   ) -> pl.Tensor[[pl.dynamic("R"), 8], pl.FP32]:
+        rows = pl.tensor.dim(a, 0)
+        t = pl.add(pl.load(a, [0, 0], [rows, 8]), pl.load(b, [0, 0], [rows, 8]))
+        return pl.store(t, [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orchestrator(self, a: pl.Tensor[[pl.dynamic("R"), 8], pl.FP32],
+                     b: pl.Tensor[[pl.dynamic("R"), 8], pl.FP32],
+                     c: pl.Out[pl.Tensor[[pl.dynamic("R"), 8], pl.FP32]]
+                     ) -> pl.Tensor[[pl.dynamic("R"), 8], pl.FP32]:
+        c = self.add_kernel(a, b, c)
+        return c
+
+
+def test_a_dynamic_dimension_written_inline_in_the_annotation_is_specialised(tmp_path):
+    assert isinstance(InlineDynamicAdd, DynamicProgram)
+    for rows in (4, 24):
+        result = run(InlineDynamicAdd, _specs(rows, 8), _add_golden,
+                     RunConfig(work_dir=str(tmp_path / f"r{rows}")))
+        assert result.passed, result.error
+        assert result.outputs["c"].shape == (rows, 8)
+
+
 def test_one_program_per_shape_is_kept():
     first = DynamicAdd.specialise(_specs(8, 8))
     assert isinstance(first, Program) and not isinstance(first, DynamicProgram)

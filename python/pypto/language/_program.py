@@ -228,8 +228,8 @@ def _is_dynamic_entry(error, constants):
     that no call fixes (then the tensors it runs with do)."""
     if "pld.world_size() in a shape needs the rank count" in str(error):
         return True  # a multi-rank program: parsed again for its DistributedConfig
-    return (any(isinstance(v, DynVar) for v in constants.values())
-            and "has dynamic dimensions (" in str(error)
+    # The dimensions are module-level DynVars or pl.dynamic("N") written in the shapes.
+    return ("has dynamic dimensions (" in str(error)
             and "the program is compiled for the tensors it runs with" in str(error))
 
 
