@@ -30,6 +30,7 @@
 #include "tensor_op_kinds.h"
 #include "tensor_op_tiles.h"
 #include "tensor_whole_tiles.h"
+#include "tensor_window_valid.h"
 
 namespace pypto::passes {
 
@@ -756,7 +757,7 @@ class TensorOpLowering : public IRMutator {
 
 ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
   std::unordered_map<std::string, detail::AddedParameters> added;
-  ProgramPtr lowered = detail::map_incore_functions(program, [&](const FunctionPtr& original) {
+  auto lower = [&](const FunctionPtr& original) -> FunctionPtr {
     FunctionPtr f = detail::rewrite_tensor_copies(detail::rewrite_tensor_accumulators(original));
     // Computed tensors carried by loops or branches cannot join a chain of row blocks: the
     // kernel keeps them whole in tiles (tensor_whole_tiles.h).
@@ -773,7 +774,10 @@ ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
     if (!lowering.added_outputs().empty() || !lowering.added_scratch().empty())
       added[f->name] = {lowering.added_outputs(), lowering.added_scratch()};
     return g;
-  });
+  };
+  // The loads made, the windows' valid regions go into them (tensor_window_valid.h).
+  ProgramPtr lowered = detail::map_incore_functions(
+      program, [&](const FunctionPtr& f) { return detail::fold_window_valid_shapes(lower(f)); });
   if (added.empty()) return lowered;
   return detail::map_functions(lowered, [&](const FunctionPtr& f) {
     return is_kernel(f->type) ? f : detail::pass_added_outputs(f, added);

@@ -199,3 +199,46 @@ def test_a_constant_window_whose_valid_part_fits_is_accepted(tmp_path):
     result = run(pl.parse(source), _window_specs(6, 6), _window_golden(6, 6),
                  RunConfig(work_dir=str(tmp_path)))
     assert result.passed, result.error
+
+
+WINDOW_IN_KERNEL = '''
+import pypto.language as pl
+
+@pl.program
+class WindowInKernel:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy_rows(self, x: pl.Tensor[[32, 64], pl.FP32], config: pl.Tensor[[1], pl.INT64],
+                  y: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        n = pl.tensor.read(config, [0])
+        for b in pl.range(2):
+            rows = pl.max(pl.min(16, n - b * 16), 0)
+            # Only `rows` rows of the window hold data: the tensor-level copy moves those.
+            chunk = pl.slice(x, [16, 64], [b * 16, 0], valid_shape=[rows, 64])
+            y = pl.assemble(y, chunk, [b * 16, 0])
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32], config: pl.Tensor[[1], pl.INT64],
+             y: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        y = self.copy_rows(x, config, y)
+        return y
+'''
+
+
+@pytest.mark.parametrize("n", [0, 7, 16, 23, 32])
+def test_a_window_with_a_valid_shape_inside_a_kernel_moves_only_its_valid_rows(tmp_path, n):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    specs = [TensorSpec("x", [32, 64], pl.FP32, init_value=x),
+             TensorSpec("config", [1], pl.INT64, init_value=np.array([n], np.int64)),
+             TensorSpec("y", [32, 64], pl.FP32, init_value=np.full((32, 64), -1.0, np.float32),
+                        is_output=True)]
+
+    def golden(t, _params=None):
+        t["y"][:n] = t["x"][:n]
+
+    program = pl.parse(WINDOW_IN_KERNEL, file_name="window_in_kernel.py")
+    result = run(program, specs, golden,
+                 RunConfig(work_dir=str(tmp_path / "w"), write_golden_data=False))
+    assert result.passed, result.error
+    np.testing.assert_array_equal(result.outputs["y"][n:], -1.0)
