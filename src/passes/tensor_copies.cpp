@@ -84,10 +84,11 @@ class Rewriter : public IRMutator {
       dropped_.insert(target);
       return make_seq({}, s->span());
     }
-    // `d2 = assemble(d, x, offsets)` with x an input (or a view of one): a load and a store.
+    // `d2 = assemble(d, x, offsets)` with x in memory (an input, a tensor a store wrote, a view
+    // of either): a load where the assemble stands and a store.
     ExprPtr mapped = mutate(c->args[1]);
     const auto* from = mapped->as<Var>();
-    if (!from || !copied_from_input(from) || source_shape.size() > 2 || source_shape.empty())
+    if (!from || !in_memory(from) || source_shape.size() > 2 || source_shape.empty())
       return IRMutator::mutate_assign(s);
     std::vector<StmtPtr> out;
     std::vector<ExprPtr> zeros, extent;
@@ -132,6 +133,21 @@ class Rewriter : public IRMutator {
       auto def = finder_.defs.find(v);
       if (def == finder_.defs.end()) return false;
       const Call& c = *def->second;
+      if (c.callee != "slice" && c.callee != "reshape") return false;
+      v = c.args[0]->as<Var>();
+    }
+    return false;
+  }
+
+  // A tensor whose elements are in memory at this point: a parameter or what a pl.store into one
+  // returns, or a slice or reshape of those (a tensor op's result is not, until it is lowered).
+  bool in_memory(const Var* v) const {
+    for (int depth = 0; v && depth < 8; ++depth) {
+      if (params_.count(v)) return true;
+      auto def = finder_.defs.find(v);
+      if (def == finder_.defs.end()) return false;
+      const Call& c = *def->second;
+      if (c.callee == "store") return true;
       if (c.callee != "slice" && c.callee != "reshape") return false;
       v = c.args[0]->as<Var>();
     }

@@ -2,8 +2,9 @@
 // ops. Internal to src/passes.
 //  - `t = pl.create_tensor(shape); t2 = pl.assemble(t, x, [0, ...])` with x an input tensor (a
 //    parameter, or a slice or reshape of one) of that shape and t2 only read: t2 is x.
-//  - `d2 = pl.assemble(d, x, offsets)` with x such an input of at most 2 dimensions: x loaded
-//    whole and stored into d at the offsets.
+//  - `d2 = pl.assemble(d, x, offsets)` with x of at most 2 dimensions in memory (such an input,
+//    a tensor a pl.store wrote, or a view of one): x loaded whole where the assemble stands and
+//    stored into d at the offsets.
 #pragma once
 
 #include "pypto/ir/program.h"

@@ -107,3 +107,36 @@ def test_errors_name_the_subscript():
             "        t = pl.load(x, [0, 0], [8, 16])\n"
             "        u = t[0, 1, 2]\n"
             "        return x\n")
+
+
+@pl.program
+class CopyFromWrittenTensor:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, inp: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[8, 64], pl.FP32]],
+          scratch: pl.InOut[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        scratch = pl.store(pl.mul(pl.load(inp, [0, 0], [16, 64]), 2.0), [0, 0], scratch)
+        # A window of a tensor this kernel wrote, copied into another by slice assignment: read
+        # where the assignment stands, after the store.
+        out[0:8, 0:64] = scratch[8:16, 0:64]
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, inp: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[8, 64], pl.FP32]],
+             scratch: pl.InOut[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        out = self.k(inp, out, scratch)
+        return out
+
+
+def test_a_slice_assignment_copies_from_a_tensor_the_kernel_wrote(tmp_path):
+    x = np.random.default_rng(2).standard_normal((16, 64)).astype(np.float32)
+
+    def golden(t, _params=None):
+        t["scratch"][:] = 2 * t["inp"]
+        t["out"][:] = 2 * t["inp"][8:]
+
+    specs = [TensorSpec("inp", [16, 64], pl.FP32, init_value=x),
+             TensorSpec("out", [8, 64], pl.FP32, is_output=True),
+             TensorSpec("scratch", [16, 64], pl.FP32, is_output=True)]
+    result = run(CopyFromWrittenTensor, specs, golden,
+                 RunConfig(work_dir=str(tmp_path / "w"), write_golden_data=False))
+    assert result.passed, result.error
