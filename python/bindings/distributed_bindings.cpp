@@ -9,10 +9,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "bindings.h"
@@ -28,6 +29,55 @@ namespace pypto::bindings {
 
 namespace {
 
+const char* direction_name(ir::ParamDirection d) {
+  return d == ir::ParamDirection::In ? "In" : d == ir::ParamDirection::Out ? "Out" : "InOut";
+}
+
+// Runs a host sub-worker through the Python callable `host_call`, holding the GIL: each tensor
+// argument is a writable memoryview of the host tensor's bytes, released after the call. A
+// Python exception is kept in `pending` (raised again once the call has unwound) and fails the
+// call.
+void run_host_call(const nb::object& host_call, const driver::HostCall& call,
+                   std::vector<ir::HostTensor>& tensors, std::optional<nb::python_error>& pending) {
+  nb::gil_scoped_acquire acquire;
+  nb::list args;
+  std::vector<nb::object> views;
+  size_t next_tensor = 0;
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    const driver::DispatchArg& a = call.args[i];
+    if (a.kind != driver::DispatchArg::Kind::HostTensor) {
+      std::visit([&](auto v) { args.append(v); }, a.scalar);
+      continue;
+    }
+    ir::HostTensor& tensor = tensors.at(next_tensor++);
+    PyObject* memory = PyMemoryView_FromMemory(
+        static_cast<char*>(tensor.data), static_cast<Py_ssize_t>(tensor.size_bytes()), PyBUF_WRITE);
+    if (!memory) throw nb::python_error();
+    nb::object view = nb::steal(memory);
+    const ir::ParamDirection direction =
+        i < call.directions.size() ? call.directions[i] : ir::ParamDirection::In;
+    args.append(nb::make_tuple(view, tensor.shape, std::string(ir::dtype_name(tensor.dtype)),
+                               direction_name(direction)));
+    views.push_back(std::move(view));
+  }
+  auto release_views = [&] {
+    for (nb::object& v : views) {
+      if (PyObject* r = PyObject_CallMethod(v.ptr(), "release", nullptr)) {
+        Py_DECREF(r);
+      } else {
+        PyErr_Clear();  // still exported: the bytes stay valid until the call returns
+      }
+    }
+  };
+  try {
+    host_call(call.callee, args);
+  } catch (nb::python_error& e) {
+    release_views();
+    pending.emplace(std::move(e));
+    throw std::runtime_error("host sub-worker '" + call.callee + "' raised an exception");
+  }
+  release_views();
+}
 
 [[noreturn]] void raise_error(const char* type_name, const std::string& message) {
   nb::object type = nb::module_::import_("pypto.errors").attr(type_name);
@@ -89,7 +139,7 @@ void bind_distributed(nb::module_ m) {
       "call_distributed",
       [](driver::DistributedProgram& program, nb::list arrays,
          const std::vector<std::string>& dtype_names, const driver::RunConfig& config,
-         double signal_timeout, bool profiling) {
+         double signal_timeout, bool profiling, nb::object host_call) {
         const auto& params = program.plan.params;
         if (arrays.size() != params.size() || dtype_names.size() != params.size()) {
           throw nb::value_error(("host orchestrator '" + program.plan.host + "' takes " +
@@ -99,6 +149,7 @@ void bind_distributed(nb::module_ m) {
         }
         std::vector<HostBuffer> keep;
         std::vector<ir::HostTensor> args = host_tensors_of(arrays, dtype_names, params, keep);
+        std::optional<nb::python_error> pending;  // raised by a host sub-worker
         driver::DistributedCallResult result;
         std::string error;
         nb::object profile = nb::none();
@@ -110,9 +161,15 @@ void bind_distributed(nb::module_ m) {
             driver::DistributedCallOptions options;
             options.signal_timeout = std::chrono::milliseconds(
                 static_cast<int64_t>(std::clamp(signal_timeout, 0.001, 86400.0) * 1e3));
+            if (!host_call.is_none()) {
+              options.run_host_call = [&](const driver::HostCall& call,
+                                          std::vector<ir::HostTensor>& tensors) {
+                run_host_call(host_call, call, tensors, pending);
+              };
+            }
             try {
-              result = driver::call_distributed(*session, program, std::move(args), config,
-                                                options);
+              result =
+                  driver::call_distributed(*session, program, std::move(args), config, options);
             } catch (...) {
               error = driver::describe_current_exception(nullptr);
               session->record_error(error);
@@ -120,15 +177,20 @@ void bind_distributed(nb::module_ m) {
           }
           if (profiling && session->profiling()) profile = report_to_python(session->report());
         }
+        if (pending) throw *pending;  // the sub-worker's own exception, as it raised it
         if (!error.empty()) throw std::runtime_error(error);
-        return nb::make_tuple(result.execution_time, result.rank_seconds,
-                              result.rank_wait_seconds, profile);
+        return nb::make_tuple(result.execution_time, result.rank_seconds, result.rank_wait_seconds,
+                              profile);
       },
       nb::arg("program"), nb::arg("arrays"), nb::arg("dtypes"), nb::arg("config"),
       nb::arg("signal_timeout") = 60.0, nb::arg("profiling") = false,
+      nb::arg("host_call").none() = nb::none(),
       "Runs a compiled multi-rank program on arrays (one per host orchestrator parameter); "
-      "Out/InOut arrays hold the results. Returns (execution_time, rank_seconds, "
-      "rank_wait_seconds, profile or None); raises RuntimeError naming the rank that failed.");
+      "Out/InOut arrays hold the results. host_call(name, args) runs a host sub-worker: args "
+      "holds, per argument, (writable memoryview, shape, dtype name, direction name) for a "
+      "tensor or the scalar; the memoryviews are valid during the call only. Returns "
+      "(execution_time, rank_seconds, rank_wait_seconds, profile or None); raises "
+      "RuntimeError naming the rank that failed, or the sub-worker's exception.");
 }
 
 }  // namespace pypto::bindings

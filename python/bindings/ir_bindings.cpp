@@ -264,7 +264,9 @@ void bind_ir(nb::module_ m) {
                      return h.function->attrs.role;
                    })
       .def_prop_ro("works_on_ranks",
-                   [](const FunctionHandle& h) { return driver::works_on_ranks(*h.function); })
+                   [](const FunctionHandle& h) {
+                     return driver::works_on_ranks(h.program.get(), *h.function);
+                   })
       .def("as_python", [](const FunctionHandle& h) { return ir::print_function(*h.function); })
       .def("structural_equal", [](const FunctionHandle& a, const FunctionHandle& b) {
         return ir::structural_equal(*a.function, *b.function);

@@ -45,8 +45,8 @@ ir::ProgramPtr device_program(const ir::Program& program, const std::string& roo
   for (const auto& f : program.functions) {
     if (collector.seen.count(f->name)) functions.push_back(f);
   }
-  auto device = ir::make_node<ir::Program>(program.name + "_" + root, std::move(functions),
-                                           program.source);
+  auto device =
+      ir::make_node<ir::Program>(program.name + "_" + root, std::move(functions), program.source);
   device->target = program.target;
   return device;
 }
@@ -138,14 +138,48 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
     t.name = std::move(name);
     t.dtype = a.dtype;
     t.shape = a.shape;
-    uint8_t* base = a.kind == DispatchArg::Kind::HostTensor ? staged[a.param]->data()
-                                                             : world.window(rank);
+    uint8_t* base =
+        a.kind == DispatchArg::Kind::HostTensor ? staged[a.param]->data() : world.window(rank);
     t.data = base + a.byte_offset;
     return t;
   };
-  // What every rank does, in the host's order: its dispatches and every collective.
+  const double timeout = std::clamp(config.timeout, 0.001, 86400.0);
+  runtime::MultiRankOptions options;
+  options.device =
+      detail::execute_options(config, program.name, program.output_dir,
+                              std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3)));
+  options.signal_timeout = call_options.signal_timeout;
+  // What every rank does, in the host's order: its dispatches and every collective, run up to
+  // each call of a host sub-worker (a segment); the host runs the call once every rank is done.
   std::vector<std::vector<runtime::RankStep>> rank_steps(program.world_size);
+  std::vector<std::vector<runtime::RankRun>> segments;
+  auto run_segment = [&] {
+    bool any = false;
+    for (const auto& steps : rank_steps) any = any || !steps.empty();
+    if (!any) return;
+    try {
+      segments.push_back(runtime::execute_rank_steps(rank_steps, world, options));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(e.what());
+    }
+    for (auto& steps : rank_steps) steps.clear();
+  };
   for (const PlanStep& s : plan.steps) {
+    if (s.host_call) {
+      run_segment();
+      const HostCall& h = plan.host_calls[s.index];
+      if (!call_options.run_host_call) {
+        throw std::runtime_error("host sub-worker '" + h.callee +
+                                 "' is Python: call the program from the pypto package");
+      }
+      std::vector<ir::HostTensor> tensors;
+      for (const DispatchArg& a : h.args) {
+        if (a.kind == DispatchArg::Kind::HostTensor) tensors.push_back(host_tensor(a, 0, ""));
+      }
+      ScopedStage host_stage([&] { return "host_call:" + h.callee; });
+      call_options.run_host_call(h, tensors);
+      continue;
+    }
     if (s.collective) {
       const HostCollective& h = plan.collectives[s.index];
       for (int r = 0; r < program.world_size; ++r) {
@@ -177,24 +211,12 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
         std::visit([&](auto v) { step.args.emplace_back(v); }, a.scalar);
         continue;
       }
-      step.args.emplace_back(
-          host_tensor(a, d.rank, entry && i < entry->params.size() ? entry->params[i].var->name
-                                                                   : ""));
+      step.args.emplace_back(host_tensor(
+          a, d.rank, entry && i < entry->params.size() ? entry->params[i].var->name : ""));
     }
     rank_steps[d.rank].push_back(std::move(step));
   }
-  const double timeout = std::clamp(config.timeout, 0.001, 86400.0);
-  runtime::MultiRankOptions options;
-  options.device = detail::execute_options(
-      config, program.name, program.output_dir,
-      std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3)));
-  options.signal_timeout = call_options.signal_timeout;
-  std::vector<runtime::RankRun> runs;
-  try {
-    runs = runtime::execute_rank_steps(rank_steps, world, options);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(e.what());
-  }
+  run_segment();
   // The results: Out and InOut tensors back into the caller's buffers.
   for (size_t i = 0; i < args.size(); ++i) {
     if (plan.params[i].direction == ir::ParamDirection::In) continue;
@@ -202,53 +224,60 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
     if (bytes) std::memcpy(args[i].data, staged[i]->data(), bytes);
   }
   double first = 0, last = 0;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const runtime::RankRun& run = runs[r];
-    double waited = 0;
-    for (const auto& w : run.waits) waited += w.end - w.start;
-    result.rank_seconds.push_back(run.stats.wall_seconds);
-    result.rank_wait_seconds.push_back(waited);
-    first = r == 0 ? run.started : std::min(first, run.started);
-    last = std::max(last, run.finished);
+  bool ran = false;
+  result.rank_seconds.assign(static_cast<size_t>(program.world_size), 0.0);
+  result.rank_wait_seconds.assign(static_cast<size_t>(program.world_size), 0.0);
+  for (const auto& runs : segments) {
+    for (size_t r = 0; r < runs.size() && r < result.rank_seconds.size(); ++r) {
+      const runtime::RankRun& run = runs[r];
+      double waited = 0;
+      for (const auto& w : run.waits) waited += w.end - w.start;
+      result.rank_seconds[r] += run.stats.wall_seconds;
+      result.rank_wait_seconds[r] += waited;
+      first = ran ? std::min(first, run.started) : run.started;
+      last = std::max(last, run.finished);
+      ran = true;
+    }
   }
   result.execution_time = last - first;
   if (profiling::CompileProfiler* profiler = session.profiler()) {
-    for (size_t r = 0; r < runs.size(); ++r) {
-      const runtime::RankRun& run = runs[r];
-      profiling::StageRecord rank;
-      rank.name = "rank " + std::to_string(r);
-      rank.start = run.started;
-      rank.end = run.finished;
-      rank.thread = rank_track(static_cast<int>(r));
-      profiling::StageRecord fork;  // fork() until the rank's process runs: the cost of a process
-      fork.name = "device_process_start";
-      fork.start = run.started;
-      fork.end = run.entered;
-      fork.thread = rank.thread;
-      rank.children.push_back(std::move(fork));
-      for (const runtime::RunPhase& phase : run.stats.phases) {
-        profiling::StageRecord child;
-        child.name = phase.name;
-        child.start = phase.start;
-        child.end = phase.end;
-        child.thread = rank.thread;
-        rank.children.push_back(std::move(child));
-      }
-      // Each wait on a signal under the phase it happened in (the launch, "run").
-      for (const runtime::SignalWaitSpan& w : run.waits) {
-        profiling::StageRecord child;
-        child.name = "signal_wait:" + w.label.substr(w.label.find(' ') + 1);
-        child.start = w.start;
-        child.end = w.end;
-        child.thread = rank.thread;
-        profiling::StageRecord* parent = &rank;
-        for (profiling::StageRecord& phase : rank.children) {
-          if (phase.start <= w.start && w.end <= phase.end) parent = &phase;
+    for (const auto& runs : segments)
+      for (size_t r = 0; r < runs.size(); ++r) {
+        const runtime::RankRun& run = runs[r];
+        profiling::StageRecord rank;
+        rank.name = "rank " + std::to_string(r);
+        rank.start = run.started;
+        rank.end = run.finished;
+        rank.thread = rank_track(static_cast<int>(r));
+        profiling::StageRecord fork;  // fork() until the rank's process runs: the cost of a process
+        fork.name = "device_process_start";
+        fork.start = run.started;
+        fork.end = run.entered;
+        fork.thread = rank.thread;
+        rank.children.push_back(std::move(fork));
+        for (const runtime::RunPhase& phase : run.stats.phases) {
+          profiling::StageRecord child;
+          child.name = phase.name;
+          child.start = phase.start;
+          child.end = phase.end;
+          child.thread = rank.thread;
+          rank.children.push_back(std::move(child));
         }
-        parent->children.push_back(std::move(child));
+        // Each wait on a signal under the phase it happened in (the launch, "run").
+        for (const runtime::SignalWaitSpan& w : run.waits) {
+          profiling::StageRecord child;
+          child.name = "signal_wait:" + w.label.substr(w.label.find(' ') + 1);
+          child.start = w.start;
+          child.end = w.end;
+          child.thread = rank.thread;
+          profiling::StageRecord* parent = &rank;
+          for (profiling::StageRecord& phase : rank.children) {
+            if (phase.start <= w.start && w.end <= phase.end) parent = &phase;
+          }
+          parent->children.push_back(std::move(child));
+        }
+        profiler->add_stage_record(std::move(rank));
       }
-      profiler->add_stage_record(std::move(rank));
-    }
   }
   return result;
 }

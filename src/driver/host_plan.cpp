@@ -190,8 +190,12 @@ class HostEvaluator {
 
   HostValue call(const ir::Call& c) {
     if (c.call_kind == ir::CallKind::Function) {
-      dispatch(c);
-      return {};
+      const ir::FunctionPtr callee = program_.find_function(c.callee);
+      if (callee && callee->attrs.host_python) {
+        host_call(c, *callee);
+        return {};
+      }
+      return dispatch(c);
     }
     const std::string& op = c.callee;
     if (op == "comm_world_size") return scalar(ir::Scalar::of_int(world_size_));
@@ -266,7 +270,9 @@ class HostEvaluator {
     return v;
   }
 
-  void dispatch(const ir::Call& c) {
+  // A dispatch's value: the tensor it writes, when its callee writes one tensor parameter and
+  // returns one tensor (PyPTO's Out-parameter convention); the host may pass it on.
+  HostValue dispatch(const ir::Call& c) {
     // Without device= a call runs on rank 0 (the one device of a single-rank program).
     const bool has_device = ir::find_attr(c.attrs, "device") != nullptr;
     const size_t nargs = c.args.size() - (has_device ? 1 : 0);
@@ -286,8 +292,15 @@ class HostEvaluator {
                          std::to_string(world_size_) + " rank(s)");
     }
     d.rank = static_cast<int>(rank);
+    HostValue written;
+    size_t writes = 0;
     for (size_t i = 0; i < nargs; ++i) {
       const HostValue v = expr(c.args[i]);
+      if (i < callee->params.size() && callee->params[i].direction != ir::ParamDirection::In &&
+          v.kind == HostValue::Kind::Tensor) {
+        written = v;
+        ++writes;
+      }
       DispatchArg a;
       switch (v.kind) {
         case HostValue::Kind::Tensor:
@@ -322,6 +335,45 @@ class HostEvaluator {
     dispatched_since_sync_.insert(d.rank);
     plan_.steps.push_back({false, plan_.dispatches.size()});
     plan_.dispatches.push_back(std::move(d));
+    if (writes == 1 && callee->return_types.size() == 1) return written;
+    return {};
+  }
+
+  // A call of a host sub-worker: run by the host once every rank has done the work dispatched
+  // so far (the ranks meet there), on views of the host's tensors.
+  void host_call(const ir::Call& c, const ir::Function& callee) {
+    if (ir::find_attr(c.attrs, "device")) {
+      fail(c.span(), "'" + c.callee +
+                         "' is a host sub-worker: the host runs it, not a rank "
+                         "(drop device=)");
+    }
+    HostCall h;
+    h.callee = c.callee;
+    for (const ir::Param& p : callee.params) h.directions.push_back(p.direction);
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const HostValue v = expr(c.args[i]);
+      DispatchArg a;
+      if (v.kind == HostValue::Kind::Tensor && contiguous(v)) {
+        a.kind = DispatchArg::Kind::HostTensor;
+        a.param = v.param;
+        a.byte_offset = v.byte_offset;
+        a.shape = v.shape;
+        a.dtype = v.dtype;
+      } else if (v.kind == HostValue::Kind::Scalar) {
+        a.kind = DispatchArg::Kind::Scalar;
+        if (v.scalar.kind == ir::Scalar::Kind::Int) a.scalar = v.scalar.i;
+        if (v.scalar.kind == ir::Scalar::Kind::Float) a.scalar = v.scalar.f;
+        if (v.scalar.kind == ir::Scalar::Kind::Bool) a.scalar = v.scalar.b;
+      } else {
+        fail(c.span(), "argument " + std::to_string(i + 1) + " of host sub-worker '" + c.callee +
+                           "' must be a contiguous view of a host tensor or a scalar (a "
+                           "window lives on the ranks)");
+      }
+      h.args.push_back(std::move(a));
+    }
+    dispatched_since_sync_.clear();  // the ranks have met: every one finished before the call
+    plan_.steps.push_back({false, plan_.host_calls.size(), true});
+    plan_.host_calls.push_back(std::move(h));
   }
 
   // A barrier of every rank (on a private signal window) between two phases of dispatches.
@@ -451,13 +503,21 @@ namespace {
 
 class RankWorkFinder : public ir::IRVisitor {
  public:
+  explicit RankWorkFinder(const ir::Program* program) : program_(program) {}
   bool found = false;
 
  protected:
   void visit_call(const ir::Call& c) override {
     if (ir::find_attr(c.attrs, "device") || c.callee.rfind("comm_", 0) == 0) found = true;
+    if (program_ && c.call_kind == ir::CallKind::Function) {
+      const ir::FunctionPtr callee = program_->find_function(c.callee);
+      if (callee && callee->attrs.host_python) found = true;  // a host sub-worker
+    }
     ir::IRVisitor::visit_call(c);
   }
+
+ private:
+  const ir::Program* program_;
 };
 
 bool is_host_level(const ir::Function& f) {
@@ -466,8 +526,8 @@ bool is_host_level(const ir::Function& f) {
 
 }  // namespace
 
-bool works_on_ranks(const ir::Function& f) {
-  RankWorkFinder finder;
+bool works_on_ranks(const ir::Program* program, const ir::Function& f) {
+  RankWorkFinder finder(program);
   finder.visit_function(f);
   return finder.found;
 }
@@ -476,7 +536,7 @@ ir::FunctionPtr host_orchestrator(const ir::Program& program) {
   ir::FunctionPtr first;
   for (const auto& f : program.functions) {
     if (!is_host_level(*f)) continue;
-    if (works_on_ranks(*f)) return f;
+    if (works_on_ranks(&program, *f)) return f;
     if (!first) first = f;
   }
   return first;

@@ -336,14 +336,17 @@ void Parser::parse_function_signature(bool is_method, const DynamicBindings* bin
     }
   }
   expect(TK::LParen, "'(' after the function name");
-  if (is_method) {
+  // A host sub-worker is Python the host runs: PyPTO writes it without `self`.
+  sig.attrs.host_python = is_method && !at_name("self") && sig.attrs.role == "SubWorker" &&
+                          is_above_chip_level(sig.attrs.level);
+  if (is_method && !sig.attrs.host_python) {
     if (!at_name("self")) expected("'self' as the first parameter of '" + sig.name + "'");
     advance();
   }
   std::unordered_map<std::string_view, bool> seen;
   // A method's parameters follow `self`, each after a comma; a module-level function's first
   // parameter has none.
-  bool after_first = is_method;
+  bool after_first = is_method && !sig.attrs.host_python;
   while (after_first ? at(TK::Comma) : !at(TK::RParen)) {
     if (after_first) {
       advance();
@@ -400,7 +403,7 @@ void Parser::parse_function_signature(bool is_method, const DynamicBindings* bin
       }
     }
   } else {
-    sig.returns_from_body = true;
+    sig.returns_from_body = !sig.attrs.host_python;  // a host sub-worker returns nothing here
   }
   expect(TK::Colon, "':' after function signature");
   sig.body_start = pos_;
@@ -434,8 +437,16 @@ ir::FunctionPtr Parser::read_function_body(size_t index) {
   if (sig.body) return sig.body;  // read early, for a caller that needed its return types
   sig.body_in_progress = true;
   current_function_ = index;
-  sig.body = sig.helper ? in_helper_source(*sig.helper, [&] { return parse_function_body(sig); })
-                        : parse_function_body(sig);
+  if (sig.attrs.host_python) {
+    // Its body is Python the host runs (the Python package keeps the function): the IR has its
+    // signature, which the host orchestrator's calls are checked against.
+    sig.body =
+        std::make_shared<const ir::Function>(sig.name, sig.type, sig.params, sig.return_types,
+                                             ir::make_seq({}, sig.span), sig.span, sig.attrs);
+  } else {
+    sig.body = sig.helper ? in_helper_source(*sig.helper, [&] { return parse_function_body(sig); })
+                          : parse_function_body(sig);
+  }
   sig.body_in_progress = false;
   return sig.body;
 }

@@ -35,6 +35,13 @@ bool is_level_name(std::string_view name) {
 
 std::string level_names() { return member_list(kLevels); }
 
+bool is_above_chip_level(std::string_view level) {
+  // HOST (alias NODE) and every level after it in kLevels.
+  for (size_t i = 0; i < kLevels.size(); ++i)
+    if (kLevels[i] == level) return i >= 8;
+  return false;
+}
+
 // `pl.<Enum>.<member>` at the cursor; returns the member's token.
 const Token& Parser::parse_enum_member(std::string_view enum_name) {
   if (!(at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).text == enum_name &&

@@ -69,6 +69,9 @@ std::optional<Constant> constant_of(const Value& v);
 // pl.Level's member names ("AIV, AIC, ... or GLOBAL") and whether `name` is one of them.
 bool is_level_name(std::string_view name);
 std::string level_names();
+// HOST and the levels above it (PyPTO's Linqu levels 3 and up): where a host orchestrator and
+// host sub-workers run.
+bool is_above_chip_level(std::string_view level);
 
 using DynamicBindings = std::map<std::string, int64_t, std::less<>>;
 

@@ -127,13 +127,16 @@ class Printer {
   std::string function(const Function& f, int indent) {
     for (const auto& p : f.params) name_of(p.var.get());
     line(indent, decorator(f));
-    std::string sig = "def " + f.name + "(self";
+    // A host sub-worker has no `self`, and its Python body is not the IR's.
+    std::string sig = "def " + f.name + (f.attrs.host_python ? "(" : "(self");
+    bool first = f.attrs.host_python;
     for (const auto& p : f.params) {
       std::string type = type_to_string(p.var->type());
       if (p.direction != ParamDirection::In) {
         type = "pl." + std::string(param_direction_name(p.direction)) + "[" + type + "]";
       }
-      sig += ", " + name_of(p.var.get()) + ": " + type;
+      sig += (first ? "" : ", ") + name_of(p.var.get()) + ": " + type;
+      first = false;
     }
     sig += ")";
     if (f.return_types.size() == 1) {
@@ -142,6 +145,10 @@ class Printer {
       sig += " -> " + type_to_string(tuple_type(f.return_types));
     }
     line(indent, sig + ":");
+    if (f.attrs.host_python) {
+      line(indent + 1, "...  # Python, run by the host");
+      return out_.str();
+    }
     block(f.body, indent + 1);
     return out_.str();
   }
@@ -406,16 +413,21 @@ class Printer {
 
   std::string call(const Call& c) {
     std::string s = (c.call_kind == CallKind::Op ? "pl." : "self.") + c.callee + "(";
+    // A host orchestrator's dispatch `f(..., device=r)` holds r as its last argument.
+    const bool dispatch =
+        c.call_kind == CallKind::Function && find_attr(c.attrs, "device") && !c.args.empty();
+    const size_t positional = c.args.size() - (dispatch ? 1 : 0);
     bool first = true;
-    for (const auto& a : c.args) {
+    for (size_t i = 0; i < positional; ++i) {
       if (!first) s += ", ";
       first = false;
-      s += expr(a);
+      s += expr(c.args[i]);
     }
     for (const auto& [key, value] : c.attrs) {
       if (!first) s += ", ";
       first = false;
-      s += key + "=" + call_attr_text(key, value);
+      s += key + "=" + (dispatch && key == "device" ? expr(c.args.back())
+                                                    : call_attr_text(key, value));
     }
     return s + ")";
   }

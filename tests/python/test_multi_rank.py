@@ -318,3 +318,32 @@ def test_a_host_program_compiled_without_a_distributed_config_runs_on_one_rank()
     two = ir.compile(program, distributed_config=DistributedConfig(device_ids=[0, 1]))
     two(srcs, dsts)
     np.testing.assert_array_equal(dsts, srcs)
+
+
+def test_a_host_sub_worker_runs_in_python_between_the_ranks_phases():
+    program = programs.HostWorkerBetweenPhases
+    printed = program.as_python()
+    # The sub-worker's body is Python the host runs: the IR has its signature only.
+    assert ("def scale(t: pl.InOut[pl.Tensor[[2, 64], pl.FP32]], factor: pl.Scalar[pl.FP32]):\n"
+            "        ...  # Python, run by the host") in printed
+    assert pl.parse(printed).as_python() == printed
+    compiled = ir.compile(program, distributed_config=DistributedConfig(device_ids=[0, 1]))
+    srcs = np.arange(128, dtype=np.float32).reshape(2, 64)
+    mids = np.full_like(srcs, 1e9)  # the check in scale() fails unless the ranks wrote first
+    dsts = np.zeros_like(srcs)
+    compiled(srcs, mids, dsts)
+    np.testing.assert_array_equal(mids, 3 * srcs)
+    np.testing.assert_array_equal(dsts, 3 * srcs)
+
+
+def test_an_exception_of_a_host_sub_worker_reaches_the_caller_as_raised():
+    compiled = ir.compile(programs.HostWorkerBetweenPhases,
+                          distributed_config=DistributedConfig(device_ids=[0, 1]))
+    srcs = np.full((2, 64), 2e6, dtype=np.float32)
+    with pytest.raises(ValueError, match="the rows were not copied before the host call"):
+        compiled(srcs, np.zeros_like(srcs), np.zeros_like(srcs))
+    # The program still runs afterwards.
+    ok = np.ones((2, 64), dtype=np.float32)
+    dsts = np.zeros_like(ok)
+    compiled(ok, np.zeros_like(ok), dsts)
+    np.testing.assert_array_equal(dsts, 3 * ok)

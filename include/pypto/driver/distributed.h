@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,10 +55,20 @@ struct HostCollective {
   std::string label;  // "host: pld.tensor.allreduce at line 12"
 };
 
-// One step of a host plan, in the host's order: dispatches[index] or collectives[index].
+// A call of a host sub-worker (a Python function of the program, role SubWorker): the host runs
+// it once every rank has finished the work dispatched before it, on views of the host tensors.
+struct HostCall {
+  std::string callee;
+  std::vector<DispatchArg> args;               // HostTensor views and scalars
+  std::vector<ir::ParamDirection> directions;  // of the callee's parameters
+};
+
+// One step of a host plan, in the host's order: dispatches[index], collectives[index] or
+// host_calls[index].
 struct PlanStep {
   bool collective = false;
   size_t index = 0;
+  bool host_call = false;
 };
 
 // What a host orchestrator does for one world size.
@@ -68,6 +79,7 @@ struct HostPlan {
   int64_t window_bytes = 0;             // of every rank's window (all buffers, aligned)
   std::vector<Dispatch> dispatches;     // in the order the host made them
   std::vector<HostCollective> collectives;
+  std::vector<HostCall> host_calls;
   std::vector<PlanStep> steps;  // every dispatch and collective, in the host's order
 };
 
@@ -75,9 +87,10 @@ struct HostPlan {
 // when there are several), or null.
 ir::FunctionPtr host_orchestrator(const ir::Program& program);
 
-// Whether `f` works on ranks: it dispatches with device= or calls a pld operation (windows,
-// collectives). A host-level function that does neither is a single chip's orchestration.
-bool works_on_ranks(const ir::Function& f);
+// Whether `f` (of `program`, when given) works on ranks: it dispatches with device=, calls a pld
+// operation (windows, collectives) or a host sub-worker. A host-level function that does none of
+// these is a single chip's orchestration.
+bool works_on_ranks(const ir::Program* program, const ir::Function& f);
 
 // Evaluates `host` for `world_size` ranks (a call without device= goes to rank 0; a rank runs
 // its dispatches in the host's order). Throws ir::CompileError (located) for what a host
@@ -102,8 +115,14 @@ std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
                                                         const ir::ProgramPtr& program,
                                                         int world_size, const RunConfig& config);
 
+// Runs a host sub-worker: its name and arguments (tensors are views of the host tensors, which
+// it may write where its parameter is Out or InOut). Throws to fail the call.
+using HostCallRunner =
+    std::function<void(const HostCall& call, std::vector<ir::HostTensor>& tensors)>;
+
 struct DistributedCallOptions {
   std::chrono::milliseconds signal_timeout = std::chrono::seconds(60);
+  HostCallRunner run_host_call;  // needed when the plan has host calls
 };
 
 struct DistributedCallResult {

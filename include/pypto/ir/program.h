@@ -26,15 +26,20 @@ struct FunctionAttrs {
   std::string role;   // a pl.Role member name, empty when not given
   bool strict_ssa = false;
   std::optional<bool> auto_scope;
+  // A host sub-worker (level HOST or above, role SubWorker, no `self`): a Python function the
+  // host runs between the ranks' work. Its body is Python, kept by the Python package, and the
+  // IR has its signature only.
+  bool host_python = false;
   // attrs={...}: each key with the source text of its value.
   std::vector<std::pair<std::string, std::string>> extra;
 
   bool empty() const {
-    return level.empty() && role.empty() && !strict_ssa && !auto_scope && extra.empty();
+    return level.empty() && role.empty() && !strict_ssa && !auto_scope && extra.empty() &&
+           !host_python;
   }
   bool operator==(const FunctionAttrs& o) const {
     return level == o.level && role == o.role && strict_ssa == o.strict_ssa &&
-           auto_scope == o.auto_scope && extra == o.extra;
+           auto_scope == o.auto_scope && extra == o.extra && host_python == o.host_python;
   }
   bool operator!=(const FunctionAttrs& o) const { return !(*this == o); }
 };

@@ -12,6 +12,8 @@ Out/InOut tensors. The work is the C++ driver's (``pypto._core.driver.compile_di
 
 import dataclasses
 import pathlib
+
+import numpy as np
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -100,8 +102,11 @@ class DistributedCompiledProgram:
 
     def __init__(self, name: str, distributed_config: DistributedConfig,
                  specialise: Callable[[List[Tuple[str, List[int], str]]], Any],
-                 config: Any = None, entry: Optional[list] = None, by_shapes: bool = True):
+                 config: Any = None, entry: Optional[list] = None, by_shapes: bool = True,
+                 host_workers: Optional[Dict[str, Callable[..., Any]]] = None):
         self.name = name
+        # The program's host sub-workers (Python functions its host orchestrator calls).
+        self._host_workers = dict(host_workers or {})
         self.distributed_config = distributed_config
         # tensors (name, shape, dtype) -> pypto.ir.Program for this world size; by_shapes: the
         # program depends on the shapes (pl.dynamic, @pl.jit), else one compile serves all.
@@ -156,7 +161,8 @@ class DistributedCompiledProgram:
         execution_time, rank_seconds, waits, profile = _core.driver.call_distributed(
             compiled, [_types.as_driver_buffer(a) for a in args], [d for _, _, d in entry],
             driver_config, float(self.distributed_config.signal_timeout),
-            run_config.compile_profiling is True)
+            run_config.compile_profiling is True,
+            _host_call_runner(self._host_workers, any(_is_torch(a) for a in args)))
         self.last_call = DistributedCallInfo(execution_time, list(rank_seconds), list(waits),
                                              profile)
         outputs = [a for a, (_, direction) in zip(args, params) if direction != "In"]
@@ -166,6 +172,46 @@ class DistributedCompiledProgram:
 
     def __repr__(self) -> str:
         return f"<DistributedCompiledProgram {self.name} on {self.world_size} rank(s)>"
+
+
+def _is_torch(value: Any) -> bool:
+    return type(value).__module__.split(".")[0] == "torch"
+
+
+def _host_call_runner(workers: Dict[str, Callable[..., Any]], as_torch: bool):
+    """The driver's callback for a host sub-worker call: the worker gets a copy of each tensor
+    (torch tensors when the caller passed torch tensors, else numpy arrays), and what it leaves
+    in its Out/InOut tensors is written back to the host's tensors."""
+
+    def run(name: str, args: list) -> None:
+        worker = workers.get(name)
+        if worker is None:
+            raise RuntimeError(f"host sub-worker {name!r} has no Python function here: the "
+                               f"program was not made from a @pl.program class")
+        values, write_back = [], []
+        for a in args:
+            if not isinstance(a, tuple):
+                values.append(a)  # a scalar
+                continue
+            memory, shape, dtype_name, direction = a
+            host = np.frombuffer(memory, dtype=_types.DTYPES[dtype_name].storage_numpy)
+            copy = host.reshape(shape).copy()
+            values.append(_as_torch(copy, dtype_name) if as_torch else copy)
+            if direction != "In":
+                write_back.append((host, copy))
+        worker(*values)
+        for host, copy in write_back:
+            host[:] = copy.reshape(-1)
+
+    return run
+
+
+def _as_torch(array: Any, dtype_name: str) -> Any:
+    import torch  # noqa: PLC0415 - only when the caller passed torch tensors
+
+    if dtype_name == "BF16":  # numpy has no bfloat16: the same bits, seen as torch's
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
 
 
 def compile_program_distributed(program: Any, distributed_config: DistributedConfig, *,
@@ -197,7 +243,8 @@ def compile_program_distributed(program: Any, distributed_config: DistributedCon
         fields["strategy"] = strategy
     config = runtime.RunConfig(**fields)
     return DistributedCompiledProgram(program.name, distributed_config, specialise, config,
-                                      by_shapes=_is_dynamic(program))
+                                      by_shapes=_is_dynamic(program),
+                                      host_workers=getattr(program, "_host_workers", {}))
 
 
 def _is_dynamic(program: Any) -> bool:

@@ -123,12 +123,14 @@ class Program:
     ``==`` is structural equality (variable names and source positions do not matter)."""
 
     # _reparse: for a @pl.program class, its parser again (entry tensors, extra constants), which
-    # a multi-rank compile uses to give pld.world_size() its value.
-    __slots__ = ("_cpp", "_reparse")
+    # a multi-rank compile uses to give pld.world_size() its value. _host_workers: the class's
+    # host sub-workers (Python functions the host runs), by name.
+    __slots__ = ("_cpp", "_reparse", "_host_workers")
 
     def __init__(self, cpp_program):
         self._cpp = cpp_program
         self._reparse = None
+        self._host_workers = {}
 
     @property
     def name(self):
@@ -176,7 +178,7 @@ class DynamicProgram(Program):
     ``pypto.run`` does so with its tensor specs. Anything that needs the IR itself (printing,
     ``ir.compile``) raises the error that says so."""
 
-    __slots__ = ("_name", "_parse", "_error", "_specialisations")
+    __slots__ = ("_name", "_parse", "_error", "_specialisations", "_host_workers")
 
     def __init__(self, name, parse, error):
         # parse(entry_tensors) -> C++ program; error: the parser's message for the bare program.
@@ -184,6 +186,7 @@ class DynamicProgram(Program):
         self._parse = parse
         self._error = error
         self._specialisations = {}
+        self._host_workers = {}
 
     @property
     def _cpp(self):
@@ -212,6 +215,7 @@ class DynamicProgram(Program):
         program = self._specialisations.get(key)
         if program is None:
             program = Program(self._parse(entry))
+            program._host_workers = self._host_workers
             self._specialisations[key] = program
         return program
 

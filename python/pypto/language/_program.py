@@ -215,12 +215,20 @@ def _parse_class(cls, frame):
         try:
             program = _wrap(parse())
             program._reparse = parse
+            program._host_workers = _host_workers(cls)
             return program
         except CompileError as e:
             if _is_dynamic_entry(e, constants):
-                return DynamicProgram(cls.__name__, parse, str(e))
+                program = DynamicProgram(cls.__name__, parse, str(e))
+                program._host_workers = _host_workers(cls)
+                return program
             first_error = first_error or e
     raise first_error
+
+
+def _host_workers(cls):
+    """The class's host sub-workers: Python functions the host runs (see ``function``)."""
+    return {name: f for name, f in vars(cls).items() if getattr(f, "__pypto_host_worker__", False)}
 
 
 def _is_dynamic_entry(error, constants):
@@ -284,6 +292,11 @@ def function(fn: Optional[_Function] = None, *,
 
     def mark(f: _Function) -> Any:
         FunctionType(type)  # a wrong type is an error here, as for a method
+        if _is_host_worker(f, level, role):
+            # Python the host runs between the ranks' work (pl.Level.HOST and up, SubWorker,
+            # no self): the program keeps the function itself to call.
+            f.__pypto_host_worker__ = True  # type: ignore[attr-defined]
+            return f
         if _is_method(f):
             f.__pypto_function_type__ = FunctionType(type)  # type: ignore[attr-defined]
             return f
@@ -296,6 +309,15 @@ def function(fn: Optional[_Function] = None, *,
         if fn is not None:
             del frame
     return mark
+
+
+_HOST_LEVELS = ("HOST", "NODE", "CLUSTER_0", "POD", "CLUSTER_1", "CLOS1", "CLUSTER_2", "CLOS2",
+                "GLOBAL")
+
+
+def _is_host_worker(f, level, role):
+    return (not _is_method(f) and role is not None and Role(role) is Role.SubWorker
+            and level is not None and Level(level).name in _HOST_LEVELS)
 
 
 def _is_method(f):

@@ -240,3 +240,35 @@ class CopyPerRank:
         for r in pl.range(pld.world_size()):
             self.chip(srcs[r], dsts[r], device=r)
         return dsts
+
+
+@pl.program
+class HostWorkerBetweenPhases:
+    """Ranks copy their rows, a host sub-worker (Python the host runs) scales the copies in
+    place, then the ranks copy the scaled rows on: the host call sits between the two phases."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, src: pl.Tensor[[64], pl.FP32],
+             dst: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        return pl.store(pl.load(src, [0], [64]), [0], dst)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, src: pl.Tensor[[64], pl.FP32],
+             dst: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        return self.copy(src, dst)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def scale(t: pl.InOut[pl.Tensor[[2, 64], pl.FP32]], factor: pl.Scalar[pl.FP32]):
+        if float(t.max()) > 1e6:
+            raise ValueError("the rows were not copied before the host call")
+        t *= factor
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, srcs: pl.Tensor[[2, 64], pl.FP32], mids: pl.InOut[pl.Tensor[[2, 64], pl.FP32]],
+             dsts: pl.Out[pl.Tensor[[2, 64], pl.FP32]]) -> pl.Tensor[[2, 64], pl.FP32]:
+        for r in pl.range(pld.world_size()):
+            self.chip(srcs[r], mids[r], device=r)
+        self.scale(mids, 3.0)
+        for r in pl.range(pld.world_size()):
+            self.chip(mids[r], dsts[r], device=r)
+        return dsts
