@@ -126,7 +126,10 @@ bool is_legal_transfer(MemorySpace from, MemorySpace to, Target target) {
     case M::Mat:
       return to == M::Left || to == M::Right || (target == Target::A5 && to == M::Vec);
     case M::Acc:
-      return to == M::Mat || to == M::DDR || (target == Target::A5 && to == M::Vec);
+      // Acc to Vec: a5's fix-pipe writes it directly; on a2a3 the cube core hands the tile to
+      // the vector core through a GM pipe buffer (PyPTO splits such a mixed kernel into an AIC
+      // and an AIV part). The device moves the values either way.
+      return to == M::Mat || to == M::DDR || to == M::Vec;
     case M::Vec:
       return to == M::DDR || (target == Target::A5 && to == M::Mat);
     case M::Left:

@@ -92,8 +92,9 @@ def test_an_opaque_main_that_outlines_scopes_is_the_run_entry():
 
 
 def test_a_matmul_result_used_by_another_tensor_op_goes_through_a_scratch_tensor(tmp_path):
-    # The product is in Acc, which cannot move to Vec on a2a3: it is stored to a scratch tensor
-    # the kernel gains as an Out parameter and loaded into Vec from there.
+    # The product of a tensor matmul is whole in Acc while the row blocks of the tensor op that
+    # reads it are Vec tiles: it is stored to a scratch tensor the kernel gains as an Out
+    # parameter and loaded into Vec from there.
     @pl.program
     class ExpOfProduct:
         @pl.function(type=pl.FunctionType.Opaque)

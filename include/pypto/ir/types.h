@@ -56,7 +56,8 @@ std::optional<MemorySpace> memory_space_from_name(std::string_view);
 int64_t memory_space_capacity(MemorySpace s);
 // The hardware generation a program is compiled for. Targets differ in the data movement they
 // can do: A5 (PyPTO's "a5") also moves tiles between Mat and Vec, which A2A3 ("a2a3", the
-// default, which every PyPTO example runs on) cannot.
+// default, which every PyPTO example runs on) cannot. Both move Acc to Vec (a2a3 from the cube
+// core to the vector core through GM).
 enum class Target : uint8_t { A2A3 = 0, A5 = 1 };
 
 std::string_view target_name(Target t);  // "a2a3"
