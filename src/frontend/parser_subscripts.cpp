@@ -157,8 +157,15 @@ bool Parser::try_subscript_assignment(Block& block) {
         ir::make_op_call("reshape", {source, int_tuple(w.extents, value_span)}, {}, value_span);
   }
   check_single_assignment(name);
+  // `t[i, j] = scalar` with an index per dimension sets one element (pl.write); a window takes a
+  // tile or tensor (pl.assemble).
+  const bool element =
+      source_type->as<ir::ScalarType>() && items.size() == shape.size() &&
+      std::none_of(items.begin(), items.end(), [](const SubscriptItem& i) { return i.is_slice; });
   ExprPtr value =
-      ir::make_op_call("assemble", {var, source, ir::make_tuple(w.offsets, span)}, {}, span);
+      element
+          ? ir::make_op_call("write", {var, ir::make_tuple(w.offsets, span), source}, {}, span)
+          : ir::make_op_call("assemble", {var, source, ir::make_tuple(w.offsets, span)}, {}, span);
   VarPtr target = bind_var(name.text, value->type(), span_of(name));
   block.stmts.push_back(ir::make_node<ir::AssignStmt>(target, value, span_of(name)));
   return true;

@@ -351,16 +351,20 @@ Value Parser::parse_task_namespace(std::string_view ns, Span span) {
     if (call_args.size() != 2) fail(span, label + " takes a size and an element type");
     ExprPtr size = expect_expr(positional(0, "the number of slots"), label);
     const Value& dtype = call_args[1].value;
-    if (dtype.kind != Value::Kind::DType || dtype.dtype != ir::kTaskIdDType) {
-      fail(dtype.span, label + " holds TaskIds here: write " + label + "(n, pl.TASK_ID)");
+    // An array of TaskIds (an orchestration's) or of integers (a kernel's scalar array, read
+    // and written by element: arr[i], arr[i] = v): a one-dimensional tensor either way.
+    if (dtype.kind != Value::Kind::DType ||
+        (dtype.dtype != ir::kTaskIdDType && !ir::is_integer(dtype.dtype))) {
+      fail(dtype.span, label + " holds TaskIds or integers: write " + label +
+                           "(n, pl.TASK_ID) or " + label + "(n, pl.INT32)");
     }
     // A literal, a module constant or arithmetic on them (pl.array.create(layers * width, ...)).
     const ir::ScalarFold slots = fold_constant(size);
     if (!slots.exact() || slots.value->kind != ir::Scalar::Kind::Int || slots.value->i <= 0)
       fail(call_args[0].value.span, "the size of " + label + " must be a positive constant");
     ExprPtr shape = ir::make_tuple({ir::make_int(slots.value->i, span)}, span);
-    return expr_value(
-        ir::make_op_call("create_tensor", {shape}, {{"dtype", ir::kTaskIdDType}}, span), span);
+    return expr_value(ir::make_op_call("create_tensor", {shape}, {{"dtype", dtype.dtype}}, span),
+                      span);
   }
   if (ns == "array" && op.text == "update_element") {
     if (call_args.size() != 3) fail(span, label + " takes the array, a slot and a TaskId");

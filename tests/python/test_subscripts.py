@@ -140,3 +140,41 @@ def test_a_slice_assignment_copies_from_a_tensor_the_kernel_wrote(tmp_path):
     result = run(CopyFromWrittenTensor, specs, golden,
                  RunConfig(work_dir=str(tmp_path / "w"), write_golden_data=False))
     assert result.passed, result.error
+
+
+@pl.program
+class ScalarArrayInKernel:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, index: pl.Tensor[[1, 8], pl.INT32], src: pl.Tensor[[1, 32], pl.FP32],
+          dst: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        row: pl.Scalar[pl.INT32] = pl.tile.read(pl.load(index, [0, 0], [1, 8]), [0, 0])
+        # A kernel's array of integers, set and read by element.
+        slots = pl.array.create(4, pl.INT32)
+        slots[0] = row
+        slots[3] = slots[0] + 1
+        target: pl.Scalar[pl.INT32] = slots[3]
+        return pl.store(pl.load(src, [0, 0], [1, 32]), [pl.cast(target, pl.INDEX), 0], dst)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, index: pl.Tensor[[1, 8], pl.INT32], src: pl.Tensor[[1, 32], pl.FP32],
+             dst: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        dst = self.k(index, src, dst)
+        return dst
+
+
+def test_an_integer_array_in_a_kernel_is_set_and_read_by_element(tmp_path):
+    index = np.zeros((1, 8), np.int32)
+    index[0, 0] = 6
+    src = np.arange(32, dtype=np.float32).reshape(1, 32)
+
+    def golden(t, _params=None):
+        t["dst"][7] = t["src"][0]
+
+    specs = [TensorSpec("index", [1, 8], pl.INT32, init_value=index),
+             TensorSpec("src", [1, 32], pl.FP32, init_value=src),
+             TensorSpec("dst", [32, 32], pl.FP32, init_value=np.zeros((32, 32), np.float32),
+                        is_output=True)]
+    result = run(ScalarArrayInKernel, specs, golden,
+                 RunConfig(work_dir=str(tmp_path / "w"), write_golden_data=False))
+    assert result.passed, result.error
+    assert "pl.write(slots, [0], row)" in ScalarArrayInKernel.as_python()
