@@ -203,6 +203,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "dim" && ns != "tile") return parse_dim(spelling, span);
   if (op == "cast") return parse_cast(spelling, span);
   if (op == "extract" && ns == "tile") return parse_extract(spelling, span);
+  if (op == "set_validshape" && ns != "tile") return parse_set_validshape(spelling, span);
   if (op == "addc" || op == "subc" || op == "addsc" || op == "subsc")
     return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")

@@ -564,6 +564,8 @@ class Parser {
   Value parse_dim(const std::string& spelling, Span span);
   // pl.tile.extract: a slice, then a move where the memory space changes.
   Value parse_extract(const std::string& spelling, Span span);
+  // pl.set_validshape of a tensor: its window with that valid region (parser_valid_shapes.cpp).
+  Value parse_set_validshape(const std::string& spelling, Span span);
   std::vector<const CallArg*> bind_form_args(const std::vector<CallArg>& call_args,
                                              const std::vector<std::string_view>& names,
                                              const std::string& spelling, Span span);

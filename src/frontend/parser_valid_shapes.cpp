@@ -178,6 +178,46 @@ std::vector<ExprPtr> Parser::valid_symbol_arguments(const FunctionSignature& sig
   return values;
 }
 
+Value Parser::parse_set_validshape(const std::string& spelling, Span span) {
+  // Metadata only, as in PyPTO: the same elements, valid in [0, rows) x [0, cols). That is the
+  // whole-tensor window pl.slice(t, shape, [0, 0], valid_shape=[rows, cols]), which loads of it
+  // and tensor ops on it read within (tensor_window_valid.h).
+  if (!at(TK::LParen)) fail(span, "op '" + spelling + "' must be called");
+  std::vector<CallArg> call_args = parse_call_args(spelling);
+  const std::vector<const CallArg*> bound =
+      bind_form_args(call_args, {"input", "valid_rows", "valid_cols"}, spelling, span);
+  ExprPtr input = expect_expr(bound[0]->value, [&] { return "argument 'input' of " + spelling; });
+  const auto* tensor = input->type()->as<ir::TensorType>();
+  if (!tensor) {
+    fail(bound[0]->value.span,
+         spelling +
+             " of a tile is not supported yet: give the load its valid region "
+             "(pl.load(..., valid_shape=[rows, cols]))");
+  }
+  if (tensor->shape.size() != 2) {
+    fail(bound[0]->value.span,
+         spelling + " needs a 2-D tensor, got " + ir::type_to_string(input->type()));
+  }
+  std::vector<ExprPtr> valid;
+  for (size_t i = 1; i <= 2; ++i) {
+    valid.push_back(expect_expr(bound[i]->value, [&] {
+      return std::string("argument '") + (i == 1 ? "valid_rows" : "valid_cols") + "' of " +
+             spelling;
+    }));
+  }
+  std::vector<ExprPtr> shape, zeros;
+  for (int64_t d : tensor->shape) {
+    shape.push_back(ir::make_int(d, span));
+    zeros.push_back(ir::make_int(0, span));
+  }
+  ExprPtr window = ir::make_op_call(
+      "slice",
+      {input, ir::make_tuple(std::move(shape), span), ir::make_tuple(std::move(zeros), span),
+       ir::make_tuple(std::move(valid), span)},
+      {}, span);
+  return expr_value(window, span);
+}
+
 void Parser::intersect_load_with_param_valid(std::vector<ExprPtr>& args, Span span) {
   if (args.size() < 3 || !args[0] || signatures_.empty()) return;
   const FunctionSignature& sig = signatures_[current_function_];

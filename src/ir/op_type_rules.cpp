@@ -579,14 +579,14 @@ TypePtr infer_read(const OpContext& c) {
 
 // fillpad(tile, pad_value=pl.PadValue.zero): the tile with every element outside its valid
 // region set to the pad value; the result is valid everywhere.
-TypePtr infer_fillpad(const OpContext& c) {
-  const auto* tile = expect_tile(c, 0);
-  expect_2d(c, 0, tile->shape);
+TypePtr infer_fillpad(const OpContext& c) {  // of a tile, or of a tensor (lowered whole)
+  const ShapedInfo x = expect_shaped(c, 0);
+  expect_2d(c, 0, *x.shape);
   if (const AttrValue* v = find_attr(c.attrs, "pad_value"); v && !std::get_if<PadValue>(v)) {
     c.fail_call("pad_value of " + c.op_name() +
                 " must be a pl.PadValue (pl.PadValue.zero, pl.PadValue.min or pl.PadValue.max)");
   }
-  return tile_type(tile->shape, tile->dtype, tile->space);
+  return x.is_tile ? tile_type(*x.shape, x.dtype, x.space) : tensor_type(*x.shape, x.dtype);
 }
 
 // ----- Reductions along columns, index reductions and layout changes.

@@ -28,7 +28,8 @@ bool is_tensor_creation(const Call* c) {
 
 bool is_tensor_whole_op(const Call* c) {
   return c && is_tensor(c->type()) &&
-         (c->callee == "fillpad_expand" || op_category(*c) == OpCategory::Sort);
+         (c->callee == "fillpad_expand" || c->callee == "fillpad" ||
+          op_category(*c) == OpCategory::Sort);
 }
 
 bool is_tensor_expand_clone(const Call* c) {

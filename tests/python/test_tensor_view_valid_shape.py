@@ -242,3 +242,38 @@ def test_a_window_with_a_valid_shape_inside_a_kernel_moves_only_its_valid_rows(t
                  RunConfig(work_dir=str(tmp_path / "w"), write_golden_data=False))
     assert result.passed, result.error
     np.testing.assert_array_equal(result.outputs["y"][n:], -1.0)
+
+
+SET_VALIDSHAPE = '''
+import pypto.language as pl
+
+@pl.program
+class SetValidShape:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32],
+             y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            # Metadata only: x valid in [0, 48) x [0, 56); fillpad writes the rest.
+            narrowed = pl.set_validshape(x, 48, 56)
+            padded = pl.fillpad(narrowed, pad_value=pl.PadValue.max)
+            y = pl.assemble(y, padded, [0, 0])
+        return y
+'''
+
+
+def test_set_validshape_narrows_a_tensor_that_fillpad_then_pads(tmp_path):
+    x = np.random.default_rng(9).standard_normal((64, 64)).astype(np.float32)
+
+    def golden(t, _params=None):
+        t["y"][:] = np.inf
+        t["y"][:48, :56] = t["x"][:48, :56]
+
+    specs = [TensorSpec("x", [64, 64], pl.FP32, init_value=x),
+             TensorSpec("y", [64, 64], pl.FP32, is_output=True)]
+    program = pl.parse(SET_VALIDSHAPE, file_name="set_validshape.py")
+    result = run(program, specs, golden,
+                 RunConfig(work_dir=str(tmp_path / "w"), write_golden_data=False))
+    assert result.passed, result.error
+    with pytest.raises(ParseError, match="pl.tile.set_validshape is not supported yet"):
+        pl.parse(SET_VALIDSHAPE.replace("narrowed = pl.set_validshape(x, 48, 56)",
+                                        "narrowed = pl.tile.set_validshape(x, 48, 56)"))

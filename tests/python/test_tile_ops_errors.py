@@ -34,7 +34,7 @@ CASES = [
      "pl.PadValue.max)"),
     ("x = pl.tile.fillpad(t, pad_value=pl.PadValue.mid)", "mid",
      "unknown pad value 'pl.PadValue.mid' (expected zero, min or max)"),
-    ("x = pl.tile.fillpad(a)", "a)", "expected Tile, got Tensor in argument 1 of pl.fillpad"),
+    ("x = pl.tile.fillpad(a)", "a)", "pl.tile.fillpad takes tiles, got pl.Tensor[[4, 8], pl.FP32] in argument 1 (for tensors, write pl.tensor.fillpad or pl.fillpad)"),
     ("x = pl.reshape(t, [4, 4])", "[4, 4]",
      "pl.reshape cannot change the element count: [4, 8] has 32 elements, [4, 4] has 16"),
     ("x = pl.reshape(t, [2.5, 4])", "2.5",
