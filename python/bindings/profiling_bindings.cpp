@@ -235,7 +235,7 @@ void bind_compile_profiler(nb::module_& m) {
           [](const CompileProfiler& profiler, std::optional<std::filesystem::path> path,
              int indent) {
             std::string text = profiler.to_json(indent);
-            if (path) profiling::write_file_atomically(*path, text);
+            if (path) profiling::write_output_file(*path, text);
             return text;
           },
           nb::arg("path").none() = nb::none(), nb::arg("indent") = 2,
@@ -254,7 +254,7 @@ void bind_compile_profiler(nb::module_& m) {
           "to_chrome_trace",
           [](const CompileProfiler& profiler, std::optional<std::filesystem::path> path) {
             std::string text = profiling::to_chrome_trace(profiler.report());
-            if (path) profiling::write_file_atomically(*path, text);
+            if (path) profiling::write_output_file(*path, text);
             return text;
           },
           nb::arg("path").none() = nb::none(),
