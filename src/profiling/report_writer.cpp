@@ -30,8 +30,7 @@ void write_output_file(const std::filesystem::path& path, std::string_view conte
     support::write_output_file(path, contents);
   } catch (const support::FileError& e) {
     // A folder named as the file: the reason already says what to do.
-    fail("cannot write the compile profile file", e,
-         e.error_number() == EISDIR ? "" : kFileAdvice);
+    fail("cannot write the compile profile file", e, e.error_number() == EISDIR ? "" : kFileAdvice);
   }
 }
 
