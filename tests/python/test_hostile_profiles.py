@@ -128,8 +128,14 @@ def profile(tmp_path):
     return path
 
 
-def _read_fifo_in_thread(path, into):
-    thread = threading.Thread(target=lambda: into.append(pathlib.Path(path).read_bytes()))
+def _read_fifo_in_thread(path, into, delay=0.0):
+    """A Python thread that opens the FIFO after `delay` seconds: a writer that held the GIL
+    while it waits for a reader would never let it get there."""
+    def read():
+        time.sleep(delay)
+        into.append(pathlib.Path(path).read_bytes())
+
+    thread = threading.Thread(target=read)
     thread.daemon = True
     thread.start()
     return thread
@@ -191,7 +197,7 @@ def test_profiler_writers_keep_symlinks_and_fifos(tmp_path):
     fifo = tmp_path / "trace.fifo"
     os.mkfifo(fifo)
     got = []
-    reader = _read_fifo_in_thread(fifo, got)
+    reader = _read_fifo_in_thread(fifo, got, delay=0.3)
     profiler.to_chrome_trace(str(fifo))
     reader.join(TIMEOUT)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
