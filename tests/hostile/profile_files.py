@@ -91,3 +91,42 @@ def write_cases(directory):
             f.write(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
         written.append((cls, name, path, expect))
     return written + SPECIAL_INPUTS
+
+
+# Output targets for `-o`: (name, how to prepare it under a folder, expected). Each writer must
+# leave a link, pipe or device what it was and write into what it points at; "-" is stdout.
+OUTPUT_TARGETS = [
+    ("new_file", "out.txt", "file"),
+    ("missing_parent", "new/sub/out.txt", "file"),
+    ("regular_file", "existing.txt", "replaced"),
+    ("symlink_to_file", "link_to_file", "through_link"),
+    ("dangling_symlink", "dangling", "through_link"),
+    ("symlink_to_dev_null", "null", "device"),
+    ("fifo", "pipe", "fifo"),
+    ("dash", "-", "stdout"),
+    ("folder", "folder", "error"),
+]
+
+
+def prepare_output_target(directory, name):
+    """Creates what target `name` needs under `directory`; returns the path to pass to -o."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, dict((n, p) for n, p, _ in OUTPUT_TARGETS)[name])
+    if name == "regular_file":
+        with open(path, "w") as f:
+            f.write("old")
+    elif name == "symlink_to_file":
+        with open(os.path.join(directory, "target.txt"), "w") as f:
+            f.write("old")
+        os.symlink("target.txt", path)
+    elif name == "dangling_symlink":
+        os.symlink("dangling_target.txt", path)
+    elif name == "symlink_to_dev_null":
+        os.symlink("/dev/null", path)
+    elif name == "fifo":
+        os.mkfifo(path)
+    elif name == "folder":
+        os.mkdir(path)
+    elif name == "dash":
+        return "-"
+    return path

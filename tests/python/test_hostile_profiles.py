@@ -204,3 +204,39 @@ def test_profiler_writers_keep_symlinks_and_fifos(tmp_path):
     assert "traceEvents" in json.loads(got[0])
     with pytest.raises(ProfilerError, match="it is a folder"):
         profiler.to_json(str(tmp_path))
+
+
+@pytest.mark.parametrize("command", [["html"], ["convert", "--to", "chrome"],
+                                     ["convert", "--to", "folded"],
+                                     ["convert", "--to", "speedscope"]])
+@pytest.mark.parametrize("target", [name for name, _, _ in profile_files.OUTPUT_TARGETS])
+def test_output_targets(tmp_path, profile, command, target):
+    work = tmp_path / "work"
+    path = profile_files.prepare_output_target(str(work), target)
+    expect = dict((n, e) for n, _, e in profile_files.OUTPUT_TARGETS)[target]
+    got = []
+    reader = _read_fifo_in_thread(path, got) if expect == "fifo" else None
+    p = subprocess.run([PYPTO, "profile", command[0], profile, *command[1:], "-o", path],
+                       capture_output=True, timeout=TIMEOUT, cwd=work)
+    if reader:
+        reader.join(TIMEOUT)
+    err = p.stderr.decode()
+    if expect == "error":
+        assert p.returncode == 1 and err.startswith("pypto profile: ") and err.count("\n") == 1
+        assert os.path.isdir(path)
+        return
+    assert p.returncode == 0, err
+    assert not LEAKS.search(err)
+    written = {"fifo": lambda: got[0], "stdout": lambda: p.stdout}.get(
+        expect, lambda: pathlib.Path(path).read_bytes() if expect != "device" else b"x" * 100)()
+    assert len(written) >= 10, written  # the folded stacks of one stage are one short line
+    mode = os.lstat(path).st_mode if path != "-" else None
+    if expect in ("through_link", "device"):
+        assert stat.S_ISLNK(mode), "the link was replaced"
+    if expect == "fifo":
+        assert stat.S_ISFIFO(mode), "the FIFO was replaced"
+    if expect == "stdout":
+        assert not (work / "-").exists()
+    leftovers = [name for name in os.listdir(work) if ".tmp." in name]
+    assert not leftovers, leftovers
+
