@@ -53,6 +53,11 @@ int diff() {
   return g_options.fail_on_regression && result.regressed() ? 1 : 0;
 }
 
+// "wrote FILE", except when the output itself went to standard output (`-o -`).
+void report_written() {
+  if (g_options.output != "-") std::cout << "wrote " << g_options.output << "\n";
+}
+
 int convert() {
   prof::Report report = prof::read_profile_file(g_options.file);
   std::string text;
@@ -63,16 +68,16 @@ int convert() {
   } else {
     text = prof::to_speedscope(report, g_options.file);
   }
-  prof::write_file_atomically(g_options.output, text);
-  std::cout << "wrote " << g_options.output << "\n";
+  prof::write_output_file(g_options.output, text);
+  report_written();
   return 0;
 }
 
 int html() {
   prof::Report report = prof::read_profile_file(g_options.file);
-  prof::write_file_atomically(
-      g_options.output, prof::to_html_report(report, "PyPTO compile profile: " + g_options.file));
-  std::cout << "wrote " << g_options.output << "\n";
+  prof::write_output_file(g_options.output,
+                          prof::to_html_report(report, "PyPTO compile profile: " + g_options.file));
+  report_written();
   return 0;
 }
 
@@ -116,12 +121,14 @@ CLI::App* add_profile_command(CLI::App& app) {
                    "or speedscope")
       ->required()
       ->check(CLI::IsMember({"chrome", "folded", "speedscope"}));
-  g_convert->add_option("-o,--output", g_options.output, "Output file")->required();
+  g_convert->add_option("-o,--output", g_options.output, "Output file; - for standard output")
+      ->required();
 
   g_html = profile->add_subcommand(
       "html", "Write a self-contained HTML report: tree, list view and flame chart");
   g_html->add_option("file", g_options.file, "Profile JSON file")->required();
-  g_html->add_option("-o,--output", g_options.output, "Output HTML file")->required();
+  g_html->add_option("-o,--output", g_options.output, "Output HTML file; - for standard output")
+      ->required();
   return profile;
 }
 

@@ -118,6 +118,15 @@ StageRecord record_from_python(nb::handle object) {
   return record;
 }
 
+// Writes an output a Python caller named. "-" follows what Python already printed (its
+// sys.stdout buffer is flushed first). The GIL is released while writing: a FIFO blocks until
+// its reader opens it, and that reader may be a Python thread of this process.
+void write_output_from_python(const std::filesystem::path& path, const std::string& text) {
+  if (path == "-") nb::module_::import_("sys").attr("stdout").attr("flush")();
+  nb::gil_scoped_release released;
+  profiling::write_output_file(path, text);
+}
+
 // ProfilerError becomes pypto.compile_profiling.ProfilerError, an OSError whose message names
 // the path, the reason and the remedy, with .errno and .path set.
 void translate_profiler_error(const std::exception_ptr& exception, void* type) {
@@ -235,7 +244,7 @@ void bind_compile_profiler(nb::module_& m) {
           [](const CompileProfiler& profiler, std::optional<std::filesystem::path> path,
              int indent) {
             std::string text = profiler.to_json(indent);
-            if (path) profiling::write_file_atomically(*path, text);
+            if (path) write_output_from_python(*path, text);
             return text;
           },
           nb::arg("path").none() = nb::none(), nb::arg("indent") = 2,
@@ -254,13 +263,14 @@ void bind_compile_profiler(nb::module_& m) {
           "to_chrome_trace",
           [](const CompileProfiler& profiler, std::optional<std::filesystem::path> path) {
             std::string text = profiling::to_chrome_trace(profiler.report());
-            if (path) profiling::write_file_atomically(*path, text);
+            if (path) write_output_from_python(*path, text);
             return text;
           },
           nb::arg("path").none() = nb::none(),
           "The profile as Chrome Trace Event JSON (Perfetto UI, chrome://tracing); with `path`, "
           "also writes it there.")
       .def("write_report", &CompileProfiler::write_report, nb::arg("dir"),
+           nb::call_guard<nb::gil_scoped_release>(),
            "Writes dir/pipeline_profile.txt and dir/pipeline_profile.json, creating dir.")
       .def("clear", &CompileProfiler::clear, "Drops every record.")
       .def("__repr__", [](const CompileProfiler& profiler) {

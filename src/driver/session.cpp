@@ -20,25 +20,12 @@ profiling::CompileProfiler* choose_profiler(bool requested,
   return own.get();
 }
 
-// The stages that started at or after `since`, keeping each one's subtree; stages that began
-// before are dropped but searched for later children.
-void collect_since(std::vector<profiling::ReportStage>& stages, double since,
-                   std::vector<profiling::ReportStage>& out) {
-  for (profiling::ReportStage& stage : stages) {
-    if (stage.start >= since) {
-      out.push_back(std::move(stage));
-    } else if (stage.end() > since) {
-      collect_since(stage.children, since, out);
-    }
-  }
-}
-
 }  // namespace
 
 Session::Session(bool profiling_requested)
     : profiler_(choose_profiler(profiling_requested, own_profiler_)),
       activation_(profiler_),
-      start_seconds_(profiling::now_seconds()),
+      start_mark_(profiler_ != nullptr ? profiler_->mark() : profiling::CompileProfiler::Mark{}),
       metadata_{{"pypto", PYPTO_VERSION}} {}
 
 Session::~Session() = default;
@@ -52,6 +39,11 @@ const fs::path& Session::open_output_dir(const std::string& requested,
   if (output_dir_.empty()) {
     fs::path dir = requested.empty() ? default_output_dir(program_name) : fs::path(requested);
     int keep = requested.empty() ? keep_outputs(keep_outputs_) : 0;
+    // A folder retention could remove (a default name, also when a compiled program's folder
+    // is named again for its run) is leased before it is created, for the whole session.
+    if (is_default_output_dir_name(dir.filename().string())) {
+      output_dir_lease_ = OutputDirLease::acquire(dir);
+    }
     prepare_output_dir(dir);
     // Only default directories are pruned: a folder the caller named is theirs.
     if (keep > 0) remove_old_output_dirs(dir, program_name, keep);
@@ -62,13 +54,8 @@ const fs::path& Session::open_output_dir(const std::string& requested,
 
 profiling::Report Session::report() const {
   if (profiler_ == nullptr) return {};
-  profiling::Report all = profiler_->report();
-  all.metadata = metadata_;
-  if (own_profiler_) return all;
-  std::vector<profiling::ReportStage> mine;
-  collect_since(all.stages, start_seconds_, mine);
-  profiling::Report report = profiling::finalize_report(std::move(mine));
-  report.threads = std::move(all.threads);
+  profiling::Report report =
+      own_profiler_ ? profiler_->report() : profiler_->report_since(start_mark_);
   report.metadata = metadata_;
   return report;
 }

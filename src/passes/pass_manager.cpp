@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "pypto/ir/ir_size.h"
@@ -10,6 +9,7 @@
 #include "pypto/ir/structural_equal.h"
 #include "pypto/passes/verifier.h"
 #include "pypto/profiling/profiler.h"
+#include "pypto/support/file_io.h"
 #include "pypto/support/interrupt.h"
 
 namespace pypto::passes {
@@ -18,12 +18,12 @@ namespace {
 
 void write_dump(const std::string& dir, const std::string& file, const ir::Program& program) {
   std::filesystem::path path = std::filesystem::path(dir) / file;
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write IR dump " + path.string());
-  out << ir::print_program(program);
-  if (!out.flush()) throw std::runtime_error("cannot write IR dump " + path.string());
+  try {
+    support::write_output_file(path, ir::print_program(program));
+  } catch (const support::FileError& e) {
+    throw std::runtime_error("cannot write IR dump '" + path.string() + "': " + e.reason() +
+                             ". Choose a dump folder you can write to.");
+  }
 }
 
 std::string two_digits(size_t n) {

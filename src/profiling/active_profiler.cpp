@@ -55,7 +55,10 @@ void write_exit_report() noexcept {
   CompileProfiler* profiler = process_profiler();
   if (profiler == nullptr || g_exit_report_written.exchange(true)) return;
   try {
-    const Report report = profiler->report();
+    // A long session repeats the same stages call after call: merged, the report's size follows
+    // the kinds of work done, not the number of calls. A few repeats stay individual.
+    Report report = profiler->report();
+    merge_repeated_stages(report, kExitReportMinRepeats);
     const std::string summary = format_summary(report);
     std::fwrite(summary.data(), 1, summary.size(), stderr);
     const char* dir = std::getenv("PYPTO_COMPILE_PROFILING_DIR");

@@ -155,7 +155,7 @@ std::string to_chrome_trace(const Report& report) {
 }
 
 void CompileProfiler::to_chrome_trace(const std::filesystem::path& path) const {
-  write_file_atomically(path, profiling::to_chrome_trace(report()));
+  write_output_file(path, profiling::to_chrome_trace(report()));
 }
 
 }  // namespace pypto::profiling

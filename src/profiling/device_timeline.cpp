@@ -1,6 +1,7 @@
 // The device swimlane attached to a profile: utilisation per core and the compact JSON form.
 #include "pypto/profiling/device_timeline.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
@@ -67,8 +68,12 @@ DeviceTimeline device_timeline_from_json(const nlohmann::json& document) {
   for (const char* key : {"cores", "begin", "end", "tasks"}) {
     if (!document.contains(key)) throw bad(std::string("missing \"") + key + "\"");
   }
-  if (!document["cores"].is_number_integer() || document["cores"].get<int64_t>() < 0) {
-    throw bad("\"cores\" must be a non-negative integer");
+  // Compared as signed and unsigned 64-bit values: get<int>() would wrap 4294967300 to 4.
+  const nlohmann::json& cores = document["cores"];
+  if (!cores.is_number_integer() ||
+      (cores.is_number_unsigned() ? cores.get<std::uint64_t>() > kMaxTimelineCores
+                                  : cores.get<std::int64_t>() < 0)) {
+    throw bad("\"cores\" must be an integer from 0 to " + std::to_string(kMaxTimelineCores));
   }
   if (!document["begin"].is_number() || !document["end"].is_number()) {
     throw bad("\"begin\" and \"end\" must be numbers");
@@ -86,9 +91,18 @@ DeviceTimeline device_timeline_from_json(const nlohmann::json& document) {
         !row[4].is_number_integer()) {
       throw bad(where + " is not [kernel, core, start, end, waited_on]");
     }
-    DeviceTask task{row[0].get<std::string>(), row[1].get<int>(), row[2].get<double>(),
-                    row[3].get<double>(), row[4].get<std::int64_t>()};
-    if (task.waited_on < -1 || task.waited_on >= count) throw bad(where + ": no such waited_on");
+    // Range-checked as 64-bit values before narrowing; core -1 marks a skipped task.
+    const std::int64_t core = row[1].is_number_unsigned() && row[1].get<std::uint64_t>() > INT64_MAX
+                                  ? INT64_MAX
+                                  : row[1].get<std::int64_t>();
+    if (core < -1 || core >= timeline.cores) throw bad(where + ": no such core");
+    const std::int64_t waited_on =
+        row[4].is_number_unsigned() && row[4].get<std::uint64_t>() > INT64_MAX
+            ? INT64_MAX
+            : row[4].get<std::int64_t>();
+    if (waited_on < -1 || waited_on >= count) throw bad(where + ": no such waited_on");
+    DeviceTask task{row[0].get<std::string>(), static_cast<int>(core), row[2].get<double>(),
+                    row[3].get<double>(), waited_on};
     timeline.tasks.push_back(std::move(task));
   }
   return timeline;

@@ -44,8 +44,11 @@ std::string escape_html(std::string_view text) {
 
 std::string to_html_report(const Report& report, std::string_view title) {
   std::string data = dump_json(report_to_ordered_json(report), -1);
-  // Inside <script>, "</" could end the element early; "<\/" is the same JSON string.
-  replace_all(data, "</", "<\\/");
+  // The JSON sits in a <script> element, whose text the HTML parser scans for "</script" and,
+  // after "<!--", for "<script" (which would then swallow the rest of the page). "<" occurs in
+  // JSON only inside strings, where "\u003c" is the same character: with no "<" left, no stage
+  // name can end or hide the element.
+  replace_all(data, "<", "\\u003c");
   std::string page = kHtmlReportTemplate;
   replace_all(page, "/*PYPTO_TITLE*/", escape_html(title));
   replace_all(page, "/*PYPTO_PROFILE*/", data);

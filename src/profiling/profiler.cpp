@@ -378,47 +378,82 @@ void CompileProfiler::clear() {
   if (shared_->session_depth > 0) shared_->session_begin_ns = now_ns();
 }
 
-Report CompileProfiler::report() const {
+CompileProfiler::Mark CompileProfiler::mark() const {
+  Mark mark;
+  mark.records = records_.size();
+  mark.generation = generation_;
+  std::lock_guard lock(shared_->mutex);
+  mark.attached = shared_->attached.size();
+  mark.timelines = shared_->timelines.size();
+  return mark;
+}
+
+Report CompileProfiler::report() const { return build_report(Mark{0, 0, 0, generation_}, false); }
+
+Report CompileProfiler::report_since(const Mark& mark) const { return build_report(mark, true); }
+
+Report CompileProfiler::build_report(const Mark& requested, bool partial) const {
   const std::int64_t now = now_ns();
   const double now_s = static_cast<double>(now) / 1e9;
+  // A clear() since the mark dropped everything before it: all that is left is newer.
+  const Mark mark = requested.generation == generation_ ? requested : Mark{};
   std::vector<AttachedRecord> attached;
   std::vector<std::pair<std::int32_t, std::shared_ptr<const DeviceTimeline>>> timelines;
   std::vector<Interval> sessions;
   {
     std::lock_guard lock(shared_->mutex);
-    attached = shared_->attached;
-    timelines = shared_->timelines;
-    sessions.reserve(shared_->sessions.size() + 1);
-    for (const auto& [begin, end] : shared_->sessions) {
-      sessions.push_back({static_cast<double>(begin) / 1e9, static_cast<double>(end) / 1e9});
-    }
-    if (shared_->session_depth > 0) {
-      sessions.push_back({static_cast<double>(shared_->session_begin_ns) / 1e9, now_s});
+    const auto tail = [](const auto& all, std::size_t from) {
+      return std::vector(all.begin() + static_cast<std::ptrdiff_t>(std::min(from, all.size())),
+                         all.end());
+    };
+    attached = tail(shared_->attached, mark.attached);
+    timelines = tail(shared_->timelines, mark.timelines);
+    if (!partial) {
+      sessions.reserve(shared_->sessions.size() + 1);
+      for (const auto& [begin, end] : shared_->sessions) {
+        sessions.push_back({static_cast<double>(begin) / 1e9, static_cast<double>(end) / 1e9});
+      }
+      if (shared_->session_depth > 0) {
+        sessions.push_back({static_cast<double>(shared_->session_begin_ns) / 1e9, now_s});
+      }
     }
   }
 
-  std::vector<std::int32_t> failed = failed_;
+  // Records [first, count) are reported; a parent before `first` counts as no parent.
+  const std::size_t count = records_.size();
+  const std::size_t first = std::min(mark.records, count);
+  const auto local = [first](std::int32_t index) {
+    return static_cast<std::size_t>(index) - first;
+  };
+  const auto reported = [first, count](std::int32_t index) {
+    return index >= 0 && static_cast<std::size_t>(index) >= first &&
+           static_cast<std::size_t>(index) < count;
+  };
+  std::vector<std::int32_t> failed;
+  for (std::int32_t index : failed_) {
+    if (reported(index)) failed.push_back(index);
+  }
   std::sort(failed.begin(), failed.end());
   const std::uint64_t owner_thread = shared_->owner_thread.load(std::memory_order_relaxed);
   std::unordered_map<std::int32_t, const PassStats*> pass_stats;
-  for (const auto& [index, stats] : shared_->pass_stats) pass_stats[index] = &stats;
-  const std::size_t count = records_.size();
-  std::vector<std::vector<std::int32_t>> children(count);
-  std::vector<std::int32_t> roots;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::int32_t parent = records_[i].parent;
-    (parent < 0 ? roots : children[parent]).push_back(static_cast<std::int32_t>(i));
+  for (const auto& [index, stats] : shared_->pass_stats) {
+    if (reported(index)) pass_stats[index] = &stats;
   }
-  std::vector<std::vector<const StageRecord*>> attached_children(count);
+  std::vector<std::vector<std::int32_t>> children(count - first);
+  std::vector<std::int32_t> roots;
+  for (std::size_t i = first; i < count; ++i) {
+    const std::int32_t parent = records_[i].parent;
+    (reported(parent) ? children[local(parent)] : roots).push_back(static_cast<std::int32_t>(i));
+  }
+  std::vector<std::vector<const StageRecord*>> attached_children(count - first);
   std::vector<const StageRecord*> attached_roots;
   for (const AttachedRecord& a : attached) {
-    const bool at_root = a.parent < 0 || static_cast<std::size_t>(a.parent) >= count;
-    (at_root ? attached_roots : attached_children[a.parent]).push_back(&a.record);
+    (reported(a.parent) ? attached_children[local(a.parent)] : attached_roots).push_back(&a.record);
   }
 
-  std::vector<std::shared_ptr<const DeviceTimeline>> device(count);
+  std::vector<std::shared_ptr<const DeviceTimeline>> device(count - first);
   for (auto& [index, timeline] : timelines) {
-    if (static_cast<std::size_t>(index) < count) device[index] = std::move(timeline);
+    if (reported(index)) device[local(index)] = std::move(timeline);
   }
 
   auto build = [&](auto& self, std::int32_t index) -> ReportStage {
@@ -430,7 +465,7 @@ Report CompileProfiler::report() const {
     // Dividing integral nanoseconds keeps durations exact to the nanosecond.
     stage.seconds = static_cast<double>((stage.open ? now : record.end_ns) - record.start_ns) / 1e9;
     stage.failed = std::binary_search(failed.begin(), failed.end(), index);
-    stage.device = device[index];
+    stage.device = device[local(index)];
     stage.thread = owner_thread;
     if (stage.failed) {
       auto error = shared_->errors.find(index);
@@ -444,8 +479,8 @@ Report CompileProfiler::report() const {
     if (auto stats = pass_stats.find(index); stats != pass_stats.end()) {
       stage.pass = *stats->second;
     }
-    for (std::int32_t child : children[index]) stage.children.push_back(self(self, child));
-    for (const StageRecord* child : attached_children[index]) {
+    for (std::int32_t child : children[local(index)]) stage.children.push_back(self(self, child));
+    for (const StageRecord* child : attached_children[local(index)]) {
       stage.children.push_back(to_report_stage(*child, now_s));
     }
     return stage;

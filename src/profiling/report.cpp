@@ -64,6 +64,12 @@ Json stage_to_json(const ReportStage& stage, std::uint64_t parent_thread) {
   if (!stage.error.empty()) node["error"] = stage.error;
   if (stage.parallel) node["parallel"] = true;
   if (stage.open) node["open"] = true;
+  if (stage.count != 1) node["count"] = stage.count;
+  if (stage.repeat) {
+    node["min_seconds"] = stage.repeat->min_seconds;
+    node["median_seconds"] = stage.repeat->median_seconds;
+    node["max_seconds"] = stage.repeat->max_seconds;
+  }
   if (stage.memory) {
     node["rss_bytes"] = stage.memory->rss_bytes;
     node["rss_growth_bytes"] = stage.memory->growth_bytes;
@@ -114,6 +120,34 @@ Json to_json_document(const Report& report) {
   return document;
 }
 
+}  // namespace
+
+std::string escape_control_characters(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    unsigned code = 0x100;  // none
+    if (byte < 0x20 || byte == 0x7F) {
+      code = byte;
+    } else if (byte == 0xC2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      code = static_cast<unsigned char>(text[++i]);  // C1 control U+0080-U+009F in UTF-8
+    }
+    if (code == 0x100) {
+      out += text[i];
+      continue;
+    }
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, code < 0x80 ? "\\x%02x" : "\\u%04x", code);
+    out += escaped;
+  }
+  return out;
+}
+
+namespace {
+
 // Terminal columns taken by UTF-8 text: one per code point ("µ" is two bytes, one column).
 std::size_t display_width(std::string_view text) {
   return static_cast<std::size_t>(
@@ -146,8 +180,8 @@ struct SummaryLine {
   std::string_view error;  // the first error of its stages
 
   std::string label() const {
-    if (count == 1) return first->name;
-    return first->name + " (" + std::to_string(count) + "\u00d7)";
+    if (count == 1) return escape_control_characters(first->name);
+    return escape_control_characters(first->name) + " (" + std::to_string(count) + "\u00d7)";
   }
 };
 
@@ -165,7 +199,7 @@ std::vector<SummaryLine> fold_siblings(const std::vector<ReportStage>& siblings)
     if (index == lines.size())
       lines.push_back(SummaryLine{&stage, 0, 0.0, false, false, false, {}});
     SummaryLine& line = lines[index];
-    ++line.count;
+    line.count += static_cast<std::size_t>(stage.count);
     line.seconds += stage.seconds;
     line.parallel = line.parallel || stage.parallel;
     line.failed = line.failed || stage.failed;
@@ -205,10 +239,17 @@ std::string_view first_line(std::string_view error) { return error.substr(0, err
 void append_flags(std::string& out, const SummaryLine& line) {
   if (line.parallel) out += "  [parallel]";
   if (line.failed) {
-    out += line.error.empty() ? "  [failed]"
-                              : "  [failed: " + std::string(first_line(line.error)) + "]";
+    out += line.error.empty()
+               ? "  [failed]"
+               : "  [failed: " + escape_control_characters(first_line(line.error)) + "]";
   }
   if (line.open) out += "  [open]";
+  // One merged stage (merge_repeated_stages): the spread of the durations it stands for.
+  if (const auto& repeat = line.first->repeat;
+      repeat && line.count == static_cast<std::size_t>(line.first->count)) {
+    out += "  min " + format_duration(repeat->min_seconds) + " median " +
+           format_duration(repeat->median_seconds) + " max " + format_duration(repeat->max_seconds);
+  }
   if (line.count != 1) return;  // statistics of one stage, not of a folded line
   if (const auto& pass = line.first->pass) {
     out += "  ir " + std::to_string(pass->ir_size_before);
@@ -351,7 +392,8 @@ std::string summary_header(const Report& report) {
   // "pypto 0.1.0 | program AddProgram | ...": what produced these times, on one line.
   for (std::size_t i = 0; i < report.metadata.size(); ++i) {
     out += i == 0 ? "" : " | ";
-    out += report.metadata[i].first + " " + report.metadata[i].second;
+    out += escape_control_characters(report.metadata[i].first) + " " +
+           escape_control_characters(report.metadata[i].second);
   }
   out += report.metadata.empty() ? "\n" : "\n\n";
   return out;
@@ -377,7 +419,7 @@ void add_name_totals(const std::vector<ReportStage>& stages,
     auto [it, added] = index.try_emplace(stage.name, rows.size());
     if (added) rows.push_back(NameTotals{stage.name, 0, 0.0, 0.0, false, false});
     NameTotals& row = rows[it->second];
-    ++row.count;
+    row.count += stage.count;
     row.seconds += stage.seconds;
     row.self_seconds += stage.self_seconds;
     row.parallel = row.parallel || stage.parallel;
@@ -402,15 +444,19 @@ std::string format_summary_list(const Report& report, const SummaryOptions& opti
   });
   if (rows.empty()) return out + "  (no stages recorded)\n";
   std::size_t name_column = kMinNameColumn;
+  std::vector<std::string> shown_names;  // escaped once, for the column width and the lines
+  shown_names.reserve(rows.size());
   for (const NameTotals& row : rows) {
-    name_column = std::max(name_column, kIndentPerDepth + display_width(row.name) + 2);
+    shown_names.push_back(escape_control_characters(row.name));
+    name_column = std::max(name_column, kIndentPerDepth + display_width(shown_names.back()) + 2);
   }
   pad_right(out, "  name", name_column);
   out += "count     total      self   self%\n";
   const double min_seconds = min_seconds_of(report, options);
-  for (const NameTotals& row : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const NameTotals& row = rows[i];
     if (row.self_seconds < min_seconds) continue;
-    pad_right(out, std::string(kIndentPerDepth, ' ') + std::string(row.name), name_column);
+    pad_right(out, std::string(kIndentPerDepth, ' ') + shown_names[i], name_column);
     pad_left(out, std::to_string(row.count), 5);
     pad_left(out, format_duration(row.seconds), 10);
     pad_left(out, format_duration(row.self_seconds), 10);

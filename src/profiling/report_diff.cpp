@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace pypto::profiling {
 
@@ -63,7 +65,12 @@ ReportDiff diff_reports(const Report& base, const Report& now, const DiffOptions
 
 std::string format_diff(const ReportDiff& diff, const DiffOptions& options) {
   std::size_t width = 5;
-  for (const StageDiff& stage : diff.stages) width = std::max(width, stage.path.size());
+  std::vector<std::string> shown_paths;  // names from a file, made safe for a terminal
+  shown_paths.reserve(diff.stages.size());
+  for (const StageDiff& stage : diff.stages) {
+    shown_paths.push_back(escape_control_characters(stage.path));
+    width = std::max(width, shown_paths.back().size());
+  }
   auto row = [&](const std::string& path, const std::string& base, const std::string& now,
                  const std::string& change, const char* note) {
     char line[64];
@@ -85,13 +92,14 @@ std::string format_diff(const ReportDiff& diff, const DiffOptions& options) {
   out += row("(total)", format_duration(diff.base_total), format_duration(diff.new_total),
              percent(total_change), "");
   std::size_t regressions = 0;
-  for (const StageDiff& stage : diff.stages) {
+  for (std::size_t i = 0; i < diff.stages.size(); ++i) {
+    const StageDiff& stage = diff.stages[i];
     const char* note = stage.regressed ? "REGRESSED"
                        : !stage.base   ? "only in new"
                        : !stage.now    ? "only in base"
                                        : "";
     regressions += stage.regressed ? 1 : 0;
-    out += row(stage.path, stage.base ? format_duration(*stage.base) : "-",
+    out += row(shown_paths[i], stage.base ? format_duration(*stage.base) : "-",
                stage.now ? format_duration(*stage.now) : "-",
                stage.base && stage.now ? percent(stage.change_percent()) : "", note);
   }

@@ -1,5 +1,7 @@
-// Writes profile reports to disk through support::write_file_atomically; failures become
+// Writes profile reports through support::write_output_file; failures become
 // ProfilerError with the path, the OS reason and what to do.
+#include <cerrno>
+
 #include <nlohmann/json.hpp>
 
 #include "pypto/profiling/profiler.h"
@@ -16,22 +18,24 @@ constexpr const char* kFileAdvice = "Check that the folder is writable and the d
 // "<what> '<path>': <reason>. <advice>"
 [[noreturn]] void fail(const std::string& what, const support::FileError& error,
                        const std::string& advice) {
-  throw ProfilerError(what + " '" + error.path().string() + "': " + error.reason() + ". " + advice,
-                      error.path(), error.error_number());
+  std::string message = what + " '" + error.path().string() + "': " + error.reason() + ".";
+  if (!advice.empty()) message += " " + advice;
+  throw ProfilerError(message, error.path(), error.error_number());
 }
 
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
+void write_output_file(const std::filesystem::path& path, std::string_view contents) {
   try {
-    support::write_file_atomically(path, contents);
+    support::write_output_file(path, contents);
   } catch (const support::FileError& e) {
-    fail("cannot write the compile profile file", e, kFileAdvice);
+    // A folder named as the file: the reason already says what to do.
+    fail("cannot write the compile profile file", e, e.error_number() == EISDIR ? "" : kFileAdvice);
   }
 }
 
 void CompileProfiler::to_json_file(const std::filesystem::path& path, int indent) const {
-  write_file_atomically(path, to_json(indent));
+  write_output_file(path, to_json(indent));
 }
 
 void write_report(const Report& report, const std::filesystem::path& dir) {
@@ -40,9 +44,9 @@ void write_report(const Report& report, const std::filesystem::path& dir) {
   } catch (const support::FileError& e) {
     fail("cannot create the compile profile folder", e, kFolderAdvice);
   }
-  write_file_atomically(dir / "pipeline_profile.txt", format_summary(report));
-  write_file_atomically(dir / "pipeline_profile.json",
-                        dump_json(report_to_ordered_json(report), 2) + "\n");
+  write_output_file(dir / "pipeline_profile.txt", format_summary(report));
+  write_output_file(dir / "pipeline_profile.json",
+                    dump_json(report_to_ordered_json(report), 2) + "\n");
 }
 
 void CompileProfiler::write_report(const std::filesystem::path& dir) const {

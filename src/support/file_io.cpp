@@ -90,6 +90,54 @@ void write_file_atomically(const fs::path& path, std::initializer_list<std::stri
   rename_into_place(write_temporary(path, pieces), path);
 }
 
+namespace {
+
+// Opens an existing non-regular `path` (following a symlink) and writes `pieces` into it, the way
+// a shell's `>` does: O_TRUNC empties a regular file behind a link and is ignored by pipes and
+// devices.
+void write_through(const fs::path& path, std::initializer_list<std::string_view> pieces) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) throw FileError("write", path, errno);
+  int error = 0;
+  for (std::string_view piece : pieces) {
+    if (error == 0) error = write_all(fd, piece);
+  }
+  if (::close(fd) != 0 && error == 0 && errno != EINTR) error = errno;
+  if (error != 0) throw FileError("write", path, error);
+}
+
+}  // namespace
+
+void write_output_file(const fs::path& path, std::initializer_list<std::string_view> pieces) {
+  if (path == "-") {
+    std::fflush(stdout);  // what the program printed before comes first
+    int error = 0;
+    for (std::string_view piece : pieces) {
+      if (error == 0) error = write_all(STDOUT_FILENO, piece);
+    }
+    if (error != 0) throw FileError("write", "standard output", error);
+    return;
+  }
+  struct stat info;
+  if (::lstat(path.c_str(), &info) != 0) {
+    if (errno != ENOENT) throw FileError("write", path, errno);
+    write_file_atomically(path, pieces);  // a new file
+    return;
+  }
+  if (S_ISDIR(info.st_mode)) {
+    throw FileError("write", path, EISDIR, "it is a folder; name a file inside it");
+  }
+  if (S_ISREG(info.st_mode)) {
+    write_file_atomically(path, pieces);
+    return;
+  }
+  // A symlink (to anything), FIFO, character or block device, or socket: not ours to replace.
+  write_through(path, pieces);
+}
+
 void write_bulk_file(const fs::path& path, std::initializer_list<std::string_view> pieces) {
   const std::string temp = write_temporary(path, pieces);
   // Removed rather than renamed over (see file_io.h). ENOENT: there was no old file.

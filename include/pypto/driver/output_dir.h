@@ -37,10 +37,45 @@ std::filesystem::path default_output_dir(const std::string& program_name);
 // removes an output directory). Throws std::invalid_argument for a malformed variable.
 int keep_outputs(int configured);
 
+// A claim on an output directory that retention honours, across processes: while any process
+// holds a lease on a directory, remove_old_output_dirs() (in this process or another) leaves it.
+// The lease is a shared flock() on `.<dirname>.lease` beside the directory, taken before the
+// directory is created; retention takes the same lock exclusively, without waiting, before it
+// removes a directory, and removes the lock file after it. The last lease on a folder removes
+// its lock file when released; a process that dies drops its lease (the file stays until the
+// folder is removed).
+class OutputDirLease {
+ public:
+  OutputDirLease() = default;
+  // Takes the lease on `dir` (creating its parent folder and the lock file; not `dir`). Waits
+  // while retention is removing an old `dir` of that name. Without a lease (the parent cannot be
+  // written) the result holds none: the directory is then used unprotected, as before leases.
+  static OutputDirLease acquire(const std::filesystem::path& dir);
+  ~OutputDirLease();
+  OutputDirLease(OutputDirLease&& other) noexcept;
+  OutputDirLease& operator=(OutputDirLease&& other) noexcept;
+  OutputDirLease(const OutputDirLease&) = delete;
+  OutputDirLease& operator=(const OutputDirLease&) = delete;
+
+  bool held() const noexcept { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+  std::filesystem::path path_;  // the lock file
+};
+
+// `.<dirname>.lease` beside `dir`.
+std::filesystem::path output_dir_lease_path(const std::filesystem::path& dir);
+
+// True for a name retention may remove: <program>_<YYYYmmdd_HHMMSS_micro>.
+bool is_default_output_dir_name(const std::string& name);
+
 // Removes the oldest default output directories of `program_name` (the siblings of `new_dir`
 // named <program_name>_<YYYYmmdd_HHMMSS_micro>) so that `keep` remain, `new_dir` among them.
 // `keep` 0 removes nothing. Folders named otherwise, and files, are never touched; a folder
-// that cannot be removed is left (retention is housekeeping, not part of the compile).
+// that cannot be removed is left (retention is housekeeping, not part of the compile), and so is
+// a folder another run holds a lease on (OutputDirLease): it does not count against `keep`
+// either, so concurrent runs keep their folders and the rest is trimmed later.
 void remove_old_output_dirs(const std::filesystem::path& new_dir, const std::string& program_name,
                             int keep);
 

@@ -27,6 +27,11 @@ struct DeviceTask {
   std::int64_t waited_on = -1;
 };
 
+// The most cores a timeline read from a file may claim: runs have at most 256 (RunConfig's
+// `workers`); the margin leaves room for larger machines without letting a lying count make
+// the summary print (or allocate) a line per core for millions of cores.
+inline constexpr int kMaxTimelineCores = 4096;
+
 struct DeviceTimeline {
   int cores = 0;                  // simulated cores of the run, busy or not
   double begin = 0.0;             // the run started (orchestration and tasks)

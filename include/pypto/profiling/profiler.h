@@ -177,6 +177,21 @@ class CompileProfiler {
   // A snapshot of the tree; stages still open measure up to now. See report.h for the rules
   // (sibling order, parallel siblings, total).
   Report report() const;
+
+  // A point in the recording, for report_since(): how many records, attached records and device
+  // timelines there were. Take it on the owner thread.
+  struct Mark {
+    std::size_t records = 0;
+    std::size_t attached = 0;
+    std::size_t timelines = 0;
+    std::uint32_t generation = 0;  // a clear() since makes the mark mean "from the start"
+  };
+  Mark mark() const;
+  // The stages recorded since `mark` (with their children), as roots; stages open at the mark
+  // are left out, their later children lifted to the root. Costs what was recorded since the
+  // mark, not what came before: a driver session sharing a long-lived profiler (the process-wide
+  // one) reports each call in constant time. The total is the time the roots cover.
+  Report report_since(const Mark& mark) const;
   // Wall time of the profiling session: from the outermost enter() (or ProfilerActivation) to
   // its matching exit, measured up to now while still entered. A profiler entered again after a
   // full exit adds the new session; the time between sessions, when nobody used it, is not part
@@ -243,6 +258,8 @@ class CompileProfiler {
   Token open_foreign_stage(std::string name);
   void close_foreign_stage(bool failed) noexcept;
   void bind_to_this_thread() noexcept;
+  // report() (`partial` false: everything, with the session total) and report_since().
+  Report build_report(const Mark& mark, bool partial) const;
   // Session bookkeeping for enter()/exit() and ProfilerActivation; callers hold shared_->mutex.
   void begin_session_locked(std::int64_t now) noexcept;
   // A session from now to the end of the process (the process-wide profiler's).

@@ -50,6 +50,16 @@ struct ReportStage {
   std::vector<ReportStage> children;
   // The tasks the simulated device ran in this stage (device_timeline.h); null for other stages.
   std::shared_ptr<const DeviceTimeline> device;
+  // How many stages of the same path this one stands for (merge_repeated_stages()): `seconds`,
+  // `self_seconds` and `untracked` are then their sums, `start` the first one's, and `repeat`
+  // gives the spread of their durations.
+  std::int64_t count = 1;
+  struct Spread {
+    double min_seconds = 0.0;
+    double median_seconds = 0.0;
+    double max_seconds = 0.0;
+  };
+  std::optional<Spread> repeat;  // set when count > 1
 
   double end() const noexcept { return start + seconds; }
 };
@@ -74,6 +84,18 @@ struct Interval {
 
 inline constexpr double kMinUntrackedSeconds = 10e-6;
 inline constexpr double kMinUntrackedShare = 0.01;
+
+// Merges sibling stages that repeat the same path: same name and the same tree of child names
+// below them (the stages of one cached @pl.jit call, made again on every call). The first keeps
+// its place and stands for all (count, summed times, min/median/max of their durations; their
+// children merged the same way, position by position). Stages that failed or are still open
+// stay as they are. What a merged stage cannot sum is the first stage's (pass statistics,
+// memory), except device timelines: a merged stage has none (each run's report has its own).
+// A shape repeated fewer than `min_repeats` times among its siblings stays as it is. Used for
+// the process-wide profile's exit report (kExitReportMinRepeats), whose size then grows with
+// the kinds of work a long session did, not with the number of calls.
+void merge_repeated_stages(Report& report, std::size_t min_repeats = 2);
+inline constexpr std::size_t kExitReportMinRepeats = 10;
 
 // Converts a record built elsewhere; an open record (end == 0.0) measures up to `now`.
 ReportStage to_report_stage(const StageRecord& record, double now);
@@ -122,12 +144,20 @@ std::string format_bytes(std::int64_t bytes);
 // Three significant digits in the unit that fits: "812ns", "81.2µs", "12.3ms", "2.85s".
 std::string format_duration(double seconds);
 
+// `text` (a stage name, an error, a metadata value from a profile file) safe to print on a
+// terminal: control characters (all of C0, newline and tab included, DEL, and the C1 range
+// U+0080-U+009F) become visible escapes such as "\x1b", so a name cannot move the cursor, ring
+// the bell, clear the screen or overwrite earlier output with a carriage return.
+std::string escape_control_characters(std::string_view text);
+
 // Writes dir/pipeline_profile.txt (format_summary) and dir/pipeline_profile.json, creating dir;
 // each file appears complete or not at all. Throws ProfilerError.
 void write_report(const Report& report, const std::filesystem::path& dir);
 
-// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
-// reader never sees a partial file; creates parent folders. Throws ProfilerError.
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+// Writes `contents` to the output `path` (support::write_output_file): "-" is standard output; a
+// regular file is replaced through a temporary and a rename, so a reader never sees a partial
+// file; a symlink, FIFO or device is written through, never replaced; parent folders are
+// created. Throws ProfilerError.
+void write_output_file(const std::filesystem::path& path, std::string_view contents);
 
 }  // namespace pypto::profiling

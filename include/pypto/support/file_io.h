@@ -41,6 +41,22 @@ inline void write_file_atomically(const std::filesystem::path& path, std::string
   write_file_atomically(path, {contents});
 }
 
+// Writes an output the user named (`-o FILE`, a report path, a trace path), replacing only what
+// it may replace:
+//   "-"                          standard output (C stdio's buffer is flushed first);
+//   a new path or a regular file replaced as write_file_atomically() does (temporary + rename);
+//   a symlink, FIFO, device node  opened and written through, never renamed over: the link, the
+//   or socket                    pipe or the device stays what it was (`-o /dev/stdout`,
+//                                `-o /dev/null`, a FIFO another process reads, a link into a
+//                                shared folder);
+//   a folder                     refused (FileError, EISDIR).
+// Throws FileError; a failed atomic replacement leaves no temporary behind.
+void write_output_file(const std::filesystem::path& path,
+                       std::initializer_list<std::string_view> pieces);
+inline void write_output_file(const std::filesystem::path& path, std::string_view contents) {
+  write_output_file(path, {contents});
+}
+
 // The same for bulk data that is rewritten run after run (a run's golden .npy files): an existing
 // `path` is removed before the new file takes its name, so a reader sees the old file, no file,
 // or the whole new one, never a partial one. Renamed over an existing file, ext4 (by default,
