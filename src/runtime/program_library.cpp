@@ -1,12 +1,18 @@
 #include "pypto/runtime/program_library.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "library_file.h"
 #include "madvise_populate.h"
@@ -21,33 +27,83 @@ std::string dl_error() {
   return e ? e : "unknown dynamic loader error";
 }
 
+// What the loader knows our libraries by. A library is loaded from the descriptor its bytes were
+// checked through, as /proc/self/fd/N, so that no rename of the file between the check and the
+// load can swap it. But the loader also matches a new dlopen() with the names earlier ones used,
+// and descriptor numbers are reused: a still-loaded library opened as /proc/self/fd/N, and any
+// other name that reached it, answers for a later, different file opened as N. So every handle
+// we load is recorded with the file (device, inode) it is, and a name that already answers with
+// another file is not used (the descriptor is duplicated to a higher number instead).
+class LoadedFiles {
+ public:
+  struct Identity {
+    dev_t dev;
+    ino_t ino;
+    bool operator==(const Identity& o) const { return dev == o.dev && ino == o.ino; }
+  };
+
+  // dlopen()s the file open as `fd` (identity `file`) under a name that reaches it. Returns the
+  // handle, or null (dlerror() says why) after dlopen failed.
+  void* open(int fd, Identity file, std::string& problem) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<library_file::VerifiedFile> duplicates;  // closed when done
+    constexpr int kAttempts = 16;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+      const std::string name = "/proc/self/fd/" + std::to_string(fd);
+      // RTLD_NOLOAD: what the name reaches now, without loading anything.
+      if (void* existing = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD)) {
+        auto it = handles_.find(existing);
+        const bool same = it != handles_.end() && it->second == file;
+        ::dlclose(existing);
+        if (!same) {
+          const int higher = ::fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+          if (higher < 0) break;
+          duplicates.emplace_back(higher);
+          fd = higher;
+          continue;
+        }
+      }
+      // RTLD_NOW: an unresolved symbol must fail here, with dlerror's text, not in the middle of
+      // a run. RTLD_LOCAL: two programs may define kernels with the same names.
+      void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle) handles_[handle] = file;
+      if (!handle) problem = dl_error();
+      return handle;
+    }
+    problem = "no descriptor name to load it under (every one tried names another library)";
+    return nullptr;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<void*, Identity> handles_;
+};
+
+LoadedFiles& loaded_files() {
+  static auto* files = new LoadedFiles();  // leaked: libraries may be closed at exit
+  return *files;
+}
+
 }  // namespace
 
 std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem::path& path) {
   const std::string where = "program library '" + path.string() + "'";
   // dlopen() runs the file's constructors and maps it, so a planted file would run its code in
   // the caller and a truncated one would raise SIGBUS there: only bytes that match the digest
-  // the binary cache recorded when it built them are loaded, and only if the path still names
-  // the file that was checked. (Not dlopen("/proc/self/fd/N"): the loader recognizes loaded
-  // libraries by name, and descriptor numbers are reused.)
+  // the binary cache recorded when it built them are loaded, and from the very descriptor
+  // they were read through (LoadedFiles), so what was checked is what runs.
   std::string problem;
   library_file::VerifiedFile file = library_file::open_verified(path, problem);
-  struct stat checked {
-  }, named{};
-  if (file.ok() && (::fstat(file.fd(), &checked) != 0 || ::stat(path.c_str(), &named) != 0 ||
-                    checked.st_ino != named.st_ino || checked.st_dev != named.st_dev)) {
-    problem = "it was replaced while it was being checked";
-  }
+  struct stat checked {};
+  if (file.ok() && ::fstat(file.fd(), &checked) != 0) problem = std::strerror(errno);
   if (!problem.empty()) {
     throw ExecutionError(ExecutionError::Kind::Load,
                          "cannot load " + where + ": " + problem +
                              "; delete it and build again (the binary cache rebuilds it)");
   }
-  // RTLD_NOW: an unresolved symbol must fail here, with dlerror's text, not in the middle of a
-  // run. RTLD_LOCAL: two programs may define kernels with the same names.
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = loaded_files().open(file.fd(), {checked.st_dev, checked.st_ino}, problem);
   if (!handle)
-    throw ExecutionError(ExecutionError::Kind::Load, "cannot load " + where + ": " + dl_error());
+    throw ExecutionError(ExecutionError::Kind::Load, "cannot load " + where + ": " + problem);
 
   auto fail = [&](const std::string& message) {
     ::dlclose(handle);
