@@ -5,8 +5,8 @@
 // process on the same runtime and tensors (execute(), in process, 2 simulated cores), the
 // variants alternating:
 //
-//   stop_flag_bench --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true \
-//       --benchmark_report_aggregates_only=true
+//   stop_flag_bench --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true
+//                   --benchmark_report_aggregates_only=true
 //
 // The programs are those of runtime_throughput_bench.py (4096x4096 FP32 add, 16 tasks of 256
 // rows, tiles 2x4096 and 64x64) and matmul_throughput_bench.py (512^3 FP32 in 128x128 tiles).

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "library_file.h"
@@ -29,11 +28,11 @@ std::string dl_error() {
 
 // What the loader knows our libraries by. A library is loaded from the descriptor its bytes were
 // checked through, as /proc/self/fd/N, so that no rename of the file between the check and the
-// load can swap it. But the loader also matches a new dlopen() with the names earlier ones used,
-// and descriptor numbers are reused: a still-loaded library opened as /proc/self/fd/N, and any
-// other name that reached it, answers for a later, different file opened as N. So every handle
-// we load is recorded with the file (device, inode) it is, and a name that already answers with
-// another file is not used (the descriptor is duplicated to a higher number instead).
+// load can swap it. The loader also answers a later dlopen() of a name an object is loaded under
+// (or was reached by), and descriptor numbers are reused. So each loaded file keeps its own
+// duplicate descriptor open while we hold it (its name then always reaches it, and the next load
+// of the same file is a plain reference), and a new load takes a number no loaded object answers
+// to (RTLD_NOLOAD says).
 class LoadedFiles {
  public:
   struct Identity {
@@ -42,41 +41,76 @@ class LoadedFiles {
     bool operator==(const Identity& o) const { return dev == o.dev && ino == o.ino; }
   };
 
-  // dlopen()s the file open as `fd` (identity `file`) under a name that reaches it. Returns the
-  // handle, or null (dlerror() says why) after dlopen failed.
+  // dlopen()s the file open as `fd` (identity `file`). Returns the handle, or null with
+  // `problem` set. Each handle returned is given back with close().
   void* open(int fd, Identity file, std::string& problem) {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<library_file::VerifiedFile> duplicates;  // closed when done
-    constexpr int kAttempts = 16;
+    for (Entry& e : entries_) {
+      if (!(e.file == file)) continue;
+      // Loaded by us and held: its descriptor is still open, so its name names this file.
+      void* again = ::dlopen(e.name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+      if (again == e.handle) {
+        ++e.users;
+        return again;
+      }
+      if (again) ::dlclose(again);
+      break;
+    }
+    constexpr int kAttempts = 64;
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
-      const std::string name = "/proc/self/fd/" + std::to_string(fd);
+      const int number = ::fcntl(fd, F_DUPFD_CLOEXEC, next_number_);
+      if (number < 0) {
+        if (next_number_ == kFirstNumber) break;
+        next_number_ = kFirstNumber;  // past the descriptor limit: start again from below
+        continue;
+      }
+      next_number_ = number + 1;
+      const std::string name = "/proc/self/fd/" + std::to_string(number);
       // RTLD_NOLOAD: what the name reaches now, without loading anything.
       if (void* existing = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD)) {
-        auto it = handles_.find(existing);
-        const bool same = it != handles_.end() && it->second == file;
-        ::dlclose(existing);
-        if (!same) {
-          const int higher = ::fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
-          if (higher < 0) break;
-          duplicates.emplace_back(higher);
-          fd = higher;
-          continue;
-        }
+        ::dlclose(existing);  // another library answers to this name (or is this file)
+        ::close(number);
+        continue;
       }
       // RTLD_NOW: an unresolved symbol must fail here, with dlerror's text, not in the middle of
       // a run. RTLD_LOCAL: two programs may define kernels with the same names.
       void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle) handles_[handle] = file;
-      if (!handle) problem = dl_error();
+      if (!handle) {
+        problem = dl_error();
+        ::close(number);
+        return nullptr;
+      }
+      entries_.push_back({handle, file, number, name, 1});
       return handle;
     }
-    problem = "no descriptor name to load it under (every one tried names another library)";
+    problem = "no descriptor number left to load it under";
     return nullptr;
   }
 
+  void close(void* handle) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ::dlclose(handle);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->handle != handle || --it->users > 0) continue;
+      ::close(it->descriptor);
+      entries_.erase(it);
+      return;
+    }
+  }
+
  private:
+  struct Entry {
+    void* handle;
+    Identity file;
+    int descriptor;  // the duplicate its name refers to, open while it is held
+    std::string name;
+    int users;
+  };
+  // Above the descriptors a process usually has open, so that names are rarely reused.
+  static constexpr int kFirstNumber = 64;
   std::mutex mutex_;
-  std::unordered_map<void*, Identity> handles_;
+  std::vector<Entry> entries_;
+  int next_number_ = kFirstNumber;
 };
 
 LoadedFiles& loaded_files() {
@@ -106,7 +140,7 @@ std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem
     throw ExecutionError(ExecutionError::Kind::Load, "cannot load " + where + ": " + problem);
 
   auto fail = [&](const std::string& message) {
-    ::dlclose(handle);
+    loaded_files().close(handle);
     throw ExecutionError(ExecutionError::Kind::Load, message);
   };
   auto version = reinterpret_cast<PtoAbiVersionFn>(::dlsym(handle, "pto_abi_version"));
@@ -158,6 +192,6 @@ void ProgramLibrary::map_pages() const noexcept {
     ::madvise(reinterpret_cast<void*>(s.start), s.bytes, MADV_POPULATE_READ);
 }
 
-ProgramLibrary::~ProgramLibrary() { ::dlclose(handle_); }
+ProgramLibrary::~ProgramLibrary() { loaded_files().close(handle_); }
 
 }  // namespace pypto::runtime
