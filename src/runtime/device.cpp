@@ -280,8 +280,8 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads, 
     try {
       helpers.emplace_back(populate_slice, k);
     } catch (const std::system_error&) {
-      first_own =
-          k;  // no thread to spare (ulimit): this thread maps the rest, as it is only advice
+      // No thread to spare (ulimit -u, -v): this thread maps the rest; the mapping is advice.
+      first_own = k;
     }
   }
   for (uintptr_t k = first_own; k < slices; ++k) populate_slice(k);
