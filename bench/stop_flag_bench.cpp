@@ -12,6 +12,8 @@
 // rows, tiles 2x4096 and 64x64) and matmul_throughput_bench.py (512^3 FP32 in 128x128 tiles).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -196,6 +198,56 @@ void BM_Add4096_Tile64x64(benchmark::State& state) {
 void BM_Matmul512(benchmark::State& state) {
   run_variant(state, matmul_case(), state.range(0) == 1);
 }
+
+// Paired: each iteration runs both variants back to back (the order alternating) and records
+// the ratio of their device times, with polls / without. Pairs see the same moment of a shared
+// machine's load, so the ratio is much steadier than the ratio of two separately timed medians.
+// The second run of a pair differs from the first (caches, pages, the cores' threads), so the
+// ratio is the geometric mean of the median ratio of each order, in which that effect cancels.
+void paired(benchmark::State& state, Case& c) {
+  runtime::ExecuteOptions options;
+  options.isolate = false;
+  options.num_workers = 2;
+  runtime::execute(*c.poll.library, c.args, options);
+  runtime::execute(*c.no_poll.library, c.args, options);
+  std::vector<double> ratios[2], with, without;  // ratios[1]: the pairs with polls first
+  bool poll_first = true;
+  for (auto _ : state) {
+    double seconds[2] = {0, 0};  // [0]: without polls, [1]: with
+    for (int k = 0; k < 2; ++k) {
+      const bool poll = (k == 0) == poll_first;
+      const auto& library = poll ? c.poll.library : c.no_poll.library;
+      seconds[poll ? 1 : 0] = runtime::execute(*library, c.args, options).wall_seconds;
+    }
+    ratios[poll_first ? 1 : 0].push_back(seconds[1] / seconds[0]);
+    poll_first = !poll_first;
+    with.push_back(seconds[1]);
+    without.push_back(seconds[0]);
+    state.SetIterationTime(seconds[0] + seconds[1]);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  state.counters["ratio"] = std::sqrt(median(ratios[0]) * median(ratios[1]));
+  state.counters["ratio_polls_first"] = median(ratios[1]);
+  state.counters["ratio_polls_second"] = median(ratios[0]);
+  state.counters["with_ms"] = median(with) * 1e3;
+  state.counters["without_ms"] = median(without) * 1e3;
+}
+
+void BM_Paired_Add4096_Tile2x4096(benchmark::State& state) { paired(state, add_case(2, 4096)); }
+void BM_Paired_Add4096_Tile64x64(benchmark::State& state) { paired(state, add_case(64, 64)); }
+void BM_Paired_Matmul512(benchmark::State& state) { paired(state, matmul_case()); }
+BENCHMARK(BM_Paired_Add4096_Tile2x4096)
+    ->Iterations(200)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Paired_Add4096_Tile64x64)
+    ->Iterations(200)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Paired_Matmul512)->Iterations(1000)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // Arg 1: as generated (polls), 0: polls removed. Device time (RunStats::wall_seconds) per run.
 BENCHMARK(BM_Add4096_Tile2x4096)
