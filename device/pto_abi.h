@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 20
+#define PTO_ABI_VERSION 21
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -382,6 +382,10 @@ typedef struct PtoCoreMemory {
   int32_t block_num;
   int32_t num_cores;
   int32_t (*syncall)(void* ctx, int32_t core_type, int32_t used_cores, const char* where);
+  // Nonzero once the run must stop: its time limit passed, Ctrl-C, or another task failed.
+  // Generated code reads it (relaxed) at every loop back-edge and then calls `fail` and returns,
+  // so that a loop that never ends can still be stopped in the caller's process. Never null.
+  const uint8_t* stop;
 } PtoCoreMemory;
 
 // The participant set of pl.system.syncall (its core_type=): on the CPU device a block is one
@@ -440,6 +444,8 @@ typedef struct PtoRuntimeApi {
   // The device's count of simulated cores (pl.system.available_cluster_count in an
   // orchestration: the widest launch whose blocks all run at once).
   int32_t num_cores;
+  // The run's stop flag, as PtoCoreMemory::stop: polled by the orchestration's loops too.
+  const uint8_t* stop;
 } PtoRuntimeApi;
 
 // Exported by every generated program library:

@@ -224,10 +224,11 @@ struct RunOptions {
   uint64_t seed = 0;
   int workers = 0;
   // The reference interpreter computes in double; FP32 kernels accumulate in float (matmul on a
-  // vector micro-kernel with fused multiply-adds), so random-input checks allow a little more than run()'s
-  // 1e-5, which is meant for a golden computed in the kernel's own precision.
+  // vector micro-kernel with fused multiply-adds), so random-input checks allow a little more than
+  // run()'s 1e-5, which is meant for a golden computed in the kernel's own precision.
   double rtol = 1e-4;
   double atol = 1e-4;
+  double timeout = pypto::driver::RunConfig{}.timeout;
 };
 
 // The measured launches of `pypto run --rounds N`, one line each, then their statistics.
@@ -252,6 +253,7 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
   config.workers = run_options.workers;
   config.rtol = run_options.rtol;
   config.atol = run_options.atol;
+  config.timeout = run_options.timeout;
   config.rounds = run_options.rounds;
   config.warmup = run_options.warmup;
   // Random inputs from --seed, made inside the profile; Out/InOut tensors are checked against
@@ -307,6 +309,19 @@ const CLI::Validator kNonNegative(
       return "must be a number >= 0, got '" + text + "'";
     },
     "NUMBER>=0");
+
+// Seconds of a time limit: more than 0 and at most a day, with a message that says so.
+const CLI::Validator kSeconds(
+    [](std::string& text) {
+      double value = 0;
+      if (CLI::detail::lexical_cast(text, value) && value > 0 &&
+          value <= pypto::driver::kMaxTimeoutSeconds)
+        return std::string();
+      return "must be a number of seconds > 0 and <= " +
+             std::to_string(static_cast<int>(pypto::driver::kMaxTimeoutSeconds)) + ", got '" +
+             text + "'";
+    },
+    "SECONDS");
 
 int main(int argc, char** argv) {
   CLI::App app{"PyPTO-C++: compile and run tile programs written in the PyPTO DSL", "pypto"};
@@ -374,6 +389,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, pypto::driver::kMaxRounds));
   run->add_option("--warmup", run_options.warmup, "Unmeasured launches before the --rounds ones")
       ->check(CLI::Range(0, pypto::driver::kMaxRounds));
+  run->add_option("--timeout", run_options.timeout,
+                  "Seconds the reference interpreter and the device may each take before the "
+                  "run is stopped and reported as not finishing")
+      ->check(kSeconds)
+      ->capture_default_str();
   run->add_option("--rtol", run_options.rtol, "Relative tolerance of the output check")
       ->check(kNonNegative)
       ->capture_default_str();

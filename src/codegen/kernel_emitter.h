@@ -92,6 +92,7 @@ class KernelEmitter : public StructuredEmitter {
     return "mem->fail(mem->ctx, " + message_expr + ");";
   }
   std::string leave_after_failure() const override { return "return;"; }
+  std::string stop_flag() const override { return "mem->stop"; }
 
   TileRef tile_ref(const ir::Var& var, Span span);
   TileRef tile_arg(const ExprPtr& e, std::string_view op, size_t index);

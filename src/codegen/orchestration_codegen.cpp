@@ -69,6 +69,7 @@ class OrchestrationEmitter : public StructuredEmitter {
     return "rt->fail(rt->ctx, " + message_expr + ");";
   }
   std::string leave_after_failure() const override { return "return 1;"; }
+  std::string stop_flag() const override { return "rt->stop"; }
 
   std::string where(Span span, std::string_view what) const override {
     std::string s = func_.name + ": pl." + std::string(what);

@@ -66,6 +66,25 @@ class StructuredEmitter {
   }
   // The location quoted in run-time error messages.
   virtual std::string where(ir::Span span, std::string_view what) const = 0;
+  // The C++ expression of the run's stop flag (PtoCoreMemory::stop, PtoRuntimeApi::stop).
+  virtual std::string stop_flag() const = 0;
+
+  // Declares, before a loop, a local copy of the stop flag's address (so that each trip loads
+  // the flag only), and returns its name.
+  std::string stop_flag_local() {
+    std::string name = names_.fresh("stop");
+    w_.line("const uint8_t* const " + name + " = " + stop_flag() + ";");
+    return name;
+  }
+  // At the top of a loop's body (its back-edge): leaves the function when the run must stop (its
+  // time limit, Ctrl-C, another task's failure). One relaxed load and a branch never taken in a
+  // run that goes on; `what` names the loop in the message, which the runtime reports as where
+  // a stopped run was.
+  void poll_stop(const std::string& flag, ir::Span span, std::string_view what) {
+    w_.open("if (__builtin_expect(__atomic_load_n(" + flag + ", __ATOMIC_RELAXED) != 0, 0))");
+    fail_and_return(string_literal(where(span, what) + ": stopped"));
+    w_.close();
+  }
 
   void stmt(const ir::StmtPtr& s) {
     if (!s) return;
@@ -188,8 +207,10 @@ class StructuredEmitter {
       w_.close();
       cond = "(" + step + " > 0 ? " + iv + " < " + stop + " : " + iv + " > " + stop + ")";
     }
+    const std::string flag = stop_flag_local();
     w_.open("for (int64_t " + iv + " = (int64_t)" + start + "; " + cond + "; " + iv +
             " = pto::next_index(" + iv + ", " + step + ", " + stop + "))");
+    poll_stop(flag, s.span(), "range");
     yield_targets_.push_back(&s.iter_args);
     stmt(s.body);
     yield_targets_.pop_back();
@@ -201,12 +222,14 @@ class StructuredEmitter {
 
   // `while (true) { if (!cond) break; body }`: the condition reads the carried variables, which
   // the body's yield updates at the end of each trip. A loop that never ends is stopped by the
-  // device's time limit (an isolated run's child is killed).
+  // run's time limit: each trip polls the stop flag.
   void while_loop(const ir::WhileStmt& s) {
     for (size_t i = 0; i < s.iter_args.size(); ++i)
       declare_carried(*s.iter_args[i], i < s.init_values.size() ? s.init_values[i] : nullptr,
                       s.span());
+    const std::string flag = stop_flag_local();
     w_.open("while (true)");
+    poll_stop(flag, s.span(), "while");
     w_.line("if (!(" + emit_scalar_expr(s.cond, names_) + ")) break;");
     yield_targets_.push_back(&s.iter_args);
     stmt(s.body);

@@ -33,9 +33,6 @@ using ir::HostArg;
 using ir::HostTensor;
 using profiling::ScopedStage;
 
-// A day: longer limits are surely a mistake (and would overflow the clock arithmetic).
-constexpr double kMaxTimeoutSeconds = 86400;
-
 // A failure of one stage of the run, already phrased for the user.
 class StageFailure : public std::runtime_error {
  public:

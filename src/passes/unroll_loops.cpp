@@ -27,7 +27,10 @@ struct StatementBudget {
   // Fails unless `extra` more statements fit.
   void require(uint64_t extra, Span span, const std::string& what) const {
     const uint64_t room = used >= limit ? 0 : static_cast<uint64_t>(limit - used);
-    if (extra > room) throw CompileError(span, support::statement_budget_message(what));
+    if (extra <= room) return;
+    uint64_t reached = 0;
+    if (__builtin_add_overflow(static_cast<uint64_t>(used), extra, &reached)) reached = UINT64_MAX;
+    throw CompileError(span, support::statement_budget_message(what, reached));
   }
 };
 

@@ -113,8 +113,21 @@ std::string unsafe_dir_reason(const fs::path& dir) {
   return {};
 }
 
-// A directory only this process knows, for when the configured one is unsafe. One per
-// requested directory and process, so that later builds in the process still hit.
+// The user's one replacement directory for unsafe cache directories, <tmp>/pypto-cache-<uid>-
+// replacement, when it is (or can be made) a directory of the effective user that nobody else may
+// write, not reached through a symlink (anyone may create names in /tmp); else empty. One fixed
+// directory, so that every fallback does not leave a new one behind, and later processes hit.
+fs::path shared_replacement(const fs::path& tmp) {
+  const fs::path dir = tmp / ("pypto-cache-" + std::to_string(::geteuid()) + "-replacement");
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return {};
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
+  return unsafe_dir_reason(dir).empty() ? dir : fs::path();
+}
+
+// A private directory for when the configured one is unsafe (shared_replacement, else one only
+// this process knows). One per requested directory and process, so that later builds in the
+// process still hit.
 fs::path private_replacement(const fs::path& requested) {
   static std::mutex mutex;
   static std::unordered_map<std::string, fs::path> replacements;
@@ -124,6 +137,8 @@ fs::path private_replacement(const fs::path& requested) {
     std::error_code ec;
     fs::path tmp = fs::temp_directory_path(ec);
     if (ec) tmp = "/tmp";
+    dir = shared_replacement(tmp);
+    if (!dir.empty()) return dir;
     std::string tmpl = (tmp / ("pypto-cache-" + std::to_string(::geteuid()) + "-XXXXXX")).string();
     if (!::mkdtemp(tmpl.data())) {  // mode 0700
       throw_cache_dir_error(requested, std::string("it is unsafe and no private replacement "
@@ -163,6 +178,24 @@ fs::path make_temp(const fs::path& final_path, const fs::path& cache_dir,
   if (fd < 0) throw_cache_dir_error(cache_dir, std::strerror(errno));
   ::close(fd);
   return name;
+}
+
+// A build killed before it cleaned up (SIGKILL, a power cut) leaves its temporary files,
+// <name>.tmp.XXXXXX[.cpp]; builders remove those of the effective user older than `age` (longer
+// than any build may take, so that none in progress loses its files).
+void remove_stale_temporaries(const fs::path& cache_dir, std::chrono::seconds age) {
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.find(".tmp.") == std::string::npos) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    std::error_code time_ec;
+    const auto written = fs::last_write_time(it->path(), time_ec);
+    if (!time_ec && now - written > age) ::unlink(it->path().c_str());
+  }
 }
 
 // Removes a file when it goes out of scope.
@@ -316,8 +349,12 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
   const std::string compiler = resolve_compiler(options);
   const auto& flags = options.flags.empty() ? default_build_flags() : options.flags;
   BuildResult result;
-  const fs::path cache_dir = ensure_cache_dir(
-      options.cache_dir.empty() ? default_cache_dir() : options.cache_dir, result.notes);
+  // Absolute: a relative directory named "-x..." must not reach the compiler as an option.
+  std::error_code absolute_ec;
+  fs::path requested_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+  requested_dir = fs::absolute(requested_dir, absolute_ec);
+  if (absolute_ec) throw_cache_dir_error(requested_dir, absolute_ec.message());
+  const fs::path cache_dir = ensure_cache_dir(requested_dir, result.notes);
 
   result.key = compute_key(source, compiler, flags);
   result.library = cache_dir / (result.key + ".so");
@@ -364,6 +401,8 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
     fs::remove(result.library, ec);
   }
 
+  remove_stale_temporaries(cache_dir, std::chrono::duration_cast<std::chrono::seconds>(
+                                          options.timeout + std::chrono::minutes(10)));
   const fs::path include_dir = ensure_device_headers(cache_dir);
   write_source();
   // The compiler reads a private copy of exactly the text that was hashed, not the user's file,

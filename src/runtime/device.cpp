@@ -17,6 +17,7 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "alignment.h"
@@ -119,13 +120,13 @@ class SlotObserver : public TaskObserver {
 // Runs the program with the DFX recorder the options ask for (none: no observer beyond `slot`).
 RunStats run_observed(TaskRuntime& runtime, const ProgramLibrary& program,
                       const std::vector<PtoArg>& params, const DfxOptions& dfx,
-                      SharedStatus* status) {
+                      SharedStatus* status, const RunLimits* limits) {
   std::optional<DfxRecorder> recorder;
   if (dfx.any()) recorder.emplace(dfx, runtime.num_workers());
   TaskObserver* observer = recorder ? &*recorder : nullptr;
   std::optional<SlotObserver> slot;
   if (status) observer = &slot.emplace(status, observer);
-  RunStats stats = runtime.run(program, params, observer);
+  RunStats stats = runtime.run(program, params, observer, limits);
   if (recorder) recorder->finish(stats);
   return stats;
 }
@@ -139,13 +140,14 @@ struct WritableRange {
 // Launches the program ExecuteOptions::warmup + rounds times on one runtime (the library and the
 // worker threads are set up once), restoring `writable` to its first values and waking the
 // cores (`awake`) before each launch after the first. One launch is run_observed as it is. The
-// DFX recorder sees the last launch.
+// DFX recorder sees the last launch. `limits` (a run in the caller's process): every launch
+// stops at the same deadline.
 RunStats launch_rounds(TaskRuntime& runtime, const TaskRuntime::AwakeCores& awake,
                        const ProgramLibrary& program, const std::vector<PtoArg>& params,
                        const std::vector<WritableRange>& writable, const ExecuteOptions& options,
-                       SharedStatus* status) {
+                       SharedStatus* status, const RunLimits* limits) {
   const int launches = options.warmup + options.rounds;
-  if (launches == 1) return run_observed(runtime, program, params, options.dfx, status);
+  if (launches == 1) return run_observed(runtime, program, params, options.dfx, status, limits);
   std::vector<std::vector<uint8_t>> initial;
   for (const WritableRange& r : writable) {
     const auto* first = static_cast<const uint8_t*>(r.data);
@@ -163,7 +165,7 @@ RunStats launch_rounds(TaskRuntime& runtime, const TaskRuntime::AwakeCores& awak
       awake.again();
     }
     const bool last = launch + 1 == launches;
-    stats = run_observed(runtime, program, params, last ? options.dfx : no_dfx, status);
+    stats = run_observed(runtime, program, params, last ? options.dfx : no_dfx, status, limits);
     if (launch >= options.warmup) measured.push_back(stats.wall_seconds);
   }
   stats.round_seconds = std::move(measured);
@@ -273,7 +275,16 @@ void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads, 
     }
   };
   std::vector<std::thread> helpers;
-  for (uintptr_t k = 1; k < slices; ++k) helpers.emplace_back(populate_slice, k);
+  uintptr_t first_own = slices;  // the slices from here on are this thread's
+  for (uintptr_t k = 1; k < slices && first_own == slices; ++k) {
+    try {
+      helpers.emplace_back(populate_slice, k);
+    } catch (const std::system_error&) {
+      // No thread to spare (ulimit -u, -v): this thread maps the rest; the mapping is advice.
+      first_own = k;
+    }
+  }
+  for (uintptr_t k = first_own; k < slices; ++k) populate_slice(k);
   populate_slice(0);
   for (std::thread& t : helpers) t.join();
 }
@@ -302,6 +313,14 @@ constexpr size_t kMaxReportBytes = size_t{1} << 30;
 // 0.7 ms, before the threads start. The heap's live chunks stay shared with the caller.
 void release_inherited_free_heap() { ::malloc_trim(0); }
 
+// The device process's own time limit (alarm(2), whole seconds): the caller's, rounded up, plus
+// a grace period so that the caller, which reports where the run was, normally kills it first.
+unsigned child_time_limit_seconds(std::chrono::milliseconds timeout) {
+  constexpr int64_t kGraceSeconds = 2;
+  const int64_t seconds = (timeout.count() + 999) / 1000 + kGraceSeconds;
+  return static_cast<unsigned>(std::min<int64_t>(seconds, 0x7fffffff));
+}
+
 // Runs in the forked child; never returns.
 // forked_at: when the caller forked this process (profiling::now_seconds(), shared by both).
 [[noreturn]] void child_main(const ProgramLibrary& program, std::vector<PtoArg> params,
@@ -329,7 +348,7 @@ void release_inherited_free_heap() { ::malloc_trim(0); }
     {
       const TaskRuntime::AwakeCores awake(*runtime, /*inputs_in_cache=*/false);
       cores_ready = profiling::now_seconds();
-      stats = launch_rounds(*runtime, awake, program, params, writable, options, status);
+      stats = launch_rounds(*runtime, awake, program, params, writable, options, status, nullptr);
     }
     const double ran = profiling::now_seconds();
     runtime.reset();
@@ -430,6 +449,10 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
     // the request took effect is caught by the getppid() check.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(1);
+    // And it keeps its own time limit, a little after the caller's: the caller may be unable to
+    // kill it (stopped, or its waiting thread stuck), and it must not run on without end.
+    // SIGALRM's default action ends the process; the caller reports that as the time limit.
+    ::alarm(child_time_limit_seconds(options.timeout));
     ::close(pipe_fds[0]);
     child_main(program, std::move(params), writable, options, status, pipe_fds[1], forked_at);
   }
@@ -446,7 +469,7 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
                                    reported_success, kMaxReportBytes);
 
   const std::string where = prefix(options);
-  if (r.timed_out) {
+  if (r.timed_out || r.term_signal == SIGALRM) {
     std::string running = running_kernels(status, options.num_workers);
     char limit[32];
     std::snprintf(limit, sizeof limit, "%g s",
@@ -600,6 +623,8 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
     if (t && !t->read_only && t->size_bytes() > 0)
       writable.push_back({t->data, static_cast<size_t>(t->size_bytes())});
   }
+  // In this process nothing can kill the run: the watchdog stops it (run_watchdog.h).
+  const RunLimits limits{std::chrono::steady_clock::now() + options.timeout, options.timeout};
   const double started = profiling::now_seconds();
   map_writable_ranges(writable, options.num_workers, OutputPages::Private);
   const double mapped = profiling::now_seconds();
@@ -615,8 +640,8 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
     const TaskRuntime::AwakeCores awake(*runtime, /*inputs_in_cache=*/true);
     cores_ready = profiling::now_seconds();
     try {
-      stats =
-          launch_rounds(*runtime, awake, program, to_pto_args(args), writable, options, nullptr);
+      stats = launch_rounds(*runtime, awake, program, to_pto_args(args), writable, options, nullptr,
+                            &limits);
     } catch (const ExecutionError& e) {
       throw ExecutionError(e.kind(), prefix(options) + e.what());
     }

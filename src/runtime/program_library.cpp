@@ -1,12 +1,17 @@
 #include "pypto/runtime/program_library.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "library_file.h"
 #include "madvise_populate.h"
@@ -21,36 +26,121 @@ std::string dl_error() {
   return e ? e : "unknown dynamic loader error";
 }
 
+// What the loader knows our libraries by. A library is loaded from the descriptor its bytes were
+// checked through, as /proc/self/fd/N, so that no rename of the file between the check and the
+// load can swap it. The loader also answers a later dlopen() of a name an object is loaded under
+// (or was reached by), and descriptor numbers are reused. So each loaded file keeps its own
+// duplicate descriptor open while we hold it (its name then always reaches it, and the next load
+// of the same file is a plain reference), and a new load takes a number no loaded object answers
+// to (RTLD_NOLOAD says).
+class LoadedFiles {
+ public:
+  struct Identity {
+    dev_t dev;
+    ino_t ino;
+    bool operator==(const Identity& o) const { return dev == o.dev && ino == o.ino; }
+  };
+
+  // dlopen()s the file open as `fd` (identity `file`). Returns the handle, or null with
+  // `problem` set. Each handle returned is given back with close().
+  void* open(int fd, Identity file, std::string& problem) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Entry& e : entries_) {
+      if (!(e.file == file)) continue;
+      // Loaded by us and held: its descriptor is still open, so its name names this file.
+      void* again = ::dlopen(e.name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+      if (again == e.handle) {
+        ++e.users;
+        return again;
+      }
+      if (again) ::dlclose(again);
+      break;
+    }
+    constexpr int kAttempts = 64;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+      const int number = ::fcntl(fd, F_DUPFD_CLOEXEC, next_number_);
+      if (number < 0) {
+        if (next_number_ == kFirstNumber) break;
+        next_number_ = kFirstNumber;  // past the descriptor limit: start again from below
+        continue;
+      }
+      next_number_ = number + 1;
+      const std::string name = "/proc/self/fd/" + std::to_string(number);
+      // RTLD_NOLOAD: what the name reaches now, without loading anything.
+      if (void* existing = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD)) {
+        ::dlclose(existing);  // another library answers to this name (or is this file)
+        ::close(number);
+        continue;
+      }
+      // RTLD_NOW: an unresolved symbol must fail here, with dlerror's text, not in the middle of
+      // a run. RTLD_LOCAL: two programs may define kernels with the same names.
+      void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        problem = dl_error();
+        ::close(number);
+        return nullptr;
+      }
+      entries_.push_back({handle, file, number, name, 1});
+      return handle;
+    }
+    problem = "no descriptor number left to load it under";
+    return nullptr;
+  }
+
+  void close(void* handle) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ::dlclose(handle);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->handle != handle || --it->users > 0) continue;
+      ::close(it->descriptor);
+      entries_.erase(it);
+      return;
+    }
+  }
+
+ private:
+  struct Entry {
+    void* handle;
+    Identity file;
+    int descriptor;  // the duplicate its name refers to, open while it is held
+    std::string name;
+    int users;
+  };
+  // Above the descriptors a process usually has open, so that names are rarely reused.
+  static constexpr int kFirstNumber = 64;
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+  int next_number_ = kFirstNumber;
+};
+
+LoadedFiles& loaded_files() {
+  static auto* files = new LoadedFiles();  // leaked: libraries may be closed at exit
+  return *files;
+}
+
 }  // namespace
 
 std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem::path& path) {
   const std::string where = "program library '" + path.string() + "'";
   // dlopen() runs the file's constructors and maps it, so a planted file would run its code in
   // the caller and a truncated one would raise SIGBUS there: only bytes that match the digest
-  // the binary cache recorded when it built them are loaded, and only if the path still names
-  // the file that was checked. (Not dlopen("/proc/self/fd/N"): the loader recognizes loaded
-  // libraries by name, and descriptor numbers are reused.)
+  // the binary cache recorded when it built them are loaded, and from the very descriptor
+  // they were read through (LoadedFiles), so what was checked is what runs.
   std::string problem;
   library_file::VerifiedFile file = library_file::open_verified(path, problem);
-  struct stat checked {
-  }, named{};
-  if (file.ok() && (::fstat(file.fd(), &checked) != 0 || ::stat(path.c_str(), &named) != 0 ||
-                    checked.st_ino != named.st_ino || checked.st_dev != named.st_dev)) {
-    problem = "it was replaced while it was being checked";
-  }
+  struct stat checked {};
+  if (file.ok() && ::fstat(file.fd(), &checked) != 0) problem = std::strerror(errno);
   if (!problem.empty()) {
     throw ExecutionError(ExecutionError::Kind::Load,
                          "cannot load " + where + ": " + problem +
                              "; delete it and build again (the binary cache rebuilds it)");
   }
-  // RTLD_NOW: an unresolved symbol must fail here, with dlerror's text, not in the middle of a
-  // run. RTLD_LOCAL: two programs may define kernels with the same names.
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = loaded_files().open(file.fd(), {checked.st_dev, checked.st_ino}, problem);
   if (!handle)
-    throw ExecutionError(ExecutionError::Kind::Load, "cannot load " + where + ": " + dl_error());
+    throw ExecutionError(ExecutionError::Kind::Load, "cannot load " + where + ": " + problem);
 
   auto fail = [&](const std::string& message) {
-    ::dlclose(handle);
+    loaded_files().close(handle);
     throw ExecutionError(ExecutionError::Kind::Load, message);
   };
   auto version = reinterpret_cast<PtoAbiVersionFn>(::dlsym(handle, "pto_abi_version"));
@@ -102,6 +192,6 @@ void ProgramLibrary::map_pages() const noexcept {
     ::madvise(reinterpret_cast<void*>(s.start), s.bytes, MADV_POPULATE_READ);
 }
 
-ProgramLibrary::~ProgramLibrary() { ::dlclose(handle_); }
+ProgramLibrary::~ProgramLibrary() { loaded_files().close(handle_); }
 
 }  // namespace pypto::runtime

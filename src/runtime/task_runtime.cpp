@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 
 #include "alignment.h"
 #include "core_memory.h"
@@ -20,6 +21,8 @@
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/thread_pool.h"
 #include "pypto/runtime/tile_isa.h"
+#include "pypto/support/interrupt.h"
+#include "run_watchdog.h"
 #include "spinning_lock.h"
 
 namespace pypto::runtime {
@@ -81,13 +84,14 @@ std::string task_label(const TaskNode& t) {
 
 // The state of one run: everything the orchestration's callbacks and the workers share,
 // guarded by one mutex (tasks are coarse, so contention is negligible next to kernel time).
-class Run {
+class Run final : public StoppableRun {
  public:
   Run(std::vector<std::unique_ptr<TaskRuntime::Core>>& cores, ThreadPool& pool,
       TaskObserver* observer)
       : cores_(cores), pool_(pool), observer_(observer), start_ns_(profiling::now_ns()) {}
 
-  RunStats execute(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params) {
+  RunStats execute(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params,
+                   const RunLimits* limits) {
     // The orchestration runs here: a worker polling on this CPU would only take it away.
     pool_.spare_cpu(::sched_getcpu());
     for (const PtoArg& p : params) declare_param(p);
@@ -96,10 +100,20 @@ class Run {
       core->mem.ctx = core.get();
       core->mem.fail = &Run::core_fail;
       core->mem.syncall = &Run::core_syncall;
+      core->mem.stop = stop_flag();
     }
-    PtoRuntimeApi api{this,           &Run::api_create_tensor, &Run::api_submit,
-                      &Run::api_fail, &tile_isa(),             &Run::api_submit_task,
-                      &Run::api_set_manual_scope, static_cast<int32_t>(cores_.size())};
+    PtoRuntimeApi api{this,
+                      &Run::api_create_tensor,
+                      &Run::api_submit,
+                      &Run::api_fail,
+                      &tile_isa(),
+                      &Run::api_submit_task,
+                      &Run::api_set_manual_scope,
+                      static_cast<int32_t>(cores_.size()),
+                      stop_flag()};
+    // Watched from before the orchestration starts until every task is done.
+    std::optional<WatchedRun> watched;
+    if (limits) watched.emplace(*this, limits->deadline);
 
     int32_t rc = 0;
     try {
@@ -125,6 +139,13 @@ class Run {
     // Tasks reference this run's buffers: wait for all of them even after a failure.
     all_done_.wait(lock, [this] { return unfinished_ == 0; });
     for (auto& core : cores_) core->run = nullptr;
+    lock.unlock();
+    watched.reset();  // no stop() after this
+    lock.lock();
+    if (stopped_ == Stopped::Interrupted) throw support::Interrupted("interrupted (Ctrl-C)");
+    if (stopped_ == Stopped::TimedOut) {
+      throw ExecutionError(ExecutionError::Kind::TimedOut, timed_out_message(limits->time_limit));
+    }
     if (failing()) {
       throw ExecutionError(ExecutionError::Kind::Failed,
                            error_.empty() ? "the runtime ran out of memory" : error_);
@@ -134,6 +155,43 @@ class Run {
 
  private:
   static Run& self(void* ctx) { return *static_cast<Run*>(ctx); }
+
+  // The stop flag generated loops poll (PtoCoreMemory::stop): set by every failure, so that a
+  // failed run's other loops end too, and by stop().
+  const uint8_t* stop_flag() const { return reinterpret_cast<const uint8_t*>(&failing_); }
+
+  // The watchdog's: the time limit passed or Ctrl-C. The run fails, so its loops leave at their
+  // next back-edge and no new task starts; the kernels and the orchestration report where they
+  // were (noted in stopped_at_).
+  void stop(Reason reason) noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopped_ != Stopped::No) return;
+    stopped_ = reason == Reason::TimedOut ? Stopped::TimedOut : Stopped::Interrupted;
+    failing_.store(1, std::memory_order_release);
+  }
+
+  // Where a stop found the loops that were running, as generated code reports it through fail
+  // ("<where>: stopped"). Called with mutex_ held.
+  bool note_stopped_at(const std::string& who, const std::string& message) {
+    if (stopped_ == Stopped::No) return false;
+    constexpr std::string_view kSuffix = ": stopped";
+    if (message.size() > kSuffix.size() &&
+        message.compare(message.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0 &&
+        stopped_at_.size() < kStoppedAtShown) {
+      stopped_at_.push_back(who + " at " + message.substr(0, message.size() - kSuffix.size()));
+    }
+    return true;
+  }
+
+  std::string timed_out_message(std::chrono::milliseconds limit) const {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g s", std::chrono::duration<double>(limit).count());
+    std::string message =
+        std::string("the program did not finish within ") + seconds + " and was stopped";
+    for (size_t i = 0; i < stopped_at_.size(); ++i)
+      message += std::string(i == 0 ? " (in " : "; ") + stopped_at_[i];
+    return message + (stopped_at_.empty() ? "" : ")");
+  }
 
   // The callbacks generated code calls. Generated code is built without exceptions
   // (binary_cache.cpp's default flags), so nothing may be thrown back into it: a failure here
@@ -170,16 +228,12 @@ class Run {
     without_throwing(self(ctx), [&] { self(ctx).set_manual_scope(manual != 0); });
   }
   static void api_fail(void* ctx, const char* message) noexcept {
-    without_throwing(self(ctx), [&] {
-      self(ctx).fail("the orchestration failed: " +
-                     std::string(message ? message : "(no message)"));
-    });
+    without_throwing(self(ctx), [&] { self(ctx).fail("the orchestration", message); });
   }
   static void core_fail(void* ctx, const char* message) noexcept {
     auto* core = static_cast<TaskRuntime::Core*>(ctx);
     without_throwing(*core->run, [&] {
-      std::string who = core->task ? task_label(*core->task) : "a kernel";
-      core->run->fail(who + " failed: " + (message ? message : "(no message)"));
+      core->run->fail(core->task ? task_label(*core->task) : "a kernel", message);
     });
   }
 
@@ -216,14 +270,24 @@ class Run {
   void fail(const std::string& message) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_.empty()) error_ = message;
-    failing_.store(true, std::memory_order_release);
+    failing_.store(1, std::memory_order_release);
+  }
+  // A failure the program reports through fail(): `who` (a kernel, the orchestration) says
+  // `message`.
+  void fail(const std::string& who, const char* message) {
+    const std::string text = message ? message : "(no message)";
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (note_stopped_at(who, text)) return;
+    }
+    fail(who + " failed: " + text);
   }
   // fail() for the callbacks: if even copying the message fails, the run still fails, with a
   // fixed message (execute() reports it).
   void fail_noexcept(const char* message) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     failed_quietly_ = true;
-    failing_.store(true, std::memory_order_release);
+    failing_.store(1, std::memory_order_release);
     if (!error_.empty()) return;
     try {
       error_ = message;
@@ -231,7 +295,7 @@ class Run {
     }
   }
   // Whether the run has failed (error_ set or fail_noexcept() called); read without mutex_ too.
-  bool failing() const { return failing_.load(std::memory_order_acquire); }
+  bool failing() const { return failing_.load(std::memory_order_acquire) != 0; }
 
   void declare_param(const PtoArg& p) {
     if (p.kind == PTO_ARG_SCALAR || !p.tensor.base) return;
@@ -395,6 +459,8 @@ class Run {
     return {};
   }
 
+  // One case a line reads as the table it is.
+  // clang-format off
   static bool predicate_dtype_supported(int32_t dtype) {
     switch (dtype) {
       case PTO_INT8: case PTO_INT16: case PTO_INT32: case PTO_INT64: case PTO_UINT8:
@@ -429,10 +495,11 @@ class Run {
       default: return value >= target;
     }
   }
+  // clang-format on
 
   void reject_locked(const std::string& message) {
     if (error_.empty()) error_ = message;
-    failing_.store(true, std::memory_order_release);
+    failing_.store(1, std::memory_order_release);
   }
 
   // A task whose dependencies are done: to a core, or, when it has no kernel (a barrier) or its
@@ -578,7 +645,14 @@ class Run {
   std::atomic<int> max_running_{0};
   std::string error_;            // the first failure; later ones are consequences
   bool failed_quietly_ = false;  // fail_noexcept() was called (error_ may have stayed empty)
-  std::atomic<bool> failing_{false};
+  // Nonzero once the run fails: a byte, as generated code reads it (stop_flag()).
+  std::atomic<uint8_t> failing_{0};
+  static_assert(std::atomic<uint8_t>::is_always_lock_free && sizeof(std::atomic<uint8_t>) == 1,
+                "generated code reads the flag as a byte");
+  enum class Stopped { No, TimedOut, Interrupted };
+  Stopped stopped_ = Stopped::No;  // guarded by mutex_
+  static constexpr size_t kStoppedAtShown = 4;
+  std::vector<std::string> stopped_at_;  // guarded by mutex_
 };
 
 }  // namespace
@@ -686,7 +760,7 @@ void TaskRuntime::warm_up(TaskObserver* observer) {
     params.push_back(warm_up_view(p, 0, kWarmUpTasks, p == 2 ? PTO_ARG_OUT : PTO_ARG_IN));
   std::lock_guard<std::mutex> lock(run_mutex_);
   Run run(cores_, *pool_, observer);
-  run.execute(&warm_up_orchestration, params);
+  run.execute(&warm_up_orchestration, params, nullptr);
 }
 
 TaskRuntime::~TaskRuntime() = default;
@@ -714,74 +788,15 @@ void TaskRuntime::clear_core_memory() {
 }
 
 RunStats TaskRuntime::run(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params,
-                          TaskObserver* observer) {
+                          TaskObserver* observer, const RunLimits* limits) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   Run run(cores_, *pool_, observer);
-  return run.execute(orchestrate, params);
+  return run.execute(orchestrate, params, limits);
 }
 
 RunStats TaskRuntime::run(const ProgramLibrary& program, const std::vector<PtoArg>& params,
-                          TaskObserver* observer) {
-  return run(program.orchestrate(), params, observer);
-}
-
-profiling::DeviceTimeline to_device_timeline(const RunStats& s) {
-  profiling::DeviceTimeline timeline;
-  timeline.cores = s.num_workers;
-  timeline.begin = s.origin;
-  timeline.end = s.origin + s.wall_seconds;
-  timeline.tasks.reserve(s.tasks.size());
-  for (const TaskRecord& t : s.tasks) {
-    timeline.tasks.push_back(
-        {t.kernel, t.worker, s.origin + t.start, s.origin + t.end, t.waited_on});
-  }
-  return timeline;
-}
-
-// A task is one array, [kernel, worker, start, end, deps, waited_on], not an object: the report
-// of an isolated run carries one per task, and objects cost a map each to build and read.
-void to_json(nlohmann::json& j, const RunStats& s) {
-  nlohmann::json tasks = nlohmann::json::array();
-  tasks.get_ref<nlohmann::json::array_t&>().reserve(s.tasks.size());
-  for (const auto& t : s.tasks)
-    tasks.push_back(
-        nlohmann::json::array({t.kernel, t.worker, t.start, t.end, t.deps, t.waited_on}));
-  j = {{"num_workers", s.num_workers},
-       {"num_tasks", s.num_tasks},
-       {"wall_seconds", s.wall_seconds},
-       {"orchestration_seconds", s.orchestration_seconds},
-       {"task_seconds", s.task_seconds},
-       {"max_parallelism", s.max_parallelism},
-       {"critical_path_seconds", s.critical_path_seconds},
-       {"origin", s.origin},
-       {"round_seconds", s.round_seconds},
-       {"tasks", tasks}};
-  nlohmann::json phases = nlohmann::json::array();
-  for (const RunPhase& p : s.phases) phases.push_back({p.name, p.start, p.end});
-  j["phases"] = std::move(phases);
-}
-
-void from_json(const nlohmann::json& j, RunStats& s) {
-  j.at("num_workers").get_to(s.num_workers);
-  j.at("num_tasks").get_to(s.num_tasks);
-  j.at("wall_seconds").get_to(s.wall_seconds);
-  j.at("orchestration_seconds").get_to(s.orchestration_seconds);
-  j.at("task_seconds").get_to(s.task_seconds);
-  j.at("max_parallelism").get_to(s.max_parallelism);
-  j.at("critical_path_seconds").get_to(s.critical_path_seconds);
-  j.at("origin").get_to(s.origin);
-  j.at("round_seconds").get_to(s.round_seconds);
-  s.tasks.clear();
-  s.tasks.reserve(j.at("tasks").size());
-  for (const auto& t : j.at("tasks")) {
-    s.tasks.push_back({t.at(0).get<std::string>(), t.at(1).get<int>(), t.at(2).get<double>(),
-                       t.at(3).get<double>(), t.at(4).get<std::vector<TaskId>>(),
-                       t.at(5).get<TaskId>()});
-  }
-  s.phases.clear();
-  for (const auto& p : j.at("phases")) {
-    s.phases.push_back({p.at(0).get<std::string>(), p.at(1).get<double>(), p.at(2).get<double>()});
-  }
+                          TaskObserver* observer, const RunLimits* limits) {
+  return run(program.orchestrate(), params, observer, limits);
 }
 
 }  // namespace pypto::runtime

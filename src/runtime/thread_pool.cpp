@@ -8,8 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 #include <vector>
 
+#include "pypto/runtime/errors.h"
 #include "spinning_lock.h"
 
 namespace pypto::runtime {
@@ -72,7 +75,20 @@ ThreadPool::ThreadPool(int num_threads) {
   threads_.reserve(static_cast<size_t>(num_threads));
   for (int i = 0; i < num_threads; ++i) {
     const int cpu = cpus.empty() ? -1 : cpus[static_cast<size_t>(i)];
-    threads_.emplace_back([this, i, cpu] { worker_loop(i, cpu); });
+    try {
+      threads_.emplace_back([this, i, cpu] { worker_loop(i, cpu); });
+    } catch (const std::system_error& e) {
+      // The process may not have another thread (its limit on threads, or memory for a stack:
+      // ulimit -u, ulimit -v). The caller gets an error saying so, not std::terminate from
+      // destroying the threads that did start.
+      stop_workers();
+      throw ExecutionError(
+          ExecutionError::Kind::Setup,
+          "cannot start the device's worker threads: thread " + std::to_string(i + 1) + " of " +
+              std::to_string(num_threads) + " (one per simulated core) failed with \"" + e.what() +
+              "\"; the process's limits on threads or memory (ulimit -u, ulimit -v) allow "
+              "fewer: run with fewer workers (RunConfig.workers, --workers) or raise the limit");
+    }
   }
   if (!cpus.empty()) free_cpus_.assign(cpus.begin() + num_threads, cpus.end());
   // Starting a thread and moving it to its CPU took longer than a 512³ matmul's first task then
@@ -81,7 +97,9 @@ ThreadPool::ThreadPool(int num_threads) {
   ready_.wait(lock, [this, num_threads] { return started_ == num_threads; });
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -91,6 +109,7 @@ ThreadPool::~ThreadPool() {
     }
   }
   for (auto& t : threads_) t.join();
+  threads_.clear();
 }
 
 void ThreadPool::wake(Worker& w) {

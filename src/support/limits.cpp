@@ -1,6 +1,7 @@
 #include "pypto/support/limits.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 
 namespace pypto::support {
@@ -16,8 +17,10 @@ int64_t max_statements() {
   return static_cast<int64_t>(v);
 }
 
-std::string statement_budget_message(const std::string& what) {
-  return what + " exceeds the compiler's budget of " + std::to_string(max_statements()) +
+std::string statement_budget_message(const std::string& what, uint64_t reached) {
+  return what + " brings the program to " +
+         (reached == UINT64_MAX ? std::string("more than 2^64") : std::to_string(reached)) +
+         " statements, over the compiler's budget of " + std::to_string(max_statements()) +
          " statements (set the environment variable " + kMaxStatementsEnv + " to raise it)";
 }
 

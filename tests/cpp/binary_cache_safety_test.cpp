@@ -1,6 +1,7 @@
 // The binary cache is safe to share and to damage: a truncated library, a planted one (whose
 // constructor would run on dlopen) and a cache directory others can write are never loaded;
 // the caller survives and the entry is rebuilt, with a note.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -161,6 +162,53 @@ TEST_F(BinaryCacheSafetyTest, ForeignOwnedDirectoryIsNotUsed) {
     EXPECT_TRUE(any_note_has(r, "owned by uid 0")) << ::testing::PrintToString(r.notes);
     fs::remove_all(r.library.parent_path());
   }
+}
+
+// A build killed before it cleaned up leaves <key>.so.tmp.XXXXXX (and .cpp) files; the next build
+// in the directory removes those older than any build may take, and leaves fresh ones alone
+// (another process may be building with them).
+TEST_F(BinaryCacheSafetyTest, StaleTemporariesOfKilledBuildsAreRemoved) {
+  build_library(kSource, options);
+  const fs::path stale = options.cache_dir / "0123.so.tmp.AbCdEf";
+  const fs::path stale_source = options.cache_dir / "0123.cpp.tmp.GhIjKl.cpp";
+  const fs::path fresh = options.cache_dir / "4567.so.tmp.MnOpQr";
+  for (const fs::path& p : {stale, stale_source, fresh}) std::ofstream(p) << "partial";
+  const struct timespec day_old[2] = {{::time(nullptr) - 86400, 0}, {::time(nullptr) - 86400, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, stale.c_str(), day_old, 0), 0);
+  ASSERT_EQ(::utimensat(AT_FDCWD, stale_source.c_str(), day_old, 0), 0);
+  build_library(std::string(kSource) + "// another program\n", options);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(stale_source));
+  EXPECT_TRUE(fs::exists(fresh));
+}
+
+// A relative cache directory whose name starts with '-' reaches the compiler as a path, not as
+// an option.
+TEST_F(BinaryCacheSafetyTest, DirectoryNamedLikeAnOptionIsAPath) {
+  const fs::path cwd = fs::current_path();
+  fs::current_path(root);
+  options.cache_dir = "-dcache";
+  BuildResult r;
+  EXPECT_NO_THROW(r = build_library(kSource, options));
+  fs::current_path(cwd);
+  EXPECT_TRUE(r.library.is_absolute()) << r.library;
+  EXPECT_TRUE(fs::exists(root / "-dcache" / r.library.filename()));
+  EXPECT_EQ(ProgramLibrary::load(r.library)->orchestrate()(nullptr, nullptr, 0), 7);
+}
+
+// The fallback for an unsafe directory is one private directory of the user, not a new one per
+// process.
+TEST_F(BinaryCacheSafetyTest, UnsafeDirectoryFallbackIsTheSameDirectoryEveryTime) {
+  fs::create_directories(options.cache_dir);
+  ::chmod(options.cache_dir.c_str(), 0777);
+  const fs::path replacement = build_library(kSource, options).library.parent_path();
+  EXPECT_EQ(replacement.filename(), "pypto-cache-" + std::to_string(::geteuid()) + "-replacement");
+  BuildOptions other = options;
+  other.cache_dir = root / "other-unsafe";
+  fs::create_directories(other.cache_dir);
+  ::chmod(other.cache_dir.c_str(), 0777);
+  EXPECT_EQ(build_library(kSource, other).library.parent_path(), replacement);
+  fs::remove_all(replacement);
 }
 
 }  // namespace

@@ -129,6 +129,9 @@ class InlineRuntime {
     api_.submit = &InlineRuntime::on_submit;
     api_.fail = &InlineRuntime::on_fail;
     api_.isa = &runtime::tile_isa();
+    // Generated loops poll the run's stop flag; these runs are never stopped.
+    memory_.stop = &kNeverStop;
+    api_.stop = &kNeverStop;
   }
 
   const PtoRuntimeApi* api() const { return &api_; }
@@ -158,6 +161,7 @@ class InlineRuntime {
     static_cast<InlineRuntime*>(ctx)->failures_.push_back(message);
   }
 
+  static inline const uint8_t kNeverStop = 0;
   PtoRuntimeApi api_{};
   PtoCoreMemory memory_{};
   std::vector<std::vector<uint8_t>> arenas_;

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "pypto/runtime/binary_cache.h"
 #include "pypto/runtime/program_library.h"
@@ -78,6 +80,34 @@ TEST(ProgramLibraryTest, MapPagesMapsEveryPageOfTheLibraryInAForkedProcess) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no mapping of " << library << " found; 3: pages left "
                                     << "unmapped after map_pages";
+  fs::remove_all(root);
+}
+
+// Libraries are loaded from the descriptor they were checked through (/proc/self/fd/N); the
+// loader also knows them by that name, and descriptor numbers are reused. A second library,
+// opened under the number the first (still loaded) one was, is still the second.
+TEST(ProgramLibraryTest, LibrariesLoadedOneAfterAnotherAreEachTheFileItWasGiven) {
+  std::string tmpl = (fs::temp_directory_path() / "pypto-fd-names-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const fs::path root = tmpl;
+  BuildOptions options;
+  options.cache_dir = root / "cache";
+  auto source_returning = [](int value) {
+    return std::string(R"(#include "pto_abi.h"
+extern "C" int32_t pto_abi_version(void) { return PTO_ABI_VERSION; }
+extern "C" int32_t pto_orchestrate(const PtoRuntimeApi*, const PtoArg*, int32_t) { return )") +
+           std::to_string(value) + "; }\n";
+  };
+  std::vector<std::shared_ptr<const ProgramLibrary>> loaded;
+  for (int value = 11; value < 15; ++value) {
+    loaded.push_back(ProgramLibrary::load(build_library(source_returning(value), options).library));
+    EXPECT_EQ(loaded.back()->orchestrate()(nullptr, nullptr, 0), value);
+  }
+  // The same file again (another descriptor): the same code.
+  auto again = ProgramLibrary::load(build_library(source_returning(12), options).library);
+  EXPECT_EQ(again->orchestrate()(nullptr, nullptr, 0), 12);
+  loaded.clear();
+  again.reset();
   fs::remove_all(root);
 }
 

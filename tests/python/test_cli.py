@@ -105,6 +105,8 @@ def test_version_usage_name_and_exit_code_table(tmp_path):
     (["run", "--atol", "x", EXAMPLES / "add.py"], "--atol: must be a number >= 0, got 'x'"),
     (["run", "--seed", "-3", EXAMPLES / "add.py"], "--seed: must be a number >= 0, got '-3'"),
     (["run", "missing.py"], "File does not exist: missing.py"),
+    (["run", "--timeout", "0", EXAMPLES / "add.py"],
+     "--timeout: must be a number of seconds > 0 and <= 86400, got '0'"),
     (["frobnicate"], "pypto: unknown command 'frobnicate'; the commands are compile, run, "
                      "sweep and profile"),
 ])
@@ -133,3 +135,33 @@ def test_python_m_pypto_is_the_cli(args, tmp_path):
     assert via_module.stderr == direct.stderr
     if args[0] == "compile":
         assert (tmp_path / "module" / "out" / "program.cpp").is_file()
+
+
+SPIN = """
+import pypto.language as pl
+
+@pl.program
+class Spin:
+    @pl.function(type=pl.FunctionType.InCore)
+    def spin(self, a: pl.Tensor[[16, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 16])
+        for i in pl.range(1099511627776):
+            t = pl.add(t, 1.0)
+        c = pl.store(t, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.spin(a, c)
+        return c
+"""
+
+
+def test_run_timeout_stops_a_program_that_never_ends(tmp_path):
+    (tmp_path / "spin.py").write_text(SPIN)
+    proc = cli("run", "spin.py", "--timeout", "1", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAILED: " in proc.stdout
+    assert "did not finish within 1 s" in proc.stdout, proc.stdout

@@ -5,6 +5,7 @@ more widely, through every entry point."""
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -152,7 +153,8 @@ def test_a_trip_count_near_2_to_the_64_is_an_error_not_a_hang(tmp_path):
     start = time.monotonic()
     message = compile_error(text, tmp_path)
     assert time.monotonic() - start < 10
-    assert "of 18446744073709551614 iterations exceeds the compiler's budget" in message
+    assert "of 18446744073709551614 iterations brings the program to" in message
+    assert "over the compiler's budget" in message
     assert "PYPTO_MAX_STATEMENTS" in message
 
 
@@ -180,6 +182,29 @@ def test_nested_unrolls_share_one_global_budget(tmp_path):
     assert "pl.unroll loop 'j' of 60000 iterations x 60000 statements" in message
     assert "budget of 200000 statements (set the environment variable PYPTO_MAX_STATEMENTS" \
         in message
+
+
+def test_the_budget_message_states_the_count_the_program_reached(tmp_path):
+    # Under a budget of 2 the message says how many statements the program reached, not the
+    # budget again ("2 statements exceeds the budget of 2").
+    text = program(["t = pl.load(a, [0, 0], [64, 64])", "c = pl.store(t, [0, 0], c)"])
+    script = textwrap.dedent(f"""
+        import pypto.language as pl
+        from pypto import ir
+        from pypto.errors import CompileError
+        try:
+            ir.compile(pl.parse({text!r}), output_dir={str(tmp_path / 'o')!r}, dump_passes=False)
+            print("compiled")
+        except CompileError as e:
+            print(e)
+    """)
+    env = dict(os.environ, PYPTO_MAX_STATEMENTS="2")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         timeout=120)
+    first = out.stdout.splitlines()[0]
+    reached = int(re.search(r"brings the program to (\d+) statements", first).group(1))
+    assert reached > 2, first
+    assert "over the compiler's budget of 2 statements" in first, first
 
 
 def test_the_budget_can_be_raised_and_lowered(tmp_path):

@@ -184,3 +184,67 @@ def test_calling_something_that_is_not_a_kernel(config):
         f"{__file__}:{line}:{col + 4}: error: unknown function 'zeros' (ops are called as "
         f"pl.<op>(...); the kernels a @pl.jit function calls are @pl.jit.incore functions of the "
         f"same file)")
+
+
+# ------------------------------------------------------------------ hostile arguments
+
+
+@pl.jit
+def scale_by(x: pl.Tensor, y: pl.Out[pl.Tensor], n: pl.INT64):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.store(pl.mul(pl.load(x, [0, 0], [16, 16]), 2.0), [0, 0], y)
+    return y
+
+
+def test_a_read_only_input_array_is_accepted(config):
+    # Only Out/InOut arrays are written; an In array may be read-only (np.frombuffer of bytes,
+    # a memory-mapped file opened for reading).
+    a = np.frombuffer(np.arange(64 * 64, dtype=np.float32).tobytes(), np.float32).reshape(64, 64)
+    assert not a.flags.writeable
+    c = zeros(64, 64)
+    copy_64(a, c, config=config)
+    np.testing.assert_array_equal(c, a)
+
+
+@pytest.mark.parametrize("value, shown", [
+    (2**63, "9223372036854775808"),
+    (-2**63 - 1, "-9223372036854775809"),
+    (10**400, "characters)"),
+])
+def test_an_int64_scalar_out_of_range_is_a_range_error(config, value, shown):
+    with pytest.raises(OverflowError) as info:
+        scale_by(zeros(16, 16), zeros(16, 16), value, config=config)
+    message = str(info.value)
+    assert message.startswith("argument 'n' is a pl.INT64 scalar; "), message
+    assert shown in message and "is out of its range" in message, message
+    assert "[-9223372036854775808, 9223372036854775807]" in message, message
+    assert len(message) < 200  # 10**400 is not printed in full
+
+
+class _LyingArray:
+    """Says FP32 but hands over int32 data (the same 4-byte elements) through DLPack."""
+
+    def __init__(self, data, shape=None):
+        self._data = data
+        self.dtype = np.dtype(np.float32)
+        self.shape = data.shape if shape is None else shape
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+
+def test_an_array_whose_dtype_lies_about_its_data_is_refused(config):
+    lying = _LyingArray(np.ones((64, 64), np.int32))
+    with pytest.raises(TypeError, match="argument 'a' says its dtype is FP32, but its data "
+                                        r"\(DLPack\) holds signed integer elements"):
+        copy_64(lying, zeros(64, 64), config=config)
+
+
+def test_a_shape_that_is_not_integers_is_a_clear_error(config):
+    odd = _LyingArray(np.ones((64, 64), np.float32), shape=(64.0, 64))
+    with pytest.raises(TypeError, match=r"argument 'a' has shape \(64.0, 64\); a tensor's shape "
+                                        r"is a sequence of integer extents >= 0"):
+        copy_64(odd, zeros(64, 64), config=config)

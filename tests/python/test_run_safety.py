@@ -430,3 +430,44 @@ def test_program_in_a_non_utf8_directory_compiles(tmp_path):
         capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Odd"
+
+
+# ----- config values that can never work ---------------------------------------------------------
+
+@pytest.mark.parametrize("field, value", [("rtol", float("nan")), ("atol", -1.0),
+                                          ("rtol", float("inf"))])
+def test_a_tolerance_that_can_never_pass_is_refused_at_config_time(field, value):
+    with pytest.raises(ValueError, match=rf"RunConfig.{field}={value!r} is not valid: a tolerance "
+                                         r"must be a finite number >= 0"):
+        RunConfig(**{field: value})
+
+
+def test_a_tolerance_set_later_is_refused_by_run(work):
+    cfg = config(work)
+    cfg.atol = -1.0
+    result = run(AddProgram, add_specs(), add_golden, cfg)
+    assert not result.passed
+    assert "RunConfig.atol=-1.0 is not valid: a tolerance must be a finite number >= 0" \
+        in result.error, result.error
+
+
+def test_a_nul_in_the_platform_is_named(work):
+    result = run(AddProgram, add_specs(), add_golden, config(work, platform="a2a3sim\0x"))
+    assert not result.passed
+    assert "the platform name contains a NUL character (at offset 7)" in result.error, result.error
+
+
+def test_no_memory_for_the_golden_copies_is_not_blamed_on_the_golden(work, monkeypatch):
+    import pypto.runtime as runtime
+
+    def no_memory(spec, arr):
+        raise MemoryError()
+
+    monkeypatch.setattr(runtime, "_initial_copy", no_memory)
+    specs = add_specs()
+    specs[2] = TensorSpec("c", [64, 64], pl.FP32, init_value=1.0, is_output=True)
+    result = run(AddProgram, specs, add_golden, config(work))
+    assert not result.passed
+    assert result.error.startswith("out of memory copying the outputs' initial values for the "
+                                   "golden function (16384 bytes)"), result.error
+    assert "golden function failed" not in result.error

@@ -32,7 +32,8 @@ struct RunConfig {
   passes::OptimizationStrategy strategy = passes::OptimizationStrategy::Default;
   bool isolate = true;  // run the device in a child process so a faulting kernel is contained
   // Seconds the reference interpreter and the device may each take (an isolated device run is
-  // killed after that long; an in-process one cannot be).
+  // killed after that long; an in-process one is stopped at its loops' next back-edges), at most
+  // kMaxTimeoutSeconds.
   double timeout = 300;
   // Runtime DFX (docs/runtime-dfx.md): independent switches, each writing its files under
   // <work_dir>/dfx_outputs/ after a successful device run; unrelated to compile_profiling.
@@ -55,6 +56,9 @@ struct RunConfig {
 
 // The most launches a benchmark may ask for (rounds and warm-up launches each).
 inline constexpr int kMaxRounds = 1000000;
+// The largest RunConfig::timeout: a day. Longer limits are surely a mistake (and would overflow
+// the clock arithmetic).
+inline constexpr double kMaxTimeoutSeconds = 86400;
 
 // Statistics of a benchmark's measured launches, in seconds. p95 interpolates linearly between
 // the two nearest ranks (numpy's default percentile); stdev is the sample standard deviation

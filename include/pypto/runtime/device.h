@@ -15,10 +15,13 @@ namespace pypto::runtime {
 struct ExecuteOptions {
   // Run in a forked child so that a kernel that crashes (SIGSEGV, abort, SIGFPE...) or hangs
   // cannot take the caller down. Off: run on the caller's process (faster to start, visible to
-  // ThreadSanitizer and debuggers, but a crash is the caller's crash and there is no timeout).
+  // ThreadSanitizer and debuggers, but a crash is the caller's crash). Either way the run stops
+  // at its time limit and on Ctrl-C: in process, its loops poll a stop flag (run_watchdog.h).
   bool isolate = true;
   int num_workers = kDefaultNumCores;  // simulated cores
-  // Isolated runs are killed after this long.
+  // The run is stopped after this long: an isolated run's device process is killed (and keeps a
+  // limit of its own, in case its caller cannot), a run in process is stopped at its loops'
+  // next back-edges.
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
   // Names the program in messages ("program 'AddProgram': kernel 'add' crashed with ...").
   std::string program_name;

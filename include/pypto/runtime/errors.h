@@ -21,7 +21,7 @@ class ExecutionError : public std::runtime_error {
     Load,      // the library could not be loaded or is not a program library of this ABI
     Failed,    // the program reported an error (fail(), bad submit, exception, exit code)
     Crashed,   // the program died from a signal (isolated execution only)
-    TimedOut,  // the program did not finish in time (isolated execution only)
+    TimedOut,  // the program did not finish in time
     Setup,     // the runtime itself could not set the run up (fork, mmap, bad host arguments)
   };
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -93,6 +94,13 @@ class TaskObserver {
   virtual void task_finished(int worker, const TaskView& task) noexcept = 0;
 };
 
+// When a run in the caller's process must stop (TaskRuntime::run): at `deadline`, reported as
+// not finishing within `time_limit`.
+struct RunLimits {
+  std::chrono::steady_clock::time_point deadline;
+  std::chrono::milliseconds time_limit;
+};
+
 // Runs program orchestrations on a simulated device: a fixed pool of worker threads, one per
 // core, each owning that core's on-chip memory (Vec 192 KiB, Mat 512 KiB, Left 64 KiB, Right
 // 64 KiB, Acc 128 KiB). The orchestration runs on the calling thread and submits tasks, which
@@ -119,10 +127,14 @@ class TaskRuntime {
   // Throws ExecutionError(Kind::Failed) when the program calls fail(), submits an invalid task,
   // throws, or returns non-zero; the message says which kernel or the orchestration. After a
   // failure, tasks not yet started are skipped.
+  // With `limits`, the run is stopped (its loops leave at their next back-edge, no new task
+  // starts) when limits->deadline passes, then throws ExecutionError(Kind::TimedOut) naming the
+  // limit and where the loops were, or when an interrupt is requested (support/interrupt.h),
+  // then throws support::Interrupted.
   RunStats run(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params,
-               TaskObserver* observer = nullptr);
+               TaskObserver* observer = nullptr, const RunLimits* limits = nullptr);
   RunStats run(const ProgramLibrary& program, const std::vector<PtoArg>& params,
-               TaskObserver* observer = nullptr);
+               TaskObserver* observer = nullptr, const RunLimits* limits = nullptr);
 
   struct Core;  // one simulated core: its memory and the task it runs
 

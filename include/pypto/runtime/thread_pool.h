@@ -21,6 +21,7 @@ class ThreadPool {
  public:
   using Job = std::function<void(int worker)>;
 
+  // Throws ExecutionError(Setup) naming the resource when a worker thread cannot start.
   explicit ThreadPool(int num_threads);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -83,6 +84,8 @@ class ThreadPool {
     bool lent = false;    // the caller takes jobs in its place (work_in_place)
     bool in_job = false;  // from taking a job until it next holds the mutex
   };
+  // Runs the jobs still queued, then joins the workers (those that started).
+  void stop_workers();
   void worker_loop(int index, int cpu);  // worker `index`, to be pinned to `cpu` (-1: not)
   // Spins until a job is queued, `self.poll` is cleared or the polling time is up; returns
   // whether the time is up. Called without the mutex.

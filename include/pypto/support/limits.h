@@ -17,7 +17,8 @@ constexpr const char* kMaxStatementsEnv = "PYPTO_MAX_STATEMENTS";
 // kDefaultMaxStatements. Read on every call (cheap; once per pass run).
 int64_t max_statements();
 
-// "... exceeds the compiler's budget of N statements (set PYPTO_MAX_STATEMENTS to raise it)".
-std::string statement_budget_message(const std::string& what);
+// "<what> brings the program to R statements, over the compiler's budget of N statements (set
+// PYPTO_MAX_STATEMENTS to raise it)": `reached` is the program's count with `what` included.
+std::string statement_budget_message(const std::string& what, uint64_t reached);
 
 }  // namespace pypto::support

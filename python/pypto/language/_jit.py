@@ -121,6 +121,14 @@ def _check_array(param, value):
     if not (hasattr(value, "shape") and hasattr(value, "dtype")):
         raise TypeError(f"argument '{param.name}' must be a numpy array or a torch tensor, got "
                         f"{type(value).__name__}")
+    try:
+        extents = tuple(value.shape)
+        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
+                   for d in extents):
+            raise TypeError
+    except TypeError:
+        raise TypeError(f"argument '{param.name}' has shape {_short(value.shape)}; a tensor's "
+                        f"shape is a sequence of integer extents >= 0") from None
     device = getattr(value, "device", None)
     if device is not None and getattr(device, "type", "cpu") != "cpu":
         raise ValueError(f"argument '{param.name}' is on device '{device}'; the simulated device "
@@ -142,10 +150,31 @@ def _scalar_value(param, value):
     elif dtype.is_float:
         if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
                 value, (bool, np.bool_)):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:
+                raise OverflowError(f"argument '{param.name}' is a {dtype!r} scalar; "
+                                    f"{_short(value)} is too large for a float") from None
     elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return int(value)
-    raise TypeError(f"argument '{param.name}' is a {dtype!r} scalar; got {value!r}")
+        value = int(value)
+        # The parser checks values against narrower types ("cannot hold"); one that does not
+        # even fit the 64 bits a scalar is handed over in is refused here, with the type's range.
+        wide = np.iinfo(np.int64)
+        if not wide.min <= value <= wide.max:
+            try:
+                limits = np.iinfo(dtype.name.lower())
+            except (TypeError, ValueError):  # no numpy twin (pl.INT4)
+                limits = wide
+            raise OverflowError(f"argument '{param.name}' is a {dtype!r} scalar; {_short(value)} "
+                                f"is out of its range [{limits.min}, {limits.max}]")
+        return value
+    raise TypeError(f"argument '{param.name}' is a {dtype!r} scalar; got {_short(value)}")
+
+
+def _short(value):
+    """repr(value), shortened in the middle when it is long (10**400 has 401 digits)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:28]}...{text[-28:]} ({len(text)} characters)"
 
 
 # Driver configs of the RunConfig objects seen last (RunConfig is a mutable dataclass: a copy

@@ -10,6 +10,7 @@ compile, build, run or golden failure: ``passed`` is False and ``error`` says wh
 import dataclasses
 import enum
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence, Type, Union
 
@@ -288,6 +289,14 @@ class RunConfig:
         if isinstance(self.enable_chip_swimlane, bool):
             self.enable_chip_swimlane = 4 if self.enable_chip_swimlane else 0
         _check_ring_sizes(self)
+        # A tolerance that can never pass is refused here, where it was written.
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                try:
+                    _tolerance(value)
+                except ValueError as e:
+                    raise ValueError(f"RunConfig.{name}={value!r} is not valid: {e}") from None
 
 
 @dataclass(repr=False)
@@ -400,6 +409,23 @@ def _number(value):
     return float(value)
 
 
+def _tolerance(value):
+    """rtol and atol: a finite number >= 0 (a NaN or negative one would fail every element of
+    the check with values that print the same)."""
+    value = _number(value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError("a tolerance must be a finite number >= 0 (0 asks for exact equality)")
+    return value
+
+
+def _platform(value):
+    value = checked_text(value, "the platform name", ValueError)
+    if "\0" in value:
+        raise ValueError(f"the platform name contains a NUL character (at offset "
+                         f"{value.index(chr(0))}); the platforms are a2a3sim, a2a3, a5sim, a5")
+    return value
+
+
 def _flag(value):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"expected True or False, got {type(value).__name__}")
@@ -424,10 +450,10 @@ def _dump_passes(value):
 
 
 _CONFIG_CONVERSIONS = {
-    "platform": lambda value: checked_text(value, "the platform name", ValueError),
-    "rtol": _number,
+    "platform": _platform,
+    "rtol": _tolerance,
     "timeout": _number,
-    "atol": _number,
+    "atol": _tolerance,
     "compile_profiling": _flag,
     "dump_passes": _dump_passes,
     "isolate": _flag,
@@ -475,12 +501,13 @@ def _driver_config(config):
     return driver_config
 
 
-def _golden_caller(golden: Callable, specs, arrays, raised):
+def _golden_caller(golden: Callable, specs, arrays, raised, copy_failed):
     """Adapts the user's golden(tensors[, params]) to the driver's callback. The golden gets
     arrays that Python owns, so it may keep them after run() returns: the run's input arrays, and
     fresh copies of the outputs (holding their initial values) to fill, which are then copied into
     the driver's buffers (one flat byte view per tensor, valid during the call only). What the
-    golden raises is kept in ``raised``."""
+    golden raises is kept in ``raised``; when there is no memory for those copies, what to say
+    instead is kept in ``copy_failed`` (the golden never ran, so it did not fail)."""
     try:
         positional = [p for p in inspect.signature(golden).parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -490,8 +517,14 @@ def _golden_caller(golden: Callable, specs, arrays, raised):
 
     def call(buffers):
         # An output that starts as zeros gets fresh zero pages rather than a copy.
-        tensors = {spec.name: (_initial_copy(spec, arr) if spec.is_output else arr)
-                   for spec, arr in zip(specs, arrays)}
+        try:
+            tensors = {spec.name: (_initial_copy(spec, arr) if spec.is_output else arr)
+                       for spec, arr in zip(specs, arrays)}
+        except MemoryError:
+            needed = sum(arr.nbytes for spec, arr in zip(specs, arrays) if spec.is_output)
+            copy_failed.append(f"out of memory copying the outputs' initial values for the golden "
+                               f"function ({needed} bytes); free memory or run smaller tensors")
+            raise
         try:
             if takes_params:
                 golden(tensors, None)
@@ -628,8 +661,12 @@ def _run_in(session, program, tensor_specs, golden, config):
             raise
         return [_types.as_driver_buffer(arr.reshape(-1)) for arr in arrays]
 
-    golden_cb = _golden_caller(golden, specs, arrays, raised) if golden is not None else None
+    copy_failed = []
+    golden_cb = (_golden_caller(golden, specs, arrays, raised, copy_failed)
+                 if golden is not None else None)
     r = _core.driver.run(session, cpp_program, tensors, prepare, golden_cb, driver_config)
+    if copy_failed and not r["passed"]:
+        r["error"] = copy_failed[0]
     exception = raised[0] if raised else None
     if exception is not None and not isinstance(exception, Exception):
         raise exception  # KeyboardInterrupt, SystemExit: the caller's, not the run's

@@ -1,0 +1,124 @@
+#include "run_watchdog.h"
+
+#include <pthread.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "pypto/runtime/errors.h"
+#include "pypto/support/interrupt.h"
+
+namespace pypto::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How often the watchdog looks at the interrupt flag while runs are watched: Ctrl-C stops a run
+// within this plus the time to its next loop back-edge.
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+
+class Watchdog;
+Watchdog* watchdog_instance();
+
+class Watchdog {
+ public:
+  Watchdog() {
+    // A child forked by another thread (multiprocessing, a user's fork) has no watchdog thread
+    // and may have copied mutex_ locked: the child starts over with its own (on its first
+    // watched run). The prepare step holds mutex_ across fork() so that the copy is consistent.
+    ::pthread_atfork([] { watchdog_instance()->mutex_.lock(); },
+                     [] { watchdog_instance()->mutex_.unlock(); },
+                     [] {
+                       Watchdog* w = watchdog_instance();
+                       w->watched_.clear();
+                       w->thread_started_ = false;
+                       w->mutex_.unlock();
+                     });
+  }
+
+  uint64_t watch(StoppableRun& run, Clock::time_point deadline) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!thread_started_) {
+      // Detached and never joined: it lives as long as the process (static destruction must not
+      // wait for it). It only touches this object, which is never destroyed either.
+      try {
+        std::thread(&Watchdog::loop, this).detach();
+      } catch (const std::system_error& e) {
+        throw ExecutionError(ExecutionError::Kind::Setup,
+                             std::string("cannot start the thread that stops runs at their time "
+                                         "limit and on Ctrl-C (\"") +
+                                 e.what() +
+                                 "\"): the process's limits on threads or memory (ulimit -u, "
+                                 "ulimit -v) allow no more; raise the limit");
+      }
+      thread_started_ = true;
+    }
+    const uint64_t id = next_id_++;
+    watched_.emplace(id, Entry{&run, deadline, false});
+    wake_.notify_one();
+    return id;
+  }
+
+  void unwatch(uint64_t id) {
+    // stop() runs under mutex_, so once the entry is gone no stop() of it is running.
+    std::lock_guard<std::mutex> lock(mutex_);
+    watched_.erase(id);
+  }
+
+ private:
+  struct Entry {
+    StoppableRun* run;
+    Clock::time_point deadline;
+    bool stopped;
+  };
+
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      if (watched_.empty()) {
+        wake_.wait(lock);
+        continue;
+      }
+      const bool interrupted = support::interrupt_requested();
+      const Clock::time_point now = Clock::now();
+      Clock::time_point next = now + kPollInterval;
+      for (auto& [id, entry] : watched_) {
+        if (entry.stopped) continue;
+        if (interrupted || now >= entry.deadline) {
+          entry.stopped = true;
+          entry.run->stop(interrupted ? StoppableRun::Reason::Interrupted
+                                      : StoppableRun::Reason::TimedOut);
+        } else if (entry.deadline < next) {
+          next = entry.deadline;
+        }
+      }
+      wake_.wait_until(lock, next);
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::map<uint64_t, Entry> watched_;
+  uint64_t next_id_ = 1;
+  bool thread_started_ = false;
+};
+
+Watchdog* watchdog_instance() {
+  // Leaked on purpose: its thread runs until the process exits.
+  static auto* instance = new Watchdog();
+  return instance;
+}
+
+Watchdog& watchdog() { return *watchdog_instance(); }
+
+}  // namespace
+
+WatchedRun::WatchedRun(StoppableRun& run, Clock::time_point deadline)
+    : id_(watchdog().watch(run, deadline)) {}
+
+WatchedRun::~WatchedRun() { watchdog().unwatch(id_); }
+
+}  // namespace pypto::runtime
