@@ -34,9 +34,11 @@ int64_t split_attr(const OpContext& c) {
   return *mode;
 }
 
-// x with its split axis resized by `resize`; NONE keeps x's shape.
+// x with its split axis resized by `resize`; NONE keeps x's shape. A shard is what a vector
+// lane holds: a tile in Vec. A gather of tiles is what the cube reads: a tile in Mat; of
+// tensors, a tensor.
 template <typename Resize>
-TypePtr boundary_type(const OpContext& c, Resize resize) {
+TypePtr boundary_type(const OpContext& c, Resize resize, bool shard) {
   const int64_t mode = split_attr(c);
   ShapedInfo x = expect_shaped(c, 0);
   std::vector<int64_t> shape = *x.shape;
@@ -47,18 +49,21 @@ TypePtr boundary_type(const OpContext& c, Resize resize) {
     }
     shape[*axis] = resize(shape[*axis]);
   }
-  if (x.is_tile) return tile_type(std::move(shape), x.dtype);
+  if (shard) return tile_type(std::move(shape), x.dtype, MemorySpace::Vec);
+  if (x.is_tile) return tile_type(std::move(shape), x.dtype, MemorySpace::Mat);
   return tensor_type(std::move(shape), x.dtype);
 }
 
 }  // namespace
 
 TypePtr infer_aiv_shard(const OpContext& c) {
-  return boundary_type(c, [](int64_t extent) { return split_lane_extent(extent); });
+  return boundary_type(
+      c, [](int64_t extent) { return split_lane_extent(extent); }, true);
 }
 
 TypePtr infer_aic_gather(const OpContext& c) {
-  return boundary_type(c, [](int64_t extent) { return 2 * extent; });
+  return boundary_type(
+      c, [](int64_t extent) { return 2 * extent; }, false);
 }
 
 }  // namespace op_rules

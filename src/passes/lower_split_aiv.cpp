@@ -93,31 +93,17 @@ Shaped shaped_of(const ExprPtr& e) {
 class BoundaryLowering : public IRMutator {
  public:
   explicit BoundaryLowering(VarPtr lane) : lane_(std::move(lane)) {}
-  std::vector<StmtPtr> gather_inits;  // `g = <zeros of the joined shape>`, before the lane loop
+  std::vector<StmtPtr> before_lanes;  // the buffers of gathers, made before the lane loop
+  std::vector<StmtPtr> after_lanes;   // the gathered values, read after it
 
  protected:
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
     if (!is_boundary_call(*s->value)) return IRMutator::mutate_assign(s);
     const auto& call = *s->value->as<Call>();
     ExprPtr input = mutate(call.args.at(0));
-    const int64_t mode = split_mode_of(call);
-    const auto axis = split_axis_of_mode(mode);
-    if (call.callee == "aiv_shard") {
-      if (in_cube_memory(*input)) return through_global_memory(*s, input, axis, call.span());
-      if (!axis) return make_node<AssignStmt>(s->var, input, s->span());
-      return make_node<AssignStmt>(s->var, lane_part(input, *axis, call.span()), s->span());
-    }
-    // aic_gather: each lane's part goes to its offset in one buffer of the joined shape.
-    if (!axis) return make_node<AssignStmt>(s->var, input, s->span());
-    const Shaped joined = shaped_of(s->value);
-    gather_inits.push_back(make_node<AssignStmt>(
-        s->var, zeros(joined.shape, joined.dtype, joined.is_tile, call.span()), s->span()));
-    const int64_t part = shaped_of(input).shape[*axis];
-    return make_node<AssignStmt>(
-        s->var,
-        make_op_call("assemble", {s->var, input, lane_offsets(*axis, part, call.span())}, {},
-                     call.span()),
-        s->span());
+    const auto axis = split_axis_of_mode(split_mode_of(call));
+    if (call.callee == "aiv_shard") return shard(*s, input, axis, call.span());
+    return gather(*s, input, axis, call.span());
   }
 
   ExprPtr mutate_call(const std::shared_ptr<const Call>& e) override {
@@ -131,11 +117,6 @@ class BoundaryLowering : public IRMutator {
   }
 
  private:
-  static ExprPtr zeros(const std::vector<int64_t>& shape, DataType dtype, bool tile, Span span) {
-    return make_op_call(tile ? "create_tile" : "create_tensor", {detail::int_tuple(shape)},
-                        {{"dtype", AttrValue(dtype)}}, span);
-  }
-
   static bool in_cube_memory(const Expr& x) {
     const auto* tile = x.type()->as<TileType>();
     if (!tile || !tile->space) return false;
@@ -144,29 +125,58 @@ class BoundaryLowering : public IRMutator {
            m == MemorySpace::Right;
   }
 
-  // A cube tile read on the vector lanes goes the way the device's cube-to-vector pipe takes
-  // it: the cube writes the whole tile to a buffer in global memory, and each lane loads its
-  // part into its own Vec memory. With an odd split axis the buffer has one row (or column) of
-  // padding, and lane 1's load is valid to one fewer than lane 0's.
-  StmtPtr through_global_memory(const AssignStmt& s, const ExprPtr& x, std::optional<size_t> axis,
-                                Span span) {
+  static ExprPtr zeros(const std::vector<int64_t>& shape, DataType dtype, bool tile, Span span) {
+    return make_op_call(tile ? "create_tile" : "create_tensor", {detail::int_tuple(shape)},
+                        {{"dtype", AttrValue(dtype)}}, span);
+  }
+
+  // [lane * part, 0] or [0, lane * part]; [0, 0] without a split axis.
+  ExprPtr lane_offsets(std::optional<size_t> axis, int64_t part, Span span) const {
+    std::vector<ExprPtr> offsets{make_int(0, span), make_int(0, span)};
+    if (axis) offsets[*axis] = make_binary(BinaryOp::Mul, lane_, make_int(part, span), span);
+    return make_tuple(std::move(offsets), span);
+  }
+
+  // v = pl.aiv_shard(x): the lane's part of x in its Vec memory. A tensor's part is loaded. A
+  // cube tile goes the way the device's cube-to-vector pipe takes it: the cube writes it whole
+  // to a buffer in global memory and each lane loads its part. A vector tile's part is a slice.
+  // With an odd split axis lane 0 holds one more than lane 1: the buffer has a row (or column)
+  // of padding, and lane 1's part is valid to one fewer.
+  StmtPtr shard(const AssignStmt& s, ExprPtr x, std::optional<size_t> axis, Span span) {
     const Shaped info = shaped_of(x);
-    std::vector<int64_t> buffer_shape = info.shape, part_shape = info.shape;
-    int64_t part = 0;
+    std::vector<int64_t> part_shape = info.shape, buffer_shape = info.shape;
+    const int64_t part = axis ? split_lane_extent(info.shape[*axis]) : 0;
     if (axis) {
-      part = split_lane_extent(info.shape[*axis]);
-      buffer_shape[*axis] = 2 * part;
       part_shape[*axis] = part;
+      buffer_shape[*axis] = 2 * part;
     }
-    ExprPtr created = zeros(buffer_shape, info.dtype, false, span);
-    VarPtr buffer = make_var(s.var->name + "_pipe", created->type(), span);
+    const bool odd = buffer_shape != info.shape;
     std::vector<StmtPtr> out;
-    out.push_back(make_node<AssignStmt>(buffer, created, span));
-    out.push_back(make_node<AssignStmt>(
-        buffer, make_op_call("store", {x, detail::int_tuple({0, 0}), buffer}, {}, span), span));
-    ExprPtr offsets = axis ? lane_offsets(*axis, part, span) : detail::int_tuple({0, 0});
-    std::vector<ExprPtr> args{buffer, offsets, detail::int_tuple(part_shape)};
-    if (axis && buffer_shape[*axis] != info.shape[*axis]) {
+    if (info.is_tile && !in_cube_memory(*x)) {
+      if (!axis) return make_node<AssignStmt>(s.var, x, s.span());
+      if (odd) {
+        x = make_op_call(
+            "assemble", {zeros(buffer_shape, info.dtype, true, span), x, detail::int_tuple({0, 0})},
+            {}, span);
+      }
+      return make_node<AssignStmt>(
+          s.var,
+          make_op_call("slice", {x, detail::int_tuple(part_shape), lane_offsets(axis, part, span)},
+                       {}, span),
+          s.span());
+    }
+    if (info.is_tile) {
+      ExprPtr created = zeros(buffer_shape, info.dtype, false, span);
+      VarPtr buffer = make_var(s.var->name + "_pipe", created->type(), span);
+      out.push_back(make_node<AssignStmt>(buffer, created, span));
+      ExprPtr written =
+          info.is_tile ? make_op_call("store", {x, detail::int_tuple({0, 0}), buffer}, {}, span)
+                       : make_op_call("assemble", {buffer, x, detail::int_tuple({0, 0})}, {}, span);
+      out.push_back(make_node<AssignStmt>(buffer, written, span));
+      x = buffer;
+    }
+    std::vector<ExprPtr> args{x, lane_offsets(axis, part, span), detail::int_tuple(part_shape)};
+    if (odd) {
       // Lane 0 holds `part`, lane 1 `part - 1`: part - lane.
       std::vector<ExprPtr> valid;
       for (int64_t extent : part_shape) valid.push_back(make_int(extent, span));
@@ -178,31 +188,31 @@ class BoundaryLowering : public IRMutator {
     return make_seq(std::move(out), s.span());
   }
 
-  // [lane * part, 0] or [0, lane * part].
-  ExprPtr lane_offsets(size_t axis, int64_t part, Span span) const {
-    ExprPtr along = make_binary(BinaryOp::Mul, lane_, make_int(part, span), span);
-    std::vector<ExprPtr> offsets{make_int(0, span), make_int(0, span)};
-    offsets[axis] = along;
-    return make_tuple(std::move(offsets), span);
-  }
-
-  // The lane's ceil-half of `x` along `axis`. A tile with an odd extent is first padded to an
-  // even one (the pad is zeros) so that lane 1's window lies inside it; a tensor's window is a
-  // view the device clips to the tensor.
-  ExprPtr lane_part(ExprPtr x, size_t axis, Span span) const {
-    Shaped info = shaped_of(x);
-    const int64_t part = split_lane_extent(info.shape[axis]);
-    if (info.is_tile && info.shape[axis] % 2 != 0) {
-      std::vector<int64_t> padded = info.shape;
-      padded[axis] = 2 * part;
-      x = make_op_call("assemble",
-                       {zeros(padded, info.dtype, true, span), x, detail::int_tuple({0, 0})}, {},
-                       span);
+  // g = pl.aic_gather(v): the lanes' parts joined where the cube reads them. Tiles go the way of
+  // the device's vector-to-cube pipe: each lane writes its part to its place in a buffer in
+  // global memory, and after both lanes the cube loads the whole into Mat. Tensors are
+  // assembled into one of the joined shape. Without a split axis both lanes write the whole
+  // value to the same place (the program keeps it the same on both lanes).
+  StmtPtr gather(const AssignStmt& s, const ExprPtr& v, std::optional<size_t> axis, Span span) {
+    const Shaped joined = shaped_of(s.value);
+    const int64_t part = axis ? shaped_of(v).shape[*axis] : 0;
+    ExprPtr created = zeros(joined.shape, joined.dtype, false, span);
+    if (!joined.is_tile) {
+      before_lanes.push_back(make_node<AssignStmt>(s.var, created, s.span()));
+      return make_node<AssignStmt>(
+          s.var, make_op_call("assemble", {s.var, v, lane_offsets(axis, part, span)}, {}, span),
+          s.span());
     }
-    std::vector<int64_t> shape = info.shape;
-    shape[axis] = part;
-    return make_op_call("slice", {x, detail::int_tuple(shape), lane_offsets(axis, part, span)}, {},
-                        span);
+    VarPtr buffer = make_var(s.var->name + "_pipe", created->type(), span);
+    before_lanes.push_back(make_node<AssignStmt>(buffer, created, span));
+    after_lanes.push_back(make_node<AssignStmt>(
+        s.var,
+        make_op_call("load", {buffer, detail::int_tuple({0, 0}), detail::int_tuple(joined.shape)},
+                     {{"target_memory", AttrValue(MemorySpace::Mat)}}, span),
+        s.span()));
+    return make_node<AssignStmt>(
+        buffer, make_op_call("store", {v, lane_offsets(axis, part, span), buffer}, {}, span),
+        s.span());
   }
 
   VarPtr lane_;
@@ -251,11 +261,12 @@ class SplitAivLowering : public IRMutator {
     BoundaryLowering lowering(lane);
     std::vector<StmtPtr> lane_body{make_node<AssignStmt>(first->var, lane, first->span())};
     for (const auto& st : body) lane_body.push_back(lowering.mutate(st));
-    std::vector<StmtPtr> out = std::move(lowering.gather_inits);
+    std::vector<StmtPtr> out = std::move(lowering.before_lanes);
     out.push_back(make_node<ForStmt>(
         lane, make_int(0, s->span()), make_int(2, s->span()), make_int(1, s->span()),
-        ForKind::Sequential, std::vector<VarPtr>{}, std::vector<ExprPtr>{},
+        ForKind::Unroll, std::vector<VarPtr>{}, std::vector<ExprPtr>{},
         make_seq(std::move(lane_body), s->span()), std::vector<VarPtr>{}, s->span()));
+    for (auto& st : lowering.after_lanes) out.push_back(std::move(st));
     return make_seq(std::move(out), s->span());
   }
 
