@@ -17,13 +17,21 @@ namespace {
 using testing::load_example;
 using testing::print;
 
-TEST(PassManager, DefaultStrategyListsTwelvePassesInPipelineOrder) {
+TEST(PassManager, DefaultStrategyListsThirteenPassesInPipelineOrder) {
   auto names = PassManager::for_strategy(OptimizationStrategy::Default).pass_names();
-  std::vector<std::string> expected = {
-      "UnrollLoops",      "ConvertToSSA",         "Simplify",
-      "FlattenCallExpr",  "OutlineIncoreScopes",  "ConvertTensorToTileOps",
-      "AutoTileMatmulL0", "InferTileMemorySpace", "InitMemRef",
-      "MemoryReuse",      "AllocateMemoryAddr",   "DeriveCallDirections"};
+  std::vector<std::string> expected = {"LowerSplitAiv",
+                                       "UnrollLoops",
+                                       "ConvertToSSA",
+                                       "Simplify",
+                                       "FlattenCallExpr",
+                                       "OutlineIncoreScopes",
+                                       "ConvertTensorToTileOps",
+                                       "AutoTileMatmulL0",
+                                       "InferTileMemorySpace",
+                                       "InitMemRef",
+                                       "MemoryReuse",
+                                       "AllocateMemoryAddr",
+                                       "DeriveCallDirections"};
   EXPECT_EQ(names, expected);
 }
 
