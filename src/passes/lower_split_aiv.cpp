@@ -1,25 +1,26 @@
 // LowerSplitAiv: turns every `for aiv in pl.split_aiv(2, mode=...)` region (a ScopeStmt of level
 // SPLIT_AIV, see ir::ScopeStmt) into what the two AIV lanes of a cluster run, as a loop over the
-// lanes:
+// lanes that UnrollLoops then copies once per lane:
 //
-//   for lane in pl.range(2):
+//   for lane in pl.unroll(2):
 //       aiv = lane
-//       <body>, with   v = pl.aiv_shard(x)   ->  v = lane's part of x (a slice)
-//                      g = pl.aic_gather(y)  ->  g = pl.assemble(g, y, lane's offset)
+//       <body>, with   v = pl.aiv_shard(x)   ->  v = the lane's part of x, loaded into Vec
+//                      g = pl.aic_gather(y)  ->  y stored at the lane's place in a buffer
+//   g = <the buffer, loaded into Mat>
 //
 // The CPU device has no vector lanes to run side by side; the lanes' parts are disjoint (that is
 // what the split promises), so running lane 0 and then lane 1 computes what the two lanes do at
 // once. UP_DOWN gives a lane ceil(rows / 2) rows starting at lane * ceil(rows / 2) (an odd row
-// count leaves lane 1 one row fewer: its slice is padded with zeros), LEFT_RIGHT the same on the
-// columns, NONE all of x. A gathered value starts as a zero buffer of the joined shape before the
-// loop, and each lane assembles its part into it.
+// count leaves lane 1 a part valid to one row fewer), LEFT_RIGHT the same on the columns, NONE
+// all of x. Cube tiles cross to the vector lanes through a buffer in global memory, as the
+// device's cube-to-vector pipe moves them (a2a3 has no Acc-to-Vec move), and back the same way.
 //
 // A data-parallel region (UP_DOWN / LEFT_RIGHT) with no aiv_shard / aic_gather holds full-width
-// vector code that the NPU compiler halves op by op; the halves together compute the full-width
-// code, so when the body does not read `aiv` it runs once, whole. One that reads `aiv` depends on
-// a per-op halving this compiler does not do, and is refused with its position.
+// vector code that the NPU compiler halves op by op. When the body reads `aiv` each lane runs
+// its halved copy (split_aiv_halving.h); when it does not, the halves together compute the
+// full-width code, which then runs once, whole.
 //
-// It is the first pass: the ones after it see plain loops, slices and assembles.
+// It is the first pass: the ones after it see plain loops, loads, stores and slices.
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,6 +29,7 @@
 #include "pass_utils.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
+#include "split_aiv_halving.h"
 
 namespace pypto::passes {
 
@@ -240,19 +242,10 @@ class SplitAivLowering : public IRMutator {
 
     RegionScan scan(first->var.get());
     for (const auto& st : body) scan.visit(st);
-    if (s->split != "NONE" && !scan.has_boundary) {
-      if (scan.reads_lane) {
-        throw CompileError(s->span(),
-                           "this pl.split_aiv(mode=" + s->split +
-                               ") region has no pl.aiv_shard and reads its "
-                               "lane '" +
-                               first->var->name +
-                               "': halving full-width vector code per lane is not "
-                               "supported here. Take each lane's part with pl.aiv_shard(x), or use "
-                               "mode=pl.SplitMode.NONE and address each lane's data by '" +
-                               first->var->name + "'");
-      }
-      // Full-width code: the two halves together are the whole; run it once.
+    const bool halves = s->split != "NONE" && !scan.has_boundary;
+    if (halves && !scan.reads_lane) {
+      // Full-width code that does not depend on the lane: the two halves together are the
+      // whole, so it runs once, whole.
       body.insert(body.begin(), seq->stmts.front());
       return make_seq(std::move(body), s->span());
     }
@@ -260,7 +253,13 @@ class SplitAivLowering : public IRMutator {
     VarPtr lane = make_var("lane", first->var->type(), first->span());
     BoundaryLowering lowering(lane);
     std::vector<StmtPtr> lane_body{make_node<AssignStmt>(first->var, lane, first->span())};
-    for (const auto& st : body) lane_body.push_back(lowering.mutate(st));
+    if (halves) {
+      // Full-width code that reads the lane: each lane runs its half of every vector tile.
+      const size_t axis = s->split == "UP_DOWN" ? 0 : 1;
+      lane_body.push_back(detail::halve_for_lane(make_seq(std::move(body), s->span()), lane, axis));
+    } else {
+      for (const auto& st : body) lane_body.push_back(lowering.mutate(st));
+    }
     std::vector<StmtPtr> out = std::move(lowering.before_lanes);
     out.push_back(make_node<ForStmt>(
         lane, make_int(0, s->span()), make_int(2, s->span()), make_int(1, s->span()),

@@ -275,13 +275,30 @@ def test_shard_outside_a_region_is_a_parse_error():
     assert "use it inside `for aiv in pl.split_aiv(2, mode=...)`" in str(info.value)
 
 
-def test_halving_code_that_reads_the_lane_is_refused_by_name(work):
-    body = "out = pl.store(pl.load(x, [aiv * 8, 0], [16, 64]), [aiv * 8, 0], out)"
+def test_full_width_code_reading_the_lane_is_halved_per_lane(work):
+    # Each lane's 16-row load at [aiv * 16, 0] keeps its half, 8 rows, moved by aiv * 8: lane 0
+    # reads and writes rows 0-7, lane 1 rows 24-31 (16 + 8); the rows between are not written.
+    body = "out = pl.store(pl.add(pl.load(x, [aiv * 16, 0], [16, 64]), 1.0), [aiv * 16, 0], out)"
+    text = region(body=body).replace("[16, 64], pl.FP32]", "[32, 64], pl.FP32]")
+
+    def golden(t, params=None):
+        t["out"][:8] = t["x"][:8] + 1.0
+        t["out"][24:] = t["x"][24:] + 1.0
+
+    specs = [TensorSpec("x", [32, 64], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("out", [32, 64], pl.FP32, init_value=0.0, is_output=True)]
+    result = run(pl.parse(text), specs, golden, config(work))
+    assert result.passed, result.error
+
+
+def test_halving_refuses_a_reduction_along_the_split_axis(work):
+    body = ("t = pl.load(x, [aiv * 8, 0], [16, 64])\n"
+            "                out = pl.store(pl.col_sum(t), [aiv, 0], out)")
     with pytest.raises(CompileError) as info:
         ir.compile(pl.parse(region(body=body)), output_dir=str(work / "c"))
     text = str(info.value)
-    assert "pl.split_aiv(mode=UP_DOWN) region has no pl.aiv_shard and reads its lane 'aiv'" in text
-    assert ":10:" in text
+    assert "pl.col_sum reduces along the split axis in a pl.split_aiv region" in text
+    assert ":12:" in text  # the line of the op
 
 
 def test_nested_regions_and_shards_inside_expressions_are_refused(work):

@@ -1,22 +1,39 @@
-# construct: pl.split_aiv(mode=UP_DOWN) over full-width vector code that reads the lane (halved op by op)
-# expect: unsupported
-# names: pl.split_aiv UP_DOWN aiv_shard lane
-"""Full-width vector code in a data-parallel region, which the NPU compiler halves op by op
-(each load, compute and store narrowed to the lane's half, offsets moved by lane * half). Code
-that does not read the lane index runs whole on this device (the halves together are the whole);
-code that does, like this, is refused."""
+# construct: pl.split_aiv(mode=UP_DOWN / LEFT_RIGHT) over full-width vector code: halved per lane
+# expect: works
+"""Full-width vector code in a data-parallel region, halved for each lane: every vector tile
+keeps the lane's half of its rows (UP_DOWN) or columns (LEFT_RIGHT), each load and store moved
+to the lane's half. Scaling by the lane index + 1 shows which lane wrote what."""
+
+import numpy as np
 
 import pypto.language as pl
+from pypto.runtime import TensorSpec
 
 
 @pl.program
 class Halved:
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[512, 128], pl.FP32], b: pl.Tensor[[512, 128], pl.FP32],
-             out: pl.Out[pl.Tensor[[512, 128], pl.FP32]]) -> pl.Tensor[[512, 128], pl.FP32]:
-        for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
-            offset = aiv_id * 128
-            tile_a: pl.Tile[[128, 128], pl.FP32] = pl.load(a, [offset, 0], [128, 128])
-            tile_b: pl.Tile[[128, 128], pl.FP32] = pl.load(b, [offset, 0], [128, 128])
-            out = pl.store(pl.add(tile_a, tile_b), [offset, 0], out)
-        return out
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32], ud: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
+             lr: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
+             ) -> tuple[pl.Tensor[[32, 64], pl.FP32], pl.Tensor[[32, 64], pl.FP32]]:
+        for aiv in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            rows: pl.Tile[[32, 64], pl.FP32] = pl.load(x, [0, 0], [32, 64])  # 16 rows per lane
+            ud = pl.store(pl.mul(rows, pl.cast(aiv + 1, pl.FP32)), [0, 0], ud)
+        for aiv in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
+            cols = pl.load(x, [0, 0], [32, 64])  # 32 columns per lane
+            lr = pl.store(pl.add(pl.exp(cols), pl.cast(aiv, pl.FP32)), [0, 0], lr)
+        return ud, lr
+
+
+def tensor_specs():
+    return [TensorSpec("x", [32, 64], pl.FP32, init_value=np.random.standard_normal),
+            TensorSpec("ud", [32, 64], pl.FP32, is_output=True),
+            TensorSpec("lr", [32, 64], pl.FP32, is_output=True)]
+
+
+def golden(tensors):
+    x = tensors["x"]
+    tensors["ud"][:16] = x[:16]
+    tensors["ud"][16:] = x[16:] * 2.0
+    tensors["lr"][:, :32] = np.exp(x[:, :32])
+    tensors["lr"][:, 32:] = np.exp(x[:, 32:]) + 1.0
