@@ -34,9 +34,9 @@ int64_t split_attr(const OpContext& c) {
   return *mode;
 }
 
-// x with its split axis resized by `resize`; NONE keeps x's shape. A shard is what a vector
-// lane holds: a tile in Vec. A gather of tiles is what the cube reads: a tile in Mat; of
-// tensors, a tensor.
+// x with its split axis resized by `resize`; NONE keeps x's shape. The ops of tensors give
+// tensors (the tensor-level form, which the kernel's tile conversion places). Of tiles, a shard
+// is what a vector lane holds, a tile in Vec, and a gather what the cube reads, a tile in Mat.
 template <typename Resize>
 TypePtr boundary_type(const OpContext& c, Resize resize, bool shard) {
   const int64_t mode = split_attr(c);
@@ -49,8 +49,8 @@ TypePtr boundary_type(const OpContext& c, Resize resize, bool shard) {
     }
     shape[*axis] = resize(shape[*axis]);
   }
-  if (shard) return tile_type(std::move(shape), x.dtype, MemorySpace::Vec);
-  if (x.is_tile) return tile_type(std::move(shape), x.dtype, MemorySpace::Mat);
+  if (!x.is_tile) return tensor_type(std::move(shape), x.dtype);
+  return tile_type(std::move(shape), x.dtype, shard ? MemorySpace::Vec : MemorySpace::Mat);
   return tensor_type(std::move(shape), x.dtype);
 }
 

@@ -6,8 +6,8 @@
 // `split` is the region's pl.SplitMode as an integer (0 NONE, 1 UP_DOWN, 2 LEFT_RIGHT); the
 // parser fills it in from the enclosing region when the program does not give it. With UP_DOWN
 // a lane's part is ceil(rows / 2) rows of x, with LEFT_RIGHT ceil(cols / 2) columns; with NONE
-// it is all of x. A shard is a Vec tile (what a vector lane holds); a gather of tiles is a Mat
-// tile (what the cube reads), of tensors a tensor. The LowerSplitAiv pass
+// it is all of x. Of tensors both give tensors; of tiles a shard is a Vec tile (what a vector
+// lane holds) and a gather a Mat tile (what the cube reads). The LowerSplitAiv pass
 // (src/passes/lower_split_aiv.cpp) replaces both ops by loads, stores, slices and assembles for
 // each lane, so neither reaches the interpreter or codegen.
 #pragma once

@@ -139,13 +139,14 @@ class BoundaryLowering : public IRMutator {
     return make_tuple(std::move(offsets), span);
   }
 
-  // v = pl.aiv_shard(x): the lane's part of x in its Vec memory. A tensor's part is loaded. A
-  // cube tile goes the way the device's cube-to-vector pipe takes it: the cube writes it whole
-  // to a buffer in global memory and each lane loads its part. A vector tile's part is a slice.
-  // With an odd split axis lane 0 holds one more than lane 1: the buffer has a row (or column)
-  // of padding, and lane 1's part is valid to one fewer.
+  // v = pl.aiv_shard(x): the lane's part of x. A tensor's part is a slice of it (a view), a
+  // vector tile's a slice too. A cube tile goes the way the device's cube-to-vector pipe takes
+  // it: the cube writes it whole to a buffer in global memory and each lane loads its part into
+  // Vec. With an odd split axis lane 0 holds one more than lane 1: lane 1's part is valid to one
+  // fewer (a tile's is padded with zeros, the buffer has a row or column to spare).
   StmtPtr shard(const AssignStmt& s, ExprPtr x, std::optional<size_t> axis, Span span) {
     const Shaped info = shaped_of(x);
+    if (!axis && !in_cube_memory(*x)) return make_node<AssignStmt>(s.var, x, s.span());
     std::vector<int64_t> part_shape = info.shape, buffer_shape = info.shape;
     const int64_t part = axis ? split_lane_extent(info.shape[*axis]) : 0;
     if (axis) {
@@ -153,9 +154,29 @@ class BoundaryLowering : public IRMutator {
       buffer_shape[*axis] = 2 * part;
     }
     const bool odd = buffer_shape != info.shape;
-    std::vector<StmtPtr> out;
-    if (info.is_tile && !in_cube_memory(*x)) {
-      if (!axis) return make_node<AssignStmt>(s.var, x, s.span());
+    // Lane 0 holds `part`, lane 1 `part - 1`: part - lane.
+    auto lane_valid = [&] {
+      std::vector<ExprPtr> valid;
+      for (int64_t extent : part_shape) valid.push_back(make_int(extent, span));
+      valid[*axis] = make_binary(BinaryOp::Sub, make_int(part, span), lane_, span);
+      return make_tuple(std::move(valid), span);
+    };
+    if (!info.is_tile) {
+      if (odd) {
+        throw CompileError(span, "pl.aiv_shard of a tensor with an odd extent (" +
+                                     std::to_string(info.shape[*axis]) +
+                                     ") on the split axis is not supported: lane 1's part would "
+                                     "be a window valid to one fewer, which a kernel cannot "
+                                     "load. Shard a tile (pl.load the value first), or give the "
+                                     "axis an even extent");
+      }
+      return make_node<AssignStmt>(
+          s.var,
+          make_op_call("slice", {x, detail::int_tuple(part_shape), lane_offsets(axis, part, span)},
+                       {}, span),
+          s.span());
+    }
+    if (!in_cube_memory(*x)) {
       if (odd) {
         x = make_op_call(
             "assemble", {zeros(buffer_shape, info.dtype, true, span), x, detail::int_tuple({0, 0})},
@@ -167,24 +188,15 @@ class BoundaryLowering : public IRMutator {
                        {}, span),
           s.span());
     }
-    if (info.is_tile) {
-      ExprPtr created = zeros(buffer_shape, info.dtype, false, span);
-      VarPtr buffer = make_var(s.var->name + "_pipe", created->type(), span);
-      out.push_back(make_node<AssignStmt>(buffer, created, span));
-      ExprPtr written =
-          info.is_tile ? make_op_call("store", {x, detail::int_tuple({0, 0}), buffer}, {}, span)
-                       : make_op_call("assemble", {buffer, x, detail::int_tuple({0, 0})}, {}, span);
-      out.push_back(make_node<AssignStmt>(buffer, written, span));
-      x = buffer;
-    }
-    std::vector<ExprPtr> args{x, lane_offsets(axis, part, span), detail::int_tuple(part_shape)};
-    if (odd) {
-      // Lane 0 holds `part`, lane 1 `part - 1`: part - lane.
-      std::vector<ExprPtr> valid;
-      for (int64_t extent : part_shape) valid.push_back(make_int(extent, span));
-      valid[*axis] = make_binary(BinaryOp::Sub, make_int(part, span), lane_, span);
-      args.push_back(make_tuple(std::move(valid), span));
-    }
+    std::vector<StmtPtr> out;
+    ExprPtr created = zeros(buffer_shape, info.dtype, false, span);
+    VarPtr buffer = make_var(s.var->name + "_pipe", created->type(), span);
+    out.push_back(make_node<AssignStmt>(buffer, created, span));
+    out.push_back(make_node<AssignStmt>(
+        buffer, make_op_call("store", {x, detail::int_tuple({0, 0}), buffer}, {}, span), span));
+    std::vector<ExprPtr> args{buffer, lane_offsets(axis, part, span),
+                              detail::int_tuple(part_shape)};
+    if (odd) args.push_back(lane_valid());
     out.push_back(
         make_node<AssignStmt>(s.var, make_op_call("load", std::move(args), {}, span), s.span()));
     return make_seq(std::move(out), s.span());

@@ -4,6 +4,8 @@ lane its half of a cube value (UP_DOWN: rows, LEFT_RIGHT: columns, NONE: all of 
 leaves lane 1 one fewer), pl.aic_gather joins the lanes' halves for the cube. Checked against
 numpy goldens, and the errors for what is not supported."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -313,3 +315,45 @@ def test_nested_regions_and_shards_inside_expressions_are_refused(work):
     with pytest.raises(CompileError) as info:
         ir.compile(pl.parse(inline), output_dir=str(work / "i"))
     assert "pl.aiv_shard must be the whole right-hand side of an assignment" in str(info.value)
+
+
+TENSOR_SHARD = """
+import pypto.language as pl
+
+@pl.jit
+def tensor_shard(a: pl.Tensor[[ROWS, 64], pl.FP32], w: pl.Tensor[[128, 64], pl.FP32],
+                 out: pl.Out[pl.Tensor[[ROWS, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="shard"):
+        acc = pl.matmul(a, w, b_trans=True, out_dtype=pl.FP32)
+        for aiv in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            rows = pl.aiv_shard(acc)
+            out[aiv * HALF : aiv * HALF + HALF, 0:128] = pl.exp(rows)
+    return out
+"""
+
+
+def tensor_shard(rows, folder):
+    # @pl.jit reads its function's source from its file.
+    path = folder / f"tensor_shard_{rows}.py"
+    path.write_text(TENSOR_SHARD.replace("ROWS", str(rows)).replace("HALF", str((rows + 1) // 2)))
+    spec = importlib.util.spec_from_file_location(f"tensor_shard_{rows}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.tensor_shard
+
+
+def test_tensor_level_shard_is_a_tensor_of_the_lanes_rows(tmp_path):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((16, 64)).astype(np.float32) * 0.1
+    w = rng.standard_normal((128, 64)).astype(np.float32) * 0.1
+    out = np.zeros((16, 128), np.float32)
+    tensor_shard(16, tmp_path)(a, w, out)
+    np.testing.assert_allclose(out, np.exp(a @ w.T), rtol=1e-4, atol=1e-4)
+
+
+def test_tensor_shard_of_an_odd_extent_is_refused_at_the_shard(tmp_path):
+    a = np.zeros((17, 64), np.float32)
+    with pytest.raises(CompileError) as info:
+        tensor_shard(17, tmp_path)(a, np.zeros((128, 64), np.float32), np.zeros((17, 128), np.float32))
+    message = "pl.aiv_shard of a tensor with an odd extent (17) on the split axis"
+    assert message in str(info.value)
