@@ -354,6 +354,7 @@ def test_tensor_level_shard_is_a_tensor_of_the_lanes_rows(tmp_path):
 def test_tensor_shard_of_an_odd_extent_is_refused_at_the_shard(tmp_path):
     a = np.zeros((17, 64), np.float32)
     with pytest.raises(CompileError) as info:
-        tensor_shard(17, tmp_path)(a, np.zeros((128, 64), np.float32), np.zeros((17, 128), np.float32))
+        tensor_shard(17, tmp_path)(a, np.zeros((128, 64), np.float32),
+                                   np.zeros((17, 128), np.float32))
     message = "pl.aiv_shard of a tensor with an odd extent (17) on the split axis"
     assert message in str(info.value)
