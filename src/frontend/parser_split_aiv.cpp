@@ -88,7 +88,7 @@ StmtPtr Parser::parse_split_aiv_loop(Span span, const Token& loop_name) {
   split_aiv_modes_.push_back(*split_mode_number(mode));
   Block body;
   {
-    const CoreScopeGuard core_scope(*this);
+    const CountedScope core_scope(core_scopes_open_);
     body = parse_block(BlockKind::Scope, [&] {
       return "'for' statement on line " + std::to_string(span.line + line_offset_);
     });

@@ -433,18 +433,6 @@ class Parser {
   StmtPtr parse_split_aiv_loop(Span span, const Token& loop_name);
   // pl.aiv_shard / pl.aic_gather without split=: the enclosing region's mode.
   void add_split_aiv_mode(const ir::OpDef& def, ir::Attrs& attrs, Span span) const;
-  // While it lives, the code being parsed is inside a core scope (pl.at, pl.spmd), where a
-  // split_aiv region needs no scope of its own.
-  class CoreScopeGuard {
-   public:
-    explicit CoreScopeGuard(Parser& p) : p_(p) { ++p_.core_scopes_open_; }
-    ~CoreScopeGuard() { --p_.core_scopes_open_; }
-    CoreScopeGuard(const CoreScopeGuard&) = delete;
-    CoreScopeGuard& operator=(const CoreScopeGuard&) = delete;
-
-   private:
-    Parser& p_;
-  };
 
   // -------------------------------- while, break and continue (parser_loops.cpp)
 
@@ -700,8 +688,8 @@ class Parser {
   bool task_id_dtype_allowed_ = false;  // parsing pl.array.create's arguments: pl.TASK_ID names
                                         // its element type
   bool strict_ssa_ = false;             // the current function's @pl.function(strict_ssa=...)
-  // The pl.at / pl.spmd scopes around the code being parsed, and the modes of the open
-  // pl.split_aiv regions (innermost last).
+  // The pl.at / pl.spmd scopes around the code being parsed (a split_aiv region in one needs no
+  // scope of its own; counted by CountedScope), and the open regions' modes, innermost last.
   int core_scopes_open_ = 0;
   std::vector<int64_t> split_aiv_modes_;
   const std::vector<TypePtr>* return_types_ = nullptr;

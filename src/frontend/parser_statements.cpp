@@ -740,7 +740,7 @@ StmtPtr Parser::parse_with() {
     tid = &expect_name("a name for the TaskId after 'as'");
   }
   expect(TK::Colon, "':' after the with statement");
-  const CoreScopeGuard core_scope(*this);
+  const CountedScope core_scope(core_scopes_open_);
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
   });
