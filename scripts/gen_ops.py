@@ -158,6 +158,15 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
 # Ops whose parameters, result or summary differ from their category's: parameter types added
 # to (or replacing) the category's, the result type, and the first docstring line.
 OPS: Dict[str, Tuple[Dict[str, str], str, str]] = {
+    "aiv_shard": ({"input": VALUE, "split": "int"}, VALUE,
+                  "In a pl.split_aiv region: this AIV lane's part of the cube value `input` "
+                  "(half its rows with UP_DOWN, half its columns with LEFT_RIGHT, all of it with "
+                  "NONE): a Vec tile for a tile, a tensor for a tensor. `split` is the region's "
+                  "mode, which the parser fills in."),
+    "aic_gather": ({"input": VALUE, "split": "int"}, VALUE,
+                   "In a pl.split_aiv region: the AIV lanes' parts `input` joined again for the "
+                   "cube (a Mat tile for tiles, a tensor for tensors). `split` is the region's "
+                   "mode, which the parser fills in."),
     "row_expand_add": ({"tmp": "Tile"}, "Tile",
                        "Adds to each row of `tile` that row's value in the [rows, 1] tile `row`, "
                        "or, for a packed `row` of [rows, 32 bytes of elements], the row's block "

@@ -149,6 +149,7 @@ StmtPtr Parser::parse_spmd_loop(Span span, const Token& loop_name) {
   expect(TK::Colon, "':' after the for statement");
   const Span index_span = span_of(loop_name);
   VarPtr block = bind_var(loop_name.text, ir::scalar_type(DataType::INT64), index_span);
+  const CountedScope core_scope(core_scopes_open_);
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'for' statement on line " + std::to_string(span.line + line_offset_);
   });

@@ -395,6 +395,7 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
   }
   // A load of a kernel parameter that declares a partial valid region reads within it.
   if (def.name == "load") intersect_load_with_param_valid(args, span);
+  if (def.name == "aiv_shard" || def.name == "aic_gather") add_split_aiv_mode(def, attrs, span);
   try {
     return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);
   } catch (const CompileError& e) {

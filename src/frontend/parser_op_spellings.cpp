@@ -70,10 +70,8 @@ const ScalarForm* scalar_form(std::string_view spelling) {
 // implementation is one line deleted.
 // clang-format off
 constexpr std::string_view kUnsupported[] = {
-    "aic_gather",
     "aic_initialize_pipe",
     "aiv_initialize_pipe",
-    "aiv_shard",
     "alloc",
     "create_l1",
     "dump_tag",

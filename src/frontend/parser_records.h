@@ -191,6 +191,18 @@ struct TaskPredicate {
 
 enum class BlockKind : uint8_t { Function, Loop, LoopWithIterArgs, IfBranch, Scope };
 
+// While it lives, one more scope of a kind is open: `count` is one higher.
+class CountedScope {
+ public:
+  explicit CountedScope(int& count) : count_(count) { ++count_; }
+  ~CountedScope() { --count_; }
+  CountedScope(const CountedScope&) = delete;
+  CountedScope& operator=(const CountedScope&) = delete;
+
+ private:
+  int& count_;
+};
+
 struct Block {
   std::vector<StmtPtr> stmts;
   std::optional<YieldInfo> yield;

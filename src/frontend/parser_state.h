@@ -427,6 +427,13 @@ class Parser {
   // `for i in pl.spmd(n, ...)`, after 'in': one SPMD launch of a CORE_GROUP scope of the body.
   StmtPtr parse_spmd_loop(Span span, const Token& loop_name);
 
+  // -------------------------------- pl.split_aiv regions (parser_split_aiv.cpp)
+
+  // `for aiv in pl.split_aiv(2, mode=...)`, after 'in': a region run once per AIV lane.
+  StmtPtr parse_split_aiv_loop(Span span, const Token& loop_name);
+  // pl.aiv_shard / pl.aic_gather without split=: the enclosing region's mode.
+  void add_split_aiv_mode(const ir::OpDef& def, ir::Attrs& attrs, Span span) const;
+
   // -------------------------------- while, break and continue (parser_loops.cpp)
 
   void enter_loop(std::string kind, bool allows_exits, bool has_init, Span span);
@@ -687,6 +694,10 @@ class Parser {
   bool task_id_dtype_allowed_ = false;  // parsing pl.array.create's arguments: pl.TASK_ID names
                                         // its element type
   bool strict_ssa_ = false;             // the current function's @pl.function(strict_ssa=...)
+  // The pl.at / pl.spmd scopes around the code being parsed (a split_aiv region in one needs no
+  // scope of its own; counted by CountedScope), and the open regions' modes, innermost last.
+  int core_scopes_open_ = 0;
+  std::vector<int64_t> split_aiv_modes_;
   const std::vector<TypePtr>* return_types_ = nullptr;
   // A jit function's return types, set by its first return statement.
   std::vector<TypePtr>* inferred_returns_ = nullptr;

@@ -463,6 +463,10 @@ StmtPtr Parser::parse_for() {
     if (!carried.empty()) fail(span_of(*carried[0]), "a pl.spmd loop carries no values");
     return parse_spmd_loop(span, loop_name);
   }
+  if (at_pl_member(0, "split_aiv")) {
+    if (!carried.empty()) fail(span_of(*carried[0]), "a pl.split_aiv region carries no values");
+    return parse_split_aiv_loop(span, loop_name);
+  }
   ir::ForKind for_kind = ir::ForKind::Sequential;
   if (at_pl_member(0, "range")) {
     for_kind = ir::ForKind::Sequential;
@@ -476,8 +480,8 @@ StmtPtr Parser::parse_for() {
     for_kind = ir::ForKind::Sequential;
   } else {
     expected(
-        "pl.range(...), pl.parallel(...), pl.pipeline(...), pl.unroll(...) or pl.spmd(...) after "
-        "'in'");
+        "pl.range(...), pl.parallel(...), pl.pipeline(...), pl.unroll(...), pl.spmd(...) or "
+        "pl.split_aiv(...) after 'in'");
   }
   const Span iterator_span = here();
   const std::string_view range_kind = peek_token(2).text;
@@ -736,6 +740,7 @@ StmtPtr Parser::parse_with() {
     tid = &expect_name("a name for the TaskId after 'as'");
   }
   expect(TK::Colon, "':' after the with statement");
+  const CountedScope core_scope(core_scopes_open_);
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
   });

@@ -308,6 +308,7 @@ StmtPtr Parser::parse_spmd_with(Span span) {
   }
   StmtPtr blocks = task_blocks_stmt(core_num, span);
   expect(TK::Colon, "':' after the with statement");
+  const CountedScope core_scope(core_scopes_open_);
   Block body = parse_block(BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
   });

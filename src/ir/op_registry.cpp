@@ -8,6 +8,7 @@
 #include "op_type_rules.h"
 #include "pto_abi.h"
 #include "comm_ops.h"
+#include "split_aiv_ops.h"
 #include "system_ops.h"
 #include "task_ops.h"
 #include "pypto/ir/printer.h"
@@ -104,6 +105,11 @@ std::vector<OpSpec> op_specs() {
        E::Slice},
       {"assemble", C::Assemble, {"target", "source", "offsets"}, 3, {"atomic"}, infer_assemble,
        in::op_assemble, E::Assemble},
+      // The AIC/AIV boundary of pl.split_aiv regions (split_aiv_ops.h), lowered by LowerSplitAiv.
+      {"aiv_shard", C::Slice, {"input"}, 1, {"split"}, infer_aiv_shard, in::op_split_aiv_boundary,
+       E::None},
+      {"aic_gather", C::Assemble, {"input"}, 1, {"split"}, infer_aic_gather,
+       in::op_split_aiv_boundary, E::None},
       {"concat", C::Concat, {"src0", "src1"}, 2, {}, infer_concat, in::op_concat, E::Concat},
       {"reshape", C::Reshape, {"input", "shape"}, 2, {}, infer_reshape, in::op_reshape,
        E::Reshape},

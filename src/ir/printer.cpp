@@ -202,6 +202,7 @@ class Printer {
         return yield(*s->as<YieldStmt>(), indent);
       case StmtKind::Scope: {
         const auto& scope = *s->as<ScopeStmt>();
+        if (scope.is_split_aiv()) return split_aiv_region(scope, indent);
         const std::string hint =
             scope.name_hint.empty() ? "" : ", name_hint=\"" + scope.name_hint + "\"";
         line(indent, "with pl.at(level=pl.Level." + scope.level + hint + "):");
@@ -221,6 +222,21 @@ class Printer {
   }
 
   // A statement block: never empty in the printed text.
+  // `for aiv in pl.split_aiv(2, mode=...)`: the loop variable is the lane the region's first
+  // statement binds (aiv = pl.tile.get_subblock_idx()), which the loop header stands for.
+  void split_aiv_region(const ScopeStmt& scope, int indent) {
+    const auto* seq = scope.body ? scope.body->as<SeqStmts>() : nullptr;
+    const StmtPtr& first = seq && !seq->stmts.empty() ? seq->stmts.front() : scope.body;
+    const auto* lane = first ? first->as<AssignStmt>() : nullptr;
+    const std::string lane_name = lane ? name_of(lane->var.get()) : "_";
+    line(indent,
+         "for " + lane_name + " in pl.split_aiv(2, mode=pl.SplitMode." + scope.split + "):");
+    if (!lane) return block(scope.body, indent + 1);
+    if (!seq) return line(indent + 1, "pass");
+    if (seq->stmts.size() == 1) return line(indent + 1, "pass");
+    for (size_t i = 1; i < seq->stmts.size(); ++i) stmt(seq->stmts[i], indent + 1);
+  }
+
   void block(const StmtPtr& body, int indent) {
     const auto* seq = body ? body->as<SeqStmts>() : nullptr;
     if (!body || (seq && seq->stmts.empty())) {

@@ -127,7 +127,8 @@ class EqualityChecker {
         return exprs(a->as<YieldStmt>()->values, b->as<YieldStmt>()->values);
       case StmtKind::Scope: {
         const auto *x = a->as<ScopeStmt>(), *y = b->as<ScopeStmt>();
-        return x->level == y->level && x->name_hint == y->name_hint && stmt(x->body, y->body);
+        return x->level == y->level && x->name_hint == y->name_hint && x->split == y->split &&
+               stmt(x->body, y->body);
       }
     }
     return false;
@@ -240,6 +241,7 @@ class Hasher {
         const auto* x = s->as<ScopeStmt>();
         str(x->level);
         str(x->name_hint);
+        str(x->split);
         return stmt(x->body);
       }
     }

@@ -45,6 +45,7 @@ const std::vector<Pass>& registered_passes() {
   // Never destroyed: profilers record pass names as views, and the process-wide profiler's exit
   // report (an atexit hook) may run after static destructors of objects made before it.
   static const std::vector<Pass>* const passes = new std::vector<Pass>{
+      {"LowerSplitAiv", lower_split_aiv, 0, 0},
       {"UnrollLoops", unroll_loops, static_cast<IRProperties>(P::NoUnrollLoops), 0},
       {"ConvertToSSA", convert_to_ssa, static_cast<IRProperties>(P::SSA), 0},
       {"Simplify", simplify, 0, 0},

@@ -258,8 +258,8 @@ std::vector<ErrorCase> cases() {
        7, 27, "expected an integer scalar in pl.range"},
       {"for_over_python_range", kernel("        for i in range(4):\n            pass\n" + L + S), 7,
        18,
-       "expected pl.range(...), pl.parallel(...), pl.pipeline(...), pl.unroll(...) or "
-       "pl.spmd(...)"},
+       "expected pl.range(...), pl.parallel(...), pl.pipeline(...), pl.unroll(...), "
+       "pl.spmd(...) or pl.split_aiv(...)"},
       {"yield_without_init_values",
        kernel(L + "        for i in pl.range(4):\n            t = pl.yield_(t)\n" + S), 9, 17,
        "pl.yield_ in a loop without init_values"},

@@ -17,13 +17,21 @@ namespace {
 using testing::load_example;
 using testing::print;
 
-TEST(PassManager, DefaultStrategyListsTwelvePassesInPipelineOrder) {
+TEST(PassManager, DefaultStrategyListsThirteenPassesInPipelineOrder) {
   auto names = PassManager::for_strategy(OptimizationStrategy::Default).pass_names();
-  std::vector<std::string> expected = {
-      "UnrollLoops",      "ConvertToSSA",         "Simplify",
-      "FlattenCallExpr",  "OutlineIncoreScopes",  "ConvertTensorToTileOps",
-      "AutoTileMatmulL0", "InferTileMemorySpace", "InitMemRef",
-      "MemoryReuse",      "AllocateMemoryAddr",   "DeriveCallDirections"};
+  std::vector<std::string> expected = {"LowerSplitAiv",
+                                       "UnrollLoops",
+                                       "ConvertToSSA",
+                                       "Simplify",
+                                       "FlattenCallExpr",
+                                       "OutlineIncoreScopes",
+                                       "ConvertTensorToTileOps",
+                                       "AutoTileMatmulL0",
+                                       "InferTileMemorySpace",
+                                       "InitMemRef",
+                                       "MemoryReuse",
+                                       "AllocateMemoryAddr",
+                                       "DeriveCallDirections"};
   EXPECT_EQ(names, expected);
 }
 
@@ -120,11 +128,13 @@ TEST(PassManager, FailingPassClosesItsStageAsFailed) {
   profiler.exit();
   auto report = profiler.report();
   ASSERT_EQ(report.stages.size(), 1u);
-  // The input's statistics, then the pass that failed (no statistics after it).
-  ASSERT_EQ(report.stages[0].children.size(), 2u);
+  // The input's statistics, LowerSplitAiv and its statistics, then the pass that failed (no
+  // statistics after it).
+  ASSERT_EQ(report.stages[0].children.size(), 4u);
   EXPECT_EQ(report.stages[0].children[0].name, "pass_statistics");
-  EXPECT_EQ(report.stages[0].children[1].name, "UnrollLoops");
-  EXPECT_TRUE(report.stages[0].children[1].failed);
+  EXPECT_EQ(report.stages[0].children[1].name, "LowerSplitAiv");
+  EXPECT_EQ(report.stages[0].children[3].name, "UnrollLoops");
+  EXPECT_TRUE(report.stages[0].children[3].failed);
 }
 
 TEST(PassManager, InstrumentsSeeEveryPassWithItsIndexAndProgram) {
@@ -158,7 +168,7 @@ TEST(PassManager, DumpsEveryStageAsTextThatParsesBackToTheSameProgram) {
       [&](const std::string&, size_t, const ir::ProgramPtr& p) { stages.push_back(p); });
   auto in = load_example("matmul_ksplit.py");
   pm.run(in, options);
-  ASSERT_EQ(stages.size(), 12u);
+  ASSERT_EQ(stages.size(), 13u);
   auto names = pm.pass_names();
   EXPECT_TRUE(std::filesystem::exists(dir / "00_frontend.py"));
   for (size_t i = 0; i < names.size(); ++i) {

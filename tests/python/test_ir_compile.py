@@ -43,6 +43,7 @@ class SoftmaxProgram:
 """
 
 PASSES = [
+    "LowerSplitAiv",
     "UnrollLoops",
     "ConvertToSSA",
     "Simplify",

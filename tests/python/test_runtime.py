@@ -162,8 +162,8 @@ def test_profile_has_exactly_the_run_stages(work):
     passes = compile_stage["children"][0]
     pass_names = [s["name"] for s in passes["children"]
                   if s["name"] not in ("verify", "dump", "pass_statistics")]
-    assert pass_names[0] == "UnrollLoops" and pass_names[-1] == "DeriveCallDirections"
-    assert len(pass_names) == 12
+    assert pass_names[0] == "LowerSplitAiv" and pass_names[-1] == "DeriveCallDirections"
+    assert len(pass_names) == 13
     codegen = [s["name"] for s in compile_stage["children"][1]["children"]]
     assert codegen == ["kernel_codegen:add_kernel", "orchestration_codegen"]
     device = [s["name"] for s in result.profile["stages"][2]["children"]]

@@ -176,19 +176,28 @@ class YieldStmt : public Stmt {
 
 // `with pl.at(level=pl.Level.CORE_GROUP):` — a block of orchestration code that runs on a core.
 // OutlineIncoreScopes turns each one into an InCore function and a call.
+// `for aiv in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):` is a scope of level kSplitAivLevel
+// whose `split` names the mode ("NONE", "UP_DOWN", "LEFT_RIGHT") and whose body starts with
+// `aiv = pl.tile.get_subblock_idx()`: a region run once per AIV lane of a cluster, which the
+// LowerSplitAiv pass (the first of the pipeline) turns into a loop over the lanes.
+inline constexpr const char* kSplitAivLevel = "SPLIT_AIV";
 class ScopeStmt : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Scope;
-  ScopeStmt(std::string level, StmtPtr body, Span span = {}, std::string name_hint = {})
+  ScopeStmt(std::string level, StmtPtr body, Span span = {}, std::string name_hint = {},
+            std::string split = {})
       : Stmt(kKind, span),
         level(std::move(level)),
         body(std::move(body)),
-        name_hint(std::move(name_hint)) {
+        name_hint(std::move(name_hint)),
+        split(std::move(split)) {
     depth_ = nested_depth(span, {&this->body});
   }
-  std::string level;  // "CORE_GROUP"
+  bool is_split_aiv() const { return level == kSplitAivLevel; }
+  std::string level;  // "CORE_GROUP", or kSplitAivLevel
   StmtPtr body;
   std::string name_hint;  // pl.at(name_hint=...): the outlined function's name; empty: none
+  std::string split;      // a split_aiv region's mode; empty for other scopes
 };
 
 // Flattens nested SeqStmts and returns a single statement when there is only one.

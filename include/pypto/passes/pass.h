@@ -51,12 +51,13 @@ struct Pass {
   IRProperties invalidates = 0;  // properties earlier passes gave that this pass may break
 };
 
-// The twelve passes, in the Default pipeline order.
+// The thirteen passes, in the Default pipeline order.
 const std::vector<Pass>& registered_passes();
 // Null when no pass has that name.
 const Pass* find_pass(std::string_view name);
 
 // The individual passes, usable on their own.
+ir::ProgramPtr lower_split_aiv(const ir::ProgramPtr& program);
 ir::ProgramPtr unroll_loops(const ir::ProgramPtr& program);
 ir::ProgramPtr convert_to_ssa(const ir::ProgramPtr& program);
 ir::ProgramPtr simplify(const ir::ProgramPtr& program);

@@ -15,7 +15,25 @@ from pypto.language._types import (AtomicType, DType, MemorySpace, PadValue, Pip
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['assemble', 'comm_all_to_all', 'comm_all_to_all_v', 'comm_allgather', 'comm_alloc_window', 'comm_allreduce', 'comm_barrier', 'comm_broadcast', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_reduce_scatter', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'create_tensor', 'create_tile', 'expand_clone', 'fillpad', 'fillpad_expand', 'gather', 'gather_compare', 'gather_mask', 'get_block_idx', 'get_block_num', 'get_subblock_idx', 'load', 'manual_scope', 'move', 'mscatter', 'paged_gather', 'read', 'reinterpret_view', 'reshape', 'scatter', 'scatter_mask', 'scatter_update', 'slice', 'store', 'task_array_set', 'task_blocks', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'write']
+__all__ = ['aic_gather', 'aiv_shard', 'assemble', 'comm_all_to_all', 'comm_all_to_all_v', 'comm_allgather', 'comm_alloc_window', 'comm_allreduce', 'comm_barrier', 'comm_broadcast', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_reduce_scatter', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'create_tensor', 'create_tile', 'expand_clone', 'fillpad', 'fillpad_expand', 'gather', 'gather_compare', 'gather_mask', 'get_block_idx', 'get_block_num', 'get_subblock_idx', 'load', 'manual_scope', 'move', 'mscatter', 'paged_gather', 'read', 'reinterpret_view', 'reshape', 'scatter', 'scatter_mask', 'scatter_update', 'slice', 'store', 'task_array_set', 'task_blocks', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'write']
+
+
+def aic_gather(input: _Value, *, split: Optional[int] = None) -> _Value:
+    """In a pl.split_aiv region: the AIV lanes' parts `input` joined again for the cube (a Mat tile for tiles, a tensor for tensors). `split` is the region's mode, which the parser fills in.
+
+    In a program: ``pl.aic_gather(input, split=)``. Category Assemble; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('aic_gather')
+
+
+def aiv_shard(input: _Value, *, split: Optional[int] = None) -> _Value:
+    """In a pl.split_aiv region: this AIV lane's part of the cube value `input` (half its rows with UP_DOWN, half its columns with LEFT_RIGHT, all of it with NONE): a Vec tile for a tile, a tensor for a tensor. `split` is the region's mode, which the parser fills in.
+
+    In a program: ``pl.aiv_shard(input, split=)``. Category Slice; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('aiv_shard')
 
 
 def assemble(target: _Value, source: Tile, offsets: Sequence[IntLike], *, atomic: Optional[AtomicType] = None) -> _Value:
