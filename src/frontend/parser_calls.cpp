@@ -303,7 +303,7 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
       continue;
     }
     if (a.value.kind == Value::Kind::TileLayout || a.value.kind == Value::Kind::TensorLayout) {
-      accept_layout_argument(def, a, positional, spelling);
+      accept_layout_argument(def, a.keyword, a.value, positional, spelling);
       if (a.keyword.empty()) ++positional;
       continue;
     }

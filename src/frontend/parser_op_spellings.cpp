@@ -140,8 +140,6 @@ int64_t float_to_int(double v, DataType to) {
 constexpr std::array<std::string_view, 7> kCastModes{"none", "rint",  "round", "floor",
                                                      "ceil", "trunc", "odd"};
 
-}  // namespace
-
 // The op arguments that take a layout, by keyword and by position (PyPTO's signatures). A tile
 // layout says how a hardware buffer arranges the tile's elements; the CPU device keeps every
 // tile row-major, and a move computes the same values whatever its destination's layout, so the
@@ -158,24 +156,27 @@ constexpr std::array<LayoutArgument, 3> kLayoutArguments{{
     {"create_tensor", "layout", 2, false},
 }};
 
-void Parser::accept_layout_argument(const ir::OpDef& def, const CallArg& a, size_t position,
-                                    const std::string& spelling) const {
-  const bool tile = a.value.kind == Value::Kind::TileLayout;
+}  // namespace
+
+void accept_layout_argument(const ir::OpDef& def, std::string_view keyword, const Value& value,
+                            size_t position, const std::string& spelling) {
+  const bool tile = value.kind == Value::Kind::TileLayout;
   for (const LayoutArgument& l : kLayoutArguments) {
-    const bool named = a.keyword.empty() ? l.position == position : l.keyword == a.keyword;
+    const bool named = keyword.empty() ? l.position == position : l.keyword == keyword;
     if (l.op != def.name || !named) continue;
     if (l.tile != tile) break;
-    if (!tile && a.value.level != "ND") {
-      fail(a.value.span, "pl.TensorLayout." + std::string(a.value.level) + " in " + spelling +
-                             " is not supported: tensors on this device are row-major "
-                             "(pl.TensorLayout.ND)");
+    if (!tile && value.level != "ND") {
+      throw CompileError(value.span, "pl.TensorLayout." + std::string(value.level) + " in " +
+                                         spelling +
+                                         " is not supported: tensors on this device are row-major "
+                                         "(pl.TensorLayout.ND)");
     }
     return;
   }
-  const std::string where = a.keyword.empty() ? "argument " + std::to_string(position + 1)
-                                              : "'" + std::string(a.keyword) + "'";
-  fail(a.value.span, "expected an expression in " + where + " of " + spelling + ", got " +
-                         std::string(value_kind_description(a.value)));
+  const std::string where = keyword.empty() ? "argument " + std::to_string(position + 1)
+                                            : "'" + std::string(keyword) + "'";
+  throw CompileError(value.span, "expected an expression in " + where + " of " + spelling +
+                                     ", got " + std::string(value_kind_description(value)));
 }
 
 std::string_view Parser::canonical_keyword(const ir::OpDef& def, std::string_view keyword) {

@@ -73,6 +73,12 @@ std::string level_names();
 // host sub-workers run.
 bool is_above_chip_level(std::string_view level);
 
+// A layout member (`value`) given to op `def` (pl.move's blayout=, pl.tensor.create's layout=),
+// by `keyword` or, without one, at argument `position`: checked and dropped
+// (parser_op_spellings.cpp). Throws CompileError where no layout belongs.
+void accept_layout_argument(const ir::OpDef& def, std::string_view keyword, const Value& value,
+                            size_t position, const std::string& spelling);
+
 using DynamicBindings = std::map<std::string, int64_t, std::less<>>;
 
 // Where a parameter's shape has a dynamic dimension: the dimension, the name, and how the

@@ -555,10 +555,6 @@ class Parser {
   // PyPTO names an op's first parameter after what it takes (`tensor=`, `tile=`, `input=`) and
   // the broadcast operands `row_vec=` / `col_vec=`: the registry's name for such a keyword.
   static std::string_view canonical_keyword(const ir::OpDef& def, std::string_view keyword);
-  // A layout member given to an op (pl.move's blayout=, pl.tensor.create's layout=), written by
-  // keyword or at the op's `position`; checked and dropped.
-  void accept_layout_argument(const ir::OpDef& def, const CallArg& a, size_t position,
-                              const std::string& spelling) const;
 
   // The text of a string literal token, without its quotes.
   std::string string_literal(const Token& t) const;

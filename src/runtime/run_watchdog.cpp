@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
 
@@ -29,12 +30,16 @@ class Watchdog {
     // A child forked by another thread (multiprocessing, a user's fork) has no watchdog thread
     // and may have copied mutex_ locked: the child starts over with its own (on its first
     // watched run). The prepare step holds mutex_ across fork() so that the copy is consistent.
+    // The condition variable is made anew in the child: the copy still counts the parent's
+    // watchdog thread as a waiter, and glibc's notify then waits for that thread, which the
+    // child does not have (a rank process or device child would hang on its first run).
     ::pthread_atfork([] { watchdog_instance()->mutex_.lock(); },
                      [] { watchdog_instance()->mutex_.unlock(); },
                      [] {
                        Watchdog* w = watchdog_instance();
                        w->watched_.clear();
                        w->thread_started_ = false;
+                       new (&w->wake_) std::condition_variable();
                        w->mutex_.unlock();
                      });
   }

@@ -422,3 +422,20 @@ def test_an_entered_profiler_records_the_calls(tmp_path):
     assert names == ["specialize", "parse", "compile", "device_execution", "specialize",
                      "device_execution"]
     assert softmax.last_call.profile["cache_hit"] is True
+
+
+@pl.jit
+def exp_of_annotated(a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.assemble(out, pl.exp(a), [0, 0])
+    return out
+
+
+def test_lower_without_arguments_specialises_on_the_annotations():
+    from pypto.runtime import RunConfig
+
+    # PyPTO's signature mode: every tensor parameter annotated with its shape and dtype.
+    program = exp_of_annotated.lower(config=RunConfig(platform="a2a3"))
+    assert "a: pl.Tensor[[16, 64], pl.FP32]" in program.as_python()
+    a = np.zeros((16, 64), np.float32)
+    assert exp_of_annotated.lower(a, np.zeros_like(a)) == program

@@ -48,11 +48,19 @@ class JitCallInfo:
 
 
 @dataclass(frozen=True)
+class _AnnotatedTensor:
+    """A tensor known by its annotation only (lower() without arguments)."""
+
+    shape: tuple
+
+
+@dataclass(frozen=True)
 class _Param:
     name: str
     is_tensor: bool
     direction: str = _IN
-    dtype: Optional[_types.DType] = None  # a scalar's dtype
+    dtype: Optional[_types.DType] = None  # a scalar's dtype, or the annotated tensor's
+    shape: Optional[tuple] = None  # a tensor's annotated shape, when all its extents are ints
 
 
 def _annotation(fn, name, annotation):
@@ -69,6 +77,10 @@ def _annotation(fn, name, annotation):
     if isinstance(annotation, _types.DType):
         return _Param(name, False, direction, annotation)
     # pl.Tensor, pl.Tensor[[...], dtype]; anything else is reported by the parser, located.
+    shape = getattr(annotation, "shape", None)
+    if isinstance(annotation, _types.TensorType) and shape is not None and all(
+            type(d) is int for d in shape):
+        return _Param(name, True, direction, annotation.dtype, tuple(shape))
     return _Param(name, True, direction)
 
 
@@ -327,9 +339,18 @@ class JitFunction:
         return Program(_core.ir.parse_jit(text, file_name, functions, self.__name__, arguments,
                                           constants, helpers))
 
-    def lower(self, *args, **kwargs):
+    def lower(self, *args, config=None, **kwargs):
         """The ``pypto.ir.Program`` of the specialisation for these arguments (not compiled):
-        what a call with them would compile."""
+        what a call with them would compile. Without arguments, a function whose tensor
+        parameters all have annotated shapes and dtypes (and no scalar parameters) is
+        specialised on its annotations, as PyPTO's signature mode. ``config`` (a RunConfig) is
+        accepted as in PyPTO; the program does not depend on it."""
+        del config
+        if not args and not kwargs and self._params and all(
+                p.is_tensor and p.shape is not None for p in self._params):
+            tensors = [_AnnotatedTensor(p.shape) for p in self._params]
+            dtypes = [p.dtype.name for p in self._params]
+            return self._parse(self._sources(), tensors, dtypes, {})
         args = self._arguments(args, kwargs)
         _, tensors, dtypes, _, scalars = self._key(args)
         return self._parse(self._sources(), tensors, dtypes, scalars)
