@@ -10,10 +10,6 @@ namespace pypto::frontend::detail {
 namespace {
 
 // pl.SplitMode's members, as PyPTO spells them.
-bool is_split_mode_name(std::string_view name) {
-  return name == "NONE" || name == "UP_DOWN" || name == "LEFT_RIGHT";
-}
-
 bool is_identifier(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
   for (char ch : s) {
@@ -204,19 +200,7 @@ void Parser::parse_at_optimizations() {
         fail_here(is_split ? "pl.split takes one mode: pl.split(pl.SplitMode.UP_DOWN)"
                            : "pl.cross_core_slot takes slot_num=N");
       }
-      // The mode: pl.SplitMode.NAME, or NAME imported from pypto.language.
-      if (at_name("pl")) {
-        advance();
-        expect(TK::Dot, "'.' after pl");
-        const Token& enum_name = expect_name("SplitMode after 'pl.'");
-        if (enum_name.text != "SplitMode") fail(span_of(enum_name), "expected pl.SplitMode.<mode>");
-        expect(TK::Dot, "'.' after pl.SplitMode");
-      }
-      const Token& mode = expect_name("a split mode (NONE, UP_DOWN or LEFT_RIGHT)");
-      if (!is_split_mode_name(mode.text)) {
-        fail(span_of(mode), "unknown split mode '" + std::string(mode.text) +
-                                "' (pl.SplitMode has NONE, UP_DOWN and LEFT_RIGHT)");
-      }
+      parse_split_mode();
       has_mode = true;
       if (!at(TK::Comma)) break;
       advance();

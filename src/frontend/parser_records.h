@@ -72,6 +72,8 @@ std::string level_names();
 // HOST and the levels above it (PyPTO's Linqu levels 3 and up): where a host orchestrator and
 // host sub-workers run.
 bool is_above_chip_level(std::string_view level);
+// pl.SplitMode's value of a member name: NONE 0, UP_DOWN 1, LEFT_RIGHT 2.
+std::optional<int64_t> split_mode_number(std::string_view name);
 
 // A layout member (`value`) given to op `def` (pl.move's blayout=, pl.tensor.create's layout=),
 // by `keyword` or, without one, at argument `position`: checked and dropped

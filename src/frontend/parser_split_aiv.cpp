@@ -15,6 +15,8 @@ namespace pypto::frontend::detail {
 namespace {
 
 // pl.SplitMode's members as the split= attribute of the boundary ops numbers them.
+}  // namespace
+
 std::optional<int64_t> split_mode_number(std::string_view name) {
   if (name == "NONE") return 0;
   if (name == "UP_DOWN") return 1;
@@ -22,7 +24,22 @@ std::optional<int64_t> split_mode_number(std::string_view name) {
   return std::nullopt;
 }
 
-}  // namespace
+const Token& Parser::parse_split_mode() {
+  // pl.SplitMode.NAME, or NAME imported from pypto.language.
+  if (at_name("pl")) {
+    advance();
+    expect(TK::Dot, "'.' after pl");
+    const Token& enum_name = expect_name("SplitMode after 'pl.'");
+    if (enum_name.text != "SplitMode") fail(span_of(enum_name), "expected pl.SplitMode.<mode>");
+    expect(TK::Dot, "'.' after pl.SplitMode");
+  }
+  const Token& name = expect_name("a split mode (NONE, UP_DOWN or LEFT_RIGHT)");
+  if (!split_mode_number(name.text)) {
+    fail(span_of(name), "unknown split mode '" + std::string(name.text) +
+                            "' (pl.SplitMode has NONE, UP_DOWN and LEFT_RIGHT)");
+  }
+  return name;
+}
 
 StmtPtr Parser::parse_split_aiv_loop(Span span, const Token& loop_name) {
   const Span call_span = here();
@@ -52,19 +69,7 @@ StmtPtr Parser::parse_split_aiv_loop(Span span, const Token& loop_name) {
       }
     } else if (key == "mode") {
       if (!mode.empty()) fail(arg_span, "pl.split_aiv got argument 'mode' twice");
-      if (at_name("pl")) {
-        advance();
-        expect(TK::Dot, "'.' after pl");
-        const Token& enum_name = expect_name("SplitMode after 'pl.'");
-        if (enum_name.text != "SplitMode") fail(span_of(enum_name), "expected pl.SplitMode.<mode>");
-        expect(TK::Dot, "'.' after pl.SplitMode");
-      }
-      const Token& name = expect_name("a split mode (NONE, UP_DOWN or LEFT_RIGHT)");
-      if (!split_mode_number(name.text)) {
-        fail(span_of(name), "unknown split mode '" + std::string(name.text) +
-                                "' (pl.SplitMode has NONE, UP_DOWN and LEFT_RIGHT)");
-      }
-      mode = std::string(name.text);
+      mode = std::string(parse_split_mode().text);
     } else {
       fail(arg_span, "unknown argument '" + key + "' of pl.split_aiv (expected n, mode)");
     }

@@ -433,6 +433,7 @@ class Parser {
   StmtPtr parse_split_aiv_loop(Span span, const Token& loop_name);
   // pl.aiv_shard / pl.aic_gather without split=: the enclosing region's mode.
   void add_split_aiv_mode(const ir::OpDef& def, ir::Attrs& attrs, Span span) const;
+  const Token& parse_split_mode();  // pl.SplitMode.NAME (or NAME): the NAME token, checked
 
   // -------------------------------- while, break and continue (parser_loops.cpp)
 
