@@ -118,17 +118,16 @@ TEST(Targets, MatVecMovesAreLegalOnA5Only) {
   EXPECT_FALSE(is_legal_transfer(M::Vec, M::Mat, Target::A2A3));
   EXPECT_TRUE(is_legal_transfer(M::Mat, M::Vec, Target::A5));
   EXPECT_TRUE(is_legal_transfer(M::Vec, M::Mat, Target::A5));
-  EXPECT_FALSE(is_legal_transfer(M::Acc, M::Vec, Target::A2A3));
-  EXPECT_TRUE(is_legal_transfer(M::Acc, M::Vec, Target::A5));
-  // What both can do.
+  // What both can do (a2a3 moves Acc to Vec from the cube to the vector core, through GM).
   for (Target t : {Target::A2A3, Target::A5}) {
+    EXPECT_TRUE(is_legal_transfer(M::Acc, M::Vec, t));
     EXPECT_TRUE(is_legal_transfer(M::DDR, M::Vec, t));
     EXPECT_TRUE(is_legal_transfer(M::Mat, M::Left, t));
     EXPECT_TRUE(is_legal_transfer(M::Acc, M::Mat, t));
     EXPECT_FALSE(is_legal_transfer(M::Vec, M::Left, t));
   }
   EXPECT_EQ(legal_moves_text(Target::A2A3),
-            "DDR->Vec, DDR->Mat, Vec->DDR, Mat->Left, Mat->Right, Acc->DDR, Acc->Mat");
+            "DDR->Vec, DDR->Mat, Vec->DDR, Mat->Left, Mat->Right, Acc->DDR, Acc->Vec, Acc->Mat");
   EXPECT_EQ(target_from_platform("a2a3sim"), Target::A2A3);
   EXPECT_EQ(target_from_platform("cpu_sim"), Target::A2A3);
   EXPECT_EQ(target_from_platform("a5"), Target::A5);
