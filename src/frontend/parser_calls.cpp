@@ -9,7 +9,7 @@
 namespace pypto::frontend::detail {
 
 template <typename Name>
-std::vector<Parser::CallArg> Parser::parse_call_args(const Name& callee_name, bool allow_strings) {
+std::vector<CallArg> Parser::parse_call_args(const Name& callee_name, bool allow_strings) {
   auto callee = [&] { return text_of(callee_name); };
   expect(TK::LParen, [&] { return "'(' after " + callee(); });
   std::vector<CallArg> args;
@@ -48,8 +48,7 @@ std::vector<Parser::CallArg> Parser::parse_call_args(const Name& callee_name, bo
 }
 
 // For parser_jit.cpp, which names its callee with a string.
-template std::vector<Parser::CallArg> Parser::parse_call_args<std::string>(const std::string&,
-                                                                           bool);
+template std::vector<CallArg> Parser::parse_call_args<std::string>(const std::string&, bool);
 
 std::string Parser::string_literal(const Token& t) const {
   std::string_view s = t.text;

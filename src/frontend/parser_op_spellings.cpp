@@ -298,7 +298,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
 // pl.store(tile, offsets, tensor, shapes): the partition written, which is the tile's shape here
 // (the NPU's passes fill it in when they flatten N-D tiles). Taken out of the arguments (4th
 // positional or shapes=), then checked against the tile.
-std::optional<Parser::CallArg> Parser::take_store_shapes(std::vector<CallArg>& call_args) {
+std::optional<CallArg> Parser::take_store_shapes(std::vector<CallArg>& call_args) {
   size_t positional = 0;
   for (size_t i = 0; i < call_args.size(); ++i) {
     const bool keyed = call_args[i].keyword == "shapes";
@@ -388,9 +388,9 @@ Value Parser::parse_flat_index_form(const std::string& spelling, std::string_vie
 
 // The arguments of a form that is not one registry op (pl.full, pl.addc, pl.tensor.dim...),
 // bound to `names` by position or keyword; every one must be given, once.
-std::vector<const Parser::CallArg*> Parser::bind_form_args(
-    const std::vector<CallArg>& call_args, const std::vector<std::string_view>& names,
-    const std::string& spelling, Span span) {
+std::vector<const CallArg*> Parser::bind_form_args(const std::vector<CallArg>& call_args,
+                                                   const std::vector<std::string_view>& names,
+                                                   const std::string& spelling, Span span) {
   std::string listed;
   for (std::string_view n : names) listed += (listed.empty() ? "" : ", ") + std::string(n);
   std::vector<const CallArg*> bound(names.size(), nullptr);

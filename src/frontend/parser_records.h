@@ -48,6 +48,16 @@ struct Value {
 
 std::string_view value_kind_description(const Value& v);
 
+// One argument of a call as written: by keyword or by position.
+struct CallArg {
+  std::string_view keyword;  // empty for positional
+  Span keyword_span;
+  Value value;
+  // A string literal argument (only where the callee accepts strings: `value` then holds no
+  // expression, and its span is the literal's).
+  std::optional<std::string> text;
+};
+
 // Same kind, shape and dtype: what must hold when a name is rebound or a value is passed to a
 // function. Memory spaces and MemRefs may differ (passes refine them).
 bool same_shape_dtype(const TypePtr& a, const TypePtr& b);

@@ -505,15 +505,6 @@ class Parser {
 
   // -------------------------------- calls (parser_calls.cpp)
 
-  struct CallArg {
-    std::string_view keyword;  // empty for positional
-    Span keyword_span;
-    Value value;
-    // A string literal argument (only where the callee accepts strings: `value` then holds no
-    // expression, and its span is the literal's).
-    std::optional<std::string> text;
-  };
-
   template <typename Name>
   std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false);
   // pl.store's `shapes` argument (parser_op_spellings.cpp): taken out, then checked.
