@@ -301,32 +301,16 @@ class HostEvaluator {
         written = v;
         ++writes;
       }
-      DispatchArg a;
-      switch (v.kind) {
-        case HostValue::Kind::Tensor:
-        case HostValue::Kind::Window:
-          if (!contiguous(v)) {
-            fail(c.args[i]->span(), "argument " + std::to_string(i + 1) + " of '" + c.callee +
-                                        "' is not a contiguous view");
-          }
-          a.kind = v.kind == HostValue::Kind::Tensor ? DispatchArg::Kind::HostTensor
-                                                     : DispatchArg::Kind::Window;
-          a.param = v.param;
-          a.byte_offset = v.byte_offset;
-          a.shape = v.shape;
-          a.dtype = v.dtype;
-          break;
-        case HostValue::Kind::Scalar:
-          a.kind = DispatchArg::Kind::Scalar;
-          if (v.scalar.kind == ir::Scalar::Kind::Int) a.scalar = v.scalar.i;
-          if (v.scalar.kind == ir::Scalar::Kind::Float) a.scalar = v.scalar.f;
-          if (v.scalar.kind == ir::Scalar::Kind::Bool) a.scalar = v.scalar.b;
-          break;
-        default:
-          fail(c.args[i]->span(), "argument " + std::to_string(i + 1) + " of '" + c.callee +
-                                      "' cannot be passed to a rank");
+      const bool view = v.kind == HostValue::Kind::Tensor || v.kind == HostValue::Kind::Window;
+      if (view && !contiguous(v)) {
+        fail(c.args[i]->span(), "argument " + std::to_string(i + 1) + " of '" + c.callee +
+                                    "' is not a contiguous view");
       }
-      d.args.push_back(std::move(a));
+      if (!view && v.kind != HostValue::Kind::Scalar) {
+        fail(c.args[i]->span(), "argument " + std::to_string(i + 1) + " of '" + c.callee +
+                                    "' cannot be passed to a rank");
+      }
+      d.args.push_back(dispatch_arg(v));
     }
     // A rank dispatched again since the ranks last met (a later loop of the host's) starts
     // after every rank's earlier dispatches: the host's order, as PyPTO's host runs its
@@ -337,6 +321,25 @@ class HostEvaluator {
     plan_.dispatches.push_back(std::move(d));
     if (writes == 1 && callee->return_types.size() == 1) return written;
     return {};
+  }
+
+  // A dispatch or host call argument from a view (a host tensor's or a window's) or a scalar.
+  static DispatchArg dispatch_arg(const HostValue& v) {
+    DispatchArg a;
+    if (v.kind == HostValue::Kind::Scalar) {
+      a.kind = DispatchArg::Kind::Scalar;
+      if (v.scalar.kind == ir::Scalar::Kind::Int) a.scalar = v.scalar.i;
+      if (v.scalar.kind == ir::Scalar::Kind::Float) a.scalar = v.scalar.f;
+      if (v.scalar.kind == ir::Scalar::Kind::Bool) a.scalar = v.scalar.b;
+      return a;
+    }
+    a.kind = v.kind == HostValue::Kind::Tensor ? DispatchArg::Kind::HostTensor
+                                               : DispatchArg::Kind::Window;
+    a.param = v.param;
+    a.byte_offset = v.byte_offset;
+    a.shape = v.shape;
+    a.dtype = v.dtype;
+    return a;
   }
 
   // A call of a host sub-worker: run by the host once every rank has done the work dispatched
@@ -352,24 +355,13 @@ class HostEvaluator {
     for (const ir::Param& p : callee.params) h.directions.push_back(p.direction);
     for (size_t i = 0; i < c.args.size(); ++i) {
       const HostValue v = expr(c.args[i]);
-      DispatchArg a;
-      if (v.kind == HostValue::Kind::Tensor && contiguous(v)) {
-        a.kind = DispatchArg::Kind::HostTensor;
-        a.param = v.param;
-        a.byte_offset = v.byte_offset;
-        a.shape = v.shape;
-        a.dtype = v.dtype;
-      } else if (v.kind == HostValue::Kind::Scalar) {
-        a.kind = DispatchArg::Kind::Scalar;
-        if (v.scalar.kind == ir::Scalar::Kind::Int) a.scalar = v.scalar.i;
-        if (v.scalar.kind == ir::Scalar::Kind::Float) a.scalar = v.scalar.f;
-        if (v.scalar.kind == ir::Scalar::Kind::Bool) a.scalar = v.scalar.b;
-      } else {
+      if (!(v.kind == HostValue::Kind::Tensor && contiguous(v)) &&
+          v.kind != HostValue::Kind::Scalar) {
         fail(c.span(), "argument " + std::to_string(i + 1) + " of host sub-worker '" + c.callee +
                            "' must be a contiguous view of a host tensor or a scalar (a "
                            "window lives on the ranks)");
       }
-      h.args.push_back(std::move(a));
+      h.args.push_back(dispatch_arg(v));
     }
     dispatched_since_sync_.clear();  // the ranks have met: every one finished before the call
     plan_.steps.push_back({false, plan_.host_calls.size(), true});

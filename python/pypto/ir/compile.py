@@ -96,20 +96,16 @@ def compile(  # noqa: A001, PLR0913 - the documented name and PyPTO's parameter 
     return CompiledProgram(result, program.name)
 
 
-# The levels above one chip (PyPTO's Linqu levels 3 and up): a function placed there is a host
-# orchestrator that dispatches work to chips (ranks).
-_HOST_LEVELS = frozenset({"HOST", "NODE", "CLUSTER_0", "POD", "CLUSTER_1", "CLOS1", "CLUSTER_2",
-                          "CLOS2", "GLOBAL"})
-
-
 def _has_host_orchestrator(program: Program) -> bool:
+    from pypto.language._types import HOST_LEVELS  # noqa: PLC0415 - language imports ir
+
     try:
         functions = program._cpp.functions
     except Exception:  # noqa: BLE001 - a pl.dynamic program parses at its first call
         return False
     # A host-level function that neither dispatches to ranks (device=) nor uses pld operations
     # orchestrates one chip, as it does without a level.
-    return any(f.level in _HOST_LEVELS and f.works_on_ranks for f in functions)
+    return any(f.level in HOST_LEVELS and f.works_on_ranks for f in functions)
 
 
 def _dump_passes_flag(value: Any) -> bool:

@@ -15,7 +15,7 @@ from pypto.errors import CompileError, ParseError
 from pypto.ir.program import DynamicProgram, Program
 from pypto.language._dynamic import DynVar
 from pypto.language._helpers import HelperFunction, helper_table
-from pypto.language._types import DType, FunctionType, Level, Role
+from pypto.language._types import HOST_LEVELS, DType, FunctionType, Level, Role
 
 __all__ = ["program", "function", "inline", "parse", "collect_constants"]
 
@@ -311,13 +311,9 @@ def function(fn: Optional[_Function] = None, *,
     return mark
 
 
-_HOST_LEVELS = ("HOST", "NODE", "CLUSTER_0", "POD", "CLUSTER_1", "CLOS1", "CLUSTER_2", "CLOS2",
-                "GLOBAL")
-
-
 def _is_host_worker(f, level, role):
     return (not _is_method(f) and role is not None and Role(role) is Role.SubWorker
-            and level is not None and Level(level).name in _HOST_LEVELS)
+            and level is not None and Level(level).name in HOST_LEVELS)
 
 
 def _is_method(f):

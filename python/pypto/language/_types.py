@@ -246,6 +246,12 @@ class Level(str, enum.Enum):
         return "pl.Level." + self.value
 
 
+# The levels above one chip (PyPTO's Linqu levels 3 and up), by member name: a function placed
+# there is a host orchestrator or a host sub-worker.
+HOST_LEVELS = frozenset({"HOST", "NODE", "CLUSTER_0", "POD", "CLUSTER_1", "CLOS1", "CLUSTER_2",
+                         "CLOS2", "GLOBAL"})
+
+
 class Role(str, enum.Enum):
     """What a function does at its level: orchestrates work or is a worker that runs it."""
 
