@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "parser_state.h"
+#include "pypto/ir/valid_extent.h"
 
 namespace pypto::frontend::detail {
 
@@ -257,24 +258,8 @@ void Parser::intersect_load_with_param_valid(std::vector<ExprPtr>& args, Span sp
     } else {
       continue;  // valid in the whole dimension
     }
-    // What the declared region leaves past the offset: max(0, limit - offset).
-    const ExprPtr& offset = offsets->elements[d];
-    const auto off = ir::as_const_int(offset), lim = ir::as_const_int(limit);
-    ExprPtr available;
-    if (off && lim) {
-      available = ir::make_int(std::max<int64_t>(0, *lim - *off), span);
-    } else if (off && *off == 0) {
-      available = limit;
-    } else {
-      available = ir::make_binary(ir::BinaryOp::Max, ir::make_int(0, span),
-                                  ir::make_binary(ir::BinaryOp::Sub, limit, offset, span), span);
-    }
-    const auto req = ir::as_const_int(requested[d]), avail = ir::as_const_int(available);
-    if (req && avail) {
-      requested[d] = ir::make_int(std::min(*req, *avail), span);
-    } else {
-      requested[d] = ir::make_binary(ir::BinaryOp::Min, requested[d], available, span);
-    }
+    // What the declared region leaves past the offset.
+    requested[d] = ir::extent_within(requested[d], limit, offsets->elements[d], span);
     changed = true;
   }
   if (!changed) return;

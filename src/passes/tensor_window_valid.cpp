@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pass_utils.h"
+#include "pypto/ir/valid_extent.h"
 
 namespace pypto::passes::detail {
 
@@ -44,21 +45,6 @@ struct WindowFinder : IRVisitor {
   }
 };
 
-ExprPtr folded_min(ExprPtr a, ExprPtr b, ir::Span span) {
-  const auto x = ir::as_const_int(a), y = ir::as_const_int(b);
-  if (x && y) return ir::make_int(std::min(*x, *y), span);
-  return ir::make_binary(ir::BinaryOp::Min, std::move(a), std::move(b), span);
-}
-
-// max(0, limit - offset), folded when both are constants.
-ExprPtr room_past(const ExprPtr& limit, const ExprPtr& offset, ir::Span span) {
-  const auto l = ir::as_const_int(limit), o = ir::as_const_int(offset);
-  if (l && o) return ir::make_int(std::max<int64_t>(0, *l - *o), span);
-  if (o && *o == 0) return limit;
-  return ir::make_binary(ir::BinaryOp::Max, ir::make_int(0, span),
-                         ir::make_binary(ir::BinaryOp::Sub, limit, offset, span), span);
-}
-
 class Folder : public IRMutator {
  public:
   explicit Folder(NodeMap<const Var*, const Call*> windows) : windows_(std::move(windows)) {}
@@ -96,8 +82,7 @@ class Folder : public IRMutator {
     }
     const ir::Span span = load->span();
     for (size_t d = 0; d < requested.size(); ++d) {
-      requested[d] =
-          folded_min(requested[d], room_past(window_valid[d], offsets->elements[d], span), span);
+      requested[d] = ir::extent_within(requested[d], window_valid[d], offsets->elements[d], span);
     }
     std::vector<ExprPtr> args = load->args;
     args.resize(4);
