@@ -39,13 +39,15 @@ class Watchdog {
                        Watchdog* w = watchdog_instance();
                        w->watched_.clear();
                        w->thread_started_ = false;
+                       w->thread_running_ = false;
                        new (&w->wake_) std::condition_variable();
+                       new (&w->running_) std::condition_variable();
                        w->mutex_.unlock();
                      });
   }
 
   uint64_t watch(StoppableRun& run, Clock::time_point deadline) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     if (!thread_started_) {
       // Detached and never joined: it lives as long as the process (static destruction must not
       // wait for it). It only touches this object, which is never destroyed either.
@@ -60,6 +62,11 @@ class Watchdog {
                                  "ulimit -v) allow no more; raise the limit");
       }
       thread_started_ = true;
+      // Returns once the thread runs its loop: a fork right after (an isolated run forks its
+      // device process next) must not copy the thread halfway through its start, when the
+      // allocator of a sanitizer build may be locked by it (the child then hangs on its first
+      // allocation).
+      running_.wait(lock, [this] { return thread_running_; });
     }
     const uint64_t id = next_id_++;
     watched_.emplace(id, Entry{&run, deadline, false});
@@ -82,6 +89,8 @@ class Watchdog {
 
   void loop() {
     std::unique_lock<std::mutex> lock(mutex_);
+    thread_running_ = true;
+    running_.notify_all();
     for (;;) {
       if (watched_.empty()) {
         wake_.wait(lock);
@@ -106,9 +115,11 @@ class Watchdog {
 
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable running_;  // the thread reached its loop (thread_running_)
   std::map<uint64_t, Entry> watched_;
   uint64_t next_id_ = 1;
   bool thread_started_ = false;
+  bool thread_running_ = false;
 };
 
 Watchdog* watchdog_instance() {
