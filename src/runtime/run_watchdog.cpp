@@ -42,6 +42,7 @@ class Watchdog {
                        w->thread_running_ = false;
                        new (&w->wake_) std::condition_variable();
                        new (&w->running_) std::condition_variable();
+                       new (&w->thread_) std::thread();  // the parent's, not ours to join
                        w->mutex_.unlock();
                      });
   }
@@ -49,10 +50,10 @@ class Watchdog {
   uint64_t watch(StoppableRun& run, Clock::time_point deadline) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!thread_started_) {
-      // Detached and never joined: it lives as long as the process (static destruction must not
-      // wait for it). It only touches this object, which is never destroyed either.
+      // Joined by the unwatch() that ends the last watched run. It only touches this object,
+      // which is never destroyed.
       try {
-        std::thread(&Watchdog::loop, this).detach();
+        thread_ = std::thread(&Watchdog::loop, this, ++generation_);
       } catch (const std::system_error& e) {
         throw ExecutionError(ExecutionError::Kind::Setup,
                              std::string("cannot start the thread that stops runs at their time "
@@ -75,9 +76,21 @@ class Watchdog {
   }
 
   void unwatch(uint64_t id) {
-    // stop() runs under mutex_, so once the entry is gone no stop() of it is running.
-    std::lock_guard<std::mutex> lock(mutex_);
-    watched_.erase(id);
+    // stop() runs under mutex_, so once the entry is gone no stop() of it is running. With no
+    // run left the thread ends and is joined: a fork afterwards (an isolated run's device
+    // process) copies no watchdog thread, whatever locks it might hold.
+    std::thread finished;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      watched_.erase(id);
+      if (!watched_.empty() || !thread_started_) return;
+      ++generation_;  // the thread's generation no longer: it returns
+      thread_started_ = false;
+      thread_running_ = false;
+      finished = std::move(thread_);
+      wake_.notify_all();
+    }
+    if (finished.joinable()) finished.join();
   }
 
  private:
@@ -87,11 +100,12 @@ class Watchdog {
     bool stopped;
   };
 
-  void loop() {
+  void loop(uint64_t generation) {
     std::unique_lock<std::mutex> lock(mutex_);
     thread_running_ = true;
     running_.notify_all();
     for (;;) {
+      if (generation != generation_) return;
       if (watched_.empty()) {
         wake_.wait(lock);
         continue;
@@ -120,6 +134,8 @@ class Watchdog {
   uint64_t next_id_ = 1;
   bool thread_started_ = false;
   bool thread_running_ = false;
+  std::thread thread_;       // while a run is watched
+  uint64_t generation_ = 0;  // of the current thread; a thread whose generation it is not ends
 };
 
 Watchdog* watchdog_instance() {
