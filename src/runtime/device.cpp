@@ -393,6 +393,8 @@ std::string crash_message(SharedStatus* status, int num_workers, int sig) {
   return "the program " + how + (running.empty() ? "" : " while running kernel(s) " + running);
 }
 
+void settle_kept_runtimes_before_fork();  // below, with the kept runtimes
+
 RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostArg>& args,
                           const ExecuteOptions& options) {
   std::vector<PtoArg> params = to_pto_args(args);  // validates; pointers replaced below
@@ -433,6 +435,7 @@ RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostA
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw ExecutionError(Kind::Setup, "cannot create a pipe: " + std::string(std::strerror(errno)));
   }
+  settle_kept_runtimes_before_fork();
   const double forked_at = profiling::now_seconds();
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
@@ -530,6 +533,14 @@ class KeptRuntimes {
     return nullptr;
   }
 
+  // Before a fork: the kept runtimes' workers are back from their last tasks (a run returns when
+  // its tasks are done, while a worker may still be freeing its task's state).
+  void settle_before_fork() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    forget_after_fork();
+    for (auto& runtime : kept_) (void)runtime->wait_until_idle(std::chrono::milliseconds(100));
+  }
+
   void keep(std::unique_ptr<TaskRuntime> runtime) {
     std::unique_lock<std::mutex> lock(mutex_);
     forget_after_fork();
@@ -561,6 +572,8 @@ KeptRuntimes& kept_runtimes() {
   static auto* kept = new KeptRuntimes();
   return *kept;
 }
+
+void settle_kept_runtimes_before_fork() { kept_runtimes().settle_before_fork(); }
 
 }  // namespace
 

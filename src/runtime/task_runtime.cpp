@@ -725,6 +725,10 @@ TaskRuntime::AwakeCores::~AwakeCores() { pool_.let_sleep(); }
 
 int TaskRuntime::num_workers() const { return static_cast<int>(cores_.size()); }
 
+bool TaskRuntime::wait_until_idle(std::chrono::milliseconds limit) {
+  return pool_->wait_until_idle(limit);
+}
+
 void TaskRuntime::clear_core_memory() {
   std::lock_guard<std::mutex> lock(run_mutex_);
   for (auto& core : cores_) {

@@ -258,6 +258,22 @@ bool ThreadPool::poll_for_jobs(const Worker& self) const {
   }
 }
 
+bool ThreadPool::wait_until_idle(std::chrono::milliseconds limit) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const bool idle =
+          queue_.empty() && std::none_of(workers_.begin(), workers_.end(),
+                                         [](const std::unique_ptr<Worker>& w) { return w->in_job; });
+      if (idle) return true;
+    }
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    // Only the end of a job (its destructor, the run's bookkeeping) is left: microseconds.
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
 void ThreadPool::worker_loop(int index, int cpu) {
   Worker& self = *workers_[static_cast<size_t>(index)];
   const int pinned = pin_to(::pthread_self(), cpu);

@@ -118,6 +118,10 @@ class TaskRuntime {
 
   int num_workers() const;
 
+  // Waits (at most `limit`) until the worker threads are back from their last tasks; see
+  // ThreadPool::wait_until_idle. Returns whether they are.
+  bool wait_until_idle(std::chrono::milliseconds limit);
+
   // Zeroes every core's memory, as a new TaskRuntime has it, so that a kernel reading a tile it
   // never wrote sees the same values in every run, also on a runtime kept for the next run.
   void clear_core_memory();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -72,6 +73,13 @@ class ThreadPool {
   // 5-7% faster there than on the other CPU (whose worker started during the orchestration but
   // read its operands from the other core), and without the switch to the sleeping worker.
   bool work_in_place();
+
+  // Returns once no job is queued and every worker is back from its last job (asleep, polling
+  // or waiting for the mutex), or after `limit`; returns whether it is so. For fork(): the child
+  // copies only the forking thread, so memory a worker was allocating or freeing at that moment
+  // (a finished job's state) stays locked in the child. glibc's malloc guards against that, but
+  // a sanitizer's allocator may not, and the child then waits on that lock for ever.
+  bool wait_until_idle(std::chrono::milliseconds limit);
 
  private:
   struct Worker {
