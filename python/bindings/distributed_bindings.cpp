@@ -106,11 +106,39 @@ void bind_distributed(nb::module_ m) {
                      }
                      return out;
                    })
-      .def_prop_ro("dispatches", [](const driver::DistributedProgram& p) {
-        std::vector<std::tuple<int, std::string>> out;
-        for (const driver::Dispatch& d : p.plan.dispatches) out.emplace_back(d.rank, d.callee);
-        return out;
-      });
+      .def_prop_ro("dispatches",
+                   [](const driver::DistributedProgram& p) {
+                     std::vector<std::tuple<int, std::string>> out;
+                     for (const driver::Dispatch& d : p.plan.dispatches) {
+                       out.emplace_back(d.rank, d.callee);
+                     }
+                     return out;
+                   })
+      // What prepare() does ahead of the dispatches: every device program's library, built (or
+      // taken from the binary cache) and loaded now rather than by the first call.
+      .def(
+          "load",
+          [](driver::DistributedProgram& p) {
+            int built_count = 0;
+            std::string error;
+            {
+              nb::gil_scoped_release release;
+              try {
+                for (auto& [name, device] : p.devices) {
+                  bool built = false, hit = false;
+                  std::vector<std::string> notes;
+                  device->library(built, hit, notes);
+                  built_count += built ? 1 : 0;
+                }
+              } catch (const std::exception& e) {
+                error = e.what();
+              }
+            }
+            if (!error.empty()) throw std::runtime_error(error);
+            return built_count;
+          },
+          "Builds (or takes from the binary cache) and loads the library of every device "
+          "program now. Returns how many this call loaded (0 when all were loaded already).");
 
   m.def(
       "compile_distributed",

@@ -26,6 +26,7 @@
 #include "pypto/driver/generated_run.h"
 #include "pypto/driver/run.h"
 #include "pypto/driver/session.h"
+#include "pypto/ir/node_memory.h"
 #include "pypto/support/interrupt.h"
 
 namespace nb = nanobind;
@@ -177,6 +178,7 @@ void bind_options(nb::module_& m) {
   nb::class_<driver::CompileOptions>(m, "CompileOptions")
       .def(nb::init<>())
       .def_rw("output_dir", &driver::CompileOptions::output_dir)
+      .def_rw("sub_dir", &driver::CompileOptions::sub_dir)
       .def_rw("strategy", &driver::CompileOptions::strategy)
       .def_rw("dump_passes", &driver::CompileOptions::dump_passes)
       .def_rw("profiling", &driver::CompileOptions::profiling)
@@ -313,8 +315,7 @@ void bind_calls(nb::module_& m) {
                      }
                      return params;
                    })
-      .def_prop_ro("result",
-                   [](const driver::CompiledProgram& c) { return c.compiled(); })
+      .def_prop_ro("result", [](const driver::CompiledProgram& c) { return c.compiled(); })
       .def_prop_ro("returns_values",
                    [](const driver::CompiledProgram& c) {
                      return !c.program()->entry()->return_types.empty();
@@ -354,6 +355,46 @@ void bind_calls(nb::module_& m) {
       nb::arg("result"),
       "The compiled program of an ir.compile result, to be called (nothing is compiled "
       "again); raises TypeError when its entry takes other than tensors.");
+
+  m.def(
+      "function_program",
+      [](const ProgramHandle& program, const std::string& name, const std::string& rename) {
+        if (!program.program->find_function(name)) {
+          throw nb::key_error(
+              ("program '" + program.program->name + "' has no function '" + name + "'").c_str());
+        }
+        ir::ProgramPtr part = driver::function_program(*program.program, name);
+        if (!rename.empty()) {
+          auto renamed = ir::make_node<ir::Program>(*part);
+          renamed->name = rename;
+          part = renamed;
+        }
+        return ProgramHandle{part};
+      },
+      nb::arg("program"), nb::arg("name"), nb::arg("program_name") = "",
+      "The program of function `name` and what it calls, transitively (one orchestration of "
+      "a program that has several), named `program_name` (default: <program>_<name>).");
+
+  m.def(
+      "load_compiled",
+      [](const std::string& output_dir) {
+        std::shared_ptr<driver::CompiledProgram> compiled;
+        std::string error;
+        {
+          nb::gil_scoped_release release;
+          try {
+            compiled = driver::load_compiled(output_dir);
+          } catch (const std::exception& e) {
+            error = e.what();
+          }
+        }
+        if (!error.empty()) throw nb::value_error(error.c_str());
+        return compiled;
+      },
+      nb::arg("output_dir"),
+      "The compiled program an ir.compile wrote into output_dir (kernel_config.json and "
+      "program.cpp), reloaded without parsing or compiling; raises ValueError saying what is "
+      "missing.");
 
   m.def(
       "compile_for_calls",

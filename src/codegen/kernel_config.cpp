@@ -33,6 +33,27 @@ nlohmann::ordered_json param_json(const ir::Param& p) {
   return j;
 }
 
+// What `f` returns: {"kind", "dtype", "shape"} per value (a reloaded program's signature).
+nlohmann::ordered_json returns_json(const ir::Function& f) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& type : f.return_types) {
+    nlohmann::ordered_json j;
+    if (const auto* tt = type->as<ir::TensorType>()) {
+      j["kind"] = "tensor";
+      j["dtype"] = std::string(ir::dtype_name(tt->dtype));
+      j["shape"] = tt->shape;
+    } else if (const auto* st = type->as<ir::ScalarType>()) {
+      j["kind"] = "scalar";
+      j["dtype"] = std::string(ir::dtype_name(st->dtype));
+    } else {
+      j["kind"] = "other";
+      j["type"] = ir::type_to_string(type);
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 // The tiles of a kernel grouped by the buffer they live in.
 class BufferCollector {
  public:
@@ -113,6 +134,7 @@ nlohmann::ordered_json build_kernel_config(const ir::Program& program) {
     fj["name"] = f->name;
     auto params = nlohmann::ordered_json::array();
     for (const auto& p : f->params) params.push_back(param_json(p));
+    fj["returns"] = returns_json(*f);
     if (ir::submits_tasks(f->type)) {
       fj["function"] = orchestration_function_name(f->name);
       fj["params"] = std::move(params);

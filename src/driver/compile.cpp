@@ -5,6 +5,7 @@
 
 #include "pypto/codegen/kernel_config.h"
 #include "pypto/codegen/program_codegen.h"
+#include "pypto/driver/output_dir.h"
 #include "pypto/driver/run.h"
 #include "pypto/profiling/profiler.h"
 
@@ -20,7 +21,11 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
     throw std::invalid_argument("unknown platform '" + options.platform + "'; the platforms are " +
                                 ir::platform_names());
   }
-  const fs::path& out = session.open_output_dir(options.output_dir, program->name);
+  fs::path out = session.open_output_dir(options.output_dir, program->name);
+  if (!options.sub_dir.empty()) {
+    out /= options.sub_dir;
+    prepare_output_dir(out);
+  }
   session.set_metadata("program", program->name);
 
   CompileResult result;
@@ -51,6 +56,7 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
   files.push_back(
       {"kernel_config.json",
        result.manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"});
+  files.push_back({"kernel_config.py", codegen::kernel_config_python(result.manifest)});
   write_output_files(out, files);
   result.translation_unit = std::move(generated.translation_unit);
   return result;

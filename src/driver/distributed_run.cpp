@@ -6,8 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "collective_variants.h"
 #include "pypto/driver/distributed.h"
-#include "pypto/ir/visitor.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/multi_rank.h"
 #include "pypto/runtime/shared_memory.h"
@@ -17,39 +17,6 @@ namespace pypto::driver {
 namespace {
 
 using profiling::ScopedStage;
-
-// The functions `root` calls, transitively, with itself first.
-class CalleeCollector : public ir::IRVisitor {
- public:
-  std::vector<std::string> order;
-  std::set<std::string> seen;
-
- protected:
-  void visit_call(const ir::Call& c) override {
-    if (c.call_kind == ir::CallKind::Function && seen.insert(c.callee).second) {
-      order.push_back(c.callee);
-    }
-    ir::IRVisitor::visit_call(c);
-  }
-};
-
-ir::ProgramPtr device_program(const ir::Program& program, const std::string& root) {
-  CalleeCollector collector;
-  collector.seen.insert(root);
-  collector.order.push_back(root);
-  for (size_t i = 0; i < collector.order.size(); ++i) {
-    ir::FunctionPtr f = program.find_function(collector.order[i]);
-    if (f) collector.visit_function(*f);
-  }
-  std::vector<ir::FunctionPtr> functions;
-  for (const auto& f : program.functions) {
-    if (collector.seen.count(f->name)) functions.push_back(f);
-  }
-  auto device =
-      ir::make_node<ir::Program>(program.name + "_" + root, std::move(functions), program.source);
-  device->target = program.target;
-  return device;
-}
 
 // A view of the thread a rank's records are drawn on: one timeline track per rank.
 profiling::ThreadIdentity rank_track(int rank) {
@@ -77,18 +44,20 @@ std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
   result->world_size = world_size;
   result->plan = plan_host_orchestrator(*program, *host, world_size);
   session.set_keep_outputs(config.keep_outputs);
+  // The program's output directory: next_levels/<function> holds the device program of each
+  // dispatched function, next_levels/builtin.tensor.<variant> each built-in collective's record.
+  const CompileOptions base_options = detail::compile_options(config);
+  result->output_dir = session.open_output_dir(base_options.output_dir, program->name).string();
   for (const Dispatch& d : result->plan.dispatches) {
     if (result->devices.count(d.callee)) continue;
-    ir::ProgramPtr device = device_program(*program, d.callee);
-    CompileOptions options = detail::compile_options(config);
-    if (!options.output_dir.empty() && result->plan.dispatches.size() > 1) {
-      options.output_dir += "/" + d.callee;
-    }
+    ir::ProgramPtr device = function_program(*program, d.callee);
+    CompileOptions options = base_options;
+    options.sub_dir = "next_levels/" + d.callee;
     CompileResult compiled = compile(session, device, options);
-    if (result->output_dir.empty()) result->output_dir = compiled.output_dir;
     result->devices.emplace(d.callee,
                             std::make_shared<CompiledProgram>(device, std::move(compiled)));
   }
+  detail::write_collective_variants(result->output_dir, result->plan);
   return result;
 }
 

@@ -42,6 +42,13 @@ class CompiledProgram {
   std::shared_ptr<const runtime::ProgramLibrary> library_;
 };
 
+// A compiled program reloaded from its output directory (CompiledProgram.from_dir): the
+// entry's signature from kernel_config.json and the translation unit from program.cpp as it is
+// on disk (an edited program.cpp is what the library is built from). Nothing is parsed or
+// compiled: program() holds the entry's signature only. Throws std::runtime_error saying what
+// is missing or malformed.
+std::shared_ptr<CompiledProgram> load_compiled(const std::string& output_dir);
+
 // Why `program`'s entry cannot be called with tensors ("" when it can): it has no entry, or
 // an entry parameter is not a tensor.
 std::string callable_entry_error(const ir::Program& program);

@@ -17,6 +17,10 @@ namespace pypto::driver {
 struct CompileOptions {
   // Empty: ${PYPTO_PROG_BUILD_DIR:-build_output}/<Program>_<YYYYmmdd_HHMMSS_micro>.
   std::string output_dir;
+  // A folder inside the session's output directory that this compile writes into, e.g.
+  // "next_levels/<function>" for each device program of a multi-rank program. Empty: the
+  // output directory itself.
+  std::string sub_dir;
   passes::OptimizationStrategy strategy = passes::OptimizationStrategy::Default;
   bool dump_passes = true;  // IR after each pass in <output_dir>/passes_dump/
   // Profile the compile and write <output_dir>/report/pipeline_profile.{txt,json}. A profiler
@@ -34,6 +38,11 @@ struct CompileResult {
   std::vector<std::string> kernel_names;  // InCore functions, in program order
   nlohmann::ordered_json manifest;        // kernel_config.json
 };
+
+// The program of `root` and the functions it calls, transitively (named
+// "<program>_<root>"): a device program of a multi-rank program, or one orchestration of a
+// program that has several (ir.compile gives each its own next_levels/<root>/).
+ir::ProgramPtr function_program(const ir::Program& program, const std::string& root);
 
 // Compiles `program` in `session` (the layout is in output_dir.h). Profile stages: `passes`
 // (PassManager, one child per pass), `codegen` (kernel_codegen:<f>, orchestration_codegen) and

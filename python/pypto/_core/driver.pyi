@@ -18,6 +18,12 @@ class CompileOptions:
     def output_dir(self, arg: str, /) -> None: ...
 
     @property
+    def sub_dir(self) -> str: ...
+
+    @sub_dir.setter
+    def sub_dir(self, arg: str, /) -> None: ...
+
+    @property
     def strategy(self) -> OptimizationStrategy: ...
 
     @strategy.setter
@@ -227,6 +233,16 @@ def callable_program(result: CompileResult) -> CompiledProgram:
     The compiled program of an ir.compile result, to be called (nothing is compiled again); raises TypeError when its entry takes other than tensors.
     """
 
+def function_program(program: pypto._core.ir.Program, name: str, program_name: str = '') -> pypto._core.ir.Program:
+    """
+    The program of function `name` and what it calls, transitively (one orchestration of a program that has several), named `program_name` (default: <program>_<name>).
+    """
+
+def load_compiled(output_dir: str) -> CompiledProgram:
+    """
+    The compiled program an ir.compile wrote into output_dir (kernel_config.json and program.cpp), reloaded without parsing or compiling; raises ValueError saying what is missing.
+    """
+
 def compile_for_calls(session: Session, program: pypto._core.ir.Program, config: RunConfig) -> CompiledProgram:
     """
     Compiles a program to be called many times (stage `compile`); raises CompileError.
@@ -268,6 +284,11 @@ class DistributedProgram:
 
     @property
     def dispatches(self) -> list[tuple[int, str]]: ...
+
+    def load(self) -> int:
+        """
+        Builds (or takes from the binary cache) and loads the library of every device program now. Returns how many this call loaded (0 when all were loaded already).
+        """
 
 def compile_distributed(program: pypto._core.ir.Program, world_size: int, config: RunConfig, profiling: bool = False) -> DistributedProgram:
     """

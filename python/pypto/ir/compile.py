@@ -11,6 +11,7 @@ from pypto import _core
 from pypto._text import checked_path
 from pypto.errors import CompileError
 from pypto.ir.compiled_program import CompiledProgram
+from pypto.ir.multi_orchestration import compile_orchestrations, multi_orchestration_names
 from pypto.ir.program import Program
 
 __all__ = ["compile", "CompiledProgram", "OptimizationStrategy"]
@@ -92,8 +93,11 @@ def compile(  # noqa: A001, PLR0913 - the documented name and PyPTO's parameter 
     options.dump_passes = _dump_passes_flag(dump_passes)
     options.profiling = bool(profiling)
     options.platform = _platform(platform, backend_type)
+    orchestrations = multi_orchestration_names(program)
+    if orchestrations:
+        return compile_orchestrations(program, orchestrations, options)
     result = _core.driver.compile_program(program._cpp, options)
-    return CompiledProgram(result, program.name)
+    return CompiledProgram(result, program.name, platform=options.platform)
 
 
 def _has_host_orchestrator(program: Program) -> bool:

@@ -40,6 +40,17 @@ class OutputDir(str):
     def __fspath__(self) -> str:
         return str.__str__(self)
 
+    def __eq__(self, other: Any) -> bool:
+        # Equal to the same path given as a pathlib.Path, as well as to the same str.
+        if isinstance(other, pathlib.PurePath):
+            return pathlib.Path(self) == other
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    __hash__ = str.__hash__
+
 
 class CompiledProgram(str):
     """The result of ``ir.compile``: the output directory's path, as a ``str`` (so the seed's
@@ -47,8 +58,10 @@ class CompiledProgram(str):
     ``os.fspath`` all work), with what the compile produced as attributes, and callable.
 
     ``output_dir`` holds ``program.cpp`` (the translation unit built into the program library),
-    ``kernels/<f>.cpp``, ``orchestration/<f>.cpp``, ``kernel_config.json``, ``passes_dump/``
-    and, when profiling, ``report/pipeline_profile.{txt,json}``.
+    ``kernels/<f>.cpp``, ``orchestration/<f>.cpp``, ``kernel_config.json`` (and the same facts
+    as a Python module, ``kernel_config.py``), ``passes_dump/`` and, when profiling,
+    ``report/pipeline_profile.{txt,json}``. ``CompiledProgram.from_dir(output_dir)`` reloads
+    it without compiling.
 
     Calls: ``compiled(*tensors, config=RunConfig(...))`` with one array per parameter of the
     program's entry (in place: returns None), or with its inputs only (the parameters that are
@@ -65,11 +78,15 @@ class CompiledProgram(str):
     kernel_names: List[str]
     translation_unit: str
 
-    def __new__(cls, result: Any, name: str, driver_program: Any = None) -> "CompiledProgram":
+    def __new__(cls, result: Any, name: str, driver_program: Any = None,
+                platform: str = "a2a3sim", reloaded: bool = False) -> "CompiledProgram":
         self = super().__new__(cls, result.output_dir)
         self.output_dir = OutputDir(result.output_dir)
         self.name = name
-        self.program = Program(result.lowered)  # after the pass pipeline
+        self.platform = platform
+        # After the pass pipeline; None when reloaded from a directory (from_dir), which keeps
+        # the entry's signature and the generated sources, not the IR.
+        self.program = None if reloaded else Program(result.lowered)
         self.kernel_names = list(result.kernel_names)
         self.translation_unit = result.translation_unit
         self._manifest = result.manifest_json
@@ -77,6 +94,55 @@ class CompiledProgram(str):
         self._driver = driver_program
         self._params = None
         return self
+
+    @classmethod
+    def from_dir(cls, output_dir: Any, *, platform: Optional[str] = None,
+                 backend_type: Any = None) -> "CompiledProgram":
+        """The compiled program an earlier ``ir.compile`` wrote into ``output_dir``, callable
+        and benchmarkable with nothing parsed or compiled again: the entry's signature comes
+        from ``kernel_config.json`` and the program library is built (or taken from the binary
+        cache) from ``program.cpp`` as it is on disk, so an edited ``program.cpp`` is what
+        runs. ``program`` is None. ``platform`` (or ``backend_type``) names the platform the
+        program was compiled for (default ``"a2a3sim"``). Raises ``FileNotFoundError`` when
+        the directory holds no ``kernel_config.json`` (a multi-rank program's device programs
+        are in its ``next_levels/<function>/``), ``ValueError`` when its files are malformed
+        or its entry takes other than tensors."""
+        path = pathlib.Path(output_dir)
+        if not (path / "kernel_config.json").is_file():
+            raise FileNotFoundError(
+                f"{path / 'kernel_config.json'} not found: CompiledProgram.from_dir needs the "
+                f"output directory of an ir.compile (a multi-rank program's device programs "
+                f"are in its next_levels/<function>/)")
+        if platform is None and backend_type is not None:
+            from pypto.backend import platform_of  # noqa: PLC0415
+
+            platform = platform_of(backend_type)
+        driver_program = _core.driver.load_compiled(str(path))
+        result = driver_program.result
+        return cls(result, result.lowered.name, driver_program,
+                   platform=platform or "a2a3sim", reloaded=True)
+
+    def build_call_config(self, config: Any = None, *, aicpu_thread_num: Optional[int] = None,
+                          dfx_dir: Any = None) -> Any:
+        """The ``RunConfig`` a call of this program runs with (what PyPTO calls the call
+        config): ``config`` (default ``RunConfig()``) with ``aicpu_thread_num`` set when given,
+        which takes precedence over the config's own value. A call's DFX files always go to
+        ``<output_dir>/dfx_outputs``, so ``dfx_dir`` must be None or that folder."""
+        import dataclasses  # noqa: PLC0415
+
+        from pypto import runtime  # noqa: PLC0415 - runtime imports pypto.ir
+
+        if config is None:
+            config = runtime.RunConfig(platform=self.platform)
+        if not isinstance(config, runtime.RunConfig):
+            raise TypeError(f"build_call_config: config must be a pypto.runtime.RunConfig, got "
+                            f"{type(config).__name__}")
+        if dfx_dir is not None and pathlib.Path(dfx_dir) != self.output_dir / "dfx_outputs":
+            raise ValueError(f"build_call_config: the DFX files of a call go to "
+                             f"{self.output_dir / 'dfx_outputs'}, not {dfx_dir}")
+        if aicpu_thread_num is not None:
+            config = dataclasses.replace(config, aicpu_thread_num=aicpu_thread_num)
+        return config
 
     @property
     def manifest(self) -> Dict[str, Any]:

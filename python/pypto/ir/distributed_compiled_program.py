@@ -124,8 +124,13 @@ class DistributedCompiledProgram:
 
     @property
     def output_dir(self) -> Optional[pathlib.Path]:
-        """Where the device programs were compiled (once a call or the compile fixed the
-        shapes), as in PyPTO a path."""
+        """The program's output directory, as in PyPTO a path: ``next_levels/<function>/`` holds
+        the device program of each function the host dispatches (its sources,
+        ``kernel_config.json`` and ``kernel_config.py``), ``next_levels/builtin.tensor.<variant>/``
+        the record of each built-in collective the host runs. None until the shapes are fixed
+        (by ``ir.compile``, or by the first call of a program whose host orchestrator has
+        ``pl.dynamic`` shapes that the rank count does not fix); with several specialisations,
+        the first one's."""
         for compiled in self._compiled.values():
             return pathlib.Path(compiled.output_dir)
         return None
@@ -142,7 +147,45 @@ class DistributedCompiledProgram:
             self._compiled[key] = compiled
         return compiled
 
+    def prepare(self, config: Any = None, *, extra_compiled: Any = (), persistent: bool = False,
+                reset_persistent_windows: Optional[bool] = None,
+                callbacks: Optional[Dict[str, Callable[..., Any]]] = None,
+                sub_worker_overrides: Optional[Dict[str, Callable[..., Any]]] = None,
+                startup_timeout_s: Optional[float] = None) -> Any:
+        """A handle that dispatches this program (and ``extra_compiled``) many times with the
+        setup done once: the device programs are compiled (unless their shapes come from the
+        first call) and their libraries built and loaded now. ``config`` (a RunConfig) is
+        what they are built for; each dispatch still takes its own ``config=``.
+        ``callbacks``/``sub_worker_overrides`` replace host sub-workers by name. See
+        ``pypto.ir.distributed_worker``."""
+        from pypto.ir.distributed_worker import DistributedWorker  # noqa: PLC0415
+
+        if startup_timeout_s is not None and not startup_timeout_s > 0:
+            raise ValueError(f"prepare: startup_timeout_s must be positive seconds, got "
+                             f"{startup_timeout_s}")
+        for name in list(callbacks or {}) + list(sub_worker_overrides or {}):
+            if name not in self._host_workers:
+                known = ", ".join(sorted(self._host_workers)) or "none"
+                raise ValueError(f"prepare: {self.name} has no host sub-worker {name!r} "
+                                 f"(its sub-workers: {known})")
+        return DistributedWorker(self, config, extra_compiled=list(extra_compiled),
+                                 persistent=persistent,
+                                 reset_persistent_windows=reset_persistent_windows,
+                                 callbacks=callbacks, sub_worker_overrides=sub_worker_overrides)
+
+    def _prepare_libraries(self, config: Any) -> None:
+        """Compiles (when the shapes are fixed) and loads every device program's library."""
+        if config is None:
+            config = self._config
+        if not self._by_shapes:
+            self._get([], config)
+        for compiled in self._compiled.values():
+            compiled.load()
+
     def __call__(self, *args: Any, config: Any = None) -> Any:
+        return self._call(args, config, {})
+
+    def _call(self, args: Any, config: Any, workers: Dict[str, Callable[..., Any]]) -> Any:
         if config is None:
             config = self._config
         entry = []
@@ -162,7 +205,8 @@ class DistributedCompiledProgram:
             compiled, [_types.as_driver_buffer(a) for a in args], [d for _, _, d in entry],
             driver_config, float(self.distributed_config.signal_timeout),
             run_config.compile_profiling is True,
-            _host_call_runner(self._host_workers, any(_is_torch(a) for a in args)))
+            _host_call_runner({**self._host_workers, **workers},
+                              any(_is_torch(a) for a in args)))
         self.last_call = DistributedCallInfo(execution_time, list(rank_seconds), list(waits),
                                              profile)
         outputs = [a for a, (_, direction) in zip(args, params) if direction != "In"]
@@ -242,9 +286,58 @@ def compile_program_distributed(program: Any, distributed_config: DistributedCon
     if strategy is not None:
         fields["strategy"] = strategy
     config = runtime.RunConfig(**fields)
-    return DistributedCompiledProgram(program.name, distributed_config, specialise, config,
-                                      by_shapes=_is_dynamic(program),
-                                      host_workers=getattr(program, "_host_workers", {}))
+    compiled = DistributedCompiledProgram(program.name, distributed_config, specialise, config,
+                                          by_shapes=_is_dynamic(program),
+                                          host_workers=getattr(program, "_host_workers", {}))
+    if _is_dynamic(program):
+        _compile_for_world_size(compiled, program)
+    return compiled
+
+
+def _compile_for_world_size(compiled: DistributedCompiledProgram, program: Any) -> None:
+    """Compiles a program whose host orchestrator has ``pl.dynamic`` dimensions ahead of its
+    first call, for the tensors whose dynamic extents are all the rank count (the usual
+    "one row per rank" layout), so that ``output_dir`` and its files exist right after
+    ``ir.compile``. A call with those shapes reuses this compile; a call with other shapes
+    compiles its own. When the entry's shapes cannot be read from its annotations, or the
+    program does not compile for them, nothing is compiled now: the first call compiles (and
+    reports any error of) the program for its own tensors."""
+    from pypto.errors import CompileError  # noqa: PLC0415
+
+    entry = _world_size_entry(program, compiled.world_size)
+    if entry is None:
+        return
+    try:
+        compiled._get(entry, compiled._config)
+    except CompileError:
+        pass  # the guessed extents do not fit this program; the first call decides
+
+
+def _world_size_entry(program: Any, world_size: int) -> Optional[list]:
+    """The host orchestrator's tensors as a call names them ((f"arg{i}", shape, dtype)
+    per parameter) with each ``pl.dynamic`` extent set to ``world_size``; None when a
+    parameter is not an annotated tensor."""
+    import inspect  # noqa: PLC0415
+    import re  # noqa: PLC0415
+
+    from pypto.language._dynamic import DynVar  # noqa: PLC0415
+
+    cls = getattr(program, "_source_class", None)
+    found = re.search(r"the entry '(\w+)' has dynamic dimensions", getattr(program, "_error", ""))
+    function = vars(cls).get(found.group(1)) if cls is not None and found else None
+    if function is None or not callable(function):
+        return None
+    entry = []
+    for i, param in enumerate(list(inspect.signature(function).parameters.values())[1:]):
+        annotation = param.annotation
+        annotation = getattr(annotation, "type", annotation)  # pl.Out[...], pl.InOut[...]
+        if not isinstance(annotation, _types.TensorType):
+            return None
+        shape = [world_size if isinstance(d, DynVar) else d for d in annotation.shape]
+        if not all(isinstance(d, int) for d in shape):
+            return None
+        entry.append((f"arg{i}", shape, annotation.dtype.name))
+    return entry
 
 
 def _is_dynamic(program: Any) -> bool:

@@ -178,7 +178,8 @@ class DynamicProgram(Program):
     ``pypto.run`` does so with its tensor specs. Anything that needs the IR itself (printing,
     ``ir.compile``) raises the error that says so."""
 
-    __slots__ = ("_name", "_parse", "_error", "_specialisations", "_host_workers")
+    __slots__ = ("_name", "_parse", "_error", "_specialisations", "_host_workers",
+                 "_source_class")
 
     def __init__(self, name, parse, error):
         # parse(entry_tensors) -> C++ program; error: the parser's message for the bare program.
@@ -187,6 +188,7 @@ class DynamicProgram(Program):
         self._error = error
         self._specialisations = {}
         self._host_workers = {}
+        self._source_class = None  # the @pl.program class, when it was one
 
     @property
     def _cpp(self):

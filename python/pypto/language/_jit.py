@@ -403,7 +403,8 @@ class JitFunction:
         if not hit:
             program = self._parse(sources, tensors, dtypes, scalars)
             driver_program = _core.driver.compile_for_calls(session, program._cpp, driver_config)
-            compiled = CompiledProgram(driver_program.result, self.__name__, driver_program)
+            compiled = CompiledProgram(driver_program.result, self.__name__, driver_program,
+                                       platform=driver_config.platform)
             with self._lock:
                 compiled = self._cache.setdefault(key, compiled)
                 self.misses += 1

@@ -221,6 +221,9 @@ def _parse_class(cls, frame):
             if _is_dynamic_entry(e, constants):
                 program = DynamicProgram(cls.__name__, parse, str(e))
                 program._host_workers = _host_workers(cls)
+                # Its methods' annotations give the entry's shapes (a multi-rank program's
+                # compile ahead of its first call: ir.distributed_compiled_program).
+                program._source_class = cls
                 return program
             first_error = first_error or e
     raise first_error

@@ -1,0 +1,160 @@
+"""``DistributedCompiledProgram.prepare()``: a multi-rank program made ready once and dispatched
+many times, with tensors that live across its dispatches.
+
+``with compiled.prepare() as rt:`` compiles the program (when its shapes are fixed), builds the
+library of every device program (or takes it from the binary cache) and returns a
+``DistributedWorker``: ``rt(*tensors, config=...)`` runs the primary program, ``rt.run(other,
+*tensors)`` one of ``extra_compiled``, ``rt.submit(program, *tensors)`` runs one and returns a
+handle whose ``result()`` gives what the call returned (dispatches run one at a time, in
+order, so a handle is complete when ``submit`` returns). ``rt.alloc_tensor(shape, dtype,
+init=...)`` gives a tensor that stays valid until ``rt.free_tensor`` or the end of the ``with``
+block: the ranks' device processes read it like any host tensor of a call.
+
+Window buffers (``pld.alloc_window_buffer``) are made for each dispatch and start zeroed, so
+what ``persistent=True`` with the default ``reset_persistent_windows`` asks for (retained
+windows restored to zero before each reuse) is what every dispatch sees.
+``reset_persistent_windows=False`` is accepted, but windows never carry contents from one
+dispatch to the next here.
+"""
+
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["DistributedWorker", "DispatchHandle"]
+
+
+class DispatchHandle:
+    """One dispatch of ``DistributedWorker.submit``: ``result()`` returns what the call
+    returned, or raises what it raised."""
+
+    def __init__(self, value: Any = None, error: Optional[BaseException] = None):
+        self._value = value
+        self._error = error
+
+    def done(self) -> bool:
+        return True  # dispatches run to completion in submit()
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class DistributedWorker:
+    """What ``DistributedCompiledProgram.prepare()`` returns; see the module's text."""
+
+    def __init__(self, primary: Any, config: Any = None, *, extra_compiled: Sequence[Any] = (),
+                 persistent: bool = False, reset_persistent_windows: Optional[bool] = None,
+                 callbacks: Optional[Dict[str, Callable[..., Any]]] = None,
+                 sub_worker_overrides: Optional[Dict[str, Callable[..., Any]]] = None):
+        programs = [primary, *extra_compiled]
+        for other in extra_compiled:
+            if other.distributed_config.device_ids != primary.distributed_config.device_ids:
+                raise ValueError(f"prepare: {other.name} runs on devices "
+                                 f"{other.distributed_config.device_ids}, {primary.name} on "
+                                 f"{primary.distributed_config.device_ids}: programs prepared "
+                                 f"together must share their devices")
+        self._primary = primary
+        self._programs = programs
+        self.persistent = bool(persistent)
+        self.reset_persistent_windows = (self.persistent if reset_persistent_windows is None
+                                         else bool(reset_persistent_windows))
+        self._workers = dict(callbacks or {})
+        self._workers.update(sub_worker_overrides or {})
+        self._tensors: Dict[int, Any] = {}
+        self._freed: Dict[int, Any] = {}
+        self._closed = False
+        for program in programs:
+            program._prepare_libraries(config)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise RuntimeError(f"cannot {what}: this prepared program is closed (its with block "
+                               f"ended); call prepare() again")
+
+    def _check_args(self, args: Sequence[Any]) -> None:
+        for i, a in enumerate(args):
+            if id(a) in self._freed and self._freed[id(a)] is a:
+                raise ValueError(f"argument {i + 1} is a tensor of alloc_tensor that was freed")
+
+    def run(self, program: Any, *args: Any, config: Any = None) -> Any:
+        """``program`` (this worker's primary program or one of ``extra_compiled``) called on
+        ``args``."""
+        self._check_open("run a program")
+        if not any(program is p for p in self._programs):
+            raise ValueError(f"{program!r} was not prepared on this worker: pass it to "
+                             f"prepare(extra_compiled=[...])")
+        self._check_args(args)
+        return program._call(args, config, self._workers)
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        return self.run(self._primary, *args, config=config)
+
+    def submit(self, program: Any, *args: Any, config: Any = None) -> DispatchHandle:
+        """Runs ``program`` on ``args`` and returns its handle (complete on return)."""
+        try:
+            return DispatchHandle(self.run(program, *args, config=config))
+        except (RuntimeError, ValueError, TypeError) as e:
+            return DispatchHandle(error=e)
+
+    def alloc_tensor(self, shape: Sequence[int], dtype: Any, *, init: Any = None) -> Any:
+        """A zeroed tensor of ``shape`` and ``dtype`` (a torch dtype gives a torch tensor, a pl
+        or numpy dtype a numpy array), or a copy of ``init``; valid until ``free_tensor`` or
+        the end of the ``with`` block."""
+        self._check_open("allocate a tensor")
+        shape = tuple(int(d) for d in shape)
+        if type(dtype).__module__.split(".")[0] == "torch":
+            import torch  # noqa: PLC0415 - only for torch dtypes
+
+            tensor = torch.zeros(shape, dtype=dtype)
+            if init is not None:
+                if tuple(init.shape) != shape:
+                    raise ValueError(f"alloc_tensor: init has shape {tuple(init.shape)}, the "
+                                     f"tensor {shape}")
+                tensor.copy_(init)
+        else:
+            from pypto.runtime import _as_numpy, _to_pl_dtype  # noqa: PLC0415
+
+            storage = _to_pl_dtype(dtype).storage_numpy
+            tensor = np.zeros(shape, dtype=storage)
+            if init is not None:
+                values = _as_numpy(init)
+                if tuple(values.shape) != shape:
+                    raise ValueError(f"alloc_tensor: init has shape {tuple(values.shape)}, the "
+                                     f"tensor {shape}")
+                tensor[...] = values.astype(storage, copy=False)
+        self._tensors[id(tensor)] = tensor
+        return tensor
+
+    def free_tensor(self, tensor: Any) -> None:
+        """Releases a tensor of ``alloc_tensor``; a dispatch refuses it afterwards."""
+        if self._tensors.pop(id(tensor), None) is None:
+            raise ValueError("free_tensor: not a tensor this worker allocated (or freed already)")
+        self._freed[id(tensor)] = tensor
+
+    @property
+    def tensors(self) -> List[Any]:
+        """The tensors of ``alloc_tensor`` not freed yet."""
+        return list(self._tensors.values())
+
+    def close(self) -> None:
+        """Frees the worker's tensors; using the worker afterwards raises. Idempotent."""
+        self._freed.update(self._tensors)
+        self._tensors.clear()
+        self._closed = True
+
+    def __enter__(self) -> "DistributedWorker":
+        self._check_open("enter")
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self._programs)} program(s)"
+        return f"<pypto.ir.DistributedWorker {self._primary.name}: {state}>"
