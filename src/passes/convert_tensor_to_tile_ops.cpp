@@ -117,9 +117,14 @@ class TensorOpLowering : public IRMutator {
     std::vector<Param> params = lowered->params;
     params.insert(params.end(), added_params_.begin(), added_params_.end());
     for (const auto& scratch : added_scratch_) params.push_back({scratch, ParamDirection::Out});
+    // The blocks of an SPMD launch spill side by side: each into its own part of the scratch
+    // (detail::kBlockScratchParams).
+    FunctionAttrs attrs = lowered->attrs;
+    if (!added_scratch_.empty())
+      attrs.extra.emplace_back(detail::kBlockScratchParams, std::to_string(added_scratch_.size()));
     return ir::make_node<Function>(lowered->name, lowered->type, std::move(params),
                                    lowered->return_types, lowered->body, lowered->span,
-                                   lowered->attrs);
+                                   std::move(attrs));
   }
 
  protected:
