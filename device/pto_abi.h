@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 21
+#define PTO_ABI_VERSION 22
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -446,6 +446,10 @@ typedef struct PtoRuntimeApi {
   int32_t num_cores;
   // The run's stop flag, as PtoCoreMemory::stop: polled by the orchestration's loops too.
   const uint8_t* stop;
+  // Blocks until the task (or the launch) `task` names is done: the orchestration reads what it
+  // wrote, such as the scalar a kernel returns. 1 when done; 0 when the run fails (or `task` is
+  // PTO_NO_TASK, what a submit of a failing run returns), after which the orchestration returns.
+  int32_t (*wait_task)(void* ctx, PtoTaskHandle task);
 } PtoRuntimeApi;
 
 // Exported by every generated program library:

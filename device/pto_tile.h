@@ -164,6 +164,18 @@ inline PtoTensor view(const PtoTensor& t, const int64_t* offsets, const int64_t*
   return v;
 }
 
+// Block `block`'s part of a scratch tensor that the blocks of an SPMD launch stack along
+// dimension 0, each part `part_rows` long: rows [block * part_rows, (block + 1) * part_rows).
+// False when `t` has no room for that part (it was allocated for fewer blocks).
+inline bool block_part(const PtoTensor& t, int32_t block, int64_t part_rows, PtoTensor* out) {
+  if (t.ndim < 1 || block < 0 || (int64_t)(block + 1) * part_rows > t.shape[0]) return false;
+  PtoTensor v = t;
+  v.offset += (int64_t)block * part_rows * t.strides[0];
+  v.shape[0] = part_rows;
+  *out = v;
+  return true;
+}
+
 // The view pl.slice makes of the box at `offsets` with extents `shape`, clipped to `t`: each
 // extent shrinks to what lies inside t (0 for an offset at or past t's end, the view then
 // starting where t does), so the view never reaches outside its tensor. A kernel that reads

@@ -2,6 +2,7 @@
 // tile references and declarations, the statements, and tile_op, which sends each op call to its
 // emitter by the emission shape of its registry entry. The class and which file holds which
 // part: kernel_emitter.h.
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,12 +22,23 @@ std::string KernelEmitter::run() {
   w_.line("(void)isa;");
   w_.line("const pto::FaultScope pto_fault_scope(mem->fail, mem->ctx, " +
           string_literal(func_.name) + ");");
+  const size_t block_scratch_from = func_.params.size() - block_scratch_params();
   for (size_t i = 0; i < func_.params.size(); ++i) {
     const auto& p = func_.params[i];
     const std::string& name = names_.name(p.var.get());
     const auto& type = p.var->type();
     std::string index = "args[" + std::to_string(i) + "]";
-    if (type->as<ir::TensorType>()) {
+    const auto* tensor = type->as<ir::TensorType>();
+    if (tensor && i >= block_scratch_from && !tensor->shape.empty()) {
+      // This block's own part of the scratch its launch allocated (block_scratch_params).
+      w_.line("PtoTensor " + name + ";");
+      w_.line("if (!pto::block_part(" + index + ".tensor, mem->block_idx, " +
+              std::to_string(tensor->shape[0]) + ", &" + name + ")) { " +
+              fail_statement(string_literal(func_.name + ": the scratch tensor '" + p.var->name +
+                                            "' has no part for this block; its caller must "
+                                            "allocate one part per block of the launch")) +
+              " " + leave_after_failure() + " }");
+    } else if (tensor) {
       w_.line("const PtoTensor& " + name + " = " + index + ".tensor;");
       w_.line("(void)" + name + ";");  // a kernel may ignore an input
     } else if (const auto* st = type->as<ir::ScalarType>()) {
@@ -47,6 +59,24 @@ std::string KernelEmitter::run() {
   stmt(func_.body);
   w_.close();
   return w_.take();
+}
+
+// How many of the last parameters are scratch tensors with one part per block of an SPMD
+// launch: ConvertTensorToTileOps marks a kernel whose spills go through scratch tensors with
+// `attrs={"block_scratch_params": N}` (passes/kernel_output_arguments.h), and its callers
+// allocate the parts.
+size_t KernelEmitter::block_scratch_params() const {
+  for (const auto& [key, value] : func_.attrs.extra) {
+    if (key != "block_scratch_params") continue;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(value.c_str(), &end, 10);
+    if (end == value.c_str() || *end != '\0' || n > func_.params.size()) {
+      codegen_error(func_.span, "attrs={\"block_scratch_params\": " + value + "} of '" +
+                                    func_.name + "' must be a count of its last parameters");
+    }
+    return static_cast<size_t>(n);
+  }
+  return 0;
 }
 
 // ----- tile references ---------------------------------------------------------------------

@@ -87,6 +87,7 @@ class KernelEmitter : public StructuredEmitter {
   // ----- tile references (kernel_emitter.cpp) -------------------------------------------------
 
   std::string where(Span span, std::string_view op) const override;
+  size_t block_scratch_params() const;
   std::string fail_target() const override { return "mem->fail, mem->ctx"; }
   std::string fail_statement(const std::string& message_expr) const override {
     return "mem->fail(mem->ctx, " + message_expr + ");";

@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "pypto/codegen/cpp_emit.h"
@@ -267,8 +268,15 @@ class OrchestrationEmitter : public StructuredEmitter {
     const auto* call = s.value->as<ir::Call>();
     if (call && call->call_kind == ir::CallKind::Function) {
       auto results = call_function(*call, s.span());
+      const std::string task = std::exchange(last_call_task_, std::string());
       if (type->as<ir::TupleType>()) {
         tuples_[&var] = results;
+        tuple_tasks_[&var] = task;
+        return;
+      }
+      if (const auto* st = type->as<ir::ScalarType>()) {
+        if (results.empty()) codegen_error(s.span(), "'" + call->callee + "' returns no value");
+        returned_scalar(var, *st, results[0], task, s.span());
         return;
       }
       // Return value i is the i-th Out/InOut parameter (ir::output_param_count): one value is
@@ -311,6 +319,17 @@ class OrchestrationEmitter : public StructuredEmitter {
       return;
     }
     if (const auto* st = type->as<ir::ScalarType>()) {
+      // A scalar element of a call's results (`t, n = self.kernel(...)`).
+      if (const auto* g = s.value->as<ir::TupleGetItem>()) {
+        const auto* tv = g->tuple->as<ir::Var>();
+        auto it = tv ? tuples_.find(tv) : tuples_.end();
+        if (it != tuples_.end() && g->index >= 0 &&
+            static_cast<size_t>(g->index) < it->second.size()) {
+          returned_scalar(var, *st, it->second[static_cast<size_t>(g->index)],
+                          tuple_tasks_[tv], s.span());
+          return;
+        }
+      }
       if (call && call->call_kind == ir::CallKind::Op && call->callee == "read") {
         read_element(var, *st, *call, s.span());
         return;
@@ -374,6 +393,14 @@ class OrchestrationEmitter : public StructuredEmitter {
     }
     std::string n = std::to_string(call.args.size());
     std::string args = names_.fresh(call.callee + "_args");
+    // The handle of a kernel that returns scalars: the orchestration waits for it before it
+    // reads them (returned_scalar).
+    std::string task;
+    if (ir::is_kernel(callee->type) && returns_scalar(*callee)) {
+      task = names_.fresh("task");
+      w_.line("PtoTaskHandle " + task + " = PTO_NO_TASK;");
+    }
+    last_call_task_ = task;
     w_.open("");
     w_.line("PtoArg " + args + "[" + (call.args.empty() ? "1" : n) + "];");
     for (size_t i = 0; i < call.args.size(); ++i) {
@@ -396,7 +423,11 @@ class OrchestrationEmitter : public StructuredEmitter {
       w_.line("pto_last_task = rt->submit_task(rt->ctx, " + string_literal(callee->name) + ", " +
               kernel_function_name(callee->name) + ", " + args + ", " + n + ", &" +
               pending_options_ + ");");
+      if (!task.empty()) w_.line(task + " = pto_last_task;");
       pending_options_.clear();
+    } else if (!task.empty()) {
+      w_.line(task + " = rt->submit_task(rt->ctx, " + string_literal(callee->name) + ", " +
+              kernel_function_name(callee->name) + ", " + args + ", " + n + ", nullptr);");
     } else if (ir::is_kernel(callee->type)) {
       w_.line("rt->submit(rt->ctx, " + string_literal(callee->name) + ", " +
               kernel_function_name(callee->name) + ", " + args + ", " + n + ");");
@@ -427,6 +458,52 @@ class OrchestrationEmitter : public StructuredEmitter {
       results.push_back(values[p]);
     }
     return results;
+  }
+
+  static bool returns_scalar(const ir::Function& f) {
+    for (const auto& t : f.return_types)
+      if (t->as<ir::ScalarType>()) return true;
+    return false;
+  }
+
+  // `var`, a scalar a kernel returned through the one-element tensor `tensor`
+  // (passes/kernel_scalar_returns.h): read once the kernel's task `task` is done. Only a scalar
+  // something reads costs the wait; the orchestration goes on submitting otherwise.
+  void returned_scalar(const ir::Var& var, const ir::ScalarType& st, const std::string& tensor,
+                       const std::string& task, Span span) {
+    if (!used_vars().count(&var)) return;
+    if (task.empty()) {
+      codegen_error(span, "'" + var.name + "' is a scalar returned by a function that is not a "
+                                              "kernel; only InCore functions return scalars to "
+                                              "an orchestration");
+    }
+    const ir::DataType dt = st.dtype;
+    const std::string& name = names_.name(&var);
+    w_.line(cpp_scalar_type(dt) + " " + name + " = 0;");
+    w_.line("if (!rt->wait_task(rt->ctx, " + task + ")) return 1;");
+    w_.open("");
+    w_.line("const int64_t index[1] = {0};");
+    w_.line(name + " = (" + cpp_scalar_type(dt) + ")*(const " + cpp_storage_type(dt) +
+            "*)pto::element_at(" + tensor + ", index, " + std::to_string(ir::dtype_bytes(dt)) +
+            ");");
+    w_.close();
+    w_.line("(void)" + name + ";");
+  }
+
+  // The variables the function reads (an assignment's target is not a read).
+  const std::unordered_set<const ir::Var*>& used_vars() {
+    if (!used_vars_) {
+      struct Reads : ir::IRVisitor {
+        std::unordered_set<const ir::Var*> vars;
+
+       protected:
+        void visit_assign(const ir::AssignStmt& s) override { visit(s.value); }
+        void visit_var(const ir::Var& v) override { vars.insert(&v); }
+      } reads;
+      reads.visit(func_.body);
+      used_vars_ = std::move(reads.vars);
+    }
+    return *used_vars_;
   }
 
   static const ir::ReturnStmt* final_return(const ir::Function& f) {
@@ -632,6 +709,10 @@ class OrchestrationEmitter : public StructuredEmitter {
   const ir::Function& func_;
   std::string pending_options_;  // the options the next kernel submission takes
   std::unordered_map<const ir::Var*, std::vector<std::string>> tuples_;
+  // The task handle of the call behind a tuple of results with scalars (empty: none).
+  std::unordered_map<const ir::Var*, std::string> tuple_tasks_;
+  std::string last_call_task_;  // the same, of the last call_function
+  std::optional<std::unordered_set<const ir::Var*>> used_vars_;
   std::optional<std::unordered_set<const ir::Var*>> read_only_;
 };
 

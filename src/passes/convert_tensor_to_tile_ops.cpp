@@ -21,6 +21,7 @@
 #include <unordered_set>
 
 #include "kernel_output_arguments.h"
+#include "kernel_scalar_returns.h"
 #include "pass_utils.h"
 #include "pypto/passes/pass.h"
 #include "tensor_accumulators.h"
@@ -117,9 +118,14 @@ class TensorOpLowering : public IRMutator {
     std::vector<Param> params = lowered->params;
     params.insert(params.end(), added_params_.begin(), added_params_.end());
     for (const auto& scratch : added_scratch_) params.push_back({scratch, ParamDirection::Out});
+    // The blocks of an SPMD launch spill side by side: each into its own part of the scratch
+    // (detail::kBlockScratchParams).
+    FunctionAttrs attrs = lowered->attrs;
+    if (!added_scratch_.empty())
+      attrs.extra.emplace_back(detail::kBlockScratchParams, std::to_string(added_scratch_.size()));
     return ir::make_node<Function>(lowered->name, lowered->type, std::move(params),
                                    lowered->return_types, lowered->body, lowered->span,
-                                   lowered->attrs);
+                                   std::move(attrs));
   }
 
  protected:
@@ -776,11 +782,20 @@ ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
     return g;
   };
   // The loads made, the windows' valid regions go into them (tensor_window_valid.h).
-  ProgramPtr lowered = detail::map_incore_functions(
-      program, [&](const FunctionPtr& f) { return detail::fold_window_valid_shapes(lower(f)); });
-  if (added.empty()) return lowered;
+  // Scalars a kernel returns leave it through one-element outputs (kernel_scalar_returns.h).
+  std::unordered_map<std::string, detail::ScalarOutputs> scalars;
+  ProgramPtr lowered = detail::map_incore_functions(program, [&](const FunctionPtr& f) {
+    detail::ScalarOutputs outputs;
+    FunctionPtr g = detail::return_scalars_through_outputs(
+        detail::fold_window_valid_shapes(lower(f)), &outputs);
+    if (!outputs.param_indices.empty()) scalars[f->name] = std::move(outputs);
+    return g;
+  });
+  if (added.empty() && scalars.empty()) return lowered;
   return detail::map_functions(lowered, [&](const FunctionPtr& f) {
-    return is_kernel(f->type) ? f : detail::pass_added_outputs(f, added);
+    if (is_kernel(f->type)) return f;
+    FunctionPtr g = added.empty() ? f : detail::pass_added_outputs(f, added);
+    return scalars.empty() ? g : detail::pass_scalar_outputs(g, scalars);
   });
 }
 

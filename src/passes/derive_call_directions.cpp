@@ -1,8 +1,8 @@
 // DeriveCallDirections: checks how each InCore function really uses its tensor parameters (an
-// In parameter written with pl.store becomes Out, or InOut when its contents are also read; an
-// Out parameter read before it is written becomes InOut) and then annotates every orchestration
-// call of an InCore function with `arg_directions` (0 In, 1 Out, 2 InOut, 3 Scalar), which the
-// runtime uses to order tasks.
+// In parameter written with pl.store becomes Out, or InOut when its contents are also read, as
+// when pl.write sets one element; an Out parameter read before it is written becomes InOut) and
+// then annotates every orchestration call of an InCore function with `arg_directions` (0 In,
+// 1 Out, 2 InOut, 3 Scalar), which the runtime uses to order tasks.
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -38,6 +38,12 @@ class ParamAccess : public IRVisitor {
     if (const auto* store = detail::as_op_call(s.value, "store")) {
       if (const Var* p = note_store(*store, s.span())) root_[s.var.get()] = p;
       return;
+    }
+    // `t2 = pl.write(t, indices, v)` of a parameter version sets one element and keeps the
+    // others: the parameter is written and what the caller put there is read (InOut).
+    if (const auto* write = detail::as_op_call(s.value, "write")) {
+      if (const Var* p = note_write(*write, s.span())) root_[s.var.get()] = p;
+      if (is_tensor_write(*write)) return;
     }
     // A window as another rank sees it: stores through it are remote_store.
     if (const auto* view = detail::as_op_call(s.value, "comm_peer_view")) {
@@ -86,6 +92,10 @@ class ParamAccess : public IRVisitor {
       note_store(*store, s.span());
       return;
     }
+    if (const auto* write = detail::as_op_call(s.expr, "write"); write && is_tensor_write(*write)) {
+      note_write(*write, s.span());
+      return;
+    }
     IRVisitor::visit_eval(s);
   }
   void visit_yield(const YieldStmt&) override {}
@@ -110,6 +120,22 @@ class ParamAccess : public IRVisitor {
     }
     const Var* p = param_of(store.args[2]);
     if (p) first_store.emplace(p, span);
+    return p;
+  }
+
+  static bool is_tensor_write(const Call& write) {
+    return write.args.size() == 3 && detail::is_tensor(write.args[0]->type());
+  }
+  // A write's index and value are read; its tensor, when a parameter version, is written, and
+  // the elements it keeps are the caller's (read).
+  const Var* note_write(const Call& write, Span span) {
+    if (!is_tensor_write(write)) return nullptr;
+    visit(write.args[1]);
+    visit(write.args[2]);
+    const Var* p = param_of(write.args[0]);
+    if (!p) return nullptr;
+    if (!first_store.count(p)) read_original.insert(p);
+    first_store.emplace(p, span);
     return p;
   }
 

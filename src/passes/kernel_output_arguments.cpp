@@ -1,5 +1,7 @@
 #include "kernel_output_arguments.h"
 
+#include <utility>
+
 #include "pass_utils.h"
 
 namespace pypto::passes::detail {
@@ -42,6 +44,9 @@ class OutputArgumentAdder : public IRMutator {
     return make_seq(std::move(pre), s->span());
   }
   StmtPtr mutate_eval(const std::shared_ptr<const EvalStmt>& s) override {
+    // `task_blocks(n)` makes the next kernel call an SPMD launch of n blocks.
+    if (const auto* blocks = as_op_call(s->expr, "task_blocks"); blocks && !blocks->args.empty())
+      launch_blocks_ = blocks->args[0];
     std::vector<StmtPtr> pre;
     ExprPtr value = with_outputs(s->expr, &pre);
     if (value == s->expr) return IRMutator::mutate_eval(s);
@@ -53,14 +58,26 @@ class OutputArgumentAdder : public IRMutator {
   ExprPtr with_outputs(const ExprPtr& e, std::vector<StmtPtr>* pre, const Var* result = nullptr) {
     const auto* call = e->as<Call>();
     if (!call || call->call_kind != CallKind::Function) return e;
+    // The block count of this call (null: one block); the launch ends with the call.
+    const ExprPtr blocks = std::exchange(launch_blocks_, nullptr);
     auto it = added_.find(call->callee);
     if (it == added_.end()) return e;
     std::vector<ExprPtr> args = call->args;
     const auto& outputs = it->second.outputs;
-    auto allocate = [&](const TypePtr& type, const std::string& name) {
+    // `per_block`: a scratch tensor of which every block of the launch gets its own part
+    // (kBlockScratchParams), so the launch's parts stack along dimension 0.
+    auto allocate = [&](TypePtr type, const std::string& name, bool per_block = false) {
       const auto* tensor = type->as<TensorType>();
       std::vector<ExprPtr> dims;
       for (int64_t d : tensor->shape) dims.push_back(make_int(d));
+      if (per_block && blocks && !tensor->shape.empty()) {
+        const int64_t part = tensor->shape[0];
+        std::vector<int64_t> shape = tensor->shape;
+        const auto count = as_const_int(blocks);
+        shape[0] = count ? *count * part : kDynamicExtent;
+        dims[0] = count ? make_int(shape[0]) : make_binary(BinaryOp::Mul, blocks, make_int(part));
+        type = tensor_type(std::move(shape), tensor->dtype);
+      }
       auto out = make_var(name, type, e->span());
       pre->push_back(
           ir::make_node<AssignStmt>(out,
@@ -80,12 +97,13 @@ class OutputArgumentAdder : public IRMutator {
     for (size_t i = 0; !into_own_output && i < outputs.size(); ++i)
       allocate(outputs[i], "ret" + std::to_string(i) + "_out");
     for (size_t i = 0; i < it->second.scratch.size(); ++i)
-      allocate(it->second.scratch[i], "scratch" + std::to_string(i));
+      allocate(it->second.scratch[i], "scratch" + std::to_string(i), /*per_block=*/true);
     return rebuild_call(*call, std::move(args), call->attrs, call->type());
   }
 
   const std::unordered_map<std::string, AddedParameters>& added_;
   ir::NodeMap<const Var*, VarPtr> returned_as_;
+  ExprPtr launch_blocks_;  // the block count of the next kernel call, from task_blocks
 };
 
 }  // namespace

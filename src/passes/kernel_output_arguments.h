@@ -12,6 +12,13 @@
 
 namespace pypto::passes::detail {
 
+// The function attribute (FunctionAttrs::extra) of a kernel whose last N parameters are
+// scratch tensors of its spills (`attrs={"block_scratch_params": N}`): the blocks of an SPMD
+// launch run side by side, so each needs a scratch of its own. A caller allocates one part per
+// block of the launch, stacked along dimension 0, and block b works in part b (kernel codegen
+// gives it that view); a part has the parameter's type.
+inline constexpr const char* kBlockScratchParams = "block_scratch_params";
+
 // The Out parameters a kernel gained, in order: first those of results it returned by value,
 // then scratch tensors of results it stores and loads again itself (spills), which its callers
 // allocate and never read.

@@ -111,7 +111,8 @@ class Run final : public StoppableRun {
                       &Run::api_submit_task,
                       &Run::api_set_manual_scope,
                       static_cast<int32_t>(cores_.size()),
-                      stop_flag()};
+                      stop_flag(),
+                      &Run::api_wait_task};
     // Watched from before the orchestration starts until every task is done.
     std::optional<WatchedRun> watched;
     if (limits) watched.emplace(*this, limits->deadline);
@@ -227,6 +228,11 @@ class Run final : public StoppableRun {
   }
   static void api_set_manual_scope(void* ctx, int32_t manual) noexcept {
     without_throwing(self(ctx), [&] { self(ctx).set_manual_scope(manual != 0); });
+  }
+  static int32_t api_wait_task(void* ctx, PtoTaskHandle task) noexcept {
+    int32_t done = 0;
+    without_throwing(self(ctx), [&] { done = self(ctx).wait_task(task) ? 1 : 0; });
+    return done;
   }
   static void api_fail(void* ctx, const char* message) noexcept {
     without_throwing(self(ctx), [&] { self(ctx).fail("the orchestration", message); });
@@ -416,6 +422,27 @@ class Run final : public StoppableRun {
     return static_cast<PtoTaskHandle>(launch + 1);
   }
 
+  // The orchestration waits for a task it submitted (PtoRuntimeApi::wait_task). The workers it
+  // spared while it submits are woken first: the task may need the CPU it waits on. Every task
+  // completes, also in a failing run (its kernel is then skipped), so the wait ends.
+  bool wait_task(PtoTaskHandle handle) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (handle == PTO_NO_TASK) return false;
+    if (handle < 1 || static_cast<size_t>(handle) > tasks_.size()) {
+      reject_locked("wait for task handle " + std::to_string(handle) +
+                    ", which names no task submitted before it");
+      return false;
+    }
+    const TaskNode& task = *tasks_[static_cast<size_t>(handle - 1)];
+    if (!task.done) {
+      lock.unlock();
+      pool_.wake_idle();
+      lock.lock();
+      task_done_.wait(lock, [&task] { return task.done; });
+    }
+    return !failing();
+  }
+
   // Appends `node` (its deps final) to the run: counts its unfinished dependencies and adds it
   // to their successors; a node with none is appended to `ready`. Called with mutex_ held.
   void add_node_locked(std::unique_ptr<TaskNode> node, std::vector<TaskNode*>& ready) {
@@ -543,6 +570,7 @@ class Run final : public StoppableRun {
   // Marks `task` done and collects the successors it releases into `released`.
   void complete_locked(TaskNode& task, std::vector<TaskNode*>& released) {
     task.done = true;
+    task_done_.notify_all();  // the orchestration may wait for it (wait_task)
     for (TaskNode* next : task.successors) {
       if (--next->pending == 0) released.push_back(next);
     }
@@ -636,6 +664,7 @@ class Run final : public StoppableRun {
 
   std::mutex mutex_;
   std::condition_variable all_done_;
+  std::condition_variable task_done_;  // a task completed (wait_task)
   bool orchestrated_ = false;  // the orchestration has returned
   bool manual_scope_ = false;  // inside pl.manual_scope: no dependencies inferred from arguments
   DependencyTracker tracker_;

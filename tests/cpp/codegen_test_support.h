@@ -129,6 +129,7 @@ class InlineRuntime {
     api_.submit = &InlineRuntime::on_submit;
     api_.fail = &InlineRuntime::on_fail;
     api_.isa = &runtime::tile_isa();
+    api_.wait_task = &InlineRuntime::on_wait_task;
     // Generated loops poll the run's stop flag; these runs are never stopped.
     memory_.stop = &kNeverStop;
     api_.stop = &kNeverStop;
@@ -155,6 +156,8 @@ class InlineRuntime {
     std::vector<PtoArg> copy(args, args + nargs);
     fn(copy.data(), &self->memory_);
   }
+  // Tasks run when they are submitted: any task waited for is done.
+  static int32_t on_wait_task(void*, PtoTaskHandle) { return 1; }
   // One core runs one block at a time: a syncall of a task meets itself.
   static int32_t on_syncall(void*, int32_t, int32_t, const char*) { return 1; }
   static void on_fail(void* ctx, const char* message) {
