@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 22
+#define PTO_ABI_VERSION 23
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -78,7 +78,15 @@ typedef struct PtoCollective {
 } PtoCollective;
 
 // How a task uses one argument; drives dependency tracking in the runtime.
-enum PtoArgKind { PTO_ARG_IN = 0, PTO_ARG_OUT = 1, PTO_ARG_INOUT = 2, PTO_ARG_SCALAR = 3 };
+// NODEP: a tensor the task may read and write without being ordered against the other tasks that
+// touch it (the program vouches for that, PyPTO's pl.adir.no_dep).
+enum PtoArgKind {
+  PTO_ARG_IN = 0,
+  PTO_ARG_OUT = 1,
+  PTO_ARG_INOUT = 2,
+  PTO_ARG_SCALAR = 3,
+  PTO_ARG_NODEP = 4
+};
 
 typedef struct PtoArg {
   int32_t kind;

@@ -357,6 +357,24 @@ class OrchestrationEmitter : public StructuredEmitter {
                                 func_.name + "'");
   }
 
+  // The runtime's kind for a tensor passed as `direction`: what orders the task.
+  static std::string tensor_arg_kind(int64_t direction, Span span) {
+    switch (static_cast<ir::ArgDirection>(direction)) {
+      case ir::ArgDirection::In:
+        return "PTO_ARG_IN";
+      case ir::ArgDirection::Out:
+      case ir::ArgDirection::Output:  // the caller's tensor is the fresh allocation
+        return "PTO_ARG_OUT";
+      case ir::ArgDirection::InOut:
+        return "PTO_ARG_INOUT";
+      case ir::ArgDirection::NoDep:
+        return "PTO_ARG_NODEP";
+      case ir::ArgDirection::Scalar:
+        break;
+    }
+    codegen_error(span, "invalid arg_directions entry " + std::to_string(direction));
+  }
+
   // Emits a call of another function of the program; returns the C++ names of its results (the
   // tensors passed for the callee's Out/InOut parameters, in order).
   std::vector<std::string> call_function(const ir::Call& call, Span span) {
@@ -413,10 +431,8 @@ class OrchestrationEmitter : public StructuredEmitter {
           w_.line(slot + "pto::int_arg(" + dtype_enum(dt) + ", (int64_t)(" + values[i] + "));");
         }
       } else {
-        static const char* const kKinds[] = {"PTO_ARG_IN", "PTO_ARG_OUT", "PTO_ARG_INOUT"};
-        int64_t d = directions[i];
-        if (d < kIn || d > kInOut) codegen_error(span, "invalid arg_directions entry");
-        w_.line(slot + "pto::tensor_arg(" + kKinds[d] + ", " + values[i] + ");");
+        w_.line(slot + "pto::tensor_arg(" + tensor_arg_kind(directions[i], span) + ", " +
+                values[i] + ");");
       }
     }
     if (ir::is_kernel(callee->type) && !pending_options_.empty()) {

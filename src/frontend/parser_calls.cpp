@@ -9,7 +9,8 @@
 namespace pypto::frontend::detail {
 
 template <typename Name>
-std::vector<CallArg> Parser::parse_call_args(const Name& callee_name, bool allow_strings) {
+std::vector<CallArg> Parser::parse_call_args(const Name& callee_name, bool allow_strings,
+                                             bool allow_attrs_dict) {
   auto callee = [&] { return text_of(callee_name); };
   expect(TK::LParen, [&] { return "'(' after " + callee(); });
   std::vector<CallArg> args;
@@ -31,7 +32,13 @@ std::vector<CallArg> Parser::parse_call_args(const Name& callee_name, bool allow
     } else if (seen_keyword) {
       fail_here("positional argument follows keyword argument in " + callee());
     }
-    if (allow_strings && at(TK::String) &&
+    if (allow_attrs_dict && arg.keyword == "attrs" && at(TK::LBrace)) {
+      arg.value.span = here();
+      arg.attrs = parse_call_attrs_dict(callee());
+    } else if (allow_attrs_dict && arg.keyword.empty() && at_no_dep_marker()) {
+      arg.value = parse_no_dep_marker();
+      arg.no_dep = true;
+    } else if (allow_strings && at(TK::String) &&
         (peek_token(1).kind == TK::Comma || peek_token(1).kind == TK::RParen)) {
       arg.value.span = here();
       arg.text = string_literal(advance());
@@ -48,7 +55,8 @@ std::vector<CallArg> Parser::parse_call_args(const Name& callee_name, bool allow
 }
 
 // For parser_jit.cpp, which names its callee with a string.
-template std::vector<CallArg> Parser::parse_call_args<std::string>(const std::string&, bool);
+template std::vector<CallArg> Parser::parse_call_args<std::string>(const std::string&, bool,
+                                                                   bool);
 
 std::string Parser::string_literal(const Token& t) const {
   std::string_view s = t.text;
@@ -441,7 +449,8 @@ Value Parser::parse_self_call() {
   if (!at(TK::LParen)) fail(span, "function 'self." + std::string(name.text) + "' must be called");
   const std::string label_text = "self." + signatures_[callee].name;
   auto label = [&label_text] { return label_text; };
-  std::vector<CallArg> call_args = parse_call_args(label);
+  std::vector<CallArg> call_args =
+      parse_call_args(label, /*allow_strings=*/false, /*allow_attrs_dict=*/true);
   std::vector<ExprPtr> args;
   ir::Attrs attrs;
   ExprPtr device;
@@ -456,28 +465,34 @@ Value Parser::parse_self_call() {
       device = expect_expr(a.value, [&] { return "device= of " + label(); });
       continue;
     }
-    if (a.keyword != "arg_directions") {
-      fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
-                               label() +
-                               " (program functions take positional arguments and "
-                               "arg_directions=[...])");
+    if (a.attrs) {  // attrs={"arg_directions": [pl.adir.<marker>, ...]}
+      for (auto& attr : *a.attrs) attrs.push_back(std::move(attr));
+      continue;
     }
-    auto value = attr_value(a.value);
-    if (!value || !std::holds_alternative<std::vector<int64_t>>(*value)) {
-      fail(a.value.span,
-           "arg_directions must be a list of integers (0 In, 1 Out, 2 InOut, "
-           "3 Scalar)");
-    }
-    const auto& dirs = std::get<std::vector<int64_t>>(*value);
-    for (int64_t d : dirs) {
-      if (d < 0 || d > 3) {
-        fail(a.value.span,
-             "arg_directions values must be 0 (In), 1 (Out), 2 (InOut) or 3 "
-             "(Scalar), got " +
-                 std::to_string(d));
+    fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
+                             label() +
+                             " (program functions take positional arguments, and "
+                             "attrs={\"arg_directions\": [pl.adir.<marker>, ...]})");
+  }
+  std::vector<int64_t> no_dep;  // pl.no_dep(x) arguments
+  for (size_t i = 0; i < call_args.size() && i < args.size(); ++i)
+    if (call_args[i].no_dep) no_dep.push_back(static_cast<int64_t>(i));
+  if (!no_dep.empty()) merge_no_dep_overrides(attrs, no_dep, span);
+  if (const auto* overrides = ir::find_attr(attrs, "arg_direction_overrides")) {
+    for (int64_t i : std::get<std::vector<int64_t>>(*overrides)) {
+      if (i < 0 || i >= static_cast<int64_t>(args.size())) {
+        fail(span, "arg_direction_overrides of " + label() + " names argument " +
+                       std::to_string(i) + ", which it does not have (it passes " +
+                       std::to_string(args.size()) + ")");
       }
     }
-    attrs.emplace_back("arg_directions", std::move(*value));
+  }
+  if (const auto* dirs = ir::find_attr(attrs, "arg_directions")) {
+    const size_t n = std::get<std::vector<int64_t>>(*dirs).size();
+    if (n != args.size()) {
+      fail(span, label() + " passes " + std::to_string(args.size()) + " argument(s) but its " +
+                     "arg_directions name " + std::to_string(n) + " (one direction per argument)");
+    }
   }
   std::vector<Span> arg_spans;
   for (size_t i = 0; i < args.size(); ++i) arg_spans.push_back(call_args[i].value.span);

@@ -56,6 +56,12 @@ struct CallArg {
   // A string literal argument (only where the callee accepts strings: `value` then holds no
   // expression, and its span is the literal's).
   std::optional<std::string> text;
+  // `attrs={...}` of a call of a program function (parser_call_attrs.cpp): `value` then holds
+  // no expression, and its span is the dictionary's.
+  std::optional<ir::Attrs> attrs;
+  // `pl.no_dep(x)` as an argument of a call of a program function: `value` is x, passed without
+  // ordering the task by it.
+  bool no_dep = false;
 };
 
 // Same kind, shape and dtype: what must hold when a name is rebound or a value is passed to a

@@ -506,7 +506,8 @@ class Parser {
   // -------------------------------- calls (parser_calls.cpp)
 
   template <typename Name>
-  std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false);
+  std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false,
+                                       bool allow_attrs_dict = false);
   // pl.store's `shapes` argument (parser_op_spellings.cpp): taken out, then checked.
   std::optional<CallArg> take_store_shapes(std::vector<CallArg>& call_args);
   void check_store_shapes(const CallArg& shapes, const ir::Call& call, const std::string& spelling);
@@ -531,6 +532,12 @@ class Parser {
                               const std::vector<CallArg>& call_args, Span span, size_t uses_mark);
 
   static std::optional<ir::AttrValue> attr_value(const Value& v);
+  ir::Attrs parse_call_attrs_dict(const std::string& callee_label);  // parser_call_attrs.cpp
+  int64_t parse_arg_direction_marker();
+  std::vector<int64_t> parse_int_list(const std::string& what);  // [1, 2, ...]
+  bool at_no_dep_marker() const;  // at `pl.no_dep(`
+  Value parse_no_dep_marker();    // pl.no_dep(x): x
+  void merge_no_dep_overrides(ir::Attrs& attrs, const std::vector<int64_t>& marked, Span span);
 
   // `spelling` is the callee as written ("pl.tensor.add"), for messages.
   ExprPtr parse_op_call(const ir::OpDef& def, Span span, const std::string& spelling);

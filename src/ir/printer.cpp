@@ -110,6 +110,18 @@ std::string call_attr_text(const std::string& key, const AttrValue& v) {
   return format_attr(v);
 }
 
+// A call's argument directions as PyPTO writes them: [pl.adir.input, pl.adir.inout, ...].
+std::string arg_directions_text(const AttrValue& v) {
+  const auto* list = std::get_if<std::vector<int64_t>>(&v);
+  if (!list) return format_attr(v);
+  std::string s = "[";
+  for (size_t i = 0; i < list->size(); ++i) {
+    s += (i ? ", pl.adir." : "pl.adir.") +
+         std::string(arg_direction_marker(static_cast<ArgDirection>((*list)[i])));
+  }
+  return s + "]";
+}
+
 // Collects every variable name of a subtree, so generated names (`x_1`) never take a name the
 // program uses elsewhere.
 class NameCollector : public IRVisitor {
@@ -439,12 +451,20 @@ class Printer {
       first = false;
       s += expr(c.args[i]);
     }
+    std::string dict;  // a call of a program function's attrs={...} (PyPTO's call attributes)
     for (const auto& [key, value] : c.attrs) {
+      if (c.call_kind == CallKind::Function &&
+          (key == "arg_directions" || key == "arg_direction_overrides")) {
+        dict += std::string(dict.empty() ? "" : ", ") + "\"" + key + "\": " +
+                (key == "arg_directions" ? arg_directions_text(value) : format_attr(value));
+        continue;
+      }
       if (!first) s += ", ";
       first = false;
       s += key + "=" + (dispatch && key == "device" ? expr(c.args.back())
                                                     : call_attr_text(key, value));
     }
+    if (!dict.empty()) s += std::string(first ? "" : ", ") + "attrs={" + dict + "}";
     return s + ")";
   }
 

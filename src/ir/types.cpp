@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <string>
 
 #include "pypto/support/checked_int.h"
@@ -331,6 +332,31 @@ bool is_kernel(FunctionType t) {
 
 bool submits_tasks(FunctionType t) {
   return t == FunctionType::Orchestration || t == FunctionType::Group;
+}
+
+namespace {
+constexpr std::pair<ArgDirection, std::string_view> kArgDirectionMarkers[] = {
+    {ArgDirection::In, "input"},   {ArgDirection::Out, "output_existing"},
+    {ArgDirection::InOut, "inout"}, {ArgDirection::Scalar, "scalar"},
+    {ArgDirection::NoDep, "no_dep"}, {ArgDirection::Output, "output"},
+};
+}  // namespace
+
+std::string_view arg_direction_marker(ArgDirection d) {
+  for (const auto& [direction, marker] : kArgDirectionMarkers)
+    if (direction == d) return marker;
+  return "input";
+}
+
+std::optional<ArgDirection> arg_direction_from_marker(std::string_view marker) {
+  for (const auto& [direction, name] : kArgDirectionMarkers)
+    if (name == marker) return direction;
+  return std::nullopt;
+}
+
+bool arg_direction_writes(ArgDirection d) {
+  return d == ArgDirection::Out || d == ArgDirection::InOut || d == ArgDirection::Output ||
+         d == ArgDirection::NoDep;
 }
 
 std::string_view param_direction_name(ParamDirection d) {

@@ -1,8 +1,8 @@
 // DeriveCallDirections: checks how each InCore function really uses its tensor parameters (an
 // In parameter written with pl.store becomes Out, or InOut when its contents are also read, as
-// when pl.write sets one element; an Out parameter read before it is written becomes InOut) and
-// then annotates every orchestration call of an InCore function with `arg_directions` (0 In,
-// 1 Out, 2 InOut, 3 Scalar), which the runtime uses to order tasks.
+// when pl.write sets one element; an Out parameter read before it is written becomes InOut) and then annotates every orchestration
+// call of an InCore function with `arg_directions` (ir::ArgDirection), which the runtime uses to
+// order tasks. A call whose program wrote its directions keeps them once they are checked.
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -168,8 +168,30 @@ class DirectionAnnotator : public IRMutator {
                                         std::to_string(c->args.size()) + " arguments, expected " +
                                         std::to_string(callee.params.size()));
     }
-    std::vector<int64_t> directions;
     auto remote = remote_written_.find(callee.name);
+    if (const auto* written = find_attr(c->attrs, "arg_directions")) {
+      // The program's own (attrs={"arg_directions": [...]}), or this pass's from an earlier
+      // run: kept, if it lets the task do what the kernel does.
+      check_written_directions(*c, callee, std::get<std::vector<int64_t>>(*written),
+                               remote != remote_written_.end() ? &remote->second : nullptr);
+      return base;
+    }
+    std::vector<int64_t> directions = derive(*c, callee, remote);
+    Attrs attrs;
+    for (const auto& a : c->attrs)
+      if (a.first != "arg_directions") attrs.push_back(a);
+    attrs.emplace_back("arg_directions", directions);
+    return detail::rebuild_call(*c, c->args, std::move(attrs), c->type());
+  }
+
+ private:
+  using RemoteWritten = std::unordered_map<std::string, std::vector<bool>>;
+
+  // From the callee's parameters; the arguments written pl.no_dep(x) (arg_direction_overrides)
+  // are no_dep.
+  std::vector<int64_t> derive(const Call& c, const Function& callee,
+                              RemoteWritten::const_iterator remote) const {
+    std::vector<int64_t> directions;
     for (size_t i = 0; i < callee.params.size(); ++i) {
       const Param& p = callee.params[i];
       ArgDirection d = ArgDirection::Scalar;
@@ -183,16 +205,53 @@ class DirectionAnnotator : public IRMutator {
       }
       directions.push_back(static_cast<int64_t>(d));
     }
-    Attrs attrs;
-    for (const auto& a : c->attrs)
-      if (a.first != "arg_directions") attrs.push_back(a);
-    attrs.emplace_back("arg_directions", directions);
-    return detail::rebuild_call(*c, c->args, std::move(attrs), c->type());
+    if (const auto* overrides = find_attr(c.attrs, "arg_direction_overrides")) {
+      for (int64_t i : std::get<std::vector<int64_t>>(*overrides)) {
+        const auto slot = static_cast<size_t>(i);
+        if (slot >= directions.size()) continue;  // the parser checked the range
+        if (directions[slot] == static_cast<int64_t>(ArgDirection::Scalar)) {
+          throw CompileError(c.span(), "pl.no_dep marks argument " + std::to_string(i) +
+                                           " of the call of '" + callee.name +
+                                           "', a scalar: it marks tensors");
+        }
+        directions[slot] = static_cast<int64_t>(ArgDirection::NoDep);
+      }
+    }
+    return directions;
   }
 
- private:
+  // A direction the program wrote must pass a scalar as a scalar and a tensor as a tensor, and
+  // must let the task write every tensor the kernel writes (here or, through a window, on a
+  // peer): an `input` there would let later readers run before the kernel's write.
+  static void check_written_directions(const Call& c, const Function& callee,
+                                       const std::vector<int64_t>& directions,
+                                       const std::vector<bool>* remote_written) {
+    for (size_t i = 0; i < callee.params.size() && i < directions.size(); ++i) {
+      const Param& p = callee.params[i];
+      const auto d = static_cast<ArgDirection>(directions[i]);
+      const std::string what = "arg_directions[" + std::to_string(i) + "] of the call of '" +
+                               callee.name + "' is pl.adir." +
+                               std::string(arg_direction_marker(d)) + ", but parameter '" +
+                               p.var->name + "'";
+      const bool scalar = detail::is_scalar(p.var->type());
+      if (scalar != (d == ArgDirection::Scalar)) {
+        throw CompileError(c.span(), what + (scalar ? " is a scalar (use pl.adir.scalar)"
+                                                    : " is a tensor (pl.adir.scalar is for "
+                                                      "scalars)"));
+      }
+      const bool written = p.direction != ParamDirection::In ||
+                           (remote_written && i < remote_written->size() && (*remote_written)[i]);
+      if (written && !arg_direction_writes(d)) {
+        throw CompileError(c.span(), what + " is written by the kernel (" +
+                                         std::string(param_direction_name(p.direction)) +
+                                         "): pass it as pl.adir.output_existing, pl.adir.inout, "
+                                         "pl.adir.output or pl.adir.no_dep");
+      }
+    }
+  }
+
   const std::unordered_map<std::string, FunctionPtr>& kernels_;
-  const std::unordered_map<std::string, std::vector<bool>>& remote_written_;
+  const RemoteWritten& remote_written_;
 };
 
 FunctionPtr check_kernel(const FunctionPtr& f) {

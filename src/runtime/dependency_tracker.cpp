@@ -207,10 +207,14 @@ class AccessIndex {
   std::vector<Access> long_;
 };
 
+// Tensors that order tasks: not scalars, and not NODEP tensors (the task neither waits for their
+// other users nor makes them wait).
+bool orders_tasks(const PtoArg& a) { return a.kind != PTO_ARG_SCALAR && a.kind != PTO_ARG_NODEP; }
+
 std::vector<Footprint> footprints_of(const PtoArg* args, int32_t nargs) {
   std::vector<Footprint> footprints(static_cast<size_t>(std::max(nargs, 0)));
   for (int32_t i = 0; i < nargs; ++i)
-    if (args[i].kind != PTO_ARG_SCALAR)
+    if (orders_tasks(args[i]))
       footprints[static_cast<size_t>(i)] = footprint(args[i].tensor);
   return footprints;
 }
@@ -225,7 +229,7 @@ void record_accesses(TaskId task, const PtoArg* args, int32_t nargs,
   for (int32_t i = 0; i < nargs; ++i) {
     const PtoArg& a = args[i];
     const Footprint& mine = footprints[static_cast<size_t>(i)];
-    if (a.kind == PTO_ARG_SCALAR || mine.bytes.empty) continue;
+    if (!orders_tasks(a) || mine.bytes.empty) continue;
     auto& buf = buffer_of(a.tensor.base);
     if (a.kind == PTO_ARG_IN) {
       buf.reads.add({task, a.tensor, mine});
@@ -265,7 +269,7 @@ std::string DependencyTracker::validate(const PtoArg* args, int32_t nargs) const
   if (nargs < 0 || (nargs > 0 && !args)) return "invalid argument list";
   for (int32_t i = 0; i < nargs; ++i) {
     const PtoArg& a = args[i];
-    if (a.kind < PTO_ARG_IN || a.kind > PTO_ARG_SCALAR) {
+    if (a.kind < PTO_ARG_IN || a.kind > PTO_ARG_NODEP) {
       return arg_error(i, "unknown argument kind " + std::to_string(a.kind));
     }
     if (a.kind == PTO_ARG_SCALAR) continue;
@@ -301,7 +305,7 @@ std::vector<TaskId> DependencyTracker::add_task(TaskId task, const PtoArg* args,
   for (int32_t i = 0; i < nargs; ++i) {
     const PtoArg& a = args[i];
     const Footprint& mine = footprints[static_cast<size_t>(i)];
-    if (a.kind == PTO_ARG_SCALAR || mine.bytes.empty) continue;
+    if (!orders_tasks(a) || mine.bytes.empty) continue;
     const Buffer& buf = *buffers_.at(a.tensor.base);
     auto depend_if_overlapping = [&](const Access& prev) {
       if (prev.task != task && overlap(a.tensor, mine, prev.view, prev.footprint))

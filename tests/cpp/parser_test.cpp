@@ -245,7 +245,8 @@ TEST(Parser, TupleUnpackingOfAMultiResultCall) {
                      "    def main(self, a: pl.Tensor[[64, 64], pl.FP32], b: "
                      "pl.Out[pl.Tensor[[64, 64], pl.FP32]], c: pl.InOut[pl.Tensor[[64, 64], "
                      "pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:\n"
-                     "        x, y = self.two(a, b, c, arg_directions=[0, 1, 2])\n"
+                     "        x, y = self.two(a, b, c, attrs={\"arg_directions\": [pl.adir.input, "
+                     "pl.adir.output_existing, pl.adir.inout]})\n"
                      "        t = self.two(a, x, y)\n"
                      "        z = t[1]\n"
                      "        return z\n";

@@ -11,8 +11,8 @@ using namespace testing;
 TEST(DeriveCallDirections, AnnotatesCallsFromTheCalleeParameters) {
   auto out = run_pipeline_through(load_example("ffn.py"), "DeriveCallDirections");
   std::string main = ir::print_function(*out->find_function("main"));
-  EXPECT_NE(main.find("self.mm(x, w1, h, arg_directions=[0, 0, 1])"), std::string::npos) << main;
-  EXPECT_NE(main.find("self.gelu(h_1, g, arg_directions=[0, 1])"), std::string::npos) << main;
+  EXPECT_NE(main.find("self.mm(x, w1, h, attrs={\"arg_directions\": [pl.adir.input, pl.adir.input, pl.adir.output_existing]})"), std::string::npos) << main;
+  EXPECT_NE(main.find("self.gelu(h_1, g, attrs={\"arg_directions\": [pl.adir.input, pl.adir.output_existing]})"), std::string::npos) << main;
   EXPECT_TRUE(
       check_properties(*out, static_cast<IRProperties>(IRProperty::CallDirectionsSet)).empty());
 }
@@ -29,7 +29,7 @@ TEST(DeriveCallDirections, ScalarArgumentsAreMarkedScalar) {
 )");
   auto out = run_pipeline_through(in, "DeriveCallDirections");
   std::string main = ir::print_function(*out->find_function("main"));
-  EXPECT_NE(main.find("self.main_incore_0(x, j, y_1, arg_directions=[0, 3, 1])"), std::string::npos)
+  EXPECT_NE(main.find("self.main_incore_0(x, j, y_1, attrs={\"arg_directions\": [pl.adir.input, pl.adir.scalar, pl.adir.output_existing]})"), std::string::npos)
       << main;
 }
 
@@ -44,7 +44,7 @@ TEST(DeriveCallDirections, OutParameterReadBeforeWrittenBecomesInOut) {
   auto out = run_pipeline_through(in, "DeriveCallDirections");
   EXPECT_EQ(out->find_function("k")->params[1].direction, ir::ParamDirection::InOut);
   std::string main = ir::print_function(*out->find_function("main"));
-  EXPECT_NE(main.find("self.k(x, y, arg_directions=[0, 2])"), std::string::npos) << main;
+  EXPECT_NE(main.find("self.k(x, y, attrs={\"arg_directions\": [pl.adir.input, pl.adir.inout]})"), std::string::npos) << main;
 }
 
 TEST(DeriveCallDirections, AStoreIntoAnInParameterMakesItAnOutput) {
@@ -61,7 +61,65 @@ TEST(DeriveCallDirections, AStoreIntoAnInParameterMakesItAnOutput) {
   EXPECT_EQ(out->find_function("k")->params[0].direction, ir::ParamDirection::InOut);
   EXPECT_EQ(out->find_function("k")->params[1].direction, ir::ParamDirection::Out);
   std::string main = ir::print_function(*out->find_function("main"));
-  EXPECT_NE(main.find("arg_directions=[2, 1]"), std::string::npos) << main;
+  EXPECT_NE(main.find("attrs={\"arg_directions\": [pl.adir.inout, pl.adir.output_existing]}"), std::string::npos) << main;
+}
+
+// A kernel that reads x and writes y, called by main with the directions `directions`.
+std::string call_k_with(const std::string& directions) {
+  return R"(
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        t = pl.load(x, [0, 0], [64, 64])
+        y = pl.store(t, [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        y = self.k(x, y, attrs={"arg_directions": [)" +
+         directions + R"(]})
+        return y
+)";
+}
+
+TEST(DeriveCallDirections, DirectionsTheProgramWroteAreKept) {
+  // Derived, they would be [input, output_existing].
+  auto out = run_pipeline_through(parse_body(call_k_with("pl.adir.no_dep, pl.adir.inout")),
+                                  "DeriveCallDirections");
+  std::string main = ir::print_function(*out->find_function("main"));
+  EXPECT_NE(main.find("attrs={\"arg_directions\": [pl.adir.no_dep, pl.adir.inout]}"),
+            std::string::npos)
+      << main;
+}
+
+TEST(DeriveCallDirections, ArgumentsMarkedNoDepAreNoDepAndTheOthersDerived) {
+  std::string text = call_k_with("");
+  const std::string call = "self.k(x, y, attrs={\"arg_directions\": []})";
+  ASSERT_NE(text.find(call), std::string::npos);
+  text.replace(text.find(call), call.size(), "self.k(pl.no_dep(x), y)");
+  auto out = run_pipeline_through(parse_body(text), "DeriveCallDirections");
+  std::string main = ir::print_function(*out->find_function("main"));
+  EXPECT_NE(main.find("self.k(x, y, attrs={\"arg_directions\": [pl.adir.no_dep, "
+                      "pl.adir.output_existing], \"arg_direction_overrides\": [0]})"),
+            std::string::npos)
+      << main;
+}
+
+TEST(DeriveCallDirections, AWrittenDirectionMustLetTheTaskWriteWhatTheKernelWrites) {
+  auto in = parse_body(call_k_with("pl.adir.input, pl.adir.input"));
+  try {
+    run_pipeline_through(in, "DeriveCallDirections");
+    FAIL() << "expected a CompileError";
+  } catch (const ir::CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("arg_directions[1] of the call of 'k' is pl.adir.input, "
+                                         "but parameter 'y' is written by the kernel (Out)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DeriveCallDirections, AScalarDirectionForATensorIsAnError) {
+  auto in = parse_body(call_k_with("pl.adir.scalar, pl.adir.output"));
+  EXPECT_THROW(run_pipeline_through(in, "DeriveCallDirections"), ir::CompileError);
 }
 
 }  // namespace

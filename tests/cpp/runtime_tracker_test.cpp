@@ -87,6 +87,14 @@ TEST_F(TrackerTest, InOutIsBothReadAndWrite) {
   EXPECT_EQ(add({whole(g_a, PTO_ARG_IN)}), Ids{1});
 }
 
+TEST_F(TrackerTest, NoDepTensorsOrderNothing) {
+  // pl.adir.no_dep: the task neither waits for the writer before it nor holds up the next one.
+  EXPECT_EQ(add({whole(g_a, PTO_ARG_OUT)}), Ids{});
+  EXPECT_EQ(add({whole(g_a, PTO_ARG_NODEP), whole(g_b, PTO_ARG_OUT)}), Ids{});
+  EXPECT_EQ(add({whole(g_a, PTO_ARG_OUT)}), Ids{0});
+  EXPECT_EQ(add({whole(g_b, PTO_ARG_IN)}), Ids{1});  // its other arguments still order it
+}
+
 TEST_F(TrackerTest, DisjointRowBlocksAreIndependent) {
   EXPECT_EQ(add({rows(g_a, PTO_ARG_OUT, 0, 4)}), Ids{});
   EXPECT_EQ(add({rows(g_a, PTO_ARG_OUT, 4, 4)}), Ids{});

@@ -114,6 +114,20 @@ bool submits_tasks(FunctionType t);
 enum class ParamDirection : uint8_t { In, Out, InOut };
 std::string_view param_direction_name(ParamDirection d);
 
+// How a call passes each argument to the task it submits: the values of a call's
+// `arg_directions` attribute (DeriveCallDirections derives them; a program may write them,
+// PyPTO's `attrs={"arg_directions": [pl.adir.<marker>, ...]}`). Out is written into the tensor
+// the caller passes (PyPTO's OutputExisting); Output is a tensor the task fills from scratch
+// (PyPTO lets the runtime allocate it; here the caller's tensor is that allocation); NoDep is a
+// tensor passed without ordering the task after, or before, anything else that touches it.
+enum class ArgDirection : int64_t { In = 0, Out = 1, InOut = 2, Scalar = 3, NoDep = 4, Output = 5 };
+// PyPTO's `pl.adir` marker name: "input", "output_existing", "inout", "scalar", "no_dep",
+// "output".
+std::string_view arg_direction_marker(ArgDirection d);
+std::optional<ArgDirection> arg_direction_from_marker(std::string_view marker);
+// Whether the task may write the argument.
+bool arg_direction_writes(ArgDirection d);
+
 // Where a tile lives once memory has been planned: InitMemRef gives every tile its own buffer,
 // MemoryReuse lets tiles with disjoint lifetimes share one, AllocateMemoryAddr sets `addr`.
 struct MemRef {

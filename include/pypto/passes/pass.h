@@ -78,7 +78,7 @@ ir::ProgramPtr synthesize_orchestration(const ir::ProgramPtr& program);
 ir::ProgramPtr expose_returned_tensors(const ir::ProgramPtr& program);
 
 // Values of the `arg_directions` attribute that DeriveCallDirections sets on calls.
-enum class ArgDirection : int64_t { In = 0, Out = 1, InOut = 2, Scalar = 3 };
+using ir::ArgDirection;
 
 // Byte alignment of every address AllocateMemoryAddr assigns.
 constexpr int64_t kMemoryAlignment = 64;
