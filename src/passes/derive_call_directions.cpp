@@ -1,8 +1,9 @@
 // DeriveCallDirections: checks how each InCore function really uses its tensor parameters (an
 // In parameter written with pl.store becomes Out, or InOut when its contents are also read, as
-// when pl.write sets one element; an Out parameter read before it is written becomes InOut) and then annotates every orchestration
-// call of an InCore function with `arg_directions` (ir::ArgDirection), which the runtime uses to
-// order tasks. A call whose program wrote its directions keeps them once they are checked.
+// when pl.write sets one element; an Out parameter read before it is written becomes InOut) and
+// then annotates every orchestration call of an InCore function with `arg_directions`
+// (ir::ArgDirection), which the runtime uses to order tasks. A call whose program wrote its
+// directions keeps them once they are checked.
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
