@@ -325,8 +325,8 @@ class OrchestrationEmitter : public StructuredEmitter {
         auto it = tv ? tuples_.find(tv) : tuples_.end();
         if (it != tuples_.end() && g->index >= 0 &&
             static_cast<size_t>(g->index) < it->second.size()) {
-          returned_scalar(var, *st, it->second[static_cast<size_t>(g->index)],
-                          tuple_tasks_[tv], s.span());
+          returned_scalar(var, *st, it->second[static_cast<size_t>(g->index)], tuple_tasks_[tv],
+                          s.span());
           return;
         }
       }
@@ -489,9 +489,10 @@ class OrchestrationEmitter : public StructuredEmitter {
                        const std::string& task, Span span) {
     if (!used_vars().count(&var)) return;
     if (task.empty()) {
-      codegen_error(span, "'" + var.name + "' is a scalar returned by a function that is not a "
-                                              "kernel; only InCore functions return scalars to "
-                                              "an orchestration");
+      codegen_error(span, "'" + var.name +
+                              "' is a scalar returned by a function that is not a "
+                              "kernel; only InCore functions return scalars to "
+                              "an orchestration");
     }
     const ir::DataType dt = st.dtype;
     const std::string& name = names_.name(&var);

@@ -114,8 +114,9 @@ void Parser::merge_no_dep_overrides(ir::Attrs& attrs, const std::vector<int64_t>
     if (key != "arg_direction_overrides") continue;
     auto& list = std::get<std::vector<int64_t>>(value);
     if (list != marked) {
-      fail(span, "the call's arg_direction_overrides do not name the arguments written "
-                 "pl.no_dep(...); write one or the other");
+      fail(span,
+           "the call's arg_direction_overrides do not name the arguments written "
+           "pl.no_dep(...); write one or the other");
     }
     return;
   }

@@ -39,7 +39,7 @@ std::vector<CallArg> Parser::parse_call_args(const Name& callee_name, bool allow
       arg.value = parse_no_dep_marker();
       arg.no_dep = true;
     } else if (allow_strings && at(TK::String) &&
-        (peek_token(1).kind == TK::Comma || peek_token(1).kind == TK::RParen)) {
+               (peek_token(1).kind == TK::Comma || peek_token(1).kind == TK::RParen)) {
       arg.value.span = here();
       arg.text = string_literal(advance());
     } else {
@@ -55,8 +55,7 @@ std::vector<CallArg> Parser::parse_call_args(const Name& callee_name, bool allow
 }
 
 // For parser_jit.cpp, which names its callee with a string.
-template std::vector<CallArg> Parser::parse_call_args<std::string>(const std::string&, bool,
-                                                                   bool);
+template std::vector<CallArg> Parser::parse_call_args<std::string>(const std::string&, bool, bool);
 
 std::string Parser::string_literal(const Token& t) const {
   std::string_view s = t.text;
@@ -469,8 +468,7 @@ Value Parser::parse_self_call() {
       for (auto& attr : *a.attrs) attrs.push_back(std::move(attr));
       continue;
     }
-    fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " +
-                             label() +
+    fail(a.keyword_span, "unknown keyword argument '" + std::string(a.keyword) + "' of " + label() +
                              " (program functions take positional arguments, and "
                              "attrs={\"arg_directions\": [pl.adir.<marker>, ...]})");
   }

@@ -5,6 +5,14 @@
 
 namespace pypto::frontend::detail {
 
+Value Parser::expr_value(ExprPtr e, Span span) {
+  Value v;
+  v.kind = Value::Kind::Expr;
+  v.expr = std::move(e);
+  v.span = span;
+  return v;
+}
+
 namespace {
 
 constexpr int kMaxChainLength = 1000;

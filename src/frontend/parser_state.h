@@ -158,13 +158,7 @@ class Parser {
     return v.expr;
   }
 
-  Value expr_value(ExprPtr e, Span span) {
-    Value v;
-    v.kind = Value::Kind::Expr;
-    v.expr = std::move(e);
-    v.span = span;
-    return v;
-  }
+  static Value expr_value(ExprPtr e, Span span);  // parser_expressions.cpp
 
   // -------------------------------- module and program level (parser.cpp)
 
@@ -535,8 +529,8 @@ class Parser {
   ir::Attrs parse_call_attrs_dict(const std::string& callee_label);  // parser_call_attrs.cpp
   int64_t parse_arg_direction_marker();
   std::vector<int64_t> parse_int_list(const std::string& what);  // [1, 2, ...]
-  bool at_no_dep_marker() const;  // at `pl.no_dep(`
-  Value parse_no_dep_marker();    // pl.no_dep(x): x
+  bool at_no_dep_marker() const;                                 // at `pl.no_dep(`
+  Value parse_no_dep_marker();                                   // pl.no_dep(x): x
   void merge_no_dep_overrides(ir::Attrs& attrs, const std::vector<int64_t>& marked, Span span);
 
   // `spelling` is the callee as written ("pl.tensor.add"), for messages.

@@ -461,8 +461,8 @@ class Printer {
       }
       if (!first) s += ", ";
       first = false;
-      s += key + "=" + (dispatch && key == "device" ? expr(c.args.back())
-                                                    : call_attr_text(key, value));
+      s += key + "=" +
+           (dispatch && key == "device" ? expr(c.args.back()) : call_attr_text(key, value));
     }
     if (!dict.empty()) s += std::string(first ? "" : ", ") + "attrs={" + dict + "}";
     return s + ")";

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "pypto/support/checked_int.h"
 
@@ -336,8 +336,8 @@ bool submits_tasks(FunctionType t) {
 
 namespace {
 constexpr std::pair<ArgDirection, std::string_view> kArgDirectionMarkers[] = {
-    {ArgDirection::In, "input"},   {ArgDirection::Out, "output_existing"},
-    {ArgDirection::InOut, "inout"}, {ArgDirection::Scalar, "scalar"},
+    {ArgDirection::In, "input"},     {ArgDirection::Out, "output_existing"},
+    {ArgDirection::InOut, "inout"},  {ArgDirection::Scalar, "scalar"},
     {ArgDirection::NoDep, "no_dep"}, {ArgDirection::Output, "output"},
 };
 }  // namespace

@@ -42,6 +42,7 @@ using namespace ir;
 // Share of Vec the tiles of one block may use together.
 constexpr int64_t kBlockBudgetBytes = 192 * 1024 / 2;
 
+using detail::attr_flag;
 using detail::int_tuple;
 using detail::is_tensor_creation;
 using detail::is_tensor_elementwise;
@@ -51,13 +52,6 @@ using detail::is_tensor_op;
 using detail::is_tensor_reduction;
 using detail::is_tensor_whole_op;
 using detail::reduces_rows;
-
-// A True/False attribute (False when absent).
-bool attr_flag(const Attrs& attrs, const char* key) {
-  const AttrValue* v = find_attr(attrs, key);
-  const auto* on = v ? std::get_if<bool>(v) : nullptr;
-  return on && *on;
-}
 
 // A window of matrix b along one axis of it: `axis` (0 rows, 1 columns) from `start`, `size`
 // long; no axis: the whole matrix.

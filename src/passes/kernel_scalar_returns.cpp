@@ -30,9 +30,9 @@ class ScalarReturnWriter : public IRMutator {
       auto written = make_var(outputs_[i]->name + "_written", outputs_[i]->type(), value->span());
       stmts.push_back(make_node<AssignStmt>(
           written,
-          make_op_call("write", {outputs_[i], make_tuple({make_int(0, s->span())}, s->span()),
-                                 value},
-                       {}, value->span()),
+          make_op_call("write",
+                       {outputs_[i], make_tuple({make_int(0, s->span())}, s->span()), value}, {},
+                       value->span()),
           s->span()));
     }
     if (stmts.empty()) return IRMutator::mutate_return(s);
@@ -118,8 +118,8 @@ FunctionPtr return_scalars_through_outputs(const FunctionPtr& kernel, ScalarOutp
                              "(a tensor it only reads): return the scalar first, or return " +
                              "that tensor through a pl.Out parameter");
     }
-    auto out = make_var("ret" + std::to_string(i) + "_scalar",
-                        tensor_type({1}, scalar->dtype), kernel->span);
+    auto out = make_var("ret" + std::to_string(i) + "_scalar", tensor_type({1}, scalar->dtype),
+                        kernel->span);
     params.insert(params.begin() + static_cast<std::ptrdiff_t>(at),
                   Param{out, ParamDirection::Out});
     outputs[i] = out;
@@ -136,8 +136,8 @@ FunctionPtr return_scalars_through_outputs(const FunctionPtr& kernel, ScalarOutp
   }
   ScalarReturnWriter writer(outputs);
   FunctionPtr written = writer.mutate_function(kernel);
-  return make_node<Function>(written->name, written->type, std::move(params),
-                             written->return_types, written->body, written->span, written->attrs);
+  return make_node<Function>(written->name, written->type, std::move(params), written->return_types,
+                             written->body, written->span, written->attrs);
 }
 
 FunctionPtr pass_scalar_outputs(const FunctionPtr& caller,

@@ -44,6 +44,12 @@ class PurityCheck : public IRVisitor {
 
 }  // namespace
 
+bool attr_flag(const Attrs& attrs, const char* key) {
+  const AttrValue* v = find_attr(attrs, key);
+  const auto* on = v ? std::get_if<bool>(v) : nullptr;
+  return on && *on;
+}
+
 bool is_pure(const ExprPtr& e) {
   PurityCheck check;
   check.visit(e);

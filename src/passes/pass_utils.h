@@ -28,6 +28,8 @@ const ir::Call* as_op_call(const ir::ExprPtr& e, std::string_view name = {});
 std::optional<ir::OpCategory> op_category(const ir::Call& call);
 // Pure: no side effect, may be removed when unused (everything but stores and function calls).
 bool is_pure(const ir::ExprPtr& e);
+// A True/False attribute of a call (False when absent).
+bool attr_flag(const ir::Attrs& attrs, const char* key);
 
 // A tile type with its space and MemRef replaced.
 ir::TypePtr with_space(const ir::TypePtr& tile, ir::MemorySpace space);

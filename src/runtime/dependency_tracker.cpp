@@ -214,8 +214,7 @@ bool orders_tasks(const PtoArg& a) { return a.kind != PTO_ARG_SCALAR && a.kind !
 std::vector<Footprint> footprints_of(const PtoArg* args, int32_t nargs) {
   std::vector<Footprint> footprints(static_cast<size_t>(std::max(nargs, 0)));
   for (int32_t i = 0; i < nargs; ++i)
-    if (orders_tasks(args[i]))
-      footprints[static_cast<size_t>(i)] = footprint(args[i].tensor);
+    if (orders_tasks(args[i])) footprints[static_cast<size_t>(i)] = footprint(args[i].tensor);
   return footprints;
 }
 

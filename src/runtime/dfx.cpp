@@ -175,8 +175,10 @@ void DfxRecorder::dump_arguments(const TaskView& task, bool outputs) noexcept {
         continue;
       }
       entry["shape"] = std::vector<int64_t>(a.tensor.shape, a.tensor.shape + a.tensor.ndim);
-      const bool is_input = a.kind == PTO_ARG_IN || a.kind == PTO_ARG_INOUT || a.kind == PTO_ARG_NODEP;
-      const bool is_output = a.kind == PTO_ARG_OUT || a.kind == PTO_ARG_INOUT || a.kind == PTO_ARG_NODEP;
+      const bool is_input =
+          a.kind == PTO_ARG_IN || a.kind == PTO_ARG_INOUT || a.kind == PTO_ARG_NODEP;
+      const bool is_output =
+          a.kind == PTO_ARG_OUT || a.kind == PTO_ARG_INOUT || a.kind == PTO_ARG_NODEP;
       const std::string stem = "arg" + std::to_string(k);
       if (is_input) entry["in"] = stem + "_in.npy";
       if (is_output) entry["out"] = stem + "_out.npy";

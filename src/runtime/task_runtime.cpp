@@ -665,7 +665,7 @@ class Run final : public StoppableRun {
   std::mutex mutex_;
   std::condition_variable all_done_;
   std::condition_variable task_done_;  // a task completed (wait_task)
-  bool orchestrated_ = false;  // the orchestration has returned
+  bool orchestrated_ = false;          // the orchestration has returned
   bool manual_scope_ = false;  // inside pl.manual_scope: no dependencies inferred from arguments
   DependencyTracker tracker_;
   std::deque<std::unique_ptr<TaskNode>> tasks_;

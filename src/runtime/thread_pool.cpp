@@ -263,9 +263,9 @@ bool ThreadPool::wait_until_idle(std::chrono::milliseconds limit) {
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      const bool idle =
-          queue_.empty() && std::none_of(workers_.begin(), workers_.end(),
-                                         [](const std::unique_ptr<Worker>& w) { return w->in_job; });
+      const bool idle = queue_.empty() &&
+                        std::none_of(workers_.begin(), workers_.end(),
+                                     [](const std::unique_ptr<Worker>& w) { return w->in_job; });
       if (idle) return true;
     }
     if (std::chrono::steady_clock::now() > give_up) return false;

@@ -314,16 +314,20 @@ std::vector<ErrorCase> cases() {
       {"else_without_if", kernel(L + "        else:\n            pass\n" + S), 8, 9,
        "'else' without a matching 'if'"},
       {"unknown_arg_direction",
-       members(std::string(kInCore) + "    def k" + kSig64 + L + S + kOrch + "    def main" + kSig64 +
-               "        o = self.k(a, o, attrs={\"arg_directions\": [pl.adir.bogus, pl.adir.input]})\n        return o\n"),
+       members(std::string(kInCore) + "    def k" + kSig64 + L + S + kOrch + "    def main" +
+               kSig64 +
+               "        o = self.k(a, o, attrs={\"arg_directions\": [pl.adir.bogus, "
+               "pl.adir.input]})\n        return o\n"),
        12, 60, "unknown argument direction 'pl.adir.bogus'"},
       {"arg_directions_count",
-       members(std::string(kInCore) + "    def k" + kSig64 + L + S + kOrch + "    def main" + kSig64 +
-               "        o = self.k(a, o, attrs={\"arg_directions\": [pl.adir.input]})\n        return o\n"),
+       members(std::string(kInCore) + "    def k" + kSig64 + L + S + kOrch + "    def main" +
+               kSig64 +
+               "        o = self.k(a, o, attrs={\"arg_directions\": [pl.adir.input]})\n        "
+               "return o\n"),
        12, 13, "self.k passes 2 argument(s) but its arg_directions name 1"},
       {"unsupported_call_attribute",
-       members(std::string(kInCore) + "    def k" + kSig64 + L + S + kOrch + "    def main" + kSig64 +
-               "        o = self.k(a, o, attrs={\"core_num\": 4})\n        return o\n"),
+       members(std::string(kInCore) + "    def k" + kSig64 + L + S + kOrch + "    def main" +
+               kSig64 + "        o = self.k(a, o, attrs={\"core_num\": 4})\n        return o\n"),
        12, 33, "call attribute 'core_num' of self.k is not supported"},
   };
 }

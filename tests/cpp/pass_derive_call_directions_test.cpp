@@ -11,8 +11,14 @@ using namespace testing;
 TEST(DeriveCallDirections, AnnotatesCallsFromTheCalleeParameters) {
   auto out = run_pipeline_through(load_example("ffn.py"), "DeriveCallDirections");
   std::string main = ir::print_function(*out->find_function("main"));
-  EXPECT_NE(main.find("self.mm(x, w1, h, attrs={\"arg_directions\": [pl.adir.input, pl.adir.input, pl.adir.output_existing]})"), std::string::npos) << main;
-  EXPECT_NE(main.find("self.gelu(h_1, g, attrs={\"arg_directions\": [pl.adir.input, pl.adir.output_existing]})"), std::string::npos) << main;
+  EXPECT_NE(main.find("self.mm(x, w1, h, attrs={\"arg_directions\": [pl.adir.input, pl.adir.input, "
+                      "pl.adir.output_existing]})"),
+            std::string::npos)
+      << main;
+  EXPECT_NE(main.find("self.gelu(h_1, g, attrs={\"arg_directions\": [pl.adir.input, "
+                      "pl.adir.output_existing]})"),
+            std::string::npos)
+      << main;
   EXPECT_TRUE(
       check_properties(*out, static_cast<IRProperties>(IRProperty::CallDirectionsSet)).empty());
 }
@@ -29,7 +35,9 @@ TEST(DeriveCallDirections, ScalarArgumentsAreMarkedScalar) {
 )");
   auto out = run_pipeline_through(in, "DeriveCallDirections");
   std::string main = ir::print_function(*out->find_function("main"));
-  EXPECT_NE(main.find("self.main_incore_0(x, j, y_1, attrs={\"arg_directions\": [pl.adir.input, pl.adir.scalar, pl.adir.output_existing]})"), std::string::npos)
+  EXPECT_NE(main.find("self.main_incore_0(x, j, y_1, attrs={\"arg_directions\": [pl.adir.input, "
+                      "pl.adir.scalar, pl.adir.output_existing]})"),
+            std::string::npos)
       << main;
 }
 
@@ -44,7 +52,9 @@ TEST(DeriveCallDirections, OutParameterReadBeforeWrittenBecomesInOut) {
   auto out = run_pipeline_through(in, "DeriveCallDirections");
   EXPECT_EQ(out->find_function("k")->params[1].direction, ir::ParamDirection::InOut);
   std::string main = ir::print_function(*out->find_function("main"));
-  EXPECT_NE(main.find("self.k(x, y, attrs={\"arg_directions\": [pl.adir.input, pl.adir.inout]})"), std::string::npos) << main;
+  EXPECT_NE(main.find("self.k(x, y, attrs={\"arg_directions\": [pl.adir.input, pl.adir.inout]})"),
+            std::string::npos)
+      << main;
 }
 
 TEST(DeriveCallDirections, AStoreIntoAnInParameterMakesItAnOutput) {
@@ -61,7 +71,9 @@ TEST(DeriveCallDirections, AStoreIntoAnInParameterMakesItAnOutput) {
   EXPECT_EQ(out->find_function("k")->params[0].direction, ir::ParamDirection::InOut);
   EXPECT_EQ(out->find_function("k")->params[1].direction, ir::ParamDirection::Out);
   std::string main = ir::print_function(*out->find_function("main"));
-  EXPECT_NE(main.find("attrs={\"arg_directions\": [pl.adir.inout, pl.adir.output_existing]}"), std::string::npos) << main;
+  EXPECT_NE(main.find("attrs={\"arg_directions\": [pl.adir.inout, pl.adir.output_existing]}"),
+            std::string::npos)
+      << main;
 }
 
 // A kernel that reads x and writes y, called by main with the directions `directions`.

@@ -126,7 +126,8 @@ TEST(PrinterTest, PrintsTheWholeProgramInTheDslFormat) {
       "    def main(self, x: pl.Out[pl.Tensor[[64, 64], pl.FP32]], "
       "y: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]) -> "
       "tuple[pl.Tensor[[64, 64], pl.FP32], pl.Tensor[[64, 64], pl.FP32]]:\n"
-      "        t = self.two(x, y, attrs={\"arg_directions\": [pl.adir.output_existing, pl.adir.inout]})\n"
+      "        t = self.two(x, y, attrs={\"arg_directions\": [pl.adir.output_existing, "
+      "pl.adir.inout]})\n"
       "        first: pl.Tensor[[64, 64], pl.FP32] = t[0]\n"
       "        return first, t[1]\n";
   EXPECT_EQ(print_program(*demo_program()), expected);

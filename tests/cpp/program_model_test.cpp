@@ -42,7 +42,9 @@ TEST(ProgramModel, OpaqueFunctionThatCallsIsAnOrchestration) {
   EXPECT_EQ(out->find_function("main")->type, ir::FunctionType::Orchestration);
   EXPECT_EQ(out->find_function("k")->type, ir::FunctionType::AIV);
   std::string main = ir::print_function(*out->find_function("main"));
-  EXPECT_NE(main.find("attrs={\"arg_directions\": [pl.adir.input, pl.adir.output_existing]}"), std::string::npos) << main;
+  EXPECT_NE(main.find("attrs={\"arg_directions\": [pl.adir.input, pl.adir.output_existing]}"),
+            std::string::npos)
+      << main;
 }
 
 TEST(ProgramModel, SynthesizedOrchestrationCallsTheKernelOnce) {
