@@ -235,7 +235,11 @@ ExprPtr Parser::refine(const ExprPtr& given_value, const TypePtr& annotated, Spa
     if (a->view) view = ir::canonical_tile_view(a->shape, space, *a->view);
     var_type = ir::tile_type(a->shape, a->dtype, space,
                              a->memref ? a->memref : (a->space ? std::nullopt : i->memref), view);
-    if (a->view && !a->view->valid_shape.empty()) {
+    // A popped tile's valid region is the one its producer pushed, known at run time.
+    const auto* call = value->as<ir::Call>();
+    const bool popped = call && call->call_kind == ir::CallKind::Op &&
+                        (call->callee == "tpop_from_aic" || call->callee == "tpop_from_aiv");
+    if (a->view && !a->view->valid_shape.empty() && !popped) {
       value = load_with_valid_shape(value, a->view->valid_shape, span);
     }
   } else {

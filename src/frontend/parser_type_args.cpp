@@ -358,6 +358,11 @@ ir::MemRef Parser::parse_memref(std::optional<ir::MemorySpace>& named_space) {
         id = std::stoll(std::string(digits));
       }
     }
+    // A name bound by `name: pl.Ptr = pl.tile.alloc(space, size)` (parser_ptr.cpp).
+    if (auto allocated = base.kind == TK::Name ? ptr_alloc_space(name) : std::nullopt) {
+      space = allocated;
+      if (id < 0) id = 0;
+    }
     if (!space || id < 0) {
       fail(span_of(base), "pl.MemRef base '" + std::string(name) +
                               "' is not supported: a buffer is named mem_<space>_<id> (e.g. "
