@@ -55,4 +55,43 @@ void Parser::complete_tpop_args(const std::string& spelling, std::vector<CallArg
   }
 }
 
+bool Parser::skip_runtime_valid_shape(Span span) {
+  if (!runtime_dims_allowed_ || !at(TK::LBracket)) return false;
+  // A run-time name among the list's items (up to its closing bracket).
+  std::optional<std::string> name;
+  for (size_t ahead = 1; peek_token(ahead).kind != TK::RBracket &&
+                         peek_token(ahead).kind != TK::EndOfFile &&
+                         peek_token(ahead).kind != TK::Newline;
+       ++ahead) {
+    const Token& t = peek_token(ahead);
+    if (t.kind == TK::Name && lookup_var(t.text)) name = std::string(t.text);
+  }
+  if (!name) return false;
+  advance();  // [
+  while (!at(TK::RBracket)) {
+    parse_value();
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RBracket, "']' to close the list of pl.TileView valid_shape");
+  runtime_valid_shape_ = std::make_pair(span, *name);
+  return true;
+}
+
+void Parser::check_runtime_valid_shape(const ExprPtr& value) {
+  if (!runtime_valid_shape_) return;
+  const auto [span, name] = *runtime_valid_shape_;
+  runtime_valid_shape_.reset();
+  const auto* call = value->as<ir::Call>();
+  const bool run_time_region =
+      call && call->call_kind == ir::CallKind::Op &&
+      (call->callee == "tpop_from_aic" || call->callee == "tpop_from_aiv" ||
+       call->callee == "set_validshape");
+  if (run_time_region) return;
+  fail(span, "the run-time value '" + name +
+                 "' in pl.TileView valid_shape is not supported: a type holds constants here (a "
+                 "run-time valid region is given to pl.load(..., valid_shapes=[...]) or "
+                 "pl.tile.set_validshape)");
+}
+
 }  // namespace pypto::frontend::detail

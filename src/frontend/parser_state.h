@@ -611,6 +611,11 @@ class Parser {
   bool at_ptr_binding() const;
   void parse_ptr_binding(const Token& name);
   std::optional<ir::MemorySpace> ptr_alloc_space(std::string_view name) const;
+  // A local's `pl.TileView(valid_shape=[rows, cols])` naming run-time values (parser_pipes.cpp):
+  // read and dropped, and noted, when the value bound is a pl.tpop_from_aic / aiv or a
+  // pl.tile.set_validshape, whose region the program gives at run time; else an error.
+  bool skip_runtime_valid_shape(Span span);
+  void check_runtime_valid_shape(const ExprPtr& value);
   // A flat (row-major) index of `shaped` as one index per dimension.
   std::vector<ExprPtr> flat_index_to_indices(const ExprPtr& shaped, const ExprPtr& flat);
   StmtPtr parse_auto_scope(Span span, Span mode_span);  // after `pl.scope(mode=...AUTO`
@@ -719,6 +724,7 @@ class Parser {
   bool runtime_dims_allowed_ = false;  // reading a local's annotation: run-time extents allowed
   TypePtr value_annotation_;  // the annotation of the name the value being read is bound to
   std::map<std::string, ir::MemorySpace, std::less<>> ptr_allocs_;  // pl.tile.alloc names
+  std::optional<std::pair<Span, std::string>> runtime_valid_shape_;  // its span, the name
   size_t shapes_read_ = 0;
   // Names bound once to integer constants in the function being parsed: their variable and
   // the constant (note_local_constant).

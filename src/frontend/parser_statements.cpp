@@ -346,10 +346,12 @@ void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
   // A local's shape may name run-time extents (`[q_tile, valid_len]`): the value gives them.
   runtime_dims_allowed_ = true;
   TypePtr annotated;
+  runtime_valid_shape_.reset();
   try {
     annotated = parse_type();
   } catch (...) {
     runtime_dims_allowed_ = false;
+    runtime_valid_shape_.reset();
     throw;
   }
   runtime_dims_allowed_ = false;
@@ -380,6 +382,7 @@ void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
   }
   value_annotation_ = nullptr;
   ExprPtr value = expect_expr(v, "the right-hand side of an assignment");
+  check_runtime_valid_shape(value);
   TypePtr var_type;
   value = refine(value, annotated, annotation_span, var_type);
   auto existing = lookup_var(name.text);

@@ -251,3 +251,50 @@ def test_a_pipe_kernel_called_outside_a_group_fails_with_a_message(tmp_path):
     result = run_text(text, tmp_path, timeout=60)
     assert not result.passed
     assert "outside a Group" in result.error
+
+
+# ---------------------------------------------------------------- annotations of run-time regions
+
+def test_a_run_time_valid_shape_annotates_a_pop_but_not_a_load():
+    vector = VECTOR_POP.replace(
+        "got: pl.Tile[[ROWS, COLS], pl.FP32, pl.Mem.Vec]",
+        "n = pl.tile.get_block_num()\n        "
+        "got: pl.Tile[[ROWS, COLS], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[n, 16])]")
+    pl.parse(program_text(vector=vector))
+    cube = CUBE_PUSH.replace(
+        "t = pl.load(a, [0, 0], [16, 16])",
+        "n = pl.tile.get_block_num()\n        "
+        "t: pl.Tile[[16, 16], pl.FP32, pl.TileView(valid_shape=[n, 16])] = pl.load(a, [0, 0], [16, 16])")
+    with pytest.raises(ParseError, match="run-time value 'n' in pl.TileView valid_shape"):
+        pl.parse(program_text(cube=cube))
+
+
+# ---------------------------------------------------------------- pl.Ptr allocations
+
+PTR_KERNEL = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+          out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        ALLOC
+        t: pl.Tile[[16, 16], pl.FP32, pl.MemRef(mem_vec_3, 0, 1024), pl.Mem.Vec] = pl.load(a, [0, 0], [16, 16])
+        out = pl.store(t, [0, 0], out)
+        return out
+"""
+
+
+def test_a_ptr_allocation_places_the_tiles_that_name_it():
+    program = pl.parse(PTR_KERNEL.replace("ALLOC", "mem_vec_3: pl.Ptr = pl.tile.alloc(pl.Mem.Vec, 1024)"))
+    printed = program.as_python()
+    assert "tile.alloc" not in printed  # memory is planned again: the allocation leaves no statement
+    assert pl.parse(printed) == program
+
+
+def test_a_ptr_is_bound_to_an_on_chip_allocation_only():
+    with pytest.raises(ParseError, match="pl.tile.alloc allocates on-chip memory"):
+        pl.parse(PTR_KERNEL.replace("ALLOC", "mem_vec_3: pl.Ptr = pl.tile.alloc(pl.Mem.DDR, 1024)"))
+    with pytest.raises(ParseError, match="a pl.Ptr names an allocation"):
+        pl.parse(PTR_KERNEL.replace("ALLOC", "mem_vec_3: pl.Ptr = pl.load(a, [0, 0], [16, 16])"))
