@@ -147,6 +147,9 @@ constexpr std::array<LayoutArgument, 3> kLayoutArguments{{
 
 }  // namespace
 
+// parser_pipes.cpp: a pipe initialization's consumer buffer left out is 0.
+void complete_pipe_init_args(std::vector<CallArg>& call_args, Span span);
+
 void accept_layout_argument(const ir::OpDef& def, std::string_view keyword, const Value& value,
                             size_t position, const std::string& spelling) {
   const bool tile = value.kind == Value::Kind::TileLayout;
@@ -233,6 +236,8 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (system) system_call_args(*def, call_args);
   if (def->name == "tpop_from_aic" || def->name == "tpop_from_aiv")
     complete_tpop_args(spelling, call_args, span);
+  if (def->name == "system.aic_initialize_pipe" || def->name == "system.aiv_initialize_pipe")
+    complete_pipe_init_args(call_args, span);
   // pl.gather and pl.scatter are one spelling of several ops, told apart by their keywords:
   // gather(x, mask_pattern=) is gather_mask, gather(x, kvalue=, cmp_mode=, out_cols=) is
   // gather_compare, and scatter(x, mask_pattern=, dst=) is scatter_mask(dst, x, mask_pattern).

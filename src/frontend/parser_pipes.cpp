@@ -55,6 +55,28 @@ void Parser::complete_tpop_args(const std::string& spelling, std::vector<CallArg
   }
 }
 
+// aic_initialize_pipe / aiv_initialize_pipe: a consumer buffer left out is 0 (PyPTO's default),
+// also when only the second is given (v2c_consumer_buf=buf).
+void complete_pipe_init_args(std::vector<CallArg>& call_args, Span span) {
+  size_t positional = 0;
+  bool c2v = false, v2c = false;
+  for (const CallArg& a : call_args) {
+    if (a.keyword.empty()) ++positional;
+    if (a.keyword == "c2v_consumer_buf") c2v = true;
+    if (a.keyword == "v2c_consumer_buf") v2c = true;
+  }
+  c2v = c2v || positional >= 1;
+  v2c = v2c || positional >= 2;
+  if (c2v || !v2c) return;  // nothing given, or the first is: the signature's order holds
+  CallArg zero;
+  zero.keyword = "c2v_consumer_buf";
+  zero.keyword_span = span;
+  zero.value.kind = Value::Kind::Expr;
+  zero.value.expr = ir::make_node<ir::IntImm>(0, DataType::INT64, span);
+  zero.value.span = span;
+  call_args.push_back(std::move(zero));
+}
+
 bool Parser::skip_runtime_valid_shape(Span span) {
   if (!runtime_dims_allowed_ || !at(TK::LBracket)) return false;
   // A run-time name among the list's items (up to its closing bracket).

@@ -298,3 +298,13 @@ def test_a_ptr_is_bound_to_an_on_chip_allocation_only():
         pl.parse(PTR_KERNEL.replace("ALLOC", "mem_vec_3: pl.Ptr = pl.tile.alloc(pl.Mem.DDR, 1024)"))
     with pytest.raises(ParseError, match="a pl.Ptr names an allocation"):
         pl.parse(PTR_KERNEL.replace("ALLOC", "mem_vec_3: pl.Ptr = pl.load(a, [0, 0], [16, 16])"))
+
+
+def test_a_consumer_buffer_left_out_is_zero():
+    vector = VECTOR_POP.replace(
+        "pl.aiv_initialize_pipe(dir_mask=1, slot_size=1024, c2v_consumer_buf=buf)",
+        "pl.aiv_initialize_pipe(dir_mask=1, slot_size=1024, c2v_consumer_buf=buf)\n        "
+        "pl.aiv_initialize_pipe(v2c_consumer_buf=buf, dir_mask=2, slot_size=1024, id=1)")
+    program = pl.parse(program_text(vector=vector))
+    printed = program.as_python()
+    assert pl.parse(printed) == program
