@@ -308,3 +308,36 @@ def test_a_consumer_buffer_left_out_is_zero():
     program = pl.parse(program_text(vector=vector))
     printed = program.as_python()
     assert pl.parse(printed) == program
+
+
+SET_VALIDSHAPE_KERNEL = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
+          out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 16])
+        narrowed = pl.tile.set_validshape(t, n, 12)
+        out = pl.store(pl.add(narrowed, 1.0), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        out = self.k(a, 5, out)
+        return out
+"""
+
+
+def test_set_validshape_narrows_what_the_device_and_the_interpreter_store(tmp_path):
+    program = pl.parse(SET_VALIDSHAPE_KERNEL)
+    a = np.arange(R * C, dtype=np.float32).reshape(R, C)
+    specs = [TensorSpec("a", [R, C], pl.FP32, init_value=a),
+             TensorSpec("out", [R, C], pl.FP32, is_output=True, init_value=-1.0)]
+    result = run(program, specs, config=config(tmp_path))  # the interpreter is the golden
+    assert result.passed, result.error
+    out = result.outputs["out"]
+    np.testing.assert_array_equal(out[:5, :12], a[:5, :12] + 1)
+    assert (out[5:] == -1).all() and (out[:, 12:] == -1).all()
