@@ -64,6 +64,7 @@ struct MemberSpec {
   int32_t role;  // Role
   int32_t lane;  // AIV lane (0 or 1); 0 for the AIC
   const char* kernel;
+  int32_t reads_lane;  // whether the kernel reads pl.tile.get_subblock_idx()
 };
 
 struct Cluster;
@@ -256,6 +257,19 @@ inline bool check_split(Member& me, int32_t split, const char* op, const char* w
   return false;
 }
 
+// Two AIV lanes running a kernel that never reads its lane compute the same: a split pipe would
+// give them different halves that they would store to one place, or push one half twice. PyPTO
+// once halved such a full-width kernel itself; here the kernel must place its work by its lane.
+inline bool check_lanes_differ(Member& me, const char* op, const char* where) {
+  fail_locked(*me.cluster,
+              member_label(me) + ": " + where + ": " + op + " splits a tile between two AIV lanes, "
+              "but kernel '" + me.spec.kernel + "' never reads pl.tile.get_subblock_idx(), so both "
+              "lanes compute and store alike: halving a full-width vector kernel is not supported "
+              "yet; pop the lane's half (e.g. [rows / 2, cols] with split=1) and place its loads "
+              "and stores by the lane");
+  return false;
+}
+
 // tpush_to_aiv / tpush_to_aic of a rows x cols tile of `elem`-byte elements, valid in
 // [0, valid_rows) x [0, valid_cols).
 inline bool push(PtoCoreMemory* mem, int32_t dir, int64_t id, int32_t split, const void* tile,
@@ -266,6 +280,8 @@ inline bool push(PtoCoreMemory* mem, int32_t dir, int64_t id, int32_t split, con
   Cluster& c = *me->cluster;
   std::unique_lock<std::mutex> lock(c.m);
   if (!opened(*me, dir, id, op, where) || !check_split(*me, split, op, where)) return false;
+  if (dir == V2C && split != 0 && c.lanes == 2 && !me->spec.reads_lane)
+    return check_lanes_differ(*me, op, where);
   std::vector<int32_t> lanes;
   if (dir == V2C) {
     lanes.push_back(me->spec.lane);
@@ -361,6 +377,10 @@ inline bool pop(PtoCoreMemory* mem, int32_t dir, int64_t id, int32_t split, void
   c.cv.notify_all();
   unsigned char* dst = static_cast<unsigned char*>(tile);
   const Slot& first = got[0];
+  if (dir == C2V && split != 0 && me->spec.lane == 1 && !me->spec.reads_lane &&
+      first.valid_rows > 0 && first.valid_cols > 0) {
+    return check_lanes_differ(*me, op, where);
+  }
   if (got.size() == 1 || split == 0) {  // one lane's tile (lane 1's is dropped without a split)
     if (!place(*me, first, dst, 0, 0, rows, cols, elem, op, where)) return false;
     *valid_rows = first.valid_rows;

@@ -32,6 +32,21 @@ class PipeUse : public ir::IRVisitor {
   }
 };
 
+class LaneQuery : public ir::IRVisitor {
+ public:
+  bool found = false;
+  void visit_call(const ir::Call& c) override {
+    if (c.call_kind == ir::CallKind::Op && c.callee == "get_subblock_idx") found = true;
+    ir::IRVisitor::visit_call(c);
+  }
+};
+
+bool reads_its_lane(const ir::Function& f) {
+  LaneQuery q;
+  q.visit_function(f);
+  return q.found;
+}
+
 bool uses_pipes(const ir::Function& f) {
   PipeUse use;
   use.visit_function(f);
@@ -144,9 +159,12 @@ std::string generate_pipe_group(const ir::Program& program, const ir::Function& 
     const std::string head = "{" + kernel_function_name(callee->name) + ", " + args + ", ";
     const std::string tail = ", " + string_literal(callee->name) + "}";
     if (aic) {
-      aic_member = head + "pto::pipe::AIC, 0" + tail;
+      aic_member = head + "pto::pipe::AIC, 0" + tail.substr(0, tail.size() - 1) + ", 1}";
     } else {
-      aiv_members.push_back(head + "pto::pipe::AIV, %LANE%" + tail);
+      // Whether the kernel tells its lanes apart (pto_pipe.h refuses what two identical lanes
+      // would get wrong).
+      aiv_members.push_back(head + "pto::pipe::AIV, %LANE%" + tail.substr(0, tail.size() - 1) +
+                            (reads_its_lane(*callee) ? ", 1}" : ", 0}"));
     }
   }
   const int lanes = lanes_split ? 2 : 1;

@@ -341,3 +341,10 @@ def test_set_validshape_narrows_what_the_device_and_the_interpreter_store(tmp_pa
     out = result.outputs["out"]
     np.testing.assert_array_equal(out[:5, :12], a[:5, :12] + 1)
     assert (out[5:] == -1).all() and (out[:, 12:] == -1).all()
+
+
+def test_two_lanes_that_never_read_their_lane_fail_when_they_would_get_different_halves(tmp_path):
+    vector = VECTOR_POP.replace("lane = pl.tile.get_subblock_idx()\n        ", "")
+    result = run_text(program_text(vector=vector, offsets="0, 0"), tmp_path, timeout=60)
+    assert not result.passed
+    assert "never reads pl.tile.get_subblock_idx()" in result.error
