@@ -25,6 +25,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -48,6 +49,7 @@ enum Role { AIC = 0, AIV = 1 };
 struct Slot {
   std::vector<unsigned char> data;  // rows x cols elements, row-major
   int64_t rows = 0, cols = 0, valid_rows = 0, valid_cols = 0;
+  int64_t r0 = 0, c0 = 0;  // where the part starts in the pushed tile
   int32_t elem = 0;
 };
 
@@ -312,6 +314,8 @@ inline bool push(PtoCoreMemory* mem, int32_t dir, int64_t id, int32_t split, con
     s.rows = p.rows;
     s.cols = p.cols;
     s.elem = elem;
+    s.r0 = p.r0;
+    s.c0 = p.c0;
     s.valid_rows = clamp_extent(valid_rows, p.r0, p.rows);
     s.valid_cols = clamp_extent(valid_cols, p.c0, p.cols);
     s.data.resize(static_cast<size_t>(p.rows * p.cols * elem));
@@ -345,10 +349,12 @@ inline bool place(Member& me, const Slot& s, unsigned char* tile, int64_t r0, in
   return true;
 }
 
-// tpop_from_aic / tpop_from_aiv into a rows x cols tile; its valid region comes back.
+// tpop_from_aic / tpop_from_aiv into a rows x cols tile; its valid region comes back: where the
+// producer's tile was valid and, when want_rows >= 0, within [0, want_rows) x [0, want_cols) of
+// the whole pushed tile (the consumer's annotation, each lane's part of it).
 inline bool pop(PtoCoreMemory* mem, int32_t dir, int64_t id, int32_t split, void* tile, int64_t rows,
-                int64_t cols, int32_t elem, int64_t* valid_rows, int64_t* valid_cols, const char* op,
-                const char* where) {
+                int64_t cols, int32_t elem, int64_t* valid_rows, int64_t* valid_cols,
+                int64_t want_rows, int64_t want_cols, const char* op, const char* where) {
   Member* me = current(mem, where);
   if (!me) return false;
   Cluster& c = *me->cluster;
@@ -376,6 +382,12 @@ inline bool pop(PtoCoreMemory* mem, int32_t dir, int64_t id, int32_t split, void
   }
   c.cv.notify_all();
   unsigned char* dst = static_cast<unsigned char*>(tile);
+  if (want_rows >= 0) {  // the consumer reads only its region
+    for (Slot& g : got) {
+      g.valid_rows = std::min(g.valid_rows, clamp_extent(want_rows, g.r0, g.rows));
+      g.valid_cols = std::min(g.valid_cols, clamp_extent(want_cols, g.c0, g.cols));
+    }
+  }
   const Slot& first = got[0];
   if (dir == C2V && split != 0 && me->spec.lane == 1 && !me->spec.reads_lane &&
       first.valid_rows > 0 && first.valid_cols > 0) {

@@ -144,11 +144,18 @@ void KernelEmitter::emit_pipe_pop(const ir::Var& var, const ir::Call& call, Span
   const std::string vr = names_.fresh(base + "_valid_rows");
   const std::string vc = names_.fresh(base + "_valid_cols");
   w_.line("int64_t " + vr + " = 0, " + vc + " = 0;");
+  // The region of the whole tile the consumer reads (its annotation's valid_shape), if given.
+  std::string want_rows = "-1", want_cols = "-1";
+  if (call.args.size() == 2) {
+    want_rows = "(int64_t)(" + emit_scalar_expr(call.args[0], names_) + ")";
+    want_cols = "(int64_t)(" + emit_scalar_expr(call.args[1], names_) + ")";
+  }
   w_.line("if (!pto::pipe::pop(mem, " + std::string(from_aic ? "pto::pipe::C2V" : "pto::pipe::V2C") +
           ", " + std::to_string(int_attr(call, "id", 0)) + ", " +
           std::to_string(int_attr(call, "split", 0)) + ", " + t.ptr + ", " +
           std::to_string(t.elements() / t.cols()) + ", " + std::to_string(t.cols()) + ", " +
-          std::to_string(ir::dtype_bytes(t.type->dtype)) + ", &" + vr + ", &" + vc + ", \"pl." + op +
+          std::to_string(ir::dtype_bytes(t.type->dtype)) + ", &" + vr + ", &" + vc + ", " + want_rows +
+          ", " + want_cols + ", \"pl." + op +
           "\", " + string_literal(where(span, op)) + ")) return;");
   valid_[&var] = {vr, vc};
   popped_valid_.insert(vr);

@@ -15,17 +15,35 @@ void Parser::complete_tpop_args(const std::string& spelling, std::vector<CallArg
       if (a.keyword == key) return true;
     return false;
   };
-  for (const CallArg& a : call_args) {
-    if (a.keyword.empty()) {
-      fail(a.value.span, spelling + " takes keyword arguments only (split=, id=, shape=, dtype=)");
-    }
-  }
   const auto* tile = value_annotation_ ? value_annotation_->as<ir::TileType>() : nullptr;
   if (value_annotation_ && !tile) {
     fail(span, spelling + " gives a tile, but the name it is bound to is annotated " +
                    ir::type_to_string(value_annotation_));
   }
   if (!tile) return;  // the type rule asks for shape= and dtype=
+  // The annotation's valid_shape: the region of the whole tile the consumer reads.
+  bool positional = false;
+  for (const CallArg& a : call_args) positional = positional || a.keyword.empty() ||
+                                                  a.keyword == "valid_rows";
+  std::vector<ExprPtr> valid;
+  if (runtime_valid_shape_ && runtime_valid_exprs_.size() == 2) {
+    valid = runtime_valid_exprs_;
+  } else if (tile->view && tile->view->valid_shape.size() == 2 &&
+             tile->view->valid_shape != tile->shape) {
+    for (int64_t d : tile->view->valid_shape) valid.push_back(ir::make_int(d, span));
+  }
+  if (!positional && valid.size() == 2) {
+    const char* const names[] = {"valid_rows", "valid_cols"};
+    for (size_t i = 0; i < 2; ++i) {
+      CallArg v;
+      v.keyword = names[i];
+      v.keyword_span = span;
+      v.value.kind = Value::Kind::Expr;
+      v.value.expr = valid[i];
+      v.value.span = span;
+      call_args.push_back(std::move(v));
+    }
+  }
   if (!given("shape")) {
     std::vector<ExprPtr> dims;
     for (int64_t d : tile->shape) dims.push_back(ir::make_int(d, span));
@@ -90,8 +108,10 @@ bool Parser::skip_runtime_valid_shape(Span span) {
   }
   if (!name) return false;
   advance();  // [
+  runtime_valid_exprs_.clear();
   while (!at(TK::RBracket)) {
-    parse_value();
+    Value item = parse_value();
+    if (item.kind == Value::Kind::Expr && item.expr) runtime_valid_exprs_.push_back(item.expr);
     if (!at(TK::Comma)) break;
     advance();
   }

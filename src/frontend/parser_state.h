@@ -725,6 +725,7 @@ class Parser {
   TypePtr value_annotation_;  // the annotation of the name the value being read is bound to
   std::map<std::string, ir::MemorySpace, std::less<>> ptr_allocs_;  // pl.tile.alloc names
   std::optional<std::pair<Span, std::string>> runtime_valid_shape_;  // its span, the name
+  std::vector<ExprPtr> runtime_valid_exprs_;  // its items, for a pop to read within
   size_t shapes_read_ = 0;
   // Names bound once to integer constants in the function being parsed: their variable and
   // the constant (note_local_constant).

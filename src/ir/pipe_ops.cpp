@@ -146,6 +146,15 @@ TypePtr infer_tpop(const OpContext& c) {
   }
   const int64_t split = expect_split(c, /*required=*/false);
   expect_split_tile(c, split, *shape, c.args.size());
+  // The region the consumer reads, of the whole tile (the annotation's valid_shape): both or none.
+  if (c.args.size() == 1) c.fail_call(c.op_name() + " takes valid_rows and valid_cols together");
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    const auto* s = c.args[i]->type()->as<ScalarType>();
+    if (!s || !is_integer_dtype(s->dtype)) {
+      c.fail(i, std::string(i == 0 ? "valid_rows" : "valid_cols") + " of " + c.op_name() +
+                    " must be an integer scalar, got " + type_to_string(c.args[i]->type()));
+    }
+  }
   expect_lane_stride(c);
   expect_pipe_id(c);
   // The Vector core receives into its unified buffer, the Cube core into L1.

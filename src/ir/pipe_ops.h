@@ -14,9 +14,11 @@
 //   tpush_to_aiv(tile) / tpush_to_aic(tile)   attrs split (0 none, 1 UP_DOWN, 2 LEFT_RIGHT),
 //                              lane_stride (to_aiv only), id: puts the tile into a free slot
 //                              (waiting for one); with a split each AIV lane gets its half.
-//   tpop_from_aic / tpop_from_aiv   attrs shape, dtype, target_memory, split, lane_stride, id:
-//                              takes the oldest filled slot (waiting for one) into a tile of
-//                              that shape. The parser takes shape and dtype from the annotation
+//   tpop_from_aic / tpop_from_aiv   ([valid_rows, valid_cols]), attrs shape, dtype,
+//                              target_memory, split, lane_stride, id: takes the oldest filled
+//                              slot (waiting for one) into a tile of that shape, valid where the
+//                              producer's tile was and within [0, valid_rows) x [0, valid_cols)
+//                              of the whole tile when given (the annotation's valid_shape). The parser takes shape and dtype from the annotation
 //                              of the name bound (`t: pl.Tile[[16, 16], pl.FP32] = pl.tpop...`).
 //   system.tfree_to_aic(tile) / system.tfree_to_aiv(tile)   attrs split, id: gives the slot of
 //                              a popped tile back to its producer.

@@ -348,3 +348,21 @@ def test_two_lanes_that_never_read_their_lane_fail_when_they_would_get_different
     result = run_text(program_text(vector=vector, offsets="0, 0"), tmp_path, timeout=60)
     assert not result.passed
     assert "never reads pl.tile.get_subblock_idx()" in result.error
+
+
+def test_a_pop_reads_only_the_region_its_annotation_gives(tmp_path):
+    vector = VECTOR_POP.replace("pl.Tile[[ROWS, COLS], pl.FP32, pl.Mem.Vec]",
+                                "pl.Tile[[ROWS, COLS], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[12, 16])]")
+    text = program_text(vector=vector, split="pl.SplitMode.NONE", code=0, rows=16, cols=16,
+                        offsets="0, 0")
+    program = pl.parse(text)
+    assert pl.parse(program.as_python()) == program
+    a = np.arange(R * C, dtype=np.float32).reshape(R, C)
+    specs = [TensorSpec("a", [R, C], pl.FP32, init_value=a),
+             TensorSpec("out", [R, C], pl.FP32, is_output=True, init_value=-1.0)]
+
+    def golden(tensors, params=None):
+        tensors["out"][:12] = 2 * tensors["a"][:12]
+
+    result = run(program, specs, golden=golden, config=config(tmp_path))
+    assert result.passed, result.error

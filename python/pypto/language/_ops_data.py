@@ -468,19 +468,19 @@ def task_options(deps: Any, predicate_operand: Optional[Any] = None, predicate_i
     raise outside_program('task_options')
 
 
-def tpop_from_aic(*, shape: Optional[Any] = None, dtype: Optional[Any] = None, target_memory: Optional[Any] = None, split: Optional[Any] = None, lane_stride: Optional[Any] = None, id: Optional[Any] = None) -> None:
+def tpop_from_aic(valid_rows: Optional[Any] = None, valid_cols: Optional[Any] = None, *, shape: Optional[Any] = None, dtype: Optional[Any] = None, target_memory: Optional[Any] = None, split: Optional[Any] = None, lane_stride: Optional[Any] = None, id: Optional[Any] = None) -> None:
     """The registry's op tpop_from_aic.
 
-    In a program: ``pl.tpop_from_aic(shape=, dtype=, target_memory=, split=, lane_stride=, id=)``. Category System; valid only inside a
+    In a program: ``pl.tpop_from_aic([valid_rows], [valid_cols], shape=, dtype=, target_memory=, split=, lane_stride=, id=)``. Category System; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('tpop_from_aic')
 
 
-def tpop_from_aiv(*, shape: Optional[Any] = None, dtype: Optional[Any] = None, target_memory: Optional[Any] = None, split: Optional[Any] = None, id: Optional[Any] = None) -> None:
+def tpop_from_aiv(valid_rows: Optional[Any] = None, valid_cols: Optional[Any] = None, *, shape: Optional[Any] = None, dtype: Optional[Any] = None, target_memory: Optional[Any] = None, split: Optional[Any] = None, id: Optional[Any] = None) -> None:
     """The registry's op tpop_from_aiv.
 
-    In a program: ``pl.tpop_from_aiv(shape=, dtype=, target_memory=, split=, id=)``. Category System; valid only inside a
+    In a program: ``pl.tpop_from_aiv([valid_rows], [valid_cols], shape=, dtype=, target_memory=, split=, id=)``. Category System; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('tpop_from_aiv')
