@@ -259,8 +259,8 @@ bool is_core_count(const ir::Call& c) {
 }
 
 // A launch query reads the kernel's launch context, which the runtime sets for each block's task
-// (PtoCoreMemory::block_idx, block_num). The CPU device runs a block's vector work as one lane:
-// its sub-block index is 0.
+// (PtoCoreMemory::block_idx, block_num). The CPU device runs a block's vector work as one lane,
+// sub-block 0, except in a Group's cluster of cross-core pipes, whose second AIV lane is 1.
 std::string launch_query(const ir::Call& c, const VarNames& names) {
   if (!names.in_kernel()) {
     codegen_error(c.span(), "pl.tile." + c.callee +
@@ -269,7 +269,7 @@ std::string launch_query(const ir::Call& c, const VarNames& names) {
   }
   if (c.callee == "get_block_idx") return "((int64_t)mem->block_idx)";
   if (c.callee == "get_block_num") return "((int64_t)mem->block_num)";
-  return "((int64_t)0)";
+  return "((int64_t)pto::t_subblock_idx)";
 }
 
 }  // namespace

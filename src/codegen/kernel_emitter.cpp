@@ -58,6 +58,8 @@ std::string KernelEmitter::run() {
   }
   stmt(func_.body);
   w_.close();
+  // The pipes' thread library, for the kernels of a Group's cluster only.
+  if (uses_pipes_) return "#include \"pto_pipe.h\"\n" + w_.take();
   return w_.take();
 }
 
@@ -186,6 +188,15 @@ void KernelEmitter::assign(const ir::AssignStmt& s) {
   const ir::Var& var = *s.var;
   const auto& type = var.type();
   if (type->as<TileType>()) {
+    if (const auto* call = s.value->as<ir::Call>(); call && is_pipe_call(*call)) {
+      emit_pipe_pop(var, *call, s.span());
+      return;
+    }
+    if (const auto* call = s.value->as<ir::Call>();
+        call && call->call_kind == ir::CallKind::Op && call->callee == "set_validshape") {
+      emit_set_validshape(var, *call, s.span());
+      return;
+    }
     if (const auto* call = s.value->as<ir::Call>()) {
       TileRef dst = declare_tile(var, s.span());
       result_var_ = &var;
@@ -251,6 +262,10 @@ void KernelEmitter::assign(const ir::AssignStmt& s) {
                                 func_.name + "'");
   }
   if (const auto* st = type->as<ir::ScalarType>()) {
+    if (const auto* call = s.value->as<ir::Call>(); call && is_pipe_call(*call)) {
+      emit_pipe_scalar(var, *call, s.span());
+      return;
+    }
     if (const auto* call = s.value->as<ir::Call>();
         call && emit_shape(*call) == ir::EmitShape::Read) {
       emit_read(var, *st, *call, s.span());

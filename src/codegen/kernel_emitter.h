@@ -10,6 +10,7 @@
 //   kernel_gather_ops.cpp  write, gather, scatter, scatter_update, mscatter and the mask forms
 //   kernel_generate_ops.cpp  ci, random, sort32, mrgsort, fillpad_expand
 //   kernel_batch_matmul.cpp  batch_matmul and batch_matmul_acc, a matmul per matrix of the batch
+//   kernel_pipe_ops.cpp    the cross-core pipes of a Group's AIC and AIV kernels
 // Loops, ifs and yields are StructuredEmitter's (structured_emitter.h).
 #pragma once
 
@@ -178,6 +179,16 @@ class KernelEmitter : public StructuredEmitter {
   void emit_comm_statement(const ir::Call& call, Span span);
   // The pl.system ops (kernel_system_ops.cpp).
   void emit_system_statement(const ir::Call& call, Span span);
+  // The cross-core pipe ops (kernel_pipe_ops.cpp).
+  static bool is_pipe_call(const ir::Call& call);
+  void note_pipe_use(Span span);
+  void emit_pipe_scalar(const ir::Var& var, const ir::Call& call, Span span);
+  void emit_pipe_statement(const ir::Call& call, Span span);
+  void emit_pipe_pop(const ir::Var& var, const ir::Call& call, Span span);
+  void expect_pipe_side(ir::FunctionType side, const std::string& op, Span span);
+  int64_t declared_slots(const ir::Call& init, size_t buffer_arg) const;
+  bool check_popped_whole(const ir::Var& var, Span span);
+  void emit_set_validshape(const ir::Var& var, const ir::Call& call, Span span);
   std::string comm_where(Span span, std::string_view op) const;
   void emit_assemble(const OpSite& o);
   // Integer division by zero is a fault (pypto/support/element_ops.h): before an instruction that
@@ -257,6 +268,12 @@ class KernelEmitter : public StructuredEmitter {
   std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> plane_ptrs_;
   // The results of views_.stored computed into their store's box (emit_binary_store).
   std::unordered_set<const ir::Var*> stored_;
+  // Cross-core pipes: whether the kernel uses them, the buffers it reserved or imported, the
+  // slot size of each pipe id it initialized, the valid-row names of popped tiles.
+  bool uses_pipes_ = false;
+  std::unordered_map<const ir::Var*, const ir::Call*> pipe_buffers_;
+  std::unordered_map<int64_t, int64_t> pipe_slot_sizes_;
+  std::unordered_set<std::string> popped_valid_;
 };
 
 }  // namespace pypto::codegen::kernel_detail

@@ -48,6 +48,7 @@ void KernelEmitter::inherit_valid(const ir::Var& var, const ir::Call& call) {
 
 void KernelEmitter::expect_fully_valid(const ir::Var& var, Span span) {
   if (!valid_.count(&var)) return;
+  if (check_popped_whole(var, span)) return;
   codegen_error(span, "tile '" + var.name +
                           "' is valid only in the region its pl.load valid_shapes gave; "
                           "pl.tile.fillpad it before carrying it through a loop or an if");

@@ -14,6 +14,10 @@
 namespace pypto::codegen::kernel_detail {
 
 void KernelEmitter::emit_system_statement(const ir::Call& call, Span span) {
+  if (is_pipe_call(call)) {
+    emit_pipe_statement(call, span);
+    return;
+  }
   const std::string& op = call.callee;
   const std::string spelling = "pl." + op;
   if (op == "system.fence") {

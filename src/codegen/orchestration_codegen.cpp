@@ -12,6 +12,7 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/task_types.h"
 #include "pypto/ir/visitor.h"
+#include "cluster_codegen.h"
 #include "read_only_inputs.h"
 #include "structured_emitter.h"
 
@@ -747,6 +748,7 @@ std::string orchestration_declarations(const ir::Program& program) {
 std::string generate_orchestration(const ir::Program& program, const ir::Function& func) {
   if (!ir::submits_tasks(func.type))
     codegen_error(func.span, "'" + func.name + "' is not an Orchestration or Group function");
+  if (is_pipe_group(program, func)) return generate_pipe_group(program, func);
   return OrchestrationEmitter(program, func).run();
 }
 

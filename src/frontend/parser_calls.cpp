@@ -133,6 +133,8 @@ Value Parser::parse_pl_member() {
     }
     return expr_value(ir::make_node<ir::IntImm>(*pipe, DataType::INT64, span), span);
   }
+  // pl.AUTO: let the compiler choose (pl.reserve_buffer's base=), -1 as in PyPTO.
+  if (name == "AUTO") return expr_value(ir::make_node<ir::IntImm>(-1, DataType::INT64, span), span);
   if (name == "array") return parse_task_namespace(name, span);
   if (name == "submit" || name == "spmd_submit") {
     fail(span, "pl." + std::string(name) +
@@ -270,6 +272,10 @@ std::optional<ir::AttrValue> Parser::attr_value(const Value& v) {
       ints.push_back(i->value);
     }
     return ir::AttrValue(std::move(ints));
+  }
+  // Arithmetic of constants (size=SLOT * 4): its value.
+  if (auto folded = fold_constant(e).exact(); folded && folded->kind == ir::Scalar::Kind::Int) {
+    return ir::AttrValue(folded->i);
   }
   return std::nullopt;
 }

@@ -235,7 +235,13 @@ ExprPtr Parser::refine(const ExprPtr& given_value, const TypePtr& annotated, Spa
     if (a->view) view = ir::canonical_tile_view(a->shape, space, *a->view);
     var_type = ir::tile_type(a->shape, a->dtype, space,
                              a->memref ? a->memref : (a->space ? std::nullopt : i->memref), view);
-    if (a->view && !a->view->valid_shape.empty()) {
+    // A popped tile's valid region is the one its producer pushed, a narrowed tile's the one
+    // pl.tile.set_validshape gives: both known at run time, so the annotation only describes it.
+    const auto* call = value->as<ir::Call>();
+    const bool popped = call && call->call_kind == ir::CallKind::Op &&
+                        (call->callee == "tpop_from_aic" || call->callee == "tpop_from_aiv" ||
+                         call->callee == "set_validshape");
+    if (a->view && !a->view->valid_shape.empty() && !popped) {
       value = load_with_valid_shape(value, a->view->valid_shape, span);
     }
   } else {

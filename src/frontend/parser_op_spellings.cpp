@@ -70,15 +70,12 @@ const ScalarForm* scalar_form(std::string_view spelling) {
 // implementation is one line deleted.
 // clang-format off
 constexpr std::string_view kUnsupported[] = {
-    "aic_initialize_pipe",
-    "aiv_initialize_pipe",
     "alloc",
     "create_l1",
     "dump_tag",
     "gather_row",
     "gatherb",
     "gemv_bias",
-    "import_peer_buffer",
     "matmul_mx",
     "matmul_mx_acc",
     "matmul_mx_bias",
@@ -90,14 +87,6 @@ constexpr std::string_view kUnsupported[] = {
     "part_max",
     "part_min",
     "part_mul",
-    "reserve_buffer",
-    "set_validshape",
-    "tfree_to_aic",
-    "tfree_to_aiv",
-    "tpop_from_aic",
-    "tpop_from_aiv",
-    "tpush_to_aic",
-    "tpush_to_aiv",
     "tri",
     "view",
     "while_",
@@ -158,6 +147,9 @@ constexpr std::array<LayoutArgument, 3> kLayoutArguments{{
 
 }  // namespace
 
+// parser_pipes.cpp: a pipe initialization's consumer buffer left out is 0.
+void complete_pipe_init_args(std::vector<CallArg>& call_args, Span span);
+
 void accept_layout_argument(const ir::OpDef& def, std::string_view keyword, const Value& value,
                             size_t position, const std::string& spelling) {
   const bool tile = value.kind == Value::Kind::TileLayout;
@@ -202,7 +194,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "dim" && ns != "tile") return parse_dim(spelling, span);
   if (op == "cast") return parse_cast(spelling, span);
   if (op == "extract" && ns == "tile") return parse_extract(spelling, span);
-  if (op == "set_validshape" && ns != "tile") return parse_set_validshape(spelling, span);
+  if (op == "set_validshape") return parse_set_validshape(spelling, span);
   if (op == "addc" || op == "subc" || op == "addsc" || op == "subsc")
     return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")
@@ -217,6 +209,15 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   const ScalarForm* scalar_operand = system ? nullptr : scalar_form(op);
   if (scalar_operand) name = scalar_operand->op;
   const ir::OpDef* def = ir::OpRegistry::global().find(name);
+  // The cross-core pipe ops are spelled with and without the pl.system namespace
+  // (pl.reserve_buffer is pl.system.reserve_buffer; pl.system.tpush_to_aiv is pl.tpush_to_aiv).
+  std::string other_name;
+  if (!def && ns.empty()) other_name = "system." + std::string(op);
+  if (!def && system) other_name = std::string(op);
+  if (!def && !other_name.empty()) {
+    const ir::OpDef* other = ir::OpRegistry::global().find(other_name);
+    if (other && other->category == ir::OpCategory::System) def = other;
+  }
   if (!def) {
     if (is_unsupported(op)) fail(span, spelling + " is not supported yet");
     fail(span, "unknown op '" + spelling + "'");
@@ -229,9 +230,14 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
     return std::find(def->attr_names.begin(), def->attr_names.end(), key) != def->attr_names.end();
   };
   const bool string_attrs = has_attr("acc_phase") || has_attr("cmp_mode") || name == "gather" ||
-                            has_attr("core_type") || has_attr("mode");
+                            has_attr("core_type") || has_attr("mode") || has_attr("peer_func") ||
+                            has_attr("name");
   std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
   if (system) system_call_args(*def, call_args);
+  if (def->name == "tpop_from_aic" || def->name == "tpop_from_aiv")
+    complete_tpop_args(spelling, call_args, span);
+  if (def->name == "system.aic_initialize_pipe" || def->name == "system.aiv_initialize_pipe")
+    complete_pipe_init_args(call_args, span);
   // pl.gather and pl.scatter are one spelling of several ops, told apart by their keywords:
   // gather(x, mask_pattern=) is gather_mask, gather(x, kvalue=, cmp_mode=, out_cols=) is
   // gather_compare, and scatter(x, mask_pattern=, dst=) is scatter_mask(dst, x, mask_pattern).

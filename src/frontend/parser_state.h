@@ -604,6 +604,19 @@ class Parser {
   // Keyword arguments are put in the op's order.
   void system_call_args(const ir::OpDef& def, std::vector<CallArg>& call_args);
   void event_argument(std::vector<CallArg>& call_args);
+  // pl.tpop_from_aic / pl.tpop_from_aiv (parser_pipes.cpp): the shape, dtype and memory space
+  // of the tile received, from the annotation of the name bound when the call does not say.
+  void complete_tpop_args(const std::string& spelling, std::vector<CallArg>& call_args, Span span);
+  // `buf: pl.Ptr = pl.tile.alloc(space, size)` (parser_ptr.cpp): read, checked and noted for the
+  // pl.MemRef(buf, ...) that name it; no statement.
+  bool at_ptr_binding() const;
+  void parse_ptr_binding(const Token& name);
+  std::optional<ir::MemorySpace> ptr_alloc_space(std::string_view name) const;
+  // A local's `pl.TileView(valid_shape=[rows, cols])` naming run-time values (parser_pipes.cpp):
+  // read and dropped, and noted, when the value bound is a pl.tpop_from_aic / aiv or a
+  // pl.tile.set_validshape, whose region the program gives at run time; else an error.
+  bool skip_runtime_valid_shape(Span span);
+  void check_runtime_valid_shape(const ExprPtr& value);
   // A flat (row-major) index of `shaped` as one index per dimension.
   std::vector<ExprPtr> flat_index_to_indices(const ExprPtr& shaped, const ExprPtr& flat);
   StmtPtr parse_auto_scope(Span span, Span mode_span);  // after `pl.scope(mode=...AUTO`
@@ -710,6 +723,10 @@ class Parser {
   std::vector<DynamicDimUse>* dynamic_uses_ = nullptr;
   int64_t dynamic_placeholder_ = 1;    // the extent a dynamic name has until a call gives one
   bool runtime_dims_allowed_ = false;  // reading a local's annotation: run-time extents allowed
+  TypePtr value_annotation_;  // the annotation of the name the value being read is bound to
+  std::map<std::string, ir::MemorySpace, std::less<>> ptr_allocs_;  // pl.tile.alloc names
+  std::optional<std::pair<Span, std::string>> runtime_valid_shape_;  // its span, the name
+  std::vector<ExprPtr> runtime_valid_exprs_;  // its items, for a pop to read within
   size_t shapes_read_ = 0;
   // Names bound once to integer constants in the function being parsed: their variable and
   // the constant (note_local_constant).

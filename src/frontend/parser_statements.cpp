@@ -338,14 +338,20 @@ void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
   const Token& name = advance();
   check_assignable(name);
   advance();  // ':'
+  if (at_ptr_binding()) {
+    parse_ptr_binding(name);
+    return;
+  }
   const Span annotation_span = here();
   // A local's shape may name run-time extents (`[q_tile, valid_len]`): the value gives them.
   runtime_dims_allowed_ = true;
   TypePtr annotated;
+  runtime_valid_shape_.reset();
   try {
     annotated = parse_type();
   } catch (...) {
     runtime_dims_allowed_ = false;
+    runtime_valid_shape_.reset();
     throw;
   }
   runtime_dims_allowed_ = false;
@@ -366,8 +372,17 @@ void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
     }
     return;
   }
-  Value v = parse_value();
+  value_annotation_ = annotated;
+  Value v;
+  try {
+    v = parse_value();
+  } catch (...) {
+    value_annotation_ = nullptr;
+    throw;
+  }
+  value_annotation_ = nullptr;
   ExprPtr value = expect_expr(v, "the right-hand side of an assignment");
+  check_runtime_valid_shape(value);
   TypePtr var_type;
   value = refine(value, annotated, annotation_span, var_type);
   auto existing = lookup_var(name.text);

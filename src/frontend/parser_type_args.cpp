@@ -117,7 +117,9 @@ ir::TileView Parser::parse_tile_view(const std::vector<int64_t>& shape,
   parse_keyword_arguments(
       "pl.TileView", "pl.TileView(valid_shape=[48, 64])", [&](const Token& key) {
         const Span value_span = here();
-        if (key.text == "valid_shape") {
+        if (key.text == "valid_shape" && skip_runtime_valid_shape(value_span)) {
+          // The annotation of a popped or narrowed tile, whose region is known at run time.
+        } else if (key.text == "valid_shape") {
           view.valid_shape = parse_constant_int_list("pl.TileView valid_shape");
           if (view.valid_shape.size() != shape.size()) {
             fail(value_span, "pl.TileView valid_shape " + ir::shape_to_string(view.valid_shape) +
@@ -357,6 +359,11 @@ ir::MemRef Parser::parse_memref(std::optional<ir::MemorySpace>& named_space) {
           digits.find_first_not_of("0123456789") == std::string_view::npos) {
         id = std::stoll(std::string(digits));
       }
+    }
+    // A name bound by `name: pl.Ptr = pl.tile.alloc(space, size)` (parser_ptr.cpp).
+    if (auto allocated = base.kind == TK::Name ? ptr_alloc_space(name) : std::nullopt) {
+      space = allocated;
+      if (id < 0) id = 0;
     }
     if (!space || id < 0) {
       fail(span_of(base), "pl.MemRef base '" + std::string(name) +

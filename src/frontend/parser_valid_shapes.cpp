@@ -188,12 +188,26 @@ Value Parser::parse_set_validshape(const std::string& spelling, Span span) {
   const std::vector<const CallArg*> bound =
       bind_form_args(call_args, {"input", "valid_rows", "valid_cols"}, spelling, span);
   ExprPtr input = expect_expr(bound[0]->value, [&] { return "argument 'input' of " + spelling; });
+  if (input->type()->as<ir::TileType>()) {
+    // Of a tile: the registry's set_validshape (src/ir/pipe_ops.h), the same elements valid in
+    // the region given, which a pl.tpush_to_aiv then carries.
+    std::vector<ExprPtr> args{input};
+    for (size_t i = 1; i <= 2; ++i) {
+      args.push_back(expect_expr(bound[i]->value, [&] {
+        return std::string("argument '") + (i == 1 ? "valid_rows" : "valid_cols") + "' of " + spelling;
+      }));
+    }
+    return expr_value(ir::make_op_call("set_validshape", std::move(args), {}, span), span);
+  }
   const auto* tensor = input->type()->as<ir::TensorType>();
   if (!tensor) {
     fail(bound[0]->value.span,
-         spelling +
-             " of a tile is not supported yet: give the load its valid region "
-             "(pl.load(..., valid_shape=[rows, cols]))");
+         spelling + " takes a tensor or a tile, got " + ir::type_to_string(input->type()));
+  }
+  if (spelling == "pl.tile.set_validshape") {
+    fail(bound[0]->value.span, spelling + " takes a tile, got " +
+                                   ir::type_to_string(input->type()) +
+                                   " (for a tensor, write pl.set_validshape)");
   }
   if (tensor->shape.size() != 2) {
     fail(bound[0]->value.span,

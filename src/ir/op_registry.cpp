@@ -8,6 +8,7 @@
 #include "op_type_rules.h"
 #include "pto_abi.h"
 #include "comm_ops.h"
+#include "pipe_ops.h"
 #include "split_aiv_ops.h"
 #include "system_ops.h"
 #include "task_ops.h"
@@ -294,6 +295,33 @@ std::vector<OpSpec> op_specs() {
        in::op_core_count, E::None},
       {"system.available_aiv_count", C::System, {}, 0, {}, infer_core_count, in::op_core_count,
        E::None},
+      // Cross-core pipes between the AIC and AIV kernels of a Group (pipe_ops.h).
+      {"system.reserve_buffer", C::System, {}, 0, {"name", "size", "base"}, infer_reserve_buffer,
+       in::op_pipe_unsupported, E::System},
+      {"system.import_peer_buffer", C::System, {}, 0, {"name", "peer_func"},
+       infer_import_peer_buffer, in::op_pipe_unsupported, E::System},
+      {"system.aic_initialize_pipe", C::System, {"c2v_consumer_buf", "v2c_consumer_buf"}, 0,
+       {"dir_mask", "slot_size", "slot_num", "local_slot_num", "id"}, infer_initialize_pipe,
+       in::op_pipe_unsupported, E::System},
+      {"system.aiv_initialize_pipe", C::System, {"c2v_consumer_buf", "v2c_consumer_buf"}, 0,
+       {"dir_mask", "slot_size", "slot_num", "local_slot_num", "id"}, infer_initialize_pipe,
+       in::op_pipe_unsupported, E::System},
+      {"tpush_to_aiv", C::System, {"tile"}, 1, {"split", "lane_stride", "id"}, infer_tpush,
+       in::op_pipe_unsupported, E::System},
+      {"tpush_to_aic", C::System, {"tile"}, 1, {"split", "id"}, infer_tpush,
+       in::op_pipe_unsupported, E::System},
+      {"tpop_from_aic", C::System, {"valid_rows", "valid_cols"}, 0,
+       {"shape", "dtype", "target_memory", "split", "lane_stride", "id"}, infer_tpop,
+       in::op_pipe_unsupported, E::System},
+      {"tpop_from_aiv", C::System, {"valid_rows", "valid_cols"}, 0,
+       {"shape", "dtype", "target_memory", "split", "id"},
+       infer_tpop, in::op_pipe_unsupported, E::System},
+      {"system.tfree_to_aic", C::System, {"tile"}, 1, {"split", "id"}, infer_tfree,
+       in::op_pipe_unsupported, E::System},
+      {"system.tfree_to_aiv", C::System, {"tile"}, 1, {"split", "id"}, infer_tfree,
+       in::op_pipe_unsupported, E::System},
+      {"set_validshape", C::System, {"tile", "valid_rows", "valid_cols"}, 3, {},
+       infer_set_validshape, in::op_set_validshape, E::System},
       // Gather and scatter (op_type_rules_gather.cpp, interpreter_gather_ops.cpp,
       // kernel_gather_ops.cpp; paged_gather of tensors is lowered by ConvertTensorToTileOps).
       {"write", C::Write, {"input", "indices", "value"}, 3, {}, infer_write, in::op_write,

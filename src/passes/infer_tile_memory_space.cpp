@@ -369,8 +369,12 @@ class SpaceInference : public IRMutator {
       case OpCategory::Scheduling:
       case OpCategory::LaunchQuery:
       case OpCategory::Communication:
-      case OpCategory::System:
       case OpCategory::PagedGather:
+        return std::nullopt;
+      case OpCategory::System:
+        // set_validshape narrows a tile where it lies; a pipe's pop says its own space.
+        if (c.callee == "set_validshape" && detail::as_tile(c.type()) && !args.empty())
+          return space_of(args[0]);
         return std::nullopt;
     }
     return std::nullopt;

@@ -84,7 +84,7 @@ def test_a_run_time_event_id_is_an_argument_and_a_constant_one_an_attribute():
      "pl.system.syncall(mode='hard') takes no gm_workspace or used_cores"),
     ("pl.system.set_ffts(x)", "must be a 1-D INT64 tensor of at least 256 elements"),
     ("pl.system.bar_q()", "unknown op 'pl.system.bar_q'"),
-    ("pl.system.aic_initialize_pipe()", "pl.system.aic_initialize_pipe is not supported yet"),
+    ("pl.system.aic_initialize_pipe()", "pl.system.aic_initialize_pipe needs dir_mask="),
 ])
 def test_misuse_is_a_located_error_naming_the_op(statement, message):
     with pytest.raises(ParseError) as info:

@@ -274,6 +274,6 @@ def test_set_validshape_narrows_a_tensor_that_fillpad_then_pads(tmp_path):
     result = run(program, specs, golden,
                  RunConfig(work_dir=str(tmp_path / "w"), write_golden_data=False))
     assert result.passed, result.error
-    with pytest.raises(ParseError, match="pl.tile.set_validshape is not supported yet"):
+    with pytest.raises(ParseError, match="pl.tile.set_validshape takes a tile"):
         pl.parse(SET_VALIDSHAPE.replace("narrowed = pl.set_validshape(x, 48, 56)",
                                         "narrowed = pl.tile.set_validshape(x, 48, 56)"))

@@ -15,7 +15,7 @@ from pypto.language._types import (AtomicType, DType, MemorySpace, PadValue, Pip
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['aic_gather', 'aiv_shard', 'assemble', 'comm_all_to_all', 'comm_all_to_all_v', 'comm_allgather', 'comm_alloc_window', 'comm_allreduce', 'comm_barrier', 'comm_broadcast', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_reduce_scatter', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'create_tensor', 'create_tile', 'expand_clone', 'fillpad', 'fillpad_expand', 'gather', 'gather_compare', 'gather_mask', 'get_block_idx', 'get_block_num', 'get_subblock_idx', 'load', 'manual_scope', 'move', 'mscatter', 'paged_gather', 'read', 'reinterpret_view', 'reshape', 'scatter', 'scatter_mask', 'scatter_update', 'slice', 'store', 'task_array_set', 'task_blocks', 'task_dummy', 'task_id', 'task_options', 'transpose', 'transpose_view', 'write']
+__all__ = ['aic_gather', 'aiv_shard', 'assemble', 'comm_all_to_all', 'comm_all_to_all_v', 'comm_allgather', 'comm_alloc_window', 'comm_allreduce', 'comm_barrier', 'comm_broadcast', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_reduce_scatter', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'create_tensor', 'create_tile', 'expand_clone', 'fillpad', 'fillpad_expand', 'gather', 'gather_compare', 'gather_mask', 'get_block_idx', 'get_block_num', 'get_subblock_idx', 'load', 'manual_scope', 'move', 'mscatter', 'paged_gather', 'read', 'reinterpret_view', 'reshape', 'scatter', 'scatter_mask', 'scatter_update', 'set_validshape', 'slice', 'store', 'task_array_set', 'task_blocks', 'task_dummy', 'task_id', 'task_options', 'tpop_from_aic', 'tpop_from_aiv', 'tpush_to_aic', 'tpush_to_aiv', 'transpose', 'transpose_view', 'write']
 
 
 def aic_gather(input: _Value, *, split: Optional[int] = None) -> _Value:
@@ -396,6 +396,15 @@ def scatter_update(input: _Value, dim: int, index: _Value, src: _Value) -> _Valu
     raise outside_program('scatter_update')
 
 
+def set_validshape(tile: Any, valid_rows: Any, valid_cols: Any) -> None:
+    """The registry's op set_validshape.
+
+    In a program: ``pl.set_validshape(tile, valid_rows, valid_cols)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('set_validshape')
+
+
 def slice(input: _Value, shape: Sequence[IntLike], offsets: Sequence[IntLike], valid_shape: Optional[Any] = None) -> _Value:
     """The box of `input` at `offsets` with extent `shape`: a copy for a tile, a view for a tensor.
 
@@ -457,6 +466,42 @@ def task_options(deps: Any, predicate_operand: Optional[Any] = None, predicate_i
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('task_options')
+
+
+def tpop_from_aic(valid_rows: Optional[Any] = None, valid_cols: Optional[Any] = None, *, shape: Optional[Any] = None, dtype: Optional[Any] = None, target_memory: Optional[Any] = None, split: Optional[Any] = None, lane_stride: Optional[Any] = None, id: Optional[Any] = None) -> None:
+    """The registry's op tpop_from_aic.
+
+    In a program: ``pl.tpop_from_aic([valid_rows], [valid_cols], shape=, dtype=, target_memory=, split=, lane_stride=, id=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('tpop_from_aic')
+
+
+def tpop_from_aiv(valid_rows: Optional[Any] = None, valid_cols: Optional[Any] = None, *, shape: Optional[Any] = None, dtype: Optional[Any] = None, target_memory: Optional[Any] = None, split: Optional[Any] = None, id: Optional[Any] = None) -> None:
+    """The registry's op tpop_from_aiv.
+
+    In a program: ``pl.tpop_from_aiv([valid_rows], [valid_cols], shape=, dtype=, target_memory=, split=, id=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('tpop_from_aiv')
+
+
+def tpush_to_aic(tile: Any, *, split: Optional[Any] = None, id: Optional[Any] = None) -> None:
+    """The registry's op tpush_to_aic.
+
+    In a program: ``pl.tpush_to_aic(tile, split=, id=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('tpush_to_aic')
+
+
+def tpush_to_aiv(tile: Any, *, split: Optional[Any] = None, lane_stride: Optional[Any] = None, id: Optional[Any] = None) -> None:
+    """The registry's op tpush_to_aiv.
+
+    In a program: ``pl.tpush_to_aiv(tile, split=, lane_stride=, id=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('tpush_to_aiv')
 
 
 def transpose(input: _Value, axis1: int, axis2: int) -> _Value:

@@ -15,7 +15,25 @@ from pypto.language._types import (AtomicType, DType, MemorySpace, PadValue, Pip
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['available_aiv_count', 'available_cluster_count', 'bar_all', 'bar_m', 'bar_v', 'cacheinvalid', 'fence', 'set_ffts', 'sync_dst', 'sync_set', 'sync_src', 'sync_wait', 'syncall']
+__all__ = ['aic_initialize_pipe', 'aiv_initialize_pipe', 'available_aiv_count', 'available_cluster_count', 'bar_all', 'bar_m', 'bar_v', 'cacheinvalid', 'fence', 'import_peer_buffer', 'reserve_buffer', 'set_ffts', 'sync_dst', 'sync_set', 'sync_src', 'sync_wait', 'syncall', 'tfree_to_aic', 'tfree_to_aiv']
+
+
+def aic_initialize_pipe(c2v_consumer_buf: Optional[Any] = None, v2c_consumer_buf: Optional[Any] = None, *, dir_mask: Optional[Any] = None, slot_size: Optional[Any] = None, slot_num: Optional[Any] = None, local_slot_num: Optional[Any] = None, id: Optional[Any] = None) -> None:
+    """The registry's op system.aic_initialize_pipe.
+
+    In a program: ``pl.system.aic_initialize_pipe([c2v_consumer_buf], [v2c_consumer_buf], dir_mask=, slot_size=, slot_num=, local_slot_num=, id=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('system.aic_initialize_pipe')
+
+
+def aiv_initialize_pipe(c2v_consumer_buf: Optional[Any] = None, v2c_consumer_buf: Optional[Any] = None, *, dir_mask: Optional[Any] = None, slot_size: Optional[Any] = None, slot_num: Optional[Any] = None, local_slot_num: Optional[Any] = None, id: Optional[Any] = None) -> None:
+    """The registry's op system.aiv_initialize_pipe.
+
+    In a program: ``pl.system.aiv_initialize_pipe([c2v_consumer_buf], [v2c_consumer_buf], dir_mask=, slot_size=, slot_num=, local_slot_num=, id=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('system.aiv_initialize_pipe')
 
 
 def available_aiv_count() -> Scalar:
@@ -81,6 +99,24 @@ def fence() -> None:
     raise outside_program('system.fence')
 
 
+def import_peer_buffer(*, name: Optional[Any] = None, peer_func: Optional[Any] = None) -> None:
+    """The registry's op system.import_peer_buffer.
+
+    In a program: ``pl.system.import_peer_buffer(name=, peer_func=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('system.import_peer_buffer')
+
+
+def reserve_buffer(*, name: Optional[Any] = None, size: Optional[Any] = None, base: Optional[Any] = None) -> None:
+    """The registry's op system.reserve_buffer.
+
+    In a program: ``pl.system.reserve_buffer(name=, size=, base=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('system.reserve_buffer')
+
+
 def set_ffts(workspace: Tensor) -> None:
     """Declares the FFTS workspace (1-D INT64, 256 or more elements) of the cross-core events; no code on the CPU device.
 
@@ -133,3 +169,21 @@ def syncall(gm_workspace: Optional[Tensor] = None, used_cores: Optional[IntLike]
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('system.syncall')
+
+
+def tfree_to_aic(tile: Any, *, split: Optional[Any] = None, id: Optional[Any] = None) -> None:
+    """The registry's op system.tfree_to_aic.
+
+    In a program: ``pl.system.tfree_to_aic(tile, split=, id=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('system.tfree_to_aic')
+
+
+def tfree_to_aiv(tile: Any, *, split: Optional[Any] = None, id: Optional[Any] = None) -> None:
+    """The registry's op system.tfree_to_aiv.
+
+    In a program: ``pl.system.tfree_to_aiv(tile, split=, id=)``. Category System; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('system.tfree_to_aiv')
