@@ -451,12 +451,18 @@ class Printer {
       first = false;
       s += expr(c.args[i]);
     }
-    std::string dict;  // a call of a program function's attrs={...} (PyPTO's call attributes)
+    // A call of a program function's attrs={...} (PyPTO's call attributes), directions first.
+    std::string dict;
+    if (c.call_kind == CallKind::Function) {
+      if (const AttrValue* dirs = find_attr(c.attrs, "arg_directions"))
+        dict = "\"arg_directions\": " + arg_directions_text(*dirs);
+      if (const AttrValue* overrides = find_attr(c.attrs, "arg_direction_overrides"))
+        dict += std::string(dict.empty() ? "" : ", ") +
+                "\"arg_direction_overrides\": " + format_attr(*overrides);
+    }
     for (const auto& [key, value] : c.attrs) {
       if (c.call_kind == CallKind::Function &&
           (key == "arg_directions" || key == "arg_direction_overrides")) {
-        dict += std::string(dict.empty() ? "" : ", ") + "\"" + key + "\": " +
-                (key == "arg_directions" ? arg_directions_text(value) : format_attr(value));
         continue;
       }
       if (!first) s += ", ";
