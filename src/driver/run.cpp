@@ -315,8 +315,9 @@ void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<Ru
     built = runtime::build_library(compiled.translation_unit, options);
     result.cache_hit = built.cache_hit;
     std::string compiler = runtime::resolve_compiler(options);
-    for (const std::string& flag :
-         options.flags.empty() ? runtime::default_build_flags() : options.flags) {
+    for (const std::string& flag : options.flags.empty()
+                                       ? runtime::default_build_flags(compiled.translation_unit)
+                                       : options.flags) {
       compiler += " " + flag;
     }
     session.set_metadata("compiler", compiler);

@@ -278,10 +278,16 @@ std::string seconds_text(std::chrono::milliseconds d) {
 // -fno-exceptions: generated code neither throws nor catches (the runtime's callbacks report
 // failures instead, task_runtime.cpp), and without it GCC spent a third of softmax's build on
 // exception cleanups: 79 -> 53 ms, against 26 ms for an empty file.
-const std::vector<std::string>& default_build_flags() {
-  static const std::vector<std::string> flags = {"-O2", "-fno-exceptions", "-shared", "-fPIC",
-                                                 "-std=c++17"};
-  return flags;
+// A program whose generated source is over 1 MiB (about 6,000 statements) is built at -O0: GCC's
+// time at -O2 grows with the square of a function's size (a kernel of 10,000 statements took 13 s,
+// one of 40,000 150 s and 1 GB), at -O0 linearly (40,000: 15 s). Such kernels are almost all
+// calls of the precompiled tile ISA, whose speed the flags do not change.
+const std::vector<std::string>& default_build_flags(std::string_view source) {
+  static const std::vector<std::string> optimised = {"-O2", "-fno-exceptions", "-shared", "-fPIC",
+                                                     "-std=c++17"};
+  static const std::vector<std::string> unoptimised = {"-O0", "-fno-exceptions", "-shared", "-fPIC",
+                                                       "-std=c++17"};
+  return source.size() > kUnoptimisedSourceBytes ? unoptimised : optimised;
 }
 
 fs::path default_cache_dir() {
@@ -341,13 +347,13 @@ const std::string& compiler_identity(const std::string& compiler) {
 
 std::string build_cache_key(std::string_view source, const BuildOptions& options) {
   return compute_key(source, resolve_compiler(options),
-                     options.flags.empty() ? default_build_flags() : options.flags);
+                     options.flags.empty() ? default_build_flags(source) : options.flags);
 }
 
 BuildResult build_library(std::string_view source, const BuildOptions& options) {
   const auto start = Clock::now();
   const std::string compiler = resolve_compiler(options);
-  const auto& flags = options.flags.empty() ? default_build_flags() : options.flags;
+  const auto& flags = options.flags.empty() ? default_build_flags(source) : options.flags;
   BuildResult result;
   // Absolute: a relative directory named "-x..." must not reach the compiler as an option.
   std::error_code absolute_ec;

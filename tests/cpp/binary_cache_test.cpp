@@ -334,6 +334,12 @@ TEST(BinaryCacheDefaults, CacheDirFollowsPyptoCacheDirThenXdgThenHome) {
   }
   EXPECT_EQ(default_build_flags(),
             (std::vector<std::string>{"-O2", "-fno-exceptions", "-shared", "-fPIC", "-std=c++17"}));
+  // A source too large to optimise in reasonable time is built at -O0, and the key says so.
+  const std::string large(kUnoptimisedSourceBytes + 1, ' ');
+  EXPECT_EQ(default_build_flags(large).front(), "-O0");
+  BuildOptions optimised;
+  optimised.flags = default_build_flags();
+  EXPECT_NE(build_cache_key(large, BuildOptions{}), build_cache_key(large, optimised));
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ TEST_F(StatementBudget, NestedUnrollsMultiplyAgainstOneBudget) {
                        "program to 100"),
             std::string::npos)
       << error;
-  EXPECT_NE(error.find(" statements, over the compiler's budget of 200000 statements (set the "
+  EXPECT_NE(error.find(" statements, over the compiler's budget of 30000 statements (set the "
                        "environment variable PYPTO_MAX_STATEMENTS to raise it)"),
             std::string::npos)
       << error;

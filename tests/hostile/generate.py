@@ -148,7 +148,7 @@ def cases():
 
     # 6. Budgets: unrolling that would make the program too large fails with the limit named.
     for i, (loops, body, expect) in enumerate([
-            (["pl.unroll(100000)"], "y = x * 3 + i", "ok"),
+            (["pl.unroll(25000)"], "y = x * 3 + i", "ok"),
             (["pl.unroll(300000)"], "y = x * 3 + i", "compile-error PYPTO_MAX_STATEMENTS"),
             (["pl.unroll(60000)", "pl.unroll(60000)"], "y = x * 3 + i",
              "compile-error PYPTO_MAX_STATEMENTS"),

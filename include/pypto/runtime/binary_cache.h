@@ -43,8 +43,10 @@ struct BuildResult {
   std::vector<std::string> notes;
 };
 
-// {"-O2", "-shared", "-fPIC", "-std=c++17"}.
-const std::vector<std::string>& default_build_flags();
+// {"-O2", "-fno-exceptions", "-shared", "-fPIC", "-std=c++17"}, with -O0 in place of -O2 for a
+// source over kUnoptimisedSourceBytes (see binary_cache.cpp).
+const std::vector<std::string>& default_build_flags(std::string_view source = {});
+constexpr size_t kUnoptimisedSourceBytes = size_t{1} << 20;
 
 // ${PYPTO_CACHE_DIR}, else ${XDG_CACHE_HOME}/pypto, else ~/.cache/pypto (the home folder from
 // $HOME or the user database), else <temp>/pypto-cache-<euid> (whose owner and mode are checked
