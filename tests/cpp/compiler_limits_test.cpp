@@ -125,9 +125,9 @@ TEST_F(StatementBudget, EmptyBodiesStillCostAnIteration) {
   setenv(support::kMaxStatementsEnv, "5000", 1);
   auto in = passes::testing::parse_body(passes::testing::kKernelK + R"(
         t = pl.load(x, [0, 0], [64, 64])
-        for k in pl.unroll(50):
-            for j in pl.unroll(50):
-                for i in pl.unroll(50):
+        for k in pl.unroll(25):
+            for j in pl.unroll(25):
+                for i in pl.unroll(25):
                     pass
         y = pl.store(t, [0, 0], y)
         return y
@@ -137,7 +137,7 @@ TEST_F(StatementBudget, EmptyBodiesStillCostAnIteration) {
             }).find("budget of 5000 statements"),
             std::string::npos);
   unsetenv(support::kMaxStatementsEnv);
-  passes::testing::run_passes(in, {"UnrollLoops"});  // 50^3 iterations fit the default
+  passes::testing::run_passes(in, {"UnrollLoops"});  // 25^3 iterations fit the default
 }
 
 TEST_F(StatementBudget, AMalformedSettingKeepsTheDefault) {
