@@ -6,8 +6,6 @@ namespace pypto::ir {
 namespace op_rules {
 namespace {
 
-TypePtr no_value() { return std::make_shared<TupleType>(std::vector<TypePtr>{}); }
-
 void expect_integer_scalar(const OpContext& c, size_t i, const char* what) {
   const auto* s = c.args.at(i)->type()->as<ScalarType>();
   if (!s || !is_integer_dtype(s->dtype)) {

@@ -237,4 +237,7 @@ TypePtr infer_mrgsort_lists(const OpContext& c);
 // the top left, the pad value everywhere else.
 TypePtr infer_fillpad_expand(const OpContext& c);
 
+// The type of an op that gives no value (an empty tuple): stores of state, waits, pipe ops.
+inline TypePtr no_value() { return std::make_shared<TupleType>(std::vector<TypePtr>{}); }
+
 }  // namespace pypto::ir::op_rules

@@ -7,12 +7,6 @@
 
 namespace pypto::ir {
 
-namespace {
-
-TypePtr no_value() { return std::make_shared<TupleType>(std::vector<TypePtr>{}); }
-
-}  // namespace
-
 namespace op_rules {
 namespace {
 

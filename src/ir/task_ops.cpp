@@ -40,8 +40,6 @@ void expect_dependency_list(const OpContext& c, size_t i) {
   }
 }
 
-TypePtr no_value() { return std::make_shared<TupleType>(std::vector<TypePtr>{}); }
-
 }  // namespace
 
 TypePtr infer_task_options(const OpContext& c) {
