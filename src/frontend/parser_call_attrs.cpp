@@ -52,7 +52,8 @@ ir::Attrs Parser::parse_call_attrs_dict(const std::string& callee_label) {
     }
     expect(TK::Colon, "':' after the key in attrs={...}");
     if (name == "arg_direction_overrides") {
-      attrs.emplace_back(name, parse_int_list("argument indices in arg_direction_overrides"));
+      attrs.emplace_back(name,
+                         parse_constant_int_list("argument indices in arg_direction_overrides"));
       if (!at(TK::Comma)) break;
       advance();
       continue;
@@ -78,19 +79,6 @@ ir::Attrs Parser::parse_call_attrs_dict(const std::string& callee_label) {
   }
   expect(TK::RBrace, "'}' to close attrs={...}");
   return attrs;
-}
-
-std::vector<int64_t> Parser::parse_int_list(const std::string& what) {
-  expect(TK::LBracket, "'[' to start the " + what);
-  std::vector<int64_t> values;
-  while (!at(TK::RBracket)) {
-    const Token& t = expect(TK::Int, "an integer in the " + what);
-    values.push_back(std::stoll(std::string(t.text)));
-    if (!at(TK::Comma)) break;
-    advance();
-  }
-  expect(TK::RBracket, "']' to close the " + what);
-  return values;
 }
 
 bool Parser::at_no_dep_marker() const {

@@ -511,7 +511,6 @@ class Parser {
   static std::optional<ir::AttrValue> attr_value(const Value& v);
   ir::Attrs parse_call_attrs_dict(const std::string& callee_label);  // parser_call_attrs.cpp
   int64_t parse_arg_direction_marker();
-  std::vector<int64_t> parse_int_list(const std::string& what);  // [1, 2, ...]
   bool at_no_dep_marker() const;                                 // at `pl.no_dep(`
   Value parse_no_dep_marker();                                   // pl.no_dep(x): x
   void merge_no_dep_overrides(ir::Attrs& attrs, const std::vector<int64_t>& marked, Span span);
