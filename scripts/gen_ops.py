@@ -13,7 +13,8 @@ The registry is the one definition of an op; this script only renders it. After 
 build makes next to the fresh extension to generate its stubs; an installed pypto works too).
 
 (``--check`` exits 1 instead of writing when the file is out of date;
-tests/python/test_typing.py runs the same comparison).
+tests/python/test_typing.py runs the same comparison). The script also writes the op x dtype
+table of docs/language-reference.md (scripts/gen_op_table.py).
 
 Parameter types come from the op's category and the parameter's name (the table below); a
 parameter or a category the table does not know is typed ``Any``, so a new op always gets a
@@ -318,9 +319,14 @@ def main() -> int:
     args = parser.parse_args()
     from pypto import _core  # a built extension: installed, or on PYTHONPATH
 
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import gen_op_table
+
+    outputs = {LANGUAGE / name: text for name, text in render(_core.ir.op_signatures()).items()}
+    reference = LANGUAGE.parents[2] / "docs/language-reference.md"
+    outputs[reference] = gen_op_table.update(reference.read_text(), gen_op_table.render(_core))
     stale = 0
-    for name, text in render(_core.ir.op_signatures()).items():
-        path = LANGUAGE / name
+    for path, text in outputs.items():
         current = path.read_text() if path.exists() else ""
         if current == text:
             continue

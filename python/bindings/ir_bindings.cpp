@@ -2,6 +2,7 @@
 // Python wraps these in pypto.ir.Program (python/pypto/ir/program.py).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -11,12 +12,15 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bindings.h"
 #include "ir_handles.h"
 #include "pypto/driver/distributed.h"
 #include "pypto/driver/parse.h"
+#include "pypto/frontend/op_spellings.h"
+#include "pypto/ir/op_dtypes.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/structural_equal.h"
@@ -411,6 +415,37 @@ void bind_ir(nb::module_ m) {
       "One (name, category, positional parameters, how many of them are required, keyword "
       "attributes) per op of the registry, sorted by name: what scripts/gen_ops.py turns into "
       "the typed functions of pypto.language.");
+
+  m.def(
+      "op_element_dtypes",
+      [] {
+        std::vector<std::pair<std::string, std::optional<std::vector<std::string>>>> out;
+        const ir::OpRegistry& registry = ir::OpRegistry::global();
+        for (const std::string& name : registry.names()) {
+          std::optional<std::vector<std::string>> names;
+          if (auto dtypes = ir::op_element_dtypes(*registry.find(name))) {
+            names.emplace();
+            for (ir::DataType d : *dtypes) names->emplace_back(ir::dtype_name(d));
+          }
+          out.emplace_back(name, std::move(names));
+        }
+        return out;
+      },
+      "One (name, the dtypes its type rule computes on, or None for an op that moves bytes or "
+      "has no element data) per op of the registry, sorted by name: the op x dtype table of the "
+      "language reference (scripts/gen_ops.py).");
+
+  m.def(
+      "op_spelling",
+      [](const std::string& ns, const std::string& name) {
+        const frontend::OpSpelling s = frontend::resolve_op_spelling(ns, name);
+        static constexpr const char* kKinds[] = {"op", "form", "unsupported", "unknown"};
+        return std::make_pair(std::string(kKinds[static_cast<int>(s.kind)]), s.op);
+      },
+      nb::arg("ns"), nb::arg("name"),
+      "How the parser reads pl.<ns>.<name> (ns '' for pl.<name>): ('op', registry op), ('form', "
+      "the op it is built on or ''), ('unsupported', '') for an op of PyPTO's language not here "
+      "yet, or ('unknown', '').");
 }
 
 }  // namespace pypto::bindings

@@ -15,6 +15,7 @@
 #include "pypto/codegen/program_codegen.h"
 #include "pypto/frontend/parser.h"
 #include "pypto/ir/interpreter.h"
+#include "pypto/ir/op_dtypes.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/passes/pass_manager.h"
 #include "pypto/support/element_ops.h"
@@ -128,7 +129,8 @@ const DtypeCase kDtypes[] = {{"FP32", false, 1e-5f, "1.0"},
                              {"UINT64", true, 0.0f, "8.0", true},
                              {"FP8E4M3FN", false, 0.125f, "1.0"},
                              {"FP8E5M2", false, 0.25f, "1.0"},
-                             {"FP8E8M0", false, 1.0f, "1.0", true}};
+                             {"FP8E8M0", false, 1.0f, "1.0", true},
+                             {"BOOL", true, 0.0f, "1.0", true}};
 
 std::string operand(const char* tensor, const char* shape, const DtypeCase& d) {
   std::string value =
@@ -167,22 +169,11 @@ std::string divisor(const OpDef& def, support::OpFamily family, const std::strin
 
 // Whether the op's type rule takes operands of these types: the blocks skip the forms and dtypes
 // an op does not take (log of integers, shl of floats, a tile as the fill of expands).
-bool takes(const OpDef& def, const std::vector<TypePtr>& types) {
-  std::vector<ExprPtr> args;
-  for (const TypePtr& t : types) args.push_back(make_var("a", t));
-  try {
-    def.infer(args, {}, Span{});
-    return true;
-  } catch (const CompileError&) {
-    return false;
-  }
-}
+bool takes(const OpDef& def, const std::vector<TypePtr>& types) { return op_accepts(def, types); }
 
 TypePtr tile_of(const DtypeCase& d) { return tile_type({16, 16}, dtype_from_name(d.name).value()); }
 
-TypePtr scalar_of(const DtypeCase& d) {
-  return scalar_type(d.integer ? DataType::INT64 : DataType::FP32);
-}
+TypePtr scalar_of(const DtypeCase& d) { return literal_scalar_of(dtype_from_name(d.name).value()); }
 
 // The blocks exercising `def`; `r` is the result name, `op` the call's callee.
 std::vector<Block> blocks_for(const OpDef& def) {
@@ -359,7 +350,10 @@ std::vector<Block> blocks_for(const OpDef& def) {
     case EmitShape::ColReduce:
     case EmitShape::RowArgReduce:
     case EmitShape::ColArgReduce:
-      for (const auto& d : kDtypes) add(op + "(" + operand("x", "[16, 16]", d) + ")", false, 0.0f);
+      for (const auto& d : kDtypes) {
+        if (takes(def, {tile_of(d)}))
+          add(op + "(" + operand("x", "[16, 16]", d) + ")", false, 0.0f);
+      }
       break;
     case EmitShape::RowBroadcast:
       for (const auto& d : kDtypes) {
@@ -547,6 +541,34 @@ bool agree(float device, float reference, float tol) {
 
 class OpAgreesWithInterpreter : public ::testing::TestWithParam<std::string> {};
 
+// The language reference's op x dtype table marks a dtype of an op ✓ when the op's type rule
+// takes it (op_element_dtypes); this test holds the table to it: every such pair is in a block
+// that OnRandomInputs runs on the device against the interpreter. The matrix products, whose
+// operands come from tensors of their own dtype, and the generators and sorts, whose blocks pick
+// dtypes of their own, are covered by their own tests (test_matmul_family_e2e.py,
+// tile_matmul_test, op_generate_test).
+TEST(OpDefinition, EveryDtypeAnOpTakesRunsOnTheDevice) {
+  const std::set<EmitShape> elsewhere = {
+      EmitShape::Matmul, EmitShape::MatmulAcc, EmitShape::BatchMatmul, EmitShape::BatchMatmulAcc,
+      EmitShape::Ci,     EmitShape::Random,    EmitShape::Sort32};
+  const OpRegistry& registry = OpRegistry::global();
+  int checked = 0;
+  for (const std::string& name : registry.names()) {
+    const OpDef& def = *registry.find(name);
+    const auto dtypes = op_element_dtypes(def);
+    if (!dtypes || elsewhere.count(def.emit)) continue;
+    std::string all;
+    for (const Block& b : blocks_for(def)) all += b.stmts;
+    for (DataType d : *dtypes) {
+      const std::string mention = "target_type=pl." + std::string(dtype_name(d)) + ")";
+      EXPECT_NE(all.find(mention), std::string::npos)
+          << "pl." << name << " takes " << dtype_name(d) << " but no block runs it";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 300);
+}
+
 TEST_P(OpAgreesWithInterpreter, OnRandomInputs) {
   const OpDef* def = OpRegistry::global().find(GetParam());
   ASSERT_NE(def, nullptr);
@@ -605,10 +627,17 @@ std::vector<std::string> kernel_ops() {
     // tests/python/test_system_ops.py compiles and runs it.
     // The cross-core pipe ops run in a Group's cluster, which the reference interpreter does not
     // run, and set_validshape narrows a tile for them: tests/python/test_cross_core_pipes.py.
-    static const std::set<std::string> kPipeOps{
-        "system.reserve_buffer", "system.import_peer_buffer", "system.aic_initialize_pipe",
-        "system.aiv_initialize_pipe", "tpush_to_aiv", "tpush_to_aic", "tpop_from_aic",
-        "tpop_from_aiv", "system.tfree_to_aic", "system.tfree_to_aiv", "set_validshape"};
+    static const std::set<std::string> kPipeOps{"system.reserve_buffer",
+                                                "system.import_peer_buffer",
+                                                "system.aic_initialize_pipe",
+                                                "system.aiv_initialize_pipe",
+                                                "tpush_to_aiv",
+                                                "tpush_to_aic",
+                                                "tpop_from_aic",
+                                                "tpop_from_aiv",
+                                                "system.tfree_to_aic",
+                                                "system.tfree_to_aiv",
+                                                "set_validshape"};
     if (def->emit != EmitShape::None && def->category != OpCategory::Communication &&
         name != "system.set_ffts" && !kPipeOps.count(name)) {
       out.push_back(name);

@@ -35,3 +35,43 @@ def test_the_page_names_the_types_and_the_targets():
     for word in ["pl.INDEX", "pl.PadValue", "pl.MemorySpace", "pl.Level", "pl.Out", "pl.InOut",
                  "a2a3sim", "a5sim", "Data movement by target"]:
         assert word in text, word
+
+
+def _table_generator():
+    import importlib.util
+
+    path = PAGE.parents[1] / "scripts" / "gen_op_table.py"
+    spec = importlib.util.spec_from_file_location("gen_op_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_op_dtype_table_is_current():
+    # A new op, spelling or dtype rule makes this fail until scripts/gen_ops.py is re-run.
+    table = _table_generator()
+    text = PAGE.read_text(encoding="utf-8")
+    assert table.update(text, table.render(_core)) == text, "run: python3 scripts/gen_ops.py"
+
+
+def test_the_op_dtype_table_has_a_row_for_every_op_of_the_language_and_of_the_registry():
+    table = _table_generator()
+    rendered = table.render(_core)
+    names = {n for text in table.PYPTO_OPS.values() for n in text.split()}
+    rows = [line for line in rendered.splitlines() if line.startswith("| `pl.")]
+    assert len(rows) == len(names)
+    # Each registry op that PyPTO names is reached by its own spelling; the rows name it.
+    for name in _core.ir.op_names():
+        short = name.split(".")[-1]
+        if short in names:
+            assert any(f".{short}`" in row.split("|")[1] for row in rows), name
+    # The rows' dtype cells agree with the type rules: add computes on FP32 and INT8, log on no
+    # integer, shl on no float, load on any dtype.
+    row = {line.split("|")[1].split(",")[0].strip(" `"): line.split("|")[3:-1] for line in rows}
+    header = [h.strip() for h in rendered.splitlines()[rendered.splitlines().index(rows[0]) - 2]
+              .split("|")[3:-1]]
+    cell = lambda op, dtype: row[op][header.index(dtype)].strip()  # noqa: E731
+    assert cell("pl.add", "FP32") == "✓" and cell("pl.add", "I8") == "✓"
+    assert cell("pl.log", "I32") == "—" and cell("pl.log", "FP16") == "✓"
+    assert cell("pl.shl", "FP32") == "—" and cell("pl.shl", "U16") == "✓"
+    assert cell("pl.tile.load", "E5M2") == "any"

@@ -70,3 +70,13 @@ def op_signatures() -> list[tuple[str, str, list[str], int, list[str]]]:
     """
     One (name, category, positional parameters, how many of them are required, keyword attributes) per op of the registry, sorted by name: what scripts/gen_ops.py turns into the typed functions of pypto.language.
     """
+
+def op_element_dtypes() -> list[tuple[str, list[str] | None]]:
+    """
+    One (name, the dtypes its type rule computes on, or None for an op that moves bytes or has no element data) per op of the registry, sorted by name: the op x dtype table of the language reference (scripts/gen_ops.py).
+    """
+
+def op_spelling(ns: str, name: str) -> tuple[str, str]:
+    """
+    How the parser reads pl.<ns>.<name> (ns '' for pl.<name>): ('op', registry op), ('form', the op it is built on or ''), ('unsupported', '') for an op of PyPTO's language not here yet, or ('unknown', '').
+    """
