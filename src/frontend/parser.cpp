@@ -204,6 +204,7 @@ ir::ProgramPtr Parser::parse_class() {
   advance();
 
   signatures_.clear();
+  inline_methods_.clear();
   for (ExternalHelper& h : helpers_) h.signature.reset();  // each program has its own copy
   // First pass: signatures only, so that functions may call functions defined after them.
   while (!at(TK::Dedent) && !at(TK::EndOfFile)) {
@@ -222,7 +223,7 @@ ir::ProgramPtr Parser::parse_class() {
       continue;
     }
     if (at(TK::At)) {
-      parse_function_signature();
+      if (!register_inline_method()) parse_function_signature();
       continue;
     }
     if (at(TK::Indent)) fail_here("unexpected indent");
@@ -513,7 +514,21 @@ ir::FunctionPtr Parser::parse_function_body(FunctionSignature& sig) {
   // Without an annotation the first return statement gives the types.
   inferred_returns_ = sig.returns_from_body ? &sig.return_types : nullptr;
   returns_known_ = false;
+  // A callee's body may be read in the middle of its caller's (to learn its return types): the
+  // caller's blocks come back after it.
+  struct RestoreSsa {
+    Parser& p;
+    bool strict;
+    decltype(ssa_blocks_) blocks;
+    ~RestoreSsa() {
+      p.strict_ssa_ = strict;
+      p.ssa_blocks_ = std::move(blocks);
+    }
+  } restore_ssa{*this, strict_ssa_, std::move(ssa_blocks_)};
   strict_ssa_ = sig.attrs.strict_ssa;
+  ssa_blocks_.clear();
+  SsaBlock function_block(*this);
+  for (const auto& p : sig.params) ssa_blocks_.back().emplace_back(p.var->name, p.var->span().line);
   pos_ = sig.body_start;
   Block body = parse_block(BlockKind::Function, "function definition");
   inferred_returns_ = nullptr;

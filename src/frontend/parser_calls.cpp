@@ -444,6 +444,11 @@ Value Parser::parse_self_call() {
   }
   advance();
   const Token& name = expect_name("a function name after 'self.'");
+  if (auto it = inline_methods_.find(name.text); it != inline_methods_.end()) {
+    if (!at(TK::LParen))
+      fail(span, "function 'self." + std::string(name.text) + "' must be called");
+    return expand_inline_call(it->second, name);
+  }
   size_t callee = signatures_.size();
   for (size_t i = 0; i < signatures_.size(); ++i) {
     if (!signatures_[i].specialisation_of && signatures_[i].name == name.text) callee = i;

@@ -116,6 +116,40 @@ bool Parser::register_module_helper() {
   return true;
 }
 
+bool Parser::register_inline_method() {
+  // `@pl.function(type=pl.FunctionType.Inline)`: the decorator's line names the kind.
+  size_t ahead = 0;
+  bool is_inline = false;
+  for (; peek_token(ahead).kind != TK::Newline && peek_token(ahead).kind != TK::EndOfFile;
+       ++ahead) {
+    is_inline = is_inline ||
+                (peek_token(ahead).text == "FunctionType" &&
+                 peek_token(ahead + 1).kind == TK::Dot && peek_token(ahead + 2).text == "Inline");
+  }
+  if (!is_inline) return false;
+  const size_t start = pos_;
+  while (at(TK::At)) {
+    while (!at(TK::Newline) && !at(TK::EndOfFile)) advance();
+    if (at(TK::Newline)) advance();
+  }
+  if (!at(TK::KwDef) || peek_token(1).kind != TK::Name) expected("'def' after @pl.function");
+  ExternalHelper h;
+  h.name = std::string(peek_token(1).text);
+  h.kind = HelperKind::Inline;
+  h.start = start;
+  h.file_name = file_name_;
+  h.file_text = text_;
+  if (inline_methods_.count(h.name) ||
+      std::any_of(signatures_.begin(), signatures_.end(),
+                  [&](const auto& s) { return s.name == h.name; })) {
+    fail(span_of(peek_token(1)), "duplicate function '" + h.name + "'");
+  }
+  inline_methods_[h.name] = helpers_.size();
+  helpers_.push_back(std::move(h));
+  skip_statement();
+  return true;
+}
+
 std::optional<size_t> Parser::find_helper(std::string_view name) const {
   auto it = scope_->find(name);
   if (it == scope_->end()) return std::nullopt;
@@ -260,6 +294,10 @@ Value Parser::expand_inline_call(size_t helper, const Token& name) {
     expect(TK::KwDef, "'def' after the decorator");
     expect_name("a function name after 'def'");
     expect(TK::LParen, "'(' after the function name");
+    if (at_name("self")) {  // an Inline method of the program
+      advance();
+      if (at(TK::Comma)) advance();
+    }
     while (!at(TK::RParen)) {
       if (at(TK::Star) || at(TK::DoubleStar)) fail_here("variadic parameters are not supported");
       const Token& pname = expect_name("a parameter name");

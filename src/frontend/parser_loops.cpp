@@ -1,5 +1,6 @@
 // Statements: `while` loops (natural and the explicit pl.while_ form with loop-carried values),
-// and `break` / `continue`, which are lowered here to structured control flow.
+// pl.yield_ (the next values of a loop's carried names, or an if's results), and `break` /
+// `continue`, which are lowered here to structured control flow.
 //
 // `break` and `continue` become assignments of a boolean flag of their loop. Once the loop's body
 // is parsed, the statements after an exit run only while no flag is set (`if not flag: ...`),
@@ -27,6 +28,52 @@ void flatten_into(const StmtPtr& s, std::vector<StmtPtr>* out) {
     return;
   }
   out->push_back(s);
+}
+
+// A loop with loop-carried values (init_values, or pl.while_'s) and a break or continue: the
+// carried values become variables that the body rebinds, the natural form of loop-carried values,
+// so that the exits lower as in any loop. `x = x0` before the loop, the yield becomes `x = <next
+// value>` (through temporaries, for `pl.yield_(b, a)`), which the exit lowering skips on the trip
+// that exits (continue keeps the values, break leaves with them), and after the loop the yield's
+// names take the variables' last values.
+struct CarriedAsVariables {
+  std::vector<StmtPtr> before, after;
+  StmtPtr body;
+};
+
+CarriedAsVariables carried_as_variables(const std::vector<VarPtr>& iter_args,
+                                        const std::vector<ExprPtr>& init_values,
+                                        const StmtPtr& body, const std::vector<VarPtr>& return_vars,
+                                        Span span) {
+  CarriedAsVariables out;
+  for (size_t i = 0; i < iter_args.size(); ++i)
+    out.before.push_back(assign(iter_args[i], init_values[i], span));
+  std::vector<StmtPtr> stmts;
+  flatten_into(body, &stmts);
+  const auto* yield = stmts.empty() ? nullptr : stmts.back()->as<ir::YieldStmt>();
+  if (yield) {
+    const std::vector<ExprPtr> values = yield->values;
+    const Span yield_span = yield->span();
+    stmts.pop_back();
+    std::vector<VarPtr> next;
+    for (size_t i = 0; i < values.size(); ++i) {
+      next.push_back(
+          ir::make_var("__next_" + iter_args[i]->name, iter_args[i]->type(), yield_span));
+      stmts.push_back(assign(next.back(), values[i], yield_span));
+    }
+    for (size_t i = 0; i < values.size(); ++i)
+      stmts.push_back(assign(iter_args[i], next[i], yield_span));
+  }
+  for (size_t i = 0; i < return_vars.size(); ++i)
+    out.after.push_back(assign(return_vars[i], iter_args[i], span));
+  out.body = ir::make_seq(std::move(stmts), span);
+  return out;
+}
+
+StmtPtr with_carried(CarriedAsVariables&& c, StmtPtr loop, Span span) {
+  c.before.push_back(std::move(loop));
+  for (auto& s : c.after) c.before.push_back(std::move(s));
+  return ir::make_seq(std::move(c.before), span);
 }
 
 // Rewrites one loop's body so that nothing after an exit of that loop runs on the trip it
@@ -138,6 +185,55 @@ LoopContext Parser::leave_loop() {
   return loop;
 }
 
+std::vector<StmtPtr> Parser::scope_body(Block&& body, Block* enclosing) {
+  if (body.yield) {  // PyPTO's printed form: the scope ends its loop body or if branch
+    hoisted_yield_ = std::move(body.stmts.back());
+    body.stmts.pop_back();
+    enclosing->yield = std::move(body.yield);
+    body.yield.reset();
+  }
+  return std::move(body.stmts);
+}
+
+void Parser::parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets) {
+  const Span span = here();
+  if (kind != BlockKind::LoopWithIterArgs && kind != BlockKind::IfBranch &&
+      kind != BlockKind::ScopeEndingABlock) {
+    fail(span, kind == BlockKind::Loop
+                   ? "pl.yield_ in a loop without init_values (write 'for i, (x,) in "
+                     "pl.range(n, init_values=(x0,))')"
+                   : "pl.yield_ is only allowed at the end of a loop body or an if branch");
+  }
+  // `x = (pl.yield_(...))`: the value may be written in parentheses (to break a long line).
+  const bool parenthesized = at(TK::LParen);
+  if (parenthesized) advance();
+  advance();
+  advance();
+  advance();
+  expect(TK::LParen, "'(' after pl.yield_");
+  YieldInfo info;
+  info.span = span;
+  while (!at(TK::RParen)) {
+    Value v = parse_value();
+    info.values.push_back(expect_expr(v, "an argument of pl.yield_"));
+    info.value_spans.push_back(v.span);
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RParen, "')' to close pl.yield_(...)");
+  if (parenthesized) expect(TK::RParen, "')' to close the parenthesized pl.yield_(...)");
+  if (info.values.size() != targets.size()) {
+    fail(span, "pl.yield_ gives " + std::to_string(info.values.size()) + " value(s) but " +
+                   std::to_string(targets.size()) + " name(s) are assigned");
+  }
+  for (const Token* t : targets) {
+    info.names.push_back(t->text);
+    info.name_spans.push_back(span_of(*t));
+  }
+  block.stmts.push_back(ir::make_node<ir::YieldStmt>(info.values, span));
+  block.yield = std::move(info);
+}
+
 StmtPtr Parser::parse_loop_exit() {
   const Token& t = advance();
   const Span span = span_of(t);
@@ -148,11 +244,6 @@ StmtPtr Parser::parse_loop_exit() {
   if (!loop.allows_exits) {
     fail(span, word + " is only allowed when the innermost loop is a pl.range or while loop; " +
                    "here it is a " + loop.kind + " loop");
-  }
-  if (loop.has_init) {
-    fail(span, word +
-                   " is not supported in a loop with init_values; let the loop rebind its "
-                   "variables instead (they are carried automatically)");
   }
   VarPtr& flag = is_break ? loop.break_flag : loop.continue_flag;
   if (!flag) {
@@ -168,6 +259,14 @@ StmtPtr Parser::lower_for_exits(const LoopContext& loop,
                                 const std::shared_ptr<const ir::ForStmt>& f) {
   if (loop.exits.empty()) return f;
   const Span span = f->span();
+  if (!f->iter_args.empty()) {
+    CarriedAsVariables c =
+        carried_as_variables(f->iter_args, f->init_values, f->body, f->return_vars, span);
+    auto plain = ir::make_node<ir::ForStmt>(f->loop_var, f->start, f->stop, f->step, f->for_kind,
+                                            std::vector<VarPtr>{}, std::vector<ExprPtr>{}, c.body,
+                                            std::vector<VarPtr>{}, span);
+    return with_carried(std::move(c), lower_for_exits(loop, plain), span);
+  }
   ExitLowering lowering(loop, span);
   std::vector<StmtPtr> body = lowering.body(f->body);
   if (!loop.break_flag) {
@@ -219,6 +318,14 @@ StmtPtr Parser::lower_while_exits(const LoopContext& loop,
                                   const std::shared_ptr<const ir::WhileStmt>& w) {
   if (loop.exits.empty()) return w;
   const Span span = w->span();
+  if (!w->iter_args.empty()) {
+    CarriedAsVariables c =
+        carried_as_variables(w->iter_args, w->init_values, w->body, w->return_vars, span);
+    auto plain =
+        ir::make_node<ir::WhileStmt>(w->cond, std::vector<VarPtr>{}, std::vector<ExprPtr>{}, c.body,
+                                     std::vector<VarPtr>{}, span);
+    return with_carried(std::move(c), lower_while_exits(loop, plain), span);
+  }
   ExitLowering lowering(loop, span);
   StmtPtr body = ir::make_seq(lowering.body(w->body), span);
   if (!loop.break_flag) {
@@ -255,11 +362,21 @@ StmtPtr Parser::parse_while() {
                                          std::vector<VarPtr>{}, span));
 }
 
+bool Parser::at_explicit_while() const {
+  if (peek_token(1).kind == TK::LParen) return true;
+  size_t ahead = 1;
+  while (peek_token(ahead).kind == TK::Name && peek_token(ahead + 1).kind == TK::Comma) ahead += 2;
+  if (peek_token(ahead).kind != TK::Name || peek_token(ahead + 1).kind != TK::KwIn) return false;
+  return at_pl_member(ahead + 2, "while_");
+}
+
 StmtPtr Parser::parse_explicit_while() {
   DepthGuard guard(*this);
   const Span span = here();
   advance();  // 'for'
-  expect(TK::LParen, "'(' before the loop-carried names");
+  // `for (x, y) in pl.while_(...)` or, without the parentheses, `for x, y in pl.while_(...)`.
+  const bool parenthesized = at(TK::LParen);
+  if (parenthesized) advance();
   std::vector<const Token*> carried;
   while (at(TK::Name)) {
     carried.push_back(&advance());
@@ -267,7 +384,7 @@ StmtPtr Parser::parse_explicit_while() {
     advance();
   }
   if (carried.empty()) expected("the names of the loop-carried values");
-  expect(TK::RParen, "')' after the loop-carried names");
+  if (parenthesized) expect(TK::RParen, "')' after the loop-carried names");
   expect(TK::KwIn, "'in' after the loop target");
   if (!at_pl_member(0, "while_")) {
     expected("pl.while_(init_values=(...)) after 'for (names) in' (pl.range takes 'for i, (...)')");
@@ -314,13 +431,14 @@ StmtPtr Parser::parse_explicit_while() {
   expect(TK::RParen, "')' to close pl.cond(...)");
   if (at(TK::Newline)) advance();
   enter_loop("pl.while_", /*allows_exits=*/true, /*has_init=*/true, span);
+  SsaBlock ssa_block(*this);
   Block body;
   while (!at(TK::Dedent) && !at(TK::EndOfFile)) {
     if (body.yield) fail_here("pl.yield_ must be the last statement of its block");
     parse_statement(body, BlockKind::LoopWithIterArgs);
   }
   if (at(TK::Dedent)) advance();
-  leave_loop();  // exits are refused in a loop with init_values
+  const LoopContext loop = leave_loop();
   if (!body.yield) {
     fail(span,
          "a pl.while_ loop must end with 'x = pl.yield_(...)' giving the next values of the "
@@ -341,9 +459,10 @@ StmtPtr Parser::parse_explicit_while() {
     }
     return_vars.push_back(bind_var(y.names[i], iter_args[i]->type(), y.name_spans[i]));
   }
-  return ir::make_node<ir::WhileStmt>(cond, std::move(iter_args), std::move(init_values),
-                                      ir::make_seq(std::move(body.stmts), span),
-                                      std::move(return_vars), span);
+  return lower_while_exits(
+      loop, ir::make_node<ir::WhileStmt>(cond, std::move(iter_args), std::move(init_values),
+                                         ir::make_seq(std::move(body.stmts), span),
+                                         std::move(return_vars), span));
 }
 
 }  // namespace pypto::frontend::detail

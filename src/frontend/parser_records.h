@@ -213,7 +213,16 @@ struct TaskPredicate {
   Span span;
 };
 
-enum class BlockKind : uint8_t { Function, Loop, LoopWithIterArgs, IfBranch, Scope };
+// ScopeEndingABlock: the body of a `with pl.scope()` / `pl.manual_scope()` that is the last
+// statement of a loop body or an if branch, which may end with that block's pl.yield_.
+enum class BlockKind : uint8_t {
+  Function,
+  Loop,
+  LoopWithIterArgs,
+  IfBranch,
+  Scope,
+  ScopeEndingABlock
+};
 
 // While it lives, one more scope of a kind is open: `count` is one higher.
 class CountedScope {

@@ -381,10 +381,15 @@ class Parser {
   void bind_targets(Block& block, const std::vector<const Token*>& targets, const Value& v);
 
   void parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets);
+  // At `pl.yield_(` or `(pl.yield_(`: the value of an assignment that yields.
+  bool at_yield() const {
+    return at_pl_member(0, "yield_") || (at(TK::LParen) && at_pl_member(1, "yield_"));
+  }
 
   void parse_annotated_assignment(Block& block, BlockKind kind);
 
-  // Under strict_ssa=True a name is bound once: refuses `name` if it is bound already.
+  // Under strict_ssa=True a name is bound once in a block: refuses `name` if this block bound it
+  // already.
   void check_single_assignment(const Token& name);
 
   StmtPtr parse_return();
@@ -395,7 +400,12 @@ class Parser {
 
   StmtPtr parse_if();
 
-  StmtPtr parse_with();
+  // `enclosing`: the loop body or if branch the statement is in, when a pl.yield_ ending the
+  // scope's body may be that block's (then left in hoisted_yield_ for the caller to append).
+  StmtPtr parse_with(Block* enclosing = nullptr);
+  StmtPtr hoisted_yield_;
+  // A scope's body, with the yield that ends it moved to `enclosing` (see parse_with).
+  std::vector<StmtPtr> scope_body(Block&& body, Block* enclosing);
   // One argument of pl.at (or of pl.spmd, `callee`), by name (a positional one is named by its
   // position).
   void parse_at_argument(const std::string& key, Span key_span, AtScopeArgs& args,
@@ -419,6 +429,8 @@ class Parser {
   StmtPtr parse_while();
   // `for (x, ...) in pl.while_(init_values=(...)):` whose body starts with `pl.cond(...)`.
   StmtPtr parse_explicit_while();
+  // At `for (` or `for x, y in pl.while_`: a pl.while_ loop rather than a pl.range one.
+  bool at_explicit_while() const;
   StmtPtr parse_loop_exit();  // `break` or `continue`
   StmtPtr lower_for_exits(const LoopContext& loop, const std::shared_ptr<const ir::ForStmt>& f);
   StmtPtr lower_while_exits(const LoopContext& loop, const std::shared_ptr<const ir::WhileStmt>& w);
@@ -511,8 +523,8 @@ class Parser {
   static std::optional<ir::AttrValue> attr_value(const Value& v);
   ir::Attrs parse_call_attrs_dict(const std::string& callee_label);  // parser_call_attrs.cpp
   int64_t parse_arg_direction_marker();
-  bool at_no_dep_marker() const;                                 // at `pl.no_dep(`
-  Value parse_no_dep_marker();                                   // pl.no_dep(x): x
+  bool at_no_dep_marker() const;  // at `pl.no_dep(`
+  Value parse_no_dep_marker();    // pl.no_dep(x): x
   void merge_no_dep_overrides(ir::Attrs& attrs, const std::vector<int64_t>& marked, Span span);
 
   // `spelling` is the callee as written ("pl.tensor.add"), for messages.
@@ -567,7 +579,7 @@ class Parser {
   StmtPtr task_blocks_stmt(const ExprPtr& core_num, Span span);
   StmtPtr bind_task_id(const Token& name);
   void parse_submit(Block& block, const std::vector<const Token*>& targets);
-  StmtPtr parse_manual_scope(Span span);
+  StmtPtr parse_manual_scope(Span span, Block* enclosing);
   StmtPtr parse_spmd_with(Span span);
   ExprPtr parse_spmd_arguments(AtScopeArgs& args, std::optional<TaskPredicate>* predicate,
                                Span span);
@@ -601,7 +613,8 @@ class Parser {
   void check_runtime_valid_shape(const ExprPtr& value);
   // A flat (row-major) index of `shaped` as one index per dimension.
   std::vector<ExprPtr> flat_index_to_indices(const ExprPtr& shaped, const ExprPtr& flat);
-  StmtPtr parse_auto_scope(Span span, Span mode_span);  // after `pl.scope(mode=...AUTO`
+  StmtPtr parse_auto_scope(Span span, Span mode_span,
+                           Block* enclosing);  // after `pl.scope(mode=...AUTO`
 
   // -------------------------------- @pl.jit functions (parser_jit.cpp)
 
@@ -637,6 +650,10 @@ class Parser {
   // At '@' at the top level of a module: registers a @pl.function / @pl.inline function (and
   // skips it); false, consuming nothing, for anything else.
   bool register_module_helper();
+  // At '@' in a program class: registers a method of type pl.FunctionType.Inline, whose body
+  // `self.<name>(...)` expands as an inline function's; false, consuming nothing, otherwise.
+  bool register_inline_method();
+  std::map<std::string, size_t, std::less<>> inline_methods_;  // name -> helpers_ index
 
   std::optional<size_t> find_helper(std::string_view name) const;
 
@@ -678,6 +695,17 @@ class Parser {
   bool task_id_dtype_allowed_ = false;  // parsing pl.array.create's arguments: pl.TASK_ID names
                                         // its element type
   bool strict_ssa_ = false;             // the current function's @pl.function(strict_ssa=...)
+  // Under strict_ssa=True, the names bound in each open block (the function's first, with its
+  // parameters), innermost last, with the lines that bound them: as in PyPTO, a name is bound
+  // once per block, and an inner block (a loop body, an if branch) may bind it again.
+  std::vector<std::vector<std::pair<std::string, int>>> ssa_blocks_;
+  struct SsaBlock {
+    explicit SsaBlock(Parser& p) : parser(p) { parser.ssa_blocks_.emplace_back(); }
+    ~SsaBlock() { parser.ssa_blocks_.pop_back(); }
+    SsaBlock(const SsaBlock&) = delete;
+    SsaBlock& operator=(const SsaBlock&) = delete;
+    Parser& parser;
+  };
   // The pl.at / pl.spmd scopes around the code being parsed (a split_aiv region in one needs no
   // scope of its own; counted by CountedScope), and the open regions' modes, innermost last.
   int core_scopes_open_ = 0;
@@ -706,7 +734,7 @@ class Parser {
   int64_t dynamic_placeholder_ = 1;    // the extent a dynamic name has until a call gives one
   bool runtime_dims_allowed_ = false;  // reading a local's annotation: run-time extents allowed
   TypePtr value_annotation_;  // the annotation of the name the value being read is bound to
-  std::map<std::string, ir::MemorySpace, std::less<>> ptr_allocs_;  // pl.tile.alloc names
+  std::map<std::string, ir::MemorySpace, std::less<>> ptr_allocs_;   // pl.tile.alloc names
   std::optional<std::pair<Span, std::string>> runtime_valid_shape_;  // its span, the name
   std::vector<ExprPtr> runtime_valid_exprs_;  // its items, for a pop to read within
   size_t shapes_read_ = 0;

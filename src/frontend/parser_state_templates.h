@@ -2,6 +2,8 @@
 // apart so that the class declaration stays readable.
 #pragma once
 
+#include <optional>
+
 #include "parser_state.h"
 
 namespace pypto::frontend::detail {
@@ -9,6 +11,9 @@ namespace pypto::frontend::detail {
 template <typename What>
 Block Parser::parse_block(BlockKind kind, const What& owner) {
   DepthGuard guard(*this);
+  // The function's own block is opened with its parameters (parse_function_body).
+  std::optional<SsaBlock> ssa_block;
+  if (kind != BlockKind::Function) ssa_block.emplace(*this);
   Block block;
   if (!at(TK::Newline)) {  // one-line body: `if c: x = 1`
     parse_simple_line(block, kind);

@@ -2,6 +2,8 @@
 // pl.range / pl.unroll with loop-carried values, if/else, and `with pl.at(...)` scopes.
 #include <cstdio>
 
+#include <utility>
+
 #include "parser_state.h"
 #include "pypto/ir/printer.h"
 
@@ -24,8 +26,7 @@ void Parser::parse_statement_body(Block& block, BlockKind kind) {
   block.ends_with_return = false;
   switch (cur().kind) {
     case TK::KwFor:
-      block.stmts.push_back(peek_token(1).kind == TK::LParen ? parse_explicit_while()
-                                                             : parse_for());
+      block.stmts.push_back(at_explicit_while() ? parse_explicit_while() : parse_for());
       return;
     case TK::KwWhile:
       block.stmts.push_back(parse_while());
@@ -34,7 +35,9 @@ void Parser::parse_statement_body(Block& block, BlockKind kind) {
       block.stmts.push_back(parse_if());
       return;
     case TK::KwWith:
-      block.stmts.push_back(parse_with());
+      block.stmts.push_back(parse_with(
+          kind == BlockKind::LoopWithIterArgs || kind == BlockKind::IfBranch ? &block : nullptr));
+      if (hoisted_yield_) block.stmts.push_back(std::exchange(hoisted_yield_, nullptr));
       return;
     case TK::KwDef:
       fail_here("nested function definitions are not supported");
@@ -238,7 +241,7 @@ bool Parser::parse_assignment(Block& block, BlockKind kind) {
   std::vector<const Token*> targets;
   if (!parse_assignment_targets(targets)) return false;
   for (const Token* t : targets) check_assignable(*t);
-  if (at_pl_member(0, "yield_")) {
+  if (at_yield()) {
     parse_yield(block, kind, targets);
     return true;
   }
@@ -300,40 +303,6 @@ void Parser::bind_targets(Block& block, const std::vector<const Token*>& targets
   }
 }
 
-void Parser::parse_yield(Block& block, BlockKind kind, const std::vector<const Token*>& targets) {
-  const Span span = here();
-  if (kind != BlockKind::LoopWithIterArgs && kind != BlockKind::IfBranch) {
-    fail(span, kind == BlockKind::Loop
-                   ? "pl.yield_ in a loop without init_values (write 'for i, (x,) in "
-                     "pl.range(n, init_values=(x0,))')"
-                   : "pl.yield_ is only allowed at the end of a loop body or an if branch");
-  }
-  advance();
-  advance();
-  advance();
-  expect(TK::LParen, "'(' after pl.yield_");
-  YieldInfo info;
-  info.span = span;
-  while (!at(TK::RParen)) {
-    Value v = parse_value();
-    info.values.push_back(expect_expr(v, "an argument of pl.yield_"));
-    info.value_spans.push_back(v.span);
-    if (!at(TK::Comma)) break;
-    advance();
-  }
-  expect(TK::RParen, "')' to close pl.yield_(...)");
-  if (info.values.size() != targets.size()) {
-    fail(span, "pl.yield_ gives " + std::to_string(info.values.size()) + " value(s) but " +
-                   std::to_string(targets.size()) + " name(s) are assigned");
-  }
-  for (const Token* t : targets) {
-    info.names.push_back(t->text);
-    info.name_spans.push_back(span_of(*t));
-  }
-  block.stmts.push_back(ir::make_node<ir::YieldStmt>(info.values, span));
-  block.yield = std::move(info);
-}
-
 void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
   const Token& name = advance();
   check_assignable(name);
@@ -358,10 +327,9 @@ void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
   if (!at(TK::Assign))
     expected("'=' and a value after the annotation of '" + std::string(name.text) + "'");
   advance();
-  if (at_pl_member(0, "yield_")) {
-    // `v: T = pl.yield_(x)` at the end of an if branch: the annotation states the type of the
-    // value the if produces, which is the yielded value's.
-    if (kind != BlockKind::IfBranch) fail_here("annotate the loop's values, not pl.yield_");
+  if (at_yield()) {
+    // `v: T = pl.yield_(x)` at the end of an if branch or a loop body: the annotation states the
+    // type of the value the if or the loop produces, which is the yielded value's.
     parse_yield(block, kind, {&name});
     const ExprPtr& yielded = block.yield->values.front();
     if (!same_shape_dtype(annotated, yielded->type()) &&
@@ -401,14 +369,17 @@ void Parser::parse_annotated_assignment(Block& block, BlockKind kind) {
 }
 
 void Parser::check_single_assignment(const Token& name) {
-  if (!strict_ssa_) return;
-  if (auto it = vars_.find(name.text); it != vars_.end()) {
+  if (!strict_ssa_ || ssa_blocks_.empty()) return;
+  auto& bound = ssa_blocks_.back();
+  for (const auto& [bound_name, line] : bound) {
+    if (bound_name != name.text) continue;
     fail(span_of(name), "'" + std::string(name.text) +
-                            "' is assigned again in a function with strict_ssa=True (first "
-                            "bound on line " +
-                            std::to_string(it->second->span().line + line_offset_) +
+                            "' is assigned again in its block of a function with strict_ssa=True "
+                            "(first bound on line " +
+                            std::to_string(line + line_offset_) +
                             "); give each value its own name");
   }
+  bound.emplace_back(name.text, span_of(name).line);
 }
 
 StmtPtr Parser::parse_return() {
@@ -697,12 +668,13 @@ StmtPtr Parser::parse_if() {
                                    std::move(else_body), std::move(return_vars), span);
 }
 
-StmtPtr Parser::parse_with() {
+StmtPtr Parser::parse_with(Block* enclosing) {
   DepthGuard guard(*this);
   const Span span = here();
   advance();
   if (at_pl_member(0, "spmd")) return parse_spmd_with(span);
-  if (at_pl_member(0, "manual_scope") || at_pl_member(0, "scope")) return parse_manual_scope(span);
+  if (at_pl_member(0, "manual_scope") || at_pl_member(0, "scope"))
+    return parse_manual_scope(span, enclosing);
   if (at_pl_member(0, "cluster")) {
     // `with pl.cluster():` co-schedules the cube and vector kernels of its body on one cluster
     // of the NPU. The CPU device has no clusters: the body is launched as written.

@@ -245,7 +245,7 @@ void Parser::parse_submit(Block& block, const std::vector<const Token*>& targets
   block.stmts.push_back(bind_task_id(*targets.back()));
 }
 
-StmtPtr Parser::parse_manual_scope(Span span) {
+StmtPtr Parser::parse_manual_scope(Span span, Block* enclosing) {
   // `with pl.manual_scope():` (or pl.scope(mode=pl.ScopeMode.MANUAL)): inside, tasks wait for
   // their explicit deps= only.
   advance();
@@ -269,14 +269,14 @@ StmtPtr Parser::parse_manual_scope(Span span) {
       manual = m.text == "MANUAL";
       if (!manual && m.text != "AUTO") fail(span_of(m), "pl.ScopeMode has AUTO and MANUAL");
     }
-    if (!manual) return parse_auto_scope(span, mode_span);
+    if (!manual) return parse_auto_scope(span, mode_span, enclosing);
   }
   expect(TK::RParen, "')': pl.manual_scope() takes no arguments");
   if (at(TK::KwAs)) fail_here("'with pl.manual_scope() as ...' binds nothing");
   expect(TK::Colon, "':' after the with statement");
   if (in_manual_scope_) fail(span, "a pl.manual_scope cannot be nested in another one");
   in_manual_scope_ = true;
-  Block body = parse_block(BlockKind::Scope, [&] {
+  Block body = parse_block(enclosing ? BlockKind::ScopeEndingABlock : BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
   });
   in_manual_scope_ = false;
@@ -284,9 +284,10 @@ StmtPtr Parser::parse_manual_scope(Span span) {
     return ir::make_node<ir::EvalStmt>(
         ir::make_op_call("manual_scope", {}, {{"manual", manual}}, span), span);
   };
+  const bool ends_with_return = body.ends_with_return;
   std::vector<StmtPtr> stmts{mode(true)};
-  for (auto& st : body.stmts) stmts.push_back(std::move(st));
-  if (!body.ends_with_return) stmts.push_back(mode(false));
+  for (auto& st : scope_body(std::move(body), enclosing)) stmts.push_back(std::move(st));
+  if (!ends_with_return) stmts.push_back(mode(false));
   return ir::make_node<ir::SeqStmts>(std::move(stmts), span);
 }
 
@@ -391,7 +392,7 @@ Value Parser::parse_task_dummy(Span span) {
   return expr_value(ir::make_op_call("task_dummy", {deps}, {}, span), span);
 }
 
-StmtPtr Parser::parse_auto_scope(Span span, Span mode_span) {
+StmtPtr Parser::parse_auto_scope(Span span, Span mode_span, Block* enclosing) {
   // `with pl.scope():` (mode AUTO): a block in which the runtime infers dependencies, as it
   // does everywhere outside a manual scope, so it is the block itself. PyPTO places these
   // scopes itself unless the function says auto_scope=False, and refuses them in a manual
@@ -407,10 +408,10 @@ StmtPtr Parser::parse_auto_scope(Span span, Span mode_span) {
          "always allowed)");
   }
   if (in_manual_scope_) fail(mode_span, "an AUTO scope cannot be nested in a manual scope");
-  Block body = parse_block(BlockKind::Scope, [&] {
+  Block body = parse_block(enclosing ? BlockKind::ScopeEndingABlock : BlockKind::Scope, [&] {
     return "'with' statement on line " + std::to_string(span.line + line_offset_);
   });
-  return ir::make_node<ir::SeqStmts>(std::move(body.stmts), span);
+  return ir::make_node<ir::SeqStmts>(scope_body(std::move(body), enclosing), span);
 }
 
 Value Parser::parse_task_invalid(Span span) {

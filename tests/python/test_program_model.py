@@ -228,7 +228,7 @@ def test_strict_ssa_refuses_a_second_binding():
     text = DECORATED.replace("b_store = pl.store(t, [0, 0], b)", "t = pl.store(t, [0, 0], b)")
     text = text.replace("return b_store", "return t")
     message = _parse_error(text)
-    assert "'t' is assigned again in a function with strict_ssa=True" in message
+    assert "'t' is assigned again in its block of a function with strict_ssa=True" in message
     assert "<string>:9:" in message  # the second binding's line
 
 
@@ -454,3 +454,35 @@ def test_func_attr_static_print_and_static_assert_add_nothing_to_the_body(capfd)
 def test_body_directives_are_checked(line, message):
     text = BODY_DIRECTIVES.replace('pl.static_assert(16 % 4 == 0, "sixteen splits in fours")', line)
     assert message in _parse_error(text)
+
+
+INLINE_METHOD = '''
+import pypto.language as pl
+
+@pl.program
+class WithInline:
+    @pl.function(type=pl.FunctionType.Inline)
+    def scaled_exp(self, t: pl.Tile, f: pl.Scalar[pl.FP32]):
+        e = pl.exp(t)
+        return pl.mul(e, f)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 16])
+        e = self.scaled_exp(t, 2.0)
+        e = self.scaled_exp(e, 0.5)
+        y = pl.store(e, [0, 0], y)
+        return y
+'''
+
+
+def test_inline_method_is_expanded_at_each_call(tmp_path):
+    # pl.FunctionType.Inline: the body is spliced in at each self.<name>(...) call; the method
+    # is not a function of the program (PyPTO's InlineFunctions pass does the same).
+    program = pl.parse(INLINE_METHOD)
+    assert _kinds(program) == {"main": "InCore"}
+    assert "scaled_exp" not in program.as_python()
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(16, 16)
+    compiled = ir.compile(program, output_dir=str(tmp_path / "out"))
+    np.testing.assert_allclose(compiled(x), np.exp(np.exp(x) * 2.0) * 0.5, rtol=1e-5)

@@ -147,6 +147,105 @@ y = pl.store(acc_out, [0, 0], y)
     check_both(work, program, golden)
 
 
+def test_loop_carried_values_with_continue_and_break(work):
+    # PyPTO's explicit form with exits: continue keeps the carried values for the next trip,
+    # break leaves with them. Trips 0, 2 and 3 add x (trip 1 continues, trip 4 breaks): 4x.
+    program = pl.parse(kernel("""
+t0 = pl.load(x, [0, 0], [16, 32])
+for i, (acc,) in pl.range(6, init_values=(t0,)):
+    if i == 1:
+        continue
+    if i == 4:
+        break
+    acc_next: pl.Tile[[16, 32], pl.FP32] = pl.add(acc, t0)
+    acc_out: pl.Tile[[16, 32], pl.FP32] = (
+        pl.yield_(acc_next)
+    )
+y = pl.store(acc_out, [0, 0], y)
+"""))
+
+    def golden(t):
+        t["y"][:] = 4.0 * t["x"]
+    check_both(work, program, golden)
+
+
+def test_while_form_without_parentheses_and_with_a_break(work):
+    # `for acc, n in pl.while_(...)`: the loop would run 5 trips; the break leaves after 2.
+    program = pl.parse(kernel("""
+t0 = pl.load(x, [0, 0], [16, 32])
+n0: pl.Scalar[pl.INDEX] = 0
+for acc, n in pl.while_(init_values=(t0, n0)):
+    pl.cond(n < 5)
+    if n == 2:
+        break
+    acc2 = pl.add(acc, t0)
+    acc_out, n_out = pl.yield_(acc2, n + 1)
+y = pl.store(acc_out, [0, 0], y)
+"""))
+
+    def golden(t):
+        t["y"][:] = 3.0 * t["x"]
+    check_both(work, program, golden)
+
+
+SCOPE_ENDS_THE_LOOP = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(self, a: pl.Tensor[[16, 32], pl.FP32],
+              out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 32])
+        out = pl.store(pl.mul(t, 2.0), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.create_tensor([16, 32], dtype=pl.FP32)
+        t = self.twice(x, t)
+        for i, (acc,) in pl.range(3, init_values=(t,)):
+            with pl.scope():
+                nxt = pl.create_tensor([16, 32], dtype=pl.FP32)
+                nxt = self.twice(acc, nxt)
+                acc_out = pl.yield_(nxt)
+        y = self.twice(acc_out, y)
+        return y
+"""
+
+
+def test_a_scope_may_end_a_loop_body_with_its_yield(work):
+    # PyPTO's printed form: the loop's pl.yield_ at the end of the scope that ends its body.
+    def golden(t):
+        t["y"][:] = 32.0 * t["x"]
+    check_both(work, pl.parse(SCOPE_ENDS_THE_LOOP), golden)
+
+
+STRICT = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore, strict_ssa=True)
+    def k(self, x: pl.Tensor[[16, 32], pl.FP32],
+          y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 32])
+        for i in pl.range(2):
+            t = pl.exp(t)
+        EXTRA
+        r = pl.store(t, [0, 0], y)
+        return r
+"""
+
+
+def test_strict_ssa_lets_an_inner_block_bind_a_name_again():
+    # As in PyPTO, strict_ssa=True refuses a second binding in the same block only.
+    pl.parse(STRICT.replace("EXTRA", "pass"))
+    with pytest.raises(CompileError, match=r"'t' is assigned again in its block .*line 9"):
+        pl.parse(STRICT.replace("EXTRA", "t = pl.exp(t)"))
+
+
 ORCH_WHILE = """
 import pypto.language as pl
 
@@ -207,7 +306,7 @@ def error_of(source):
     ("break\n", 9, "'break' outside a loop"),
     ("for i in pl.unroll(2):\n    continue\n", 10, "innermost loop is a pl.range or while"),
     ("s0: pl.Scalar[pl.INDEX] = 0\nfor i, (s,) in pl.range(3, init_values=(s0,)):\n"
-     "    break\n    s_out = pl.yield_(s)\n", 11, "init_values"),
+     "    s_out = pl.yield_(s)\n    s_out = pl.yield_(s)\n", 12, "last statement"),
     ("while x:\n    pass\n", 9, "scalar condition"),
     ("while True:\n    pass\nelse:\n    pass\n", 11, "'while ... else' is not supported"),
     ("n0: pl.Scalar[pl.INDEX] = 0\nfor (n,) in pl.while_(init_values=(n0,)):\n"

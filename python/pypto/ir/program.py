@@ -14,7 +14,9 @@ class FunctionType(str, enum.Enum):
     """What a function is: a kernel (``InCore``, or ``AIC``/``AIV`` for the cube and vector
     cores), the ``Orchestration`` that submits kernels, a ``Group`` of kernels scheduled
     together, or ``Opaque`` (a bare ``@pl.function``), which compiling decides: an orchestration
-    when it hands work to kernels, else a kernel. The DSL spells it ``pl.FunctionType``."""
+    when it hands work to kernels, else a kernel. ``Inline`` is a method whose body is expanded
+    at each ``self.<name>(...)`` call: it is not a function of the compiled program. The DSL
+    spells it ``pl.FunctionType``."""
 
     InCore = "InCore"
     Orchestration = "Orchestration"
@@ -22,6 +24,7 @@ class FunctionType(str, enum.Enum):
     AIC = "AIC"
     AIV = "AIV"
     Group = "Group"
+    Inline = "Inline"
 
     def __repr__(self):
         return "pl.FunctionType." + self.value
