@@ -7,8 +7,8 @@ CHECKOUT is a PyPTO checkout, or a bare git directory (its HEAD is extracted wit
 ``git archive``). Every ``@pl.program`` class and ``@pl.jit`` function of its tests/ut,
 tests/st and examples files is found with Python's ``ast``. Each program class is cut out of
 its file as written and put in a module of its own, after what it may need from its file (the
-imports and module-level assignments and helper functions, and the assignments before it in
-the function that encloses it; each guarded, since many name things this compiler does not
+imports and module-level assignments and helper functions, and the assignments and helper
+functions before it in the function that encloses it; each guarded, since many name things this compiler does not
 have); that module is then imported (*parse*) and the program compiled with
 ``pypto.ir.compile`` (*compile*). A ``@pl.jit`` function needs the arguments of a call to be
 specialised, so it is counted but tried only through the examples: each example file with a
@@ -140,7 +140,8 @@ def _walk(node, parents, lines, rel, set_name, prelude, found):
 
 
 def _program(cls, chain, lines, rel, set_name, prelude):
-    # Assignments made before the class in the functions that enclose it (a test's constants).
+    # Assignments and function definitions made before the class in the functions that enclose
+    # it (a test's constants and helpers).
     local = ""
     for parent in chain:
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -149,6 +150,9 @@ def _program(cls, chain, lines, rel, set_name, prelude):
                     break
                 if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                     local += _guarded(textwrap.dedent(_segment(lines, stmt)))
+                elif isinstance(stmt, ast.FunctionDef):  # a helper the test defines first
+                    top = min([d.lineno for d in stmt.decorator_list] + [stmt.lineno])
+                    local += _guarded(textwrap.dedent("\n".join(lines[top - 1:stmt.end_lineno])))
     # Parameters of the enclosing functions (pytest's parametrised values): a program using one
     # cannot be tried out of its test, and is reported so rather than as a compiler error.
     params = sorted({a.arg for parent in chain

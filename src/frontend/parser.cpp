@@ -340,14 +340,13 @@ void Parser::parse_function_signature(bool is_method, const DynamicBindings* bin
   // A host sub-worker is Python the host runs: PyPTO writes it without `self`.
   sig.attrs.host_python = is_method && !at_name("self") && sig.attrs.role == "SubWorker" &&
                           is_above_chip_level(sig.attrs.level);
-  if (is_method && !sig.attrs.host_python) {
-    if (!at_name("self")) expected("'self' as the first parameter of '" + sig.name + "'");
-    advance();
-  }
+  // A method's `self` is dropped, as PyPTO drops it; a method written without it (PyPTO's
+  // printed passes do) takes its parameters as written.
+  const bool has_self = is_method && !sig.attrs.host_python && at_name("self");
+  if (has_self) advance();
   std::unordered_map<std::string_view, bool> seen;
-  // A method's parameters follow `self`, each after a comma; a module-level function's first
-  // parameter has none.
-  bool after_first = is_method && !sig.attrs.host_python;
+  // The parameters after `self` each follow a comma; the first of a function without it does not.
+  bool after_first = has_self;
   while (after_first ? at(TK::Comma) : !at(TK::RParen)) {
     if (after_first) {
       advance();
@@ -358,7 +357,9 @@ void Parser::parse_function_signature(bool is_method, const DynamicBindings* bin
       fail_here("variadic parameters are not supported");
     }
     const Token& pname = expect_name("a parameter name");
-    if (pname.text == "self") fail(span_of(pname), "duplicate parameter 'self'");
+    if (pname.text == "self") {
+      fail(span_of(pname), "'self' must be the first parameter of '" + sig.name + "'");
+    }
     if (!seen.emplace(pname.text, true).second) {
       fail(span_of(pname), "duplicate parameter '" + std::string(pname.text) + "'");
     }

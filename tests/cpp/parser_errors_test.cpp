@@ -181,10 +181,11 @@ std::vector<ErrorCase> cases() {
        members(std::string(kInCore) +
                "    def k(self, a) -> pl.Scalar[pl.INT64]:\n        return 1\n"),
        6, 18, "parameter 'a' needs a type annotation"},
-      {"missing_self",
+      {"self_not_first",
        members(std::string(kInCore) +
-               "    def k(a: pl.Scalar[pl.INT64]) -> pl.Scalar[pl.INT64]:\n        return a\n"),
-       6, 11, "expected 'self' as the first parameter of 'k'"},
+               "    def k(a: pl.Scalar[pl.INT64], self) -> pl.Scalar[pl.INT64]:\n"
+               "        return a\n"),
+       6, 35, "'self' must be the first parameter of 'k'"},
       {"duplicate_parameter",
        members(std::string(kInCore) +
                "    def k(self, a: pl.Scalar[pl.INT64], a: pl.Scalar[pl.INT64]) -> "

@@ -486,3 +486,25 @@ def test_inline_method_is_expanded_at_each_call(tmp_path):
     x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(16, 16)
     compiled = ir.compile(program, output_dir=str(tmp_path / "out"))
     np.testing.assert_allclose(compiled(x), np.exp(np.exp(x) * 2.0) * 0.5, rtol=1e-5)
+
+
+@pl.program
+class WithoutSelf:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(x: pl.Tensor[[16, 16], pl.FP32],
+               y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = pl.store(pl.exp(pl.load(x, [0, 0], [16, 16])), [0, 0], y)
+        return y
+
+
+def test_a_method_may_be_written_without_self(tmp_path):
+    # PyPTO drops a method's self, and its printed passes write methods without it.
+    assert _kinds(WithoutSelf) == {"kernel": "InCore"}
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(16, 16)
+    compiled = ir.compile(WithoutSelf, output_dir=str(tmp_path / "out"))
+    np.testing.assert_allclose(compiled(x), np.exp(x), rtol=1e-6)
+    with pytest.raises(CompileError, match="'self' must be the first parameter of 'k'"):
+        pl.parse(INLINE_METHOD.replace("def main(self, x", "def k(x").replace(
+            "y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+            "        t = pl.load", "y: pl.Out[pl.Tensor[[16, 16], pl.FP32]], self) -> "
+            "pl.Tensor[[16, 16], pl.FP32]:\n        t = pl.load"))

@@ -315,14 +315,22 @@ def function(fn: Optional[_Function] = None, *,
 
 
 def _is_host_worker(f, level, role):
-    return (not _is_method(f) and role is not None and Role(role) is Role.SubWorker
+    """Python the host runs (a SubWorker at pl.Level.HOST or above, written without self)."""
+    code = getattr(f, "__code__", None)
+    takes_self = code is not None and code.co_argcount > 0 and code.co_varnames[0] == "self"
+    return (not takes_self and role is not None and Role(role) is Role.SubWorker
             and level is not None and Level(level).name in HOST_LEVELS)
 
 
 def _is_method(f):
-    """A function whose first parameter is ``self``: a method of a program class."""
+    """A function defined in a class body (its qualified name ``...Class.name``), or whose first
+    parameter is ``self``: a method of a program class. PyPTO drops a method's ``self``, so a
+    method may be written without it."""
     code = getattr(f, "__code__", None)
-    return code is not None and code.co_argcount > 0 and code.co_varnames[0] == "self"
+    if code is not None and code.co_argcount > 0 and code.co_varnames[0] == "self":
+        return True
+    parts = getattr(f, "__qualname__", "").split(".")
+    return len(parts) >= 2 and parts[-2] != "<locals>"
 
 
 def inline(fn: Callable[..., Any]) -> HelperFunction:
