@@ -151,11 +151,7 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
     if (name == "all_to_all_v") {
       return {"input", "target", "signal", "send_counts", "recv_counts"};
     }
-    if (name == "defer_wait") {
-      fail(span, label +
-                     " is not supported yet: this device has no deferred task completion; "
-                     "wait in the kernel with pld.system.wait (docs/multi-rank.md)");
-    }
+    if (name == "defer_wait") return {"signal", "offsets", "expected", "cmp"};
     fail(span, "unknown op '" + label +
                    "' (pld has get_comm_ctx, rank, nranks, world_size, system.notify, "
                    "system.wait, tile.remote_load, tile.remote_store, tensor.put, tensor.get, "
@@ -271,9 +267,17 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
     result = op("comm_notify",
                 {required("target"), required("peer"), required("offsets"), required("value")},
                 {{"op", ir::AttrValue(optional_int("op", 0))}});
-  } else if (name == "wait") {
+  } else if (name == "wait" || name == "defer_wait") {
+    // defer_wait leaves its task incomplete until the cell reaches the value, freeing the core
+    // meanwhile; PyPTO allows it only as the whole body of a dedicated waiter task, so its task
+    // completes at the same moment when the core waits for the cell itself, as wait does. (A
+    // waiting core is one fewer for other tasks of the rank until then.)
+    const int64_t cmp = optional_int("cmp", 1);
+    if (name == "defer_wait" && cmp != 1) {
+      fail(span, label + " waits for a counter to reach a value: cmp must be pld.WaitCmp.Ge");
+    }
     result = op("comm_wait", {required("signal"), required("offsets"), required("expected")},
-                {{"cmp", ir::AttrValue(optional_int("cmp", 1))}});
+                {{"cmp", ir::AttrValue(cmp)}});
   } else if (name == "remote_load") {
     ExprPtr peer_view = op("comm_peer_view", {required("target"), required("peer")});
     std::vector<ExprPtr> args{peer_view, required("offsets"), required("shape")};

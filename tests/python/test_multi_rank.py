@@ -239,6 +239,20 @@ def test_a_reader_kernel_waits_for_the_kernel_that_pushed_to_peers():
         assert not outs[0, 0].any() and not outs[1, 1].any()  # nobody wrote those rows
 
 
+def test_a_deferred_waiter_orders_the_reader_after_the_peer_s_push():
+    # pld.system.defer_wait: the reader depends on the waiter task, which completes once the
+    # peer's signal arrives, so it always sees the row the peer pushed.
+    compiled = ir.compile(programs.DeferredWait,
+                          distributed_config=DistributedConfig(device_ids=[0, 1]))
+    srcs = np.arange(2 * 2 * 64, dtype=np.float32).reshape(2, 2, 64)
+    for _ in range(3):
+        outs = np.zeros_like(srcs)
+        compiled(srcs, outs)
+        np.testing.assert_array_equal(outs[0, 1], srcs[1, 1])
+        np.testing.assert_array_equal(outs[1, 0], srcs[0, 0])
+    assert "pl.comm_wait(done, [0, 0], 1, cmp=1)" in str(programs.DeferredWait)  # the core waits
+
+
 def test_a_rank_that_dies_ends_the_run_naming_it():
     import signal
     import threading

@@ -279,8 +279,8 @@ class P:
     ("pl.FP32", "pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Avg)",
      "unknown member 'pld.ReduceOp.Avg'"),
     ("pl.FP32", "pld.tensor.broadcast(data, signal)", "missing argument 'root'"),
-    ("pl.FP32", "pld.system.defer_wait(signal, [0, 0], 1)",
-     "pld.system.defer_wait is not supported yet"),
+    ("pl.FP32", "pld.system.defer_wait(signal, [0, 0], 1, cmp=pld.WaitCmp.Eq)",
+     "cmp must be pld.WaitCmp.Ge"),
 ])
 def test_collective_misuse_is_located(dtype, call, message):
     with pytest.raises(pypto.errors.ParseError) as info:

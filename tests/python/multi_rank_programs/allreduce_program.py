@@ -272,3 +272,54 @@ class HostWorkerBetweenPhases:
         for r in pl.range(pld.world_size()):
             self.chip(mids[r], dsts[r], device=r)
         return dsts
+
+
+@pl.program
+class DeferredWait:
+    """PyPTO's deferred completion: a publisher task pushes this rank's row into the next rank's
+    window and raises that rank's signal; a dedicated waiter task only defers on this rank's own
+    signal (pld.system.defer_wait) and hands a token to the reader, which reads the window."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def publish(self, src: pl.Tensor[[2, 64], pl.FP32],
+                win: pld.DistributedTensor[[2, 64], pl.FP32],
+                done: pld.DistributedTensor[[2, 1], pl.INT32],
+                me: pl.Scalar[pl.INT32]) -> pl.Tensor[[2, 64], pl.FP32]:
+        row = pl.load(src, [me, 0], [1, 64])
+        pld.tile.remote_store(row, target=win, peer=(me + 1) % 2, offsets=[me, 0])
+        pld.system.notify(done, peer=(me + 1) % 2, offsets=[0, 0], value=1,
+                          op=pld.NotifyOp.AtomicAdd)
+        return src
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def waiter(self, done: pld.DistributedTensor[[2, 1], pl.INT32],
+               token: pl.Out[pl.Tensor[[1, 64], pl.FP32]]) -> pl.Tensor[[1, 64], pl.FP32]:
+        pld.system.defer_wait(done, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        return pl.store(pl.create_tile([1, 64], dtype=pl.FP32), [0, 0], token)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def read(self, win: pld.DistributedTensor[[2, 64], pl.FP32],
+             token: pl.Tensor[[1, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[2, 64], pl.FP32]]) -> pl.Tensor[[2, 64], pl.FP32]:
+        out = pl.store(pl.load(token, [0, 0], [1, 64]), [0, 0], out)  # zeros: reads the token
+        return pl.store(pl.load(win, [0, 0], [2, 64]), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, src: pl.Tensor[[2, 64], pl.FP32], out: pl.Out[pl.Tensor[[2, 64], pl.FP32]],
+             win: pld.DistributedTensor[[2, 64], pl.FP32],
+             done: pld.DistributedTensor[[2, 1], pl.INT32],
+             me: pl.Scalar[pl.INT32]) -> pl.Tensor[[2, 64], pl.FP32]:
+        self.publish(src, win, done, me)
+        token = pl.create_tensor([1, 64], dtype=pl.FP32)
+        token = self.waiter(done, token)
+        return self.read(win, token, out)
+
+    @pl.function(level=pl.Level.HOST)
+    def host(self, srcs: pl.Tensor[[2, 2, 64], pl.FP32],
+             outs: pl.Out[pl.Tensor[[2, 2, 64], pl.FP32]]) -> pl.Tensor[[2, 2, 64], pl.FP32]:
+        win_buf = pld.alloc_window_buffer([2, 64], dtype=pl.FP32)
+        done_buf = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+        for r in pl.range(2):
+            self.chip(srcs[r], outs[r], pld.window(win_buf, [2, 64], dtype=pl.FP32),
+                      pld.window(done_buf, [2, 1], dtype=pl.INT32), r, device=r)
+        return outs
