@@ -79,9 +79,11 @@ TypePtr Parser::parse_distributed_tensor_type() {
   if (!ir::shape_bytes(shape, dtype)) {
     fail(shape_span, "integer overflow in the size of shape " + ir::shape_to_string(shape));
   }
+  // A layout, a pl.TensorView or a MemRef, as pl.Tensor[...] takes them.
+  TypePtr type = parse_tensor_arguments(std::move(shape), dtype);
   if (at(TK::Comma)) advance();
   expect(TK::RBracket, "']' to close pld.DistributedTensor[...]");
-  return ir::tensor_type(std::move(shape), dtype);
+  return type;
 }
 
 Value Parser::parse_pld_member() {
