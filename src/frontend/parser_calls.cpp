@@ -35,6 +35,14 @@ std::vector<CallArg> Parser::parse_call_args(const Name& callee_name, bool allow
     if (allow_attrs_dict && arg.keyword == "attrs" && at(TK::LBrace)) {
       arg.value.span = here();
       arg.attrs = parse_call_attrs_dict(callee());
+    } else if (arg.keyword == "attrs" && at(TK::LBrace)) {
+      // An op call's attrs={...}: the back-end hints PyPTO's passes attach and print (a
+      // pipeline stage's "pipeline_membership", "__compiler_*" markers). They schedule the NPU;
+      // the CPU device computes the same without them, so they are read and dropped.
+      skip_op_hints(callee());
+      if (!at(TK::Comma)) break;
+      advance();
+      continue;
     } else if (allow_attrs_dict && arg.keyword.empty() && at_no_dep_marker()) {
       arg.value = parse_no_dep_marker();
       arg.no_dep = true;
@@ -56,6 +64,22 @@ std::vector<CallArg> Parser::parse_call_args(const Name& callee_name, bool allow
 
 // For parser_jit.cpp, which names its callee with a string.
 template std::vector<CallArg> Parser::parse_call_args<std::string>(const std::string&, bool, bool);
+
+void Parser::skip_op_hints(const std::string& callee_label) {
+  expect(TK::LBrace, "'{' to start the attrs dictionary");
+  while (!at(TK::RBrace)) {
+    expect(TK::String, "a string key in attrs={...}");
+    expect(TK::Colon, "':' after the key in attrs={...}");
+    if (!(at(TK::String) || at(TK::KwTrue) || at(TK::KwFalse) || at(TK::Int) || at(TK::Float))) {
+      fail_here("the attrs of " + callee_label +
+                " are back-end hints: each value must be a string, a number, True or False");
+    }
+    advance();
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RBrace, "'}' to close the attrs dictionary");
+}
 
 std::string Parser::string_literal(const Token& t) const {
   std::string_view s = t.text;

@@ -497,6 +497,8 @@ class Parser {
   template <typename Name>
   std::vector<CallArg> parse_call_args(const Name& callee_name, bool allow_strings = false,
                                        bool allow_attrs_dict = false);
+  // Reads (and drops) an op call's attrs={...} of back-end hints (parser_calls.cpp).
+  void skip_op_hints(const std::string& callee_label);
   // pl.store's `shapes` argument (parser_op_spellings.cpp): taken out, then checked.
   std::optional<CallArg> take_store_shapes(std::vector<CallArg>& call_args);
   void check_store_shapes(const CallArg& shapes, const ir::Call& call, const std::string& spelling);

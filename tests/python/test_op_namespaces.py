@@ -139,3 +139,29 @@ def test_missing_ops_fail_at_the_call_named_as_written(body, col, message):
     assert message in text
     assert f":9:{col}:" in text, text
     assert "^" in text
+
+
+HINTS = """
+import pypto.language as pl
+
+@pl.program
+class Hints:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 32], pl.FP32],
+          o: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.tile.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Vec,
+                         attrs={"pipeline_membership": "0:0", "__compiler_marker": True})
+        o = pl.store(pl.exp(t), [0, 0], o)
+        return o
+"""
+
+
+def test_op_call_back_end_hints_are_read_and_dropped(work):
+    # attrs={...} on an op call: PyPTO's passes attach NPU scheduling hints there.
+    program = pl.parse(HINTS)
+    assert "pipeline_membership" not in program.as_python()
+    specs = [TensorSpec("a", [16, 32], pl.FP32, init_value=np.random.standard_normal),
+             TensorSpec("o", [16, 32], pl.FP32, is_output=True)]
+    check_both(work, program, specs, lambda t: t["o"].__setitem__(slice(None), np.exp(t["a"])))
+    with pytest.raises(CompileError, match="back-end hints: each value must be"):
+        pl.parse(HINTS.replace('"0:0"', "[0]"))
