@@ -70,7 +70,6 @@ class KernelQueue {
 constexpr std::int64_t kParallelCodegenNodes = 4000;
 
 GeneratedProgram generate_program(const ir::Program& program) {
-  profiling::ScopedStage stage("codegen");
   profiling::CompileProfiler* profiler = profiling::CompileProfiler::current();
   int32_t line_offset = program.source ? program.source->line_offset : 0;
   if (program.functions.empty()) {

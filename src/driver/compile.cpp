@@ -14,7 +14,7 @@ namespace pypto::driver {
 namespace fs = std::filesystem;
 
 CompileResult compile(Session& session, const ir::ProgramPtr& program,
-                      const CompileOptions& options) {
+                      const CompileOptions& options, const ProgramTransform& prologue) {
   if (!program) throw std::invalid_argument("compile: no program given");
   const auto target = ir::target_from_platform(options.platform);
   if (!target) {
@@ -32,9 +32,15 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
   result.output_dir = out.string();
   passes::PassRunOptions run_options;
   if (options.dump_passes) run_options.dump_dir = (out / "passes_dump").string();
+  if (prologue) {
+    run_options.prologue = [&](const ir::ProgramPtr& p) { return prologue(p)->with_target(*target); };
+  }
   result.lowered = passes::PassManager::for_strategy(options.strategy)
                        .run(program->with_target(*target), run_options);
 
+  // The profile's `codegen` holds the generated code's writing too: what ir.compile records is
+  // `passes` and `codegen`, with their sub-stages.
+  profiling::ScopedStage codegen_stage("codegen");
   codegen::GeneratedProgram generated = codegen::generate_program(*result.lowered);
   result.manifest = codegen::build_kernel_config(*result.lowered);
   profiling::ScopedStage write_stage("write_sources");
@@ -81,7 +87,7 @@ CompileResult compile_program(const ir::ProgramPtr& program, const CompileOption
   Session session(options.profiling);
   CompileResult result;
   try {
-    result = compile(session, callable_form(program), options);
+    result = compile(session, program, options, callable_form);
   } catch (...) {
     // The profile of a failed compile is written too: it shows the stage that failed and why.
     try {

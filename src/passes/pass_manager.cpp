@@ -66,6 +66,7 @@ void PassManager::add_after_instrument(PassInstrument hook) { after_.push_back(s
 
 ir::ProgramPtr PassManager::run(ir::ProgramPtr program, const PassRunOptions& options) const {
   profiling::ScopedStage passes_stage("passes");
+  if (options.prologue) program = options.prologue(program);
   bool dumping = !options.dump_dir.empty();
   if (dumping) {
     profiling::ScopedStage dump_stage("dump");

@@ -22,10 +22,10 @@ struct GeneratedProgram {
   std::vector<GeneratedFunction> orchestrations;  // Orchestration functions, in program order
 };
 
-// Generates the program's code. Records the profile stage `codegen` with one child
-// `kernel_codegen:<func>` per InCore function (generated on worker threads, so these may
-// overlap) and `orchestration_codegen`. Throws ir::CompileError for IR that is not in the
-// post-pass form.
+// Generates the program's code. Records one profile stage `kernel_codegen:<func>` per InCore
+// function (generated on worker threads, so these may overlap) and `orchestration_codegen`, under
+// the caller's (driver::compile opens `codegen` around them and the writing of the sources).
+// Throws ir::CompileError for IR that is not in the post-pass form.
 GeneratedProgram generate_program(const ir::Program& program);
 
 }  // namespace pypto::codegen

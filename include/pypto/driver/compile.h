@@ -2,6 +2,7 @@
 // This is `ir.compile` and `pypto compile`, and the first step of run().
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,13 +45,16 @@ struct CompileResult {
 // program that has several (ir.compile gives each its own next_levels/<root>/).
 ir::ProgramPtr function_program(const ir::Program& program, const std::string& root);
 
+// A program transformation a compile runs first (see compile()).
+using ProgramTransform = std::function<ir::ProgramPtr(const ir::ProgramPtr&)>;
+
 // Compiles `program` in `session` (the layout is in output_dir.h). Profile stages: `passes`
-// (PassManager, one child per pass), `codegen` (kernel_codegen:<f>, orchestration_codegen) and
-// `write_sources` (the files under <output_dir>), at the level where it is called. Throws
-// ir::CompileError (passes, codegen), CompileOutputError (output directory) and std::runtime_error
-// (pass dumps).
+// (PassManager: `prologue`'s own stage when it transforms the program, then one child per pass)
+// and `codegen` (kernel_codegen:<f>, orchestration_codegen, then `write_sources`: the files under
+// <output_dir>), at the level where it is called. Throws ir::CompileError (passes, codegen),
+// CompileOutputError (output directory) and std::runtime_error (pass dumps).
 CompileResult compile(Session& session, const ir::ProgramPtr& program,
-                      const CompileOptions& options);
+                      const CompileOptions& options, const ProgramTransform& prologue = {});
 
 // A compile in a session of its own; its report is written (also when the compile fails) when
 // profiling. Throws as compile().

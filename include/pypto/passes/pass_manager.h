@@ -14,6 +14,9 @@ enum class OptimizationStrategy { Default };
 struct PassRunOptions {
   bool verify = true;    // check each pass's promised properties after it runs
   std::string dump_dir;  // empty: no dumps; else 00_frontend.py, 01_after_<Pass>.py, ...
+  // A transformation of the caller's run first, inside the `passes` stage (ir.compile's
+  // orchestration for a program of kernels alone: driver/run.h); it opens its own stage.
+  std::function<ir::ProgramPtr(const ir::ProgramPtr&)> prologue;
 };
 
 // Called around each pass run with the pass name, its position in the list and the program
