@@ -33,7 +33,9 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
   passes::PassRunOptions run_options;
   if (options.dump_passes) run_options.dump_dir = (out / "passes_dump").string();
   if (prologue) {
-    run_options.prologue = [&](const ir::ProgramPtr& p) { return prologue(p)->with_target(*target); };
+    run_options.prologue = [&](const ir::ProgramPtr& p) {
+      return prologue(p)->with_target(*target);
+    };
   }
   result.lowered = passes::PassManager::for_strategy(options.strategy)
                        .run(program->with_target(*target), run_options);

@@ -188,8 +188,7 @@ class Empty:
     compile_program(frontend::parse_module(text, "k.py").at(0), options);
     FAIL() << "expected CompileError";
   } catch (const ir::CompileError& e) {
-    EXPECT_NE(std::string(e.what()).find("defines no function"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("defines no function"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(dir_ / "program.cpp"));
 }
