@@ -124,6 +124,10 @@ void KernelEmitter::emit_gather_row(const OpSite& o) {
   const std::string where = checked_where(o.span, o.op());
   const std::string esize = std::to_string(ir::dtype_bytes(o.dst.type->dtype));
   copy_tile(o.dst, dst);
+  // The result is the destination written in place: valid where the destination was.
+  bool partial = false;
+  auto valid = valid_counts(o.arg(0), dst, &partial);
+  if (partial && result_var_) valid_[result_var_] = valid;
   w_.open("");
   const std::string vr = names_.fresh("gather_rows"), vc = names_.fresh("gather_cols");
   const std::string dr = names_.fresh("dst_row"), dc = names_.fresh("dst_col");
