@@ -233,12 +233,16 @@ OPS: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "gatherb": ({"src": "Tile", "offset": "Tile", "output_dtype": "DType"}, "Tile",
                 "32-byte blocks of `src` at the UINT32 byte offsets of `offset` ([r, c] -> "
                 "[r, c * 32 / sizeof(output_dtype)]); an offset past `src` is a run-time error."),
-    "mgather": ({"mem": "Tensor", "idx": "Tile", "coalesce": "Union[str, int]",
+    # The third positional argument is coalesce as PyPTO spells it (the parser reads it so);
+    # scratch, the registry's third argument, is given by keyword.
+    "mgather": ({"mem": "Tensor", "idx": "Union[Tile, Tensor]",
+                 "scratch": "Union[Tensor, str, int]", "coalesce": "Union[str, int]",
                  "gather_oob": "Union[str, int]", "target_memory": "MemorySpace",
-                 "scratch": "Tensor", "valid_shape": SHAPE}, "Tile",
-                "Rows (coalesce='row', a [1, n] or [n, 1] idx) or flat elements ('elem') of the "
-                "tensor `mem` at the INT32 indices of `idx`, into a Vec tile; gather_oob: "
-                "'undefined' (a run-time error), 'clamp', 'wrap' or 'zero'."),
+                 "valid_shape": SHAPE}, "Tile",
+                "Rows (coalesce='row') or flat elements ('elem') of the tensor `mem` at the "
+                "INT32 indices `idx`: into Vec by an index tile, into Mat by a GM index tensor "
+                "(elements staged through scratch=); gather_oob: 'undefined' (a run-time error), "
+                "'clamp', 'wrap' or 'zero'. The third positional argument is coalesce."),
     "transpose_view": ({"tile": "Tile"}, "Tile",
                        "`tile` with its last two axes swapped, in the same memory space (the "
                        "hardware reinterprets its fractal layout; here it is a transposed copy)."),

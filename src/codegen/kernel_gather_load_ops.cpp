@@ -74,6 +74,27 @@ void KernelEmitter::emit_gatherb(const OpSite& o) {
 void KernelEmitter::emit_mgather(const OpSite& o) {
   const std::string tensor = tensor_arg(o.arg(0), o.op());
   const auto* mem = o.arg(0)->type()->as<ir::TensorType>();
+  if (const auto* index = o.arg(1)->type()->as<ir::TensorType>()) {
+    // The Mat form: the GM index tensor read whole into a buffer of its own, then gathered from
+    // as an index tile would be (the result is written whole; scratch is the NPU's staging).
+    const std::string where = checked_where(o.span, o.op());
+    const std::string rows_of = std::to_string(index->shape[0]);
+    const std::string cols_of = std::to_string(index->shape[1]);
+    const bool rows = named_code(o.call, "coalesce", {"row", "elem"}) == 0;
+    const int32_t oob = named_code(o.call, "gather_oob", {"undefined", "clamp", "wrap", "zero"});
+    w_.open("");
+    w_.line("pto::Scratch index(" + rows_of + " * " + cols_of + " * 4);");
+    w_.line("const int64_t index_offsets[] = {0, 0};");
+    w_.line("const int64_t index_shape[] = {" + rows_of + ", " + cols_of + "};");
+    w_.line("if (!isa->load(index.p, &" + tensor_arg(o.arg(1), o.op()) +
+            ", index_offsets, index_shape, 2, " + where + ")) " + leave_after_failure());
+    w_.line("if (!isa->gather_load(" + o.dst.ptr + ", &" + tensor + ", (const int32_t*)index.p, " +
+            std::to_string(index->shape[0] * index->shape[1]) + ", " +
+            std::to_string(rows ? mem->shape.back() : 1) + ", " + std::to_string(oob) + ", " +
+            where + ")) " + leave_after_failure());
+    w_.close();
+    return;
+  }
   TileRef idx = tile_arg(o.arg(1), o.op(), 1);
   const bool rows = named_code(o.call, "coalesce", {"row", "elem"}) == 0;
   const int32_t oob = named_code(o.call, "gather_oob", {"undefined", "clamp", "wrap", "zero"});

@@ -1,19 +1,20 @@
 // PyPTO's spellings around the L1 gather and the selective dump: pl.gather_row's positional
-// transpose, pl.tile.mgather's Mat-only scratch=, and pl.tensor.dump_tag, which the parser
+// transpose, pl.tile.mgather's positional coalesce, and pl.tensor.dump_tag, which the parser
 // consumes (it makes no IR).
 #include "parser_state.h"
 
 namespace pypto::frontend::detail {
 
 void Parser::gather_load_call_args(const ir::OpDef& def, std::vector<CallArg>& call_args,
-                                   const std::string& spelling) {
+                                   const std::string&) {
   if (def.name == "mgather") {
-    for (const CallArg& a : call_args) {
-      if (a.keyword != "scratch") continue;
-      fail(a.keyword_span, spelling +
-                               "(scratch=...) belongs to the Mat element form, which is not "
-                               "supported yet: gather into Vec with an index tile, then pl.move "
-                               "the result to Mat");
+    // mgather(mem, idx, coalesce="row", *, ..., scratch=None): the third positional argument is
+    // coalesce (the registry's third argument is the Mat element form's scratch tensor).
+    size_t positional = 0;
+    for (CallArg& a : call_args) {
+      if (!a.keyword.empty() || positional++ != 2) continue;
+      a.keyword = "coalesce";
+      a.keyword_span = a.value.span;
     }
     return;
   }

@@ -99,8 +99,8 @@ std::string spelling_of(std::string_view ns, std::string_view op) {
 // Registry ops that take or make global tensors in any namespace (their tensor parameters are
 // named so), and those that only exist on tiles.
 bool is_tensor_parameter(std::string_view op, std::string_view name) {
-  return name == "tensor" || name == "output_tensor" || name == "mem" ||
-         (op == "gather_row" && name == "src");
+  return name == "tensor" || name == "output_tensor" || name == "mem" || name == "scratch" ||
+         (op == "gather_row" && name == "src") || (op == "mgather" && name == "idx");
 }
 
 DataType element_dtype(const TypePtr& type) {

@@ -125,7 +125,10 @@ Value op_mgather(const OpDef&, const Call& c, const Args& a) {
     throw RunError("argument 1 of pl." + c.callee + " must be a tensor");
   }
   const TilePtr mem = read_all(a[0].tensor);
-  const Tile& idx = tile_at(c, a, 1);
+  // The Mat form's index is a tensor in global memory, read whole.
+  const TilePtr idx_tensor =
+      a.size() > 1 && a[1].kind == Value::Kind::Tensor ? read_all(a[1].tensor) : nullptr;
+  const Tile& idx = idx_tensor ? *idx_tensor : tile_at(c, a, 1);
   const TileType& type = result_tile_type(c);
   const op_rules::OpContext ctx{c.callee, c.args, c.attrs.get(), c.span()};
   const bool rows = op_rules::mgather_coalesce(ctx) == 0;

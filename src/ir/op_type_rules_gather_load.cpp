@@ -106,6 +106,75 @@ TypePtr infer_gatherb(const OpContext& c) {
   return tile_type(std::move(shape), out, src->space);
 }
 
+namespace {
+
+// mgather into Mat (PyPTO's NZ operand of a matmul; a row-major tile here): the index is a GM
+// tensor, [1, n] for rows, [m, n] for elements, which also stage through a GM `scratch` tensor
+// of the source's dtype. The result is whole blocks of the cube: rows a multiple of 16, columns
+// of 32 bytes.
+TypePtr infer_mgather_mat(const OpContext& c, const TensorType* mem, bool rows) {
+  const TensorType* idx = expect_tensor(c, 1);
+  expect_2d(c, 1, idx->shape);
+  if (idx->dtype != DataType::INT32) {
+    c.fail(1, c.op_name() + " takes INT32 indices, got " + std::string(dtype_name(idx->dtype)) +
+                  c.where(1));
+  }
+  std::vector<int64_t> shape;
+  if (rows) {
+    if (c.args.size() > 2) {
+      c.fail(2, c.op_name() + " takes scratch= only in its Mat element form (coalesce=\"elem\")" +
+                    c.where(2));
+    }
+    if (mem->shape.size() < 2 || idx->shape[0] != 1) {
+      c.fail(1, c.op_name() +
+                    " into Mat with coalesce=\"row\" takes a [1, n] GM index and a "
+                    "tensor of rank 2 or more, got " +
+                    shape_to_string(idx->shape) + " and " + shape_to_string(mem->shape) +
+                    c.where(1));
+    }
+    shape = {idx->shape[1], mem->shape.back()};
+  } else {
+    if (c.args.size() < 3) {
+      c.fail_call(c.op_name() +
+                  " into Mat with coalesce=\"elem\" needs scratch=, a GM tensor "
+                  "of the source's dtype");
+    }
+    const TensorType* scratch = expect_tensor(c, 2);
+    expect_same_dtype(c, 2, mem->dtype, scratch->dtype);
+    if (c.args[2].get() == c.args[0].get() || c.args[2].get() == c.args[1].get()) {
+      c.fail(2, c.op_name() + ": scratch must be a tensor of its own, not mem or idx" + c.where(2));
+    }
+    int64_t needed = idx->shape[0] * idx->shape[1], have = 1;
+    for (int64_t d : scratch->shape) have = d == kDynamicExtent ? -1 : have * d;
+    if (have >= 0 && have < needed) {
+      c.fail(2, c.op_name() + ": scratch holds " + std::to_string(have) + " elements, the " +
+                    shape_to_string(idx->shape) + " gather needs " + std::to_string(needed) +
+                    c.where(2));
+    }
+    shape = idx->shape;
+  }
+  const int64_t c0 = 32 / dtype_bytes(mem->dtype);
+  if (shape[0] % 16 != 0 || shape[1] == kDynamicExtent || shape[1] % c0 != 0) {
+    c.fail(1, c.op_name() + " into Mat makes whole cube blocks: the result " +
+                  shape_to_string(shape) +
+                  " needs rows a multiple of 16 and columns a multiple "
+                  "of " +
+                  std::to_string(c0) + c.where(1));
+  }
+  if (const AttrValue* v = find_attr(c.attrs, "valid_shape")) {
+    const auto* valid = std::get_if<std::vector<int64_t>>(v);
+    if (!valid || *valid != shape) {
+      c.fail_call(c.op_name() + ": a valid_shape smaller than the result " +
+                  shape_to_string(shape) +
+                  " is not supported yet (the result is written whole here)");
+    }
+  }
+  expect_shape_fits(c, 1, shape, mem->dtype);
+  return tile_type(std::move(shape), mem->dtype, MemorySpace::Mat);
+}
+
+}  // namespace
+
 TypePtr infer_mgather(const OpContext& c) {
   const TensorType* mem = expect_tensor(c, 0);
   if (!is_block_dtype(mem->dtype, true)) {
@@ -116,11 +185,19 @@ TypePtr infer_mgather(const OpContext& c) {
   const int32_t coalesce = mgather_coalesce(c);
   mgather_gather_oob(c);
   const auto target = memory_attr(c, "target_memory").value_or(MemorySpace::Vec);
-  if (target != MemorySpace::Vec || find_attr(c.attrs, "valid_shape")) {
-    c.fail_call(c.op_name() + " into " + std::string(memory_space_name(target)) +
-                " (target_memory=pl.MemorySpace.Mat, with its GM index tensor, scratch= and "
-                "valid_shape=) is not supported yet: gather into Vec with an index tile, then "
-                "pl.move the result to Mat");
+  if (target == MemorySpace::Mat) return infer_mgather_mat(c, mem, coalesce == 0);
+  if (target != MemorySpace::Vec) {
+    c.fail_call("target_memory of " + c.op_name() +
+                " must be pl.MemorySpace.Vec or "
+                "pl.MemorySpace.Mat");
+  }
+  if (c.args.size() > 2) {
+    c.fail(2, c.op_name() + " takes scratch= only in its Mat element form" + c.where(2));
+  }
+  if (find_attr(c.attrs, "valid_shape")) {
+    c.fail_call(c.op_name() +
+                " into Vec takes its valid region from the index tile: valid_shape= "
+                "belongs to the Mat form");
   }
   const TileType* idx = expect_tile(c, 1);
   expect_2d(c, 1, idx->shape);

@@ -361,6 +361,8 @@ class SpaceInference : public IRMutator {
       case OpCategory::Sort:
       case OpCategory::FillPadExpand:
         if (!detail::as_tile(c.type())) return std::nullopt;
+        // mgather's Mat form reads only tensors and makes a Mat tile.
+        if (c.callee == "mgather" && attr_space() == MemorySpace::Mat) return MemorySpace::Mat;
         for (size_t i = 0; i < args.size(); ++i)
           if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);
         return MemorySpace::Vec;

@@ -302,6 +302,15 @@ TEST(GatherRules, LoadsByIndexAndL1Accumulators) {
             "gather_oob of pl.mgather must be \"undefined\", \"clamp\", \"wrap\" or \"zero\" "
             "(or 0 to 3)");
 
+  auto mat = ir::make_op_call("mgather", {tensor({64, 32}), tensor({1, 16}, DataType::INT32)},
+                              {{"target_memory", ir::MemorySpace::Mat}});
+  EXPECT_EQ(mat->type()->as<ir::TileType>()->shape, (std::vector<int64_t>{16, 32}));
+  EXPECT_EQ(mat->type()->as<ir::TileType>()->space, ir::MemorySpace::Mat);
+  EXPECT_EQ(error_of("mgather", {tensor({64, 32}), tensor({1, 12}, DataType::INT32)},
+                     {{"target_memory", ir::MemorySpace::Mat}}),
+            "pl.mgather into Mat makes whole cube blocks: the result [12, 32] needs rows a "
+            "multiple of 16 and columns a multiple of 8 in argument 2 of pl.mgather");
+
   auto l1 = ir::make_op_call("create_l1", {ints({16, 32})}, {{"dtype", DataType::BF16}});
   EXPECT_EQ(l1->type()->as<ir::TileType>()->space, ir::MemorySpace::Mat);
   auto filled = ir::make_op_call("gather_row", {l1, tensor({64, 32}, DataType::BF16), ints({3, 0}),

@@ -1,6 +1,6 @@
 """End to end on the simulated device, each against a numpy golden and against the reference
 interpreter: pl.tile.gatherb (32-byte blocks by byte offset), pl.tile.mgather (rows or elements
-of a tensor by index, with each gather_oob mode), pl.create_l1 with pl.gather_row (an L1
+of a tensor by index, with each gather_oob mode, into Vec and into Mat), pl.create_l1 with pl.gather_row (an L1
 accumulator filled row by row, feeding pl.matmul; transposed, and with a valid_shape computed at
 run time), pl.tensor.view (in a kernel and in an orchestration) and pl.dump_tag. An offset or
 index out of range is a run-time error naming the op, on the device and in the interpreter."""
@@ -246,12 +246,78 @@ def test_mgather_index_past_the_tensor_is_a_run_time_error(work):
         assert "gather_oob" in error, error
 
 
-def test_mgather_mat_form_is_a_located_error():
-    text = MGATHER_ELEMS.replace("VR", "8").replace("VC", "16").replace(
-        'gather_oob=OOB', 'target_memory=pl.MemorySpace.Mat')
+MGATHER_MAT = """
+import pypto.language as pl
+
+@pl.program
+class MgatherMat:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, mem: pl.Tensor[MSHAPE, pl.DT], idx: pl.Tensor[ISHAPE, pl.INT32],
+          scratch: pl.Tensor[[256], pl.DT], eye: pl.Tensor[[16, 16], pl.DT],
+          o: pl.Out[pl.Tensor[[16, OC], pl.FP32]]) -> pl.Tensor[[16, OC], pl.FP32]:
+        g = pl.tile.mgather(mem, idx, COALESCE, gather_oob="wrap",
+                            target_memory=pl.MemorySpace.Mat, SCRATCH)
+        e = pl.load(eye, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+        o = pl.store(pl.matmul(e, g), [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, mem: pl.Tensor[MSHAPE, pl.DT], idx: pl.Tensor[ISHAPE, pl.INT32],
+             scratch: pl.Tensor[[256], pl.DT], eye: pl.Tensor[[16, 16], pl.DT],
+             o: pl.Out[pl.Tensor[[16, OC], pl.FP32]]) -> pl.Tensor[[16, OC], pl.FP32]:
+        o = self.k(mem, idx, scratch, eye, o)
+        return o
+"""
+
+
+def mgather_mat(rows):
+    """Rows of a [64, 32] FP16 table by a [1, 16] GM index, or elements of a [512] FP32 one by a
+    [16, 8] index (staged through scratch), into Mat; read back as eye @ result."""
+    if rows:
+        subs = {"MSHAPE": "[64, 32]", "ISHAPE": "[1, 16]", "pl.DT": "pl.FP16", "OC": "32",
+                "COALESCE": '"row"', ", SCRATCH": ""}
+    else:
+        subs = {"MSHAPE": "[512]", "ISHAPE": "[16, 8]", "pl.DT": "pl.FP32", "OC": "8",
+                "COALESCE": '"elem"', "SCRATCH": "scratch=scratch"}
+    text = MGATHER_MAT
+    for k, v in subs.items():
+        text = text.replace(k, v)
+    return text
+
+
+@pytest.mark.parametrize("rows", [True, False])
+def test_mgather_into_mat_feeds_matmul(work, rows):
+    rng = np.random.default_rng(5)
+    dtype = np.float16 if rows else np.float32
+    mem = rng.integers(-50, 50, (64, 32) if rows else (512,)).astype(dtype)
+    indices = rng.integers(-3, 700, (1, 16) if rows else (16, 8)).astype(np.int32)
+    picked = resolve(indices, 64 if rows else 512, "wrap")
+    expected = (mem[picked[0]] if rows else mem[picked]).astype(np.float32)
+
+    def golden(t, params=None):
+        t["o"][:] = expected
+
+    specs = [TensorSpec("mem", list(mem.shape), pl.FP16 if rows else pl.FP32, init_value=mem),
+             TensorSpec("idx", list(indices.shape), pl.INT32, init_value=indices),
+             TensorSpec("scratch", [256], pl.FP16 if rows else pl.FP32),
+             TensorSpec("eye", [16, 16], pl.FP16 if rows else pl.FP32,
+                        init_value=np.eye(16, dtype=dtype)),
+             TensorSpec("o", [16, expected.shape[1]], pl.FP32, is_output=True)]
+    result = check_both(work, pl.parse(mgather_mat(rows)), specs, golden)
+    np.testing.assert_array_equal(result.outputs["o"], expected)
+
+
+def test_mgather_forms_check_their_arguments():
+    with pytest.raises(CompileError, match="needs scratch="):
+        pl.parse(mgather_mat(False).replace(", scratch=scratch", ""))
+    with pytest.raises(CompileError, match="scratch= only in its Mat element form"):
+        pl.parse(mgather_mat(True).replace("pl.MemorySpace.Mat)", "pl.MemorySpace.Mat, "
+                                           "scratch=scratch)", 1))
     with pytest.raises(CompileError, match="is not supported yet"):
-        pl.parse(text)
-    with pytest.raises(CompileError, match='coalesce of pl.mgather must be "row" or "elem"'):
+        pl.parse(mgather_mat(True).replace("pl.MemorySpace.Mat)", "pl.MemorySpace.Mat, "
+                                           "valid_shape=[8, 32])", 1))
+    with pytest.raises(CompileError, match='coalesce of pl.tile.mgather must be "row" or "elem"|'
+                                           'coalesce of pl.mgather must be "row" or "elem"'):
         pl.parse(MGATHER_ELEMS.replace("VR", "8").replace("VC", "16").replace(
             'coalesce="elem", gather_oob=OOB', 'coalesce="cols"'))
 

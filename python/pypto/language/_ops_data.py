@@ -342,10 +342,10 @@ def manual_scope(*, manual: Optional[Any] = None) -> Any:
     raise outside_program('manual_scope')
 
 
-def mgather(mem: Tensor, idx: Tile, *, coalesce: Optional[Union[str, int]] = None, gather_oob: Optional[Union[str, int]] = None, target_memory: Optional[MemorySpace] = None, scratch: Optional[Tensor] = None, valid_shape: Optional[Sequence[IntLike]] = None) -> Tile:
-    """Rows (coalesce='row', a [1, n] or [n, 1] idx) or flat elements ('elem') of the tensor `mem` at the INT32 indices of `idx`, into a Vec tile; gather_oob: 'undefined' (a run-time error), 'clamp', 'wrap' or 'zero'.
+def mgather(mem: Tensor, idx: Union[Tile, Tensor], scratch: Optional[Union[Tensor, str, int]] = None, *, coalesce: Optional[Union[str, int]] = None, gather_oob: Optional[Union[str, int]] = None, target_memory: Optional[MemorySpace] = None, valid_shape: Optional[Sequence[IntLike]] = None) -> Tile:
+    """Rows (coalesce='row') or flat elements ('elem') of the tensor `mem` at the INT32 indices `idx`: into Vec by an index tile, into Mat by a GM index tensor (elements staged through scratch=); gather_oob: 'undefined' (a run-time error), 'clamp', 'wrap' or 'zero'. The third positional argument is coalesce.
 
-    In a program: ``pl.mgather(mem, idx, coalesce=, gather_oob=, target_memory=, scratch=, valid_shape=)``. Category Gather; valid only inside a
+    In a program: ``pl.mgather(mem, idx, [scratch], coalesce=, gather_oob=, target_memory=, valid_shape=)``. Category Gather; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('mgather')
