@@ -150,10 +150,10 @@ Value op_mgather(const OpDef&, const Call& c, const Args& a) {
         if (oob == PTO_GATHER_OOB_UNDEFINED) {
           throw RunError("pl." + c.callee + ": index " +
                          std::to_string(static_cast<int32_t>(static_cast<uint32_t>(at))) + " at [" +
-                         std::to_string(r) + ", " + std::to_string(col) + "] is out of range for " +
-                         (rows ? "the rows" : "the elements") + " of the tensor, " +
-                         std::to_string(bound) + " (valid: 0 to " + std::to_string(bound - 1) +
-                         "; gather_oob= \"clamp\", \"wrap\" or " +
+                         std::to_string(r) + ", " + std::to_string(col) +
+                         "] is out of range for the " + std::to_string(bound) +
+                         (rows ? " rows" : " elements") + " of the tensor (valid: 0 to " +
+                         std::to_string(bound - 1) + "; gather_oob= \"clamp\", \"wrap\" or " +
                          "\"zero\" says what such an index reads)");
         }
         if (oob == PTO_GATHER_OOB_ZERO) continue;  // the unit stays 0

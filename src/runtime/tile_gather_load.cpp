@@ -47,9 +47,9 @@ int32_t gather_load(void* dst, const PtoTensor* t, const int32_t* index, int64_t
     for (int64_t k = 0; k < n; ++k) {
       if (static_cast<uint32_t>(index[k]) < static_cast<uint64_t>(bound)) continue;
       fail(ctx, (std::string(where) + ": index " + std::to_string(index[k]) + " at position " +
-                 std::to_string(k) + " is out of range for " +
-                 (unit == 1 ? "the elements" : "the rows") + " of the tensor, " +
-                 std::to_string(bound) + " (valid: 0 to " + std::to_string(bound - 1) +
+                 std::to_string(k) + " is out of range for the " + std::to_string(bound) +
+                 (unit == 1 ? " elements" : " rows") + " of the tensor (valid: 0 to " +
+                 std::to_string(bound - 1) +
                  "; gather_oob= \"clamp\", \"wrap\" or \"zero\" says what such an index reads)")
                     .c_str());
       return 0;

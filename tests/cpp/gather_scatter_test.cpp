@@ -208,7 +208,7 @@ TEST_F(GatherIsa, GatherLoadReadsRowsOrElementsWithEachOutOfBoundsMode) {
   EXPECT_EQ(elems, (std::vector<int32_t>{-9, -9, -9}));  // nothing written
   ASSERT_EQ(g_failures.size(), 1u);
   EXPECT_NE(g_failures[0].find("k.py:4: pl.tile.mgather: index -1 at position 0 is out of range "
-                               "for the elements of the tensor, 12"),
+                               "for the 12 elements of the tensor (valid: 0 to 11"),
             std::string::npos)
       << g_failures[0];
 }
