@@ -413,6 +413,45 @@ def test_gather_row_moves_only_its_run_time_valid_rows(work, rows):
     np.testing.assert_array_equal(result.outputs["o"], expected)
 
 
+# Two runs into one accumulator split at a run-time row r (a window straddling a block boundary),
+# in a pl.at scope of an Opaque function: the second run is written at row r, its static window
+# reaching past the tile, of which only 32 - r rows move.
+GATHER_ROW_TWO_RUNS = """
+import pypto.language as pl
+
+@pl.program
+class TwoRuns:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, src: pl.Tensor[[64, 32], pl.FP16], n: pl.Tensor[[1], pl.INT32],
+             eye: pl.Tensor[[32, 32], pl.FP16],
+             o: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            r = pl.read(n, [0])
+            kv = pl.create_l1([32, 32], pl.FP16)
+            kv = pl.gather_row(kv, src, [0, 0], [0, 0], [32, 32], valid_shape=[r, 32])
+            kv = pl.gather_row(kv, src, [r, 0], [32, 0], [32, 32], valid_shape=[32 - r, 32])
+            e = pl.load(eye, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
+            o = pl.store(pl.matmul(e, kv), [0, 0], o)
+        return o
+"""
+
+
+@pytest.mark.parametrize("r", [0, 9, 32])
+def test_gather_row_two_runs_split_at_a_run_time_row(work, r):
+    src = np.repeat(np.arange(64, dtype=np.float16).reshape(64, 1), 32, axis=1)
+    expected = np.concatenate([src[:r], src[32:64 - r]]).astype(np.float32)
+
+    def golden(t, params=None):
+        t["o"][:] = expected
+
+    specs = [TensorSpec("src", [64, 32], pl.FP16, init_value=src),
+             TensorSpec("n", [1], pl.INT32, init_value=np.array([r], np.int32)),
+             TensorSpec("eye", [32, 32], pl.FP16, init_value=np.eye(32, dtype=np.float16)),
+             TensorSpec("o", [32, 32], pl.FP32, is_output=True)]
+    result = check_both(work, pl.parse(GATHER_ROW_TWO_RUNS), specs, golden)
+    np.testing.assert_array_equal(result.outputs["o"], expected)
+
+
 def test_gather_row_valid_rows_past_the_window_is_a_run_time_error(work):
     src = np.zeros((64, 32), np.float16)
     specs = [TensorSpec("src", [64, 32], pl.FP16, init_value=src),
