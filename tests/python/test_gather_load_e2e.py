@@ -1,9 +1,10 @@
 """End to end on the simulated device, each against a numpy golden and against the reference
 interpreter: pl.tile.gatherb (32-byte blocks by byte offset), pl.tile.mgather (rows or elements
-of a tensor by index, with each gather_oob mode, into Vec and into Mat), pl.create_l1 with pl.gather_row (an L1
-accumulator filled row by row, feeding pl.matmul; transposed, and with a valid_shape computed at
-run time), pl.tensor.view (in a kernel and in an orchestration) and pl.dump_tag. An offset or
-index out of range is a run-time error naming the op, on the device and in the interpreter."""
+of a tensor by index, with each gather_oob mode, into Vec and into Mat), pl.create_l1 with
+pl.gather_row (an L1 accumulator filled row by row, feeding pl.matmul; transposed, and with a
+valid_shape computed at run time), pl.tensor.view (in a kernel and in an orchestration) and
+pl.dump_tag. An offset or index out of range is a run-time error naming the op, on the device and
+in the interpreter."""
 
 import numpy as np
 import pytest
