@@ -453,6 +453,43 @@ def test_gather_row_two_runs_split_at_a_run_time_row(work, r):
     np.testing.assert_array_equal(result.outputs["o"], expected)
 
 
+# PyPTO's form: in a pl.at scope, a tensor matmul whose right operand is the L1 accumulator
+# (eye @ kv reads the gathered rows back), its product assembled into the output tensor.
+GATHER_ROW_TENSOR_MATMUL = """
+import pypto.language as pl
+
+@pl.program
+class TensorMatmul:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, src: pl.Tensor[[64, 32], pl.FP16], table: pl.Tensor[[16], pl.INT32],
+             eye: pl.Tensor[[16, 16], pl.FP16],
+             o: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            kv = pl.create_l1([16, 32], pl.FP16)
+            for i in pl.range(16):
+                kv = pl.gather_row(kv, src, [i, 0], [pl.read(table, [i]), 0], [1, 32])
+            result = pl.matmul(eye, kv, out_dtype=pl.FP32)
+            o = pl.assemble(o, result, [0, 0])
+        return o
+"""
+
+
+def test_gather_row_accumulator_is_an_operand_of_a_tensor_matmul(work):
+    src = np.random.default_rng(8).uniform(-2, 2, (64, 32)).astype(np.float16)
+    table = np.random.default_rng(9).permutation(64)[:16].astype(np.int32)
+    expected = src[table].astype(np.float32)
+
+    def golden(t, params=None):
+        t["o"][:] = expected
+
+    specs = [TensorSpec("src", [64, 32], pl.FP16, init_value=src),
+             TensorSpec("table", [16], pl.INT32, init_value=table),
+             TensorSpec("eye", [16, 16], pl.FP16, init_value=np.eye(16, dtype=np.float16)),
+             TensorSpec("o", [16, 32], pl.FP32, is_output=True)]
+    result = check_both(work, pl.parse(GATHER_ROW_TENSOR_MATMUL), specs, golden)
+    np.testing.assert_array_equal(result.outputs["o"], expected)
+
+
 def test_gather_row_valid_rows_past_the_window_is_a_run_time_error(work):
     src = np.zeros((64, 32), np.float16)
     specs = [TensorSpec("src", [64, 32], pl.FP16, init_value=src),
