@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 23
+#define PTO_ABI_VERSION 24
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -127,6 +127,14 @@ enum PtoMatmulTrans { PTO_MATMUL_TRANS_LEFT = 1, PTO_MATMUL_TRANS_RIGHT = 2 };
 // What fill_pad writes outside the valid region; the values equal pypto::ir::PadValue.
 // PTO_PAD_ONE is not a PadValue: it pads the operand of a product (a reduction's identity).
 enum PtoPadValue { PTO_PAD_ZERO = 0, PTO_PAD_MIN = 1, PTO_PAD_MAX = 2, PTO_PAD_ONE = 3 };
+// What gather_load reads for an index past its bound (pl.tile.mgather's gather_oob=): a checked
+// failure (PyPTO leaves it undefined), the last unit, the index modulo the bound, or zeros.
+enum PtoGatherOob {
+  PTO_GATHER_OOB_UNDEFINED = 0,
+  PTO_GATHER_OOB_CLAMP = 1,
+  PTO_GATHER_OOB_WRAP = 2,
+  PTO_GATHER_OOB_ZERO = 3
+};
 
 // The instruction set of a simulated core, implemented (and optimized once) in the runtime.
 // Generated code holds the program's control flow, scalar arithmetic and addressing and issues
@@ -362,6 +370,19 @@ typedef struct PtoIsa {
   // (rows x cols[i] each) merged in descending order (equal values: the earlier list's first).
   void (*merge_lists)(int32_t dtype, void* dst, const void* const* srcs, const int64_t* cols,
                       int32_t count, int64_t rows);
+  // ----- Loads by index (pl.tile.gatherb, pl.tile.mgather). Checked like the gathers above.
+  // Block (r, c) of dst (rows x cols blocks of 32 bytes, a row of dst being cols * 32 bytes) =
+  // the 32 bytes of src (src_bytes long) from byte offset[r, c] (offset: rows x cols UINT32),
+  // for r < valid_rows and c < valid_cols; the other blocks of dst keep their bytes.
+  int32_t (*gather_blocks)(void* dst, const void* src, int64_t src_bytes, const uint32_t* offset,
+                           int64_t rows, int64_t cols, int64_t valid_rows, int64_t valid_cols,
+                           const char* where, PtoFailFn fail, void* ctx);
+  // Unit k of dst (n units of `unit` elements) = unit index[k] of view t, its units counted in
+  // row-major order of its elements (unit: t's last extent for rows, 1 for elements). An index
+  // is read as the bits of an unsigned 32-bit number; one of `bound` units or more is handled
+  // by `oob` (PtoGatherOob).
+  int32_t (*gather_load)(void* dst, const PtoTensor* t, const int32_t* index, int64_t n,
+                         int64_t unit, int32_t oob, const char* where, PtoFailFn fail, void* ctx);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

@@ -148,6 +148,12 @@ CATEGORIES: Dict[str, Tuple[Dict[str, str], str, str]] = {
                 "event_id": "int", "set_pipe": "PipeType", "wait_pipe": "PipeType",
                 "pipe": "PipeType", "ffts_mode": "int", "core_type": "str", "mode": "str"},
                "None", "The registry's op {name}."),
+    "GatherRow": ({"shape": SHAPE, "dtype": "DType", "transpose": "bool", "dst": "Tile",
+                   "src": "Tensor", "dst_offset": SHAPE, "src_offset": SHAPE, "shapes": SHAPE,
+                   "valid_shape": SHAPE}, "Tile",
+                  "create_l1: a zero-filled Mat (L1) accumulator; gather_row: `dst` with the "
+                  "`shapes` window of `src` at `src_offset` (its `valid_shape` part) written at "
+                  "`dst_offset` (transpose=True: the window's columns as rows)."),
     "PagedGather": ({"src": "Tensor", "indices": "Tensor", "block_table": "Tensor",
                      "block_size": "int", "size": "int", "max_indices": "int",
                      "space": "MemorySpace", "col_off": "int", "is_trans": "bool",
@@ -222,6 +228,22 @@ OPS: Dict[str, Tuple[Dict[str, str], str, str]] = {
     "system.available_cluster_count": ({}, "Scalar", "The device's cluster count (INT32): the "
                                        "widest pl.spmd launch whose blocks all run at once."),
     "system.available_aiv_count": ({}, "Scalar", "The device's vector core count (INT32)."),
+    "view": ({"input": "Tensor", "valid_shape": SHAPE, "layout": "Any"}, "Tensor",
+             "`input` (a tensor) seen in another `shape` over the same memory, as reshape's "
+             "view (no shape: `input` itself); layout=TensorLayout.ND only."),
+    "gatherb": ({"src": "Tile", "offset": "Tile", "output_dtype": "DType"}, "Tile",
+                "32-byte blocks of `src` at the UINT32 byte offsets of `offset` ([r, c] -> "
+                "[r, c * 32 / sizeof(output_dtype)]); an offset past `src` is a run-time error."),
+    # The third positional argument is coalesce as PyPTO spells it (the parser reads it so);
+    # scratch, the registry's third argument, is given by keyword.
+    "mgather": ({"mem": "Tensor", "idx": "Union[Tile, Tensor]",
+                 "scratch": "Union[Tensor, str, int]", "coalesce": "Union[str, int]",
+                 "gather_oob": "Union[str, int]", "target_memory": "MemorySpace",
+                 "valid_shape": SHAPE}, "Tile",
+                "Rows (coalesce='row') or flat elements ('elem') of the tensor `mem` at the "
+                "INT32 indices `idx`: into Vec by an index tile, into Mat by a GM index tensor "
+                "(elements staged through scratch=); gather_oob: 'undefined' (a run-time error), "
+                "'clamp', 'wrap' or 'zero'. The third positional argument is coalesce."),
     "transpose_view": ({"tile": "Tile"}, "Tile",
                        "`tile` with its last two axes swapped, in the same memory space (the "
                        "hardware reinterprets its fractal layout; here it is a transposed copy)."),

@@ -232,6 +232,8 @@ std::string_view op_category_name(ir::OpCategory category) {
       return "Sort";
     case ir::OpCategory::FillPadExpand:
       return "FillPadExpand";
+    case ir::OpCategory::GatherRow:
+      return "GatherRow";
   }
   return "Other";
 }

@@ -477,6 +477,12 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
       return emit_mrgsort_lists(site);
     case ir::EmitShape::FillPadExpand:
       return emit_fillpad_expand(site);
+    case ir::EmitShape::GatherBlocks:
+      return emit_gatherb(site);
+    case ir::EmitShape::GatherLoad:
+      return emit_mgather(site);
+    case ir::EmitShape::GatherRow:
+      return emit_gather_row(site);
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
     case ir::EmitShape::Comm:

@@ -9,6 +9,7 @@
 //                          tiles loaded with valid_shapes
 //   kernel_gather_ops.cpp  write, gather, scatter, scatter_update, mscatter and the mask forms
 //   kernel_generate_ops.cpp  ci, random, sort32, mrgsort, fillpad_expand
+//   kernel_gather_load_ops.cpp  gatherb, mgather, gather_row
 //   kernel_batch_matmul.cpp  batch_matmul and batch_matmul_acc, a matmul per matrix of the batch
 //   kernel_pipe_ops.cpp    the cross-core pipes of a Group's AIC and AIV kernels
 // Loops, ifs and yields are StructuredEmitter's (structured_emitter.h).
@@ -253,6 +254,15 @@ class KernelEmitter : public StructuredEmitter {
   void emit_mrgsort(const OpSite& o);
   void emit_mrgsort_lists(const OpSite& o);
   void emit_fillpad_expand(const OpSite& o);
+  // ----- loads by index and by window into a tile (kernel_gather_load_ops.cpp)
+
+  // The C++ of the valid row and column counts of tile operand `e` (its whole shape when it is
+  // valid whole), and whether it is valid only in part.
+  std::pair<std::string, std::string> valid_counts(const ExprPtr& e, const TileRef& t,
+                                                   bool* partial) const;
+  void emit_gatherb(const OpSite& o);
+  void emit_mgather(const OpSite& o);
+  void emit_gather_row(const OpSite& o);
 
   const ir::Function& func_;
   int32_t line_offset_;

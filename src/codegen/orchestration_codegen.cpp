@@ -193,7 +193,8 @@ class OrchestrationEmitter : public StructuredEmitter {
         tensor_view(name, *call, e->span());
         return name;
       }
-      if (call->call_kind == ir::CallKind::Op && call->callee == "reshape") {
+      if (call->call_kind == ir::CallKind::Op &&
+          (call->callee == "reshape" || call->callee == "view")) {
         std::string name = names_.fresh("view");
         reshape_view(name, *call, e->span());
         return name;
@@ -294,7 +295,8 @@ class OrchestrationEmitter : public StructuredEmitter {
         create_tensor(name, *call, s.span());
       } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "slice") {
         tensor_view(name, *call, s.span());
-      } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "reshape") {
+      } else if (call && call->call_kind == ir::CallKind::Op &&
+                 (call->callee == "reshape" || call->callee == "view")) {
         reshape_view(name, *call, s.span());
       } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "transpose") {
         transpose_view(name, *call, s.span());

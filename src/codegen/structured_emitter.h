@@ -300,20 +300,27 @@ class StructuredEmitter {
   }
 
   // `const PtoTensor <name> = <pl.reshape(tensor, shape)>;`: a view of a contiguous tensor.
+  // pl.tensor.view is the same view (without a shape: the tensor itself).
   void reshape_view(const std::string& name, const ir::Call& call, ir::Span span) {
-    if (call.args.size() < 2) codegen_error(span, "pl.reshape expects (tensor, shape)");
-    std::string src = view_name(call.args[0], "the first argument of pl.reshape");
-    auto shape = emit_int_list(call.args[1], names_, "the shape of pl.reshape");
+    const std::string op = call.callee;
+    if (call.args.empty()) codegen_error(span, "pl." + op + " expects (tensor, shape)");
+    std::string src = view_name(call.args[0], "the first argument of pl." + op);
+    if (call.args.size() < 2) {
+      w_.line("const PtoTensor " + name + " = " + src + ";");
+      return;
+    }
+    auto shape = emit_int_list(call.args[1], names_, "the shape of pl." + op);
     std::string sh = int_array(name + "_shape", shape);
     std::string ok = names_.fresh(name + "_contiguous");
     w_.line("int32_t " + ok + " = 0;");
     w_.line("const PtoTensor " + name + " = pto::reshaped(" + src + ", " + sh + ", " +
             std::to_string(shape.size()) + ", &" + ok + ");");
     w_.line("if (!" + ok + ") { " +
-            fail_statement(string_literal(
-                where(span, "reshape") +
-                ": the tensor is a view that is not contiguous (a slice of some columns); reshape "
-                "the whole tensor, or load a tile and reshape that")) +
+            fail_statement(
+                string_literal(where(span, op) +
+                               ": the tensor is a view that is not contiguous (a slice of some "
+                               "columns); " +
+                               op + " the whole tensor, or load a tile and reshape that")) +
             " " + leave_after_failure() + " }");
   }
 

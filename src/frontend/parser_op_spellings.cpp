@@ -72,16 +72,11 @@ const ScalarForm* scalar_form(std::string_view spelling) {
 // clang-format off
 constexpr std::string_view kUnsupported[] = {
     "alloc",
-    "create_l1",
-    "dump_tag",
-    "gather_row",
-    "gatherb",
     "gemv_bias",
     "matmul_mx",
     "matmul_mx_acc",
     "matmul_mx_bias",
     "max",
-    "mgather",
     "min",
     "no_dep",
     "part_add",
@@ -89,7 +84,6 @@ constexpr std::string_view kUnsupported[] = {
     "part_min",
     "part_mul",
     "tri",
-    "view",
     "while_",
 };
 // clang-format on
@@ -125,8 +119,9 @@ std::string spelling_of(std::string_view ns, std::string_view op) {
 
 // Registry ops that take or make global tensors in any namespace (their tensor parameters are
 // named so), and those that only exist on tiles.
-bool is_tensor_parameter(std::string_view name) {
-  return name == "tensor" || name == "output_tensor";
+bool is_tensor_parameter(std::string_view op, std::string_view name) {
+  return name == "tensor" || name == "output_tensor" || name == "mem" || name == "scratch" ||
+         (op == "gather_row" && name == "src") || (op == "mgather" && name == "idx");
 }
 
 // The op arguments that take a layout, by keyword and by position (PyPTO's signatures). A tile
@@ -139,10 +134,11 @@ struct LayoutArgument {
   size_t position;
   bool tile;  // a pl.TileLayout member, else a pl.TensorLayout one
 };
-constexpr std::array<LayoutArgument, 3> kLayoutArguments{{
+constexpr std::array<LayoutArgument, 4> kLayoutArguments{{
     {"move", "blayout", 2, true},
     {"move", "slayout", 3, true},
     {"create_tensor", "layout", 2, false},
+    {"view", "layout", 3, false},
 }};
 
 }  // namespace
@@ -184,6 +180,7 @@ std::string_view Parser::canonical_keyword(const ir::OpDef& def, std::string_vie
   if (keyword == "row_vec" && def.arg_names.size() > 1 && def.arg_names[1] == "row") return "row";
   if (keyword == "col_vec" && def.arg_names.size() > 1 && def.arg_names[1] == "col") return "col";
   if (keyword == "offset" && (def.name == "assemble" || def.name == "slice")) return "offsets";
+  if (keyword == "acc" && def.name == "gather_row") return "dst";  // pl.tensor.gather_row's name
   return keyword;
 }
 
@@ -195,6 +192,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "cast") return parse_cast(spelling, span);
   if (op == "extract" && ns == "tile") return parse_extract(spelling, span);
   if (op == "set_validshape") return parse_set_validshape(spelling, span);
+  if (op == "dump_tag" && ns != "tile") return parse_dump_tag(spelling, span);
   if (op == "addc" || op == "subc" || op == "addsc" || op == "subsc")
     return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")
@@ -216,7 +214,7 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   };
   const bool string_attrs = has_attr("acc_phase") || has_attr("cmp_mode") || name == "gather" ||
                             has_attr("core_type") || has_attr("mode") || has_attr("peer_func") ||
-                            has_attr("name");
+                            has_attr("name") || has_attr("coalesce");
   std::vector<CallArg> call_args = parse_call_args(spelling, string_attrs);
   if (system) system_call_args(*def, call_args);
   if (def->name == "tpop_from_aic" || def->name == "tpop_from_aiv")
@@ -250,6 +248,8 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
     }
   }
   if (def->name == "mrgsort") def = mrgsort_form(*def, &call_args, spelling);
+  if (def->name == "gather_row" || def->name == "mgather")
+    gather_load_call_args(*def, call_args, spelling);
   std::optional<CallArg> store_shapes;
   if (def->name == "store") store_shapes = take_store_shapes(call_args);
   ExprPtr call = bind_op_call(*def, span, spelling, call_args, uses_mark);
@@ -272,7 +272,11 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
       const TypePtr& type = c->args[i]->type();
       const bool tile = type && type->as<ir::TileType>();
       const bool tensor = type && type->as<ir::TensorType>();
-      const bool wrong = ns == "tensor" ? tile : tensor && !is_tensor_parameter(def->arg_names[i]);
+      // gather_row's accumulator is a tile in both namespaces (create_l1 makes a Mat tile).
+      const bool accumulator = def->name == "gather_row" && i == 0;
+      const bool wrong = ns == "tensor"
+                             ? tile && !accumulator
+                             : tensor && !is_tensor_parameter(def->name, def->arg_names[i]);
       if (!wrong) continue;
       Span where = i < call_args.size() ? call_args[i].value.span : span;
       const bool tensors = ns == "tensor";

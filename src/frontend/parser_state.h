@@ -558,6 +558,13 @@ class Parser {
   Value parse_extract(const std::string& spelling, Span span);
   // pl.set_validshape of a tensor: its window with that valid region (parser_valid_shapes.cpp).
   Value parse_set_validshape(const std::string& spelling, Span span);
+  // pl.tensor.dump_tag(t): the selective-dump marker, consumed here (parser_gather_row.cpp).
+  Value parse_dump_tag(const std::string& spelling, Span span);
+  // The arguments of pl.gather_row and pl.tile.mgather as PyPTO spells them: gather_row's sixth
+  // positional argument is transpose=; mgather's scratch= belongs to the Mat form
+  // (parser_gather_row.cpp).
+  void gather_load_call_args(const ir::OpDef& def, std::vector<CallArg>& call_args,
+                             const std::string& spelling);
   std::vector<const CallArg*> bind_form_args(const std::vector<CallArg>& call_args,
                                              const std::vector<std::string_view>& names,
                                              const std::string& spelling, Span span);
@@ -694,6 +701,7 @@ class Parser {
   std::vector<std::vector<CallSite>> calls_;  // per function, in source order
   size_t current_function_ = 0;
   bool in_manual_scope_ = false;        // parsing the body of a pl.manual_scope
+  bool dump_tag_parsed_ = false;        // the last call parsed was pl.dump_tag (no statement)
   bool task_id_dtype_allowed_ = false;  // parsing pl.array.create's arguments: pl.TASK_ID names
                                         // its element type
   bool strict_ssa_ = false;             // the current function's @pl.function(strict_ssa=...)

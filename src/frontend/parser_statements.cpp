@@ -186,7 +186,9 @@ void Parser::parse_static_check() {
 }
 
 void Parser::parse_expression_statement(Block& block, Span start) {
+  dump_tag_parsed_ = false;
   Value v = parse_value();
+  if (dump_tag_parsed_) return;  // pl.dump_tag(t): a marker, not a statement
   if (at(TK::Assign)) fail(start, "cannot assign to an expression (expected a name)");
   if (at(TK::AugAssign)) {
     fail_here("augmented assignment '" + std::string(cur().text) +

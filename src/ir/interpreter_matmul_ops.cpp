@@ -98,14 +98,19 @@ TilePtr matrix_of(const TensorView& t, int64_t b) {
 Value tensor_product(const Call& c, const Args& a, size_t first) {
   const auto* result = c.type() ? c.type()->as<TensorType>() : nullptr;
   for (size_t i = 0; i <= first + 1; ++i) {
-    if (!result || i >= a.size() || a[i].kind != Value::Kind::Tensor) {
+    // An operand may be a 2-D Mat tile built in the kernel (pl.create_l1 + pl.gather_row).
+    const bool tile = i >= first && i < a.size() && a[i].kind == Value::Kind::Tile;
+    if (!result || i >= a.size() || (a[i].kind != Value::Kind::Tensor && !tile)) {
       throw RunError("pl." + c.callee + " of tensors needs tensor operands");
     }
   }
+  auto operand = [&](size_t i, int64_t b) {
+    return a[i].kind == Value::Kind::Tile ? a[i].tile : matrix_of(a[i].tensor, b);
+  };
   const bool batched = result->shape.size() == 3;
   TensorView out = new_tensor(result->dtype, result->shape);
   for (int64_t b = 0; b < (batched ? result->shape[0] : 1); ++b) {
-    TilePtr left = matrix_of(a[first].tensor, b), right = matrix_of(a[first + 1].tensor, b);
+    TilePtr left = operand(first, b), right = operand(first + 1, b);
     if (flag(c, "a_trans")) left = transposed(*left);
     if (flag(c, "b_trans")) right = transposed(*right);
     const DataType acc_dtype = is_float(left->dtype) ? DataType::FP32 : DataType::INT32;
@@ -123,7 +128,7 @@ Value tensor_product(const Call& c, const Args& a, size_t first) {
 }
 
 Value op_matmul(const OpDef&, const Call& c, const Args& a) {
-  if (!a.empty() && a[0].kind == Value::Kind::Tensor) return tensor_product(c, a, 0);
+  if (c.type() && c.type()->as<TensorType>()) return tensor_product(c, a, 0);
   return Value::of_tile(product(c, a, 0, nullptr));
 }
 

@@ -192,6 +192,11 @@ Value op_sort32(const OpDef& def, const Call& c, const Args& a);
 Value op_mrgsort(const OpDef& def, const Call& c, const Args& a);
 Value op_mrgsort_lists(const OpDef& def, const Call& c, const Args& a);
 Value op_fillpad_expand(const OpDef& def, const Call& c, const Args& a);
+// src/ir/interpreter_gather_load_ops.cpp: views and loads by index.
+Value op_view(const OpDef& def, const Call& c, const Args& a);
+Value op_gatherb(const OpDef& def, const Call& c, const Args& a);
+Value op_mgather(const OpDef& def, const Call& c, const Args& a);
+Value op_gather_row(const OpDef& def, const Call& c, const Args& a);
 
 // The tensor-level form of an op of tiles (row_expand_max(tensor, tensor) in an InCore
 // kernel): its tensor operands read whole into tiles, the op applied, and a tile result

@@ -363,6 +363,22 @@ std::vector<OpSpec> op_specs() {
        infer_mrgsort_lists, in::on_tiles_or_tensors<in::op_mrgsort_lists>, E::MergeLists},
       {"fillpad_expand", C::FillPadExpand, {"tile", "shape"}, 2, {"pad_value"},
        infer_fillpad_expand, in::on_tiles_or_tensors<in::op_fillpad_expand>, E::FillPadExpand},
+      // A tensor seen in another shape (op_type_rules_view.cpp): a view, as reshape's of a tensor.
+      // layout= is checked (row-major only) and dropped by the parser.
+      {"view", C::Reshape, {"input", "shape", "valid_shape"}, 1, {"layout"}, infer_view,
+       in::op_view, E::Reshape},
+      // Loads by index and L1 accumulators (op_type_rules_gather_load.cpp,
+      // interpreter_gather_load_ops.cpp, kernel_gather_load_ops.cpp).
+      {"gatherb", C::Gather, {"src", "offset"}, 2, {"output_dtype"}, infer_gatherb, in::op_gatherb,
+       E::GatherBlocks},
+      // mgather's third positional argument is coalesce= (the parser names it so): scratch, the
+      // Mat element form's, is keyword-only.
+      {"mgather", C::Gather, {"mem", "idx", "scratch"}, 2, {"coalesce", "gather_oob",
+       "target_memory", "valid_shape"}, infer_mgather, in::op_mgather, E::GatherLoad},
+      {"create_l1", C::GatherRow, {"shape"}, 1, {"dtype", "transpose"}, infer_create_l1,
+       in::op_create_tile, E::CreateTile},
+      {"gather_row", C::GatherRow, {"dst", "src", "dst_offset", "src_offset", "shapes",
+       "valid_shape"}, 5, {"transpose"}, infer_gather_row, in::op_gather_row, E::GatherRow},
   };
   // clang-format on
 }

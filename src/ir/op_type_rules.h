@@ -240,4 +240,26 @@ TypePtr infer_fillpad_expand(const OpContext& c);
 // The type of an op that gives no value (an empty tuple): stores of state, waits, pipe ops.
 inline TypePtr no_value() { return std::make_shared<TupleType>(std::vector<TypePtr>{}); }
 
+// ----- Views and loads by index (op_type_rules_view.cpp, op_type_rules_gather_load.cpp).
+
+// view(tensor, shape=None, valid_shape=None): the tensor's elements in row-major order seen in
+// another shape, over the same memory (reshape's view); no shape: the tensor itself.
+TypePtr infer_view(const OpContext& c);
+// gatherb(src [R, S], offset [r, c] UINT32, output_dtype=): one 32-byte block of src per byte
+// offset -> [r, c * 32 / sizeof(output_dtype)].
+TypePtr infer_gatherb(const OpContext& c);
+// mgather(mem tensor, idx INT32 tile, coalesce=, gather_oob=): rows ([1, n] or [n, 1] idx ->
+// [n, mem's last extent]) or flat elements (idx's shape) of mem, into a Vec tile.
+TypePtr infer_mgather(const OpContext& c);
+// The codes of mgather's coalesce= ("row" 0, "elem" 1) and gather_oob= ("undefined" 0,
+// "clamp" 1, "wrap" 2, "zero" 3), from their names or numbers.
+int32_t mgather_coalesce(const OpContext& c);
+int32_t mgather_gather_oob(const OpContext& c);
+// create_l1(shape, dtype, transpose=False): a zeroed Mat tile, the accumulator of gather_row.
+TypePtr infer_create_l1(const OpContext& c);
+// gather_row(dst tile, src tensor, dst_offset, src_offset, shapes, valid_shape=, transpose=):
+// dst with the window [src_offset, + valid_shape (shapes)) of src at dst_offset (transposed:
+// the window's columns as rows).
+TypePtr infer_gather_row(const OpContext& c);
+
 }  // namespace pypto::ir::op_rules

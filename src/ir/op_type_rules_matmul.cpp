@@ -87,10 +87,23 @@ void check_matmul_attrs(const OpContext& c, const MatmulProduct& product) {
 // a_trans/b_trans say an operand is stored transposed; the result is out_dtype, else the
 // operands' dtype.
 TypePtr infer_tensor_matmul(const OpContext& c, size_t first) {
-  const auto* lhs = expect_tensor(c, first);
-  const auto* rhs = expect_tensor(c, first + 1);
+  // One operand may be a 2-D Mat tile built in the kernel (pl.create_l1 filled by
+  // pl.gather_row), used where it lies; it is seen here as a tensor of its shape.
+  std::optional<TensorType> mat[2];
+  auto operand = [&](size_t i) -> const TensorType* {
+    const auto* tile = c.args[i]->type() ? c.args[i]->type()->as<TileType>() : nullptr;
+    if (!tile || !tile->space || *tile->space != MemorySpace::Mat) return expect_tensor(c, i);
+    expect_2d(c, i, tile->shape);
+    return &mat[i - first].emplace(tile->shape, tile->dtype);
+  };
+  const auto* lhs = operand(first);
+  const auto* rhs = operand(first + 1);
+  if ((mat[0] || mat[1]) && (lhs->shape.size() != 2 || rhs->shape.size() != 2)) {
+    c.fail(first,
+           c.op_name() + " of a Mat tile and a tensor multiplies 2-D matrices" + c.where(first));
+  }
   for (size_t i : {first, first + 1}) {
-    const size_t rank = c.args[i]->type()->as<TensorType>()->shape.size();
+    const size_t rank = (i == first ? lhs : rhs)->shape.size();
     if (rank != 2 && rank != 3) {
       c.fail(i, c.op_name() + " multiplies 2-D tensors or batches of them (3-D), got rank " +
                     std::to_string(rank) + c.where(i));
@@ -124,7 +137,8 @@ TypePtr infer_tensor_matmul(const OpContext& c, size_t first) {
 }
 
 TypePtr infer_matmul(const OpContext& c) {
-  if (c.args.size() == 2 && c.args[0]->type() && c.args[0]->type()->as<TensorType>()) {
+  auto tensor = [&](size_t i) { return c.args[i]->type() && c.args[i]->type()->as<TensorType>(); };
+  if (c.args.size() == 2 && (tensor(0) || tensor(1))) {
     return infer_tensor_matmul(c, 0);
   }
   MatmulProduct product = check_matmul_operands(c, 0);

@@ -519,18 +519,20 @@ class TensorOpLowering : public IRMutator {
     const bool fits_l0 = detail::tensor_matmul_fits_l0(mm);
     auto operand = [&](size_t i, MemorySpace space) -> ExprPtr {
       const auto* v = mm.args[i]->as<Var>();
+      const bool built = detail::as_tile(mm.args[i]);  // a Mat tile (create_l1 + gather_row)
       const Call* def = v && is_fused(v) ? virtual_defs_.at(v) : nullptr;
       const bool paged = def && def->callee == "paged_gather";  // gathered straight into Mat
-      if (!v || (def && !paged)) {
+      if (!v || (def && !paged && !built)) {
         throw CompileError(mm.args[i]->span(),
                            "an operand of pl.matmul on tensors must be a tensor (a parameter or a "
                            "slice of one, or pl.paged_gather's rows), not the result of another "
                            "tensor op");
       }
       ExprPtr mat =
-          paged ? detail::paged_gather_into(*def, MemorySpace::Mat, out)
-                : load_matrix(stored_tensor(mm.args[i]), b, {{"target_memory", MemorySpace::Mat}},
-                              span, out, v->name + "_mat");
+          built   ? mm.args[i]
+          : paged ? detail::paged_gather_into(*def, MemorySpace::Mat, out)
+                  : load_matrix(stored_tensor(mm.args[i]), b, {{"target_memory", MemorySpace::Mat}},
+                                span, out, v->name + "_mat");
       if (!fits_l0) return mat;  // AutoTileMatmulL0 splits it into blocks that fit
       ExprPtr moved = make_op_call("move", {mat}, {{"target_memory", space}}, span);
       auto r = make_var(v->name + (space == MemorySpace::Left ? "_left" : "_right"), moved->type(),
@@ -543,7 +545,8 @@ class TensorOpLowering : public IRMutator {
       if (key != "out_dtype") attrs.emplace_back(key, v);
     // Operands too large for Left/Right, or a product too large for Acc, stay in Mat for
     // AutoTileMatmulL0, unless the product fits and K blocks loaded one at a time fit.
-    if (first == 0 && !fits_l0 && detail::tensor_product_fits_acc(mm)) {
+    const bool built = detail::as_tile(mm.args[first]) || detail::as_tile(mm.args[first + 1]);
+    if (first == 0 && !fits_l0 && !built && detail::tensor_product_fits_acc(mm)) {
       if (ExprPtr split = k_split_matmul(mm, b, attrs, span, out)) return split;
     }
     ExprPtr lhs = operand(first, MemorySpace::Left);

@@ -361,9 +361,15 @@ class SpaceInference : public IRMutator {
       case OpCategory::Sort:
       case OpCategory::FillPadExpand:
         if (!detail::as_tile(c.type())) return std::nullopt;
+        // mgather's Mat form reads only tensors and makes a Mat tile.
+        if (c.callee == "mgather" && attr_space() == MemorySpace::Mat) return MemorySpace::Mat;
         for (size_t i = 0; i < args.size(); ++i)
           if (detail::as_tile(args[i])) require(i, MemorySpace::Vec);
         return MemorySpace::Vec;
+      case OpCategory::GatherRow:
+        // create_l1 makes a Mat tile; gather_row's result is its destination, where it lies.
+        if (c.callee == "create_l1") return MemorySpace::Mat;
+        return args.empty() ? std::nullopt : space_of(args[0]);
       case OpCategory::CreateTensor:
       case OpCategory::ExpandClone:
       case OpCategory::Scheduling:

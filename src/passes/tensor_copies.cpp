@@ -126,21 +126,22 @@ class Rewriter : public IRMutator {
   }
 
  private:
-  // A parameter, or a slice or reshape of one (read, never written here).
+  // A parameter, or a slice, reshape or view of one (read, never written here).
   bool copied_from_input(const Var* v) const {
     for (int depth = 0; v && depth < 8; ++depth) {
       if (params_.count(v)) return !finder_.written.count(v);
       auto def = finder_.defs.find(v);
       if (def == finder_.defs.end()) return false;
       const Call& c = *def->second;
-      if (c.callee != "slice" && c.callee != "reshape") return false;
+      if (c.callee != "slice" && c.callee != "reshape" && c.callee != "view") return false;
       v = c.args[0]->as<Var>();
     }
     return false;
   }
 
   // A tensor whose elements are in memory at this point: a parameter or what a pl.store into one
-  // returns, or a slice or reshape of those (a tensor op's result is not, until it is lowered).
+  // returns, or a slice, reshape or view of those (a tensor op's result is not, until it is
+  // lowered).
   bool in_memory(const Var* v) const {
     for (int depth = 0; v && depth < 8; ++depth) {
       if (params_.count(v)) return true;
@@ -148,7 +149,7 @@ class Rewriter : public IRMutator {
       if (def == finder_.defs.end()) return false;
       const Call& c = *def->second;
       if (c.callee == "store") return true;
-      if (c.callee != "slice" && c.callee != "reshape") return false;
+      if (c.callee != "slice" && c.callee != "reshape" && c.callee != "view") return false;
       v = c.args[0]->as<Var>();
     }
     return false;

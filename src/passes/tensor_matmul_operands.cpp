@@ -25,8 +25,9 @@ bool is_tensor_matmul(const Call* c) {
 
 namespace {
 
-// Bytes of the matrices of tensor `t` (its last two dimensions).
+// Bytes of the matrices of tensor `t` (its last two dimensions), or of a Mat tile operand.
 int64_t matrix_bytes(const TypePtr& t) {
+  if (const auto* tile = t->as<TileType>()) return tile->size_bytes();
   const auto* tensor = t->as<TensorType>();
   const auto& s = tensor->shape;
   return s[s.size() - 2] * s.back() * dtype_bytes(tensor->dtype);

@@ -16,6 +16,7 @@
 #include "tile_elements.h"
 #include "comm_isa.h"
 #include "tile_gather.h"
+#include "tile_gather_load.h"
 #include "tile_gemm.h"
 #include "tile_isa_generate.h"
 #include "tile_simd.h"
@@ -513,6 +514,8 @@ const PtoIsa& tile_isa() {
       &generate_isa::sort32,
       &generate_isa::merge_sort,
       &generate_isa::merge_lists,
+      &gather::gather_blocks,
+      &gather::gather_load,
   };
   return isa;
 }

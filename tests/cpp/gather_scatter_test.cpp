@@ -1,5 +1,6 @@
-// The gather and scatter family: the tile instructions' semantics and their index checks (a bad
-// index is reported and nothing is written), the type rules' messages, and the parser's
+// The gather and scatter family, with the loads by index (gatherb, mgather) and the L1
+// accumulators (create_l1, gather_row): the tile instructions' semantics and their index checks
+// (a bad index is reported and nothing is written), the type rules' messages, and the parser's
 // spellings (pl.gather / pl.scatter's forms, pl.tile.MaskPattern, the statement form of
 // pl.write). tests/cpp/op_definition_test.cpp checks generated code against the interpreter.
 #include <gtest/gtest.h>
@@ -143,6 +144,75 @@ TEST_F(GatherIsa, WriteElementConvertsAsACast) {
   EXPECT_EQ(narrow, 44);
 }
 
+TEST_F(GatherIsa, GatherBlocksMovesTheValidBlocksByByteOffset) {
+  std::vector<uint8_t> src(128);  // four 32-byte blocks
+  for (size_t k = 0; k < src.size(); ++k) src[k] = static_cast<uint8_t>(k);
+  const std::vector<uint32_t> offset = {96, 1, 0, 64};  // [2, 2]; the last one is not valid
+  std::vector<uint8_t> out(4 * 32, 0xEE);
+  ASSERT_EQ(isa.gather_blocks(out.data(), src.data(), 128, offset.data(), 2, 2, 2, 1,
+                              "k: pl.tile.gatherb", &record_failure, nullptr),
+            1);
+  EXPECT_EQ(out[0], 96);
+  EXPECT_EQ(out[31], 127);
+  EXPECT_EQ(out[32], 0xEE);  // block (0, 1) lies outside the valid [2, 1]
+  EXPECT_EQ(out[64], 0);
+  EXPECT_EQ(out[96], 0xEE);
+  const std::vector<uint32_t> past = {97, 0};  // its block ends one byte past the source
+  EXPECT_EQ(isa.gather_blocks(out.data(), src.data(), 128, past.data(), 1, 2, 1, 2,
+                              "k: pl.tile.gatherb", &record_failure, nullptr),
+            0);
+  ASSERT_EQ(g_failures.size(), 1u);
+  EXPECT_EQ(g_failures[0],
+            "k: pl.tile.gatherb: byte offset 97 at [0, 0] is out of range for a 32-byte block of "
+            "the source of 128 bytes (valid: 0 to 96)");
+}
+
+TEST_F(GatherIsa, GatherLoadReadsRowsOrElementsWithEachOutOfBoundsMode) {
+  std::vector<int32_t> buffer(24);  // [4, 6]; the view is its columns 1..3: [4, 3]
+  for (size_t k = 0; k < buffer.size(); ++k) buffer[k] = static_cast<int32_t>(k);
+  PtoTensor view{};
+  view.base = buffer.data();
+  view.offset = 1;
+  view.ndim = 2;
+  view.dtype = PTO_INT32;
+  view.shape[0] = 4;
+  view.shape[1] = 3;
+  view.strides[0] = 6;
+  view.strides[1] = 1;
+  const std::vector<int32_t> rows = {2, 0};
+  std::vector<int32_t> out(6, -9);
+  ASSERT_EQ(isa.gather_load(out.data(), &view, rows.data(), 2, 3, PTO_GATHER_OOB_UNDEFINED,
+                            "k: pl.tile.mgather", &record_failure, nullptr),
+            1);
+  EXPECT_EQ(out, (std::vector<int32_t>{13, 14, 15, 1, 2, 3}));
+  const std::vector<int32_t> far = {-1, 13, 5};  // -1 is 4294967295 unsigned
+  std::vector<int32_t> elems(3);
+  ASSERT_EQ(isa.gather_load(elems.data(), &view, far.data(), 3, 1, PTO_GATHER_OOB_CLAMP, "k",
+                            &record_failure, nullptr),
+            1);
+  EXPECT_EQ(elems, (std::vector<int32_t>{21, 21, 9}));
+  ASSERT_EQ(isa.gather_load(elems.data(), &view, far.data(), 3, 1, PTO_GATHER_OOB_WRAP, "k",
+                            &record_failure, nullptr),
+            1);
+  // 4294967295 % 12 is 3 (view element [1, 0]), 13 % 12 is 1 ([0, 1]).
+  EXPECT_EQ(elems, (std::vector<int32_t>{7, 2, 9}));
+  ASSERT_EQ(isa.gather_load(elems.data(), &view, far.data(), 3, 1, PTO_GATHER_OOB_ZERO, "k",
+                            &record_failure, nullptr),
+            1);
+  EXPECT_EQ(elems, (std::vector<int32_t>{0, 0, 9}));
+  EXPECT_TRUE(g_failures.empty());
+  elems.assign(3, -9);
+  EXPECT_EQ(isa.gather_load(elems.data(), &view, far.data(), 3, 1, PTO_GATHER_OOB_UNDEFINED,
+                            "k.py:4: pl.tile.mgather", &record_failure, nullptr),
+            0);
+  EXPECT_EQ(elems, (std::vector<int32_t>{-9, -9, -9}));  // nothing written
+  ASSERT_EQ(g_failures.size(), 1u);
+  EXPECT_NE(g_failures[0].find("k.py:4: pl.tile.mgather: index -1 at position 0 is out of range "
+                               "for the 12 elements of the tensor (valid: 0 to 11"),
+            std::string::npos)
+      << g_failures[0];
+}
+
 // ----- type rules
 
 ir::VarPtr tile(std::vector<int64_t> shape, DataType dt = DataType::FP32) {
@@ -205,6 +275,60 @@ TEST(GatherRules, ResultShapesAndMessages) {
                      {{"col_off", int64_t{20}}})
                 .find("columns [20, 36) do not lie in the 32 columns of src"),
             std::string::npos);
+}
+
+TEST(GatherRules, LoadsByIndexAndL1Accumulators) {
+  auto b = ir::make_op_call("gatherb", {tile({1, 64}), tile({4, 8}, DataType::UINT32)},
+                            {{"output_dtype", DataType::INT16}});
+  EXPECT_EQ(b->type()->as<ir::TileType>()->shape, (std::vector<int64_t>{4, 128}));
+  EXPECT_EQ(b->type()->as<ir::TileType>()->dtype, DataType::INT16);
+  EXPECT_EQ(error_of("gatherb", {tile({1, 64}), tile({4, 6}, DataType::UINT32)}),
+            "pl.gatherb: the offsets' 6 columns must be a multiple of 8 (a row of UINT32 offsets "
+            "fills 32-byte blocks) in argument 2 of pl.gatherb");
+  EXPECT_EQ(error_of("gatherb", {tile({1, 64}, DataType::INT64), tile({4, 8}, DataType::UINT32)}),
+            "pl.gatherb moves the bytes of INT8, UINT8, INT16, UINT16, INT32, UINT32, FP16, BF16 "
+            "or FP32 elements, got INT64 in argument 1 of pl.gatherb");
+
+  auto rows = ir::make_op_call("mgather", {tensor({64, 32}), tile({12, 1}, DataType::INT32)});
+  EXPECT_EQ(rows->type()->as<ir::TileType>()->shape, (std::vector<int64_t>{12, 32}));
+  auto elems = ir::make_op_call("mgather", {tensor({256}), tile({8, 16}, DataType::INT32)},
+                                {{"coalesce", std::string("elem")}, {"gather_oob", int64_t{2}}});
+  EXPECT_EQ(elems->type()->as<ir::TileType>()->shape, (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ(error_of("mgather", {tensor({64, 32}), tile({2, 8}, DataType::INT32)}),
+            "pl.mgather with coalesce=\"row\" takes a [1, n] or [n, 1] index, got [2, 8] in "
+            "argument 2 of pl.mgather");
+  EXPECT_EQ(error_of("mgather", {tensor({256}), tile({8, 16}, DataType::INT32)},
+                     {{"coalesce", std::string("elem")}, {"gather_oob", std::string("skip")}}),
+            "gather_oob of pl.mgather must be \"undefined\", \"clamp\", \"wrap\" or \"zero\" "
+            "(or 0 to 3)");
+
+  auto mat = ir::make_op_call("mgather", {tensor({64, 32}), tensor({1, 16}, DataType::INT32)},
+                              {{"target_memory", ir::MemorySpace::Mat}});
+  EXPECT_EQ(mat->type()->as<ir::TileType>()->shape, (std::vector<int64_t>{16, 32}));
+  EXPECT_EQ(mat->type()->as<ir::TileType>()->space, ir::MemorySpace::Mat);
+  EXPECT_EQ(error_of("mgather", {tensor({64, 32}), tensor({1, 12}, DataType::INT32)},
+                     {{"target_memory", ir::MemorySpace::Mat}}),
+            "pl.mgather into Mat makes whole cube blocks: the result [12, 32] needs rows a "
+            "multiple of 16 and columns a multiple of 8 in argument 2 of pl.mgather");
+
+  auto l1 = ir::make_op_call("create_l1", {ints({16, 32})}, {{"dtype", DataType::BF16}});
+  EXPECT_EQ(l1->type()->as<ir::TileType>()->space, ir::MemorySpace::Mat);
+  auto filled = ir::make_op_call("gather_row", {l1, tensor({64, 32}, DataType::BF16), ints({3, 0}),
+                                                ints({40, 0}), ints({1, 32})});
+  EXPECT_EQ(filled->type()->as<ir::TileType>()->shape, (std::vector<int64_t>{16, 32}));
+  EXPECT_NE(
+      error_of("gather_row",
+               {l1, tensor({64, 32}, DataType::BF16), ints({3, 0}), ints({0, 0}), ints({1, 32})},
+               {{"transpose", true}})
+          .find("out of bounds in pl.gather_row"),
+      std::string::npos);
+  EXPECT_EQ(
+      error_of("gather_row", {l1, tensor({64, 32}), ints({3, 0}), ints({0, 0}), ints({1, 32})}),
+      "dtype mismatch in pl.gather_row: BF16 vs FP32");
+  EXPECT_EQ(error_of("view", {tensor({4, 8}), ints({3, 8})}),
+            "pl.view cannot change the element count: [4, 8] has 32 elements, [3, 8] has 24");
+  auto view = ir::make_op_call("view", {tensor({4, 8}), ints({32})});
+  EXPECT_EQ(view->type()->as<ir::TensorType>()->shape, (std::vector<int64_t>{32}));
 }
 
 // ----- spellings

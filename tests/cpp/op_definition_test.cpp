@@ -235,6 +235,11 @@ std::vector<Block> blocks_for(const OpDef& def) {
             true, 0.0f);
         break;
       }
+      if (def.name == "view") {  // a view of the tensor, loaded
+        add("pl.reshape(pl.load(" + op + "(x, [8, 32]), [0, 0], [8, 32]), [16, 16])", true, 0.0f);
+        add("pl.load(" + op + "(" + op + "(w, [256]), [16, 16]), [0, 0], [16, 16])", true, 0.0f);
+        break;
+      }
       add(op + "(" + op + "(" + kX + ", [8, 32]), [16, 16])", true, 0.0f);
       // Rows of [8, 32] become pairs of rows of [16, 16].
       add(op + "(pl.concat(pl.slice(" + std::string(kX) + ", [8, 16], [0, 0]), pl.slice(" + kW +
@@ -306,6 +311,12 @@ std::vector<Block> blocks_for(const OpDef& def) {
       add("pl.matmul(" + std::string(kToLeft) + ", " + kToRight + ")", true, 1e-5f);
       break;
     case EmitShape::CreateTile:
+      if (def.name == "create_l1") {  // a Mat accumulator, filled and multiplied
+        add("pl.matmul(pl.gather_row(" + op +
+                "([16, 16], pl.FP32), x, [0, 0], [0, 0], [16, 16]), " + kToRight + ")",
+            true, 1e-5f);
+        break;
+      }
       add("pl.add(" + op + "([16, 16], dtype=pl.FP32), " + kX + ")", true, 0.0f);
       break;
     case EmitShape::Matmul:
@@ -433,6 +444,42 @@ std::vector<Block> blocks_for(const OpDef& def) {
                      true, 0.0f});
       break;
     }
+    // Loads by index and by window, bit for bit: byte offsets of 32-byte blocks of x (any byte
+    // whose block lies in it), flat element indices of x and row indices (wrapped past 16).
+    case EmitShape::GatherBlocks: {
+      auto offsets_below = [](int bytes) {
+        return "pl.slice(pl.cast(pl.rem(pl.cast(pl.mul(pl.abs(" + std::string(kW) +
+               "), 1000.0), target_type=pl.INT32), " + std::to_string(bytes - 31) +
+               "), target_type=pl.UINT32), [2, 16], [0, 0])";
+      };
+      const std::string offsets = offsets_below(1024);
+      add("pl.reshape(" + op + "(" + kX + ", " + offsets + "), [16, 16])", true, 0.0f);
+      add("pl.reshape(" + op + "(" + kX + ", " + offsets + ", output_dtype=pl.INT32), [16, 16])",
+          false, 0.0f);
+      add("pl.slice(pl.reshape(" + op + "(pl.cast(" + kX + ", target_type=pl.FP16), " +
+              offsets_below(512) + "), [32, 16]), [16, 16], [16, 0])",
+          false, 0.0f);
+      break;
+    }
+    case EmitShape::GatherLoad: {
+      const std::string flat = "pl.rem(pl.cast(pl.mul(pl.abs(" + std::string(kW) +
+                               "), 1000.0), target_type=pl.INT32), 256)";
+      add(op + "(x, " + flat + ", coalesce=\"elem\")", true, 0.0f);
+      add(op + "(x, pl.slice(" + std::string(kIndex) + ", [1, 16], [3, 0]))", true, 0.0f);
+      add(op + "(x, pl.mul(pl.slice(" + std::string(kIndex) +
+              ", [16, 1], [0, 5]), 3), gather_oob=\"wrap\")",
+          true, 0.0f);
+      add(op + "(x, pl.add(" + flat + ", 200), \"elem\", gather_oob=\"zero\")", true, 0.0f);
+      break;
+    }
+    case EmitShape::GatherRow:
+      add(op + "(pl.add(" + std::string(kX) + ", 1.0), w, [4, 0], [3, 0], [8, 16])", true, 0.0f);
+      add(op + "(" + std::string(kX) + ", w, [2, 5], [9, 1], [4, 8], valid_shape=[3, 6])", true,
+          0.0f);
+      add("pl.matmul(" + std::string(kToLeft) + ", " + op +
+              "(pl.create_l1([16, 16], pl.FP32), w, [0, 2], [5, 0], [1, 16], True))",
+          true, 1e-5f);
+      break;
     // Generators, sorts and padding copies: bit for bit.
     case EmitShape::Ci:
       add(op + "(5, [1, 16], dtype=pl.INT32)", false, 0.0f);

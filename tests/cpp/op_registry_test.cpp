@@ -175,12 +175,16 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     ASSERT_NE(reg.find(name), nullptr) << name;
     EXPECT_EQ(reg.find(name)->category, OpCategory::System) << name;
   }
+  // Views, loads by index and L1 accumulators.
+  const char* const gather_load_ops[] = {"view", "gatherb", "mgather", "create_l1", "gather_row"};
+  for (const char* name : gather_load_ops) ASSERT_NE(reg.find(name), nullptr) << name;
   auto names = reg.names();
   EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
                               std::size(generate_ops) + std::size(gather_ops) +
                               std::size(comm_ops) + std::size(batch_matmul_ops) +
                               std::size(system_ops) + std::size(launch_ops) +
-                              std::size(split_aiv_ops) + std::size(pipe_ops));
+                              std::size(split_aiv_ops) + std::size(pipe_ops) +
+                              std::size(gather_load_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);

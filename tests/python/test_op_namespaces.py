@@ -124,11 +124,12 @@ BODY
 
 
 @pytest.mark.parametrize("body, col, message", [
-    ("        pl.tensor.gather_row(a, a, [0, 0], [0, 0], [1, 32])\n        r = t", 9,
-     "pl.tensor.gather_row is not supported yet"),
+    ("        r = pl.tensor.gather_row(a, a, [0, 0], [0, 0], [1, 32])", 34,
+     "expected Tile, got Tensor in argument 1 of pl.gather_row"),
     ("        r = pl.tile.tri(t)", 13, "pl.tile.tri is not supported yet"),
     ("        r = pl.tensor.frobnicate(t)", 13, "unknown op 'pl.tensor.frobnicate'"),
-    ("        pl.dump_tag(t)\n        r = t", 9, "pl.dump_tag is not supported yet"),
+    ("        pl.dump_tag(a)\n        r = t", 9,
+     "pl.dump_tag marks a tensor for the argument dump"),
     ("        pl.func_attr(t)\n        r = t", 22, "expected '{' to start the attrs dictionary"),
     ("        r = pl.tensor.exp(t)", 27, "pl.tensor.exp takes tensors, got pl.Tile"),
 ])

@@ -62,6 +62,9 @@ enum class OpCategory : uint8_t {
   Generate,       // ci / arange (an integer sequence), random (a counter-based generator)
   Sort,           // sort32 (32-element blocks into value-index pairs), mrgsort (merges runs)
   FillPadExpand,  // fillpad_expand(tile, shape, pad_value=): a larger tile, padded
+
+  // L1 accumulators filled from global memory (src/ir/op_type_rules_gather_load.cpp).
+  GatherRow,  // create_l1 (a zeroed Mat tile), gather_row (a tensor window into a tile region)
 };
 
 // How kernel codegen emits a call of the op: one emission routine per instruction shape of the
@@ -119,6 +122,11 @@ enum class EmitShape : uint8_t {
   // Batched matrix products (src/codegen/kernel_batch_matmul.cpp).
   BatchMatmul,     // PtoIsa::matmul once per matrix of the (broadcast) batch
   BatchMatmulAcc,  // the same, accumulating onto argument 1
+
+  // Loads by index and by window into a tile (src/codegen/kernel_gather_load_ops.cpp).
+  GatherBlocks,  // PtoIsa::gather_blocks (gatherb: 32-byte blocks by byte offset)
+  GatherLoad,    // PtoIsa::gather_load from a tensor (mgather: rows or elements by index)
+  GatherRow,     // PtoIsa::load of a window, assembled into a copy of the destination tile
 };
 
 using OpTypeInferFn =

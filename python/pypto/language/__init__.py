@@ -14,7 +14,7 @@ from pypto.language._ops_generated import *  # noqa: F403 - the namespace is the
 from pypto.language._dynamic import DynVar, dynamic
 from pypto.language._jit import jit
 from pypto.language._program import function, inline, parse, program
-from pypto.language._spellings import const, full
+from pypto.language._spellings import const, dump_tag, full
 from pypto.language._types import (
     BF16,
     BOOL,
@@ -84,7 +84,7 @@ __all__ = [
     "AtomicType", "PipeType",
     "TensorLayout", "ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN", "TensorView",
     "TileLayout", "TileView", "CompactMode",
-    "range", "unroll", "yield_", "at", "tile", "tensor", "system", "full", "const",
+    "range", "unroll", "yield_", "at", "tile", "tensor", "system", "full", "const", "dump_tag",
 ]
 __all__ += ["dynamic", "DynVar"]
 # Spelled so that type checkers follow it: the generated ops are part of the public API.

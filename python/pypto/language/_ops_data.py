@@ -15,7 +15,7 @@ from pypto.language._types import (AtomicType, DType, MemorySpace, PadValue, Pip
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['aic_gather', 'aiv_shard', 'assemble', 'comm_all_to_all', 'comm_all_to_all_v', 'comm_allgather', 'comm_alloc_window', 'comm_allreduce', 'comm_barrier', 'comm_broadcast', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_reduce_scatter', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'create_tensor', 'create_tile', 'expand_clone', 'fillpad', 'fillpad_expand', 'gather', 'gather_compare', 'gather_mask', 'get_block_idx', 'get_block_num', 'get_subblock_idx', 'load', 'manual_scope', 'move', 'mscatter', 'paged_gather', 'read', 'reinterpret_view', 'reshape', 'scatter', 'scatter_mask', 'scatter_update', 'set_validshape', 'slice', 'store', 'task_array_set', 'task_blocks', 'task_dummy', 'task_id', 'task_options', 'tpop_from_aic', 'tpop_from_aiv', 'tpush_to_aic', 'tpush_to_aiv', 'transpose', 'transpose_view', 'write']
+__all__ = ['aic_gather', 'aiv_shard', 'assemble', 'comm_all_to_all', 'comm_all_to_all_v', 'comm_allgather', 'comm_alloc_window', 'comm_allreduce', 'comm_barrier', 'comm_broadcast', 'comm_ctx', 'comm_notify', 'comm_nranks', 'comm_peer_view', 'comm_rank', 'comm_reduce_scatter', 'comm_wait', 'comm_window', 'comm_world_size', 'concat', 'create_l1', 'create_tensor', 'create_tile', 'expand_clone', 'fillpad', 'fillpad_expand', 'gather', 'gather_compare', 'gather_mask', 'gather_row', 'gatherb', 'get_block_idx', 'get_block_num', 'get_subblock_idx', 'load', 'manual_scope', 'mgather', 'move', 'mscatter', 'paged_gather', 'read', 'reinterpret_view', 'reshape', 'scatter', 'scatter_mask', 'scatter_update', 'set_validshape', 'slice', 'store', 'task_array_set', 'task_blocks', 'task_dummy', 'task_id', 'task_options', 'tpop_from_aic', 'tpop_from_aiv', 'tpush_to_aic', 'tpush_to_aiv', 'transpose', 'transpose_view', 'view', 'write']
 
 
 def aic_gather(input: _Value, *, split: Optional[int] = None) -> _Value:
@@ -198,6 +198,15 @@ def concat(src0: Tile, src1: Tile) -> Tile:
     raise outside_program('concat')
 
 
+def create_l1(shape: Sequence[IntLike], *, dtype: Optional[DType] = None, transpose: Optional[bool] = None) -> Tile:
+    """create_l1: a zero-filled Mat (L1) accumulator; gather_row: `dst` with the `shapes` window of `src` at `src_offset` (its `valid_shape` part) written at `dst_offset` (transpose=True: the window's columns as rows).
+
+    In a program: ``pl.create_l1(shape, dtype=, transpose=)``. Category GatherRow; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('create_l1')
+
+
 def create_tensor(shape: Sequence[IntLike], *, dtype: Optional[DType] = None) -> Tensor:
     """A new tensor in global memory (orchestration functions only).
 
@@ -270,6 +279,24 @@ def gather_mask(input: _Value, mask_pattern: int, *, output_dtype: Optional[DTyp
     raise outside_program('gather_mask')
 
 
+def gather_row(dst: Tile, src: Tensor, dst_offset: Sequence[IntLike], src_offset: Sequence[IntLike], shapes: Sequence[IntLike], valid_shape: Optional[Sequence[IntLike]] = None, *, transpose: Optional[bool] = None) -> Tile:
+    """create_l1: a zero-filled Mat (L1) accumulator; gather_row: `dst` with the `shapes` window of `src` at `src_offset` (its `valid_shape` part) written at `dst_offset` (transpose=True: the window's columns as rows).
+
+    In a program: ``pl.gather_row(dst, src, dst_offset, src_offset, shapes, [valid_shape], transpose=)``. Category GatherRow; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gather_row')
+
+
+def gatherb(src: Tile, offset: Tile, *, output_dtype: Optional[DType] = None) -> Tile:
+    """32-byte blocks of `src` at the UINT32 byte offsets of `offset` ([r, c] -> [r, c * 32 / sizeof(output_dtype)]); an offset past `src` is a run-time error.
+
+    In a program: ``pl.gatherb(src, offset, output_dtype=)``. Category Gather; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gatherb')
+
+
 def get_block_idx() -> Any:
     """The registry's op get_block_idx.
 
@@ -313,6 +340,15 @@ def manual_scope(*, manual: Optional[Any] = None) -> Any:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('manual_scope')
+
+
+def mgather(mem: Tensor, idx: Union[Tile, Tensor], scratch: Optional[Union[Tensor, str, int]] = None, *, coalesce: Optional[Union[str, int]] = None, gather_oob: Optional[Union[str, int]] = None, target_memory: Optional[MemorySpace] = None, valid_shape: Optional[Sequence[IntLike]] = None) -> Tile:
+    """Rows (coalesce='row') or flat elements ('elem') of the tensor `mem` at the INT32 indices `idx`: into Vec by an index tile, into Mat by a GM index tensor (elements staged through scratch=); gather_oob: 'undefined' (a run-time error), 'clamp', 'wrap' or 'zero'. The third positional argument is coalesce.
+
+    In a program: ``pl.mgather(mem, idx, [scratch], coalesce=, gather_oob=, target_memory=, valid_shape=)``. Category Gather; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('mgather')
 
 
 def move(tile: Tile, *, target_memory: Optional[MemorySpace] = None) -> Tile:
@@ -520,6 +556,15 @@ def transpose_view(tile: Tile) -> Tile:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('transpose_view')
+
+
+def view(input: Tensor, shape: Optional[Sequence[IntLike]] = None, valid_shape: Optional[Sequence[IntLike]] = None, *, layout: Optional[Any] = None) -> Tensor:
+    """`input` (a tensor) seen in another `shape` over the same memory, as reshape's view (no shape: `input` itself); layout=TensorLayout.ND only.
+
+    In a program: ``pl.view(input, [shape], [valid_shape], layout=)``. Category Reshape; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('view')
 
 
 def write(input: _Value, indices: Sequence[IntLike], value: Union[int, float]) -> _Value:

@@ -28,6 +28,13 @@ def extract(src: Tile, index_row: IntLike, index_col: IntLike, shape: Sequence[I
     raise outside_program("extract")
 
 
+def dump_tag(tensor: Tensor) -> Tensor:
+    """``pl.dump_tag(t)`` (``pl.tensor.dump_tag``), a statement of an orchestration: PyPTO's
+    selective-dump marker. This device's argument dump (``RunConfig.enable_dump_args``) dumps
+    every task's tensors or none, so the marker is checked and has no effect; ``t`` itself."""
+    raise outside_program("dump_tag")
+
+
 def scalar_form(name: str, op: str) -> Any:
     """``pl.tile.<name>`` / ``pl.tensor.<name>``: the op `op` with a scalar right operand."""
 
@@ -41,4 +48,4 @@ def scalar_form(name: str, op: str) -> Any:
 
 SCALAR_FORMS = {name: scalar_form(name, name[:-1]) for name in ("adds", "subs", "muls", "divs")}
 
-__all__ = ["full", "const", "extract", "SCALAR_FORMS", "Tensor", "Tile"]
+__all__ = ["full", "const", "extract", "dump_tag", "SCALAR_FORMS", "Tensor", "Tile"]
