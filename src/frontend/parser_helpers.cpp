@@ -117,16 +117,28 @@ bool Parser::register_module_helper() {
 }
 
 bool Parser::register_inline_method() {
-  // `@pl.function(type=pl.FunctionType.Inline)`: the decorator's line names the kind.
-  size_t ahead = 0;
-  bool is_inline = false;
-  for (; peek_token(ahead).kind != TK::Newline && peek_token(ahead).kind != TK::EndOfFile;
-       ++ahead) {
-    is_inline = is_inline ||
-                (peek_token(ahead).text == "FunctionType" &&
-                 peek_token(ahead + 1).kind == TK::Dot && peek_token(ahead + 2).text == "Inline");
+  // `@pl.function(type=pl.FunctionType.Inline)`, or `Spmd` with `attrs={"core_num": N}`: the
+  // decorator's line names the kind.
+  bool is_inline = false, is_spmd = false;
+  std::optional<int64_t> core_num;
+  const Span decorator_span = here();
+  for (size_t ahead = 0;
+       peek_token(ahead).kind != TK::Newline && peek_token(ahead).kind != TK::EndOfFile; ++ahead) {
+    const bool kind =
+        peek_token(ahead).text == "FunctionType" && peek_token(ahead + 1).kind == TK::Dot;
+    is_inline = is_inline || (kind && peek_token(ahead + 2).text == "Inline");
+    is_spmd = is_spmd || (kind && peek_token(ahead + 2).text == "Spmd");
+    if (peek_token(ahead).kind == TK::String && string_literal(peek_token(ahead)) == "core_num" &&
+        peek_token(ahead + 1).kind == TK::Colon && peek_token(ahead + 2).kind == TK::Int) {
+      core_num = std::stoll(std::string(peek_token(ahead + 2).text));
+    }
   }
-  if (!is_inline) return false;
+  if (!is_inline && !is_spmd) return false;
+  if (is_spmd && (!core_num || *core_num < 1)) {
+    fail(decorator_span,
+         "a pl.FunctionType.Spmd function needs attrs={\"core_num\": N}, N >= 1: the number of "
+         "blocks its kernel is launched over");
+  }
   const size_t start = pos_;
   while (at(TK::At)) {
     while (!at(TK::Newline) && !at(TK::EndOfFile)) advance();
@@ -136,6 +148,7 @@ bool Parser::register_inline_method() {
   ExternalHelper h;
   h.name = std::string(peek_token(1).text);
   h.kind = HelperKind::Inline;
+  h.spmd_blocks = is_spmd ? core_num : std::nullopt;
   h.start = start;
   h.file_name = file_name_;
   h.file_text = text_;
@@ -456,6 +469,13 @@ Value Parser::expand_inline_call(size_t helper, const Token& name) {
   inline_frame_ = saved_frame;
   constants_ = saved_constants;
   local_constants_ = std::move(saved_local_constants);
+  if (h.spmd_blocks) {
+    // A Spmd function is an SPMD dispatch of the kernel it calls: `with pl.spmd(core_num):`
+    // around its body.
+    inline_stmts_.push_back(task_options_stmt(nullptr, std::nullopt, span));
+    if (StmtPtr blocks = task_blocks_stmt(ir::make_int(*h.spmd_blocks, span), span))
+      inline_stmts_.push_back(std::move(blocks));
+  }
   for (auto& s : stmts) inline_stmts_.push_back(std::move(s));
   return expr_value(result, span);
 }

@@ -301,6 +301,9 @@ struct ExternalHelper {
   int32_t first_line = 1;           // of its first decorator in file_text (own_tokens only)
   std::optional<size_t> signature;  // a Function helper added to the current program
   bool expanding = false;           // an inline helper whose body is being expanded
+  // A pl.FunctionType.Spmd method: its body's kernel call is launched over this many blocks
+  // (its attrs={"core_num": N}).
+  std::optional<int64_t> spmd_blocks;
 };
 
 // The state of an inline expansion: parameters still bound to the caller's variables (a first

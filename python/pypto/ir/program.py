@@ -15,7 +15,8 @@ class FunctionType(str, enum.Enum):
     cores), the ``Orchestration`` that submits kernels, a ``Group`` of kernels scheduled
     together, or ``Opaque`` (a bare ``@pl.function``), which compiling decides: an orchestration
     when it hands work to kernels, else a kernel. ``Inline`` is a method whose body is expanded
-    at each ``self.<name>(...)`` call: it is not a function of the compiled program. The DSL
+    at each ``self.<name>(...)`` call: it is not a function of the compiled program; a ``Spmd``
+    method (``attrs={"core_num": N}``) is one too, its kernel call launched over N blocks. The DSL
     spells it ``pl.FunctionType``."""
 
     InCore = "InCore"
@@ -25,6 +26,7 @@ class FunctionType(str, enum.Enum):
     AIV = "AIV"
     Group = "Group"
     Inline = "Inline"
+    Spmd = "Spmd"
 
     def __repr__(self):
         return "pl.FunctionType." + self.value
