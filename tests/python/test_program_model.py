@@ -508,3 +508,28 @@ def test_a_method_may_be_written_without_self(tmp_path):
             "y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
             "        t = pl.load", "y: pl.Out[pl.Tensor[[16, 16], pl.FP32]], self) -> "
             "pl.Tensor[[16, 16], pl.FP32]:\n        t = pl.load"))
+
+
+@pl.program
+class AssemblesIntoItsInput:
+    @pl.function
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32],
+             c: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for j in pl.range(0, 64, 16):
+                part = pl.add(pl.slice(c, [16, 16], [0, j]), pl.slice(a, [16, 16], [0, j]))
+                c = pl.assemble(c, part, [0, j])
+        return c
+
+
+def test_an_entry_returning_its_input_written_in_place_makes_it_inout(tmp_path):
+    # PyPTO's cross-core tests write `c = pl.assemble(c, ...); return c` with c an In parameter:
+    # c is the output (their specs are a and c), not a new ret0_out.
+    def golden(t, _params=None):
+        t["c"][:] = t["c"] + t["a"]
+
+    rng = np.random.default_rng(3)
+    specs = [TensorSpec("a", [16, 64], pl.FP32, init_value=rng.random),
+             TensorSpec("c", [16, 64], pl.FP32, init_value=rng.random, is_output=True)]
+    result = run(AssemblesIntoItsInput, specs, golden, _config(tmp_path))
+    assert result.passed, result.error
