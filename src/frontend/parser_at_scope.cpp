@@ -61,7 +61,9 @@ void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArg
          "are not supported; write pl.at(level=pl.Level.CORE_GROUP)");
   } else if (key == "deps") {
     args.deps = parse_dependency_list(callee);
-  } else if (key == "no_dep_args" || key == "dumps") {
+  } else if (key == "dumps") {
+    parse_dump_list(std::string(callee));
+  } else if (key == "no_dep_args") {
     fail(key_span, std::string(callee) + "(" + key +
                        "=...) is not supported: it lists tensors for the NPU runtime's "
                        "per-argument tracking and dumps");

@@ -82,13 +82,22 @@ ir::Attrs Parser::parse_call_attrs_dict(const std::string& callee_label) {
 }
 
 bool Parser::at_no_dep_marker() const {
-  return at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).kind == TK::Name &&
-         peek_token(2).text == "no_dep" && peek_token(3).kind == TK::LParen;
+  // pl.no_dep(x), or PyPTO's own spelling pl.tensor.no_dep(x).
+  const size_t skip = at_name("pl") && peek_token(1).kind == TK::Dot &&
+                              peek_token(2).text == "tensor" && peek_token(3).kind == TK::Dot
+                          ? 2
+                          : 0;
+  return at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(skip + 2).kind == TK::Name &&
+         peek_token(skip + 2).text == "no_dep" && peek_token(skip + 3).kind == TK::LParen;
 }
 
 Value Parser::parse_no_dep_marker() {
   advance();  // pl
   advance();  // .
+  if (at_name("tensor")) {
+    advance();  // tensor
+    advance();  // .
+  }
   advance();  // no_dep
   expect(TK::LParen, "'(' after pl.no_dep");
   Value v = parse_value();

@@ -56,4 +56,20 @@ Value Parser::parse_dump_tag(const std::string& spelling, Span span) {
   return expr_value(e, span);
 }
 
+// `dumps=[t, ...]` of pl.submit and pl.at: the explicit form of pl.dump_tag for one task
+// launch. Checked (a list of tensors) and dropped for the same reason.
+void Parser::parse_dump_list(const std::string& owner) {
+  expect(TK::LBracket, "'[' to start the list of dumps= of " + owner);
+  while (!at(TK::RBracket)) {
+    Value v = parse_value();
+    ExprPtr e = expect_expr(v, [&] { return "dumps= of " + owner; });
+    if (!e->type() || !e->type()->as<ir::TensorType>()) {
+      fail(v.span, "dumps= of " + owner + " lists tensors, got " + ir::type_to_string(e->type()));
+    }
+    if (!at(TK::Comma)) break;
+    advance();
+  }
+  expect(TK::RBracket, "']' to close the list of dumps= of " + owner);
+}
+
 }  // namespace pypto::frontend::detail

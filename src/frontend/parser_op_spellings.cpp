@@ -78,7 +78,6 @@ constexpr std::string_view kUnsupported[] = {
     "matmul_mx_bias",
     "max",
     "min",
-    "no_dep",
     "part_add",
     "part_max",
     "part_min",
@@ -193,6 +192,12 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "extract" && ns == "tile") return parse_extract(spelling, span);
   if (op == "set_validshape") return parse_set_validshape(spelling, span);
   if (op == "dump_tag" && ns != "tile") return parse_dump_tag(spelling, span);
+  if (op == "no_dep") {
+    fail(span, spelling +
+                   " marks an argument of a kernel call (parser_call_attrs.cpp): write "
+                   "self.<kernel>(" +
+                   spelling + "(x), ...)");
+  }
   if (op == "addc" || op == "subc" || op == "addsc" || op == "subsc")
     return parse_three_operand(spelling, op, span);
   if (ns.empty() && op == "create")
@@ -390,8 +395,10 @@ OpSpelling resolve_op_spelling(std::string_view ns, std::string_view name) {
   using Kind = OpSpelling::Kind;
   // The forms parse_op_spelling builds from other ops (parser_op_forms.cpp).
   if (name == "full") return {Kind::Form, ns == "tile" ? "create_tile" : "create_tensor"};
+  // ... and the statements and markers read before it (parser_calls.cpp, parser_call_attrs.cpp).
   if ((name == "const" && ns.empty()) || (name == "dim" && ns != "tile") ||
-      (name == "extract" && ns == "tile")) {
+      (name == "extract" && ns == "tile") || (name == "dump_tag" && ns != "tile") ||
+      name == "no_dep" || (ns == "system" && (name == "task_dummy" || name == "task_invalid"))) {
     return {Kind::Form, ""};
   }
   if (name == "addc" || name == "addsc") return {Kind::Form, "add"};

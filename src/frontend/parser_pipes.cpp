@@ -23,8 +23,8 @@ void Parser::complete_tpop_args(const std::string& spelling, std::vector<CallArg
   if (!tile) return;  // the type rule asks for shape= and dtype=
   // The annotation's valid_shape: the region of the whole tile the consumer reads.
   bool positional = false;
-  for (const CallArg& a : call_args) positional = positional || a.keyword.empty() ||
-                                                  a.keyword == "valid_rows";
+  for (const CallArg& a : call_args)
+    positional = positional || a.keyword.empty() || a.keyword == "valid_rows";
   std::vector<ExprPtr> valid;
   if (runtime_valid_shape_ && runtime_valid_exprs_.size() == 2) {
     valid = runtime_valid_exprs_;
@@ -99,9 +99,9 @@ bool Parser::skip_runtime_valid_shape(Span span) {
   if (!runtime_dims_allowed_ || !at(TK::LBracket)) return false;
   // A run-time name among the list's items (up to its closing bracket).
   std::optional<std::string> name;
-  for (size_t ahead = 1; peek_token(ahead).kind != TK::RBracket &&
-                         peek_token(ahead).kind != TK::EndOfFile &&
-                         peek_token(ahead).kind != TK::Newline;
+  for (size_t ahead = 1;
+       peek_token(ahead).kind != TK::RBracket && peek_token(ahead).kind != TK::EndOfFile &&
+       peek_token(ahead).kind != TK::Newline;
        ++ahead) {
     const Token& t = peek_token(ahead);
     if (t.kind == TK::Name && lookup_var(t.text)) name = std::string(t.text);

@@ -13,7 +13,7 @@ bool Parser::at_ptr_binding() const {
 
 void Parser::parse_ptr_binding(const Token& name) {
   for (int i = 0; i < 3; ++i) advance();  // pl . Ptr
-  advance();                               // =
+  advance();                              // =
   const Span span = here();
   if (!(at_pl_member(0, "tile") && peek_token(3).kind == TK::Dot &&
         peek_token(4).text == "alloc")) {
@@ -26,12 +26,14 @@ void Parser::parse_ptr_binding(const Token& name) {
   auto space = parse_memory_space_name();
   if (!space) fail(space_span, "pl.tile.alloc takes a memory space first (pl.Mem.Vec, ...)");
   if (*space == ir::MemorySpace::DDR) {
-    fail(space_span, "pl.tile.alloc allocates on-chip memory (Vec, Mat, Left, Right, Acc), not DDR");
+    fail(space_span,
+         "pl.tile.alloc allocates on-chip memory (Vec, Mat, Left, Right, Acc), not DDR");
   }
   expect(TK::Comma, "',' after the memory space of pl.tile.alloc");
   const Span size_span = here();
   const int64_t size = parse_constant_int("the size of pl.tile.alloc");
-  if (size <= 0) fail(size_span, "the size of pl.tile.alloc must be positive, got " + std::to_string(size));
+  if (size <= 0)
+    fail(size_span, "the size of pl.tile.alloc must be positive, got " + std::to_string(size));
   if (at(TK::Comma)) {
     advance();
     if (at_name("pinned")) {

@@ -559,6 +559,7 @@ class Parser {
   // pl.set_validshape of a tensor: its window with that valid region (parser_valid_shapes.cpp).
   Value parse_set_validshape(const std::string& spelling, Span span);
   // pl.tensor.dump_tag(t): the selective-dump marker, consumed here (parser_gather_row.cpp).
+  void parse_dump_list(const std::string& owner);
   Value parse_dump_tag(const std::string& spelling, Span span);
   // The arguments of pl.gather_row and pl.tile.mgather as PyPTO spells them: gather_row's sixth
   // positional argument is transpose=; mgather's scratch= belongs to the Mat form

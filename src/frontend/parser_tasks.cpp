@@ -200,6 +200,8 @@ void Parser::parse_submit(Block& block, const std::vector<const Token*>& targets
         predicate = parse_task_predicate();
       } else if (k == "core_num" && spmd) {
         core_num = expect_expr(parse_value(), "core_num= of " + label);
+      } else if (k == "dumps") {
+        parse_dump_list(label);
       } else if (k == "allow_early_resolve" || (k == "sync_start" && spmd)) {
         // Scheduling hints of the NPU's dispatcher: a task still starts only once its
         // dependencies are done, which is all the CPU device honours.
@@ -207,7 +209,7 @@ void Parser::parse_submit(Block& block, const std::vector<const Token*>& targets
       } else {
         fail(span_of(key), "unknown argument '" + k + "' of " + label + " (expected deps, " +
                                (spmd ? "core_num, sync_start, " : "") +
-                               "predicate or allow_early_resolve)");
+                               "predicate, dumps or allow_early_resolve)");
       }
       continue;
     }

@@ -194,7 +194,8 @@ Value Parser::parse_set_validshape(const std::string& spelling, Span span) {
     std::vector<ExprPtr> args{input};
     for (size_t i = 1; i <= 2; ++i) {
       args.push_back(expect_expr(bound[i]->value, [&] {
-        return std::string("argument '") + (i == 1 ? "valid_rows" : "valid_cols") + "' of " + spelling;
+        return std::string("argument '") + (i == 1 ? "valid_rows" : "valid_cols") + "' of " +
+               spelling;
       }));
     }
     return expr_value(ir::make_op_call("set_validshape", std::move(args), {}, span), span);

@@ -278,7 +278,7 @@ TEST(ParserValues, RefusedPlAtArgumentsAreLocatedByName) {
   const std::vector<Case> cases = {
       {"pl.Level.CORE_GROUP, deps=[1]", "deps= entries must be TaskIds", 47},
       {"pl.Level.CORE_GROUP, no_dep_args=[x]", "pl.at(no_dep_args=...) is not supported", 41},
-      {"pl.Level.CORE_GROUP, dumps=[x]", "pl.at(dumps=...) is not supported", 41},
+      {"pl.Level.CORE_GROUP, dumps=[1]", "dumps= of pl.at lists tensors", 48},
       {"pl.Level.CORE_GROUP, pl.Role.Worker", "pl.at(role=...) belongs to hierarchy", 41},
       {"pl.Level.CORE_GROUP, name_hint=\"a b\"", "name_hint must be a valid identifier", 51},
       {"pl.Level.CORE_GROUP, speed=2", "unknown argument 'speed' of pl.at", 41},

@@ -390,7 +390,7 @@ def test_scopes_without_hint_keep_their_generated_names(work):
     ('name_hint="1x"', '"1x"', "name_hint must be a valid identifier"),
     ("name_hint=3", "3", "name_hint= takes a string"),
     ("no_dep_args=[x]", "no_dep_args", "pl.at(no_dep_args=...) is not supported"),
-    ("dumps=[x]", "dumps", "pl.at(dumps=...) is not supported"),
+    ("dumps=[1]", "1]", "dumps= of pl.at lists tensors"),
     ("role=pl.Role.Orchestrator", "role", "pl.at(role=...) belongs to hierarchy scopes"),
     ("speed=1", "speed", "unknown argument 'speed' of pl.at"),
     ("optimizations=[pl.split(pl.SplitMode.DIAGONAL)]", "DIAGONAL", "unknown split mode 'DIAGONAL'"),

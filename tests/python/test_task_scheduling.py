@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
+from pypto.errors import CompileError
 from pypto.runtime import RunConfig, TensorSpec, run
 
 M, N, TILE = 4, 4, 32
@@ -93,6 +94,25 @@ def test_manual_scope_orders_tasks_by_their_deps_only(work):
         # stage1 has no dependencies at all: no edges are inferred inside a manual scope
         # (outside one, every stage1 of a tile row would wait for the previous writers).
         assert first[4] == -1
+
+
+def test_dumps_of_submit_change_nothing(work):
+    # dumps= (PyPTO's per-launch argument dump) is checked and dropped: the device's argument
+    # dump has no partial level.
+    import pathlib
+    text = pathlib.Path(__file__).read_text()
+    start = text.index("@pl.program\nclass ManualPipeline")
+    source = "import pypto.language as pl\n" + "\n".join(
+        f"{name} = {value}" for name, value in
+        (("ROWS", ROWS), ("COLS", COLS), ("TILE", TILE), ("M", M), ("N", N))) + "\n\n" + \
+        text[start:text.index("def pipeline_specs")]
+    source = source.replace("pl.submit(self.stage1, x, scratch, row, col)",
+                            "pl.submit(self.stage1, x, scratch, row, col, dumps=[x])")
+    program = pl.parse(source)
+    result = run(program, pipeline_specs(), pipeline_golden, profiled(work))
+    assert result.passed, result.error
+    with pytest.raises(CompileError, match="dumps= of pl.submit lists tensors"):
+        pl.parse(source.replace("dumps=[x]", "dumps=[row]"))
 
 
 @pl.program

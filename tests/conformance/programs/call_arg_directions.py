@@ -33,6 +33,7 @@ class CallDirections:
         y = self.add_into(x, y, attrs={"arg_directions": [pl.adir.no_dep, pl.adir.inout]})
         # pl.no_dep(x): the same for one argument, the others' directions derived.
         y = self.add_into(pl.no_dep(x), y)
+        y = self.add_into(pl.tensor.no_dep(x), y)  # PyPTO's own spelling
         return y
 
 
@@ -43,4 +44,4 @@ def tensor_specs():
 
 
 def golden(tensors):
-    tensors["y"][:] = 4.0 * tensors["x"]
+    tensors["y"][:] = 5.0 * tensors["x"]
