@@ -310,7 +310,11 @@ class Parser {
 
   // pl.MemRef(...) in PyPTO's forms: (addr, size, id), (space, addr, size, id) and
   // (base, byte_offset, size). `named_space` receives the space the MemRef itself names.
-  ir::MemRef parse_memref(std::optional<ir::MemorySpace>& named_space);
+  // None for a declared allocation (pl.MemRef(), pl.MemRef("name", slots=N)[k]), read and
+  // dropped (parser_type_args.cpp).
+  std::optional<ir::MemRef> parse_memref(std::optional<ir::MemorySpace>& named_space);
+  void skip_declared_allocation();  // after its '(': the name, slots= and ')', and a [slot]
+  void skip_slot_subscript();       // `[k]` after a declared allocation, if there
 
   // `[a, b, ...]` of constant integers (a view's valid_shape or stride).
   std::vector<int64_t> parse_constant_int_list(const std::string& what);

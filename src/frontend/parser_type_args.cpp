@@ -274,25 +274,56 @@ ir::TensorView Parser::parse_tensor_view() {
   return view;
 }
 
-ir::MemRef Parser::parse_memref(std::optional<ir::MemorySpace>& named_space) {
+void Parser::skip_slot_subscript() {
+  if (!at(TK::LBracket)) return;
+  advance();
+  Value slot = parse_value();
+  expect_expr(slot, "the slot of a declared allocation");
+  expect(TK::RBracket, "']' to close the slot of a declared allocation");
+}
+
+void Parser::skip_declared_allocation() {
+  // pl.MemRef(), pl.MemRef("name"), pl.MemRef(slots=N) or pl.MemRef("name", slots=N), after
+  // its '('. PyPTO's author-declared buffers (ping-pong slots) choose addresses for the NPU's
+  // memory planner; here InitMemRef and MemoryReuse plan every tile, never letting two live
+  // values share memory, so the declaration is read and dropped: what the program computes is
+  // the same.
+  if (at(TK::String)) {
+    advance();
+    if (at(TK::Comma)) advance();
+  }
+  if (at_name("slots") && peek_token(1).kind == TK::Assign) {
+    advance();
+    advance();
+    const Span slots_span = here();
+    const int64_t slots = parse_constant_int("slots");
+    if (slots < 1 || slots > 16) {
+      fail(slots_span,
+           "slots= of a declared allocation must be 1 to 16, got " + std::to_string(slots));
+    }
+  }
+  expect(TK::RParen,
+         "')' to close pl.MemRef(...): a declared allocation takes a name and "
+         "slots=");
+  skip_slot_subscript();
+}
+
+std::optional<ir::MemRef> Parser::parse_memref(std::optional<ir::MemorySpace>& named_space) {
   const Span span = here();
   advance();  // pl
   advance();  // .
   advance();  // MemRef
   expect(TK::LParen, "'(' after pl.MemRef");
-  const char* declared =
-      "a declared allocation (pl.MemRef() or pl.MemRef(\"name\"), optionally with slots=) is "
-      "not supported: memory is planned by InitMemRef and MemoryReuse; write "
-      "pl.MemRef(addr, size, id) or leave the MemRef out";
   // The arguments, each a token range, so that the form can be decided before reading them.
   std::vector<size_t> starts;
+  bool keywords = false;
   {
     const size_t begin = pos_;
     int depth = 0;
     if (!at(TK::RParen)) starts.push_back(pos_);
     while (!(depth == 0 && at(TK::RParen))) {
       if (at(TK::EndOfFile) || at(TK::Newline)) expected("')' to close pl.MemRef(...)");
-      if (depth == 0 && at(TK::Name) && peek_token(1).kind == TK::Assign) fail(here(), declared);
+      if (depth == 0 && at(TK::Name) && peek_token(1).kind == TK::Assign) keywords = true;
       if (at(TK::LParen) || at(TK::LBracket)) ++depth;
       if (at(TK::RParen) || at(TK::RBracket)) --depth;
       advance();
@@ -304,7 +335,15 @@ ir::MemRef Parser::parse_memref(std::optional<ir::MemorySpace>& named_space) {
     pos_ = begin;
   }
   const size_t count = starts.size();
-  if (count <= 1) fail(span, declared);
+  if (count <= 1 || (keywords && count <= 2)) {
+    skip_declared_allocation();
+    return std::nullopt;
+  }
+  if (keywords) {
+    fail(span,
+         "pl.MemRef with slots= takes a name: pl.MemRef(\"name\", slots=N)[k] (a printed "
+         "multi-slot buffer is not supported)");
+  }
   if (count != 3 && count != 4) {
     fail(span,
          "pl.MemRef takes 3 arguments (addr, size, id) or (base, byte_offset, size), or 4 "
@@ -408,7 +447,10 @@ ir::MemRef Parser::parse_memref(std::optional<ir::MemorySpace>& named_space) {
   m.buffer_id = non_negative("id");
   if (at(TK::Comma)) advance();
   expect(TK::RParen, "')' after the arguments of pl.MemRef");
-  if (at(TK::LBracket)) fail(here(), declared);
+  if (at(TK::LBracket)) {
+    fail(here(), "a slot [k] belongs to a declared allocation, pl.MemRef(\"name\", slots=N)[k]; "
+                 "pl.MemRef(addr, size, id) is one buffer");
+  }
   return m;
 }
 

@@ -325,7 +325,7 @@ TypePtr Parser::parse_tile_arguments(std::vector<int64_t> shape, DataType dtype)
     } else if (at_pl_member(0, "MemRef")) {
       if (memref) twice(arg, "pl.MemRef(...)");
       memref_span = arg;
-      memref = parse_memref(memref_space);
+      memref = parse_memref(memref_space);  // none for a declared allocation
     } else if (at_pl_member(0, "TileView")) {
       if (view_start) twice(arg, "pl.TileView(...)");
       view_start = pos_;
@@ -347,10 +347,10 @@ TypePtr Parser::parse_tile_arguments(std::vector<int64_t> shape, DataType dtype)
       fail(arg, "pl.Tile does not accept a tensor layout such as " + written +
                     ": a tile's layouts are written pl.TileView(blayout=..., slayout=...)");
     } else if (at(TK::Name) && !at_name("pl") && peek_token(1).kind != TK::LParen) {
-      fail(arg, "'" + std::string(cur().text) +
-                    "' in a pl.Tile annotation: a MemRef held in a variable (a declared "
-                    "allocation) is not supported; memory is planned by InitMemRef and "
-                    "MemoryReuse, so leave the MemRef out");
+      // A declared allocation held in a variable (`ROTATING = pl.MemRef(slots=2)`, then
+      // `ROTATING[i % 2]`): read and dropped, as skip_declared_allocation says why.
+      advance();
+      skip_slot_subscript();
     } else {
       fail(arg, "unsupported pl.Tile argument " + describe(cur()) +
                     ": expected pl.Mem.<space>, pl.MemRef(...) or pl.TileView(...)");
@@ -392,6 +392,7 @@ TypePtr Parser::parse_tensor_arguments(std::vector<int64_t> shape, DataType dtyp
     if (at_pl_member(0, "MemRef")) {
       std::optional<ir::MemorySpace> named;
       memref = parse_memref(named);
+      if (!memref) continue;  // a declared allocation
       if (named && *named != ir::MemorySpace::DDR) {
         fail(arg, "a tensor's pl.MemRef(...) is in DDR, not " +
                       std::string(ir::memory_space_name(*named)));

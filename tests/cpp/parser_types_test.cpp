@@ -309,15 +309,10 @@ TEST(ParserTypes, UnsupportedFormsAreLocatedErrorsThatNameThem) {
       kernel("a: pl.Tensor[[M, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]", L + S), 6,
       31, "unknown name 'M' in a shape");
   expect_error(kernel(kParams,
-                      "        t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(\"scratch\"), "
+                      "        t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(\"scratch\", slots=17), "
                       "pl.Mem.Vec] = pl.load(a, [0, 0], [64, 64])\n" +
                           S),
-               7, 39, "a declared allocation");
-  expect_error(kernel(kParams,
-                      "        t: pl.Tile[[64, 64], pl.FP32, ping, pl.Mem.Vec] = "
-                      "pl.load(a, [0, 0], [64, 64])\n" +
-                          S),
-               7, 39, "'ping' in a pl.Tile annotation");
+               7, 66, "slots= of a declared allocation must be 1 to 16, got 17");
   expect_error(kernel(kParams,
                       "        t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(scratch, 0, "
                       "16384), pl.Mem.Vec] = pl.load(a, [0, 0], [64, 64])\n" +

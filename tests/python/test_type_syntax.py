@@ -328,6 +328,32 @@ def test_a_program_class_with_the_new_names_parses_from_its_source():
     assert "pl.TileView(blayout=pl.TileLayout.col_major)" in Inline.as_python()
 
 
+DECLARED_SLOTS = program_text("DeclaredSlots", """\
+        for i in pl.range(4):
+            lo: pl.Tile[[16, 64], pl.FP32, pl.MemRef("ub", slots=2)[i % 2], pl.Mem.Vec] = pl.load(
+                a, [i * 16, 0], [16, 64])
+            hi: pl.Tile[[16, 64], pl.FP32, PINGPONG[(i + 1) % 2], pl.Mem.Vec] = pl.load(
+                a, [i * 16, 0], [16, 64])
+            one: pl.Tile[[16, 64], pl.FP32, pl.MemRef(), pl.Mem.Vec] = pl.add(lo, hi)
+            o = pl.store(one, [i * 16, 0], o)
+        return o
+""")
+
+
+def test_declared_allocations_are_read_and_planned_like_any_tile(work):
+    # PyPTO's author-declared buffers (pl.MemRef("name", slots=N)[k], a variable holding one,
+    # pl.MemRef()) choose NPU addresses; InitMemRef plans every tile here, so they are dropped
+    # and two slots co-live as two values: lo + hi is 2a.
+    program = pl.parse(DECLARED_SLOTS.replace("import pypto.language as pl\n",
+                                              "import pypto.language as pl\nPINGPONG = pl.MemRef(slots=2)\n"),
+                       file_name="declared.py")
+
+    def golden(tensors, params):
+        tensors["o"][:] = 2.0 * tensors["a"]
+    check(work, program, specs(), golden, "declared")
+    assert "slots" not in program.as_python()
+
+
 ERRORS = [
     ("t: pl.Tile[[64, 64], pl.FP32, pl.TileView(foo=1)] = pl.load(a, [0, 0], [64, 64])",
      "foo", "pl.TileView argument 'foo' is not supported"),
@@ -337,8 +363,8 @@ ERRORS = [
      "Bias", "memory space pl.Mem.Bias is not supported on this device"),
     ("t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(0, 16384, 0)] = pl.load(a, [0, 0], [64, 64])",
      "pl.MemRef", "must also give its memory space"),
-    ("t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(\"s\"), pl.Mem.Vec] = pl.load(a, [0, 0], [64, 64])",
-     "pl.MemRef", "a declared allocation"),
+    ("t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(\"s\", slots=0), pl.Mem.Vec] = pl.load(a, [0, 0], "
+     "[64, 64])", "0)", "slots= of a declared allocation must be 1 to 16, got 0"),
     ("t: pl.Tile[[64, 64], pl.HF8] = pl.load(a, [0, 0], [64, 64])",
      "pl.HF8", "pl.HF8 is not supported yet: the HiFloat8 encoding"),
     ("t: pl.Tile[[64, 64], pl.FP32, pl.TileView(start_offset=8)] = pl.load(a, [0, 0], [64, 64])",

@@ -1,8 +1,8 @@
-# construct: pl.MemRef in a pl.Tile annotation (declared allocation)
-# expect: unsupported
-# names: MemRef
-"""Tiles bound to declared allocations (`pl.MemRef()`, PyPTO's one-argument form): two tiles
-kept apart by the user rather than packed by the compiler."""
+# construct: pl.MemRef in a pl.Tile annotation (declared allocation, slots)
+# expect: works
+"""Tiles bound to declared allocations (`pl.MemRef()`, PyPTO's one-argument form, and a
+two-slot buffer subscripted per iteration): the compiler plans their memory itself, the
+declarations are read and dropped."""
 
 import numpy as np
 
@@ -11,6 +11,7 @@ from pypto.runtime import TensorSpec
 
 ping = pl.MemRef()
 pong = pl.MemRef()
+slots = pl.MemRef("ub", slots=2)
 
 
 @pl.program
@@ -20,6 +21,9 @@ class DeclaredAllocations:
                   y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
         t0: pl.Tile[[16, 32], pl.FP32, ping, pl.MemorySpace.Vec] = pl.load(x, [0, 0], [16, 32])
         t1: pl.Tile[[16, 32], pl.FP32, pong, pl.MemorySpace.Vec] = pl.mul(t0, 2.0)
+        for i in pl.range(2):
+            t2: pl.Tile[[16, 32], pl.FP32, slots[i % 2], pl.MemorySpace.Vec] = pl.add(t1, t0)
+            t1 = pl.sub(t2, t0)
         y = pl.store(t1, [0, 0], y)
         return y
 
