@@ -1,6 +1,9 @@
 """pypto.compile_profiling: the Python API over the C++ compile profiler."""
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -319,34 +322,46 @@ def test_unwritable_location_raises_a_clear_error_naming_the_path():
         prof.to_json("/etc/passwd/x/profile.json")
 
 
-def test_env_var_gives_one_process_wide_profiler(monkeypatch):
-    assert get_active_profiler() is None
-    monkeypatch.setenv(ENV, " True ")
-    first = get_active_profiler()
-    assert isinstance(first, CompileProfiler)
-    assert first.is_process_wide
-    assert get_active_profiler() is first
-    assert CompileProfiler.current() is first
-    first_id = id(first)
-    del first
-    assert id(get_active_profiler()) == first_id  # the same object, not a new wrapper
+ENV_PROFILER_SCRIPT = """
+import os, threading
+import pypto.compile_profiling as cp
+from pypto.compile_profiling import CompileProfiler, get_active_profiler
+assert get_active_profiler() is None
+os.environ["PYPTO_COMPILE_PROFILING"] = " True "
+first = get_active_profiler()
+assert isinstance(first, CompileProfiler)
+assert first.is_process_wide
+assert get_active_profiler() is first
+assert CompileProfiler.current() is first
+first_id = id(first)
+del first
+assert id(get_active_profiler()) == first_id  # the same object, not a new wrapper
+seen = []
+worker = threading.Thread(
+    target=lambda: seen.append((get_active_profiler(), CompileProfiler.current())))
+worker.start()
+worker.join()
+assert seen[0][0] is get_active_profiler()
+assert seen[0][1] is seen[0][0]
+with cp.stage("env_stage_marker"):
+    pass
+assert "env_stage_marker" in get_active_profiler().to_json()
+os.environ["PYPTO_COMPILE_PROFILING"] = "maybe"
+assert get_active_profiler() is None
+assert CompileProfiler.current() is None
+os.environ["PYPTO_COMPILE_PROFILING"] = "1"  # the exit report still prints the stage
+"""
 
-    seen = []
-    worker = threading.Thread(
-        target=lambda: seen.append((get_active_profiler(), CompileProfiler.current()))
-    )
-    worker.start()
-    worker.join()
-    assert seen[0][0] is get_active_profiler()
-    assert seen[0][1] is seen[0][0]
 
-    with cp.stage("env_stage_marker"):
-        pass
-    assert "env_stage_marker" in get_active_profiler().to_json()
-
-    monkeypatch.setenv(ENV, "maybe")
-    assert get_active_profiler() is None
-    assert CompileProfiler.current() is None
+def test_env_var_gives_one_process_wide_profiler(tmp_path):
+    # The process-wide profiler lives as long as its process: in one of its own, so that the
+    # test run is left without one (its exit report would end the run).
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env["PYPTO_COMPILE_PROFILING_DIR"] = str(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", ENV_PROFILER_SCRIPT], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "env_stage_marker" in proc.stderr  # the exit report of that process
 
 
 @pytest.mark.parametrize("value", ["", "0", "no", "false", "on", "2", "yes!"])

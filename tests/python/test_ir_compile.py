@@ -110,9 +110,18 @@ def test_compile_with_profiling_writes_the_compile_report(tmp_path):
     assert str(out) == str(tmp_path)
 
 
-def test_env_profiler_also_writes_a_report(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYPTO_COMPILE_PROFILING", "1")
-    ir.compile(pl.parse(SOFTMAX), output_dir=tmp_path, dump_passes=False)
+def test_env_profiler_also_writes_a_report(tmp_path):
+    # The environment's profiler is process-wide: in a process of its own, so that this test
+    # leaves none bound to the test run (its report would end the run).
+    import subprocess
+    import sys
+    script = (f"import pypto.language as pl\nfrom pypto import ir\nSOFTMAX = {SOFTMAX!r}\n"
+              f"ir.compile(pl.parse(SOFTMAX), output_dir={str(tmp_path)!r}, dump_passes=False)\n")
+    env = dict(os.environ, PYPTO_COMPILE_PROFILING="1",
+               PYPTO_COMPILE_PROFILING_DIR=str(tmp_path / "exit"))
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "report" / "pipeline_profile.json").is_file()
     assert not (tmp_path / "passes_dump").exists()
 
