@@ -10,6 +10,7 @@
 //   kernel_gather_ops.cpp  write, gather, scatter, scatter_update, mscatter and the mask forms
 //   kernel_generate_ops.cpp  ci, random, sort32, mrgsort, fillpad_expand
 //   kernel_batch_matmul.cpp  batch_matmul and batch_matmul_acc, a matmul per matrix of the batch
+//   kernel_matmul_mx.cpp   matmul_mx, matmul_mx_acc and matmul_mx_bias
 //   kernel_pipe_ops.cpp    the cross-core pipes of a Group's AIC and AIV kernels
 // Loops, ifs and yields are StructuredEmitter's (structured_emitter.h).
 #pragma once
@@ -253,6 +254,12 @@ class KernelEmitter : public StructuredEmitter {
   void emit_mrgsort(const OpSite& o);
   void emit_mrgsort_lists(const OpSite& o);
   void emit_fillpad_expand(const OpSite& o);
+  // ----- triangular masks (kernel_generate_ops.cpp), partial elementwise ops
+  // (kernel_layout_ops.cpp) and MX block-scaled matmul (kernel_matmul_mx.cpp)
+
+  void emit_tri(const OpSite& o);
+  void emit_part_binary(const OpSite& o);
+  void emit_matmul_mx(const OpSite& o, bool acc);
 
   const ir::Function& func_;
   int32_t line_offset_;
