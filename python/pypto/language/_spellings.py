@@ -28,6 +28,18 @@ def extract(src: Tile, index_row: IntLike, index_col: IntLike, shape: Sequence[I
     raise outside_program("extract")
 
 
+def max(lhs: Any, rhs: Any, *more: Any) -> Any:  # noqa: A001 - PyPTO's pl.max / pl.tile.max
+    """``pl.max(a, b)`` / ``pl.tile.max(a, b)``: the larger of scalars (Python's ``max`` in a
+    program; PyPTO's tile reductions are ``row_max`` and ``col_max``)."""
+    raise outside_program("max")
+
+
+def min(lhs: Any, rhs: Any, *more: Any) -> Any:  # noqa: A001 - PyPTO's pl.min / pl.tile.min
+    """``pl.min(a, b)`` / ``pl.tile.min(a, b)``: the smaller of scalars (Python's ``min`` in a
+    program, as for a block's valid length ``pl.min(32, n - j * 32)``)."""
+    raise outside_program("min")
+
+
 def scalar_form(name: str, op: str) -> Any:
     """``pl.tile.<name>`` / ``pl.tensor.<name>``: the op `op` with a scalar right operand."""
 
@@ -41,4 +53,4 @@ def scalar_form(name: str, op: str) -> Any:
 
 SCALAR_FORMS = {name: scalar_form(name, name[:-1]) for name in ("adds", "subs", "muls", "divs")}
 
-__all__ = ["full", "const", "extract", "SCALAR_FORMS", "Tensor", "Tile"]
+__all__ = ["full", "const", "extract", "max", "min", "SCALAR_FORMS", "Tensor", "Tile"]
