@@ -126,7 +126,7 @@ BODY
 @pytest.mark.parametrize("body, col, message", [
     ("        pl.tensor.gather_row(a, a, [0, 0], [0, 0], [1, 32])\n        r = t", 9,
      "pl.tensor.gather_row is not supported yet"),
-    ("        r = pl.tile.tri(t)", 13, "pl.tile.tri is not supported yet"),
+    ("        r = pl.tile.alloc(t)", 13, "pl.tile.alloc is not supported yet"),
     ("        r = pl.tensor.frobnicate(t)", 13, "unknown op 'pl.tensor.frobnicate'"),
     ("        pl.dump_tag(t)\n        r = t", 9, "pl.dump_tag is not supported yet"),
     ("        pl.func_attr(t)\n        r = t", 22, "expected '{' to start the attrs dictionary"),
