@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 24
+#define PTO_ABI_VERSION 25
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -383,6 +383,25 @@ typedef struct PtoIsa {
   // by `oob` (PtoGatherOob).
   int32_t (*gather_load)(void* dst, const PtoTensor* t, const int32_t* index, int64_t n,
                          int64_t unit, int32_t oob, const char* where, PtoFailFn fail, void* ctx);
+  // ----- Triangular masks, partial elementwise ops and MX block-scaled matmul (pl.tile.tri,
+  // pl.tile.part_add / part_mul / part_max / part_min, pl.tile.matmul_mx*).
+  // dst[r, c] (a tile of `cols` columns) = 1 where c <= r + diagonal (upper: c >= r + diagonal),
+  // else 0, in dtype, for r < valid_rows and c < valid_cols only.
+  void (*tri)(int32_t dtype, void* dst, int64_t cols, int64_t valid_rows, int64_t valid_cols,
+              int64_t diagonal, int32_t upper);
+  // Over a's valid region [0, a_rows) x [0, a_cols) of rows x cols tiles: dst = a op b where b
+  // is valid too (r < b_rows and c < b_cols), else a (op: PtoBinaryOp). dst may be a or b.
+  void (*part_binary)(int32_t op, int32_t dtype, void* dst, const void* a, const void* b,
+                      int64_t cols, int64_t a_rows, int64_t a_cols, int64_t b_rows, int64_t b_cols);
+  // dst[m, n] (FP32) = (acc, or 0 when null) + (left * 2^left_scale) @ (right * 2^right_scale):
+  // left [m, k] and right [k, n] are FP8E4M3FN (rows lda / ldb elements apart), left_scale
+  // [m, ceil(k / 32)] and right_scale [ceil(k / 32), n] dense FP8E8M0; element (i, p) of left
+  // takes the scale of its row and its block of 32 along k (p / 32), element (p, j) of right
+  // that of block p / 32 and its column. The scaled operands are FP32, their products
+  // fused-multiply-added in k order onto each element (the reference interpreter's order).
+  void (*matmul_mx)(void* dst, const void* acc, const void* left, int64_t lda,
+                    const void* left_scale, const void* right, int64_t ldb, const void* right_scale,
+                    int64_t m, int64_t k, int64_t n);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.

@@ -244,6 +244,27 @@ OPS: Dict[str, Tuple[Dict[str, str], str, str]] = {
                 "INT32 indices `idx`: into Vec by an index tile, into Mat by a GM index tensor "
                 "(elements staged through scratch=); gather_oob: 'undefined' (a run-time error), "
                 "'clamp', 'wrap' or 'zero'. The third positional argument is coalesce."),
+    # Triangular masks, partial elementwise ops, gemv_bias and MX block-scaled matmul.
+    "tri": ({"diagonal": "IntLike", "shape": SHAPE, "valid_shape": SHAPE, "dtype": "DType",
+             "upper": "bool"}, "Tile",
+            "A [rows, cols] mask tile: 1 where col - row <= `diagonal` (upper=True: >=), else 0, "
+            "written in the `valid_shape` corner only; `diagonal` may be a run-time scalar."),
+    **{f"part_{op}": ({"src0": VALUE, "src1": VALUE}, VALUE,
+                      f"Partial {what} of two tiles over src0's valid region: where src1 is valid "
+                      "too the op, where it is not a copy of src0 (the result has src0's valid "
+                      "region).")
+       for op, what in (("add", "add"), ("mul", "multiply"), ("max", "max"), ("min", "min"))},
+    "gemv_bias": ({}, "Tile",
+                  "`left` [1, K] @ `right` [K, N] plus the [1, N] `bias` (of the accumulator's "
+                  "dtype); acc_phase is a pipeline hint."),
+    **{name: ({"acc": "Tile", "lhs": "Tile", "lhs_scale": "Tile", "rhs": "Tile",
+               "rhs_scale": "Tile", "bias": "Tile"}, "Tile",
+              f"MX block-scaled matmul ({name}): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each "
+              "element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` "
+              "[M, K/32], `rhs_scale` [K/32, N], in Mat), into an FP32 [M, N] Acc tile"
+              + extra)
+       for name, extra in (("matmul_mx", "."), ("matmul_mx_acc", ", added to `acc`."),
+                           ("matmul_mx_bias", ", plus the FP32 [1, N] `bias` on every row."))},
     "transpose_view": ({"tile": "Tile"}, "Tile",
                        "`tile` with its last two axes swapped, in the same memory space (the "
                        "hardware reinterprets its fractal layout; here it is a transposed copy)."),

@@ -483,6 +483,13 @@ void KernelEmitter::tile_op(const ir::Call& call, const TileRef* dst, Span span)
       return emit_mgather(site);
     case ir::EmitShape::GatherRow:
       return emit_gather_row(site);
+    case ir::EmitShape::Tri:
+      return emit_tri(site);
+    case ir::EmitShape::PartBinary:
+      return emit_part_binary(site);
+    case ir::EmitShape::MatmulMx:
+    case ir::EmitShape::MatmulMxAcc:
+      return emit_matmul_mx(site, def->emit == ir::EmitShape::MatmulMxAcc);
     case ir::EmitShape::Read:
       codegen_error(span, "the result of pl.read is a scalar; assign it to a name");
     case ir::EmitShape::Comm:

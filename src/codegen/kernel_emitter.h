@@ -11,6 +11,7 @@
 //   kernel_generate_ops.cpp  ci, random, sort32, mrgsort, fillpad_expand
 //   kernel_gather_load_ops.cpp  gatherb, mgather, gather_row
 //   kernel_batch_matmul.cpp  batch_matmul and batch_matmul_acc, a matmul per matrix of the batch
+//   kernel_matmul_mx.cpp   matmul_mx, matmul_mx_acc and matmul_mx_bias
 //   kernel_pipe_ops.cpp    the cross-core pipes of a Group's AIC and AIV kernels
 // Loops, ifs and yields are StructuredEmitter's (structured_emitter.h).
 #pragma once
@@ -263,6 +264,12 @@ class KernelEmitter : public StructuredEmitter {
   void emit_gatherb(const OpSite& o);
   void emit_mgather(const OpSite& o);
   void emit_gather_row(const OpSite& o);
+  // ----- triangular masks (kernel_generate_ops.cpp), partial elementwise ops
+  // (kernel_layout_ops.cpp) and MX block-scaled matmul (kernel_matmul_mx.cpp)
+
+  void emit_tri(const OpSite& o);
+  void emit_part_binary(const OpSite& o);
+  void emit_matmul_mx(const OpSite& o, bool acc);
 
   const ir::Function& func_;
   int32_t line_offset_;

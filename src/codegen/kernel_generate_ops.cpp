@@ -1,4 +1,4 @@
-// The kernel emitter's generators (ci, random), sorts (sort32, mrgsort) and fillpad_expand.
+// The kernel emitter's generators (tri, ci, random), sorts (sort32, mrgsort) and fillpad_expand.
 // The class and which file holds which part: kernel_emitter.h.
 #include <string>
 #include <vector>
@@ -62,6 +62,35 @@ void KernelEmitter::emit_random(const OpSite& o) {
   w_.line("isa->random(" + o.dst.ptr + ", key, counter, " + std::to_string(rounds) + ", " +
           std::to_string(o.dst.cols()) + ", " + valid_rows + ", " + valid_cols + ");");
   w_.close();
+}
+
+// tri: the mask into the valid_shape corner only; the rest is undefined, as after random.
+void KernelEmitter::emit_tri(const OpSite& o) {
+  const std::string diagonal = emit_scalar_expr(o.arg(0), names_);
+  std::string valid_rows = std::to_string(o.dst.rows());
+  std::string valid_cols = std::to_string(o.dst.cols());
+  if (o.call.args.size() > 2 && o.arg(2)) {
+    const auto valid = emit_int_list(o.arg(2), names_, "the valid_shape of pl.tile.tri");
+    if (valid.size() != 2) codegen_error(o.span, "pl.tile.tri: valid_shape needs 2 entries");
+    // The type rule takes constants only: a valid_shape equal to the shape changes nothing.
+    bool whole = true;
+    const auto& dims = o.arg(2)->as<ir::MakeTuple>()->elements;
+    for (size_t d = 0; d < 2; ++d) {
+      const auto* imm = dims[d]->as<ir::IntImm>();
+      whole = whole && imm && imm->value == o.dst.type->shape[d];
+    }
+    if (result_var_ && !whole) {
+      const std::string base = names_.name(result_var_);
+      valid_rows = names_.fresh(base + "_valid_rows");
+      valid_cols = names_.fresh(base + "_valid_cols");
+      w_.line("const int64_t " + valid_rows + " = " + valid[0] + ";");
+      w_.line("const int64_t " + valid_cols + " = " + valid[1] + ";");
+      valid_[result_var_] = {valid_rows, valid_cols};
+    }
+  }
+  w_.line("isa->tri(" + o.dtype() + ", " + o.dst.ptr + ", " + std::to_string(o.dst.cols()) + ", " +
+          valid_rows + ", " + valid_cols + ", (int64_t)(" + diagonal + "), " +
+          (flag_attr(o.call, "upper") ? "1" : "0") + ");");
 }
 
 void KernelEmitter::emit_sort32(const OpSite& o) {

@@ -1,6 +1,6 @@
 // The kernel emitter's layout ops (col_expand*, concat, reshape, fillpad, read) and valid
-// regions (loads with valid_shapes, and what follows them to the store). The class and which
-// file holds which part: kernel_emitter.h.
+// regions (loads with valid_shapes, the partial elementwise ops part_*, and what follows them to
+// the store). The class and which file holds which part: kernel_emitter.h.
 #include <string>
 #include <vector>
 
@@ -27,6 +27,7 @@ void KernelEmitter::inherit_valid(const ir::Var& var, const ir::Call& call) {
   if (it == valid_.end()) return;
   switch (shape) {
     case ir::EmitShape::Unary:
+    case ir::EmitShape::PartBinary:  // the destination's region is src0's
     case ir::EmitShape::Cast:
     case ir::EmitShape::Move:
     case ir::EmitShape::RowExpand:
@@ -44,6 +45,29 @@ void KernelEmitter::inherit_valid(const ir::Var& var, const ir::Call& call) {
     default:
       return;
   }
+}
+
+// part_<op>(src0, src1): PtoIsa::part_binary over src0's valid region, the op where src1 is
+// valid too, src0 where it is not (a whole tile's region is its shape).
+void KernelEmitter::emit_part_binary(const OpSite& o) {
+  const TileRef x = tile_arg(o.arg(0), o.op(), 0);
+  const TileRef y = tile_arg(o.arg(1), o.op(), 1);
+  if (x.elements() != o.dst.elements() || y.elements() != o.dst.elements())
+    codegen_error(o.span, "pl." + o.op() + ": operand shapes differ from the result shape");
+  std::string region;
+  for (size_t i = 0; i < 2; ++i) {
+    const auto* var = o.arg(i)->as<ir::Var>();
+    auto it = var ? valid_.find(var) : valid_.end();
+    const TileRef& t = i == 0 ? x : y;
+    region += it != valid_.end()
+                  ? ", " + it->second.first + ", " + it->second.second
+                  : ", " + std::to_string(t.rows()) + ", " + std::to_string(t.cols());
+  }
+  const bool scratch = partial_overlap(o.dst, x) || partial_overlap(o.dst, y);
+  with_destination(o.dst, scratch, [&](const std::string& out) {
+    w_.line("isa->part_binary(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
+            y.ptr + ", " + std::to_string(o.dst.cols()) + region + ");");
+  });
 }
 
 void KernelEmitter::expect_fully_valid(const ir::Var& var, Span span) {

@@ -425,9 +425,10 @@ void KernelEmitter::emit_packed_row_expand(const OpSite& o, const TileRef& x, co
   });
 }
 
-// matmul(left, right), matmul_acc(acc, left, right) or matmul_bias(left, right, bias): one
-// PtoIsa::matmul, reading an operand transposed where a_trans= / b_trans= say so. The bias of
-// matmul_bias is copied down the rows of the result first and is the accumulator.
+// matmul(left, right), matmul_acc(acc, left, right) or matmul_bias(left, right, bias) (and the
+// gemv forms): one PtoIsa::matmul, reading an operand transposed where a_trans= / b_trans= say
+// so. The bias of matmul_bias / gemv_bias is copied down the rows of the result first and is the
+// accumulator.
 void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
   const TileRef& d = o.dst;
   const bool integer = d.type->dtype == ir::DataType::INT32;
@@ -448,12 +449,12 @@ void KernelEmitter::emit_matmul(const OpSite& o, bool acc) {
     codegen_error(o.span, "pl." + o.op() + ": shapes do not form a matrix product");
   std::string acc_ptr = "nullptr";
   bool scratch = overlaps(d, l) || overlaps(d, r);
-  const bool bias = o.op() == "matmul_bias";
+  const bool bias = o.op() == "matmul_bias" || o.op() == "gemv_bias";
   std::optional<TileRef> bias_row;
   if (bias) {
     bias_row = tile_arg(o.arg(2), o.op(), 2);
     if (bias_row->elements() != n)
-      codegen_error(o.span, "pl.matmul_bias: the bias must hold one value per column");
+      codegen_error(o.span, "pl." + o.op() + ": the bias must hold one value per column");
     scratch = scratch || overlaps(d, *bias_row);
   }
   if (acc) {

@@ -241,6 +241,11 @@ Value Parser::parse_pl_member() {
   }
   if (name == "tile" || name == "tensor") {
     expect(TK::Dot, [&] { return "'.' after pl." + std::string(name); });
+    // pl.tile.max / pl.tile.min are PyPTO's scalar max / min (its tile reductions are row_max,
+    // col_max...): the same as pl.max / pl.min.
+    if (name == "tile" && (at_name("min") || at_name("max")) && peek_token(1).kind == TK::LParen) {
+      return parse_min_max();
+    }
     const Token& op =
         expect_name([&] { return "an op name after 'pl." + std::string(name) + ".'"; });
     if (op.text == "MaskPattern") return parse_mask_pattern(span);

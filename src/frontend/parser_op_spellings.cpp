@@ -72,17 +72,6 @@ const ScalarForm* scalar_form(std::string_view spelling) {
 // clang-format off
 constexpr std::string_view kUnsupported[] = {
     "alloc",
-    "gemv_bias",
-    "matmul_mx",
-    "matmul_mx_acc",
-    "matmul_mx_bias",
-    "max",
-    "min",
-    "part_add",
-    "part_max",
-    "part_min",
-    "part_mul",
-    "tri",
     "while_",
 };
 // clang-format on
@@ -398,7 +387,8 @@ OpSpelling resolve_op_spelling(std::string_view ns, std::string_view name) {
   // ... and the statements and markers read before it (parser_calls.cpp, parser_call_attrs.cpp).
   if ((name == "const" && ns.empty()) || (name == "dim" && ns != "tile") ||
       (name == "extract" && ns == "tile") || (name == "dump_tag" && ns != "tile") ||
-      name == "no_dep" || (ns == "system" && (name == "task_dummy" || name == "task_invalid"))) {
+      name == "no_dep" || (ns == "system" && (name == "task_dummy" || name == "task_invalid")) ||
+      ((name == "max" || name == "min") && (ns.empty() || ns == "tile"))) {
     return {Kind::Form, ""};
   }
   if (name == "addc" || name == "addsc") return {Kind::Form, "add"};

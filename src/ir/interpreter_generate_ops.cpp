@@ -1,4 +1,4 @@
-// The interpreter's side of the generators (ci / arange, random), the sorts (sort32, mrgsort)
+// The interpreter's side of the generators (tri, ci / arange, random), the sorts (sort32, mrgsort)
 // and fillpad_expand. The generator and the sorts are the device's, from
 // pypto/support/counter_rng.h and pypto/support/sort_ops.h.
 #include <cmath>
@@ -75,6 +75,25 @@ Value op_ci(const OpDef&, const Call& c, const Args& a) {
   }
   if (c.type()->as<TensorType>()) return Value::of_tensor(tile_to_new_tensor(*out));
   return Value::of_tile(std::move(out));
+}
+
+// tri: 1 inside the triangle, 0 outside (exact in every element type), in the valid corner; the
+// rest is undefined, as after a load with valid_shapes.
+Value op_tri(const OpDef&, const Call& c, const Args& a) {
+  const int64_t diagonal = int_at(c, a, 0);
+  const bool upper = flag(c, "upper");
+  auto out = fresh_tile(result_dtype_of(c), shape_of(c, a, 1));
+  const int64_t rows = out->rows(), cols = out->cols();
+  std::vector<int64_t> valid = {rows, cols};
+  if (a.size() > 2 && a[2].kind != Value::Kind::None) valid = shape_of(c, a, 2);
+  for (int64_t r = 0; r < valid[0]; ++r) {
+    for (int64_t col = 0; col < valid[1]; ++col) {
+      const bool inside = upper ? col - r >= diagonal : col - r <= diagonal;
+      out->data[static_cast<size_t>(r * cols + col)] = inside ? 1.0 : 0.0;
+    }
+  }
+  if (valid[0] == rows && valid[1] == cols) return Value::of_tile(std::move(out));
+  return Value::of_tile(mark_invalid_region(std::move(out), valid));
 }
 
 Value op_random(const OpDef&, const Call& c, const Args& a) {

@@ -1,6 +1,10 @@
 // The interpreter's side of the matmul family (matmul, matmul_acc, matmul_bias, gemv, gemv_acc,
-// batch_matmul, batch_matmul_acc): operands read transposed where a_trans= / b_trans= say so,
+// gemv_bias, batch_matmul, batch_matmul_acc, and the MX forms matmul_mx, matmul_mx_acc and
+// matmul_mx_bias): operands read transposed where a_trans= / b_trans= say so,
 // accumulated in the result's dtype (FP32 for float operands, INT32 for integer ones).
+#include <cmath>
+#include <vector>
+
 #include "interpreter_values.h"
 #include "pypto/ir/batch_index.h"
 
@@ -140,14 +144,18 @@ Value op_matmul_acc(const OpDef&, const Call& c, const Args& a) {
   return Value::of_tile(product(c, a, 1, init ? nullptr : &acc));
 }
 
-// The bias row repeated down the rows of the result is the accumulator the product adds to.
-Value op_matmul_bias(const OpDef&, const Call& c, const Args& a) {
-  const Tile& bias = tile_at(c, a, 2);
+namespace {
+
+// The bias row (argument i) repeated down the rows of the result: the accumulator the product
+// of matmul_bias, gemv_bias and matmul_mx_bias adds to.
+TilePtr bias_rows(const Call& c, const Args& a, size_t i) {
+  const Tile& bias = tile_at(c, a, i);
   const auto* type = c.type() ? c.type()->as<TileType>() : nullptr;
-  if (!type || type->shape.size() != 2) throw RunError("pl.matmul_bias has no 2-D tile result");
+  if (!type || type->shape.size() != 2)
+    throw RunError("pl." + c.callee + " has no 2-D tile result");
   const int64_t rows = type->shape[0], cols = type->shape[1];
   if (static_cast<int64_t>(bias.data.size()) != cols) {
-    throw RunError("pl.matmul_bias: the bias has " + std::to_string(bias.data.size()) +
+    throw RunError("pl." + c.callee + ": the bias has " + std::to_string(bias.data.size()) +
                    " values for " + std::to_string(cols) + " columns");
   }
   auto start = std::make_shared<Tile>();
@@ -156,7 +164,77 @@ Value op_matmul_bias(const OpDef&, const Call& c, const Args& a) {
   start->data.reserve(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r)
     start->data.insert(start->data.end(), bias.data.begin(), bias.data.end());
-  return Value::of_tile(product(c, a, 0, start.get()));
+  return start;
+}
+
+}  // namespace
+
+Value op_matmul_bias(const OpDef&, const Call& c, const Args& a) {
+  return Value::of_tile(product(c, a, 0, bias_rows(c, a, 2).get()));
+}
+
+namespace {
+
+// An MX operand as an FP32 tile: each FP8E4M3FN element times the FP8E8M0 scale of its block
+// of 32 along K (lhs: scale[r, c / 32], rhs: scale[r / 32, c]). The product is exact in double
+// and rounded once to float, as the device's float multiplication rounds it.
+TilePtr mx_dequantized(const Call& c, const Tile& data, const Tile& scale, bool by_row) {
+  const int64_t rows = data.rows(), cols = data.cols(), groups = (cols + 31) / 32;
+  const int64_t want = by_row ? rows * groups : ((rows + 31) / 32) * cols;
+  if (static_cast<int64_t>(scale.data.size()) != want) {
+    throw RunError("pl." + c.callee + ": a scale tile of " + std::to_string(scale.data.size()) +
+                   " values for an operand of shape " + shape_to_string(data.shape));
+  }
+  auto out = std::make_shared<Tile>();
+  out->dtype = DataType::FP32;
+  out->shape = {rows, cols};
+  out->data.resize(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t col = 0; col < cols; ++col) {
+      const double e =
+          scale.data[static_cast<size_t>(by_row ? r * groups + col / 32 : (r / 32) * cols + col)];
+      const auto k = static_cast<size_t>(r * cols + col);
+      out->data[k] = static_cast<double>(static_cast<float>(data.data[k] * e));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// matmul_mx(lhs, lhs_scale, rhs, rhs_scale), matmul_mx_acc(acc, ...), matmul_mx_bias(..., bias):
+// the dequantized operands' products fused-multiply-added in float onto the accumulator (or 0),
+// k by k, as the device's PtoIsa::matmul_mx sums them.
+Value op_matmul_mx(const OpDef&, const Call& c, const Args& a) {
+  const size_t first = c.callee == "matmul_mx_acc" ? 1 : 0;
+  const TilePtr left = mx_dequantized(c, tile_at(c, a, first), tile_at(c, a, first + 1), true);
+  const TilePtr right =
+      mx_dequantized(c, tile_at(c, a, first + 2), tile_at(c, a, first + 3), false);
+  const int64_t m = left->rows(), k = left->cols(), n = right->cols();
+  if (right->rows() != k) throw RunError("pl." + c.callee + ": inner dimensions differ");
+  TilePtr start;
+  if (c.callee == "matmul_mx_bias") start = bias_rows(c, a, 4);
+  const Tile* acc = first == 1 ? &tile_at(c, a, 0) : start.get();
+  auto out = std::make_shared<Tile>();
+  out->dtype = DataType::FP32;
+  out->shape = {m, n};
+  out->data.assign(static_cast<size_t>(m * n), 0.0);
+  if (acc) out->data = acc->data;
+  std::vector<float> row(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j)
+      row[static_cast<size_t>(j)] = static_cast<float>(out->data[static_cast<size_t>(i * n + j)]);
+    for (int64_t p = 0; p < k; ++p) {
+      const auto av = static_cast<float>(left->data[static_cast<size_t>(i * k + p)]);
+      for (int64_t j = 0; j < n; ++j) {
+        const auto bv = static_cast<float>(right->data[static_cast<size_t>(p * n + j)]);
+        row[static_cast<size_t>(j)] = std::fma(av, bv, row[static_cast<size_t>(j)]);
+      }
+    }
+    for (int64_t j = 0; j < n; ++j)
+      out->data[static_cast<size_t>(i * n + j)] = static_cast<double>(row[static_cast<size_t>(j)]);
+  }
+  return Value::of_tile(std::move(out));
 }
 
 Value op_batch_matmul(const OpDef&, const Call& c, const Args& a) {

@@ -230,6 +230,30 @@ Value op_binary(const OpDef& def, const Call& c, const Args& a) {
   return wrap_result(with_valid(std::move(r), inherited_valid(a)), as_tensor);
 }
 
+// part_<op>: the op where both operands are valid, src0 where only it is; the result has src0's
+// valid region (outside it, what binary left: undefined).
+Value op_part_binary(const OpDef& def, const Call& c, const Args& a) {
+  const Tile& x = tile_arg(c, a, 0);
+  const Tile& y = tile_arg(c, a, 1);
+  auto out = std::make_shared<Tile>(*binary(def.isa_opcode, x, y));
+  // The valid rows and columns of a tile (a 1-D tile is one row).
+  const auto extent = [](const Tile& t) -> std::pair<int64_t, int64_t> {
+    if (t.valid.empty()) return {t.rows(), t.cols()};
+    return {t.valid.size() == 2 ? t.valid[0] : 1, t.valid.back()};
+  };
+  const auto [x_rows, x_cols] = extent(x);
+  const auto [y_rows, y_cols] = extent(y);
+  const int64_t cols = x.cols();
+  for (int64_t r = 0; r < x_rows; ++r) {
+    for (int64_t col = 0; col < x_cols; ++col) {
+      if (r < y_rows && col < y_cols) continue;
+      const auto k = static_cast<size_t>(r * cols + col);
+      out->data[k] = x.data[k];
+    }
+  }
+  return Value::of_tile(with_valid(std::move(out), x.valid));
+}
+
 Value op_unary(const OpDef& def, const Call& c, const Args& a) {
   bool as_tensor = arg(c, a, 0).kind == Value::Kind::Tensor;
   return wrap_result(

@@ -226,6 +226,14 @@ Value op_scatter_update(const OpDef& def, const Call& c, const Args& a);
 Value op_mscatter(const OpDef& def, const Call& c, const Args& a);
 Value op_paged_gather(const OpDef& def, const Call& c, const Args& a);
 
+// Triangular masks, partial elementwise ops and MX block-scaled matmul:
+// interpreter_generate_ops.cpp (tri), interpreter_ops.cpp (part_add, part_mul, part_max,
+// part_min, by the op's opcode) and interpreter_matmul_ops.cpp (matmul_mx, matmul_mx_acc,
+// matmul_mx_bias).
+Value op_tri(const OpDef& def, const Call& c, const Args& a);
+Value op_part_binary(const OpDef& def, const Call& c, const Args& a);
+Value op_matmul_mx(const OpDef& def, const Call& c, const Args& a);
+
 // Argument `i` of `c` as a tile (a RunError naming the op otherwise); interpreter_layout_ops.cpp.
 const Tile& tile_at(const Call& c, const Args& a, size_t i);
 // The operand of a reduction (PtoRowReduceOp `reduce_op`): `t` with everything outside its valid

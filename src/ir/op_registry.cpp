@@ -379,6 +379,27 @@ std::vector<OpSpec> op_specs() {
        in::op_create_tile, E::CreateTile},
       {"gather_row", C::GatherRow, {"dst", "src", "dst_offset", "src_offset", "shapes",
        "valid_shape"}, 5, {"transpose"}, infer_gather_row, in::op_gather_row, E::GatherRow},
+      // Triangular masks, partial elementwise ops over valid regions, gemv with a bias and MX
+      // block-scaled matmul (op_type_rules_generate.cpp, op_type_rules_elementwise.cpp,
+      // op_type_rules_mx.cpp).
+      {"tri", C::Generate, {"diagonal", "shape", "valid_shape"}, 2, {"dtype", "upper"}, infer_tri,
+       in::op_tri, E::Tri},
+      {"part_add", C::ElementwiseBinary, {"src0", "src1"}, 2, {}, infer_part_binary,
+       in::on_tiles_or_tensors<in::op_part_binary>, E::PartBinary, ISA(PTO_OP_ADD)},
+      {"part_mul", C::ElementwiseBinary, {"src0", "src1"}, 2, {}, infer_part_binary,
+       in::on_tiles_or_tensors<in::op_part_binary>, E::PartBinary, ISA(PTO_OP_MUL)},
+      {"part_max", C::ElementwiseBinary, {"src0", "src1"}, 2, {}, infer_part_binary,
+       in::on_tiles_or_tensors<in::op_part_binary>, E::PartBinary, ISA(PTO_OP_MAX)},
+      {"part_min", C::ElementwiseBinary, {"src0", "src1"}, 2, {}, infer_part_binary,
+       in::on_tiles_or_tensors<in::op_part_binary>, E::PartBinary, ISA(PTO_OP_MIN)},
+      {"gemv_bias", C::Matmul, {"left", "right", "bias"}, 3, {"acc_phase"}, infer_gemv,
+       in::op_matmul_bias, E::Matmul},
+      {"matmul_mx", C::Matmul, {"lhs", "lhs_scale", "rhs", "rhs_scale"}, 4, {}, infer_matmul_mx,
+       in::op_matmul_mx, E::MatmulMx},
+      {"matmul_mx_acc", C::Matmul, {"acc", "lhs", "lhs_scale", "rhs", "rhs_scale"}, 5, {},
+       infer_matmul_mx, in::op_matmul_mx, E::MatmulMxAcc},
+      {"matmul_mx_bias", C::Matmul, {"lhs", "lhs_scale", "rhs", "rhs_scale", "bias"}, 5, {},
+       infer_matmul_mx, in::op_matmul_mx, E::MatmulMx},
   };
   // clang-format on
 }

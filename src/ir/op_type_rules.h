@@ -140,8 +140,9 @@ TypePtr infer_matmul(const OpContext& c);
 TypePtr infer_matmul_acc(const OpContext& c);
 // matmul_bias(left, right, bias [1, N]): the product plus the bias row on every row.
 TypePtr infer_matmul_bias(const OpContext& c);
-// gemv(left [1, K], right [K, N]) and gemv_acc(acc, left, right): a matmul of one row.
-// acc_phase= is a hint for the cube unit's pipeline; every phase computes the same.
+// gemv(left [1, K], right [K, N]), gemv_acc(acc, left, right) and gemv_bias(left, right,
+// bias [1, N]): a matmul of one row. acc_phase= is a hint for the cube unit's pipeline; every
+// phase computes the same.
 TypePtr infer_gemv(const OpContext& c);
 // batch_matmul(lhs [..., M, K], rhs [..., K, N]) -> [...broadcast batch, M, N] in Acc, and
 // batch_matmul_acc(acc, lhs, rhs) = acc + lhs @ rhs with acc of the product's shape.
@@ -236,6 +237,19 @@ TypePtr infer_mrgsort_lists(const OpContext& c);
 // fillpad_expand(tile, shape, pad_value=): a tile of `shape` holding the tile's valid region at
 // the top left, the pad value everywhere else.
 TypePtr infer_fillpad_expand(const OpContext& c);
+
+// ----- Triangular masks, partial elementwise ops, gemv_bias and MX block-scaled matmul.
+// tri(diagonal, shape [R, C], valid_shape=None, dtype=INT32, upper=False): a mask tile, 1 where
+// column - row <= diagonal (upper: >= diagonal), else 0, in the valid_shape corner only
+// (op_type_rules_generate.cpp).
+TypePtr infer_tri(const OpContext& c);
+// part_<op>(src0, src1) of tiles or tensors of one shape and dtype: the op where both are
+// valid, src0 where only it is; src0's valid region (op_type_rules_elementwise.cpp).
+TypePtr infer_part_binary(const OpContext& c);
+// matmul_mx(lhs [M, K], lhs_scale [M, ceil(K/32)], rhs [K, N], rhs_scale [ceil(K/32), N]),
+// matmul_mx_acc(acc, ...) and matmul_mx_bias(..., bias [1, N]): FP8E4M3FN data, FP8E8M0 scales
+// in Mat, an FP32 [M, N] product in Acc (op_type_rules_mx.cpp).
+TypePtr infer_matmul_mx(const OpContext& c);
 
 // The type of an op that gives no value (an empty tuple): stores of state, waits, pipe ops.
 inline TypePtr no_value() { return std::make_shared<TupleType>(std::vector<TypePtr>{}); }

@@ -226,4 +226,42 @@ TypePtr infer_sels(const OpContext& c) {
   return tile_type(x->shape, x->dtype);
 }
 
+// ---------------------------------------------------------------------------------------------
+// part_add / part_mul / part_max / part_min(src0, src1): two tiles (or tensors) of one shape
+// and dtype. The result has src0's valid region (the destination's, as PyPTO types it): the op
+// where src1 is valid as well, a copy of src0 where it is not. The element types are those the
+// vector unit's partial ops take.
+TypePtr infer_part_binary(const OpContext& c) {
+  const ShapedInfo x = expect_shaped(c, 0);
+  const auto y = shaped_info(c.args[1]->type());
+  if (!y || y->is_tile != x.is_tile) {
+    c.fail(1, std::string("expected ") + (x.is_tile ? "Tile" : "Tensor") + ", got " +
+                  kind_name(c.args[1]->type()) + c.where(1));
+  }
+  expect_same_shape(c, 1, *x.shape, *y->shape);
+  expect_same_dtype(c, 1, x.dtype, y->dtype);
+  switch (x.dtype) {
+    case DataType::FP32:
+    case DataType::FP16:
+    case DataType::BF16:
+    case DataType::INT32:
+    case DataType::INT16:
+    case DataType::INT8:
+    case DataType::UINT32:
+    case DataType::UINT16:
+    case DataType::UINT8:
+      break;
+    default:
+      c.fail(0, c.op_name() +
+                    " takes FP32, FP16, BF16, INT32, INT16, INT8, UINT32, UINT16 or UINT8 "
+                    "elements, got " +
+                    std::string(dtype_name(x.dtype)) + c.where(0));
+  }
+  if (x.is_tile && x.shape->size() > 2) {
+    c.fail(0, c.op_name() + " takes 1-D or 2-D tiles, got shape " + shape_to_string(*x.shape) +
+                  c.where(0));
+  }
+  return like(x);
+}
+
 }  // namespace pypto::ir::op_rules

@@ -209,4 +209,48 @@ TypePtr infer_fillpad_expand(const OpContext& c) {
   return tile_type(std::move(shape), x.dtype, x.space);
 }
 
+// tri(diagonal, shape, valid_shape=None, dtype=INT32, upper=False): a 2-D mask tile, 1 where
+// column - row <= diagonal (upper: >= diagonal), else 0. Only the valid_shape corner is written
+// (its dimensions from 1 to the shape's); the rest is undefined until pl.tile.fillpad.
+TypePtr infer_tri(const OpContext& c) {
+  expect_integer_scalar(c, 0, "diagonal");
+  std::vector<int64_t> shape = expect_const_shape(c, 1);
+  expect_2d(c, 1, shape);
+  for (int64_t d : shape) {
+    if (d <= 0) {
+      c.fail(1, c.op_name() + " needs positive dimensions, got " + shape_dims(shape) + c.where(1));
+    }
+  }
+  if (c.args.size() > 2 && c.args[2]) {
+    const std::vector<int64_t> valid = expect_const_shape(c, 2);
+    bool fits = valid.size() == shape.size();
+    for (size_t d = 0; fits && d < shape.size(); ++d) fits = valid[d] > 0 && valid[d] <= shape[d];
+    if (!fits) {
+      c.fail(2, "valid_shape of " + c.op_name() + " must be 2 constants, each from 1 to its " +
+                    "dimension of " + shape_dims(shape) + ", got " + shape_dims(valid) +
+                    c.where(2));
+    }
+  }
+  const DataType dtype = dtype_attr(c, "dtype").value_or(DataType::INT32);
+  switch (dtype) {
+    case DataType::INT8:
+    case DataType::UINT8:
+    case DataType::INT16:
+    case DataType::UINT16:
+    case DataType::INT32:
+    case DataType::UINT32:
+    case DataType::FP16:
+    case DataType::BF16:
+    case DataType::FP32:
+      break;
+    default:
+      c.fail_call("dtype of " + c.op_name() +
+                  " must be pl.INT8, pl.UINT8, pl.INT16, pl.UINT16, pl.INT32, pl.UINT32, "
+                  "pl.FP16, pl.BF16 or pl.FP32, got pl." +
+                  std::string(dtype_name(dtype)));
+  }
+  flag_attr(c, "upper");
+  return tile_type(std::move(shape), dtype);
+}
+
 }  // namespace pypto::ir::op_rules

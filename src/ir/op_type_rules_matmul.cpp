@@ -1,5 +1,6 @@
-// The type rules of the matmul family: matmul, matmul_acc, matmul_bias, gemv and gemv_acc, and
-// the batched batch_matmul and batch_matmul_acc.
+// The type rules of the matmul family: matmul, matmul_acc, matmul_bias, gemv, gemv_acc and
+// gemv_bias, and the batched batch_matmul and batch_matmul_acc (the MX forms:
+// op_type_rules_mx.cpp).
 //
 // An operand is stored as its tile holds it; a_trans=True says the left tile holds [K, M] and
 // b_trans=True that the right tile holds [N, K], so the product reads them transposed (the cube
@@ -196,8 +197,9 @@ TypePtr infer_matmul_bias(const OpContext& c) {
   return tile_type(std::move(product.shape), product.acc_dtype, MemorySpace::Acc);
 }
 
-// gemv(left [1, K], right [K, N]) and gemv_acc(acc, left, right): a matmul of one row.
-// acc_phase= is a hint for the cube unit's pipeline; every phase computes the same.
+// gemv(left [1, K], right [K, N]), gemv_acc(acc, left, right) and gemv_bias(left, right, bias):
+// a matmul of one row (gemv_bias adds the [1, N] bias of the accumulator's dtype). acc_phase= is
+// a hint for the cube unit's pipeline; every phase computes the same.
 TypePtr infer_gemv(const OpContext& c) {
   const size_t first = c.op == "gemv_acc" ? 1 : 0;
   if (const AttrValue* v = find_attr(c.attrs, "acc_phase")) {
@@ -211,6 +213,7 @@ TypePtr infer_gemv(const OpContext& c) {
     c.fail(first, c.op_name() + " multiplies one row: the left operand must be [1, K], got " +
                       shape_to_string(left->shape) + " (use pl.matmul for more rows)");
   }
+  if (c.op == "gemv_bias") return infer_matmul_bias(c);
   return first == 0 ? infer_matmul(c) : infer_matmul_acc(c);
 }
 

@@ -30,13 +30,22 @@ std::string legal_moves_from(MemorySpace from, Target target) {
 // The space each matmul operand position must be in (nullopt: not a matmul operand).
 std::optional<MemorySpace> matmul_operand_space(const Call& c, size_t arg) {
   if (c.callee == "matmul" || c.callee == "matmul_bias" || c.callee == "gemv" ||
-      c.callee == "batch_matmul") {
+      c.callee == "gemv_bias" || c.callee == "batch_matmul") {
     if (arg == 0) return MemorySpace::Left;
     if (arg == 1) return MemorySpace::Right;
   } else if (c.callee == "matmul_acc" || c.callee == "gemv_acc" || c.callee == "batch_matmul_acc") {
     if (arg == 0) return MemorySpace::Acc;
     if (arg == 1) return MemorySpace::Left;
     if (arg == 2) return MemorySpace::Right;
+  } else if (c.callee == "matmul_mx" || c.callee == "matmul_mx_bias" ||
+             c.callee == "matmul_mx_acc") {
+    // lhs, lhs_scale, rhs, rhs_scale after the accumulator of matmul_mx_acc. The scales are
+    // read from Mat: this device has no scale buffers.
+    const size_t first = c.callee == "matmul_mx_acc" ? 1 : 0;
+    if (first == 1 && arg == 0) return MemorySpace::Acc;
+    if (arg == first) return MemorySpace::Left;
+    if (arg == first + 1 || arg == first + 3) return MemorySpace::Mat;
+    if (arg == first + 2) return MemorySpace::Right;
   }
   return std::nullopt;
 }
@@ -69,7 +78,7 @@ bool computes_in_vec(OpCategory category) {
   }
 }
 
-// Loads whose tile is used only as a Left/Right matmul operand.
+// Loads whose tile is used only as a Left/Right matmul operand (or an MX scale, read from Mat).
 class MatmulOnlyLoads : public IRVisitor {
  public:
   ir::NodeMap<const Var*, bool> matmul_only;
@@ -87,7 +96,8 @@ class MatmulOnlyLoads : public IRVisitor {
           continue;
         }
         auto space = matmul_operand_space(*c, i);
-        bool operand = space && (*space == MemorySpace::Left || *space == MemorySpace::Right);
+        bool operand = space && (*space == MemorySpace::Left || *space == MemorySpace::Right ||
+                                 *space == MemorySpace::Mat);
         auto& flag = matmul_only[v];
         flag = uses_.insert(v).second ? operand : (flag && operand);
       }

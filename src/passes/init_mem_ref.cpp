@@ -48,7 +48,8 @@ class BufferGroups : public IRVisitor {
     add(s.var.get());
     if (const auto* c = detail::as_op_call(s.value)) {
       if ((c->callee == "matmul_acc" || c->callee == "gemv_acc" ||
-           c->callee == "batch_matmul_acc" || c->callee == "assemble") &&
+           c->callee == "batch_matmul_acc" || c->callee == "matmul_mx_acc" ||
+           c->callee == "assemble") &&
           !c->args.empty()) {
         join_if_dead_after(c->args[0], s.var.get());
       }

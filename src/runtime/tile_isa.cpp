@@ -6,6 +6,7 @@
 #include "pypto/runtime/tile_isa.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -267,6 +268,69 @@ void isa_matmul(int32_t left_dtype, int32_t right_dtype, void* dst, const void* 
     matmul<support::F32, support::F32>(dst, acc, a.data(), k, b.data(), n, m, k, n);
 }
 
+// part_add / part_mul / part_max / part_min: the op where both operands are valid, written
+// first (binary_rows, so the sums are binary's), then a's elements where only a is valid. The
+// second pass reads only a, so dst may be a or b.
+void isa_part_binary(int32_t op, int32_t dtype, void* dst, const void* a, const void* b,
+                     int64_t cols, int64_t a_rows, int64_t a_cols, int64_t b_rows, int64_t b_cols) {
+  const int64_t both_rows = std::min(a_rows, b_rows), both_cols = std::min(a_cols, b_cols);
+  if (both_rows > 0 && both_cols > 0)
+    binary_rows(op, dtype, {dst, cols}, a, cols, b, cols, both_rows, both_cols);
+  int64_t esize = 0;
+  with_dtype(dtype, [&](auto t) { esize = sizeof(typename decltype(t)::S); });
+  auto* d = static_cast<uint8_t*>(dst);
+  const auto* x = static_cast<const uint8_t*>(a);
+  for (int64_t r = 0; r < a_rows; ++r) {
+    const int64_t from = r < both_rows ? both_cols : 0;
+    if (from >= a_cols) continue;
+    std::memmove(d + (r * cols + from) * esize, x + (r * cols + from) * esize,
+                 static_cast<size_t>((a_cols - from) * esize));
+  }
+}
+
+// An MX operand as dense FP32 [rows, cols]: each FP8E4M3FN element times its FP8E8M0 scale
+// (a power of two, so the product is the element's value exactly unless it leaves float's range).
+// The scale of (r, c) is scale[r * scale_cols + c / 32] (by_row) or scale[(r / 32) * cols + c].
+std::vector<float> mx_dequantized(const void* data, int64_t stride, const void* scale, bool by_row,
+                                  int64_t rows, int64_t cols) {
+  const auto* x = static_cast<const uint8_t*>(data);
+  const auto* s = static_cast<const uint8_t*>(scale);
+  const int64_t groups = (cols + 31) / 32;
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const uint8_t e = by_row ? s[r * groups + c / 32] : s[(r / 32) * cols + c];
+      out[static_cast<size_t>(r * cols + c)] =
+          support::f8e4m3fn_to_f32(x[r * stride + c]) * support::f8e8m0_to_f32(e);
+    }
+  }
+  return out;
+}
+
+// The products are fused multiply-adds in k order onto the accumulator (or 0), each rounded once
+// to float: the reference interpreter sums in the same order with the same fma, so that the two
+// agree to the bit whatever the operands (an MX operand's values span 2^254).
+void isa_matmul_mx(void* dst, const void* acc, const void* left, int64_t lda,
+                   const void* left_scale, const void* right, int64_t ldb, const void* right_scale,
+                   int64_t m, int64_t k, int64_t n) {
+  const std::vector<float> a = mx_dequantized(left, lda, left_scale, true, m, k);
+  const std::vector<float> b = mx_dequantized(right, ldb, right_scale, false, k, n);
+  auto* d = static_cast<float*>(dst);
+  if (acc == nullptr) {
+    std::fill(d, d + m * n, 0.0f);
+  } else if (acc != dst) {
+    std::memmove(d, acc, static_cast<size_t>(m * n) * sizeof(float));
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = d + i * n;
+    for (int64_t p = 0; p < k; ++p) {
+      const float av = a[static_cast<size_t>(i * k + p)];
+      const float* bp = b.data() + p * n;
+      for (int64_t j = 0; j < n; ++j) row[j] = std::fma(av, bp[j], row[j]);
+    }
+  }
+}
+
 void isa_slice(void* dst, const void* src, int64_t src_cols, int64_t r0, int64_t c0, int64_t rows,
                int64_t cols, int64_t elem_size) {
   auto* d = static_cast<uint8_t*>(dst);
@@ -516,6 +580,9 @@ const PtoIsa& tile_isa() {
       &generate_isa::merge_lists,
       &gather::gather_blocks,
       &gather::gather_load,
+      &generate_isa::tri,
+      &isa_part_binary,
+      &isa_matmul_mx,
   };
   return isa;
 }

@@ -13,6 +13,25 @@
 
 namespace pypto::runtime::generate_isa {
 
+// The mask of pl.tile.tri: 1 inside the triangle, 0 outside, converted to the element type as a
+// cast converts it; outside the valid corner nothing is written.
+void tri(int32_t dtype, void* dst, int64_t cols, int64_t valid_rows, int64_t valid_cols,
+         int64_t diagonal, int32_t upper) {
+  support::with_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    using S = typename T::S;
+    const S one = support::element_from<T>(1.0);
+    const S zero = support::element_from<T>(0.0);
+    auto* d = static_cast<S*>(dst);
+    for (int64_t r = 0; r < valid_rows; ++r) {
+      for (int64_t c = 0; c < valid_cols; ++c) {
+        const bool inside = upper ? c - r >= diagonal : c - r <= diagonal;
+        d[r * cols + c] = inside ? one : zero;
+      }
+    }
+  });
+}
+
 void ci(int32_t dtype, void* dst, int64_t start, int32_t descending, int64_t n) {
   support::with_dtype(dtype, [&](auto t) {
     using S = typename decltype(t)::S;

@@ -1,4 +1,4 @@
-// The tile instructions of the generators and sorts (pl.tile.ci, random, sort32, mrgsort);
+// The tile instructions of the generators and sorts (pl.tile.tri, ci, random, sort32, mrgsort);
 // tile_isa.cpp puts them in the instruction table. Semantics: device/pto_abi.h.
 #pragma once
 
@@ -8,6 +8,8 @@
 
 namespace pypto::runtime::generate_isa {
 
+void tri(int32_t dtype, void* dst, int64_t cols, int64_t valid_rows, int64_t valid_cols,
+         int64_t diagonal, int32_t upper);
 void ci(int32_t dtype, void* dst, int64_t start, int32_t descending, int64_t n);
 void random(void* dst, const uint32_t* key, const uint32_t* counter, int32_t rounds, int64_t cols,
             int64_t valid_rows, int64_t valid_cols);

@@ -28,7 +28,7 @@ using codegen::testing::HostArray;
 bool needs_opcode(EmitShape e) {
   return e == EmitShape::Binary || e == EmitShape::Unary || e == EmitShape::RowReduce ||
          e == EmitShape::RowExpand || e == EmitShape::ColReduce || e == EmitShape::RowArgReduce ||
-         e == EmitShape::ColArgReduce || e == EmitShape::ExpandExpDif;
+         e == EmitShape::ColArgReduce || e == EmitShape::ExpandExpDif || e == EmitShape::PartBinary;
 }
 
 // True when the runtime and the interpreter have an element function for the op's opcode.
@@ -47,6 +47,7 @@ bool has_element_function(const OpDef& def) {
     case EmitShape::ColArgReduce:
       return support::with_reduce_op(def.isa_opcode, any);
     case EmitShape::ExpandExpDif:
+    case EmitShape::PartBinary:
       return support::with_binary_op(def.isa_opcode, any);
     default:
       return false;
@@ -132,9 +133,12 @@ const DtypeCase kDtypes[] = {{"FP32", false, 1e-5f, "1.0"},
                              {"FP8E8M0", false, 1.0f, "1.0", true},
                              {"BOOL", true, 0.0f, "1.0", true}};
 
-std::string operand(const char* tensor, const char* shape, const DtypeCase& d) {
-  std::string value =
-      "pl.mul(pl.load(" + std::string(tensor) + ", [0, 0], " + shape + "), " + d.scale + ")";
+// `valid`: the valid_shapes of the load ("" for a whole tile).
+std::string operand(const char* tensor, const char* shape, const DtypeCase& d,
+                    const std::string& valid = "") {
+  const std::string partial = valid.empty() ? "" : ", valid_shapes=" + valid;
+  std::string value = "pl.mul(pl.load(" + std::string(tensor) + ", [0, 0], " + shape + partial +
+                      "), " + d.scale + ")";
   if (d.non_negative) value = "pl.abs(" + value + ")";
   return "pl.cast(" + value + ", target_type=pl." + d.name + ")";
 }
@@ -322,6 +326,12 @@ std::vector<Block> blocks_for(const OpDef& def) {
     case EmitShape::Matmul:
       if (def.name == "gemv") {  // one row
         add(op + "(" + kRowToLeft + ", " + kToRight + ", acc_phase=\"final\")", true, 1e-5f);
+        break;
+      }
+      if (def.name == "gemv_bias") {  // one row, plus a row of w
+        add(op + "(" + std::string(kRowToLeft) + ", " + kToRight +
+                ", pl.load(w, [5, 0], [1, 16]), acc_phase=\"partial\")",
+            true, 1e-5f);
         break;
       }
       if (def.name == "matmul_bias") {  // a row of w added to every row of the product
@@ -553,6 +563,65 @@ std::vector<Block> blocks_for(const OpDef& def) {
       }
       break;
     }
+    // A triangular mask: each side, a run-time diagonal, a valid corner: bit for bit.
+    case EmitShape::Tri:
+      add(op + "(0, [16, 16])", false, 0.0f);
+      add(op + "(-3, [16, 16], dtype=pl.FP16, upper=True)", false, 0.0f);
+      add(op + "(pl.read(pl.cast(pl.mul(" + std::string(kX) +
+              ", 8.0), target_type=pl.INT32), [1, 2]), [16, 16], dtype=pl.UINT8)",
+          false, 0.0f);
+      add(op + "(2, [16, 16], [9, 11], dtype=pl.BF16, upper=True)", false, 0.0f);
+      break;
+    // Partial ops: both operands whole, the second valid in a corner (the first is copied
+    // outside it), the first valid in a corner (the result is valid there only).
+    case EmitShape::PartBinary:
+      for (const auto& d : kDtypes) {
+        if (!takes(def, {tile_of(d), tile_of(d)})) continue;
+        const std::string a = operand("x", "[16, 16]", d), b = operand("w", "[16, 16]", d);
+        add(op + "(" + a + ", " + b + ")", false, d.tolerance);
+        add(op + "(" + a + ", " + operand("w", "[16, 16]", d, "[9, 11]") + ")", false, d.tolerance);
+        add(op + "(" + operand("x", "[16, 16]", d, "[12, 5]") + ", " +
+                operand("w", "[16, 16]", d, "[7, 16]") + ")",
+            false, d.tolerance);
+      }
+      break;
+    // MX matmul of [16, 64] @ [64, 32] FP8E4M3FN (the cube's smallest aligned MX shapes), the
+    // scales powers of two near 1; both halves of the [16, 32] product. Built in Vec and moved
+    // to Mat, which the a5 target can do (the program is compiled for it).
+    case EmitShape::MatmulMx:
+    case EmitShape::MatmulMxAcc: {
+      const std::string xw = "pl.concat(" + std::string(kX) + ", " + kW + ")";
+      const std::string wx = "pl.concat(pl.mul(" + std::string(kW) + ", 2.0), " + kX + ")";
+      auto to = [](const std::string& value, const char* dtype, const char* space) {
+        std::string mat = "pl.move(pl.cast(" + value + ", target_type=pl." + dtype +
+                          "), target_memory=pl.MemorySpace.Mat)";
+        if (*space == 0) return mat;
+        return "pl.move(" + mat + ", target_memory=pl.MemorySpace." + space + ")";
+      };
+      const std::string lhs = to("pl.concat(" + xw + ", " + wx + ")", "FP8E4M3FN", "Left");
+      const std::string rhs = to("pl.reshape(pl.concat(pl.concat(" + xw + ", " + wx +
+                                     "), pl.concat(" + wx + ", " + xw + ")), [64, 32])",
+                                 "FP8E4M3FN", "Right");
+      // |x| * 4 + 0.25 rounds to the powers of two 2^-2 .. 2^2.
+      auto scales = [&](const std::string& box) {
+        return to("pl.add(pl.mul(pl.abs(" + box + "), 4.0), 0.25)", "FP8E8M0", "");
+      };
+      const std::string lhs_scale = scales("pl.slice(" + std::string(kX) + ", [16, 2], [0, 3])");
+      const std::string rhs_scale =
+          scales("pl.reshape(pl.slice(" + std::string(kW) + ", [4, 16], [2, 0]), [2, 32])");
+      const std::string mx = lhs + ", " + lhs_scale + ", " + rhs + ", " + rhs_scale;
+      std::string call;
+      if (def.name == "matmul_mx") call = op + "(" + mx + ")";
+      if (def.name == "matmul_mx_acc") call = op + "(pl.matmul_mx(" + mx + "), " + mx + ")";
+      if (def.name == "matmul_mx_bias") {
+        call = op + "(" + mx + ", pl.concat(pl.load(w, [5, 0], [1, 16]), pl.load(x, [2, 0], " +
+               "[1, 16])))";
+      }
+      // Summed in the same order with the same fused multiply-adds: bit for bit.
+      for (const char* half : {"[0, 0]", "[0, 16]"})
+        add("pl.slice(" + call + ", [16, 16], " + half + ")", true, 0.0f);
+      break;
+    }
     case EmitShape::None:
       break;
   }
@@ -624,6 +693,9 @@ TEST_P(OpAgreesWithInterpreter, OnRandomInputs) {
   std::string text = program_text(blocks);
   SCOPED_TRACE(text);
   auto program = frontend::parse_module(text, "op.py").at(0);
+  // The MX matmuls are a5's (their operands are built in Vec and moved to Mat, as only a5 can).
+  if (def->emit == EmitShape::MatmulMx || def->emit == EmitShape::MatmulMxAcc)
+    program = program->with_target(Target::A5);
 
   std::vector<HostArray> device = {HostArray({16, 16}), HostArray({16, 16}),
                                    HostArray({static_cast<int64_t>(16 * blocks.size()), 16})};

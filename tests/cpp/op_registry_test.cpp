@@ -4,6 +4,7 @@
 
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "ir_test_helpers.h"
 
@@ -178,13 +179,28 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   // Views, loads by index and L1 accumulators.
   const char* const gather_load_ops[] = {"view", "gatherb", "mgather", "create_l1", "gather_row"};
   for (const char* name : gather_load_ops) ASSERT_NE(reg.find(name), nullptr) << name;
+  // Triangular masks, partial elementwise ops, gemv_bias and MX block-scaled matmul.
+  const std::pair<const char*, OpCategory> tri_part_mx_ops[] = {
+      {"tri", OpCategory::Generate},
+      {"part_add", OpCategory::ElementwiseBinary},
+      {"part_mul", OpCategory::ElementwiseBinary},
+      {"part_max", OpCategory::ElementwiseBinary},
+      {"part_min", OpCategory::ElementwiseBinary},
+      {"gemv_bias", OpCategory::Matmul},
+      {"matmul_mx", OpCategory::Matmul},
+      {"matmul_mx_acc", OpCategory::Matmul},
+      {"matmul_mx_bias", OpCategory::Matmul}};
+  for (const auto& [name, category] : tri_part_mx_ops) {
+    ASSERT_NE(reg.find(name), nullptr) << name;
+    EXPECT_EQ(reg.find(name)->category, category) << name;
+  }
   auto names = reg.names();
-  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
-                              std::size(generate_ops) + std::size(gather_ops) +
-                              std::size(comm_ops) + std::size(batch_matmul_ops) +
-                              std::size(system_ops) + std::size(launch_ops) +
-                              std::size(split_aiv_ops) + std::size(pipe_ops) +
-                              std::size(gather_load_ops));
+  EXPECT_EQ(names.size(),
+            57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
+                std::size(generate_ops) + std::size(gather_ops) + std::size(comm_ops) +
+                std::size(batch_matmul_ops) + std::size(system_ops) + std::size(launch_ops) +
+                std::size(split_aiv_ops) + std::size(pipe_ops) + std::size(gather_load_ops) +
+                std::size(tri_part_mx_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);

@@ -65,6 +65,19 @@ TEST(ParserNamespaces, SpellingsBuildTheSameIrAsThePlainOps) {
   expect_same(
       "        i = pl.cast(t, pl.INT32)\n        r = pl.cast(pl.tile.shls(i, 2), pl.FP32)\n",
       "        i = pl.cast(t, pl.INT32)\n        r = pl.cast(pl.shl(i, 2), pl.FP32)\n");
+  // PyPTO's scalar max / min in the tile namespace, and pl.max: Python's max / min.
+  expect_same("        s = pl.read(v, [3])\n        r = pl.mul(t, pl.tile.max(s, 2))\n",
+              "        s = pl.read(v, [3])\n        r = pl.mul(t, max(s, 2))\n");
+  expect_same("        s = pl.read(v, [3])\n        r = pl.mul(t, pl.tile.min(s, 2))\n",
+              "        s = pl.read(v, [3])\n        r = pl.mul(t, min(s, 2))\n");
+  expect_same("        s = pl.read(v, [3])\n        r = pl.mul(t, pl.max(s, 2))\n",
+              "        s = pl.read(v, [3])\n        r = pl.mul(t, max(s, 2))\n");
+  // The partial ops and the triangular mask in both namespaces.
+  expect_same("        r = pl.tile.part_add(t, t)\n", "        r = pl.part_add(t, t)\n");
+  expect_same("        x = pl.tensor.part_max(a, a)\n        r = t\n",
+              "        x = pl.part_max(a, a)\n        r = t\n");
+  expect_same("        r = pl.tile.tri(1, [16, 32], dtype=pl.FP32, upper=True)\n",
+              "        r = pl.tri(1, [16, 32], dtype=pl.FP32, upper=True)\n");
 }
 
 TEST(ParserNamespaces, FullIsAZeroTilePlusTheValue) {
@@ -105,7 +118,7 @@ TEST(ParserNamespaces, MissingOpsAndMisuseFailAtTheCall) {
   const std::vector<ErrorCase> cases = {
       {"        pl.tensor.gather_row(a, a, [0, 0], [0, 0], [1, 32])\n", 9, 30,
        "expected Tile, got Tensor in argument 1 of pl.gather_row"},
-      {"        r = pl.tile.tri(t)\n", 9, 13, "pl.tile.tri is not supported yet"},
+      {"        r = pl.tile.alloc(t)\n", 9, 13, "pl.tile.alloc is not supported yet"},
       {"        r = pl.tensor.frobnicate(t)\n", 9, 13, "unknown op 'pl.tensor.frobnicate'"},
       {"        pl.dump_tag(t)\n", 9, 21, "pl.dump_tag takes a tensor, got pl.Tile"},
       {"        r = pl.tensor.add(t, t)\n", 9, 27, "pl.tensor.add takes tensors, got pl.Tile"},

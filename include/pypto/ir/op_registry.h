@@ -20,13 +20,14 @@ enum class OpCategory : uint8_t {
   Slice,              // slice of a tile (copy) or a tensor (view)
   Assemble,           // assemble(target, source, offsets)
   ElementwiseBinary,  // add sub mul div maximum minimum rem fmod and_ or_ xor shl shr prelu
-                      // lrelu expands (tile/tile, tile/scalar, tensor/...)
+                      // lrelu expands part_add part_mul part_max part_min (tile/tile,
+                      // tile/scalar, tensor/...)
   ElementwiseUnary,   // exp neg sqrt abs recip relu log sin cos rsqrt not_
   Cast,               // cast(tile, target_type=)
   RowReduce,          // row_max row_sum -> [rows, 1]
   RowExpand,          // row_expand_{add,sub,mul,div}(tile, [rows, 1] tile)
   ColExpand,          // col_expand(target, [1, cols]), col_expand_{add,sub,mul,div,max,min}
-  Matmul,             // matmul, matmul_acc, batch_matmul, batch_matmul_acc
+  Matmul,             // matmul, matmul_acc, matmul_bias, gemv*, batch_matmul*, matmul_mx*
   Concat,             // concat(a, b): tiles side by side
   Reshape,            // reshape of a tile (copy) or a tensor (view)
   Read,               // read(tensor or tile, indices) -> scalar
@@ -59,7 +60,7 @@ enum class OpCategory : uint8_t {
   PagedGather,  // paged_gather of tensors, which ConvertTensorToTileOps lowers to loads
 
   // Generators, sorts and padding copies (src/ir/op_type_rules_generate.cpp).
-  Generate,       // ci / arange (an integer sequence), random (a counter-based generator)
+  Generate,       // ci / arange (an integer sequence), random (a counter-based generator), tri
   Sort,           // sort32 (32-element blocks into value-index pairs), mrgsort (merges runs)
   FillPadExpand,  // fillpad_expand(tile, shape, pad_value=): a larger tile, padded
 
@@ -127,6 +128,11 @@ enum class EmitShape : uint8_t {
   GatherBlocks,  // PtoIsa::gather_blocks (gatherb: 32-byte blocks by byte offset)
   GatherLoad,    // PtoIsa::gather_load from a tensor (mgather: rows or elements by index)
   GatherRow,     // PtoIsa::load of a window, assembled into a copy of the destination tile
+  // Triangular masks, partial elementwise ops and MX block-scaled matmul.
+  Tri,          // PtoIsa::tri, into the valid corner
+  PartBinary,   // PtoIsa::part_binary over the first operand's valid region (opcode)
+  MatmulMx,     // PtoIsa::matmul_mx (matmul_mx, matmul_mx_bias: the bias is the accumulator)
+  MatmulMxAcc,  // PtoIsa::matmul_mx accumulating onto argument 1
 };
 
 using OpTypeInferFn =

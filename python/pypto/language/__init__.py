@@ -15,6 +15,9 @@ from pypto.language._dynamic import DynVar, dynamic
 from pypto.language._jit import jit
 from pypto.language._program import function, inline, parse, program
 from pypto.language._spellings import const, dump_tag, full
+# pl.max / pl.min of scalars; not in __all__, so that `from pypto.language import *` leaves
+# Python's max and min alone.
+from pypto.language._spellings import max, min  # noqa: A004
 from pypto.language._types import (
     BF16,
     BOOL,

@@ -15,7 +15,7 @@ from pypto.language._types import (AtomicType, DType, MemorySpace, PadValue, Pip
 
 _Value = TypeVar("_Value", Tile, Tensor)
 
-__all__ = ['abs', 'add', 'and_', 'arange', 'batch_matmul', 'batch_matmul_acc', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'cos', 'div', 'exp', 'expands', 'fmod', 'gemv', 'gemv_acc', 'log', 'lrelu', 'matmul', 'matmul_acc', 'matmul_bias', 'maximum', 'minimum', 'mrgsort', 'mrgsort_lists', 'mul', 'neg', 'not_', 'or_', 'prelu', 'random', 'recip', 'relu', 'rem', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'sort32', 'sqrt', 'sub', 'tile_random', 'xor']
+__all__ = ['abs', 'add', 'and_', 'arange', 'batch_matmul', 'batch_matmul_acc', 'cast', 'ci', 'cmp', 'col_argmax', 'col_argmin', 'col_expand', 'col_expand_add', 'col_expand_div', 'col_expand_expdif', 'col_expand_max', 'col_expand_min', 'col_expand_mul', 'col_expand_sub', 'col_max', 'col_min', 'col_prod', 'col_sum', 'cos', 'div', 'exp', 'expands', 'fmod', 'gemv', 'gemv_acc', 'gemv_bias', 'log', 'lrelu', 'matmul', 'matmul_acc', 'matmul_bias', 'matmul_mx', 'matmul_mx_acc', 'matmul_mx_bias', 'maximum', 'minimum', 'mrgsort', 'mrgsort_lists', 'mul', 'neg', 'not_', 'or_', 'part_add', 'part_max', 'part_min', 'part_mul', 'prelu', 'random', 'recip', 'relu', 'rem', 'row_argmax', 'row_argmin', 'row_expand', 'row_expand_add', 'row_expand_div', 'row_expand_expdif', 'row_expand_max', 'row_expand_min', 'row_expand_mul', 'row_expand_sub', 'row_max', 'row_min', 'row_prod', 'row_sum', 'rsqrt', 'sel', 'sels', 'shl', 'shr', 'sin', 'sort32', 'sqrt', 'sub', 'tile_random', 'tri', 'xor']
 
 
 def abs(input: _Value) -> _Value:
@@ -288,6 +288,15 @@ def gemv_acc(acc: Tile, left: Tile, right: Tile, *, acc_phase: Optional[str] = N
     raise outside_program('gemv_acc')
 
 
+def gemv_bias(left: Tile, right: Tile, bias: Tile, *, acc_phase: Optional[str] = None) -> Tile:
+    """`left` [1, K] @ `right` [K, N] plus the [1, N] `bias` (of the accumulator's dtype); acc_phase is a pipeline hint.
+
+    In a program: ``pl.gemv_bias(left, right, bias, acc_phase=)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('gemv_bias')
+
+
 def log(input: _Value, *, high_precision: Optional[bool] = None) -> _Value:
     """Elementwise log of `input`.
 
@@ -331,6 +340,33 @@ def matmul_bias(left: Tile, right: Tile, bias: Tile, *, a_trans: Optional[bool] 
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('matmul_bias')
+
+
+def matmul_mx(lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile) -> Tile:
+    """MX block-scaled matmul (matmul_mx): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` [M, K/32], `rhs_scale` [K/32, N], in Mat), into an FP32 [M, N] Acc tile.
+
+    In a program: ``pl.matmul_mx(lhs, lhs_scale, rhs, rhs_scale)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('matmul_mx')
+
+
+def matmul_mx_acc(acc: Tile, lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile) -> Tile:
+    """MX block-scaled matmul (matmul_mx_acc): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` [M, K/32], `rhs_scale` [K/32, N], in Mat), into an FP32 [M, N] Acc tile, added to `acc`.
+
+    In a program: ``pl.matmul_mx_acc(acc, lhs, lhs_scale, rhs, rhs_scale)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('matmul_mx_acc')
+
+
+def matmul_mx_bias(lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile, bias: Tile) -> Tile:
+    """MX block-scaled matmul (matmul_mx_bias): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` [M, K/32], `rhs_scale` [K/32, N], in Mat), into an FP32 [M, N] Acc tile, plus the FP32 [1, N] `bias` on every row.
+
+    In a program: ``pl.matmul_mx_bias(lhs, lhs_scale, rhs, rhs_scale, bias)``. Category Matmul; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('matmul_mx_bias')
 
 
 def maximum(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
@@ -403,6 +439,42 @@ def or_(lhs: _Value, rhs: Union[_Value, int, float]) -> _Value:
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('or_')
+
+
+def part_add(src0: _Value, src1: _Value) -> _Value:
+    """Partial add of two tiles over src0's valid region: where src1 is valid too the op, where it is not a copy of src0 (the result has src0's valid region).
+
+    In a program: ``pl.part_add(src0, src1)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('part_add')
+
+
+def part_max(src0: _Value, src1: _Value) -> _Value:
+    """Partial max of two tiles over src0's valid region: where src1 is valid too the op, where it is not a copy of src0 (the result has src0's valid region).
+
+    In a program: ``pl.part_max(src0, src1)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('part_max')
+
+
+def part_min(src0: _Value, src1: _Value) -> _Value:
+    """Partial min of two tiles over src0's valid region: where src1 is valid too the op, where it is not a copy of src0 (the result has src0's valid region).
+
+    In a program: ``pl.part_min(src0, src1)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('part_min')
+
+
+def part_mul(src0: _Value, src1: _Value) -> _Value:
+    """Partial multiply of two tiles over src0's valid region: where src1 is valid too the op, where it is not a copy of src0 (the result has src0's valid region).
+
+    In a program: ``pl.part_mul(src0, src1)``. Category ElementwiseBinary; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('part_mul')
 
 
 def prelu(tile: _Value, slope: Union[_Value, int, float], tmp: Optional[Tile] = None) -> _Value:
@@ -664,6 +736,15 @@ def tile_random(key0: Any, key1: Any, counter0: Any, counter1: Any, counter2: An
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('tile_random')
+
+
+def tri(diagonal: IntLike, shape: Sequence[IntLike], valid_shape: Optional[Sequence[IntLike]] = None, *, dtype: Optional[DType] = None, upper: Optional[bool] = None) -> Tile:
+    """A [rows, cols] mask tile: 1 where col - row <= `diagonal` (upper=True: >=), else 0, written in the `valid_shape` corner only; `diagonal` may be a run-time scalar.
+
+    In a program: ``pl.tri(diagonal, shape, [valid_shape], dtype=, upper=)``. Category Generate; valid only inside a
+    ``@pl.program``'s functions or a ``@pl.jit`` function.
+    """
+    raise outside_program('tri')
 
 
 def xor(lhs: _Value, rhs: Union[_Value, int, float], tmp: Optional[Tile] = None) -> _Value:

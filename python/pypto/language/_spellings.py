@@ -35,6 +35,18 @@ def dump_tag(tensor: Tensor) -> Tensor:
     raise outside_program("dump_tag")
 
 
+def max(lhs: Any, rhs: Any, *more: Any) -> Any:  # noqa: A001 - PyPTO's pl.max / pl.tile.max
+    """``pl.max(a, b)`` / ``pl.tile.max(a, b)``: the larger of scalars (Python's ``max`` in a
+    program; PyPTO's tile reductions are ``row_max`` and ``col_max``)."""
+    raise outside_program("max")
+
+
+def min(lhs: Any, rhs: Any, *more: Any) -> Any:  # noqa: A001 - PyPTO's pl.min / pl.tile.min
+    """``pl.min(a, b)`` / ``pl.tile.min(a, b)``: the smaller of scalars (Python's ``min`` in a
+    program, as for a block's valid length ``pl.min(32, n - j * 32)``)."""
+    raise outside_program("min")
+
+
 def scalar_form(name: str, op: str) -> Any:
     """``pl.tile.<name>`` / ``pl.tensor.<name>``: the op `op` with a scalar right operand."""
 
@@ -48,4 +60,4 @@ def scalar_form(name: str, op: str) -> Any:
 
 SCALAR_FORMS = {name: scalar_form(name, name[:-1]) for name in ("adds", "subs", "muls", "divs")}
 
-__all__ = ["full", "const", "extract", "dump_tag", "SCALAR_FORMS", "Tensor", "Tile"]
+__all__ = ["full", "const", "extract", "dump_tag", "max", "min", "SCALAR_FORMS", "Tensor", "Tile"]
