@@ -3,11 +3,14 @@
 // the caller survives and the entry is rebuilt, with a note.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "pypto/runtime/binary_cache.h"
@@ -47,8 +50,20 @@ class BinaryCacheSafetyTest : public ::testing::Test {
     root = tmpl;
     options.cache_dir = root / "cache";
     marker = root / "planted-code-ran";
+    // The replacement of an unsafe cache directory is <tmp>/pypto-cache-<uid>-replacement, one
+    // per user: the tests that reach it, run in parallel processes, would share it (and remove
+    // it under each other). Each test's temporary folder is its own.
+    if (const char* old = std::getenv("TMPDIR")) saved_tmpdir = old;
+    ::setenv("TMPDIR", root.c_str(), 1);
   }
-  void TearDown() override { fs::remove_all(root); }
+  void TearDown() override {
+    if (saved_tmpdir) {
+      ::setenv("TMPDIR", saved_tmpdir->c_str(), 1);
+    } else {
+      ::unsetenv("TMPDIR");
+    }
+    fs::remove_all(root);
+  }
 
   // A library built (and so digested) elsewhere: the planted file.
   fs::path build_planted() {
@@ -59,6 +74,7 @@ class BinaryCacheSafetyTest : public ::testing::Test {
 
   fs::path root, marker;
   BuildOptions options;
+  std::optional<std::string> saved_tmpdir;
 };
 
 TEST_F(BinaryCacheSafetyTest, NewCacheDirectoryIsPrivate) {
