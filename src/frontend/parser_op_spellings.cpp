@@ -181,6 +181,11 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "extract" && ns == "tile") return parse_extract(spelling, span);
   if (op == "set_validshape") return parse_set_validshape(spelling, span);
   if (op == "dump_tag" && ns != "tile") return parse_dump_tag(spelling, span);
+  if (op == "alloc" && ns == "tile") {
+    fail(span, spelling +
+                   " names an allocation as a pl.Ptr (parser_ptr.cpp): write 'buf: pl.Ptr "
+                   "= pl.tile.alloc(pl.Mem.Vec, size)'");
+  }
   if (op == "no_dep") {
     fail(span, spelling +
                    " marks an argument of a kernel call (parser_call_attrs.cpp): write "
@@ -388,7 +393,8 @@ OpSpelling resolve_op_spelling(std::string_view ns, std::string_view name) {
   if ((name == "const" && ns.empty()) || (name == "dim" && ns != "tile") ||
       (name == "extract" && ns == "tile") || (name == "dump_tag" && ns != "tile") ||
       name == "no_dep" || (ns == "system" && (name == "task_dummy" || name == "task_invalid")) ||
-      ((name == "max" || name == "min") && (ns.empty() || ns == "tile"))) {
+      ((name == "max" || name == "min") && (ns.empty() || ns == "tile")) ||
+      (name == "alloc" && ns == "tile")) {
     return {Kind::Form, ""};
   }
   if (name == "addc" || name == "addsc") return {Kind::Form, "add"};
