@@ -18,7 +18,8 @@ output (bench_rounds.NumpyAnchor); the device's ratios are to the latter, which 
 time has its output mapped before it starts.
 
 `--ops` times the elementwise ops beyond the arithmetic the same way (log, rsqrt, sin, the
-scalar form adds and a comparison cmps, in the favourable tile, in process): numpy's
+scalar form adds, a comparison cmps and the partial ops part_add and part_max, in the favourable
+tile, in process): numpy's
 `np.log(a, out=c)` and so on against the device, with the target that the device takes at most
 1.5x numpy's time.
 """
@@ -146,6 +147,10 @@ OPS = {
     # The device's mask packs 8 results a byte (INT32 elements); numpy writes a bool per result.
     "cmps": ("pl.cmps(x, 0.0, cmp_type=2)", lambda a, out: np.less(a, 0.0, out=out), (-1.0, 1.0),
              "INT32", N // 8, np.bool_, packed_less_than_zero),
+    # The partial ops of fully valid tiles compute the plain op.
+    "part_add": ("pl.part_add(x, x)", lambda a, out: np.add(a, a, out=out), (-1.0, 1.0)),
+    "part_max": ("pl.part_max(x, pl.neg(x))",
+                 lambda a, out: np.maximum(a, np.negative(a, out=out), out=out), (-1.0, 1.0)),
 }
 
 
@@ -191,7 +196,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians)")
     parser.add_argument("--ops", action="store_true",
-                        help="only the elementwise ops (log, rsqrt, sin, adds, cmps) against numpy")
+                        help="only the elementwise ops (log, rsqrt, sin, adds, cmps, part_add, "
+                             "part_max) against numpy")
     args = parser.parse_args()
     if args.ops:
         elementwise_ops(tempfile.mkdtemp(), args.rounds)
