@@ -133,7 +133,7 @@ class BigOp:
 
 def packed_less_than_zero(a):
     """pl.cmps(x, 0.0, cmp_type=2)'s predicate mask of a row-major block of whole rows."""
-    return np.packbits(a < 0, axis=1, bitorder="little").astype(np.int32)
+    return np.packbits(a < 0, axis=1, bitorder="little")
 
 
 # op: (the call on tile x, numpy into a ready output `out`, the input's range, the result's
@@ -144,9 +144,9 @@ OPS = {
               (0.01, 100.0)),
     "sin": ("pl.sin(x)", lambda a, out: np.sin(a, out=out), (-10.0, 10.0)),
     "adds": ("pl.adds(x, 1.5)", lambda a, out: np.add(a, np.float32(1.5), out=out), (-1.0, 1.0)),
-    # The device's mask packs 8 results a byte (INT32 elements); numpy writes a bool per result.
+    # The device's mask packs 8 results a byte (UINT8 elements); numpy writes a bool per result.
     "cmps": ("pl.cmps(x, 0.0, cmp_type=2)", lambda a, out: np.less(a, 0.0, out=out), (-1.0, 1.0),
-             "INT32", N // 8, np.bool_, packed_less_than_zero),
+             "UINT8", N // 8, np.bool_, packed_less_than_zero),
     # The partial ops of fully valid tiles compute the plain op.
     "part_add": ("pl.part_add(x, x)", lambda a, out: np.add(a, a, out=out), (-1.0, 1.0)),
     "part_max": ("pl.part_max(x, pl.neg(x))",
