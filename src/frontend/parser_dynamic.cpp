@@ -302,6 +302,8 @@ void Parser::check_unspecialised_templates() const {
     const FunctionSignature& sig = signatures_[*root];
     std::string names;
     for (const std::string& n : sig.dynamic_names) names += (names.empty() ? "" : ", ") + n;
+    // A name only a pl.TensorView valid_shape uses is bound there, not listed as a dimension.
+    if (names.empty()) names = "in a pl.TensorView valid_shape";
     fail(sig.span, "the entry '" + sig.name + "' has dynamic dimensions (" + names +
                        "): the program is compiled for the tensors it runs with (pypto.run, or "
                        "program.specialise(tensors)), which give them their extents");
