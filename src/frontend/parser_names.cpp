@@ -88,6 +88,17 @@ VarPtr Parser::bind_var(std::string_view name, const TypePtr& type, Span span) {
   // A rebound name no longer holds the window whose valid_shape was noted for it.
   if (it != vars_.end()) slice_valid_shapes_.erase(it->second.get());
   if (it != vars_.end()) {
+    // A value of another shape or dtype makes the name a new variable, as PyPTO's SSA renaming
+    // makes it (`t = pl.cast(t, target_type=pl.FP32)`), where no loop or branch has to merge the
+    // two: in the function's own block, for a name the current block bound, and for a loop's
+    // own index (`for slot in pl.range(R)` after another `slot`).
+    if (!same_shape_dtype(it->second->type(), type) &&
+        ((ssa_blocks_.size() == 1 && loops_.empty()) || binding_loop_index_ ||
+         bound_in_this_block(name))) {
+      VarPtr var = ir::make_var(std::string(name), type, span);
+      it->second = var;
+      return var;
+    }
     if (!same_shape_dtype(it->second->type(), type)) {
       fail(span, "cannot rebind '" + std::string(name) + "' of type " +
                      ir::type_to_string(it->second->type()) + " to a value of type " +
@@ -97,7 +108,15 @@ VarPtr Parser::bind_var(std::string_view name, const TypePtr& type, Span span) {
   }
   VarPtr var = ir::make_var(std::string(name), type, span);
   vars_.emplace(var->name, var);
+  if (!ssa_blocks_.empty()) ssa_blocks_.back().emplace_back(var->name, span.line);
   return var;
+}
+
+bool Parser::bound_in_this_block(std::string_view name) const {
+  if (ssa_blocks_.empty()) return false;
+  for (const auto& [bound, line] : ssa_blocks_.back())
+    if (bound == name) return true;
+  return false;
 }
 
 namespace {

@@ -339,6 +339,8 @@ class Parser {
   // The function's one Var for `name`, created with `type` on first assignment; a later binding
   // must keep the shape and dtype.
   VarPtr bind_var(std::string_view name, const TypePtr& type, Span span);
+  bool bound_in_this_block(std::string_view name) const;  // a name this block first bound
+  bool binding_loop_index_ = false;                       // bind_var of a for loop's index
   // A name bound once to an integer constant (`M = 128`, `M, N = x.shape`) and never assigned
   // again in its function reads as that constant inside lists, so it can give shapes
   // (parser_names.cpp); elsewhere it stays the variable, as written.

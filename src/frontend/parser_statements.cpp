@@ -407,6 +407,20 @@ StmtPtr Parser::parse_return() {
       value_spans.assign(values.size(), whole);
     }
   }
+  // `return self.f(...)` of a function returning several values returns each of them: the call
+  // is bound once, before the return, and its elements returned.
+  if (values.size() == 1 && return_types_->size() > 1) {
+    const auto* tuple_type = values[0]->type() ? values[0]->type()->as<ir::TupleType>() : nullptr;
+    if (tuple_type && tuple_type->elements.size() == return_types_->size()) {
+      VarPtr whole = ir::make_var(synthesized_names_.emplace_back("_returned"), values[0]->type(),
+                                  value_spans[0]);
+      inline_stmts_.push_back(ir::make_node<ir::AssignStmt>(whole, values[0], value_spans[0]));
+      values.clear();
+      for (size_t i = 0; i < tuple_type->elements.size(); ++i)
+        values.push_back(ir::make_tuple_get_item(whole, static_cast<int64_t>(i), value_spans[0]));
+      value_spans.assign(values.size(), value_spans[0]);
+    }
+  }
   if (inferred_returns_ && !returns_known_) {  // a jit function: its first return types it
     for (const ExprPtr& v : values) inferred_returns_->push_back(v->type());
     returns_known_ = true;
@@ -555,7 +569,9 @@ StmtPtr Parser::parse_for() {
                         " value(s) but the loop names " + std::to_string(carried.size()));
   }
   expect(TK::Colon, "':' after the for statement");
+  binding_loop_index_ = true;
   VarPtr loop_var = bind_var(loop_name.text, ir::scalar_type(DataType::INT64), span_of(loop_name));
+  binding_loop_index_ = false;
   std::vector<VarPtr> iter_args;
   for (size_t i = 0; i < carried.size(); ++i) {
     iter_args.push_back(bind_var(carried[i]->text, init_values[i]->type(), span_of(*carried[i])));

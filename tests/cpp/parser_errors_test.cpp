@@ -194,8 +194,11 @@ std::vector<ErrorCase> cases() {
       {"annotation_mismatch",
        kernel("        t: pl.Tile[[32, 32], pl.FP32] = pl.load(a, [0, 0], [64, 64])\n" + S), 7, 12,
        "annotation pl.Tile[[32, 32], pl.FP32] does not match the value's type"},
-      {"rebinding_changes_shape", kernel(L + "        t = pl.load(a, [0, 0], [32, 32])\n" + S), 8,
-       9,
+      // In a nested block: in the function's own block the name becomes a new variable.
+      {"rebinding_changes_shape",
+       kernel(L + "        for i in pl.range(1):\n            t = pl.load(a, [0, 0], [32, 32])\n" +
+              S),
+       9, 13,
        "cannot rebind 't' of type pl.Tile[[64, 64], pl.FP32, pl.MemorySpace.Vec] to a value of "
        "type pl.Tile[[32, 32], pl.FP32, pl.MemorySpace.Vec]"},
       {"memref_without_space",

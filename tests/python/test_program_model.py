@@ -533,3 +533,31 @@ def test_an_entry_returning_its_input_written_in_place_makes_it_inout(tmp_path):
              TensorSpec("c", [16, 64], pl.FP32, init_value=rng.random, is_output=True)]
     result = run(AssemblesIntoItsInput, specs, golden, _config(tmp_path))
     assert result.passed, result.error
+
+
+@pl.program
+class ReturnsACallOfTwo:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 16], pl.FP32], a: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+          b: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+          ) -> tuple[pl.Tensor[[16, 16], pl.FP32], pl.Tensor[[16, 16], pl.FP32]]:
+        t = pl.load(x, [0, 0], [16, 16])
+        a = pl.store(pl.exp(t), [0, 0], a)
+        b = pl.store(pl.neg(t), [0, 0], b)
+        return a, b
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], a: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+             b: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+             ) -> tuple[pl.Tensor[[16, 16], pl.FP32], pl.Tensor[[16, 16], pl.FP32]]:
+        return self.k(x, a, b)
+
+
+def test_returning_a_call_of_a_function_of_two_results_returns_both(tmp_path):
+    # `return self.k(...)` with k returning two tensors: the call is made once, both returned.
+    text = ReturnsACallOfTwo.as_python()
+    assert text.count("self.k(") == 1
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(16, 16)
+    a, b = ir.compile(ReturnsACallOfTwo, output_dir=str(tmp_path / "out"))(x)
+    np.testing.assert_allclose(a, np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(b, -x)

@@ -246,6 +246,33 @@ def test_strict_ssa_lets_an_inner_block_bind_a_name_again():
         pl.parse(STRICT.replace("EXTRA", "t = pl.exp(t)"))
 
 
+def test_a_name_rebound_to_another_dtype_is_a_new_variable(work):
+    # PyPTO's SSA renaming: `t = pl.cast(t, ...)` where no loop or branch merges the two values
+    # (the function's own block, a name the loop body bound itself, a loop's own index).
+    program = pl.parse(kernel("""
+i: pl.Scalar[pl.INT32] = 7
+t = pl.cast(pl.load(x, [0, 0], [16, 32]), target_type=pl.INT32)
+t = pl.cast(t, target_type=pl.FP32)
+y = pl.store(t, [0, 0], y)
+for i in pl.range(2):
+    u = pl.load(x, [i * 8, 0], [8, 32])
+    u = pl.cast(pl.mul(u, 4.0), target_type=pl.INT32)
+    u = pl.cast(u, target_type=pl.FP32)
+    y = pl.store(pl.add(u, pl.load(y, [i * 8, 0], [8, 32])), [i * 8, 0], y)
+"""))
+
+    def golden(t):
+        t["y"][:] = np.trunc(t["x"]) + np.trunc(4.0 * t["x"])
+    check_both(work, program, golden)
+    with pytest.raises(CompileError, match="cannot rebind 'v'"):  # carried by the loop: refused
+        pl.parse(kernel("""
+v = pl.load(x, [0, 0], [16, 32])
+for i in pl.range(2):
+    v = pl.cast(v, target_type=pl.INT32)
+y = pl.store(pl.load(x, [0, 0], [16, 32]), [0, 0], y)
+"""))
+
+
 ORCH_WHILE = """
 import pypto.language as pl
 
