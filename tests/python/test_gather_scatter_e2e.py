@@ -9,29 +9,9 @@ import pytest
 
 import pypto.language as pl
 from pypto.errors import CompileError
-from pypto.runtime import RunConfig, TensorSpec, run
+from pypto.runtime import TensorSpec
 
-
-def check_both(work, program, specs, golden):
-    """Against numpy on the device, and against the reference interpreter (no golden)."""
-    result = run(program, specs, golden,
-                 RunConfig(work_dir=str(work / "out"), write_golden_data=False))
-    assert result.passed, result.error
-    again = run(program, specs, None,
-                RunConfig(work_dir=str(work / "interp"), write_golden_data=False))
-    assert again.passed, again.error
-    return result
-
-
-def failure(work, program, specs):
-    """The error of a run that must fail, on the device and in the interpreter."""
-    device = run(program, specs, lambda t, p=None: None,
-                 RunConfig(work_dir=str(work / "out"), write_golden_data=False))
-    assert not device.passed
-    interpreted = run(program, specs, None,
-                      RunConfig(work_dir=str(work / "interp"), write_golden_data=False))
-    assert not interpreted.passed
-    return device.error, interpreted.error
+from e2e_helpers import check_both, failure
 
 
 RNG = np.random.default_rng(11)
