@@ -91,9 +91,6 @@ Forms forms_of(const OpDef& def, DataType d) {
       if (def.name == "sels") return {{var_of(mask), tile(d), tile(d), literal(d)}};
       return {{var_of(mask), tile(d), tile(d)}};
     }
-    case EmitShape::Transpose:
-      if (def.arg_names.size() == 1) return {{tile(d)}};
-      return {{tile(d), make_int(0), make_int(1)}};
     case EmitShape::Matmul:
     case EmitShape::MatmulAcc:
     case EmitShape::BatchMatmul:
@@ -106,35 +103,6 @@ Forms forms_of(const OpDef& def, DataType d) {
       return generate_forms(def);
     default:
       return {};
-  }
-}
-
-// Whether the op's result depends on its elements' type at all (see the header).
-bool computes_on_elements(const OpDef& def) {
-  switch (def.emit) {
-    case EmitShape::Binary:
-    case EmitShape::Unary:
-    case EmitShape::RowReduce:
-    case EmitShape::ColReduce:
-    case EmitShape::RowArgReduce:
-    case EmitShape::ColArgReduce:
-    case EmitShape::Cast:
-    case EmitShape::RowExpand:
-    case EmitShape::RowBroadcast:
-    case EmitShape::ColExpand:
-    case EmitShape::ExpandExpDif:
-    case EmitShape::Compare:
-    case EmitShape::Select:
-    case EmitShape::Matmul:
-    case EmitShape::MatmulAcc:
-    case EmitShape::BatchMatmul:
-    case EmitShape::BatchMatmulAcc:
-    case EmitShape::Sort32:
-    case EmitShape::Ci:
-    case EmitShape::Random:
-      return true;
-    default:
-      return false;  // transposes too: a permutation of the elements, whatever their type
   }
 }
 
@@ -160,7 +128,9 @@ bool op_accepts(const OpDef& def, const std::vector<TypePtr>& types, const Attrs
 }
 
 std::optional<std::vector<DataType>> op_element_dtypes(const OpDef& def) {
-  if (!computes_on_elements(def)) return std::nullopt;
+  // The ops forms_of has no forms for move, lay out or select elements whatever their type
+  // (transposes too: a permutation of the elements), or have none.
+  if (forms_of(def, DataType::FP32).empty()) return std::nullopt;
   std::vector<DataType> accepted;
   for (DataType d : all_element_dtypes()) {
     Attrs attrs;
