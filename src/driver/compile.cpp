@@ -34,7 +34,8 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
   if (options.dump_passes) run_options.dump_dir = (out / "passes_dump").string();
   if (prologue) {
     run_options.prologue = [&](const ir::ProgramPtr& p) {
-      return prologue(p)->with_target(*target);
+      ir::ProgramPtr q = prologue(p);  // the program itself when it has nothing to add
+      return q == p ? q : q->with_target(*target);
     };
   }
   result.lowered = passes::PassManager::for_strategy(options.strategy)
