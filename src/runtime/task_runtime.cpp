@@ -1,5 +1,6 @@
 #include "pypto/runtime/task_runtime.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -743,6 +744,14 @@ TaskRuntime::~TaskRuntime() = default;
 
 TaskRuntime::AwakeCores::AwakeCores(TaskRuntime& runtime, bool inputs_in_cache)
     : pool_(*runtime.pool_), inputs_in_cache_(inputs_in_cache) {
+  const int cpu = ::sched_getcpu();
+  if (cpu >= 0 && ::pthread_getaffinity_np(::pthread_self(), sizeof(caller_affinity_),
+                                           &caller_affinity_) == 0) {
+    cpu_set_t own;
+    CPU_ZERO(&own);
+    CPU_SET(cpu, &own);
+    caller_pinned_ = ::pthread_setaffinity_np(::pthread_self(), sizeof(own), &own) == 0;
+  }
   again();
 }
 
@@ -750,7 +759,11 @@ void TaskRuntime::AwakeCores::again() const {
   pool_.stay_awake(::sched_getcpu(), inputs_in_cache_);
 }
 
-TaskRuntime::AwakeCores::~AwakeCores() { pool_.let_sleep(); }
+TaskRuntime::AwakeCores::~AwakeCores() {
+  pool_.let_sleep();
+  if (caller_pinned_)
+    ::pthread_setaffinity_np(::pthread_self(), sizeof(caller_affinity_), &caller_affinity_);
+}
 
 int TaskRuntime::num_workers() const { return static_cast<int>(cores_.size()); }
 
