@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 25
+#define PTO_ABI_VERSION 26
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -38,7 +38,14 @@ enum PtoDType {
 #define PTO_NUM_DTYPES 15  // the valid dtype values are 0 .. PTO_NUM_DTYPES - 1
 
 // On-chip memory spaces of one simulated core; the values equal pypto::ir::MemorySpace.
-enum PtoMemorySpace { PTO_DDR = 0, PTO_VEC = 1, PTO_MAT = 2, PTO_LEFT = 3, PTO_RIGHT = 4, PTO_ACC = 5 };
+enum PtoMemorySpace {
+  PTO_DDR = 0,
+  PTO_VEC = 1,
+  PTO_MAT = 2,
+  PTO_LEFT = 3,
+  PTO_RIGHT = 4,
+  PTO_ACC = 5
+};
 #define PTO_NUM_SPACES 6
 
 // A view of a global-memory (DDR) tensor: element (i0, i1, ...) lives at
@@ -63,18 +70,23 @@ enum PtoCollectiveKind {
   PTO_ALL_TO_ALL_V = 5
 };
 // pld.ReduceOp
-enum PtoReduceOp { PTO_REDUCE_SUM = 0, PTO_REDUCE_MAX = 1, PTO_REDUCE_MIN = 2, PTO_REDUCE_PROD = 3 };
+enum PtoReduceOp {
+  PTO_REDUCE_SUM = 0,
+  PTO_REDUCE_MAX = 1,
+  PTO_REDUCE_MIN = 2,
+  PTO_REDUCE_PROD = 3
+};
 typedef struct PtoCollective {
   int32_t kind;        // PtoCollectiveKind
   int32_t reduce_op;   // PtoReduceOp (allreduce, reduce_scatter)
   int32_t signal_dim;  // the dimension of `signal` indexed by the peer
   int32_t reserved;
-  int64_t root;                   // broadcast
-  const PtoTensor* target;        // the window every rank ends with the result in
-  const PtoTensor* signal;        // INT32 window cells of the credit barrier
-  const PtoTensor* input;         // allgather, all_to_all, all_to_all_v: this rank's data
-  const PtoTensor* send_counts;   // all_to_all_v: INT32 rows per destination
-  const PtoTensor* recv_counts;   // all_to_all_v: INT32 window [nranks, 1], rows received
+  int64_t root;                  // broadcast
+  const PtoTensor* target;       // the window every rank ends with the result in
+  const PtoTensor* signal;       // INT32 window cells of the credit barrier
+  const PtoTensor* input;        // allgather, all_to_all, all_to_all_v: this rank's data
+  const PtoTensor* send_counts;  // all_to_all_v: INT32 rows per destination
+  const PtoTensor* recv_counts;  // all_to_all_v: INT32 window [nranks, 1], rows received
 } PtoCollective;
 
 // How a task uses one argument; drives dependency tracking in the runtime.
@@ -90,10 +102,10 @@ enum PtoArgKind {
 
 typedef struct PtoArg {
   int32_t kind;
-  int32_t dtype;    // of the tensor, or of the scalar
-  PtoTensor tensor; // valid unless kind == PTO_ARG_SCALAR
-  int64_t i64;      // scalar value for integer/bool scalars
-  double f64;       // scalar value for floating scalars
+  int32_t dtype;     // of the tensor, or of the scalar
+  PtoTensor tensor;  // valid unless kind == PTO_ARG_SCALAR
+  int64_t i64;       // scalar value for integer/bool scalars
+  double f64;        // scalar value for floating scalars
 } PtoArg;
 
 typedef void (*PtoFailFn)(void* ctx, const char* message);
@@ -108,20 +120,48 @@ typedef struct PtoParamSpec {
 
 // Operation codes of the tile instructions.
 enum PtoBinaryOp {
-  PTO_OP_ADD = 0, PTO_OP_SUB = 1, PTO_OP_MUL = 2, PTO_OP_DIV = 3, PTO_OP_MAX = 4, PTO_OP_MIN = 5,
+  PTO_OP_ADD = 0,
+  PTO_OP_SUB = 1,
+  PTO_OP_MUL = 2,
+  PTO_OP_DIV = 3,
+  PTO_OP_MAX = 4,
+  PTO_OP_MIN = 5,
   // Remainders (REM: sign of the divisor, like Python's %; FMOD: sign of the dividend), bitwise
   // ops of integers, prelu (a > 0 ? a : a * b) and the fill of expands (b).
-  PTO_OP_REM = 6, PTO_OP_FMOD = 7, PTO_OP_AND = 8, PTO_OP_OR = 9, PTO_OP_XOR = 10, PTO_OP_SHL = 11,
-  PTO_OP_SHR = 12, PTO_OP_PRELU = 13, PTO_OP_FILL = 14
+  PTO_OP_REM = 6,
+  PTO_OP_FMOD = 7,
+  PTO_OP_AND = 8,
+  PTO_OP_OR = 9,
+  PTO_OP_XOR = 10,
+  PTO_OP_SHL = 11,
+  PTO_OP_SHR = 12,
+  PTO_OP_PRELU = 13,
+  PTO_OP_FILL = 14
 };
 enum PtoUnaryOp {
-  PTO_OP_EXP = 0, PTO_OP_NEG = 1, PTO_OP_SQRT = 2, PTO_OP_ABS = 3, PTO_OP_RECIP = 4, PTO_OP_RELU = 5,
-  PTO_OP_LOG = 6, PTO_OP_SIN = 7, PTO_OP_COS = 8, PTO_OP_RSQRT = 9, PTO_OP_NOT = 10
+  PTO_OP_EXP = 0,
+  PTO_OP_NEG = 1,
+  PTO_OP_SQRT = 2,
+  PTO_OP_ABS = 3,
+  PTO_OP_RECIP = 4,
+  PTO_OP_RELU = 5,
+  PTO_OP_LOG = 6,
+  PTO_OP_SIN = 7,
+  PTO_OP_COS = 8,
+  PTO_OP_RSQRT = 9,
+  PTO_OP_NOT = 10
 };
 // The folds of row_reduce and col_reduce (max and min: also of arg_reduce).
 enum PtoRowReduceOp { PTO_ROW_MAX = 0, PTO_ROW_SUM = 1, PTO_ROW_MIN = 2, PTO_ROW_PROD = 3 };
 // The comparisons of compare (pl.cmp's cmp_type codes).
-enum PtoCmpType { PTO_CMP_EQ = 0, PTO_CMP_NE = 1, PTO_CMP_LT = 2, PTO_CMP_LE = 3, PTO_CMP_GT = 4, PTO_CMP_GE = 5 };
+enum PtoCmpType {
+  PTO_CMP_EQ = 0,
+  PTO_CMP_NE = 1,
+  PTO_CMP_LT = 2,
+  PTO_CMP_LE = 3,
+  PTO_CMP_GT = 4,
+  PTO_CMP_GE = 5
+};
 // Which operands of matmul are stored transposed.
 enum PtoMatmulTrans { PTO_MATMUL_TRANS_LEFT = 1, PTO_MATMUL_TRANS_RIGHT = 2 };
 // What fill_pad writes outside the valid region; the values equal pypto::ir::PadValue.
@@ -163,9 +203,11 @@ typedef struct PtoIsa {
                             int32_t scalar_first, int64_t n);
   void (*unary)(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n);
   void (*cast)(int32_t dst_dtype, int32_t src_dtype, void* dst, const void* src, int64_t n);
-  // dst[rows, 1] = reduce(src[rows, cols]) along each row.
-  void (*row_reduce)(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
-                     int64_t cols);
+  // dst[rows, 1] = reduce(src[rows, cols]) along each row. The reductions read src's row r
+  // `src_stride` elements after row r - 1 (cols for a dense tile; a view's row stride for an
+  // operand read in place, see load_view).
+  void (*row_reduce)(int32_t op, int32_t dtype, void* dst, const void* src, int64_t src_stride,
+                     int64_t rows, int64_t cols);
   // dst[r, c] = src[r, c] op vec[r]
   void (*row_expand)(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                      int64_t rows, int64_t cols);
@@ -179,8 +221,8 @@ typedef struct PtoIsa {
                  const void* left, int64_t left_stride, const void* right, int64_t right_stride,
                  int64_t m, int64_t k, int64_t n, int32_t trans);
   // dst[rows, cols] = src (src_cols wide)[r0.., c0..]
-  void (*slice)(void* dst, const void* src, int64_t src_cols, int64_t r0, int64_t c0,
-                int64_t rows, int64_t cols, int64_t elem_size);
+  void (*slice)(void* dst, const void* src, int64_t src_cols, int64_t r0, int64_t c0, int64_t rows,
+                int64_t cols, int64_t elem_size);
   // dst (dst_cols wide)[r0.., c0..] = src[rows, cols]
   void (*assemble)(void* dst, int64_t dst_cols, const void* src, int64_t r0, int64_t c0,
                    int64_t rows, int64_t cols, int64_t elem_size);
@@ -194,9 +236,9 @@ typedef struct PtoIsa {
   // otherwise the box is loaded into `tile` as by load, and *data = tile, *row_stride = the
   // box's column count. Checked like load. The caller must not let anything write the box while
   // it reads *data.
-  int32_t (*load_view)(void* tile, const PtoTensor* t, const int64_t* offsets,
-                       const int64_t* shape, int32_t ndim, const void** data,
-                       int64_t* row_stride, const char* where, PtoFailFn fail, void* ctx);
+  int32_t (*load_view)(void* tile, const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
+                       int32_t ndim, const void** data, int64_t* row_stride, const char* where,
+                       PtoFailFn fail, void* ctx);
   int32_t (*store)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape, int32_t ndim,
                    const void* tile, const char* where, PtoFailFn fail, void* ctx);
   // A binary op whose result only a store reads: the box of the view (checked like store) =
@@ -204,10 +246,9 @@ typedef struct PtoIsa {
   // of adjacent elements that neither operand partly overlaps; otherwise computed into `tile`
   // (rows x cols, dense) and stored from there. Stores into a large view go around the caches.
   int32_t (*binary_store)(int32_t op, int32_t dtype, void* tile, const PtoTensor* t,
-                          const int64_t* offsets, const int64_t* shape, int32_t ndim,
-                          const void* a, int64_t a_stride, const void* b, int64_t b_stride,
-                          int64_t rows, int64_t cols, const char* where, PtoFailFn fail,
-                          void* ctx);
+                          const int64_t* offsets, const int64_t* shape, int32_t ndim, const void* a,
+                          int64_t a_stride, const void* b, int64_t b_stride, int64_t rows,
+                          int64_t cols, const char* where, PtoFailFn fail, void* ctx);
   // The box `shape` of view dst = a op b, its operands the boxes of the same shape at a_offsets
   // of a and b, in one pass where all three lie, when each lies inside its view as rows of
   // adjacent elements of type `dtype` and neither operand partly overlaps the result; then 1.
@@ -222,9 +263,8 @@ typedef struct PtoIsa {
   int32_t (*check_box)(const PtoTensor* t, const int64_t* offsets, const int64_t* shape,
                        int32_t ndim, const char* where, PtoFailFn fail, void* ctx);
   // Checks that a rows x cols box at (r0, c0) lies inside a tile_rows x tile_cols tile.
-  int32_t (*check_tile_box)(int64_t r0, int64_t c0, int64_t rows, int64_t cols,
-                            int64_t tile_rows, int64_t tile_cols, const char* where,
-                            PtoFailFn fail, void* ctx);
+  int32_t (*check_tile_box)(int64_t r0, int64_t c0, int64_t rows, int64_t cols, int64_t tile_rows,
+                            int64_t tile_cols, const char* where, PtoFailFn fail, void* ctx);
   // Copies every element of `src` into `dst` (same shape and dtype); the views may overlap.
   void (*copy_tensor)(const PtoTensor* dst, const PtoTensor* src);
   // Checks the arguments of orchestration function `func` against its parameters.
@@ -242,16 +282,15 @@ typedef struct PtoIsa {
   // ----- Reductions along columns, index reductions and layout changes.
   // dst[1, cols] = reduce(src[:, c]) down each column, rows folded in order from row 0 with the
   // element function of `op` (PtoRowReduceOp).
-  void (*col_reduce)(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
-                     int64_t cols);
+  void (*col_reduce)(int32_t op, int32_t dtype, void* dst, const void* src, int64_t src_stride,
+                     int64_t rows, int64_t cols);
   // The INT32 index of the first maximum (op PTO_ROW_MAX) or minimum (PTO_ROW_MIN) of each row
   // (per_column 0: dst[rows, 1] holds column indices) or of each column (per_column 1:
   // dst[1, cols] holds row indices). A NaN is more extreme than any number.
   void (*arg_reduce)(int32_t op, int32_t dtype, int32_t per_column, int32_t* dst, const void* src,
-                     int64_t rows, int64_t cols);
+                     int64_t src_stride, int64_t rows, int64_t cols);
   // dst[r, c] = vec[r] for a rows x cols dst of elem_size-byte elements.
-  void (*row_broadcast)(void* dst, const void* vec, int64_t rows, int64_t cols,
-                        int64_t elem_size);
+  void (*row_broadcast)(void* dst, const void* vec, int64_t rows, int64_t cols, int64_t elem_size);
   // dst[cols, rows] = the transpose of src[rows, cols] (elem_size-byte elements).
   void (*transpose)(void* dst, const void* src, int64_t rows, int64_t cols, int64_t elem_size);
   // The predicate mask of pl.cmp (rows x mask_cols elements of mask_dtype, each holding a byte):
@@ -291,13 +330,12 @@ typedef struct PtoIsa {
   // pld.system.notify: the INT32 cell at `offsets` of window view `signal`, on rank `peer`,
   // gets `value` by `op` (0 AtomicAdd, 1 Set), after every write this rank made before.
   int32_t (*comm_notify)(const PtoTensor* signal, const int64_t* offsets, int32_t ndim,
-                         int64_t peer, int64_t value, int32_t op, const char* where,
-                         PtoFailFn fail, void* ctx);
+                         int64_t peer, int64_t value, int32_t op, const char* where, PtoFailFn fail,
+                         void* ctx);
   // pld.system.wait: until this rank's cell at `offsets` of `signal` compares `cmp` (0 Eq,
   // 1 Ge) to `expected`; fails after the run's signal timeout or when another rank failed.
   int32_t (*comm_wait)(const PtoTensor* signal, const int64_t* offsets, int32_t ndim,
-                       int64_t expected, int32_t cmp, const char* where, PtoFailFn fail,
-                       void* ctx);
+                       int64_t expected, int32_t cmp, const char* where, PtoFailFn fail, void* ctx);
   // pld.tensor's built-in collectives (allreduce, allgather, ...; PtoCollective below), run by
   // every rank of the run over window buffers, synchronised through `signal`'s credit barrier.
   int32_t (*comm_collective)(const struct PtoCollective* c, const char* where, PtoFailFn fail,
@@ -312,14 +350,12 @@ typedef struct PtoIsa {
   // axis 0).
   int32_t (*gather)(void* dst, const void* src, int64_t src_rows, int64_t src_cols,
                     const void* index, int32_t index_dtype, int64_t rows, int64_t cols,
-                    int32_t axis, int64_t elem_size, const char* where, PtoFailFn fail,
-                    void* ctx);
+                    int32_t axis, int64_t elem_size, const char* where, PtoFailFn fail, void* ctx);
   // The inverse: dst (dst_rows x dst_cols) [index[r, c], c] (axis 0) or [r, index[r, c]]
   // (axis 1) = src[r, c], in row-major order of (r, c), so that the last write wins.
   int32_t (*scatter)(void* dst, int64_t dst_rows, int64_t dst_cols, const void* src,
                      const void* index, int32_t index_dtype, int64_t rows, int64_t cols,
-                     int32_t axis, int64_t elem_size, const char* where, PtoFailFn fail,
-                     void* ctx);
+                     int32_t axis, int64_t elem_size, const char* where, PtoFailFn fail, void* ctx);
   // Row k of src (n rows of `cols` elements) into row index[k] of dst (dst_rows rows), k in
   // order (the last write wins).
   int32_t (*scatter_rows)(void* dst, int64_t dst_rows, const void* src, const void* index,
@@ -402,6 +438,24 @@ typedef struct PtoIsa {
   void (*matmul_mx)(void* dst, const void* acc, const void* left, int64_t lda,
                     const void* left_scale, const void* right, int64_t ldb, const void* right_scale,
                     int64_t m, int64_t k, int64_t n);
+  // dst[r, c] = a[r, c] op s (s op a[r, c] when scalar_first) into a dense rows x cols dst, row r
+  // of a starting `a_stride` elements after row r - 1 (an operand read in place, see load_view);
+  // computed like binary_scalar_f64.
+  void (*binary_scalar_rows_f64)(int32_t op, int32_t dtype, void* dst, const void* a,
+                                 int64_t a_stride, double s, int32_t scalar_first, int64_t rows,
+                                 int64_t cols);
+  // unary_rows and binary_scalar_rows_f64 for a result only a store reads, as binary_store: the
+  // box of the view (checked like store) written where it lies when it can be, else computed
+  // into `tile` (rows x cols, dense) and stored from there.
+  int32_t (*unary_store)(int32_t op, int32_t dtype, void* tile, const PtoTensor* t,
+                         const int64_t* offsets, const int64_t* shape, int32_t ndim, const void* a,
+                         int64_t a_stride, int64_t rows, int64_t cols, const char* where,
+                         PtoFailFn fail, void* ctx);
+  int32_t (*binary_scalar_store)(int32_t op, int32_t dtype, void* tile, const PtoTensor* t,
+                                 const int64_t* offsets, const int64_t* shape, int32_t ndim,
+                                 const void* a, int64_t a_stride, double s, int32_t scalar_first,
+                                 int64_t rows, int64_t cols, const char* where, PtoFailFn fail,
+                                 void* ctx);
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.
@@ -477,8 +531,8 @@ typedef struct PtoSubmitOptions {
 // with options and returns the task's handle; with `fn` null it submits a task that runs nothing
 // (a barrier: its dependencies only). `set_manual_scope(ctx, 1)` starts a manual scope: until
 // `set_manual_scope(ctx, 0)`, submitted tasks wait for their explicit dependencies only (their
-// argument accesses are still recorded for the tasks after the scope). `fail` aborts the run with a message (e.g. a
-// shape check in generated code failed). `isa` serves the checks and copies.
+// argument accesses are still recorded for the tasks after the scope). `fail` aborts the run with a
+// message (e.g. a shape check in generated code failed). `isa` serves the checks and copies.
 typedef struct PtoRuntimeApi {
   void* ctx;
   PtoTensor (*create_tensor)(void* ctx, int32_t dtype, int32_t ndim, const int64_t* shape);

@@ -169,7 +169,7 @@ class KernelEmitter : public StructuredEmitter {
   // data pointer and a row stride (elements): the view's, else the tile's buffer and its cols.
   bool is_view(const ExprPtr& e) const;
   std::string strided_operand(const ExprPtr& e, const TileRef& t) const;
-  bool emit_binary_store(const OpSite& o, const TileRef& x, const TileRef& y);
+  bool emit_into_store(const OpSite& o, const std::string& name, const std::string& operands);
   // A loop over the tiles of a band (tile_band.h): one binary_band call before it.
   std::string loop_shortcut(const ir::ForStmt& s) override;
   void emit_slice(const OpSite& o);
@@ -283,7 +283,7 @@ class KernelEmitter : public StructuredEmitter {
   // Batches of matrices read in place plane by plane (emit_load_planes): the names of the
   // arrays of each plane's data pointer and row stride.
   std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> plane_ptrs_;
-  // The results of views_.stored computed into their store's box (emit_binary_store).
+  // The results of views_.stored computed into their store's box (emit_into_store).
   std::unordered_set<const ir::Var*> stored_;
   // Cross-core pipes: whether the kernel uses them, the buffers it reserved or imported, the
   // slot size of each pipe id it initialized, the valid-row names of popped tiles.

@@ -54,6 +54,13 @@ void KernelEmitter::emit_part_binary(const OpSite& o) {
   const TileRef y = tile_arg(o.arg(1), o.op(), 1);
   if (x.elements() != o.dst.elements() || y.elements() != o.dst.elements())
     codegen_error(o.span, "pl." + o.op() + ": operand shapes differ from the result shape");
+  // Two whole tiles: the plain op, with its operands read in place and its result computed into
+  // its store where operand_views.h allows.
+  const auto whole = [&](const ExprPtr& e) {
+    const auto* var = e->as<ir::Var>();
+    return !var || !valid_.count(var);
+  };
+  if (whole(o.arg(0)) && whole(o.arg(1))) return emit_binary(o);
   std::string region;
   for (size_t i = 0; i < 2; ++i) {
     const auto* var = o.arg(i)->as<ir::Var>();

@@ -35,8 +35,9 @@ void KernelEmitter::emit_col_reduce(const OpSite& o) {
   if (o.op() == "col_sum" && o.call.args.size() > 1 && x.rows() > 1)
     return emit_pairwise_col_sum(o, x);
   with_destination(o.dst, overlaps(o.dst, x), [&](const std::string& out) {
-    w_.line("isa->col_reduce(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
-            std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
+    w_.line("isa->col_reduce(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " +
+            strided_operand(o.arg(0), x) + ", " + std::to_string(x.rows()) + ", " +
+            std::to_string(x.cols()) + ");");
   });
 }
 
@@ -73,8 +74,8 @@ void KernelEmitter::emit_arg_reduce(const OpSite& o, bool per_column) {
   pad_reduction_operand(o, x);
   with_destination(o.dst, overlaps(o.dst, x), [&](const std::string& out) {
     w_.line("isa->arg_reduce(" + o.opcode() + ", " + dtype_enum(x.type->dtype) + ", " +
-            (per_column ? "1" : "0") + ", (int32_t*)" + out + ", " + x.ptr + ", " +
-            std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
+            (per_column ? "1" : "0") + ", (int32_t*)" + out + ", " + strided_operand(o.arg(0), x) +
+            ", " + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
   });
 }
 

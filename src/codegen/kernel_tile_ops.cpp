@@ -175,11 +175,13 @@ std::string KernelEmitter::strided_operand(const ExprPtr& e, const TileRef& t) c
   return t.ptr + ", " + std::to_string(t.cols());
 }
 
-// A binary op whose result only the next statement stores (operand_views.h): binary_store
-// computes it into the box of that store, checked as the store would check it, and the store
-// itself then emits nothing. A partly valid result keeps its store, which writes only the valid
-// region.
-bool KernelEmitter::emit_binary_store(const OpSite& o, const TileRef& x, const TileRef& y) {
+// An elementwise op whose result only the next statement stores (operand_views.h): the
+// instruction `<name>_store` computes it into the box of that store, checked as the store would
+// check it, and the store itself then emits nothing. `operands` are the instruction's arguments
+// between the box and the result's rows and cols. A partly valid result keeps its store, which
+// writes only the valid region.
+bool KernelEmitter::emit_into_store(const OpSite& o, const std::string& name,
+                                    const std::string& operands) {
   auto it = result_var_ ? views_.stored.find(result_var_) : views_.stored.end();
   if (it == views_.stored.end()) return false;
   for (const ExprPtr& operand : o.call.args) {
@@ -193,10 +195,9 @@ bool KernelEmitter::emit_binary_store(const OpSite& o, const TileRef& x, const T
   w_.open("");
   const std::string off = int_array("offsets", box->offsets);
   const std::string sh = int_array("shape", box->shape);
-  w_.line("if (!isa->binary_store(" + o.opcode() + ", " + o.dtype() + ", " + d.ptr + ", &" +
+  w_.line("if (!isa->" + name + "_store(" + o.opcode() + ", " + o.dtype() + ", " + d.ptr + ", &" +
           box->tensor + ", " + off + ", " + sh + ", " + std::to_string(box->rank) + ", " +
-          strided_operand(o.arg(0), x) + ", " + strided_operand(o.arg(1), y) + ", " +
-          std::to_string(d.rows()) + ", " + std::to_string(d.cols()) + ", " +
+          operands + ", " + std::to_string(d.rows()) + ", " + std::to_string(d.cols()) + ", " +
           checked_where(store.span(), store.callee) + ")) " + leave_after_failure());
   w_.close();
   stored_.insert(result_var_);
@@ -244,7 +245,10 @@ void KernelEmitter::emit_binary(const OpSite& o) {
       codegen_error(o.span, "pl." + o.op() + ": operand shapes differ from the result shape");
     bool scratch = partial_overlap(d, x) || partial_overlap(d, y);
     check_divisor(o, support::OpFamily::Binary, o.arg(1), y);
-    if (!scratch && emit_binary_store(o, x, y)) return;
+    if (!scratch &&
+        emit_into_store(o, "binary",
+                        strided_operand(o.arg(0), x) + ", " + strided_operand(o.arg(1), y)))
+      return;
     const bool read_in_place = is_view(o.arg(0)) || is_view(o.arg(1));
     with_destination(d, scratch, [&](const std::string& out) {
       if (read_in_place) {
@@ -281,10 +285,24 @@ void KernelEmitter::emit_binary(const OpSite& o) {
       check_divisor(o, support::OpFamily::Binary, o.arg(1), t);
     }
   }
-  with_destination(d, partial_overlap(d, t), [&](const std::string& out) {
+  const std::string scalar_first = tile_a ? "0" : "1";
+  const bool scratch = partial_overlap(d, t);
+  // A float tile's operand read in place, or its result computed into its store (operand_views.h).
+  const ExprPtr& operand = tile_a ? o.arg(0) : o.arg(1);
+  if (float_scalar && !scratch &&
+      emit_into_store(o, "binary_scalar",
+                      strided_operand(operand, t) + ", " + value + ", " + scalar_first))
+    return;
+  with_destination(d, scratch, [&](const std::string& out) {
+    if (is_view(operand)) {
+      w_.line("isa->binary_scalar_rows_f64(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " +
+              strided_operand(operand, t) + ", " + value + ", " + scalar_first + ", " +
+              std::to_string(d.rows()) + ", " + std::to_string(d.cols()) + ");");
+      return;
+    }
     w_.line(std::string(float_scalar ? "isa->binary_scalar_f64(" : "isa->binary_scalar_i64(") +
             o.opcode() + ", " + o.dtype() + ", " + out + ", " + t.ptr + ", " + value + ", " +
-            (tile_a ? "0" : "1") + ", " + o.n() + ");");
+            scalar_first + ", " + o.n() + ");");
   });
 }
 
@@ -292,7 +310,9 @@ void KernelEmitter::emit_unary(const OpSite& o) {
   TileRef x = tile_arg(o.arg(0), o.op(), 0);
   const bool read_in_place = is_view(o.arg(0));  // a float operand (operand_views.h)
   if (!read_in_place) check_divisor(o, support::OpFamily::Unary, x.ptr, x.elements());
-  with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
+  const bool scratch = partial_overlap(o.dst, x);
+  if (!scratch && emit_into_store(o, "unary", strided_operand(o.arg(0), x))) return;
+  with_destination(o.dst, scratch, [&](const std::string& out) {
     if (read_in_place) {
       w_.line("isa->unary_rows(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " +
               strided_operand(o.arg(0), x) + ", " + std::to_string(o.dst.rows()) + ", " +
@@ -378,8 +398,9 @@ void KernelEmitter::emit_row_reduce(const OpSite& o) {
   TileRef x = tile_arg(o.arg(0), o.op(), 0);
   pad_reduction_operand(o, x);
   with_destination(o.dst, partial_overlap(o.dst, x), [&](const std::string& out) {
-    w_.line("isa->row_reduce(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " + x.ptr + ", " +
-            std::to_string(x.rows()) + ", " + std::to_string(x.cols()) + ");");
+    w_.line("isa->row_reduce(" + o.opcode() + ", " + o.dtype() + ", " + out + ", " +
+            strided_operand(o.arg(0), x) + ", " + std::to_string(x.rows()) + ", " +
+            std::to_string(x.cols()) + ");");
   });
 }
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "pypto/ir/atomic_mode.h"
@@ -38,12 +39,44 @@ bool tile_by_tile_binary(const ir::Call& call) {
          call.args[0]->type()->as<ir::TileType>() && call.args[1]->type()->as<ir::TileType>();
 }
 
-// The ops that can read a Vec load in place: tile-by-tile binary ops, unary ops and pl.cmp
-// (against a tile or a scalar), whose instructions take their operands' row strides.
-bool reads_operands_in_place(const ir::Call& call) {
-  const ir::EmitShape shape = ir::emit_shape(call);
-  return tile_by_tile_binary(call) || shape == ir::EmitShape::Compare ||
-         (shape == ir::EmitShape::Unary && call.args.size() == 1);
+// A float tile op a scalar (or a scalar op a float tile): the instructions that read its
+// operand in place or write into a store compute in double (binary_scalar_f64).
+bool float_tile_with_scalar(const ir::Call& call) {
+  if (ir::emit_shape(call) != ir::EmitShape::Binary || call.args.size() != 2) return false;
+  const auto* a = call.args[0]->type()->as<ir::TileType>();
+  const auto* b = call.args[1]->type()->as<ir::TileType>();
+  const ir::TileType* tile = a ? a : b;
+  return (a == nullptr) != (b == nullptr) && ir::is_float(tile->dtype);
+}
+
+bool unary_op(const ir::Call& call) {
+  return ir::emit_shape(call) == ir::EmitShape::Unary && call.args.size() == 1;
+}
+
+// A reduction along rows or columns, or an index reduction, of its first operand (a col_sum
+// with a tmp_tile adds rows pairwise in a copy of the tile: not that one).
+bool reduction(const ir::Call& call) {
+  switch (ir::emit_shape(call)) {
+    case ir::EmitShape::RowReduce:
+    case ir::EmitShape::RowArgReduce:
+    case ir::EmitShape::ColArgReduce:
+      return true;
+    case ir::EmitShape::ColReduce:
+      return call.args.size() == 1;
+    default:
+      return false;
+  }
+}
+
+// A partial op (part_add, ...) of two tiles that are both plain loads: whole tiles, for which
+// the kernel emitter computes the plain op (emit_part_binary). `plain_loads` are those loads.
+bool whole_partial_op(const ir::Call& call, const std::unordered_set<const ir::Var*>& plain_loads) {
+  if (ir::emit_shape(call) != ir::EmitShape::PartBinary || call.args.size() != 2) return false;
+  for (const auto& arg : call.args) {
+    const auto* var = arg->as<ir::Var>();
+    if (!var || !plain_loads.count(var)) return false;
+  }
+  return true;
 }
 
 // How often each variable is read in the function (definitions do not count).
@@ -99,6 +132,11 @@ class Finder : public ir::IRVisitor {
 
  protected:
   void visit_seq(const ir::SeqStmts& seq) override {
+    for (const auto& stmt : seq.stmts) {
+      const ir::Call* load = assigned_op(stmt, ir::EmitShape::Load);
+      if (load && !(load->args.size() > 3 && load->args[3]))  // valid_shapes: partly valid
+        plain_loads_.insert(stmt->as<ir::AssignStmt>()->var.get());
+    }
     for (size_t i = 0; i < seq.stmts.size(); ++i) {
       consider_load(seq.stmts, i);
       if (i + 1 < seq.stmts.size()) consider_stored_result(*seq.stmts[i], *seq.stmts[i + 1]);
@@ -112,6 +150,15 @@ class Finder : public ir::IRVisitor {
     return it == uses_.end() ? 0 : it->second;
   }
 
+  // The ops that can read a Vec load in place: tile-by-tile binary ops (and partial ops of
+  // whole tiles), a float tile op a scalar, unary ops and pl.cmp (against a tile or a scalar),
+  // whose instructions take their operands' row strides.
+  bool reads_operands_in_place(const ir::Call& call) const {
+    return tile_by_tile_binary(call) || whole_partial_op(call, plain_loads_) ||
+           float_tile_with_scalar(call) || unary_op(call) || reduction(call) ||
+           ir::emit_shape(call) == ir::EmitShape::Compare;
+  }
+
   void consider_load(const std::vector<ir::StmtPtr>& list, size_t at) {
     const ir::Call* load = assigned_op(list[at], ir::EmitShape::Load);
     if (!load || (load->args.size() > 3 && load->args[3])) return;  // valid_shapes: partly valid
@@ -122,11 +169,16 @@ class Finder : public ir::IRVisitor {
     if (space == ir::MemorySpace::Vec) consider_elementwise_operand(list, at, loaded);
   }
 
-  // A tile-by-tile binary op whose result only the next statement reads, storing it whole.
+  // An elementwise op whose result only the next statement reads, storing it whole: a
+  // tile-by-tile binary op (or a partial op, which the kernel emitter computes into the store
+  // when its operands are whole tiles), a float tile op a scalar, or a unary op.
   void consider_stored_result(const ir::Stmt& op_stmt, const ir::Stmt& next) {
     const auto* assign = op_stmt.as<ir::AssignStmt>();
     const auto* call = assign ? assign->value->as<ir::Call>() : nullptr;
-    if (!call || !tile_by_tile_binary(*call)) return;
+    if (!call ||
+        !(tile_by_tile_binary(*call) || ir::emit_shape(*call) == ir::EmitShape::PartBinary ||
+          float_tile_with_scalar(*call) || unary_op(*call)))
+      return;
     const ir::Var& result = *assign->var;
     const auto* tile = result.type()->as<ir::TileType>();
     if (!tile || tile->shape.size() > 2 || tile_space(result) != ir::MemorySpace::Vec) return;
@@ -200,6 +252,7 @@ class Finder : public ir::IRVisitor {
   }
 
   const std::unordered_map<const ir::Var*, int>& uses_;
+  std::unordered_set<const ir::Var*> plain_loads_;  // loads without valid_shapes
   OperandViews& out_;
 };
 

@@ -22,20 +22,24 @@
 //     list;
 //   - for an elementwise operand, x is a float tile of at most two dimensions (integer division
 //     checks its divisor tile, which a view leaves unloaded) with rows of at least 2 KiB (see
-//     operand_views.cpp), and every use of x is as an operand of a tile-by-tile binary op, a
-//     unary op or a pl.cmp (PtoIsa::unary_rows and compare take row strides too) statement that
-//     follows it before any nested block;
+//     operand_views.cpp), and every use of x is as an operand of a tile-by-tile binary op (or a
+//     partial op such as part_add whose operands are both plain loads: whole tiles, for which
+//     it is the plain op), the tile of a tile-scalar op, a unary op or a pl.cmp
+//     (PtoIsa::binary_scalar_rows_f64, unary_rows and compare take row strides too) statement
+//     that follows it before any nested block;
 //   - no statement from the load to the last of those uses contains a pl.store (to any tensor:
 //     another tensor parameter may be a view of the same buffer).
 // Anything else (a tile also used otherwise, a use in a nested loop or branch, a yield) keeps the
 // copies, so the rule never has to reason about loops.
 //
-// Stored results: `s = pl.add(x, y)` (any tile-by-tile binary op, into Vec, of at most two
-// dimensions) whose only use is the very next statement, `pl.store(s, offsets, t)`, is computed
-// straight into the box of t (PtoIsa::binary_store) instead of into s and then copied there: the
-// store's own check and write move up by one statement, past nothing. The runtime keeps the copy
-// when an operand read in place partly overlaps the box. On one core, a 4096² add in 2x4096
-// tiles took 19-31% less device time this way, on two 13-18%; in 64x64 tiles it was level.
+// Stored results: `s = pl.add(x, y)` (any tile-by-tile binary op, a partial op of whole tiles, a
+// float tile op a scalar or a unary op, into Vec, of at most two dimensions) whose only use is
+// the very next statement, `pl.store(s, offsets, t)`, is computed straight into the box of t
+// (PtoIsa::binary_store, binary_scalar_store, unary_store) instead of into s and then copied
+// there: the store's own check and write move up by one statement, past nothing. The runtime
+// keeps the copy when an operand read in place partly overlaps the box. On one core, a 4096² add
+// in 2x4096 tiles took 19-31% less device time this way, on two 13-18%; in 64x64 tiles it was
+// level.
 #pragma once
 
 #include <unordered_map>

@@ -53,11 +53,11 @@ inline void cast(void* dst, const void* src, int64_t n) {
 // Row reductions and broadcasts ([rows, cols] tiles, [rows, 1] vectors)
 
 template <typename T, typename Op>
-inline void row_reduce(void* dst, const void* src, int64_t rows, int64_t cols) {
+inline void row_reduce(void* dst, const void* src, int64_t stride, int64_t rows, int64_t cols) {
   typename T::S* d = (typename T::S*)dst;
   const typename T::S* x = (const typename T::S*)src;
   for (int64_t r = 0; r < rows; ++r) {
-    const typename T::S* row = x + r * cols;
+    const typename T::S* row = x + r * stride;
     typename T::C acc = T::get(row[0]);
     for (int64_t c = 1; c < cols; ++c) acc = Op::f(acc, T::get(row[c]));
     d[r] = T::put(acc);
@@ -79,12 +79,12 @@ inline void row_expand(void* dst, const void* src, const void* vec, int64_t rows
 // step rounded to the element type (a vector instruction of the tile's dtype), like the
 // reference interpreter does.
 template <typename T, typename Op>
-inline void col_reduce(void* dst, const void* src, int64_t rows, int64_t cols) {
+inline void col_reduce(void* dst, const void* src, int64_t stride, int64_t rows, int64_t cols) {
   typename T::S* d = (typename T::S*)dst;
   const typename T::S* x = (const typename T::S*)src;
   for (int64_t c = 0; c < cols; ++c) {
     typename T::C acc = T::get(x[c]);
-    for (int64_t r = 1; r < rows; ++r) acc = T::get(T::put(Op::f(acc, T::get(x[r * cols + c]))));
+    for (int64_t r = 1; r < rows; ++r) acc = T::get(T::put(Op::f(acc, T::get(x[r * stride + c]))));
     d[c] = T::put(acc);
   }
 }
@@ -105,12 +105,13 @@ inline int32_t arg_extreme(const typename T::S* x, int64_t n, int64_t stride) {
 }
 
 template <typename T, bool kMax>
-inline void arg_reduce(bool per_column, int32_t* dst, const void* src, int64_t rows, int64_t cols) {
+inline void arg_reduce(bool per_column, int32_t* dst, const void* src, int64_t stride, int64_t rows,
+                       int64_t cols) {
   const typename T::S* x = (const typename T::S*)src;
   if (per_column) {
-    for (int64_t c = 0; c < cols; ++c) dst[c] = arg_extreme<T, kMax>(x + c, rows, cols);
+    for (int64_t c = 0; c < cols; ++c) dst[c] = arg_extreme<T, kMax>(x + c, rows, stride);
   } else {
-    for (int64_t r = 0; r < rows; ++r) dst[r] = arg_extreme<T, kMax>(x + r * cols, cols, 1);
+    for (int64_t r = 0; r < rows; ++r) dst[r] = arg_extreme<T, kMax>(x + r * stride, cols, 1);
   }
 }
 

@@ -8,14 +8,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "comm_isa.h"
 #include "tensor_transfer.h"
 #include "tile_elements.h"
-#include "comm_isa.h"
 #include "tile_gather.h"
 #include "tile_gather_load.h"
 #include "tile_gemm.h"
@@ -33,7 +35,7 @@ using support::with_reduce_op;
 using support::with_unary_op;
 
 // The binary instructions' one loop: the vector kernel, else the scalar one.
-void binary_rows(int32_t op, int32_t dtype, const simd::RowsOut& out, const void* a,
+void rows_binary(int32_t op, int32_t dtype, const simd::RowsOut& out, const void* a,
                  int64_t a_stride, const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
   if (simd::binary_rows(op, dtype, out, a, a_stride, b, b_stride, rows, cols)) return;
   with_dtype(dtype, [&](auto t) {
@@ -50,7 +52,7 @@ void binary_rows(int32_t op, int32_t dtype, const simd::RowsOut& out, const void
 
 void isa_binary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
                      const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
-  binary_rows(op, dtype, {dst, cols}, a, a_stride, b, b_stride, rows, cols);
+  rows_binary(op, dtype, {dst, cols}, a, a_stride, b, b_stride, rows, cols);
 }
 
 // Whether rows x cols elements from `p`, rows `stride` apart, share a byte with those from `q`.
@@ -74,20 +76,37 @@ bool clashes(const transfer::BoxRows& box, const void* operand, int64_t stride, 
          !(operand == box.data && stride == box.stride);
 }
 
+// A result only a store reads (binary_store, unary_store, binary_scalar_store): `compute(out)`
+// writes it where the box lies when the box is rows of adjacent elements that no operand (a
+// pointer and its row stride) partly overlaps, else into `tile` (rows x cols, dense), which is
+// then stored.
+template <class Compute>
+int32_t compute_into_box(void* tile, const PtoTensor* t, const int64_t* offsets,
+                         const int64_t* shape, int32_t ndim,
+                         std::initializer_list<std::pair<const void*, int64_t>> operands,
+                         int64_t rows, int64_t cols, const char* where, PtoFailFn fail, void* ctx,
+                         Compute compute) {
+  if (!transfer::check_box(t, offsets, shape, ndim, where, fail, ctx)) return 0;
+  const transfer::BoxRows box = transfer::box_rows(*t, offsets, shape);
+  bool direct = box.data != nullptr;
+  for (const auto& [operand, stride] : operands)
+    direct = direct && !clashes(box, operand, stride, rows, cols);
+  if (direct) {
+    compute(simd::RowsOut{box.data, box.stride, box.stream});
+    return 1;
+  }
+  compute(simd::RowsOut{tile, cols});
+  return transfer::store(t, offsets, shape, ndim, tile, where, fail, ctx);
+}
+
 int32_t isa_binary_store(int32_t op, int32_t dtype, void* tile, const PtoTensor* t,
                          const int64_t* offsets, const int64_t* shape, int32_t ndim, const void* a,
                          int64_t a_stride, const void* b, int64_t b_stride, int64_t rows,
                          int64_t cols, const char* where, PtoFailFn fail, void* ctx) noexcept {
-  if (!transfer::check_box(t, offsets, shape, ndim, where, fail, ctx)) return 0;
-  const transfer::BoxRows box = transfer::box_rows(*t, offsets, shape);
-  if (box.data != nullptr && !clashes(box, a, a_stride, rows, cols) &&
-      !clashes(box, b, b_stride, rows, cols)) {
-    binary_rows(op, dtype, {box.data, box.stride, box.stream}, a, a_stride, b, b_stride, rows,
-                cols);
-    return 1;
-  }
-  isa_binary_rows(op, dtype, tile, a, a_stride, b, b_stride, rows, cols);
-  return transfer::store(t, offsets, shape, ndim, tile, where, fail, ctx);
+  return compute_into_box(tile, t, offsets, shape, ndim, {{a, a_stride}, {b, b_stride}}, rows, cols,
+                          where, fail, ctx, [&](const simd::RowsOut& out) {
+                            rows_binary(op, dtype, out, a, a_stride, b, b_stride, rows, cols);
+                          });
 }
 
 int32_t isa_binary_band(int32_t op, int32_t dtype, const PtoTensor* dst, const int64_t* dst_offsets,
@@ -109,7 +128,7 @@ int32_t isa_binary_band(int32_t op, int32_t dtype, const PtoTensor* dst, const i
   // Tile by tile, an operand that partly overlaps the result would read what earlier tiles wrote.
   if (clashes(out, x.data, x.stride, rows, cols) || clashes(out, y.data, y.stride, rows, cols))
     return 0;
-  binary_rows(op, dtype, {out.data, out.stride, out.stream}, x.data, x.stride, y.data, y.stride,
+  rows_binary(op, dtype, {out.data, out.stride, out.stream}, x.data, x.stride, y.data, y.stride,
               rows, cols);
   return 1;
 }
@@ -133,17 +152,54 @@ void binary_with_scalar(int32_t op, int32_t dtype, void* dst, const void* a, SC 
   });
 }
 
-void isa_binary_scalar_f64(int32_t op, int32_t dtype, void* dst, const void* a, double s,
-                           int32_t scalar_first, int64_t n) {
+// The scalar loops row by row: rows of `a` `a_stride` elements apart into `out`.
+template <class PerRow>
+void each_row(int32_t dtype, const simd::RowsOut& out, const void* a, int64_t a_stride,
+              int64_t rows, PerRow per_row) {
+  with_dtype(dtype, [&](auto t) {
+    using S = typename decltype(t)::S;
+    for (int64_t r = 0; r < rows; ++r)
+      per_row(static_cast<S*>(out.data) + r * out.stride, static_cast<const S*>(a) + r * a_stride);
+  });
+}
+
+void binary_scalar_rows_f64(int32_t op, int32_t dtype, const simd::RowsOut& out, const void* a,
+                            int64_t a_stride, double s, int32_t scalar_first, int64_t rows,
+                            int64_t cols) {
   // An FP32 op with a double scalar rounds the double result to float. When the scalar is a
   // float, that equals the float op: +, -, *, / of two floats rounded to double and then to
   // float is correctly rounded (53 >= 2 * 24 + 2), max/min only compare, prelu compares and
   // multiplies once, and fill is the scalar.
   const auto f = static_cast<float>(s);
   if (dtype == PTO_FP32 && (static_cast<double>(f) == s || s != s) &&
-      simd::binary_scalar_f32(op, dst, a, f, scalar_first != 0, n))
+      simd::binary_scalar_rows_f32(op, out, a, a_stride, f, scalar_first != 0, rows, cols))
     return;
-  binary_with_scalar<double>(op, dtype, dst, a, s, scalar_first, n);
+  each_row(dtype, out, a, a_stride, rows, [&](void* d, const void* x) {
+    binary_with_scalar<double>(op, dtype, d, x, s, scalar_first, cols);
+  });
+}
+
+void isa_binary_scalar_f64(int32_t op, int32_t dtype, void* dst, const void* a, double s,
+                           int32_t scalar_first, int64_t n) {
+  binary_scalar_rows_f64(op, dtype, {dst, n}, a, n, s, scalar_first, 1, n);
+}
+
+void isa_binary_scalar_rows_f64(int32_t op, int32_t dtype, void* dst, const void* a,
+                                int64_t a_stride, double s, int32_t scalar_first, int64_t rows,
+                                int64_t cols) {
+  binary_scalar_rows_f64(op, dtype, {dst, cols}, a, a_stride, s, scalar_first, rows, cols);
+}
+
+int32_t isa_binary_scalar_store(int32_t op, int32_t dtype, void* tile, const PtoTensor* t,
+                                const int64_t* offsets, const int64_t* shape, int32_t ndim,
+                                const void* a, int64_t a_stride, double s, int32_t scalar_first,
+                                int64_t rows, int64_t cols, const char* where, PtoFailFn fail,
+                                void* ctx) noexcept {
+  return compute_into_box(tile, t, offsets, shape, ndim, {{a, a_stride}}, rows, cols, where, fail,
+                          ctx, [&](const simd::RowsOut& out) {
+                            binary_scalar_rows_f64(op, dtype, out, a, a_stride, s, scalar_first,
+                                                   rows, cols);
+                          });
 }
 
 void isa_binary_scalar_i64(int32_t op, int32_t dtype, void* dst, const void* a, int64_t s,
@@ -155,27 +211,37 @@ void isa_binary_scalar_i64(int32_t op, int32_t dtype, void* dst, const void* a, 
   const bool wraps = op == PTO_OP_ADD || op == PTO_OP_SUB || op == PTO_OP_MUL || op == PTO_OP_AND ||
                      op == PTO_OP_OR || op == PTO_OP_XOR || op == PTO_OP_PRELU || op == PTO_OP_FILL;
   if (dtype == PTO_INT32 && (wraps || ((op == PTO_OP_MAX || op == PTO_OP_MIN) && low == s)) &&
-      simd::binary_scalar_i32(op, dst, a, low, scalar_first != 0, n))
+      simd::binary_scalar_rows_i32(op, {dst, n}, a, n, low, scalar_first != 0, 1, n))
     return;
   binary_with_scalar<int64_t>(op, dtype, dst, a, s, scalar_first, n);
 }
 
-void isa_unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n) {
-  if (simd::unary(op, dtype, dst, a, n)) return;
-  with_dtype(dtype, [&](auto t) {
-    with_unary_op(op, [&](auto o) { unary<decltype(t), decltype(o)>(dst, a, n); });
+void rows_unary(int32_t op, int32_t dtype, const simd::RowsOut& out, const void* a,
+                int64_t a_stride, int64_t rows, int64_t cols) {
+  if (simd::unary_rows(op, dtype, out, a, a_stride, rows, cols)) return;
+  each_row(dtype, out, a, a_stride, rows, [&](void* d, const void* x) {
+    with_dtype(dtype, [&](auto t) {
+      with_unary_op(op, [&](auto o) { unary<decltype(t), decltype(o)>(d, x, cols); });
+    });
   });
+}
+
+void isa_unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n) {
+  rows_unary(op, dtype, {dst, n}, a, n, 1, n);
 }
 
 void isa_unary_rows(int32_t op, int32_t dtype, void* dst, const void* a, int64_t a_stride,
                     int64_t rows, int64_t cols) {
-  if (a_stride == cols) return isa_unary(op, dtype, dst, a, rows * cols);
-  with_dtype(dtype, [&](auto t) {
-    using S = typename decltype(t)::S;
-    for (int64_t r = 0; r < rows; ++r)
-      isa_unary(op, dtype, static_cast<S*>(dst) + r * cols, static_cast<const S*>(a) + r * a_stride,
-                cols);
-  });
+  rows_unary(op, dtype, {dst, cols}, a, a_stride, rows, cols);
+}
+
+int32_t isa_unary_store(int32_t op, int32_t dtype, void* tile, const PtoTensor* t,
+                        const int64_t* offsets, const int64_t* shape, int32_t ndim, const void* a,
+                        int64_t a_stride, int64_t rows, int64_t cols, const char* where,
+                        PtoFailFn fail, void* ctx) noexcept {
+  return compute_into_box(
+      tile, t, offsets, shape, ndim, {{a, a_stride}}, rows, cols, where, fail, ctx,
+      [&](const simd::RowsOut& out) { rows_unary(op, dtype, out, a, a_stride, rows, cols); });
 }
 
 void isa_cast(int32_t dst_dtype, int32_t src_dtype, void* dst, const void* src, int64_t n) {
@@ -184,11 +250,13 @@ void isa_cast(int32_t dst_dtype, int32_t src_dtype, void* dst, const void* src, 
   });
 }
 
-void isa_row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
-                    int64_t cols) {
-  if (simd::row_reduce(op, dtype, dst, src, rows, cols)) return;
+void isa_row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t src_stride,
+                    int64_t rows, int64_t cols) {
+  if (simd::row_reduce(op, dtype, dst, src, src_stride, rows, cols)) return;
   with_dtype(dtype, [&](auto t) {
-    with_reduce_op(op, [&](auto o) { row_reduce<decltype(t), decltype(o)>(dst, src, rows, cols); });
+    with_reduce_op(op, [&](auto o) {
+      row_reduce<decltype(t), decltype(o)>(dst, src, src_stride, rows, cols);
+    });
   });
 }
 
@@ -275,7 +343,7 @@ void isa_part_binary(int32_t op, int32_t dtype, void* dst, const void* a, const 
                      int64_t cols, int64_t a_rows, int64_t a_cols, int64_t b_rows, int64_t b_cols) {
   const int64_t both_rows = std::min(a_rows, b_rows), both_cols = std::min(a_cols, b_cols);
   if (both_rows > 0 && both_cols > 0)
-    binary_rows(op, dtype, {dst, cols}, a, cols, b, cols, both_rows, both_cols);
+    rows_binary(op, dtype, {dst, cols}, a, cols, b, cols, both_rows, both_cols);
   int64_t esize = 0;
   with_dtype(dtype, [&](auto t) { esize = sizeof(typename decltype(t)::S); });
   auto* d = static_cast<uint8_t*>(dst);
@@ -393,21 +461,23 @@ void isa_fill_pad(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t 
 
 // ----- Reductions along columns, index reductions and layout changes.
 
-void isa_col_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
-                    int64_t cols) {
-  if (simd::col_reduce(op, dtype, dst, src, rows, cols)) return;
+void isa_col_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t src_stride,
+                    int64_t rows, int64_t cols) {
+  if (simd::col_reduce(op, dtype, dst, src, src_stride, rows, cols)) return;
   with_dtype(dtype, [&](auto t) {
-    with_reduce_op(op, [&](auto o) { col_reduce<decltype(t), decltype(o)>(dst, src, rows, cols); });
+    with_reduce_op(op, [&](auto o) {
+      col_reduce<decltype(t), decltype(o)>(dst, src, src_stride, rows, cols);
+    });
   });
 }
 
 void isa_arg_reduce(int32_t op, int32_t dtype, int32_t per_column, int32_t* dst, const void* src,
-                    int64_t rows, int64_t cols) {
-  if (simd::arg_reduce(op, dtype, per_column != 0, dst, src, rows, cols)) return;
+                    int64_t src_stride, int64_t rows, int64_t cols) {
+  if (simd::arg_reduce(op, dtype, per_column != 0, dst, src, src_stride, rows, cols)) return;
   with_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    if (op == PTO_ROW_MAX) arg_reduce<T, true>(per_column != 0, dst, src, rows, cols);
-    if (op == PTO_ROW_MIN) arg_reduce<T, false>(per_column != 0, dst, src, rows, cols);
+    if (op == PTO_ROW_MAX) arg_reduce<T, true>(per_column != 0, dst, src, src_stride, rows, cols);
+    if (op == PTO_ROW_MIN) arg_reduce<T, false>(per_column != 0, dst, src, src_stride, rows, cols);
   });
 }
 
@@ -583,6 +653,9 @@ const PtoIsa& tile_isa() {
       &generate_isa::tri,
       &isa_part_binary,
       &isa_matmul_mx,
+      &isa_binary_scalar_rows_f64,
+      &isa_unary_store,
+      &isa_binary_scalar_store,
   };
   return isa;
 }

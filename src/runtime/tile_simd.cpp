@@ -100,99 +100,113 @@ bool with_binary(int32_t op, F&& f) {
   }
 }
 
-// Tiles may be updated in place (dst == a or b): every vector is loaded before it is stored.
-template <typename T, class Op>
-void binary_loop(T* d, const T* a, const T* b, int64_t n) {
+// Writes rows x cols elements of `out`, row by row: vec(r, i) is the vector of columns i.. of row
+// r, tail(d, r, i, n) writes columns i..n-1 of row r (fewer than two vectors' worth) at d, its
+// row. Every vector is computed before it is stored, so a tile may be updated in place (out the
+// same memory as an operand, row for row). With out.stream the whole cache lines of each row are
+// written around the caches (hn::Stream; see RowCopyHints::stream_stores), the ragged ends as
+// usual, and the stores are fenced before it returns (another core may read them next).
+template <typename T, class VecAt, class TailAt>
+void write_rows(const RowsOut& out, int64_t rows, int64_t cols, VecAt vec, TailAt tail) {
   const hn::ScalableTag<T> dt;
   const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
-  int64_t i = 0;
-  for (; i + 2 * L <= n; i += 2 * L) {
-    const auto x0 = hn::LoadU(dt, a + i), x1 = hn::LoadU(dt, a + i + L);
-    const auto y0 = hn::LoadU(dt, b + i), y1 = hn::LoadU(dt, b + i + L);
-    hn::StoreU(Op::f(dt, x0, y0), dt, d + i);
-    hn::StoreU(Op::f(dt, x1, y1), dt, d + i + L);
-  }
-  for (; i + L <= n; i += L)
-    hn::StoreU(Op::f(dt, hn::LoadU(dt, a + i), hn::LoadU(dt, b + i)), dt, d + i);
-  for (; i < n; ++i) d[i] = Op::E::f(a[i], b[i]);
-}
-
-// binary_loop for a destination in a large tensor: its whole cache lines are written around the
-// caches (hn::Stream; see RowCopyHints::stream_stores), the ragged ends as usual. The caller
-// fences the stores.
-template <typename T, class Op>
-void binary_loop_streamed(T* d, const T* a, const T* b, int64_t n) {
-  const hn::ScalableTag<T> dt;
-  const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
+  const auto stored = [&](T* d, int64_t r, int64_t i, int64_t end) {
+    for (; i + 2 * L <= end; i += 2 * L) {
+      const auto v0 = vec(r, i);
+      const auto v1 = vec(r, i + L);
+      hn::StoreU(v0, dt, d + i);
+      hn::StoreU(v1, dt, d + i + L);
+    }
+    for (; i + L <= end; i += L) hn::StoreU(vec(r, i), dt, d + i);
+    if (i < end) tail(d, r, i, end);
+  };
   constexpr auto kLine = static_cast<int64_t>(kCacheLineBytes);
   constexpr auto kSize = static_cast<int64_t>(sizeof(T));
-  const auto misalign = static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) & (kLine - 1));
-  // Streamed a vector at a time, each within one line: element-aligned rows (always, in a tensor
-  // of T) and vectors that divide a line.
-  if (misalign % kSize != 0 || kLine % (L * kSize) != 0) {
-    binary_loop<T, Op>(d, a, b, n);
-    return;
-  }
-  const int64_t head = std::min<int64_t>(n, ((kLine - misalign) & (kLine - 1)) / kSize);
-  binary_loop<T, Op>(d, a, b, head);
+  // Streamed a vector at a time, each within one line: vectors that divide a line.
+  const bool stream = out.stream && kLine % (L * kSize) == 0;
   const int64_t per_line = kLine / kSize;
-  const int64_t lines_end = head + (n - head) / per_line * per_line;
-  for (int64_t i = head; i < lines_end; i += L)
-    hn::Stream(Op::f(dt, hn::LoadU(dt, a + i), hn::LoadU(dt, b + i)), dt, d + i);
-  binary_loop<T, Op>(d + lines_end, a + lines_end, b + lines_end, n - lines_end);
+  T* d = static_cast<T*>(out.data);
+  for (int64_t r = 0; r < rows; ++r, d += out.stride) {
+    const auto misalign = static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) & (kLine - 1));
+    if (!stream || misalign % kSize != 0) {
+      stored(d, r, 0, cols);
+      continue;
+    }
+    const int64_t head = std::min<int64_t>(cols, ((kLine - misalign) & (kLine - 1)) / kSize);
+    stored(d, r, 0, head);
+    const int64_t lines_end = head + (cols - head) / per_line * per_line;
+    for (int64_t i = head; i < lines_end; i += L) hn::Stream(vec(r, i), dt, d + i);
+    stored(d, r, lines_end, cols);
+  }
+  if (out.stream) hwy::FlushStream();
 }
 
-template <typename T, class Op>
-void scalar_loop(T* d, const T* a, T s, bool scalar_first, int64_t n) {
-  const hn::ScalableTag<T> dt;
-  const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
-  const auto vs = hn::Set(dt, s);
-  int64_t i = 0;
-  if (scalar_first) {
-    for (; i + L <= n; i += L) hn::StoreU(Op::f(dt, vs, hn::LoadU(dt, a + i)), dt, d + i);
-    for (; i < n; ++i) d[i] = Op::E::f(s, a[i]);
-  } else {
-    for (; i + L <= n; i += L) hn::StoreU(Op::f(dt, hn::LoadU(dt, a + i), vs), dt, d + i);
-    for (; i < n; ++i) d[i] = Op::E::f(a[i], s);
-  }
-}
+// A row of `a` and its position: the operand read row r of, `stride` elements per row.
+template <typename T>
+struct RowsIn {
+  const T* data;
+  int64_t stride;
+  const T* row(int64_t r) const { return data + r * stride; }
+};
 
 bool BinaryRowsImpl(int32_t op, int32_t dtype, const RowsOut& out, const void* a, int64_t a_stride,
                     const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
-  auto run = [&](auto* d) {
-    using T = std::remove_pointer_t<decltype(d)>;
+  auto run = [&](auto* typed) {
+    using T = std::remove_pointer_t<decltype(typed)>;
     return with_binary<T>(op, [&](auto o) {
       using Op = decltype(o);
-      const auto* x = static_cast<const T*>(a);
-      const auto* y = static_cast<const T*>(b);
-      for (int64_t r = 0; r < rows; ++r, d += out.stride, x += a_stride, y += b_stride) {
-        if (out.stream)
-          binary_loop_streamed<T, Op>(d, x, y, cols);
-        else
-          binary_loop<T, Op>(d, x, y, cols);
-      }
-      if (out.stream) hwy::FlushStream();  // before the task can end and another core read them
+      const hn::ScalableTag<T> dt;
+      const RowsIn<T> x{static_cast<const T*>(a), a_stride};
+      const RowsIn<T> y{static_cast<const T*>(b), b_stride};
+      write_rows<T>(
+          out, rows, cols,
+          [&](int64_t r, int64_t i) {
+            return Op::f(dt, hn::LoadU(dt, x.row(r) + i), hn::LoadU(dt, y.row(r) + i));
+          },
+          [&](T* d, int64_t r, int64_t i, int64_t n) {
+            for (; i < n; ++i) d[i] = Op::E::f(x.row(r)[i], y.row(r)[i]);
+          });
     });
   };
-  if (dtype == PTO_FP32) return run(static_cast<float*>(out.data));
-  if (dtype == PTO_INT32) return run(static_cast<int32_t*>(out.data));
+  if (dtype == PTO_FP32) return run(static_cast<float*>(nullptr));
+  if (dtype == PTO_INT32) return run(static_cast<int32_t*>(nullptr));
   return false;
 }
 
-bool BinaryScalarF32Impl(int32_t op, void* dst, const void* a, float s, bool scalar_first,
-                         int64_t n) {
-  return with_binary<float>(op, [&](auto o) {
-    scalar_loop<float, decltype(o)>(static_cast<float*>(dst), static_cast<const float*>(a), s,
-                                    scalar_first, n);
+template <typename T>
+bool binary_scalar_rows(int32_t op, const RowsOut& out, const void* a, int64_t a_stride, T s,
+                        bool scalar_first, int64_t rows, int64_t cols) {
+  return with_binary<T>(op, [&](auto o) {
+    using Op = decltype(o);
+    const hn::ScalableTag<T> dt;
+    const auto vs = hn::Set(dt, s);
+    const RowsIn<T> x{static_cast<const T*>(a), a_stride};
+    if (scalar_first) {
+      write_rows<T>(
+          out, rows, cols,
+          [&](int64_t r, int64_t i) { return Op::f(dt, vs, hn::LoadU(dt, x.row(r) + i)); },
+          [&](T* d, int64_t r, int64_t i, int64_t n) {
+            for (; i < n; ++i) d[i] = Op::E::f(s, x.row(r)[i]);
+          });
+    } else {
+      write_rows<T>(
+          out, rows, cols,
+          [&](int64_t r, int64_t i) { return Op::f(dt, hn::LoadU(dt, x.row(r) + i), vs); },
+          [&](T* d, int64_t r, int64_t i, int64_t n) {
+            for (; i < n; ++i) d[i] = Op::E::f(x.row(r)[i], s);
+          });
+    }
   });
 }
 
-bool BinaryScalarI32Impl(int32_t op, void* dst, const void* a, int32_t s, bool scalar_first,
-                         int64_t n) {
-  return with_binary<int32_t>(op, [&](auto o) {
-    scalar_loop<int32_t, decltype(o)>(static_cast<int32_t*>(dst), static_cast<const int32_t*>(a), s,
-                                      scalar_first, n);
-  });
+bool BinaryScalarRowsF32Impl(int32_t op, const RowsOut& out, const void* a, int64_t a_stride,
+                             float s, bool scalar_first, int64_t rows, int64_t cols) {
+  return binary_scalar_rows<float>(op, out, a, a_stride, s, scalar_first, rows, cols);
+}
+
+bool BinaryScalarRowsI32Impl(int32_t op, const RowsOut& out, const void* a, int64_t a_stride,
+                             int32_t s, bool scalar_first, int64_t rows, int64_t cols) {
+  return binary_scalar_rows<int32_t>(op, out, a, a_stride, s, scalar_first, rows, cols);
 }
 
 // Unary FP32 forms of element_ops.h's PYPTO_UNARY_ELEMENT_OPS.
@@ -212,11 +226,6 @@ V unary_vector(int32_t op, D d, V x) {
     default:  // PTO_OP_RELU
       return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Zero(d));
   }
-}
-
-template <class E>
-void unary_tail(float* d, const float* a, int64_t i, int64_t n) {
-  for (; i < n; ++i) d[i] = E::f(a[i]);
 }
 
 // log, sin and cos of FP32 by Highway's polynomials (hwy/contrib/math), which are within a few
@@ -245,47 +254,57 @@ V sincos_vector(D d, V x) {
 
 constexpr float kSinCosRange = 39000.0f;
 
-template <int32_t kOp>
-void transcendental_loop(float* d, const float* a, int64_t n) {
-  const hn::ScalableTag<float> df;
-  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
-  auto one = [&](float* out, const float* in) {
-    const auto x = hn::LoadU(df, in);
-    if constexpr (kOp == PTO_OP_LOG) {
-      hn::StoreU(log_vector(df, x), df, out);
-    } else {
-      using E = std::conditional_t<kOp == PTO_OP_SIN, support::OpSin, support::OpCos>;
-      if (!hn::AllFalse(df, hn::Gt(hn::Abs(x), hn::Set(df, kSinCosRange)))) {
-        for (int64_t l = 0; l < L; ++l) out[l] = E::f(in[l]);
-        return;
-      }
-      hn::StoreU(sincos_vector<kOp == PTO_OP_SIN>(df, x), df, out);
+// The vector of op kOp (log, sin or cos) of the lanes at `in`.
+template <int32_t kOp, class D>
+hn::Vec<D> transcendental_vector(D df, const float* in) {
+  const auto x = hn::LoadU(df, in);
+  if constexpr (kOp == PTO_OP_LOG) {
+    return log_vector(df, x);
+  } else {
+    using E = std::conditional_t<kOp == PTO_OP_SIN, support::OpSin, support::OpCos>;
+    if (!hn::AllFalse(df, hn::Gt(hn::Abs(x), hn::Set(df, kSinCosRange)))) {
+      HWY_ALIGN float lanes[HWY_MAX_BYTES / sizeof(float)];
+      for (size_t l = 0; l < hn::Lanes(df); ++l) lanes[l] = E::f(in[l]);
+      return hn::Load(df, lanes);
     }
-  };
-  int64_t i = 0;
-  for (; i + L <= n; i += L) one(d + i, a + i);
-  if (i < n) {  // the tail through the same vector code, so that every element is alike
-    HWY_ALIGN float in[HWY_MAX_BYTES / sizeof(float)] = {};
-    HWY_ALIGN float out[HWY_MAX_BYTES / sizeof(float)];
-    std::memcpy(in, a + i, static_cast<size_t>(n - i) * sizeof(float));
-    one(out, in);
-    std::memcpy(d + i, out, static_cast<size_t>(n - i) * sizeof(float));
+    return sincos_vector<kOp == PTO_OP_SIN>(df, x);
   }
 }
 
-bool UnaryImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t n) {
-  if (dtype != PTO_FP32) return false;
-  float* d = static_cast<float*>(dst);
-  const float* a = static_cast<const float*>(src);
+template <int32_t kOp>
+void transcendental_rows(const RowsOut& out, const RowsIn<float>& x, int64_t rows, int64_t cols) {
   const hn::ScalableTag<float> df;
-  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
-  int64_t i = 0;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  write_rows<float>(
+      out, rows, cols,
+      [&](int64_t r, int64_t i) { return transcendental_vector<kOp>(df, x.row(r) + i); },
+      [&](float* d, int64_t r, int64_t i, int64_t n) {
+        // The tail through the same vector code, so that every element is alike.
+        for (; i < n; i += L) {
+          const int64_t count = std::min(L, n - i);
+          HWY_ALIGN float in[HWY_MAX_BYTES / sizeof(float)] = {};
+          HWY_ALIGN float result[HWY_MAX_BYTES / sizeof(float)];
+          std::memcpy(in, x.row(r) + i, static_cast<size_t>(count) * sizeof(float));
+          hn::Store(transcendental_vector<kOp>(df, in), df, result);
+          std::memcpy(d + i, result, static_cast<size_t>(count) * sizeof(float));
+        }
+      });
+}
+
+bool UnaryRowsImpl(int32_t op, int32_t dtype, const RowsOut& out, const void* src,
+                   int64_t src_stride, int64_t rows, int64_t cols) {
+  if (dtype != PTO_FP32) return false;
+  const RowsIn<float> x{static_cast<const float*>(src), src_stride};
+  const hn::ScalableTag<float> df;
   switch (op) {  // hoisted out of the loop: one loop per op
-#define PYPTO_UNARY_CASE(code, Name)                                       \
-  case code:                                                               \
-    for (; i + L <= n; i += L)                                             \
-      hn::StoreU(unary_vector(code, df, hn::LoadU(df, a + i)), df, d + i); \
-    unary_tail<support::Name>(d, a, i, n);                                 \
+#define PYPTO_UNARY_CASE(code, Name)                                                               \
+  case code:                                                                                       \
+    write_rows<float>(                                                                             \
+        out, rows, cols,                                                                           \
+        [&](int64_t r, int64_t i) { return unary_vector(code, df, hn::LoadU(df, x.row(r) + i)); }, \
+        [&](float* d, int64_t r, int64_t i, int64_t n) {                                           \
+          for (; i < n; ++i) d[i] = support::Name::f(x.row(r)[i]);                                 \
+        });                                                                                        \
     return true;
     PYPTO_UNARY_CASE(PTO_OP_NEG, OpNeg)
     PYPTO_UNARY_CASE(PTO_OP_SQRT, OpSqrt)
@@ -295,13 +314,13 @@ bool UnaryImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t n)
     PYPTO_UNARY_CASE(PTO_OP_RSQRT, OpRsqrt)
 #undef PYPTO_UNARY_CASE
     case PTO_OP_LOG:
-      transcendental_loop<PTO_OP_LOG>(d, a, n);
+      transcendental_rows<PTO_OP_LOG>(out, x, rows, cols);
       return true;
     case PTO_OP_SIN:
-      transcendental_loop<PTO_OP_SIN>(d, a, n);
+      transcendental_rows<PTO_OP_SIN>(out, x, rows, cols);
       return true;
     case PTO_OP_COS:
-      transcendental_loop<PTO_OP_COS>(d, a, n);
+      transcendental_rows<PTO_OP_COS>(out, x, rows, cols);
       return true;
     default:  // exp stays scalar: libm's expf
       return false;
@@ -346,7 +365,23 @@ T reduce_row(const T* row, int64_t cols) {
   int64_t c;
   if (cols >= 2 * L) {
     auto a0 = hn::LoadU(dt, row), a1 = hn::LoadU(dt, row + L);
-    for (c = 2 * L; c + 2 * L <= cols; c += 2 * L) {
+    c = 2 * L;
+    // A max or min over four chains: a fold's compare and select take several cycles, and with
+    // two chains a row read from memory waited on them. (A sum keeps its two, and so its order.)
+    if constexpr (kOp == PTO_ROW_MAX || kOp == PTO_ROW_MIN) {
+      if (cols >= 4 * L) {
+        auto a2 = hn::LoadU(dt, row + 2 * L), a3 = hn::LoadU(dt, row + 3 * L);
+        for (c = 4 * L; c + 4 * L <= cols; c += 4 * L) {
+          a0 = fold_vector<kOp>(dt, a0, hn::LoadU(dt, row + c));
+          a1 = fold_vector<kOp>(dt, a1, hn::LoadU(dt, row + c + L));
+          a2 = fold_vector<kOp>(dt, a2, hn::LoadU(dt, row + c + 2 * L));
+          a3 = fold_vector<kOp>(dt, a3, hn::LoadU(dt, row + c + 3 * L));
+        }
+        a0 = fold_vector<kOp>(dt, a0, a2);
+        a1 = fold_vector<kOp>(dt, a1, a3);
+      }
+    }
+    for (; c + 2 * L <= cols; c += 2 * L) {
       a0 = fold_vector<kOp>(dt, a0, hn::LoadU(dt, row + c));
       a1 = fold_vector<kOp>(dt, a1, hn::LoadU(dt, row + c + L));
     }
@@ -362,8 +397,8 @@ T reduce_row(const T* row, int64_t cols) {
 }
 
 template <typename T, int32_t kOp>
-void reduce_rows(T* dst, const T* src, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) dst[r] = reduce_row<T, kOp>(src + r * cols, cols);
+void reduce_rows(T* dst, const T* src, int64_t stride, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) dst[r] = reduce_row<T, kOp>(src + r * stride, cols);
 }
 
 // Calls f(T*) with dst as the FP32 or INT32 element type; false for other dtypes.
@@ -374,29 +409,29 @@ bool with_f32_or_i32(int32_t dtype, void* dst, F&& f) {
   return false;
 }
 
-bool RowReduceImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
-                   int64_t cols) {
+bool RowReduceImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t stride,
+                   int64_t rows, int64_t cols) {
   // A product in lanes would round in another order than the scalar loop: it stays scalar.
   if (op != PTO_ROW_MAX && op != PTO_ROW_SUM && op != PTO_ROW_MIN) return false;
   return with_f32_or_i32(dtype, dst, [&](auto* d) {
     using T = std::remove_pointer_t<decltype(d)>;
     const auto* s = static_cast<const T*>(src);
-    if (op == PTO_ROW_MAX) reduce_rows<T, PTO_ROW_MAX>(d, s, rows, cols);
-    if (op == PTO_ROW_SUM) reduce_rows<T, PTO_ROW_SUM>(d, s, rows, cols);
-    if (op == PTO_ROW_MIN) reduce_rows<T, PTO_ROW_MIN>(d, s, rows, cols);
+    if (op == PTO_ROW_MAX) reduce_rows<T, PTO_ROW_MAX>(d, s, stride, rows, cols);
+    if (op == PTO_ROW_SUM) reduce_rows<T, PTO_ROW_SUM>(d, s, stride, rows, cols);
+    if (op == PTO_ROW_MIN) reduce_rows<T, PTO_ROW_MIN>(d, s, stride, rows, cols);
   });
 }
 
 // Down the columns: the running row `dst` starts as row 0 and folds in each following row a
 // vector of columns at a time, so every column folds its rows in order, as the scalar loop does.
 template <typename T, int32_t kOp>
-void reduce_cols(T* dst, const T* src, int64_t rows, int64_t cols) {
+void reduce_cols(T* dst, const T* src, int64_t stride, int64_t rows, int64_t cols) {
   using E = ReduceElement<kOp>;
   const hn::ScalableTag<T> dt;
   const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
   std::memcpy(dst, src, static_cast<size_t>(cols) * sizeof(T));
   for (int64_t r = 1; r < rows; ++r) {
-    const T* row = src + r * cols;
+    const T* row = src + r * stride;
     int64_t c = 0;
     for (; c + L <= cols; c += L)
       hn::StoreU(fold_vector<kOp>(dt, hn::LoadU(dt, dst + c), hn::LoadU(dt, row + c)), dt, dst + c);
@@ -404,20 +439,20 @@ void reduce_cols(T* dst, const T* src, int64_t rows, int64_t cols) {
   }
 }
 
-bool ColReduceImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows,
-                   int64_t cols) {
+bool ColReduceImpl(int32_t op, int32_t dtype, void* dst, const void* src, int64_t stride,
+                   int64_t rows, int64_t cols) {
   return with_f32_or_i32(dtype, dst, [&](auto* d) {
     using T = std::remove_pointer_t<decltype(d)>;
     const auto* s = static_cast<const T*>(src);
     switch (op) {
       case PTO_ROW_MAX:
-        return reduce_cols<T, PTO_ROW_MAX>(d, s, rows, cols);
+        return reduce_cols<T, PTO_ROW_MAX>(d, s, stride, rows, cols);
       case PTO_ROW_SUM:
-        return reduce_cols<T, PTO_ROW_SUM>(d, s, rows, cols);
+        return reduce_cols<T, PTO_ROW_SUM>(d, s, stride, rows, cols);
       case PTO_ROW_MIN:
-        return reduce_cols<T, PTO_ROW_MIN>(d, s, rows, cols);
+        return reduce_cols<T, PTO_ROW_MIN>(d, s, stride, rows, cols);
       default:
-        return reduce_cols<T, PTO_ROW_PROD>(d, s, rows, cols);
+        return reduce_cols<T, PTO_ROW_PROD>(d, s, stride, rows, cols);
     }
   });
 }
@@ -433,32 +468,75 @@ auto beats_vector(D, V v, V best) {
   }
 }
 
-// The first index of a row's extreme: the extreme by reduce_row, then the first element equal
-// to it (or the first NaN when it is one), which is the element the sequential scan keeps.
+// The first index of a row's extreme, in one pass: each lane of each chain keeps its best element
+// and that element's index (only an element that beats it replaces it, so each lane keeps its first
+// extreme), then the lanes of both chains are merged, equals going to the smaller index, and the
+// tail past the last whole vector is scanned. `beats` orders the elements strictly and weakly (NaN
+// above every number for a max, below for a min; -0 and +0 equal), so this is the first extreme of
+// the row: the element the sequential scan keeps.
 template <typename T, bool kMax>
 int32_t arg_extreme_row(const T* row, int64_t cols) {
-  const T best = reduce_row < T, kMax ? PTO_ROW_MAX : PTO_ROW_MIN > (row, cols);
-  const bool nan = best != best;
+  const auto beats = [](T v, T best) {
+    return kMax ? support::beats_max(v, best) : support::beats_min(v, best);
+  };
   const hn::ScalableTag<T> dt;
+  const hn::RebindToSigned<decltype(dt)> di;
+  static_assert(sizeof(T) == sizeof(int32_t), "32-bit elements: one index lane per element");
   const int64_t L = static_cast<int64_t>(hn::Lanes(dt));
-  const auto vb = hn::Set(dt, best);
-  int64_t c = 0;
-  for (; c + L <= cols; c += L) {
-    const auto v = hn::LoadU(dt, row + c);
-    auto hit = hn::Eq(v, vb);
-    if constexpr (hwy::IsFloat<T>()) {
-      if (nan) hit = hn::IsNaN(v);  // (the vector compares are ordered: NaN != NaN is false)
+  T best = row[0];
+  int32_t at = 0;
+  int64_t c = 1;
+  if (cols >= L) {
+    // Two chains (even and odd vectors), each lane keeping its best and where it was; the
+    // compare and selects of one step take several cycles.
+    const auto step = hn::Set(di, static_cast<int32_t>(L));
+    auto index = hn::Iota(di, 0);
+    auto best0 = hn::LoadU(dt, row), best1 = best0;
+    auto at0 = index, at1 = index;
+    const auto fold = [&](auto& best_v, auto& at_v, int64_t col, const auto& idx) {
+      const auto v = hn::LoadU(dt, row + col);
+      const auto m = beats_vector<kMax>(dt, v, best_v);
+      best_v = hn::IfThenElse(m, v, best_v);
+      at_v = hn::IfThenElse(hn::RebindMask(di, m), idx, at_v);
+    };
+    for (c = L; c + 2 * L <= cols; c += 2 * L) {
+      const auto index1 = hn::Add(index, step);
+      index = hn::Add(index1, step);
+      fold(best0, at0, c, index1);
+      fold(best1, at1, c + L, index);
     }
-    if (!hn::AllFalse(dt, hit)) return static_cast<int32_t>(c + hn::FindKnownFirstTrue(dt, hit));
+    if (c + L <= cols) {
+      index = hn::Add(index, step);
+      fold(best0, at0, c, index);
+      c += L;
+    }
+    HWY_ALIGN T lanes[2 * HWY_MAX_BYTES / sizeof(T)];
+    HWY_ALIGN int32_t lane_at[2 * HWY_MAX_BYTES / sizeof(int32_t)];
+    hn::Store(best0, dt, lanes);
+    hn::Store(best1, dt, lanes + L);
+    hn::Store(at0, di, lane_at);
+    hn::Store(at1, di, lane_at + L);
+    best = lanes[0];
+    at = lane_at[0];
+    for (int64_t l = 1; l < 2 * L; ++l) {
+      if (beats(lanes[l], best) || (!beats(best, lanes[l]) && lane_at[l] < at)) {
+        best = lanes[l];
+        at = lane_at[l];
+      }
+    }
   }
-  for (; c < cols; ++c)
-    if (nan ? row[c] != row[c] : row[c] == best) break;
-  return static_cast<int32_t>(c);
+  for (; c < cols; ++c) {
+    if (beats(row[c], best)) {
+      best = row[c];
+      at = static_cast<int32_t>(c);
+    }
+  }
+  return at;
 }
 
 // Per column: the best value and its row so far, a vector of columns at a time.
 template <typename T, bool kMax>
-void arg_extreme_cols(int32_t* dst, const T* src, int64_t rows, int64_t cols) {
+void arg_extreme_cols(int32_t* dst, const T* src, int64_t stride, int64_t rows, int64_t cols) {
   const hn::ScalableTag<T> dt;
   const hn::RebindToSigned<decltype(dt)> di;
   static_assert(sizeof(T) == sizeof(int32_t), "32-bit elements: one index lane per element");
@@ -468,7 +546,7 @@ void arg_extreme_cols(int32_t* dst, const T* src, int64_t rows, int64_t cols) {
     auto best = hn::LoadU(dt, src + c);
     auto at = hn::Zero(di);
     for (int64_t r = 1; r < rows; ++r) {
-      const auto v = hn::LoadU(dt, src + r * cols + c);
+      const auto v = hn::LoadU(dt, src + r * stride + c);
       const auto m = beats_vector<kMax>(dt, v, best);
       best = hn::IfThenElse(m, v, best);
       at = hn::IfThenElse(hn::RebindMask(di, m), hn::Set(di, static_cast<int32_t>(r)), at);
@@ -479,7 +557,7 @@ void arg_extreme_cols(int32_t* dst, const T* src, int64_t rows, int64_t cols) {
     T best = src[c];
     int32_t at = 0;
     for (int64_t r = 1; r < rows; ++r) {
-      const T v = src[r * cols + c];
+      const T v = src[r * stride + c];
       if (kMax ? support::beats_max(v, best) : support::beats_min(v, best)) {
         best = v;
         at = static_cast<int32_t>(r);
@@ -490,19 +568,19 @@ void arg_extreme_cols(int32_t* dst, const T* src, int64_t rows, int64_t cols) {
 }
 
 bool ArgReduceImpl(int32_t op, int32_t dtype, bool per_column, int32_t* dst, const void* src,
-                   int64_t rows, int64_t cols) {
+                   int64_t stride, int64_t rows, int64_t cols) {
   if (op != PTO_ROW_MAX && op != PTO_ROW_MIN) return false;
   const bool max = op == PTO_ROW_MAX;
   auto run = [&](const auto* s) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(s)>>;
     if (per_column) {
-      max ? arg_extreme_cols<T, true>(dst, s, rows, cols)
-          : arg_extreme_cols<T, false>(dst, s, rows, cols);
+      max ? arg_extreme_cols<T, true>(dst, s, stride, rows, cols)
+          : arg_extreme_cols<T, false>(dst, s, stride, rows, cols);
       return;
     }
     for (int64_t r = 0; r < rows; ++r)
-      dst[r] = max ? arg_extreme_row<T, true>(s + r * cols, cols)
-                   : arg_extreme_row<T, false>(s + r * cols, cols);
+      dst[r] = max ? arg_extreme_row<T, true>(s + r * stride, cols)
+                   : arg_extreme_row<T, false>(s + r * stride, cols);
   };
   if (dtype == PTO_FP32) return run(static_cast<const float*>(src)), true;
   if (dtype == PTO_INT32) return run(static_cast<const int32_t*>(src)), true;
@@ -513,11 +591,18 @@ bool RowExpandImpl(int32_t op, int32_t dtype, void* dst, const void* src, const 
                    int64_t rows, int64_t cols) {
   if (dtype != PTO_FP32) return false;
   return with_binary<float>(op, [&](auto o) {
-    auto* d = static_cast<float*>(dst);
-    const auto* s = static_cast<const float*>(src);
+    using Op = decltype(o);
+    const hn::ScalableTag<float> df;
+    const RowsIn<float> x{static_cast<const float*>(src), cols};
     const auto* v = static_cast<const float*>(vec);
-    for (int64_t r = 0; r < rows; ++r)
-      scalar_loop<float, decltype(o)>(d + r * cols, s + r * cols, v[r], false, cols);
+    write_rows<float>(
+        {dst, cols}, rows, cols,
+        [&](int64_t r, int64_t i) {
+          return Op::f(df, hn::LoadU(df, x.row(r) + i), hn::Set(df, v[r]));
+        },
+        [&](float* d, int64_t r, int64_t i, int64_t n) {
+          for (; i < n; ++i) d[i] = Op::E::f(x.row(r)[i], v[r]);
+        });
   });
 }
 
@@ -652,9 +737,9 @@ HWY_AFTER_NAMESPACE();
 namespace pypto::runtime::simd {
 
 HWY_EXPORT(BinaryRowsImpl);
-HWY_EXPORT(BinaryScalarF32Impl);
-HWY_EXPORT(BinaryScalarI32Impl);
-HWY_EXPORT(UnaryImpl);
+HWY_EXPORT(BinaryScalarRowsF32Impl);
+HWY_EXPORT(BinaryScalarRowsI32Impl);
+HWY_EXPORT(UnaryRowsImpl);
 HWY_EXPORT(RowReduceImpl);
 HWY_EXPORT(ColReduceImpl);
 HWY_EXPORT(ArgReduceImpl);
@@ -668,26 +753,31 @@ bool binary_rows(int32_t op, int32_t dtype, const RowsOut& out, const void* a, i
                  const void* b, int64_t b_stride, int64_t rows, int64_t cols) {
   return HWY_DYNAMIC_DISPATCH(BinaryRowsImpl)(op, dtype, out, a, a_stride, b, b_stride, rows, cols);
 }
-bool binary_scalar_f32(int32_t op, void* dst, const void* a, float s, bool scalar_first,
-                       int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(BinaryScalarF32Impl)(op, dst, a, s, scalar_first, n);
+bool binary_scalar_rows_f32(int32_t op, const RowsOut& out, const void* a, int64_t a_stride,
+                            float s, bool scalar_first, int64_t rows, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(BinaryScalarRowsF32Impl)(op, out, a, a_stride, s, scalar_first, rows,
+                                                       cols);
 }
-bool binary_scalar_i32(int32_t op, void* dst, const void* a, int32_t s, bool scalar_first,
-                       int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(BinaryScalarI32Impl)(op, dst, a, s, scalar_first, n);
+bool binary_scalar_rows_i32(int32_t op, const RowsOut& out, const void* a, int64_t a_stride,
+                            int32_t s, bool scalar_first, int64_t rows, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(BinaryScalarRowsI32Impl)(op, out, a, a_stride, s, scalar_first, rows,
+                                                       cols);
 }
-bool unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(UnaryImpl)(op, dtype, dst, a, n);
+bool unary_rows(int32_t op, int32_t dtype, const RowsOut& out, const void* a, int64_t a_stride,
+                int64_t rows, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(UnaryRowsImpl)(op, dtype, out, a, a_stride, rows, cols);
 }
-bool row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols) {
-  return HWY_DYNAMIC_DISPATCH(RowReduceImpl)(op, dtype, dst, src, rows, cols);
+bool row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t stride, int64_t rows,
+                int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(RowReduceImpl)(op, dtype, dst, src, stride, rows, cols);
 }
-bool col_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols) {
-  return HWY_DYNAMIC_DISPATCH(ColReduceImpl)(op, dtype, dst, src, rows, cols);
+bool col_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t stride, int64_t rows,
+                int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(ColReduceImpl)(op, dtype, dst, src, stride, rows, cols);
 }
 bool arg_reduce(int32_t op, int32_t dtype, bool per_column, int32_t* dst, const void* src,
-                int64_t rows, int64_t cols) {
-  return HWY_DYNAMIC_DISPATCH(ArgReduceImpl)(op, dtype, per_column, dst, src, rows, cols);
+                int64_t stride, int64_t rows, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(ArgReduceImpl)(op, dtype, per_column, dst, src, stride, rows, cols);
 }
 bool row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                 int64_t rows, int64_t cols) {

@@ -24,22 +24,29 @@ struct RowsOut {
 // starts a_stride elements after row r - 1, and likewise for b and out.
 bool binary_rows(int32_t op, int32_t dtype, const RowsOut& out, const void* a, int64_t a_stride,
                  const void* b, int64_t b_stride, int64_t rows, int64_t cols);
-// dst[i] = a[i] op s (s op a[i] when scalar_first), s already of the element type: the caller
-// checks that this equals computing in the scalar's own precision (tile_isa.cpp).
-bool binary_scalar_f32(int32_t op, void* dst, const void* a, float s, bool scalar_first, int64_t n);
-bool binary_scalar_i32(int32_t op, void* dst, const void* a, int32_t s, bool scalar_first,
-                       int64_t n);
-// dst[i] = op a[i] for FP32 neg, sqrt, abs, recip, relu, rsqrt, log, sin, cos (exp stays
-// scalar: libm's expf; log, sin and cos use Highway's polynomials, see tile_simd.cpp).
-bool unary(int32_t op, int32_t dtype, void* dst, const void* a, int64_t n);
+// out[r, c] = a[r, c] op s (s op a[r, c] when scalar_first), rows of a `a_stride` elements apart,
+// s already of the element type: the caller checks that this equals computing in the scalar's
+// own precision (tile_isa.cpp).
+bool binary_scalar_rows_f32(int32_t op, const RowsOut& out, const void* a, int64_t a_stride,
+                            float s, bool scalar_first, int64_t rows, int64_t cols);
+bool binary_scalar_rows_i32(int32_t op, const RowsOut& out, const void* a, int64_t a_stride,
+                            int32_t s, bool scalar_first, int64_t rows, int64_t cols);
+// out[r, c] = op a[r, c] for FP32 neg, sqrt, abs, recip, relu, rsqrt, log, sin, cos, rows of a
+// `a_stride` elements apart (exp stays scalar: libm's expf; log, sin and cos use Highway's
+// polynomials, see tile_simd.cpp).
+bool unary_rows(int32_t op, int32_t dtype, const RowsOut& out, const void* a, int64_t a_stride,
+                int64_t rows, int64_t cols);
+// The reductions read rows x cols elements of src, row r `stride` elements after row r - 1.
 // dst[r] = reduce(src[r, :]) for FP32 and INT32 max, sum and min.
-bool row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols);
+bool row_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t stride, int64_t rows,
+                int64_t cols);
 // dst[c] = reduce(src[:, c]) for FP32 and INT32, rows folded in order (as the scalar loop does).
-bool col_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t rows, int64_t cols);
+bool col_reduce(int32_t op, int32_t dtype, void* dst, const void* src, int64_t stride, int64_t rows,
+                int64_t cols);
 // The index of the first maximum / minimum per row or per column (PtoIsa::arg_reduce), FP32 and
 // INT32.
 bool arg_reduce(int32_t op, int32_t dtype, bool per_column, int32_t* dst, const void* src,
-                int64_t rows, int64_t cols);
+                int64_t stride, int64_t rows, int64_t cols);
 // dst[r, c] = src[r, c] op vec[r] for FP32.
 bool row_expand(int32_t op, int32_t dtype, void* dst, const void* src, const void* vec,
                 int64_t rows, int64_t cols);

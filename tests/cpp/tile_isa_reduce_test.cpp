@@ -39,8 +39,8 @@ TEST(TileIsaReductions, VectorKernelsAgreeWithSequentialFolds) {
     SCOPED_TRACE(op);
     std::vector<float> got(static_cast<size_t>(cols));
     std::vector<int32_t> goti(static_cast<size_t>(cols));
-    isa.col_reduce(op, PTO_FP32, got.data(), x.data(), rows, cols);
-    isa.col_reduce(op, PTO_INT32, goti.data(), xi.data(), rows, cols);
+    isa.col_reduce(op, PTO_FP32, got.data(), x.data(), cols, rows, cols);
+    isa.col_reduce(op, PTO_INT32, goti.data(), xi.data(), cols, rows, cols);
     support::with_reduce_op(op, [&](auto o) {
       for (int64_t c = 0; c < cols; ++c) {
         float acc = x[static_cast<size_t>(c)];
@@ -57,7 +57,7 @@ TEST(TileIsaReductions, VectorKernelsAgreeWithSequentialFolds) {
     });
   }
   std::vector<float> row_min(static_cast<size_t>(rows));
-  isa.row_reduce(PTO_ROW_MIN, PTO_FP32, row_min.data(), x.data(), rows, cols);
+  isa.row_reduce(PTO_ROW_MIN, PTO_FP32, row_min.data(), x.data(), cols, rows, cols);
   EXPECT_TRUE(std::isnan(row_min[5]));
   EXPECT_EQ(row_min[0], *std::min_element(x.begin(), x.begin() + cols));
 
@@ -71,8 +71,8 @@ TEST(TileIsaReductions, VectorKernelsAgreeWithSequentialFolds) {
       const int64_t outer = per_column ? cols : rows, inner = per_column ? rows : cols;
       const int64_t step = per_column ? cols : 1, stride = per_column ? 1 : cols;
       std::vector<int32_t> got(static_cast<size_t>(outer)), goti(static_cast<size_t>(outer));
-      isa.arg_reduce(op, PTO_FP32, per_column, got.data(), x.data(), rows, cols);
-      isa.arg_reduce(op, PTO_INT32, per_column, goti.data(), xi.data(), rows, cols);
+      isa.arg_reduce(op, PTO_FP32, per_column, got.data(), x.data(), cols, rows, cols);
+      isa.arg_reduce(op, PTO_INT32, per_column, goti.data(), xi.data(), cols, rows, cols);
       for (int64_t o = 0; o < outer; ++o) {
         int32_t at = 0, ati = 0;
         for (int64_t i = 1; i < inner; ++i) {
@@ -85,6 +85,47 @@ TEST(TileIsaReductions, VectorKernelsAgreeWithSequentialFolds) {
         EXPECT_EQ(got[static_cast<size_t>(o)], at) << o;
         EXPECT_EQ(goti[static_cast<size_t>(o)], ati) << o;
       }
+    }
+  }
+}
+
+// The reductions of an operand read in place: rows `stride` elements apart give what the same
+// rows copied into a dense tile give, for every reduction, dtype and vector or scalar path (FP16
+// is the scalar loop).
+TEST(TileIsaReductions, RowsReadThroughAStrideReduceLikeADenseTile) {
+  const int64_t rows = 9, cols = 37, stride = 53;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> small(-40, 40);
+  std::vector<float> wide(static_cast<size_t>(rows * stride), 1e30f), dense(rows * cols);
+  std::vector<int32_t> wide_i(wide.size(), 1 << 30), dense_i(dense.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const int v = small(rng);
+      wide_i[r * stride + c] = dense_i[r * cols + c] = v;
+      wide[r * stride + c] = dense[r * cols + c] = static_cast<float>(v) * 0.5f;
+    }
+  const auto same = [&](const auto& got, const auto& want, const std::string& what) {
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(want[0])), 0) << what;
+  };
+  for (int32_t op : {PTO_ROW_MAX, PTO_ROW_SUM, PTO_ROW_MIN, PTO_ROW_PROD}) {
+    const std::string name = "op " + std::to_string(op);
+    std::vector<float> got(cols), want(cols);
+    std::vector<int32_t> got_i(cols), want_i(cols);
+    isa.row_reduce(op, PTO_FP32, got.data(), wide.data(), stride, rows, cols);
+    isa.row_reduce(op, PTO_FP32, want.data(), dense.data(), cols, rows, cols);
+    same(std::vector<float>(got.begin(), got.begin() + rows),
+         std::vector<float>(want.begin(), want.begin() + rows), name + " row_reduce");
+    isa.col_reduce(op, PTO_FP32, got.data(), wide.data(), stride, rows, cols);
+    isa.col_reduce(op, PTO_FP32, want.data(), dense.data(), cols, rows, cols);
+    same(got, want, name + " col_reduce");
+    isa.col_reduce(op, PTO_INT32, got_i.data(), wide_i.data(), stride, rows, cols);
+    isa.col_reduce(op, PTO_INT32, want_i.data(), dense_i.data(), cols, rows, cols);
+    same(got_i, want_i, name + " col_reduce INT32");
+    if (op == PTO_ROW_SUM || op == PTO_ROW_PROD) continue;
+    for (int32_t per_column : {0, 1}) {
+      isa.arg_reduce(op, PTO_FP32, per_column, got_i.data(), wide.data(), stride, rows, cols);
+      isa.arg_reduce(op, PTO_FP32, per_column, want_i.data(), dense.data(), cols, rows, cols);
+      same(got_i, want_i, name + " arg_reduce " + std::to_string(per_column));
     }
   }
 }

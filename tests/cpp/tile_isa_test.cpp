@@ -94,8 +94,8 @@ TEST_F(TileIsaTest, Fp16RoundsToNearestEven) {
 
 TEST_F(TileIsaTest, RowReductionsAndBroadcast) {
   std::vector<float> x = {1, 5, 2, -1, -3, -2}, mx(2), sum(2), out(6);
-  isa.row_reduce(PTO_ROW_MAX, PTO_FP32, mx.data(), x.data(), 2, 3);
-  isa.row_reduce(PTO_ROW_SUM, PTO_FP32, sum.data(), x.data(), 2, 3);
+  isa.row_reduce(PTO_ROW_MAX, PTO_FP32, mx.data(), x.data(), 3, 2, 3);
+  isa.row_reduce(PTO_ROW_SUM, PTO_FP32, sum.data(), x.data(), 3, 2, 3);
   EXPECT_EQ(mx, (std::vector<float>{5, -1}));
   EXPECT_EQ(sum, (std::vector<float>{8, -6}));
   isa.row_expand(PTO_OP_SUB, PTO_FP32, out.data(), x.data(), mx.data(), 2, 3);
@@ -217,8 +217,8 @@ TEST_F(TileIsaTest, VectorRowReductionsAndBroadcastsOnWideRows) {
   x[2 * cols + 60] = std::numeric_limits<float>::quiet_NaN();  // a NaN wins a max
   x[3 * cols + 76] = 1000.0f;                                  // the maximum in the tail
   std::vector<float> mx(rows), sum(rows), out(rows * cols);
-  isa.row_reduce(PTO_ROW_MAX, PTO_FP32, mx.data(), x.data(), rows, cols);
-  isa.row_reduce(PTO_ROW_SUM, PTO_FP32, sum.data(), x.data(), rows, cols);
+  isa.row_reduce(PTO_ROW_MAX, PTO_FP32, mx.data(), x.data(), cols, rows, cols);
+  isa.row_reduce(PTO_ROW_SUM, PTO_FP32, sum.data(), x.data(), cols, rows, cols);
   for (int64_t r = 0; r < rows; ++r) {
     float m = x[r * cols], s = 0;
     for (int64_t c = 1; c < cols; ++c) m = support::ReduceMax::f(m, x[r * cols + c]);
@@ -238,7 +238,7 @@ TEST_F(TileIsaTest, VectorRowReductionsAndBroadcastsOnWideRows) {
   }
   std::vector<int32_t> xi(rows * cols), si(rows);
   for (int64_t i = 0; i < rows * cols; ++i) xi[i] = std::numeric_limits<int32_t>::max() - 3 + i % 5;
-  isa.row_reduce(PTO_ROW_SUM, PTO_INT32, si.data(), xi.data(), rows, cols);
+  isa.row_reduce(PTO_ROW_SUM, PTO_INT32, si.data(), xi.data(), cols, rows, cols);
   int32_t wrapped = 0;
   for (int64_t c = 0; c < cols; ++c) wrapped = support::add_values(wrapped, xi[c]);
   EXPECT_EQ(si[0], wrapped);
@@ -523,7 +523,8 @@ TEST_F(TileIsaTest, MatmulReadsOperandsThroughTheirRowStrides) {
     for (int64_t p = 0; p < k; ++p)
       for (int64_t j = 0; j < n; ++j) r[p * n + j] = wide_r[p * ldb + j];
     std::vector<float> dense(m * n, 0.25f), strided(m * n, 0.25f);
-    isa.matmul(PTO_FP32, PTO_FP32, dense.data(), dense.data(), l.data(), k, r.data(), n, m, k, n, 0);
+    isa.matmul(PTO_FP32, PTO_FP32, dense.data(), dense.data(), l.data(), k, r.data(), n, m, k, n,
+               0);
     isa.matmul(PTO_FP32, PTO_FP32, strided.data(), strided.data(), wide_l.data(), lda,
                wide_r.data(), ldb, m, k, n, 0);
     EXPECT_EQ(strided, dense) << m << "x" << k << "x" << n;
