@@ -39,6 +39,11 @@ from pypto.runtime import RunConfig, TensorSpec, run
 N, ROWS = 4096, 256
 FAVOURABLE_TILE = tuple(int(v) for v in os.environ.get("PYPTO_BENCH_TILE", "2x4096").split("x"))
 PLAIN_TILE = (64, 64)
+# The device configurations of the add (label, isolate, workers); the ratios' table compares the
+# first two.
+CONFIGS = [("in-process, 1 core ", False, 1),
+           ("in-process, 2 cores", False, 2),
+           ("isolated,   2 cores", True, 2)]
 
 
 def make_program(TR, TC):
