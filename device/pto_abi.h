@@ -18,6 +18,8 @@ extern "C" {
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
 // floats, FP8E8M0 the MX scale (a power of two), all stored as their bit patterns like FP16.
+// FP4 (E2M1), INT4 and UINT4 take a byte each, their four bits in its low half (the high half
+// zero).
 enum PtoDType {
   PTO_FP32 = 0,
   PTO_FP16 = 1,
@@ -33,9 +35,12 @@ enum PtoDType {
   PTO_UINT64 = 11,
   PTO_FP8E4M3FN = 12,
   PTO_FP8E5M2 = 13,
-  PTO_FP8E8M0 = 14
+  PTO_FP8E8M0 = 14,
+  PTO_FP4 = 15,
+  PTO_INT4 = 16,
+  PTO_UINT4 = 17
 };
-#define PTO_NUM_DTYPES 15  // the valid dtype values are 0 .. PTO_NUM_DTYPES - 1
+#define PTO_NUM_DTYPES 18  // the valid dtype values are 0 .. PTO_NUM_DTYPES - 1
 
 // On-chip memory spaces of one simulated core; the values equal pypto::ir::MemorySpace.
 enum PtoMemorySpace {

@@ -57,9 +57,9 @@ PYPTO_OPS: Dict[str, str] = {
 # Column order and headers (the dtype's name without its family's prefix where that is clear).
 DTYPES: List[Tuple[str, str]] = [
     ("FP32", "FP32"), ("FP16", "FP16"), ("BF16", "BF16"), ("FP8E4M3FN", "E4M3"),
-    ("FP8E5M2", "E5M2"), ("FP8E8M0", "E8M0"), ("INT8", "I8"), ("INT16", "I16"), ("INT32", "I32"),
-    ("INT64", "I64"), ("UINT8", "U8"), ("UINT16", "U16"), ("UINT32", "U32"), ("UINT64", "U64"),
-    ("BOOL", "BOOL")]
+    ("FP8E5M2", "E5M2"), ("FP8E8M0", "E8M0"), ("FP4", "FP4"), ("INT4", "I4"), ("INT8", "I8"),
+    ("INT16", "I16"), ("INT32", "I32"), ("INT64", "I64"), ("UINT4", "U4"), ("UINT8", "U8"),
+    ("UINT16", "U16"), ("UINT32", "U32"), ("UINT64", "U64"), ("BOOL", "BOOL")]
 
 LEGEND = """\
 One row per op of PyPTO's language (the union of its `pl`, `pl.tile`, `pl.tensor` and `pl.system`

@@ -20,8 +20,8 @@ from mypy.plugin import AnalyzeTypeContext, Plugin
 from mypy.types import AnyType, TupleType, Type, TypeOfAny, UnboundType
 
 _TYPES = "pypto.language._types."
-_INTEGER_DTYPES = ("INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
-                   "INDEX")
+_INTEGER_DTYPES = ("INT4", "INT8", "INT16", "INT32", "INT64", "UINT4", "UINT8", "UINT16", "UINT32",
+                   "UINT64", "INDEX")
 
 
 def _tensor(ctx: AnalyzeTypeContext) -> Type:
@@ -73,8 +73,8 @@ _HOOKS = {
     _TYPES + "Tuple": _tuple,
 }
 _HOOKS.update({_TYPES + d: _bare_dtype
-               for d in ("FP32", "FP16", "BF16", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "INDEX",
-                         "BOOL")
+               for d in ("FP32", "FP16", "BF16", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP4",
+                         "INDEX", "BOOL")
                + _INTEGER_DTYPES})
 
 

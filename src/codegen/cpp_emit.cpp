@@ -85,8 +85,10 @@ std::string cpp_scalar_type(ir::DataType t) {
     case ir::DataType::FP8E4M3FN:
     case ir::DataType::FP8E5M2:
     case ir::DataType::FP8E8M0:
+    case ir::DataType::FP4:
       return "float";
     case ir::DataType::INT8:
+    case ir::DataType::INT4:  // its scalars wrap to four bits where they are stored
       return "int8_t";
     case ir::DataType::INT16:
       return "int16_t";
@@ -95,6 +97,7 @@ std::string cpp_scalar_type(ir::DataType t) {
     case ir::DataType::INT64:
       return "int64_t";
     case ir::DataType::UINT8:
+    case ir::DataType::UINT4:
       return "uint8_t";
     case ir::DataType::UINT16:
       return "uint16_t";
@@ -118,6 +121,9 @@ std::string cpp_storage_type(ir::DataType t) {
     case ir::DataType::FP8E4M3FN:
     case ir::DataType::FP8E5M2:
     case ir::DataType::FP8E8M0:
+    case ir::DataType::FP4:
+    case ir::DataType::INT4:
+    case ir::DataType::UINT4:
     case ir::DataType::BOOL:
       return "uint8_t";
     default:
@@ -254,8 +260,8 @@ bool is_launch_query(const ir::Call& c) {
 // pl.system.available_cluster_count / available_aiv_count: every simulated core is a cluster
 // of one Cube and one Vector lane, so both count the cores.
 bool is_core_count(const ir::Call& c) {
-  return c.call_kind == ir::CallKind::Op && (c.callee == "system.available_cluster_count" ||
-                                             c.callee == "system.available_aiv_count");
+  return c.call_kind == ir::CallKind::Op &&
+         (c.callee == "system.available_cluster_count" || c.callee == "system.available_aiv_count");
 }
 
 // A launch query reads the kernel's launch context, which the runtime sets for each block's task

@@ -35,6 +35,15 @@ void fill_random(ir::HostTensor& t, uint64_t seed) {
     case DataType::FP8E8M0:  // positive: E8M0 has no sign
       fill(support::F8E8M0{}, [&] { return std::fabs(normal(rng)) + 0.25f; });
       break;
+    case DataType::FP4:
+      fill(support::F4E2M1{}, [&] { return normal(rng); });
+      break;
+    case DataType::INT4:
+    case DataType::UINT4:
+      support::with_dtype(static_cast<int32_t>(t.dtype), [&](auto type) {
+        fill(type, [&] { return small(rng) + (t.dtype == DataType::UINT4 ? 8 : 0); });
+      });
+      break;
     case DataType::INT8:
     case DataType::INT16:
     case DataType::INT32:

@@ -45,9 +45,12 @@ double pad_value(PadValue pad, DataType dtype) {
     if (dtype == DataType::FP8E4M3FN) return low ? -448.0 : 448.0;
     // FP8E8M0 has no sign either: its extremes are 2^-127 and 2^127.
     if (dtype == DataType::FP8E8M0) return low ? std::ldexp(1.0, -127) : std::ldexp(1.0, 127);
+    if (dtype == DataType::FP4) return low ? -6.0 : 6.0;  // no infinity either
     return low ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   }
   if (dtype == DataType::BOOL) return low ? 0.0 : 1.0;
+  if (dtype == DataType::INT4) return low ? -8.0 : 7.0;
+  if (dtype == DataType::UINT4) return low ? 0.0 : 15.0;
   double value = 0.0;
   support::with_dtype(static_cast<int32_t>(dtype), [&](auto type) {
     using S = typename decltype(type)::S;

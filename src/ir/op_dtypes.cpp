@@ -116,7 +116,8 @@ const std::vector<DataType>& all_element_dtypes() {
   static const std::vector<DataType> kAll = {
       DataType::FP32,    DataType::FP16,   DataType::BF16,   DataType::FP8E4M3FN, DataType::FP8E5M2,
       DataType::FP8E8M0, DataType::INT8,   DataType::INT16,  DataType::INT32,     DataType::INT64,
-      DataType::UINT8,   DataType::UINT16, DataType::UINT32, DataType::UINT64,    DataType::BOOL};
+      DataType::UINT8,   DataType::UINT16, DataType::UINT32, DataType::UINT64,    DataType::BOOL,
+      DataType::FP4,     DataType::INT4,   DataType::UINT4};
   return kAll;
 }
 

@@ -118,7 +118,11 @@ ScalarFold fold_int(BinaryOp op, int64_t x, int64_t y, DataType dtype) {
 int64_t wrap_int(uint64_t v, DataType dtype) noexcept {
   // Integers narrower than 64 bits keep their low bits: sign-extended for the signed ones,
   // zero-extended for the unsigned ones. (UINT64 values are held as their int64 bit pattern.)
-  const int bits = dtype == DataType::INT8 || dtype == DataType::UINT8     ? 8
+  // A 4-bit scalar (an element read from a tile) is held in a byte, as in generated code, and
+  // wraps there: four bits are what a tile stores, not what a scalar computes in.
+  const int bits = dtype == DataType::INT4 || dtype == DataType::UINT4 || dtype == DataType::INT8 ||
+                           dtype == DataType::UINT8
+                       ? 8
                    : dtype == DataType::INT16 || dtype == DataType::UINT16 ? 16
                    : dtype == DataType::INT32 || dtype == DataType::UINT32 ? 32
                                                                            : 64;

@@ -32,6 +32,9 @@ constexpr std::array<DTypeInfo, kNumDataTypes> kDTypes = {{
     {DataType::FP8E4M3FN, "FP8E4M3FN", 1},
     {DataType::FP8E5M2, "FP8E5M2", 1},
     {DataType::FP8E8M0, "FP8E8M0", 1},
+    {DataType::FP4, "FP4", 1},
+    {DataType::INT4, "INT4", 1},
+    {DataType::UINT4, "UINT4", 1},
 }};
 
 // PyPTO's dtypes that have no element type here, and why.
@@ -39,14 +42,10 @@ struct UnsupportedDType {
   std::string_view name;
   const char* reason;
 };
-constexpr const char* kSubByte =
-    "4-bit elements are packed two to a byte, and this device addresses tensors and tiles "
-    "per byte-sized element";
-constexpr std::array<UnsupportedDType, 7> kUnsupportedDTypes = {{
-    {"INT4", kSubByte},
-    {"UINT4", kSubByte},
-    {"FP4", kSubByte},
-    {"HF4", kSubByte},
+constexpr std::array<UnsupportedDType, 4> kUnsupportedDTypes = {{
+    {"HF4",
+     "the HiFloat4 encoding has no element conversions on this device; use FP4 (E2M1), INT4 or "
+     "UINT4"},
     {"HF8",
      "the HiFloat8 encoding has no element conversions on this device; use FP8E4M3FN or "
      "FP8E5M2"},
@@ -100,14 +99,15 @@ int64_t dtype_bytes(DataType t) { return kDTypes[static_cast<size_t>(t)].bytes; 
 
 bool is_float(DataType t) {
   return t == DataType::FP32 || t == DataType::FP16 || t == DataType::BF16 ||
-         t == DataType::FP8E4M3FN || t == DataType::FP8E5M2 || t == DataType::FP8E8M0;
+         t == DataType::FP8E4M3FN || t == DataType::FP8E5M2 || t == DataType::FP8E8M0 ||
+         t == DataType::FP4;
 }
 
 bool is_integer(DataType t) { return !is_float(t) && t != DataType::BOOL; }
 
 bool is_unsigned(DataType t) {
   return t == DataType::UINT8 || t == DataType::UINT16 || t == DataType::UINT32 ||
-         t == DataType::UINT64;
+         t == DataType::UINT64 || t == DataType::UINT4;
 }
 
 std::string_view memory_space_name(MemorySpace s) { return kSpaces[static_cast<size_t>(s)].name; }

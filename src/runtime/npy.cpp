@@ -30,6 +30,9 @@ const char* npy_descr(ir::DataType t) {
     case ir::DataType::FP8E4M3FN:
     case ir::DataType::FP8E5M2:
     case ir::DataType::FP8E8M0:
+    case ir::DataType::FP4:
+    case ir::DataType::INT4:
+    case ir::DataType::UINT4:
       return "|u1";
     case ir::DataType::UINT32:
       return "<u4";

@@ -444,6 +444,10 @@ void isa_fill_pad(int32_t dtype, void* dst, int64_t rows, int64_t cols, int64_t 
         value = low ? 0xfe : 0x7e;  // -448 / 448: FP8E4M3FN has no infinity
       } else if constexpr (std::is_same_v<T, support::F8E8M0>) {
         value = low ? 0x00 : 0xfe;  // 2^-127 / 2^127: FP8E8M0 has no sign and no infinity
+      } else if constexpr (std::is_same_v<T, support::F4E2M1>) {
+        value = low ? 0xf : 0x7;  // -6 / 6: FP4 has no infinity
+      } else if constexpr (support::kIsNibbleInt<T>) {
+        value = T::put(static_cast<C>(low ? T::kMin : T::kMax));
       } else if constexpr (std::is_floating_point_v<C>) {
         value =
             T::put(low ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity());

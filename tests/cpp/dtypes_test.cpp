@@ -31,9 +31,9 @@ using ir::DataType;
 
 TEST(DTypes, EveryDtypeHasANameASizeAndReadsBackByName) {
   const std::vector<std::pair<const char*, int64_t>> expected = {
-      {"FP32", 4},   {"FP16", 2},   {"BF16", 2},      {"INT32", 4},   {"INT64", 8},
-      {"BOOL", 1},   {"INT8", 1},   {"INT16", 2},     {"UINT8", 1},   {"UINT16", 2},
-      {"UINT32", 4}, {"UINT64", 8}, {"FP8E4M3FN", 1}, {"FP8E5M2", 1}, {"FP8E8M0", 1}};
+      {"FP32", 4},      {"FP16", 2},    {"BF16", 2},    {"INT32", 4},  {"INT64", 8},  {"BOOL", 1},
+      {"INT8", 1},      {"INT16", 2},   {"UINT8", 1},   {"UINT16", 2}, {"UINT32", 4}, {"UINT64", 8},
+      {"FP8E4M3FN", 1}, {"FP8E5M2", 1}, {"FP8E8M0", 1}, {"FP4", 1},    {"INT4", 1},   {"UINT4", 1}};
   ASSERT_EQ(static_cast<int>(expected.size()), ir::kNumDataTypes);
   for (int i = 0; i < ir::kNumDataTypes; ++i) {
     const auto t = static_cast<DataType>(i);
@@ -49,7 +49,11 @@ TEST(DTypes, EveryDtypeHasANameASizeAndReadsBackByName) {
   EXPECT_TRUE(ir::is_unsigned(DataType::UINT64));
   EXPECT_FALSE(ir::is_unsigned(DataType::INT8));
   EXPECT_TRUE(ir::is_float(DataType::FP8E8M0));
-  for (const char* name : {"INT4", "UINT4", "FP4", "HF4", "HF8", "TASK_ID", "FP64"}) {
+  EXPECT_TRUE(ir::is_float(DataType::FP4));
+  EXPECT_TRUE(ir::is_integer(DataType::INT4));
+  EXPECT_FALSE(ir::is_unsigned(DataType::INT4));
+  EXPECT_TRUE(ir::is_unsigned(DataType::UINT4));
+  for (const char* name : {"HF4", "HF8", "TASK_ID", "FP64"}) {
     EXPECT_FALSE(ir::dtype_from_name(name)) << name;
     EXPECT_NE(ir::unsupported_dtype_reason(name), nullptr) << name;
   }
@@ -71,6 +75,53 @@ TEST(DTypes, Fp8DecodesTheOcpEncodings) {
   EXPECT_EQ(f8e5m2_to_f32(0x7c), std::numeric_limits<float>::infinity());
   EXPECT_EQ(f8e5m2_to_f32(0xfc), -std::numeric_limits<float>::infinity());
   EXPECT_TRUE(std::isnan(f8e5m2_to_f32(0x7d)));
+}
+
+// FP4 (E2M1): its sixteen codes, rounding to nearest even on its grid, saturation at +-6 and a
+// NaN to a zero of the opposite sign (ml_dtypes' float4_e2m1fn, which test_dtypes.py compares
+// bit for bit over many more values).
+TEST(DTypes, Fp4DecodesE2M1AndRoundsToNearestEvenAndSaturates) {
+  using support::f32_to_f4e2m1;
+  using support::f4e2m1_to_f32;
+  const float grid[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  for (uint8_t code = 0; code < 16; ++code) {
+    const float v = (code & 8) ? -grid[code & 7] : grid[code & 7];
+    EXPECT_EQ(f4e2m1_to_f32(code), v) << int(code);
+    EXPECT_EQ(std::signbit(f4e2m1_to_f32(code)), code >= 8) << int(code);
+    EXPECT_EQ(f32_to_f4e2m1(v), code) << v;
+  }
+  // Halfway values go to the even code: 0.25 -> 0, 0.75 -> 1, 1.25 -> 1, 1.75 -> 2, 2.5 -> 2,
+  // 3.5 -> 4, 5 -> 4.
+  const std::pair<float, uint8_t> ties[] = {{0.25f, 0}, {0.75f, 2}, {1.25f, 2}, {1.75f, 4},
+                                            {2.5f, 4},  {3.5f, 6},  {5.0f, 6},  {-5.0f, 14}};
+  for (const auto& [v, code] : ties) EXPECT_EQ(f32_to_f4e2m1(v), code) << v;
+  EXPECT_EQ(f32_to_f4e2m1(5.01f), 7);
+  EXPECT_EQ(f32_to_f4e2m1(100.0f), 7);
+  EXPECT_EQ(f32_to_f4e2m1(std::numeric_limits<float>::infinity()), 7);
+  EXPECT_EQ(f32_to_f4e2m1(-std::numeric_limits<float>::infinity()), 15);
+  EXPECT_EQ(f32_to_f4e2m1(-0.2f), 8);  // -0
+  EXPECT_EQ(f32_to_f4e2m1(std::nanf("")), 8);
+  EXPECT_EQ(f32_to_f4e2m1(-std::nanf("")), 0);
+}
+
+// INT4 and UINT4 keep four bits in the low half of a byte: arithmetic wraps in four bits, a float
+// saturates at the range, an integer wraps.
+TEST(DTypes, FourBitIntegersWrapInFourBitsAndSaturateFloats) {
+  using support::I4;
+  using support::U4;
+  EXPECT_EQ(I4::get(0x7), 7);
+  EXPECT_EQ(I4::get(0x8), -8);
+  EXPECT_EQ(I4::get(0xd), -3);
+  EXPECT_EQ(I4::put(-3), 0xd);
+  EXPECT_EQ(I4::get(I4::put(I4::get(0x7) + 1)), -8);
+  EXPECT_EQ(U4::get(U4::put(U4::get(0xf) + 1u)), 0u);
+  EXPECT_EQ(support::element_from<I4>(100.0), I4::put(7));
+  EXPECT_EQ(support::element_from<I4>(-9.5f), I4::put(-8));
+  EXPECT_EQ(support::element_from<I4>(-3.7), I4::put(-3));
+  EXPECT_EQ(support::element_from<U4>(-1.0), 0);
+  EXPECT_EQ(support::element_from<U4>(99.0), 15);
+  EXPECT_EQ(support::element_from<I4>(int64_t{100}), I4::put(4));  // 100 = 6 * 16 + 4
+  EXPECT_EQ(support::element_from<U4>(int64_t{17}), 1);
 }
 
 TEST(DTypes, Fp8EncodingRoundsToNearestEvenAndOverflowsLikeMlDtypes) {
@@ -265,7 +316,7 @@ TEST(DTypes, NewDtypesParseAndPrintBack) {
 }
 
 TEST(DTypes, DtypesThisDeviceLacksAreRefusedByNameWhereTheyAreWritten) {
-  for (const char* name : {"INT4", "UINT4", "FP4", "HF4", "HF8", "TASK_ID"}) {
+  for (const char* name : {"HF4", "HF8", "TASK_ID"}) {
     const std::string text =
         std::string(kKernelHead) + "    def k(self, a: pl.Tensor[[16, 16], pl.FP32],\n" +
         "          o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n" +

@@ -131,7 +131,10 @@ const DtypeCase kDtypes[] = {{"FP32", false, 1e-5f, "1.0"},
                              {"FP8E4M3FN", false, 0.125f, "1.0"},
                              {"FP8E5M2", false, 0.25f, "1.0"},
                              {"FP8E8M0", false, 1.0f, "1.0", true},
-                             {"BOOL", true, 0.0f, "1.0", true}};
+                             {"BOOL", true, 0.0f, "1.0", true},
+                             {"FP4", false, 1.0f, "4.0"},
+                             {"INT4", true, 0.0f, "8.0"},
+                             {"UINT4", true, 0.0f, "8.0", true}};
 
 // `valid`: the valid_shapes of the load ("" for a whole tile).
 std::string operand(const char* tensor, const char* shape, const DtypeCase& d,

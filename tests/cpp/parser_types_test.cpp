@@ -301,10 +301,10 @@ TEST(ParserTypes, UnsupportedFormsAreLocatedErrorsThatNameThem) {
                           S),
                7, 46, "memory space pl.Mem.Bias is not supported on this device");
   expect_error(kernel(kParams,
-                      "        t: pl.Tile[[64, 64], pl.INT4] = pl.load(a, [0, 0], [64, "
+                      "        t: pl.Tile[[64, 64], pl.HF8] = pl.load(a, [0, 0], [64, "
                       "64])\n" +
                           S),
-               7, 30, "pl.INT4 is not supported yet: 4-bit elements are packed two to a byte");
+               7, 30, "pl.HF8 is not supported yet: the HiFloat8 encoding has no element");
   expect_error(
       kernel("a: pl.Tensor[[M, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]", L + S), 6,
       31, "unknown name 'M' in a shape");

@@ -285,8 +285,8 @@ TEST_F(TrackerTest, ValidateExplainsBadArguments) {
   EXPECT_EQ(check(rows(g_a, PTO_ARG_IN, 6, 4)),
             "argument 0: view covers bytes [192, 320) of a buffer of 256 bytes");
   PtoArg bad_dtype = whole(g_a, PTO_ARG_IN);
-  bad_dtype.tensor.dtype = 17;
-  EXPECT_EQ(check(bad_dtype), "argument 0: unknown dtype 17");
+  bad_dtype.tensor.dtype = PTO_NUM_DTYPES;
+  EXPECT_EQ(check(bad_dtype), "argument 0: unknown dtype " + std::to_string(PTO_NUM_DTYPES));
   PtoArg bad_rank = whole(g_a, PTO_ARG_IN);
   bad_rank.tensor.ndim = 5;
   EXPECT_EQ(check(bad_rank), "argument 0: rank 5 is outside 0..4");

@@ -13,7 +13,8 @@ namespace pypto::ir {
 
 // Element types. The numeric values are part of the device ABI (device/pto_abi.h: PtoDType).
 // FP8E4M3FN and FP8E5M2 are the OCP 8-bit floats, FP8E8M0 the MX scale: a power of two
-// (pypto/support/float8.h).
+// (pypto/support/float8.h). FP4 is MXFP4's E2M1 (pypto/support/float4.h); FP4, INT4 and UINT4
+// are stored one per byte, in its low four bits (PyPTO packs two to a byte: see run()).
 enum class DataType : uint8_t {
   FP32 = 0,
   FP16 = 1,
@@ -30,8 +31,11 @@ enum class DataType : uint8_t {
   FP8E4M3FN = 12,
   FP8E5M2 = 13,
   FP8E8M0 = 14,
+  FP4 = 15,
+  INT4 = 16,
+  UINT4 = 17,
 };
-inline constexpr int kNumDataTypes = 15;
+inline constexpr int kNumDataTypes = 18;
 
 std::string_view dtype_name(DataType t);  // "FP32"
 // "FP32" -> FP32. "INDEX" (PyPTO's index type: loop indices, offsets, valid lengths) names the
@@ -41,7 +45,7 @@ std::optional<DataType> dtype_from_name(std::string_view);
 // for a located "pl.INT4 is not supported yet: <reason>". Null otherwise.
 const char* unsupported_dtype_reason(std::string_view name);
 int64_t dtype_bytes(DataType t);
-bool is_float(DataType t);  // FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, FP8E8M0
+bool is_float(DataType t);  // FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, FP8E8M0, FP4
 // The integer element types, BOOL excluded (INT8 ... INT64, UINT8 ... UINT64).
 bool is_integer(DataType t);
 bool is_unsigned(DataType t);  // UINT8 ... UINT64

@@ -19,6 +19,7 @@
 
 #include "pto_abi.h"
 #include "pypto/support/float16.h"
+#include "pypto/support/float4.h"
 #include "pypto/support/float8.h"
 
 namespace pypto::support {
@@ -96,6 +97,32 @@ struct F8E8M0 {
   static C get(S v) { return f8e8m0_to_f32(v); }
   static S put(C v) { return f32_to_f8e8m0(v); }
 };
+struct F4E2M1 {
+  using S = uint8_t;
+  using C = float;
+  static C get(S v) { return f4e2m1_to_f32(v); }
+  static S put(C v) { return f32_to_f4e2m1(v); }
+};
+// The 4-bit integers: four bits in the low half of a byte (ml_dtypes' int4 and uint4), computed
+// in 32 bits; `put` keeps the low four bits, so arithmetic wraps in four bits (7 + 1 is -8 in
+// INT4, 15 + 1 is 0 in UINT4). kMin / kMax: the range a float saturates to.
+struct I4 {
+  using S = uint8_t;
+  using C = int32_t;
+  static constexpr int32_t kMin = -8, kMax = 7;
+  static C get(S v) { return (v & 0x8u) ? static_cast<int32_t>(v & 0xfu) - 16 : v & 0xfu; }
+  static S put(C v) { return static_cast<S>(static_cast<uint32_t>(v) & 0xfu); }
+};
+struct U4 {
+  using S = uint8_t;
+  using C = uint32_t;
+  static constexpr int32_t kMin = 0, kMax = 15;
+  static C get(S v) { return v & 0xfu; }
+  static S put(C v) { return static_cast<S>(v & 0xfu); }
+};
+template <typename T>
+inline constexpr bool kIsNibbleInt = std::is_same_v<T, I4> || std::is_same_v<T, U4>;
+
 // An integer element stored as S and computed in C.
 template <typename Storage, typename Compute>
 struct Int {
@@ -130,7 +157,11 @@ struct Bool {
 template <typename T, typename V>
 typename T::S element_from(V v) {
   using C = typename T::C;
-  if constexpr (std::is_floating_point_v<V> && std::is_integral_v<C> && !std::is_same_v<T, Bool>) {
+  if constexpr (kIsNibbleInt<T> && std::is_floating_point_v<V>) {
+    const int32_t i = float_to_int<int32_t>(static_cast<double>(v));
+    return T::put(static_cast<C>(i < T::kMin ? T::kMin : i > T::kMax ? T::kMax : i));
+  } else if constexpr (std::is_floating_point_v<V> && std::is_integral_v<C> &&
+                       !std::is_same_v<T, Bool>) {
     return static_cast<typename T::S>(float_to_int<typename T::S>(static_cast<double>(v)));
   } else {
     return T::put(Convert<C>::from(v));
@@ -187,6 +218,15 @@ bool with_dtype(int32_t dtype, F&& f) {
     case PTO_FP8E8M0:
       f(F8E8M0{});
       return true;
+    case PTO_FP4:
+      f(F4E2M1{});
+      return true;
+    case PTO_INT4:
+      f(I4{});
+      return true;
+    case PTO_UINT4:
+      f(U4{});
+      return true;
     default:
       return false;
   }
@@ -233,7 +273,7 @@ inline int64_t mul_values(int64_t a, int64_t b) {
 // The element types whose division is integer division (and so may fault on a zero divisor).
 constexpr bool integer_dtype(int32_t dtype) {
   return dtype != PTO_FP32 && dtype != PTO_FP16 && dtype != PTO_BF16 && dtype != PTO_FP8E4M3FN &&
-         dtype != PTO_FP8E5M2 && dtype != PTO_FP8E8M0;
+         dtype != PTO_FP8E5M2 && dtype != PTO_FP8E8M0 && dtype != PTO_FP4;
 }
 inline constexpr const char* kIntegerDivisionByZero = "integer division by zero";
 

@@ -27,8 +27,11 @@ __all__ = [
 class DType:
     """An element type (``pl.FP32``...). ``numpy`` gives the matching numpy dtype.
 
-    BF16 and the 8-bit floats take their numpy dtypes from ml_dtypes (a dependency of the
-    package); without it their values are held as raw bit patterns (``storage_numpy``).
+    BF16, the 8-bit floats and the 4-bit types take their numpy dtypes from ml_dtypes (a
+    dependency of the package); without it their values are held as raw bit patterns
+    (``storage_numpy``). FP4, INT4 and UINT4 take a byte per element here (ml_dtypes'
+    ``float4_e2m1fn``, ``int4`` and ``uint4``); PyPTO packs two to a byte, and run() unpacks
+    torch's packed ``float4_e2m1fn_x2`` where a caller passes it.
     """
 
     __slots__ = ("name", "itemsize", "_numpy_name", "supported")
@@ -90,7 +93,8 @@ class DType:
 
 
 # The numpy dtypes that come from ml_dtypes rather than numpy itself.
-_ML_DTYPES_NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu")
+_ML_DTYPES_NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu",
+                    "float4_e2m1fn", "int4", "uint4")
 
 FP32 = DType("FP32", 4, "float32")
 FP16 = DType("FP16", 2, "float16")
@@ -108,28 +112,31 @@ UINT16 = DType("UINT16", 2, "uint16")
 UINT32 = DType("UINT32", 4, "uint32")
 UINT64 = DType("UINT64", 8, "uint64")
 BOOL = DType("BOOL", 1, "bool")
+# MXFP4's E2M1 (0, 0.5 ... 6 and their negatives) and the 4-bit integers, a byte each here.
+FP4 = DType("FP4", 1, "float4_e2m1fn")
+INT4 = DType("INT4", 1, "int4")
+UINT4 = DType("UINT4", 1, "uint4")
 DTYPES = {d.name: d for d in (FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, FP8E8M0, INT8, INT16,
-                              INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL)}
+                              INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL, FP4, INT4,
+                              UINT4)}
 # By numpy's name of the element type (torch uses the same names: torch.float32...).
 DTYPES_BY_NUMPY_NAME = {d._numpy_name: d for d in DTYPES.values()}
 # PyPTO's index type (loop indices, offsets, valid lengths): a 64-bit signed integer, INT64.
 INDEX = INT64
 
 # PyPTO's dtypes that this device does not have (yet): they exist so that a program naming one
-# gets the parser's located "pl.INT4 is not supported yet: <why>" instead of an AttributeError.
-INT4 = DType("INT4", 1, None, supported=False)
-UINT4 = DType("UINT4", 1, None, supported=False)
-FP4 = DType("FP4", 1, None, supported=False)
+# gets the parser's located "pl.HF8 is not supported yet: <why>" instead of an AttributeError.
 HF4 = DType("HF4", 1, None, supported=False)
 HF8 = DType("HF8", 1, None, supported=False)
 TASK_ID = DType("TASK_ID", 8, None, supported=False)
-UNSUPPORTED_DTYPES = {d.name: d for d in (INT4, UINT4, FP4, HF4, HF8, TASK_ID)}
+UNSUPPORTED_DTYPES = {d.name: d for d in (HF4, HF8, TASK_ID)}
 
 
 def as_driver_buffer(array):
-    """``array`` as the driver takes it: a numpy array of one of ml_dtypes' floats (BF16, FP8),
-    which numpy cannot export as a buffer, becomes a view of its bit patterns (the same memory,
-    so results written there land in ``array``); anything else is returned as it is."""
+    """``array`` as the driver takes it: a numpy array of one of ml_dtypes' types (BF16, FP8, FP4,
+    INT4, UINT4), which numpy cannot export as a buffer, becomes a view of its bit patterns (the
+    same memory, so results written there land in ``array``); anything else is returned as it
+    is."""
     dtype = getattr(array, "dtype", None)
     if getattr(dtype, "name", None) in _ML_DTYPES_NAMES and hasattr(array, "view"):
         return array.view(f"u{dtype.itemsize}")

@@ -75,6 +75,8 @@ def _to_pl_dtype(dtype):
     torch_name = str(dtype)
     if torch_name.startswith("torch."):
         torch_name = torch_name[len("torch."):]
+        if torch_name == "float4_e2m1fn_x2":  # packed FP4, two a byte (see _torch_bridge)
+            return _types.FP4
         if torch_name in _DTYPES_BY_NUMPY:
             return _DTYPES_BY_NUMPY[torch_name]
     try:
@@ -96,6 +98,10 @@ def _storage_dtype(dtype):
 
 def _as_numpy(value):
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        if str(value.dtype) == "torch.float4_e2m1fn_x2":
+            from pypto.runtime import _torch_bridge  # noqa: PLC0415
+
+            return _torch_bridge.unpack_fp4(value).view(_types.FP4.storage_numpy)
         value = value.detach().cpu().numpy()
     return np.asarray(value)
 
@@ -549,6 +555,17 @@ def _initial_copy(spec, arr):
     return np.zeros_like(arr) if spec.init_value is None else arr.copy()
 
 
+def _unpacked_fp4(spec):
+    """``spec`` as the device holds it. A spec whose init_value is torch's packed FP4
+    (``float4_e2m1fn_x2``, as PyPTO passes FP4: its shape is the packed one, the last dimension
+    half the logical one) becomes one of the logical shape with one E2M1 code a byte."""
+    value = spec.init_value
+    if str(getattr(value, "dtype", "")) != "torch.float4_e2m1fn_x2":
+        return spec
+    array = _as_numpy(value)
+    return dataclasses.replace(spec, shape=list(array.shape), dtype=_types.FP4, init_value=array)
+
+
 def _error_text(e):
     text = str(e)
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
@@ -631,6 +648,7 @@ def _run_in(session, program, tensor_specs, golden, config):
             if not isinstance(spec, TensorSpec):
                 raise ValueError(f"tensor_specs must hold TensorSpec objects, got "
                                  f"{type(spec).__name__}")
+        specs = [_unpacked_fp4(spec) for spec in specs]
         tensors = [(checked_text(spec.name, "TensorSpec name", ValueError),
                     _to_pl_dtype(spec.dtype).name, [int(d) for d in spec.shape],
                     bool(spec.is_output), spec.init_value is None) for spec in specs]

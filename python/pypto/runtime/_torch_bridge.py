@@ -3,6 +3,11 @@ optional dependency: only the PyPTO-compatible modules import this, on first use
 
 BF16 and the 8-bit floats have no numpy dtype without ml_dtypes, and torch cannot share an
 ml_dtypes array, so their values cross as their bit patterns.
+
+FP4 crosses as PyPTO passes it: torch's ``float4_e2m1fn_x2``, two E2M1 codes a byte (the first
+element in the low four bits), whose last dimension is half the logical one; the device holds one
+code a byte (ml_dtypes' ``float4_e2m1fn``), so the bytes are split on the way in and joined on
+the way out.
 """
 
 import numpy as np
@@ -20,6 +25,30 @@ _BIT_PATTERN_FLOATS = {getattr(torch, name): (np.dtype(f"int{8 * size}"),
                        for name, size in (("bfloat16", 2), ("float8_e4m3fn", 1),
                                           ("float8_e5m2", 1), ("float8_e8m0fnu", 1))
                        if hasattr(torch, name)}
+
+
+# torch's packed FP4 (torch 2.8 and later), else None.
+_PACKED_FP4 = getattr(torch, "float4_e2m1fn_x2", None)
+
+
+def unpack_fp4(packed):
+    """The E2M1 codes of a ``float4_e2m1fn_x2`` tensor, one a byte: numpy uint8, its last
+    dimension twice the tensor's."""
+    data = packed.detach().cpu().contiguous().view(torch.uint8).numpy()
+    codes = np.empty(data.shape[:-1] + (2 * data.shape[-1],), dtype=np.uint8)
+    codes[..., 0::2] = data & 0x0F
+    codes[..., 1::2] = data >> 4
+    return codes
+
+
+def pack_fp4(codes, shape):
+    """E2M1 codes one a byte (an array of uint8 or of ``float4_e2m1fn``) as a
+    ``float4_e2m1fn_x2`` tensor of ``shape`` (the last dimension half theirs)."""
+    bits = np.ascontiguousarray(codes).view(np.uint8) & 0x0F
+    if bits.shape[-1] % 2:
+        raise ValueError(f"packed FP4 needs an even last dimension, got shape {list(bits.shape)}")
+    packed = (bits[..., 0::2] | (bits[..., 1::2] << 4)).astype(np.uint8)
+    return torch.from_numpy(packed.copy()).view(_PACKED_FP4).reshape(shape)
 
 
 def torch_dtype(dtype):
@@ -47,6 +76,11 @@ def as_torch(value):
         return value
     array = np.asarray(value)
     name = array.dtype.name
+    if name == "float4_e2m1fn" and _PACKED_FP4 is not None and array.ndim and \
+            array.shape[-1] % 2 == 0:
+        return pack_fp4(array, array.shape[:-1] + (array.shape[-1] // 2,))
+    if name in ("float4_e2m1fn", "int4", "uint4"):  # no torch dtype computes on these
+        return torch.from_numpy(array.astype(np.float32 if name == "float4_e2m1fn" else np.int8))
     if name in _types._ML_DTYPES_NAMES and hasattr(torch, name):  # ml_dtypes' floats
         target = getattr(torch, name)
         bits_numpy, _ = _BIT_PATTERN_FLOATS[target]
@@ -58,6 +92,10 @@ def to_storage(tensor, dtype):
     """A numpy array with ``tensor``'s values in the storage of pl dtype ``dtype`` (what
     TensorSpec.create_array makes), BF16 and the FP8s as their bit patterns."""
     tensor = tensor.detach().cpu().contiguous()
+    if _PACKED_FP4 is not None and tensor.dtype == _PACKED_FP4:
+        from pypto.runtime import _storage_dtype  # noqa: PLC0415
+
+        return unpack_fp4(tensor).view(_storage_dtype(dtype))
     if tensor.dtype in _BIT_PATTERN_FLOATS:
         from pypto.runtime import _storage_dtype  # noqa: PLC0415
 
@@ -68,6 +106,8 @@ def to_storage(tensor, dtype):
 
 def from_storage(array, like):
     """``array`` (driver storage) as a torch tensor of ``like``'s dtype and shape."""
+    if _PACKED_FP4 is not None and like.dtype == _PACKED_FP4:
+        return pack_fp4(array, like.shape)
     if like.dtype in _BIT_PATTERN_FLOATS:
         bits_numpy, _ = _BIT_PATTERN_FLOATS[like.dtype]
         bits = np.ascontiguousarray(array).view(bits_numpy)
@@ -75,4 +115,5 @@ def from_storage(array, like):
     return torch.from_numpy(np.ascontiguousarray(array)).reshape(like.shape).to(like.dtype)
 
 
-__all__ = ["torch_dtype", "pl_dtype", "as_torch", "to_storage", "from_storage", "_types"]
+__all__ = ["torch_dtype", "pl_dtype", "as_torch", "to_storage", "from_storage", "pack_fp4",
+           "unpack_fp4", "_types"]

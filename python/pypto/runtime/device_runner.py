@@ -135,8 +135,9 @@ def execute_on_device(artifact: CompiledArtifact, args: List[Tuple[str, Any]], o
         param_of[name] = param
         dtype = _torch_bridge.pl_dtype(tensor.dtype)
         is_output = name in output_names
-        specs.append(TensorSpec(param, list(tensor.shape), dtype,
-                                init_value=_torch_bridge.to_storage(tensor, dtype),
+        # The storage's shape: a packed FP4 tensor's logical last dimension is twice its own.
+        storage = _torch_bridge.to_storage(tensor, dtype)
+        specs.append(TensorSpec(param, list(storage.shape), dtype, init_value=storage,
                                 is_output=is_output))
     compare = expected is not None
 
