@@ -181,10 +181,11 @@ Value Parser::parse_op_spelling(std::string_view ns, std::string_view op, Span s
   if (op == "extract" && ns == "tile") return parse_extract(spelling, span);
   if (op == "set_validshape") return parse_set_validshape(spelling, span);
   if (op == "dump_tag" && ns != "tile") return parse_dump_tag(spelling, span);
-  if (op == "alloc" && ns == "tile") {
+  if (op == "alloc" && (ns == "tile" || ns == "tensor")) {
     fail(span, spelling +
                    " names an allocation as a pl.Ptr (parser_ptr.cpp): write 'buf: pl.Ptr "
-                   "= pl.tile.alloc(pl.Mem.Vec, size)'");
+                   "= " +
+                   spelling + "(pl.Mem.Vec, size)'");
   }
   if (op == "no_dep") {
     fail(span, spelling +
@@ -394,7 +395,7 @@ OpSpelling resolve_op_spelling(std::string_view ns, std::string_view name) {
       (name == "extract" && ns == "tile") || (name == "dump_tag" && ns != "tile") ||
       name == "no_dep" || (ns == "system" && (name == "task_dummy" || name == "task_invalid")) ||
       ((name == "max" || name == "min") && (ns.empty() || ns == "tile")) ||
-      (name == "alloc" && ns == "tile")) {
+      (name == "alloc" && (ns == "tile" || ns == "tensor"))) {
     return {Kind::Form, ""};
   }
   if (name == "addc" || name == "addsc") return {Kind::Form, "add"};

@@ -118,7 +118,7 @@ TEST(ParserNamespaces, MissingOpsAndMisuseFailAtTheCall) {
   const std::vector<ErrorCase> cases = {
       {"        pl.tensor.gather_row(a, a, [0, 0], [0, 0], [1, 32])\n", 9, 30,
        "expected Tile, got Tensor in argument 1 of pl.gather_row"},
-      {"        r = pl.tensor.alloc(t)\n", 9, 13, "pl.tensor.alloc is not supported yet"},
+      {"        r = pl.tensor.alloc(t)\n", 9, 13, "pl.tensor.alloc names an allocation as a pl.Ptr"},
       {"        r = pl.tensor.frobnicate(t)\n", 9, 13, "unknown op 'pl.tensor.frobnicate'"},
       {"        pl.dump_tag(t)\n", 9, 21, "pl.dump_tag takes a tensor, got pl.Tile"},
       {"        r = pl.tensor.add(t, t)\n", 9, 27, "pl.tensor.add takes tensors, got pl.Tile"},

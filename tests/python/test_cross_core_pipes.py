@@ -286,10 +286,12 @@ class P:
 """
 
 
-def test_a_ptr_allocation_places_the_tiles_that_name_it():
-    program = pl.parse(PTR_KERNEL.replace("ALLOC", "mem_vec_3: pl.Ptr = pl.tile.alloc(pl.Mem.Vec, 1024)"))
+@pytest.mark.parametrize("alloc", ["pl.tile.alloc(pl.Mem.Vec, 1024)",
+                                   "pl.tensor.alloc(pl.Mem.Vec, 1024, pinned=True)"])
+def test_a_ptr_allocation_places_the_tiles_that_name_it(alloc):
+    program = pl.parse(PTR_KERNEL.replace("ALLOC", f"mem_vec_3: pl.Ptr = {alloc}"))
     printed = program.as_python()
-    assert "tile.alloc" not in printed  # memory is planned again: the allocation leaves no statement
+    assert ".alloc" not in printed  # memory is planned again: the allocation leaves no statement
     assert pl.parse(printed) == program
 
 

@@ -126,7 +126,7 @@ BODY
 @pytest.mark.parametrize("body, col, message", [
     ("        r = pl.tensor.gather_row(a, a, [0, 0], [0, 0], [1, 32])", 34,
      "expected Tile, got Tensor in argument 1 of pl.gather_row"),
-    ("        r = pl.tensor.alloc(t)", 13, "pl.tensor.alloc is not supported yet"),
+    ("        r = pl.tensor.alloc(t)", 13, "pl.tensor.alloc names an allocation as a pl.Ptr"),
     ("        r = pl.tensor.frobnicate(t)", 13, "unknown op 'pl.tensor.frobnicate'"),
     ("        pl.dump_tag(a)\n        r = t", 9,
      "pl.dump_tag marks a tensor for the argument dump"),
