@@ -214,6 +214,14 @@ void expect_space(const OpContext& c, size_t i, const TileType* tile, MemorySpac
   }
 }
 
+void expect_cube_operand_space(const OpContext& c, size_t i, const TileType* tile,
+                               MemorySpace want) {
+  // A Mat or Vec operand is taken as PyPTO takes it: InferTileMemorySpace places a load that
+  // only the cube reads in Mat and moves it to Left/Right, or names the move it cannot make.
+  if (tile->space && (*tile->space == MemorySpace::Mat || *tile->space == MemorySpace::Vec)) return;
+  expect_space(c, i, tile, want);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Type inference per op family.
 
@@ -327,7 +335,11 @@ TypePtr infer_move(const OpContext& c) {
   const auto* tile = expect_tile(c, 0);
   auto target = memory_attr(c, "target_memory");
   if (!target) c.fail_call(c.op_name() + " requires target_memory=");
-  if (tile->space) expect_transfer(c, 0, *tile->space, *target);
+  // Vec to Left/Right: as PyPTO, a load moved there is placed in Mat by InferTileMemorySpace
+  // (which rejects any other such move, located).
+  const bool placed_later = tile->space == MemorySpace::Vec &&
+                            (*target == MemorySpace::Left || *target == MemorySpace::Right);
+  if (tile->space && !placed_later) expect_transfer(c, 0, *tile->space, *target);
   return tile_type(tile->shape, tile->dtype, *target);
 }
 

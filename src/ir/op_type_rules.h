@@ -81,6 +81,10 @@ std::optional<DataType> dtype_attr(const OpContext& c, const char* key);
 DataType required_dtype_attr(const OpContext& c, const char* key);
 void expect_transfer(const OpContext& c, size_t i, MemorySpace from, MemorySpace to);
 void expect_space(const OpContext& c, size_t i, const TileType* tile, MemorySpace want);
+// A cube operand (matmul's left and right, an MX scale): `want`, or Mat or Vec, which
+// InferTileMemorySpace resolves (a load the cube alone reads goes to Mat and moves on).
+void expect_cube_operand_space(const OpContext& c, size_t i, const TileType* tile,
+                               MemorySpace want);
 // valid_shapes of pl.load: integer scalars, constant or not; a constant one lies in [0, dim].
 std::vector<std::optional<int64_t>> expect_valid_shape(const OpContext& c, size_t i,
                                                        const std::vector<int64_t>& shape);

@@ -39,13 +39,8 @@ MatmulProduct check_matmul_operands(const OpContext& c, size_t first) {
   const auto* right = expect_tile(c, first + 1);
   expect_2d(c, first, left->shape);
   expect_2d(c, first + 1, right->shape);
-  // A Mat operand is taken as PyPTO takes it: InferTileMemorySpace moves it to Left/Right.
-  if (!(left->space && *left->space == MemorySpace::Mat)) {
-    expect_space(c, first, left, MemorySpace::Left);
-  }
-  if (!(right->space && *right->space == MemorySpace::Mat)) {
-    expect_space(c, first + 1, right, MemorySpace::Right);
-  }
+  expect_cube_operand_space(c, first, left, MemorySpace::Left);
+  expect_cube_operand_space(c, first + 1, right, MemorySpace::Right);
   const bool a_trans = flag_attr(c, "a_trans");
   const bool b_trans = flag_attr(c, "b_trans");
   // The logical [M, K] and [K, N] of the stored tiles.
@@ -233,7 +228,7 @@ MatmulProduct check_batch_matmul_operands(const OpContext& c, size_t first) {
                             "[..., K, N]), got shape " +
                             shape_to_string(t->shape) + c.where(first + s));
     }
-    if (!(t->space && *t->space == MemorySpace::Mat)) expect_space(c, first + s, t, wanted[s]);
+    expect_cube_operand_space(c, first + s, t, wanted[s]);
   }
   const auto& left = sides[0]->shape;
   const auto& right = sides[1]->shape;

@@ -30,7 +30,7 @@ const TileType* expect_mx_tile(const OpContext& c, size_t i, const char* what, D
                   (dtype == DataType::FP8E4M3FN ? " (pl.cast it to pl.FP8E4M3FN first)" : "") +
                   c.where(i));
   }
-  if (!(t->space && *t->space == MemorySpace::Mat)) expect_space(c, i, t, space);
+  expect_cube_operand_space(c, i, t, space);
   return t;
 }
 

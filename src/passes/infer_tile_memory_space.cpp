@@ -1,8 +1,8 @@
 // InferTileMemorySpace: decides the memory space of every tile of an InCore function.
 // Compute ops work in Vec, matmul writes Acc and reads Left/Right. A load without an explicit
-// target that only feeds matmuls is retargeted to Mat, and a Mat tile used as a matmul operand
-// gets a move to Left/Right inserted before the matmul. Uses that no legal move can fix (a Vec
-// tile as a matmul operand, an Acc tile in an elementwise op) are rejected.
+// target that only feeds matmuls (or moves to Left/Right) is retargeted to Mat, and a Mat tile
+// used as a matmul operand gets a move to Left/Right inserted before the matmul. Uses that no legal
+// move can fix (a Vec tile as a matmul operand, an Acc tile in an elementwise op) are rejected.
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -50,6 +50,13 @@ std::optional<MemorySpace> matmul_operand_space(const Call& c, size_t arg) {
   return std::nullopt;
 }
 
+// The target_memory of a pl.move.
+std::optional<MemorySpace> move_target(const Call& c) {
+  if (const auto* a = find_attr(c.attrs, "target_memory"))
+    if (const auto* m = std::get_if<MemorySpace>(a)) return *m;
+  return std::nullopt;
+}
+
 // Ops that compute in Vec: their tile operands must be there, and so is their result.
 bool computes_in_vec(OpCategory category) {
   switch (category) {
@@ -78,7 +85,8 @@ bool computes_in_vec(OpCategory category) {
   }
 }
 
-// Loads whose tile is used only as a Left/Right matmul operand (or an MX scale, read from Mat).
+// Loads whose tile is used only as a Left/Right matmul operand (or an MX scale, read from Mat),
+// or moved to Left/Right (PyPTO writes `pl.move(pl.load(a, ...), target_memory=pl.Mem.Left)`).
 class MatmulOnlyLoads : public IRVisitor {
  public:
   ir::NodeMap<const Var*, bool> matmul_only;
@@ -98,6 +106,10 @@ class MatmulOnlyLoads : public IRVisitor {
         auto space = matmul_operand_space(*c, i);
         bool operand = space && (*space == MemorySpace::Left || *space == MemorySpace::Right ||
                                  *space == MemorySpace::Mat);
+        if (c->callee == "move" && i == 0) {
+          space = move_target(*c);
+          operand = space && (*space == MemorySpace::Left || *space == MemorySpace::Right);
+        }
         auto& flag = matmul_only[v];
         flag = uses_.insert(v).second ? operand : (flag && operand);
       }

@@ -231,8 +231,8 @@ TEST(BatchMatmulType, RejectsWhatIsNoBatchedProduct) {
   expect_error("batch_matmul", {mat({16}), mat({16, 4})},
                "pl.batch_matmul multiplies tiles of 2 or more dimensions");
   expect_error("batch_matmul",
-               {tile_type({2, 8, 16}, DataType::FP32, MemorySpace::Vec), mat({2, 16, 4})},
-               "expected a tile in Left, got one in Vec");
+               {tile_type({2, 8, 16}, DataType::FP32, MemorySpace::Acc), mat({2, 16, 4})},
+               "expected a tile in Left, got one in Acc");
   expect_error("batch_matmul", {mat({2, 8, 16}), mat({2, 16, 4}, DataType::FP16)},
                "dtype mismatch in pl.batch_matmul");
   const TypePtr acc = tile_type({2, 8, 4}, DataType::FP32, MemorySpace::Acc);

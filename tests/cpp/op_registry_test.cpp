@@ -168,10 +168,17 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
   const char* const split_aiv_ops[] = {"aiv_shard", "aic_gather"};
   for (const char* name : split_aiv_ops) ASSERT_NE(reg.find(name), nullptr) << name;
   // The cross-core pipes of a Group's AIC and AIV kernels (src/ir/pipe_ops.h).
-  const char* const pipe_ops[] = {
-      "system.reserve_buffer", "system.import_peer_buffer", "system.aic_initialize_pipe",
-      "system.aiv_initialize_pipe", "tpush_to_aiv", "tpush_to_aic", "tpop_from_aic",
-      "tpop_from_aiv", "system.tfree_to_aic", "system.tfree_to_aiv", "set_validshape"};
+  const char* const pipe_ops[] = {"system.reserve_buffer",
+                                  "system.import_peer_buffer",
+                                  "system.aic_initialize_pipe",
+                                  "system.aiv_initialize_pipe",
+                                  "tpush_to_aiv",
+                                  "tpush_to_aic",
+                                  "tpop_from_aic",
+                                  "tpop_from_aiv",
+                                  "system.tfree_to_aic",
+                                  "system.tfree_to_aiv",
+                                  "set_validshape"};
   for (const char* name : pipe_ops) {
     ASSERT_NE(reg.find(name), nullptr) << name;
     EXPECT_EQ(reg.find(name)->category, OpCategory::System) << name;
@@ -195,12 +202,12 @@ TEST(OpRegistryTest, EveryDesignOpIsRegisteredOnce) {
     EXPECT_EQ(reg.find(name)->category, category) << name;
   }
   auto names = reg.names();
-  EXPECT_EQ(names.size(),
-            57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
-                std::size(generate_ops) + std::size(gather_ops) + std::size(comm_ops) +
-                std::size(batch_matmul_ops) + std::size(system_ops) + std::size(launch_ops) +
-                std::size(split_aiv_ops) + std::size(pipe_ops) + std::size(gather_load_ops) +
-                std::size(tri_part_mx_ops));
+  EXPECT_EQ(names.size(), 57u + std::size(reduce_layout_ops) + std::size(scheduling_ops) +
+                              std::size(generate_ops) + std::size(gather_ops) +
+                              std::size(comm_ops) + std::size(batch_matmul_ops) +
+                              std::size(system_ops) + std::size(launch_ops) +
+                              std::size(split_aiv_ops) + std::size(pipe_ops) +
+                              std::size(gather_load_ops) + std::size(tri_part_mx_ops));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_EQ(reg.find("nope"), nullptr);
@@ -263,9 +270,9 @@ TEST(OpRegistryTest, MoveChecksLegalTransfers) {
   auto mat = tile({64, 64}, DataType::FP32, MemorySpace::Mat);
   auto l = make_op_call("move", {mat}, {{"target_memory", MemorySpace::Left}});
   EXPECT_EQ(tile_of(l)->space, MemorySpace::Left);
-  std::string err = error_of("move", {tile({64, 64}, DataType::FP32, MemorySpace::Vec)},
-                             {{"target_memory", MemorySpace::Left}});
-  EXPECT_NE(err.find("from Vec to Left"), std::string::npos) << err;
+  std::string err = error_of("move", {tile({64, 64}, DataType::FP32, MemorySpace::Left)},
+                             {{"target_memory", MemorySpace::Right}});
+  EXPECT_NE(err.find("from Left to Right"), std::string::npos) << err;
   EXPECT_NE(err.find("Mat->Left"), std::string::npos) << err;
   EXPECT_NE(err.find("Acc->DDR"), std::string::npos) << err;
   EXPECT_EQ(error_of("move", {mat}), "pl.move requires target_memory=");

@@ -9,6 +9,12 @@ namespace {
 
 using namespace testing;
 
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 const std::string kMatmulMain = R"(
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
@@ -22,8 +28,8 @@ const std::string kMatmulKernel = R"(
 const std::vector<std::string> kThroughInfer = {"ConvertToSSA", "FlattenCallExpr",
                                                 "InferTileMemorySpace"};
 
-// The frontend types every load without target_memory as Vec and then rejects it as a matmul
-// operand, so a kernel whose loads have no space yet is built by hand.
+// A kernel whose loads have no space yet, built by hand (the frontend types a load without
+// target_memory as Vec).
 ir::ProgramPtr matmul_with_untargeted_loads() {
   using namespace ir;
   auto base = parse_body(kMatmulKernel + R"(
@@ -115,6 +121,35 @@ TEST(InferTileMemorySpace, RejectsAVecTileAsMatmulOperand) {
 )" + kMatmulMain);
   EXPECT_EQ(error_of([&] { run_passes(in, kThroughInfer); }),
             "tile 'exp' is in Vec but pl.matmul needs it in Left; legal moves from Vec: DDR");
+}
+
+// As PyPTO writes them: loads without target_memory read only by the cube, directly or moved to
+// Left/Right. The frontend takes them (typed Vec); the pass places them in Mat, and the moves
+// become Mat->Left/Right.
+TEST(InferTileMemorySpace, LoadsTheCubeAloneReadsArePlacedInMatAsWritten) {
+  auto in = parse_body(kMatmulKernel + R"(
+        l = pl.move(pl.load(a, [0, 0], [64, 64]), target_memory=pl.MemorySpace.Left)
+        c = pl.store(pl.matmul(l, pl.load(b, [0, 0], [64, 64])), [0, 0], c)
+        return c
+)" + kMatmulMain);
+  auto out = run_passes(in, kThroughInfer);
+  const std::string text = ir::print_function(*out->find_function("mm"));
+  EXPECT_EQ(count_of(text, "target_memory=pl.MemorySpace.Mat)"), 2) << text;
+  EXPECT_NE(text.find("pl.move(load_1, target_memory=pl.MemorySpace.Right)"), std::string::npos)
+      << text;
+  EXPECT_TRUE(
+      check_properties(*out, static_cast<IRProperties>(IRProperty::MemorySpacesSet)).empty());
+}
+
+// A load placed in Vec explicitly stays there, and its move to Left is the pass's located error.
+TEST(InferTileMemorySpace, AnExplicitVecLoadMovedToLeftIsRejected) {
+  auto in = parse_body(kMatmulKernel + R"(
+        l = pl.move(pl.load(a, [0, 0], [64, 64], target_memory=pl.MemorySpace.Vec), target_memory=pl.MemorySpace.Left)
+        c = pl.store(pl.matmul(l, pl.load(b, [0, 0], [64, 64])), [0, 0], c)
+        return c
+)" + kMatmulMain);
+  EXPECT_NE(error_of([&] { run_passes(in, kThroughInfer); }).find("cannot move tile"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -281,7 +281,7 @@ def cases():
                     main_body="c = self.k(a, c, 0)", kernel_sig=div_sig))
 
     # 15. Type errors and misuse of ops.
-    for i, line in enumerate(["u = pl.add(a, t)", "u = pl.matmul(t, t)", "u = pl.load(t, [0, 0], [64, 64])",
+    for i, line in enumerate(["u = pl.add(a, t)", "u = pl.matmul(t, a)", "u = pl.load(t, [0, 0], [64, 64])",
                               "u = pl.store(a, [0, 0], c)", "u = pl.row_max(t, t, t)",
                               "u = pl.cast(t, target_type=pl.Tile)", "u = pl.add(t)",
                               "u = pl.add(t, t, t)", "u = pl.exp(1)", "u = pl.move(t)"]):

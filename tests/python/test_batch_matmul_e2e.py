@@ -148,9 +148,9 @@ ERROR_CASES = [
     ((2, 16, 32), (3, 32, 24), (2, 16, 24), "tc = pl.batch_matmul(ta, tb)", "tb)",
      "batch dimensions of pl.batch_matmul do not broadcast: [2, 16, 32] @ [3, 32, 24] (2 against "
      "3; an extent of 1 is shared by every batch)"),
-    ((2, 16, 32), (2, 32, 24), (2, 16, 24), "tc = pl.batch_matmul(pl.load(a, [0, 0, 0], "
-     "[2, 16, 32]), tb)", "pl.load",
-     "expected a tile in Left, got one in Vec in argument 1 of pl.batch_matmul"),
+    ((2, 16, 32), (2, 32, 24), (2, 16, 24), "tc = pl.batch_matmul(pl.tile.create([2, 16, 32], "
+     "dtype=pl.FP32, target_memory=pl.MemorySpace.Acc), tb)", "pl.tile.create",
+     "expected a tile in Left, got one in Acc in argument 1 of pl.batch_matmul"),
     ((2, 16, 32), (2, 32, 24), (2, 16, 24), "tc = pl.batch_matmul(a, tb)", "a,",
      "expected Tile, got Tensor in argument 1 of pl.batch_matmul"),
     ((2, 16, 32), (2, 32, 24), (2, 16, 24),

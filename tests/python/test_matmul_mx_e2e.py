@@ -201,7 +201,7 @@ def test_matmul_mx_scale_blocks_are_along_k(work):
     ("lhs_scale = pl.load(sa, [0, 0], [64, 4], target_memory=pl.MemorySpace.Mat)",
      "lhs_scale of pl.matmul_mx must be [64, 4]"),
     ("lhs_scale = pl.load(sa, [0, 0], [64, 4], target_memory=pl.MemorySpace.Mat)",
-     "expected a tile in Mat, got one in Vec in argument 2 of pl.matmul_mx"),
+     "tile 'lhs_scale' is in Vec but pl.matmul_mx needs it in Mat"),
     ("pl.load(bias, [0, 0], [1, 128])", "the bias of pl.matmul_mx_bias must be one FP32 row"),
     ("K", "needs K to be a multiple of 64"),
 ])
@@ -212,7 +212,7 @@ def test_matmul_mx_errors_point_at_the_mistake(work, change, words):
     elif words.startswith("lhs_scale of"):
         text = text.replace(change, "lhs_scale = pl.load(sa, [0, 0], [64, 2], "
                                     "target_memory=pl.MemorySpace.Mat)")
-    elif words.startswith("expected a tile in Mat"):
+    elif words.startswith("tile 'lhs_scale' is in Vec"):
         text = text.replace(change, "lhs_scale = pl.load(sa, [0, 0], [64, 4], "
                                     "target_memory=pl.MemorySpace.Vec)")
     elif words.startswith("the bias"):
