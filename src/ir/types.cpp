@@ -132,7 +132,8 @@ bool is_legal_transfer(MemorySpace from, MemorySpace to, Target target) {
       // and an AIV part). The device moves the values either way.
       return to == M::Mat || to == M::DDR || to == M::Vec;
     case M::Vec:
-      return to == M::DDR || (target == Target::A5 && to == M::Mat);
+      // Vec to Vec copies a tile within the vector buffer (PyPTO's pl.tile.move to Vec).
+      return to == M::DDR || to == M::Vec || (target == Target::A5 && to == M::Mat);
     case M::Left:
     case M::Right:
       return false;

@@ -120,7 +120,7 @@ TEST(InferTileMemorySpace, RejectsAVecTileAsMatmulOperand) {
         return c
 )" + kMatmulMain);
   EXPECT_EQ(error_of([&] { run_passes(in, kThroughInfer); }),
-            "tile 'exp' is in Vec but pl.matmul needs it in Left; legal moves from Vec: DDR");
+            "tile 'exp' is in Vec but pl.matmul needs it in Left; legal moves from Vec: DDR, Vec");
 }
 
 // As PyPTO writes them: loads without target_memory read only by the cube, directly or moved to
