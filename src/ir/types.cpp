@@ -125,7 +125,9 @@ bool is_legal_transfer(MemorySpace from, MemorySpace to, Target target) {
     case M::DDR:
       return to == M::Vec || to == M::Mat;
     case M::Mat:
-      return to == M::Left || to == M::Right || (target == Target::A5 && to == M::Vec);
+      // Mat to DDR: a store of an L1 tile, which PyPTO takes on both targets.
+      return to == M::Left || to == M::Right || to == M::DDR ||
+             (target == Target::A5 && to == M::Vec);
     case M::Acc:
       // Acc to Vec: a5's fix-pipe writes it directly; on a2a3 the cube core hands the tile to
       // the vector core through a GM pipe buffer (PyPTO splits such a mixed kernel into an AIC

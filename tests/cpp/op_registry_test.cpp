@@ -261,8 +261,8 @@ TEST(OpRegistryTest, StoreReturnsTheTensorType) {
   EXPECT_TRUE(types_equal(s->type(), c->type()));
   EXPECT_EQ(error_of("store", {tile({64, 64}, DataType::INT32), ints({0, 0}), c}),
             "dtype mismatch in pl.store: INT32 vs FP32");
-  EXPECT_NE(error_of("store", {tile({64, 64}, DataType::FP32, MemorySpace::Mat), ints({0, 0}), c})
-                .find("from Mat to DDR"),
+  EXPECT_NE(error_of("store", {tile({64, 64}, DataType::FP32, MemorySpace::Left), ints({0, 0}), c})
+                .find("from Left to DDR"),
             std::string::npos);
 }
 

@@ -340,7 +340,7 @@ def test_mat_vec_move_is_refused_on_a2a3_with_its_location(work, tmp_path):
     result = run(program, mat_vec_specs(), None,
                  RunConfig(work_dir=str(work / "out"), platform="a2a3sim"))
     assert not result.passed
-    assert "cannot move tile 'm' from Mat to Vec; legal moves from Mat: Left, Right" in result.error
+    assert "cannot move tile 'm' from Mat to Vec; legal moves from Mat: DDR, Left, Right" in result.error
     assert "platform 'a5' can" in result.error
     assert "mat_vec.py:9:" in result.error
     with pytest.raises(CompileError, match="cannot move tile 'm' from Mat to Vec"):
