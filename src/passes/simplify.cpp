@@ -1,8 +1,8 @@
 // Simplify: folds constant scalar arithmetic (`i * 64` once UnrollLoops made `i` a literal),
 // applies algebraic identities (`x + 0`, `x * 1`), re-associates constant offsets
 // (`(x + 64) + 64` -> `x + 128`), propagates copies of variables and literals, folds `if` on a
-// constant condition and loops that run once, and removes assignments of pure values nobody
-// uses.
+// constant condition and loops that run once, drops valid_shapes that cover a load's whole tile,
+// and removes assignments of pure values nobody uses.
 #include <unordered_map>
 #include <unordered_set>
 
@@ -67,8 +67,31 @@ ExprPtr fold_constants(const Binary& b) {
   return make_literal(*r.value, result->dtype, b.span());
 }
 
+// Whether two tuples hold the same integer constants, element for element.
+bool same_constant_tuple(const ExprPtr& a, const ExprPtr& b) {
+  const auto* x = a ? a->as<MakeTuple>() : nullptr;
+  const auto* y = b ? b->as<MakeTuple>() : nullptr;
+  if (!x || !y || x->elements.size() != y->elements.size()) return false;
+  for (size_t i = 0; i < x->elements.size(); ++i) {
+    const auto u = as_const_int(x->elements[i]), v = as_const_int(y->elements[i]);
+    if (!u || !v || *u != *v) return false;
+  }
+  return true;
+}
+
 class ExprSimplifier : public IRMutator {
  protected:
+  // `pl.load(t, offsets, shape, valid_shapes)` whose valid_shapes are the shape itself (PyPTO's
+  // printer always writes them) is the plain load: the whole tile is valid.
+  ExprPtr mutate_call(const std::shared_ptr<const Call>& e) override {
+    ExprPtr result = IRMutator::mutate_call(e);
+    const auto* call = detail::as_op_call(result, "load");
+    if (!call || call->args.size() != 4 || !same_constant_tuple(call->args[2], call->args[3]))
+      return result;
+    std::vector<ExprPtr> args(call->args.begin(), call->args.begin() + 3);
+    return detail::rebuild_call(*call, std::move(args), call->attrs, call->type());
+  }
+
   ExprPtr mutate_unary(const std::shared_ptr<const Unary>& e) override {
     ExprPtr a = mutate(e->a);
     if (e->op == UnaryOp::Neg) {

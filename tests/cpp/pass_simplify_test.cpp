@@ -24,6 +24,21 @@ TEST(Simplify, FoldsConstantsIdentitiesAndDeadAssignments) {
 )" + kCallKSsa));
 }
 
+// valid_shapes equal to the tile's shape (PyPTO's printer writes them on every load) make the
+// plain load; a smaller or run-time valid shape stays.
+TEST(Simplify, ValidShapesCoveringTheWholeTileAreDropped) {
+  auto in = parse_body(kKernelK + R"(
+        t = pl.load(x, [0, 0], [32, 64], [32, 64])
+        u = pl.load(x, [32, 0], [32, 64], [32, 40])
+        y = pl.store(pl.add(t, pl.tile.fillpad(u)), [0, 0], y)
+        return y
+)" + kCallK);
+  auto out = run_passes(in, {"ConvertToSSA", "Simplify"});
+  const std::string text = ir::print_program(*out);
+  EXPECT_NE(text.find("pl.load(x, [0, 0], [32, 64])"), std::string::npos) << text;
+  EXPECT_NE(text.find("pl.load(x, [32, 0], [32, 64], [32, 40])"), std::string::npos) << text;
+}
+
 TEST(Simplify, ReassociatesConstantOffsetsAroundAVariable) {
   const std::string main_sig = R"(
     @pl.function(type=pl.FunctionType.Orchestration)
