@@ -168,6 +168,7 @@ class DistributedCompiledProgram:
                 known = ", ".join(sorted(self._host_workers)) or "none"
                 raise ValueError(f"prepare: {self.name} has no host sub-worker {name!r} "
                                  f"(its sub-workers: {known})")
+        self._check_bound({**(callbacks or {}), **(sub_worker_overrides or {})}, "prepare")
         return DistributedWorker(self, config, extra_compiled=list(extra_compiled),
                                  persistent=persistent,
                                  reset_persistent_windows=reset_persistent_windows,
@@ -183,7 +184,21 @@ class DistributedCompiledProgram:
             compiled.load()
 
     def __call__(self, *args: Any, config: Any = None) -> Any:
+        self._check_bound({}, "call")
         return self._call(args, config, {})
+
+    def _check_bound(self, bound: Dict[str, Any], what: str) -> None:
+        """A host sub-worker written with a ``...`` body is a callback point the caller binds:
+        without a binding the run cannot start (ValueError naming it)."""
+        from pypto.ir.program import is_abstract_function  # noqa: PLC0415
+
+        missing = [name for name, fn in self._host_workers.items()
+                   if name not in bound and is_abstract_function(fn)]
+        if missing:
+            names = ", ".join(repr(n) for n in missing)
+            raise ValueError(f"{what}: {self.name}'s sub-worker(s) {names} are declared with a "
+                             f"'...' body, callback points bound at run time: bind them with "
+                             f"prepare(callbacks={{{missing[0]!r}: function}})")
 
     def _call(self, args: Any, config: Any, workers: Dict[str, Callable[..., Any]]) -> Any:
         if config is None:

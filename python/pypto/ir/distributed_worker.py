@@ -41,6 +41,15 @@ class DispatchHandle:
         return self._value
 
 
+def _called_with_a_list(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """``callback`` as the host-call runner calls a sub-worker (one argument per parameter)."""
+
+    def call(*values: Any) -> Any:
+        return callback(list(values))
+
+    return call
+
+
 class DistributedWorker:
     """What ``DistributedCompiledProgram.prepare()`` returns; see the module's text."""
 
@@ -60,8 +69,10 @@ class DistributedWorker:
         self.persistent = bool(persistent)
         self.reset_persistent_windows = (self.persistent if reset_persistent_windows is None
                                          else bool(reset_persistent_windows))
-        self._workers = dict(callbacks or {})
-        self._workers.update(sub_worker_overrides or {})
+        # A callback takes the sub-worker's arguments as one list (PyPTO's convention; each
+        # tensor as pypto.runtime.distributed_runner._tensor_from_continuous reads it).
+        bound = {**(callbacks or {}), **(sub_worker_overrides or {})}
+        self._workers = {name: _called_with_a_list(fn) for name, fn in bound.items()}
         self._tensors: Dict[int, Any] = {}
         self._freed: Dict[int, Any] = {}
         self._closed = False

@@ -4,10 +4,13 @@
 (compile, run, interpret) take it as their program argument.
 """
 
+import ast
 import enum
+import inspect
+import textwrap
 from collections import namedtuple
 
-__all__ = ["Program", "DynamicProgram", "Function", "Param", "FunctionType"]
+__all__ = ["Program", "DynamicProgram", "Function", "HostWorker", "Param", "FunctionType"]
 
 
 class FunctionType(str, enum.Enum):
@@ -46,6 +49,9 @@ class Function:
     @property
     def name(self):
         return self._cpp.name
+
+    #: Only a host sub-worker written with a ``...`` body is bound at run time (HostWorker).
+    requires_runtime_binding = False
 
     @property
     def type(self):
@@ -123,6 +129,42 @@ class FunctionTable(list):
         return super().__contains__(item)
 
 
+def is_abstract_function(fn):
+    """Whether ``fn``'s body is only ``...`` (after a docstring): a host sub-worker declared as a
+    runtime-bound callback point, which ``prepare(callbacks=...)`` must bind."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not defs:
+        return False
+    body = defs[0].body
+    if len(body) > 1 and ast.get_docstring(defs[0]) is not None:
+        body = body[1:]
+    return all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+               and s.value.value is Ellipsis for s in body)
+
+
+class HostWorker:
+    """A host sub-worker of a program (Python the host runs between the ranks' work), as
+    ``Program.get_function`` gives it: its ``name``, the Python ``function``, and whether it is a
+    runtime-bound callback point (a ``...`` body) that ``prepare(callbacks=...)`` must bind."""
+
+    __slots__ = ("name", "function")
+
+    def __init__(self, name, function):
+        self.name = name
+        self.function = function
+
+    @property
+    def requires_runtime_binding(self):
+        return is_abstract_function(self.function)
+
+    def __repr__(self):
+        return f"<pypto.ir.HostWorker {self.name}>"
+
+
 class Program:
     """An IR program. ``as_python()`` prints it as DSL text that ``pl.parse`` reads back;
     ``==`` is structural equality (variable names and source positions do not matter)."""
@@ -152,6 +194,17 @@ class Program:
             if f.name == name:
                 return Function(f)
         raise KeyError(f"program {self.name} has no function {name!r}")
+
+    def get_function(self, name):
+        """The function ``name`` (a host sub-worker as a HostWorker), or None (PyPTO's
+        ``Program.get_function``)."""
+        worker = self._host_workers.get(name)
+        if worker is not None:
+            return HostWorker(name, worker)
+        for f in self._cpp.functions:
+            if f.name == name:
+                return Function(f)
+        return None
 
     @property
     def file_name(self):
