@@ -60,6 +60,9 @@ std::optional<ShapedInfo> shaped_info(const TypePtr& t);
 ShapedInfo expect_shaped(const OpContext& c, size_t i);
 // A list argument given as `[a, b]`: every element a constant integer.
 std::vector<int64_t> expect_const_shape(const OpContext& c, size_t i);
+// A tensor's shape `[e0, e1]`: constant extents, or integer scalars computed at run time
+// (kDynamicExtent in the type).
+std::vector<int64_t> expect_tensor_shape(const OpContext& c, size_t i);
 bool is_integer_dtype(DataType d);
 // Offsets `[e0, e1]`: integer scalar expressions. Returns the constant values where known.
 std::vector<std::optional<int64_t>> expect_offsets(const OpContext& c, size_t i,
