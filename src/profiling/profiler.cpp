@@ -178,9 +178,9 @@ void CompileProfiler::begin_session_locked(std::int64_t now) noexcept {
   if (shared_->session_depth++ == 0) shared_->session_begin_ns = now;
 }
 
-void CompileProfiler::begin_lasting_session() noexcept {
+void CompileProfiler::begin_lasting_session(std::int64_t since) noexcept {
   std::lock_guard lock(shared_->mutex);
-  begin_session_locked(now_ns());
+  begin_session_locked(since);
 }
 
 void CompileProfiler::end_session_locked(std::int64_t now) noexcept {

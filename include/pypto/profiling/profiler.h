@@ -262,8 +262,9 @@ class CompileProfiler {
   Report build_report(const Mark& mark, bool partial) const;
   // Session bookkeeping for enter()/exit() and ProfilerActivation; callers hold shared_->mutex.
   void begin_session_locked(std::int64_t now) noexcept;
-  // A session from now to the end of the process (the process-wide profiler's).
-  void begin_lasting_session() noexcept;
+  // A session from `since` (a now_ns() time) to the end of the process (the process-wide
+  // profiler's).
+  void begin_lasting_session(std::int64_t since) noexcept;
   void end_session_locked(std::int64_t now) noexcept;
 
   std::vector<Record> records_;
