@@ -17,26 +17,16 @@
 #include <vector>
 
 #include "pypto/support/element_ops.h"
+#include "tile_isa_test_support.h"
 
 namespace pypto::runtime {
 namespace {
 
 const PtoIsa& isa = tile_isa();
 
-PtoTensor matrix(float* data, int64_t rows, int64_t cols) {
-  PtoTensor t{};
-  t.base = data;
-  t.ndim = 2;
-  t.dtype = PTO_FP32;
-  t.shape[0] = rows;
-  t.shape[1] = cols;
-  t.strides[0] = cols;
-  t.strides[1] = 1;
-  return t;
-}
-
-std::vector<std::string> g_failures;
-void record_failure(void*, const char* message) { g_failures.push_back(message); }
+using testing::g_failures;
+using testing::matrix;
+using testing::record_failure;
 
 class TileIsaTest : public ::testing::Test {
  protected:
