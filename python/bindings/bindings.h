@@ -12,6 +12,7 @@ void bind_driver(nanobind::module_ m);     // driver_bindings.cpp: ir.compile an
 void bind_runtime(nanobind::module_ m);    // runtime_bindings.cpp: shared tensor memory
 // distributed_bindings.cpp: multi-rank programs, into the driver module
 void bind_distributed(nanobind::module_ m);
+void bind_passes(nanobind::module_ m);  // passes_bindings.cpp: one pass at a time
 
 // A profile as Python dicts and lists (the to_dict() document), built without a JSON string.
 nanobind::object report_to_python(const profiling::Report& report);  // profiling_bindings.cpp

@@ -11,4 +11,5 @@ NB_MODULE(_core, m) {
   pypto::bindings::bind_driver(m.def_submodule("driver"));
   pypto::bindings::bind_distributed(nanobind::borrow<nanobind::module_>(m.attr("driver")));
   pypto::bindings::bind_runtime(m.def_submodule("runtime"));
+  pypto::bindings::bind_passes(m.def_submodule("passes"));
 }

@@ -134,9 +134,15 @@ class EqualityChecker {
     return false;
   }
 
+  // strict_ssa=True is a check the parser made on the source; the IR means the same without it.
+  static bool same_attrs(FunctionAttrs a, FunctionAttrs b) {
+    a.strict_ssa = b.strict_ssa = false;
+    return a == b;
+  }
+
   bool function(const Function& a, const Function& b) {
     if (a.name != b.name || a.type != b.type || a.params.size() != b.params.size() ||
-        a.return_types.size() != b.return_types.size() || a.attrs != b.attrs) {
+        a.return_types.size() != b.return_types.size() || !same_attrs(a.attrs, b.attrs)) {
       return false;
     }
     for (size_t i = 0; i < a.return_types.size(); ++i) {
@@ -181,7 +187,8 @@ class Hasher {
   void attrs(const FunctionAttrs& a) {
     str(a.level);
     str(a.role);
-    u64(static_cast<uint64_t>(a.strict_ssa) | (a.auto_scope ? 2u + *a.auto_scope : 0u) << 1);
+    // Not strict_ssa: equal functions must hash alike (see same_attrs).
+    u64(a.auto_scope ? 1u + *a.auto_scope : 0u);
     u64(a.extra.size());
     for (const auto& [key, value] : a.extra) {
       str(key);

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "l0_tile_choice.h"
 #include "pass_utils.h"
+#include "pypto/passes/l0_tile_choice.h"
 #include "pypto/passes/pass.h"
 
 namespace pypto::passes {
@@ -92,7 +92,7 @@ struct Site {
   Attrs attrs;  // a_trans / b_trans (and out_dtype of matmul)
   bool a_trans = false, b_trans = false;
   int64_t M = 0, N = 0, K = 0;
-  detail::L0Tile tile;
+  L0Tile tile;
   std::string name;  // of the product
   Span span;
   // `cb = pl.cast(product, FP16/BF16)` read only by matmuls: the blocks are rounded into a Mat
@@ -184,8 +184,8 @@ class MatmulTiling : public IRMutator {
       return std::nullopt;  // fits whole
     }
     const bool split_product = site.op != "matmul_acc" && (stored || scratch || site.folded_cast);
-    auto tile = detail::choose_l0_tile(site.M, site.N, site.K, dtype_bytes(l->dtype), acc_bytes,
-                                       split_product);
+    auto tile =
+        choose_l0_tile(site.M, site.N, site.K, dtype_bytes(l->dtype), acc_bytes, split_product);
     if (!tile) return std::nullopt;
     // Blocks of the product are written out one by one: beyond a bound (a product far larger
     // than any kernel's) the matmul is left for AllocateMemoryAddr to report.

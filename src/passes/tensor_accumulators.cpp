@@ -6,8 +6,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "l0_tile_choice.h"
 #include "pass_utils.h"
+#include "pypto/passes/l0_tile_choice.h"
 #include "tensor_matmul_operands.h"
 
 namespace pypto::passes::detail {

@@ -80,7 +80,8 @@ def test_calling_an_op_from_python_says_where_it_belongs():
 def test_package_is_marked_typed_and_ships_the_extension_stubs():
     assert (PACKAGE / "py.typed").is_file()
     stubs = sorted(p.name for p in (PACKAGE / "_core").glob("*.pyi"))
-    assert stubs == ["__init__.pyi", "driver.pyi", "ir.pyi", "profiling.pyi", "runtime.pyi"]
+    assert stubs == ["__init__.pyi", "driver.pyi", "ir.pyi", "passes.pyi", "profiling.pyi",
+                     "runtime.pyi"]
 
 
 def test_checked_in_stubs_match_a_fresh_generation(tmp_path):

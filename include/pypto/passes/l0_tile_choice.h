@@ -1,13 +1,14 @@
 // The choice of an L0 tiling for a matmul whose operands or product do not fit the cube unit's
 // L0 buffers whole (Left, Right, Acc): an [m, n] block of the product and a k block of the
 // reduction such that one block of each operand fits Left / Right and the block of the product
-// fits Acc. Used by AutoTileMatmulL0.
+// fits Acc. Used by AutoTileMatmulL0 and ConvertTensorToTileOps, and exposed to Python as
+// pypto.passes.l0_tile_chooser.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 
-namespace pypto::passes::detail {
+namespace pypto::passes {
 
 struct L0Tile {
   int64_t m = 0;  // rows of a product block (M when rows are not split)
@@ -22,7 +23,16 @@ struct L0Tile {
 // cube's fractal) or the whole extent; a k that does not divide K leaves a shorter last block. No
 // value when not even a 16 x 16 product block with one reduction step fits, or when `split_product`
 // is false and the product does not fit Acc whole.
-std::optional<L0Tile> choose_l0_tile(int64_t M, int64_t N, int64_t K, int64_t operand_bytes,
-                                     int64_t acc_bytes, bool split_product);
+// The bytes of the three L0 buffers; by default the device's (ir::memory_space_capacity).
+struct L0Capacities {
+  int64_t left = 0;
+  int64_t right = 0;
+  int64_t acc = 0;
+  static L0Capacities device();
+};
 
-}  // namespace pypto::passes::detail
+std::optional<L0Tile> choose_l0_tile(int64_t M, int64_t N, int64_t K, int64_t operand_bytes,
+                                     int64_t acc_bytes, bool split_product,
+                                     const L0Capacities& capacities = L0Capacities::device());
+
+}  // namespace pypto::passes
