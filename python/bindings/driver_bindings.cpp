@@ -24,6 +24,7 @@
 #include "pypto/driver/call.h"
 #include "pypto/driver/compile.h"
 #include "pypto/driver/generated_run.h"
+#include "pypto/driver/output_dir.h"
 #include "pypto/driver/run.h"
 #include "pypto/driver/session.h"
 #include "pypto/ir/node_memory.h"
@@ -344,6 +345,15 @@ void bind_calls(nb::module_& m) {
           "Builds the program's library (or takes it from the binary cache) and loads it now, "
           "as its first call would. Returns (built, cache_hit); built is False when it was "
           "loaded already.");
+
+  m.def(
+      "default_output_dir",
+      [](const std::string& program_name) {
+        return driver::default_output_dir(program_name).string();
+      },
+      nb::arg("program_name"),
+      "The output directory ir.compile picks when given none: "
+      "${PYPTO_PROG_BUILD_DIR:-build_output}/<program>_<timestamp>.");
 
   m.def(
       "callable_program",

@@ -183,3 +183,33 @@ def test_an_extent_the_arithmetic_cannot_give_is_located():
         PairsOfRows.specialise([("a", [25, 16], pl.FP32), ("c", [12, 16], pl.FP32)])
     message = str(info.value)
     assert "is 25, which is not 2 * M for a positive integer M" in message
+
+
+def test_ir_compile_of_a_dynamic_program_compiles_each_shape_it_is_called_with(tmp_path):
+    from pypto import ir  # noqa: PLC0415
+    from pypto.compile_profiling import CompileProfiler  # noqa: PLC0415
+    from pypto.ir.dynamic_compiled_program import DynamicCompiledProgram  # noqa: PLC0415
+
+    compiled = ir.compile(DynamicAdd, output_dir=tmp_path / "out", dump_passes=False)
+    assert isinstance(compiled, DynamicCompiledProgram)
+    assert compiled == str(tmp_path / "out") and (tmp_path / "out").is_dir()
+    assert compiled.specialisations == {}
+    rng = np.random.default_rng(0)
+    for rows, cols in [(16, 32), (8, 8), (16, 32)]:
+        a = rng.standard_normal((rows, cols), dtype=np.float32)
+        b = rng.standard_normal((rows, cols), dtype=np.float32)
+        c = np.zeros_like(a)
+        with CompileProfiler() as prof:
+            compiled(a, b, c)
+        np.testing.assert_allclose(c, a + b, rtol=1e-6)
+        compiles = [s for s in prof.to_dict()["stages"] if s["name"] == "passes"]
+        # Passes and codegen run on the first call of a shape only.
+        assert len(compiles) == (0 if (rows, cols) == (16, 32) and
+                                 len(compiled.specialisations) == 2 else 1)
+    assert sorted(compiled.specialisations) == [
+        (((8, 8), "FP32"),) * 3, (((16, 32), "FP32"),) * 3]
+    one = compiled.specialisations[(((8, 8), "FP32"),) * 3]
+    assert one.output_dir == str(tmp_path / "out" / "shapes" / "8x8_fp32-8x8_fp32-8x8_fp32")
+    assert "pl.Tensor[[8, 8], pl.FP32]" in one.program.as_python()
+    with pytest.raises(TypeError, match="has pl.dynamic dimensions: a call gives one tensor"):
+        compiled()

@@ -12,7 +12,7 @@ from pypto._text import checked_path
 from pypto.errors import CompileError
 from pypto.ir.compiled_program import CompiledProgram
 from pypto.ir.multi_orchestration import compile_orchestrations, multi_orchestration_names
-from pypto.ir.program import Program
+from pypto.ir.program import DynamicProgram, Program
 
 __all__ = ["compile", "CompiledProgram", "OptimizationStrategy"]
 
@@ -41,7 +41,9 @@ def compile(  # noqa: A001, PLR0913 - the documented name and PyPTO's parameter 
     runtime: Any = None,
 ) -> "CompiledProgram":
     """Compiles a ``@pl.program`` into C++ sources under ``output_dir``; the result is callable
-    (``compiled(a, b, c)``, see ``pypto.ir.compiled_program``).
+    (``compiled(a, b, c)``, see ``pypto.ir.compiled_program``). A program whose entry has
+    ``pl.dynamic`` dimensions is compiled per shape as it is called: the result is then a
+    ``DynamicCompiledProgram`` (``pypto.ir.dynamic_compiled_program``).
 
     ``output_dir`` defaults to ``${PYPTO_PROG_BUILD_DIR:-build_output}/<Program>_<timestamp>``.
     With ``profiling=True`` (or under an active compile profiler) the compile's stages are
@@ -86,6 +88,15 @@ def compile(  # noqa: A001, PLR0913 - the documented name and PyPTO's parameter 
                                            output_dir=output_dir, strategy=strategy)
     if not isinstance(strategy, OptimizationStrategy):
         raise TypeError(f"ir.compile: strategy must be an OptimizationStrategy, got {strategy!r}")
+    if _is_shape_dynamic(program):
+        # Passes and codegen need the extents the tensors of a call give: one compile per shape.
+        from pypto.ir.dynamic_compiled_program import DynamicCompiledProgram  # noqa: PLC0415
+
+        return DynamicCompiledProgram(
+            program, None if output_dir is None
+            else checked_path(output_dir, "ir.compile: output_dir", CompileError),
+            {"strategy": strategy, "dump_passes": dump_passes, "profiling": profiling},
+            _platform(platform, backend_type))
     options = _core.driver.CompileOptions()
     options.output_dir = ("" if output_dir is None
                           else checked_path(output_dir, "ir.compile: output_dir", CompileError))
@@ -98,6 +109,13 @@ def compile(  # noqa: A001, PLR0913 - the documented name and PyPTO's parameter 
         return compile_orchestrations(program, orchestrations, options)
     result = _core.driver.compile_program(program._cpp, options)
     return CompiledProgram(result, program.name, platform=options.platform)
+
+
+def _is_shape_dynamic(program: Program) -> bool:
+    """A program whose entry has pl.dynamic dimensions (not a multi-rank program waiting for its
+    rank count, which needs a DistributedConfig)."""
+    return (isinstance(program, DynamicProgram)
+            and "pld.world_size() in a shape" not in program._error)
 
 
 def _has_host_orchestrator(program: Program) -> bool:
