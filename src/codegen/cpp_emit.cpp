@@ -1,5 +1,7 @@
 #include "pypto/codegen/cpp_emit.h"
 
+#include "pypto/ir/visitor.h"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -75,6 +77,118 @@ const std::string& VarNames::name(const ir::Var* var) {
   auto it = names_.find(var);
   if (it != names_.end()) return it->second;
   return names_.emplace(var, fresh(var->name)).first->second;
+}
+
+namespace {
+
+// Every assignment of a function body, by the variable it defines.
+struct Definitions : ir::IRVisitor {
+  std::unordered_map<const ir::Var*, ir::ExprPtr> values;
+  void visit_assign(const ir::AssignStmt& s) override {
+    values.emplace(s.var.get(), s.value);
+    ir::IRVisitor::visit_assign(s);
+  }
+};
+
+std::vector<size_t> return_params_at(const ir::Program* program, const ir::Function& f,
+                                     const ir::ReturnStmt& ret, int depth);
+
+// The tensor `e` is written into: itself for a variable with no definition (a parameter), the
+// target of the pl.store / pl.assemble that defines it, what a plain alias names, or for result
+// `index` of a call of another function of `program`, the argument it returns that result in.
+const ir::Var* written_tensor(const ir::ExprPtr& e, const Definitions& defs,
+                              const ir::Program* program, int depth) {
+  ir::ExprPtr at = e;
+  int64_t index = 0;  // of a tuple `at` is a result of
+  for (int steps = 0; at && steps < 1000; ++steps) {
+    if (const auto* item = at->as<ir::TupleGetItem>()) {
+      index = item->index;
+      at = item->tuple;
+      continue;
+    }
+    const auto* v = at->as<ir::Var>();
+    if (!v) return nullptr;
+    auto it = defs.values.find(v);
+    if (it == defs.values.end()) return v;
+    const ir::ExprPtr& value = it->second;
+    const auto* call = value->as<ir::Call>();
+    if (value->as<ir::Var>() || value->as<ir::TupleGetItem>()) {
+      at = value;
+    } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "store" &&
+               call->args.size() > 2) {
+      at = call->args[2];
+    } else if (call && call->call_kind == ir::CallKind::Op && call->callee == "assemble" &&
+               !call->args.empty()) {
+      at = call->args[0];
+    } else if (call && call->call_kind == ir::CallKind::Function && program && depth < 16) {
+      const ir::FunctionPtr callee = program->find_function(call->callee);
+      const ir::ReturnStmt* r = callee ? final_return(*callee) : nullptr;
+      if (!r) return v;
+      const std::vector<size_t> params = return_params_at(program, *callee, *r, depth + 1);
+      if (index < 0 || static_cast<size_t>(index) >= params.size() || params[index] == kNoParam ||
+          params[index] >= call->args.size()) {
+        return v;
+      }
+      at = call->args[params[index]];
+      index = 0;
+    } else {
+      return v;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<size_t> return_params_at(const ir::Program* program, const ir::Function& f,
+                                     const ir::ReturnStmt& ret, int depth) {
+  Definitions defs;
+  if (f.body) defs.visit(f.body);
+  std::vector<bool> taken(f.params.size(), false);
+  std::vector<size_t> out(ret.values.size(), kNoParam);
+  auto writable = [&](size_t p) { return f.params[p].direction != ir::ParamDirection::In; };
+  // A returned scalar is in the Out parameter at its position (passes/kernel_scalar_returns.h).
+  std::vector<size_t> writable_params;
+  for (size_t p = 0; p < f.params.size(); ++p)
+    if (writable(p)) writable_params.push_back(p);
+  for (size_t i = 0; i < ret.values.size() && i < writable_params.size(); ++i) {
+    if (ret.values[i]->type()->as<ir::TensorType>()) continue;
+    out[i] = writable_params[i];
+    taken[out[i]] = true;
+  }
+  for (size_t i = 0; i < ret.values.size(); ++i) {
+    if (!ret.values[i]->type()->as<ir::TensorType>()) continue;
+    const ir::Var* target = written_tensor(ret.values[i], defs, program, depth);
+    for (size_t p = 0; target && p < f.params.size(); ++p) {
+      if (f.params[p].var.get() != target || !writable(p) || taken[p]) continue;
+      taken[p] = true;
+      out[i] = p;
+      break;
+    }
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < ret.values.size(); ++i) {
+    if (out[i] != kNoParam || !ret.values[i]->type()->as<ir::TensorType>()) continue;
+    while (next < f.params.size() && (taken[next] || !writable(next))) ++next;
+    if (next == f.params.size()) break;
+    taken[next] = true;
+    out[i] = next;
+  }
+  return out;
+}
+
+}  // namespace
+
+const ir::ReturnStmt* final_return(const ir::Function& f) {
+  const ir::Stmt* last = f.body.get();
+  while (const auto* seq = last ? last->as<ir::SeqStmts>() : nullptr) {
+    if (seq->stmts.empty()) return nullptr;
+    last = seq->stmts.back().get();
+  }
+  return last ? last->as<ir::ReturnStmt>() : nullptr;
+}
+
+std::vector<size_t> return_params(const ir::Program* program, const ir::Function& f,
+                                  const ir::ReturnStmt& ret) {
+  return return_params_at(program, f, ret, 0);
 }
 
 std::string cpp_scalar_type(ir::DataType t) {

@@ -308,12 +308,10 @@ void KernelEmitter::eval(const ir::EvalStmt& s) {
 }
 
 void KernelEmitter::ret(const ir::ReturnStmt& s) {
-  std::vector<const ir::Param*> outs;
-  for (const auto& p : func_.params)
-    if (p.direction != ir::ParamDirection::In) outs.push_back(&p);
-  for (size_t i = 0; i < s.values.size() && i < outs.size(); ++i) {
-    if (!s.values[i]->type()->as<ir::TensorType>()) continue;
-    const std::string& out = names_.name(outs[i]->var.get());
+  const std::vector<size_t> params = return_params(nullptr, func_, s);
+  for (size_t i = 0; i < s.values.size(); ++i) {
+    if (params[i] == kNoParam || !s.values[i]->type()->as<ir::TensorType>()) continue;
+    const std::string& out = names_.name(func_.params[params[i]].var.get());
     std::string value = view_name(s.values[i], "a returned tensor");
     if (value == out) continue;
     // A function returning some other buffer copies it into its Out parameter.

@@ -7,12 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "cluster_codegen.h"
 #include "pypto/codegen/cpp_emit.h"
 #include "pypto/codegen/kernel_codegen.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/task_types.h"
 #include "pypto/ir/visitor.h"
-#include "cluster_codegen.h"
 #include "read_only_inputs.h"
 #include "structured_emitter.h"
 
@@ -458,16 +458,24 @@ class OrchestrationEmitter : public StructuredEmitter {
               ") != 0) return 1;");
     }
     w_.close();
-    // Return value i is the callee's i-th Out/InOut parameter; Out parameters past its return
-    // values are written but not returned.
+    // Return value i is in the Out/InOut parameter return_params gives it (what the callee
+    // wrote there, else the next one in order); Out parameters past its return values are
+    // written but not returned.
     std::vector<std::string> results;
-    for (size_t i = 0; i < callee->params.size(); ++i)
-      if (callee->params[i].direction != ir::ParamDirection::In) results.push_back(values[i]);
+    const ir::ReturnStmt* ret = final_return(*callee);
+    if (ret) {
+      for (size_t p : return_params(&program_, *callee, *ret)) {
+        if (p == kNoParam) break;
+        results.push_back(values[p]);
+      }
+    } else {
+      for (size_t i = 0; i < callee->params.size(); ++i)
+        if (callee->params[i].direction != ir::ParamDirection::In) results.push_back(values[i]);
+    }
     if (!callee->return_types.empty() && results.size() > callee->return_types.size())
       results.resize(callee->return_types.size());
     // Return values past the outputs that are the callee's own parameters (`return x` of a
     // tensor it only reads) are the caller's arguments, as in the reference interpreter.
-    const ir::ReturnStmt* ret = final_return(*callee);
     while (ret && results.size() < callee->return_types.size() &&
            results.size() < ret->values.size()) {
       const auto* v = ret->values[results.size()]->as<ir::Var>();
@@ -526,23 +534,12 @@ class OrchestrationEmitter : public StructuredEmitter {
     return *used_vars_;
   }
 
-  static const ir::ReturnStmt* final_return(const ir::Function& f) {
-    const ir::Stmt* last = f.body.get();
-    while (const auto* seq = last ? last->as<ir::SeqStmts>() : nullptr) {
-      if (seq->stmts.empty()) return nullptr;
-      last = seq->stmts.back().get();
-    }
-    return last ? last->as<ir::ReturnStmt>() : nullptr;
-  }
-
   void ret(const ir::ReturnStmt& s) {
-    std::vector<const ir::Param*> outs;
-    for (const auto& p : func_.params)
-      if (p.direction != ir::ParamDirection::In) outs.push_back(&p);
-    for (size_t i = 0; i < s.values.size() && i < outs.size(); ++i) {
-      if (!s.values[i]->type()->as<ir::TensorType>()) continue;
+    const std::vector<size_t> params = return_params(&program_, func_, s);
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      if (params[i] == kNoParam || !s.values[i]->type()->as<ir::TensorType>()) continue;
       std::string value = tensor_value(s.values[i]);
-      const std::string& out = names_.name(outs[i]->var.get());
+      const std::string& out = names_.name(func_.params[params[i]].var.get());
       if (value == out) continue;
       // The returned tensor is another buffer: a copy task writes it into the Out parameter
       // once the tasks producing it are done.

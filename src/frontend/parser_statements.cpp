@@ -195,9 +195,14 @@ void Parser::parse_expression_statement(Block& block, Span start) {
               "' is not supported; write 'x = x " +
               std::string(cur().text.substr(0, cur().text.size() - 1)) + " ...'");
   }
-  if (v.kind != Value::Kind::Expr || !v.expr->as<ir::Call>()) {
+  // A call whose value is not a call of the IR is evaluated and dropped, as in Python: an
+  // Inline function's result (the call has put its body into this block already) or a value
+  // such as pl.const(0). A bare name or literal on its own line is refused as a likely slip.
+  const bool written_as_call = pos_ > 0 && tokens_[pos_ - 1].kind == TK::RParen;
+  if (v.kind != Value::Kind::Expr || (!v.expr->as<ir::Call>() && !written_as_call)) {
     fail(start, "expected a call or an assignment; an expression statement has no effect");
   }
+  if (!v.expr->as<ir::Call>()) return;
   // `pl.write(x, [i, j], v)` as a statement writes into x: x is rebound to the written value,
   // which is what the statement means in a program of values.
   const auto* call = v.expr->as<ir::Call>();

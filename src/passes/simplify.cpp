@@ -277,7 +277,10 @@ class DeadAssignmentRemover : public IRMutator {
   explicit DeadAssignmentRemover(const Function& f) {
     Index index(this);
     index.visit_function(f);
-    for (const auto& p : f.params) pinned_.insert(p.var.get());
+    for (const auto& p : f.params) {
+      pinned_.insert(p.var.get());
+      if (p.direction != ParamDirection::In) written_params_.insert(p.var.get());
+    }
     std::vector<const Var*> work;
     for (const auto& [var, def] : defs_)
       if (uses_[var] == 0) work.push_back(var);
@@ -287,7 +290,7 @@ class DeadAssignmentRemover : public IRMutator {
       auto it = defs_.find(v);
       if (it == defs_.end() || pinned_.count(v) || dead_.count(it->second)) continue;
       const AssignStmt* def = it->second;
-      if (!detail::is_pure(def->value)) continue;
+      if (!detail::is_pure(def->value) || writes_a_parameter(*def->value)) continue;
       dead_.insert(def);
       std::vector<const Var*> used;
       detail::collect_used_vars(def->value, &used);
@@ -314,9 +317,22 @@ class DeadAssignmentRemover : public IRMutator {
     }
   };
 
+  // pl.assemble into an Out/InOut parameter writes the caller's tensor, as in PyPTO, even when
+  // the program does not use the value it returns.
+  bool writes_a_parameter(const ir::Expr& value) const {
+    const auto* call = value.as<Call>();
+    if (!call || call->call_kind != CallKind::Op || call->callee != "assemble" ||
+        call->args.empty()) {
+      return false;
+    }
+    const auto* target = call->args[0]->as<Var>();
+    return target && written_params_.count(target);
+  }
+
   ir::NodeMap<const Var*, const AssignStmt*> defs_;
   ir::NodeMap<const Var*, int64_t> uses_;
   ir::NodeSet<const Var*> pinned_;
+  ir::NodeSet<const Var*> written_params_;
   std::unordered_set<const AssignStmt*> dead_;
 };
 

@@ -488,6 +488,42 @@ def test_inline_method_is_expanded_at_each_call(tmp_path):
     np.testing.assert_allclose(compiled(x), np.exp(np.exp(x) * 2.0) * 0.5, rtol=1e-5)
 
 
+INLINE_CALLED_AS_STATEMENT = '''
+import pypto.language as pl
+
+@pl.program
+class WritesThroughInline:
+    @pl.function(type=pl.FunctionType.Inline)
+    def writeout(self, x: pl.Tensor[[4], pl.FP32],
+                 out: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
+        out = pl.tensor.assemble(out, x, [0])
+        return out
+
+    @pl.function
+    def main(self, a: pl.Tensor[[4], pl.FP32], ext: pl.Out[pl.Tensor[[4], pl.FP32]],
+             b: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
+        self.writeout(a, ext)
+        pl.const(0, pl.INT64)
+        b = pl.tensor.assemble(b, pl.mul(a, 2.0), [0])
+        return b
+'''
+
+
+def test_an_expression_statement_is_evaluated_and_dropped(tmp_path):
+    # As in Python: an Inline function called for its writes (its result unused) still writes,
+    # and a value on its own line (pl.const) is dropped.
+    program = pl.parse(INLINE_CALLED_AS_STATEMENT)
+    assert "pl.const" not in program.as_python()
+    a = np.arange(1, 5, dtype=np.float32)
+    ext, b = np.zeros(4, np.float32), np.zeros(4, np.float32)
+    ir.compile(program, output_dir=str(tmp_path / "out"))(a, ext, b)
+    np.testing.assert_array_equal(ext, a)
+    np.testing.assert_array_equal(b, a * 2)
+    # An expression that is not a value at all is still an error.
+    message = _parse_error(INLINE_CALLED_AS_STATEMENT.replace("pl.const(0, pl.INT64)", "pl.FP32"))
+    assert "expected a call or an assignment; an expression statement has no effect" in message
+
+
 @pl.program
 class WithoutSelf:
     @pl.function(type=pl.FunctionType.InCore)

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "pypto/ir/program.h"
@@ -33,6 +34,19 @@ class VarNames {
   std::unordered_set<std::string> used_;
   std::unordered_map<std::string, int64_t> next_suffix_;  // last suffix given, per base name
 };
+
+// The parameter (an index into f.params) each value of `ret` is returned in, or kNoParam. A
+// scalar is returned in the Out parameter at its position (passes/kernel_scalar_returns.h). The
+// calls of `f` read their results from the same parameters (orchestration codegen), so callee and
+// caller agree. A value written into an Out/InOut parameter (a pl.store or pl.assemble into it, or
+// a call of a function of `program` that returns it in that argument, through any chain of them) is
+// returned in that parameter; the other values take the remaining Out/InOut parameters in order. So
+// `return b` of a kernel with Out parameters (ext, b) leaves what it wrote into ext there.
+constexpr size_t kNoParam = static_cast<size_t>(-1);
+// The return statement that ends `f`'s body, or null.
+const ir::ReturnStmt* final_return(const ir::Function& f);
+std::vector<size_t> return_params(const ir::Program* program, const ir::Function& f,
+                                  const ir::ReturnStmt& ret);
 
 std::string cpp_scalar_type(ir::DataType t);  // int64_t, float, bool, ...
 // The C++ type an element is stored as in memory: int8_t, float, uint16_t (FP16, BF16), uint8_t
