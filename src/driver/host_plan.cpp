@@ -120,8 +120,10 @@ class HostEvaluator {
       } else if (c->else_body) {
         stmt(c->else_body);
       }
-    } else if (s->as<ir::ReturnStmt>()) {
-      // The host returns its Out tensors, which the ranks wrote in place.
+    } else if (const auto* r = s->as<ir::ReturnStmt>()) {
+      // The host returns its Out tensors, which the ranks wrote in place; a dispatch written in
+      // the return statement (`return chip(x, out)`) still runs.
+      for (const auto& v : r->values) (void)expr(v);
     } else {
       fail(s->span(),
            "this statement is not supported in a host orchestrator (assignments, pl.range loops, "

@@ -228,6 +228,11 @@ class CompiledProgram:
         Builds the program's library (or takes it from the binary cache) and loads it now, as its first call would. Returns (built, cache_hit); built is False when it was loaded already.
         """
 
+def default_output_dir(program_name: str) -> str:
+    """
+    The output directory ir.compile picks when given none: ${PYPTO_PROG_BUILD_DIR:-build_output}/<program>_<timestamp>.
+    """
+
 def callable_program(result: CompileResult) -> CompiledProgram:
     """
     The compiled program of an ir.compile result, to be called (nothing is compiled again); raises TypeError when its entry takes other than tensors.

@@ -21,6 +21,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from pypto.runtime.worker import Worker
+
 __all__ = ["DistributedWorker", "DispatchHandle"]
 
 
@@ -50,13 +52,24 @@ def _called_with_a_list(callback: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-class DistributedWorker:
+class DistributedWorker(Worker):
     """What ``DistributedCompiledProgram.prepare()`` returns; see the module's text."""
 
     def __init__(self, primary: Any, config: Any = None, *, extra_compiled: Sequence[Any] = (),
                  persistent: bool = False, reset_persistent_windows: Optional[bool] = None,
                  callbacks: Optional[Dict[str, Callable[..., Any]]] = None,
-                 sub_worker_overrides: Optional[Dict[str, Callable[..., Any]]] = None):
+                 sub_worker_overrides: Optional[Dict[str, Callable[..., Any]]] = None,
+                 inherited_host_tensors: Optional[Sequence[Any]] = None,
+                 startup_timeout_s: Optional[float] = None):
+        # PyPTO's form: DistributedWorker([primary, *others]).
+        if isinstance(primary, (list, tuple)):
+            if not primary:
+                raise ValueError("DistributedWorker: give at least one compiled program")
+            primary, extra_compiled = primary[0], [*primary[1:], *extra_compiled]
+        # Host tensors the ranks' processes read: they are mapped into them at each dispatch
+        # here, so keeping them alive with the worker is all their inheritance asks for.
+        self._inherited = list(inherited_host_tensors or ())
+        del startup_timeout_s  # ranks start at each dispatch; there is no start-up to time out
         programs = [primary, *extra_compiled]
         for other in extra_compiled:
             if other.distributed_config.device_ids != primary.distributed_config.device_ids:

@@ -21,6 +21,7 @@ from pypto._text import checked_path, checked_text
 from pypto.backend import BackendType, backend_of_platform
 from pypto.runtime import tensor_call
 from pypto.runtime.chip_worker import ChipWorker, DeviceTensor, RegistrationHandle
+from pypto.runtime.worker import Worker
 from pypto.runtime._pypto_fields import (
     _HOST_SIDE_FIELDS,
     _apply_host_side_fields,
@@ -31,12 +32,15 @@ from pypto.language import _types
 
 __all__ = ["TensorSpec", "RunConfig", "RunResult", "run", "BenchmarkResult", "benchmark",
            "Tensors", "Params", "Golden", "ScalarSpec", "compile_program", "configure_log",
-           "log_level", "ChipWorker", "DeviceTensor", "RegistrationHandle"]
+           "log_level", "ChipWorker", "DeviceTensor", "RegistrationHandle", "Worker",
+           "DistributedWorker"]
 
-# PyPTO's names that live in submodules (runner, tensor_spec, log_config), loaded on first use
+# PyPTO's names that live in submodules (runner, tensor_spec, log_config, distributed_runner),
+# loaded on first use
 # so that ``import pypto.runtime`` stays as quick as it was.
 _LAZY = {"compile_program": "runner", "ScalarSpec": "tensor_spec",
-         "configure_log": "log_config", "log_level": "log_config"}
+         "configure_log": "log_config", "log_level": "log_config",
+         "DistributedWorker": "distributed_runner"}
 
 
 def __getattr__(name):

@@ -22,6 +22,8 @@ from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
+from pypto.runtime.worker import Worker
+
 _current: "contextvars.ContextVar[Optional[ChipWorker]]" = contextvars.ContextVar(
     "pypto_chip_worker", default=None)
 
@@ -76,7 +78,7 @@ class RegistrationHandle:
         self.unregister()
 
 
-class ChipWorker:
+class ChipWorker(Worker):
     """One simulated chip's execution context (see the module). ``config`` gives the platform
     and what each call runs with; ``level`` must be 2."""
 
