@@ -463,7 +463,8 @@ class OrchestrationEmitter : public StructuredEmitter {
     // written but not returned.
     std::vector<std::string> results;
     const ir::ReturnStmt* ret = final_return(*callee);
-    if (ret) {
+    // A callee that returns nothing gives its Out/InOut parameters, in order.
+    if (ret && !ret->values.empty()) {
       for (size_t p : return_params(&program_, *callee, *ret)) {
         if (p == kNoParam) break;
         results.push_back(values[p]);

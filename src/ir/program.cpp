@@ -23,6 +23,8 @@ class HandsOffWork : public IRVisitor {
 
 FunctionType resolved_kind(const Function& f) {
   if (f.type != FunctionType::Opaque) return f.type;
+  // role=pl.Role.Orchestrator says so, even of a body that hands off no work (yet).
+  if (f.attrs.role == "Orchestrator") return FunctionType::Orchestration;
   HandsOffWork finder;
   finder.visit(f.body);
   return finder.found ? FunctionType::Orchestration : FunctionType::InCore;

@@ -1,14 +1,19 @@
 // ConvertToSSA: the frontend reuses one Var per name, so `x = f(x)` assigns the same Var again.
 // This pass gives every assignment its own Var, turns variables rebound inside a loop into
 // loop-carried values (iter_args / init_values / pl.yield_ / return_vars) and variables assigned
-// in the branches of an `if` into the if's return_vars.
+// in the branches of an `if` into the if's return_vars. A variable first assigned inside a loop
+// and read after it (Python keeps the last iteration's value) is carried too, from a placeholder
+// made before a loop that surely runs (PyPTO's escaping-variable promotion).
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "pass_utils.h"
+#include "pypto/ir/op_registry.h"
 #include "pypto/passes/pass.h"
+#include "pypto/support/checked_int.h"
 
 namespace pypto::passes {
 
@@ -19,9 +24,79 @@ using namespace ir;
 // Current SSA value of each frontend variable.
 using Env = ir::NodeMap<const Var*, VarPtr>;
 
+// Statements numbered in program order: the last position at which each frontend variable is
+// read, and the last position inside each loop, so that "read after this loop" is one compare.
+class UsePositions {
+ public:
+  explicit UsePositions(const StmtPtr& body) { walk(body); }
+
+  bool read_after(const Var* v, const Stmt* loop) const {
+    auto use = last_use_.find(v);
+    auto end = loop_end_.find(loop);
+    return use != last_use_.end() && end != loop_end_.end() && use->second > end->second;
+  }
+
+ private:
+  void walk(const StmtPtr& s) {
+    if (!s) return;
+    const int64_t at = next_++;
+    switch (s->kind()) {
+      case StmtKind::Assign:
+        return uses(s->as<AssignStmt>()->value, at);
+      case StmtKind::Eval:
+        return uses(s->as<EvalStmt>()->expr, at);
+      case StmtKind::Return:
+        for (const auto& v : s->as<ReturnStmt>()->values) uses(v, at);
+        return;
+      case StmtKind::Yield:
+        for (const auto& v : s->as<YieldStmt>()->values) uses(v, at);
+        return;
+      case StmtKind::Seq:
+        for (const auto& st : s->as<SeqStmts>()->stmts) walk(st);
+        return;
+      case StmtKind::Scope:
+        return walk(s->as<ScopeStmt>()->body);
+      case StmtKind::For: {
+        const auto* f = s->as<ForStmt>();
+        for (const ExprPtr& e : {f->start, f->stop, f->step}) uses(e, at);
+        for (const auto& e : f->init_values) uses(e, at);
+        walk(f->body);
+        loop_end_[s.get()] = next_ - 1;
+        return;
+      }
+      case StmtKind::While: {
+        const auto* w = s->as<WhileStmt>();
+        uses(w->cond, at);
+        for (const auto& e : w->init_values) uses(e, at);
+        walk(w->body);
+        loop_end_[s.get()] = next_ - 1;
+        return;
+      }
+      case StmtKind::If: {
+        const auto* i = s->as<IfStmt>();
+        uses(i->cond, at);
+        walk(i->then_body);
+        walk(i->else_body);
+        return;
+      }
+    }
+  }
+  void uses(const ExprPtr& e, int64_t at) {
+    if (!e) return;
+    std::vector<const Var*> used;
+    detail::collect_used_vars(e, &used);
+    for (const Var* v : used) last_use_[v] = std::max(last_use_[v], at);
+  }
+
+  int64_t next_ = 0;
+  ir::NodeMap<const Var*, int64_t> last_use_;
+  std::unordered_map<const Stmt*, int64_t> loop_end_;
+};
+
 class SsaConverter {
  public:
   FunctionPtr run(const FunctionPtr& f) {
+    positions_ = std::make_unique<UsePositions>(f->body);
     Env env;
     std::vector<Param> params = f->params;
     for (auto& p : params) {
@@ -136,7 +211,71 @@ class SsaConverter {
     std::vector<const Var*> carried;
     std::vector<VarPtr> iter_args;
     std::vector<ExprPtr> init_values;
+    std::vector<StmtPtr> before;  // placeholders of escaping variables, run before the loop
   };
+
+  // A value of `v`'s type that a loop carries until its first trip assigns `v`: never read,
+  // since the loop surely runs (escaping_vars). Null for a type without such a value.
+  static ExprPtr placeholder(const Var& v, Span span) {
+    const TypePtr& t = v.type();
+    if (const auto* st = t->as<ScalarType>()) {
+      if (st->dtype == DataType::BOOL) return ir::make_node<BoolImm>(false, span);
+      if (is_float(st->dtype)) return ir::make_node<FloatImm>(0.0, st->dtype, span);
+      return ir::make_node<IntImm>(0, st->dtype, span);
+    }
+    if (const auto* tile = t->as<TileType>()) {
+      Attrs attrs{{"dtype", tile->dtype}};
+      if (tile->space) attrs.emplace_back("target_memory", *tile->space);
+      return make_op_call("create_tile", {detail::int_tuple(tile->shape)}, std::move(attrs), span);
+    }
+    if (const auto* tensor = t->as<TensorType>()) {
+      for (int64_t d : tensor->shape)
+        if (d <= 0) return nullptr;
+      return make_op_call("create_tensor", {detail::int_tuple(tensor->shape)},
+                          {{"dtype", tensor->dtype}}, span);
+    }
+    return nullptr;
+  }
+
+  // Variables first assigned in `loop`'s body and read after it: carried from a placeholder
+  // made before the loop (in `out`, bound in `env`), which needs a loop sure to run.
+  void escaping_vars(const Stmt& loop, const StmtPtr& body,
+                     const std::vector<VarPtr>& explicit_results, Env* env,
+                     std::vector<StmtPtr>* out) {
+    std::vector<const Var*> escaping;
+    ir::NodeSet<const Var*> seen;
+    for (const auto& v : ir::defined_vars(body)) {
+      if (env->count(v.get()) || !seen.insert(v.get()).second) continue;
+      if (std::any_of(explicit_results.begin(), explicit_results.end(),
+                      [&](const VarPtr& r) { return r.get() == v.get(); }))
+        continue;
+      if (positions_->read_after(v.get(), &loop)) escaping.push_back(v.get());
+    }
+    if (escaping.empty()) return;
+    const Var& first = *escaping.front();
+    bool runs = false;
+    if (const auto* f = loop.as<ForStmt>()) {
+      const auto a = as_const_int(f->start), b = as_const_int(f->stop), c = as_const_int(f->step);
+      runs = a && b && c && *c > 0 && support::trip_count(*a, *b, *c) >= 1;
+    }
+    if (!runs) {
+      throw CompileError(first.span(),
+                         "'" + first.name +
+                             "' is first assigned inside a loop that may run no iteration and "
+                             "is read after it; assign it before the loop");
+    }
+    for (const Var* v : escaping) {
+      ExprPtr value = placeholder(*v, loop.span());
+      if (!value) {
+        throw CompileError(v->span(), "'" + v->name + "' (" + type_to_string(v->type()) +
+                                          ") is first assigned inside a loop and read after "
+                                          "it; assign it before the loop");
+      }
+      auto start = make_var(v->name, value->type(), loop.span());
+      out->push_back(ir::make_node<AssignStmt>(start, value, loop.span()));
+      (*env)[v] = start;
+    }
+  }
 
   // `out = pl.store(tile, offsets, c)` first assigned inside a loop and read after it (Python
   // keeps the last iteration's value): the store returns the tensor it writes, so before the
@@ -179,13 +318,15 @@ class SsaConverter {
     }
   }
 
-  CarriedLoop begin_loop(const StmtPtr& body, const std::vector<VarPtr>& explicit_args,
+  CarriedLoop begin_loop(const Stmt& stmt, const StmtPtr& body,
+                         const std::vector<VarPtr>& explicit_args,
                          const std::vector<ExprPtr>& explicit_init,
                          const std::vector<VarPtr>& explicit_results, const VarPtr& loop_var,
                          Env* env) {
     CarriedLoop loop;
     loop.init_values = rewrite_all(explicit_init, *env);
     alias_stored_tensors(body, env);
+    escaping_vars(stmt, body, explicit_results, env, &loop.before);
     loop.carried = rebound_vars(body, *env);
     // Explicit return_vars are assigned by the loop; a rebinding of them inside is not a carry.
     loop.carried.erase(std::remove_if(loop.carried.begin(), loop.carried.end(),
@@ -236,20 +377,23 @@ class SsaConverter {
     ExprPtr start = rewrite(s.start, *env), stop = rewrite(s.stop, *env),
             step = rewrite(s.step, *env);
     CarriedLoop loop =
-        begin_loop(s.body, s.iter_args, s.init_values, s.return_vars, s.loop_var, env);
+        begin_loop(s, s.body, s.iter_args, s.init_values, s.return_vars, s.loop_var, env);
     VarPtr loop_var = loop.body_env.at(s.loop_var.get());
     std::vector<VarPtr> return_vars;
     StmtPtr body =
         end_loop(loop, s.body, s.iter_args.size(), s.return_vars, s.span(), env, &return_vars);
-    return ir::make_node<ForStmt>(loop_var, start, stop, step, s.for_kind,
-                                  std::move(loop.iter_args), std::move(loop.init_values),
-                                  std::move(body), std::move(return_vars), s.span());
+    StmtPtr converted = ir::make_node<ForStmt>(
+        loop_var, start, stop, step, s.for_kind, std::move(loop.iter_args),
+        std::move(loop.init_values), std::move(body), std::move(return_vars), s.span());
+    if (loop.before.empty()) return converted;
+    loop.before.push_back(std::move(converted));
+    return make_seq(std::move(loop.before), s.span());
   }
 
   // A while loop carries what its body rebinds, like a for loop; its condition is read at the
   // top of every trip, so it sees the iter_args.
   StmtPtr convert_while(const WhileStmt& s, Env* env) {
-    CarriedLoop loop = begin_loop(s.body, s.iter_args, s.init_values, s.return_vars, {}, env);
+    CarriedLoop loop = begin_loop(s, s.body, s.iter_args, s.init_values, s.return_vars, {}, env);
     ExprPtr cond = rewrite(s.cond, loop.body_env);
     std::vector<VarPtr> return_vars;
     StmtPtr body =
@@ -314,6 +458,7 @@ class SsaConverter {
   }
 
   ir::NodeSet<const Var*> defined_;
+  std::unique_ptr<UsePositions> positions_;
 };
 
 }  // namespace

@@ -105,7 +105,8 @@ TEST(ConvertToSSA, KeepsExplicitIterArgsAndAddsImplicitOnes) {
 )"));
 }
 
-TEST(ConvertToSSA, RejectsUseOfAVariableOnlyDefinedInsideALoop) {
+TEST(ConvertToSSA, RejectsAReadAfterALoopThatMayNotBindTheVariable) {
+  // The trip count is known at run time only: with n == 0, `last` would have no value.
   auto in = parse_body(kCopyKernel + kScalarMain + R"(
         for i in pl.range(n):
             last = i
@@ -114,7 +115,34 @@ TEST(ConvertToSSA, RejectsUseOfAVariableOnlyDefinedInsideALoop) {
         return y
 )");
   EXPECT_EQ(error_of([&] { run_passes(in, {"ConvertToSSA"}); }),
-            "variable 'last' is used before it is defined");
+            "'last' is first assigned inside a loop that may run no iteration and is read after "
+            "it; assign it before the loop");
+}
+
+TEST(ConvertToSSA, AVariableFirstAssignedInALoopThatSurelyRunsIsCarriedFromAPlaceholder) {
+  // Python keeps the last trip's value: `last` is carried from a zero made before the loop.
+  auto in = parse_body(kCopyKernel + kScalarMain + R"(
+        for i in pl.range(4):
+            last = i
+        m = last + 1
+        y = self.k(x, y)
+        return y
+)");
+  auto out = run_passes(in, {"ConvertToSSA"});
+  EXPECT_TRUE(check_properties(*out, static_cast<IRProperties>(IRProperty::SSA)).empty());
+  EXPECT_TRUE(same_program(out, kKernelK + R"(
+        t: pl.Tile[[64, 64], pl.FP32, pl.MemorySpace.Vec] = pl.load(x, [0, 0], [64, 64])
+        y_1: pl.Tensor[[64, 64], pl.FP32] = pl.store(t, [0, 0], y)
+        return y_1
+)" + kScalarMain + R"(
+        last = 0
+        for i, (last_1,) in pl.range(4, init_values=(last,)):
+            last_2 = i
+            last_3 = pl.yield_(last_2)
+        m = last_3 + 1
+        y_1: pl.Tensor[[64, 64], pl.FP32] = self.k(x, y)
+        return y_1
+)"));
 }
 
 }  // namespace
