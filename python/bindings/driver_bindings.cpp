@@ -291,6 +291,7 @@ nb::dict run_result_dict(const driver::RunResult& r) {
   result["workers"] = r.workers;
   result["isolated"] = r.isolated;
   result["cache_hit"] = r.cache_hit;
+  result["compile_cache_hit"] = r.compile_cache_hit;
   result["notes"] = r.notes;
   return result;
 }

@@ -68,6 +68,7 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
   files.push_back({"kernel_config.py", codegen::kernel_config_python(result.manifest)});
   write_output_files(out, files);
   result.translation_unit = std::move(generated.translation_unit);
+  result.files = std::move(files);
   return result;
 }
 

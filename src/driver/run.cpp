@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "compiled_run_cache.h"
 #include "pypto/driver/compile.h"
 #include "pypto/ir/interpreter.h"
 #include "pypto/passes/pass.h"
@@ -268,17 +269,41 @@ void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<Ru
   entry_arguments(*program, host_tensors(tensors));
 
   CompileResult compiled;
+  const CompileOptions compile_options = detail::compile_options(config);
+  std::shared_ptr<const detail::CompiledRun> cached;
   {
     ScopedStage stage("compile");
     session.set_keep_outputs(config.keep_outputs);
+    // An unchanged program compiled by an earlier run() of this process: its sources and loaded
+    // library are reused (compiled_run_cache.h). The look-up is the compile's own time; a hit's
+    // only child is `cache_hit`. Pass dumps ask to see the passes run: such a run compiles.
+    if (!compile_options.dump_passes) {
+      cached = detail::find_compiled_run(program, compile_options);
+    }
     try {
-      compiled = compile(session, program, detail::compile_options(config));
+      if (cached) {
+        ScopedStage hit("cache_hit");
+        session.set_metadata("program", program->name);
+        compiled = cached->compiled;
+        // The folder asked for holds the sources already; a default folder is new for every
+        // run, as without the cache, and gets them written again.
+        const fs::path out = session.open_output_dir(compile_options.output_dir, program->name);
+        if (compile_options.output_dir.empty()) {
+          ScopedStage write_stage("write_sources");
+          write_output_files(out, compiled.files);
+          compiled.output_dir = out.string();
+        }
+      } else {
+        compiled = compile(session, program, compile_options);
+      }
     } catch (const std::exception&) {
       // The report of the failed compile is in its output directory: say where.
       result.work_dir = session.output_dir().string();
       throw StageFailure("compile failed: " + describe_current_exception(program.get()));
     }
   }
+  result.compile_cache_hit = cached != nullptr;
+  session.set_metadata("compile_cache", cached ? "hit" : "miss");
   result.work_dir = compiled.output_dir;
 
   std::optional<ExpectedTensors> expected;
@@ -310,10 +335,12 @@ void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<Ru
   ScopedStage stage("device_execution");
   runtime::BuildResult built;
   {
-    ScopedStage build_stage("binary_compilation");
+    // A compile-cache hit has its library loaded already: no build, and no stage for one.
+    std::optional<ScopedStage> build_stage;
+    if (!cached) build_stage.emplace("binary_compilation");
     runtime::BuildOptions options = detail::build_options(result.work_dir, program->name);
-    built = runtime::build_library(compiled.translation_unit, options);
-    result.cache_hit = built.cache_hit;
+    built = cached ? cached->built : runtime::build_library(compiled.translation_unit, options);
+    result.cache_hit = cached || built.cache_hit;
     std::string compiler = runtime::resolve_compiler(options);
     for (const std::string& flag : options.flags.empty()
                                        ? runtime::default_build_flags(compiled.translation_unit)
@@ -321,8 +348,8 @@ void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<Ru
       compiler += " " + flag;
     }
     session.set_metadata("compiler", compiler);
-    session.set_metadata("binary_cache", built.cache_hit ? "hit" : "miss");
-    result.notes.insert(result.notes.end(), built.notes.begin(), built.notes.end());
+    session.set_metadata("binary_cache", result.cache_hit ? "hit" : "miss");
+    if (!cached) result.notes.insert(result.notes.end(), built.notes.begin(), built.notes.end());
   }
   {
     ScopedStage execute_stage("execute");
@@ -334,9 +361,16 @@ void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<Ru
     session.set_metadata("workers", std::to_string(options.num_workers));
     result.isolated = options.isolate;
     std::shared_ptr<const runtime::ProgramLibrary> library;
-    {
+    if (cached) {
+      library = cached->library;
+    } else {
       ScopedStage load_stage("load_library");
       library = runtime::ProgramLibrary::load(built.library);
+      if (!compile_options.dump_passes) {
+        detail::remember_compiled_run(std::make_shared<const detail::CompiledRun>(
+                                          detail::CompiledRun{program, compiled, built, library}),
+                                      compile_options);
+      }
     }
     runtime::RunStats stats = runtime::execute(*library, args, options);
     result.round_times =

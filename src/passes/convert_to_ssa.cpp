@@ -6,6 +6,7 @@
 // made before a loop that surely runs (PyPTO's escaping-variable promotion).
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -24,25 +25,46 @@ using namespace ir;
 // Current SSA value of each frontend variable.
 using Env = ir::NodeMap<const Var*, VarPtr>;
 
-// Statements numbered in program order: the last position at which each frontend variable is
-// read, and the last position inside each loop, so that "read after this loop" is one compare.
+// Statements numbered in program order, with the positions at which each frontend variable is
+// read and assigned, and the last position inside each loop. A variable is read after a loop when
+// its first read past the loop's end comes before (or in the same statement as) its first
+// assignment there: that read sees what the loop left. An assignment in one branch of an `if`
+// counts as one on every path, which only ever leaves a variable uncarried (and its read an
+// error, as before).
 class UsePositions {
  public:
   explicit UsePositions(const StmtPtr& body) { walk(body); }
 
   bool read_after(const Var* v, const Stmt* loop) const {
-    auto use = last_use_.find(v);
     auto end = loop_end_.find(loop);
-    return use != last_use_.end() && end != loop_end_.end() && use->second > end->second;
+    auto uses = uses_.find(v);
+    if (end == loop_end_.end() || uses == uses_.end()) return false;
+    const std::optional<int64_t> use = first_after(uses->second, end->second);
+    if (!use) return false;
+    auto defs = defs_.find(v);
+    if (defs == defs_.end()) return true;
+    const std::optional<int64_t> def = first_after(defs->second, end->second);
+    return !def || *use <= *def;
   }
 
  private:
+  // The first of `positions` (ascending) above `after`.
+  static std::optional<int64_t> first_after(const std::vector<int64_t>& positions, int64_t after) {
+    auto it = std::upper_bound(positions.begin(), positions.end(), after);
+    if (it == positions.end()) return std::nullopt;
+    return *it;
+  }
+
   void walk(const StmtPtr& s) {
     if (!s) return;
     const int64_t at = next_++;
     switch (s->kind()) {
-      case StmtKind::Assign:
-        return uses(s->as<AssignStmt>()->value, at);
+      case StmtKind::Assign: {
+        const auto* a = s->as<AssignStmt>();
+        uses(a->value, at);
+        defs_[a->var.get()].push_back(at);
+        return;
+      }
       case StmtKind::Eval:
         return uses(s->as<EvalStmt>()->expr, at);
       case StmtKind::Return:
@@ -60,16 +82,21 @@ class UsePositions {
         const auto* f = s->as<ForStmt>();
         for (const ExprPtr& e : {f->start, f->stop, f->step}) uses(e, at);
         for (const auto& e : f->init_values) uses(e, at);
+        defs_[f->loop_var.get()].push_back(at);
+        for (const auto& a : f->iter_args) defs_[a.get()].push_back(at);
         walk(f->body);
         loop_end_[s.get()] = next_ - 1;
+        for (const auto& r : f->return_vars) defs_[r.get()].push_back(next_ - 1);
         return;
       }
       case StmtKind::While: {
         const auto* w = s->as<WhileStmt>();
         uses(w->cond, at);
         for (const auto& e : w->init_values) uses(e, at);
+        for (const auto& a : w->iter_args) defs_[a.get()].push_back(at);
         walk(w->body);
         loop_end_[s.get()] = next_ - 1;
+        for (const auto& r : w->return_vars) defs_[r.get()].push_back(next_ - 1);
         return;
       }
       case StmtKind::If: {
@@ -77,6 +104,7 @@ class UsePositions {
         uses(i->cond, at);
         walk(i->then_body);
         walk(i->else_body);
+        for (const auto& r : i->return_vars) defs_[r.get()].push_back(next_ - 1);
         return;
       }
     }
@@ -85,11 +113,16 @@ class UsePositions {
     if (!e) return;
     std::vector<const Var*> used;
     detail::collect_used_vars(e, &used);
-    for (const Var* v : used) last_use_[v] = std::max(last_use_[v], at);
+    for (const Var* v : used) {
+      std::vector<int64_t>& positions = uses_[v];
+      if (positions.empty() || positions.back() != at) positions.push_back(at);
+    }
   }
 
   int64_t next_ = 0;
-  ir::NodeMap<const Var*, int64_t> last_use_;
+  // Positions are appended in walking order, which is ascending.
+  ir::NodeMap<const Var*, std::vector<int64_t>> uses_;
+  ir::NodeMap<const Var*, std::vector<int64_t>> defs_;
   std::unordered_map<const Stmt*, int64_t> loop_end_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -133,7 +134,8 @@ VerifiedFile::~VerifiedFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-VerifiedFile open_verified(const fs::path& library, std::string& problem, bool* missing) {
+VerifiedFile open_verified(const fs::path& library, std::string& problem, bool* missing,
+                           std::string* verified_bytes) {
   if (missing) *missing = false;
   VerifiedFile file(open_no_follow(library));
   if (!file.ok()) {
@@ -163,7 +165,33 @@ VerifiedFile open_verified(const fs::path& library, std::string& problem, bool* 
     problem = "its content does not match the digest recorded when it was built";
     return {};
   }
+  if (verified_bytes) *verified_bytes = std::move(bytes);
   return file;
+}
+
+int sealed_copy(const std::string& bytes, const std::string& name, std::string& problem) {
+  const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) {
+    problem = std::string("memfd_create: ") + std::strerror(errno);
+    return -1;
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      problem = std::string("writing its in-memory copy: ") + std::strerror(errno);
+      ::close(fd);
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    problem = std::string("sealing its in-memory copy: ") + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace pypto::runtime::library_file

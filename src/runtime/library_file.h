@@ -42,6 +42,12 @@ class VerifiedFile {
 // equals the one recorded in digest_path(library). On failure the result is not ok() and
 // `problem` says why ("No such file or directory" when it does not exist: `missing` is set).
 VerifiedFile open_verified(const std::filesystem::path& library, std::string& problem,
-                           bool* missing = nullptr);
+                           bool* missing = nullptr, std::string* verified_bytes = nullptr);
+
+// A sealed in-memory copy of `bytes` (memfd: no one can change, shrink or grow it), to load a
+// library from: a loaded library maps its file, so the file changing under it (a truncation in
+// place) would fault its code, there or in its destructors at exit. Returns the descriptor, or -1
+// with `problem` set.
+int sealed_copy(const std::string& bytes, const std::string& name, std::string& problem);
 
 }  // namespace pypto::runtime::library_file

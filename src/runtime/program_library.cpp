@@ -127,7 +127,8 @@ std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem
   // the binary cache recorded when it built them are loaded, and from the very descriptor
   // they were read through (LoadedFiles), so what was checked is what runs.
   std::string problem;
-  library_file::VerifiedFile file = library_file::open_verified(path, problem);
+  std::string bytes;
+  library_file::VerifiedFile file = library_file::open_verified(path, problem, nullptr, &bytes);
   struct stat checked {};
   if (file.ok() && ::fstat(file.fd(), &checked) != 0) problem = std::strerror(errno);
   if (!problem.empty()) {
@@ -135,7 +136,18 @@ std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem
                          "cannot load " + where + ": " + problem +
                              "; delete it and build again (the binary cache rebuilds it)");
   }
-  void* handle = loaded_files().open(file.fd(), {checked.st_dev, checked.st_ino}, problem);
+  // Loaded from a sealed copy of the checked bytes, not the file: programs stay loaded across
+  // runs (run()'s and @pl.jit's caches), and a file truncated in place under a loaded library
+  // would fault its code (library_file::sealed_copy). The file's identity still tells loads of
+  // the same file apart.
+  library_file::VerifiedFile copy(
+      library_file::sealed_copy(bytes, path.filename().string(), problem));
+  if (!copy.ok()) {
+    throw ExecutionError(ExecutionError::Kind::Load, "cannot load " + where + ": " + problem);
+  }
+  bytes.clear();
+  bytes.shrink_to_fit();
+  void* handle = loaded_files().open(copy.fd(), {checked.st_dev, checked.st_ino}, problem);
   if (!handle)
     throw ExecutionError(ExecutionError::Kind::Load, "cannot load " + where + ": " + problem);
 

@@ -145,5 +145,23 @@ TEST(ConvertToSSA, AVariableFirstAssignedInALoopThatSurelyRunsIsCarriedFromAPlac
 )"));
 }
 
+TEST(ConvertToSSA, AVariableAssignedAgainBeforeItIsReadAfterTheLoopIsNotCarried) {
+  // `last` of the first loop is dead at its end: the second loop assigns it before reading it
+  // (and `i`, the second loop's index, is its own), so nothing is carried and the trip counts
+  // known at run time only are no obstacle.
+  auto in = parse_body(kCopyKernel + kScalarMain + R"(
+        for i in pl.range(n):
+            last = i
+        for i in pl.range(n):
+            last = i * 2
+            m = last + 1
+        y = self.k(x, y)
+        return y
+)");
+  auto out = run_passes(in, {"ConvertToSSA"});
+  EXPECT_TRUE(check_properties(*out, static_cast<IRProperties>(IRProperty::SSA)).empty());
+  EXPECT_EQ(ir::print_program(*out).find("init_values"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pypto::passes

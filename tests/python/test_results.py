@@ -140,7 +140,9 @@ def test_profile_metadata_in_json_and_summary(build_root):
     second = run(Twice, specs(), golden, config=config)
     assert first.passed and second.passed
     meta = second.profile["metadata"]
-    assert list(meta) == ["pypto", "program", "compiler", "binary_cache", "workers"]
+    assert list(meta) == ["pypto", "program", "compile_cache", "compiler", "binary_cache",
+                          "workers"]
+    assert meta["compile_cache"] == "hit"  # the first run compiled it
     assert meta["pypto"] == pypto.__version__ and meta["program"] == "Twice"
     assert "-O2" in meta["compiler"] and "-shared" in meta["compiler"]
     assert meta["binary_cache"] == "hit" and meta["workers"] == "2"
@@ -148,7 +150,8 @@ def test_profile_metadata_in_json_and_summary(build_root):
     assert on_disk["metadata"] == meta
     lines = (pathlib.Path(second.work_dir) / "report/pipeline_profile.txt").read_text().splitlines()
     assert lines[0] == HEADER and lines[2].startswith("Total: ")
-    assert lines[3].startswith(f"pypto {pypto.__version__} | program Twice | compiler ")
+    assert lines[3].startswith(f"pypto {pypto.__version__} | program Twice | compile_cache hit"
+                               " | compiler ")
     assert lines[3].endswith("| binary_cache hit | workers 2")
 
 

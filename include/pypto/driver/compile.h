@@ -38,6 +38,7 @@ struct CompileResult {
   std::string translation_unit;           // program.cpp: the source built into the program library
   std::vector<std::string> kernel_names;  // InCore functions, in program order
   nlohmann::ordered_json manifest;        // kernel_config.json
+  std::vector<OutputFile> files;          // what was written under output_dir, relative to it
 };
 
 // The program of `root` and the functions it calls, transitively (named

@@ -106,7 +106,11 @@ struct RunResult {
   // How the device ran it (set once the run got that far).
   int workers = 0;         // simulated cores
   bool isolated = false;   // in a child process
-  bool cache_hit = false;  // the program library came from the binary cache
+  bool cache_hit = false;  // the program library came from the binary cache (or memory)
+  // The compile of an earlier run() of this process was reused: same program, options and
+  // output folder (no passes, codegen, build or load; the profile's compile has `cache_hit`
+  // only, and its metadata says compile_cache: hit).
+  bool compile_cache_hit = false;
   // Things the user should know although they did not stop the run (a damaged cache entry
   // that was rebuilt, an unsafe cache directory that was not used).
   std::vector<std::string> notes;

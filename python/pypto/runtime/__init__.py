@@ -323,7 +323,10 @@ class RunResult:
     inputs: dict = field(default_factory=dict)
     workers: int = 0  # simulated cores the device ran with
     isolated: bool = False  # the device ran in a child process
-    cache_hit: bool = False  # the program library came from the binary cache
+    cache_hit: bool = False  # the program library came from the binary cache (or memory)
+    # An earlier run() of this process compiled this program with these options: its folder,
+    # sources and loaded library were reused (no passes, codegen or build).
+    compile_cache_hit: bool = False
     # What the user should know although it did not stop the run (e.g. a damaged binary-cache
     # entry that was rebuilt).
     notes: list = field(default_factory=list)
@@ -360,6 +363,8 @@ class RunResult:
                          f"{self.profile.get('total_seconds', 0.0):.3g}s>")
         parts.append(f"workers={self.workers}")
         parts.append(f"cache_hit={self.cache_hit}")
+        if self.compile_cache_hit:
+            parts.append("compile_cache_hit=True")
         if self.notes:
             parts.append(f"notes=<{len(self.notes)}>")
         if self.exception is not None:
@@ -704,6 +709,7 @@ def _run_in(session, program, tensor_specs, golden, config):
                      execution_time=r["execution_time"], profile=profile,
                      work_dir=r["work_dir"] or None, outputs=outputs, inputs=inputs,
                      workers=r["workers"], isolated=r["isolated"], cache_hit=r["cache_hit"],
+                     compile_cache_hit=r["compile_cache_hit"],
                      notes=list(r["notes"]), exception=None if r["passed"] else exception,
                      round_times=list(r["round_times"]))
 
