@@ -27,6 +27,7 @@ from pypto import _core
 __all__ = ["Pass", "PassContext", "PassPipeline", "PassInstrument", "CallbackInstrument",
            "VerificationInstrument", "ReportInstrument", "VerificationMode", "VerificationLevel",
            "IRProperty", "MemoryPlanner", "RuntimeKind", "DiagnosticPhase", "verify_properties",
+           "property_violations",
            "l0_tile_chooser"]
 
 
@@ -270,12 +271,25 @@ class PassPipeline:
         return list(self._passes)
 
 
-def verify_properties(program: Any, properties: Iterable[IRProperty]) -> List[str]:
+def property_violations(program: Any, properties: Iterable[IRProperty]) -> List[str]:
     """The violations of ``properties`` in ``program``, as ``line:col: message`` strings (empty
-    when they all hold)."""
+    when they all hold; lines counted in the program's file)."""
     names = [IRProperty(p).value for p in properties]
     return [f"{line}:{col}: {message}"
             for message, line, col in _core.passes.verify(program._cpp, names)]
+
+
+def verify_properties(properties: Iterable[IRProperty], program: Any, pass_name: str = "") -> None:
+    """PyPTO's check: raises ``pypto.errors.CompileError`` naming the first violation of
+    ``properties`` in ``program`` (``file:line:col: error: after <pass_name>: ...``)."""
+    from pypto.errors import CompileError  # noqa: PLC0415
+
+    problems = property_violations(program, properties)
+    if problems:
+        where = program._cpp.file_name or "<program>"
+        after = f"after {pass_name}: " if pass_name else ""
+        line_col, message = problems[0].split(": ", 1)
+        raise CompileError(f"{where}:{line_col}: error: {after}{message}")
 
 
 class l0_tile_chooser:  # noqa: N801 - PyPTO's name for this namespace

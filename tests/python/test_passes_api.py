@@ -112,9 +112,13 @@ def test_properties_of_a_pass():
     assert ssa.get_produced_properties() == {passes.IRProperty.SSA}
     assert passes.IRProperty.SSA in passes.simplify().get_required_properties()
     assert passes.IRProperty.MemRefsSet in passes.init_mem_ref().get_produced_properties()
-    assert passes.verify_properties(Reassigned, [passes.IRProperty.SSA]) == [
+    assert passes.property_violations(Reassigned, [passes.IRProperty.SSA]) == [
         "23:9: variable 'result' assigned more than once"]
-    assert passes.verify_properties(ReassignedInSSA, [passes.IRProperty.SSA]) == []
+    assert passes.property_violations(ReassignedInSSA, [passes.IRProperty.SSA]) == []
+    passes.verify_properties({passes.IRProperty.SSA}, ReassignedInSSA, "ConvertToSSA")
+    with pytest.raises(CompileError, match=r"test_passes_api.py:23:9: error: after ConvertToSSA: "
+                                           r"variable 'result' assigned more than once"):
+        passes.verify_properties({passes.IRProperty.SSA}, Reassigned, "ConvertToSSA")
 
 
 def test_pypto_passes_this_compiler_does_not_have_say_so():
