@@ -7,14 +7,17 @@ namespace pypto::ir {
 namespace {
 
 // Whether a body hands work to kernels: a pl.at scope or a call of another function.
+// Also notes whether it computes anything itself (an op call).
 class HandsOffWork : public IRVisitor {
  public:
   bool found = false;
+  bool computes = false;
 
  protected:
   void visit_scope(const ScopeStmt&) override { found = true; }
   void visit_call(const Call& c) override {
     if (c.call_kind == CallKind::Function) found = true;
+    if (c.call_kind == CallKind::Op) computes = true;
     if (!found) IRVisitor::visit_call(c);
   }
 };
@@ -23,11 +26,13 @@ class HandsOffWork : public IRVisitor {
 
 FunctionType resolved_kind(const Function& f) {
   if (f.type != FunctionType::Opaque) return f.type;
-  // role=pl.Role.Orchestrator says so, even of a body that hands off no work (yet).
-  if (f.attrs.role == "Orchestrator") return FunctionType::Orchestration;
   HandsOffWork finder;
   finder.visit(f.body);
-  return finder.found ? FunctionType::Orchestration : FunctionType::InCore;
+  if (finder.found) return FunctionType::Orchestration;
+  // role=pl.Role.Orchestrator of a body that neither hands off nor computes anything (yet) is an
+  // orchestration; one that computes is a kernel, as a bare function is.
+  if (f.attrs.role == "Orchestrator" && !finder.computes) return FunctionType::Orchestration;
+  return FunctionType::InCore;
 }
 
 size_t output_param_count(const Function& f) {
