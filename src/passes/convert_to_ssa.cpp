@@ -129,7 +129,7 @@ class UsePositions {
 class SsaConverter {
  public:
   FunctionPtr run(const FunctionPtr& f) {
-    positions_ = std::make_unique<UsePositions>(f->body);
+    body_ = f->body;  // numbered on the first loop that could leave a variable behind
     Env env;
     std::vector<Param> params = f->params;
     for (auto& p : params) {
@@ -282,6 +282,7 @@ class SsaConverter {
       if (std::any_of(explicit_results.begin(), explicit_results.end(),
                       [&](const VarPtr& r) { return r.get() == v.get(); }))
         continue;
+      if (!positions_) positions_ = std::make_unique<UsePositions>(body_);
       if (positions_->read_after(v.get(), &loop)) escaping.push_back(v.get());
     }
     if (escaping.empty()) return;
@@ -491,6 +492,7 @@ class SsaConverter {
   }
 
   ir::NodeSet<const Var*> defined_;
+  StmtPtr body_;
   std::unique_ptr<UsePositions> positions_;
 };
 
