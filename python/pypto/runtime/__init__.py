@@ -20,6 +20,8 @@ from pypto import _core
 from pypto._text import checked_path, checked_text
 from pypto.backend import BackendType, backend_of_platform
 from pypto.runtime import tensor_call
+from pypto.runtime._arrays import aligned_zeros as _aligned_zeros
+from pypto.runtime._arrays import shared_array as _shared_array
 from pypto.runtime.chip_worker import ChipWorker, DeviceTensor, RegistrationHandle
 from pypto.runtime.worker import Worker
 from pypto.runtime._pypto_fields import (
@@ -208,27 +210,6 @@ def _dimension(name, d):
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
         raise TypeError(f"TensorSpec '{name}': shape dimensions must be integers, got {d!r}")
     return int(d)
-
-
-# Where run() places the tensors of an in-process run, and the inputs of an isolated one: a large
-# tensor on a 2 MiB boundary, so that all of it can live in huge pages (numpy asks the kernel for
-# them), a small one on a cache line. Tile rows then start on cache lines wherever the tensor's
-# row length allows, which the device's loads and stores rely on for whole-line copies.
-_HUGE_PAGE = 2 << 20
-_CACHE_LINE = 64
-
-
-def _aligned_zeros(shape, storage):
-    nbytes = int(np.prod(shape, dtype=np.int64)) * storage.itemsize
-    align = _HUGE_PAGE if nbytes >= _HUGE_PAGE else _CACHE_LINE
-    raw = np.zeros(nbytes + align, np.uint8)  # calloc: the unused slack is never touched
-    start = -raw.ctypes.data % align
-    return raw[start:start + nbytes].view(storage).reshape(shape)
-
-
-def _shared_array(shape, storage):
-    nbytes = int(np.prod(shape, dtype=np.int64)) * storage.itemsize
-    return _core.runtime.shared_bytes(nbytes).view(storage).reshape(shape)
 
 
 @dataclass
