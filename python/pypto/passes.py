@@ -13,8 +13,8 @@ establish (SSA form before ``Simplify``, no scopes before ``ConvertTensorToTileO
 says which pass to run first when it does not.
 
 PyPTO has more passes than this compiler (its pipeline also prepares code for the hardware's
-assembler); their names are here too, and calling one raises ``NotImplementedError`` saying so,
-so a test that uses them fails at that call rather than at its imports. ``PassContext`` carries
+assembler); asking this module for one raises an ``AttributeError`` that says so (and where its
+work is done here), at the use rather than at a test's imports. ``PassContext`` carries
 PyPTO's options and its instruments: ``CallbackInstrument`` callbacks run around each pass.
 """
 
@@ -382,7 +382,7 @@ _DONE_ELSEWHERE = {
     "flatten_tile_nd_to_2d": "code generation addresses tiles of any rank",
 }
 
-# PyPTO's passes without a pass of their own here.
+# PyPTO's passes without a pass of their own here (see __getattr__).
 _PYPTO_ONLY = (
     "ctrl_flow_transform", "normalize_stmt_structure", "outline_cluster_scopes",
     "optimize_orch_tensors", "expand_mixed_kernel", "materialize_comm_domain_scopes",
@@ -398,22 +398,17 @@ _PYPTO_ONLY = (
 ) + tuple(_DONE_ELSEWHERE)
 
 
-def _absent(snake: str) -> Callable[[], Pass]:
-    def make() -> Pass:
-        where = _DONE_ELSEWHERE.get(snake)
-        raise NotImplementedError(
-            f"passes.{snake}() is a pass of PyPTO's pipeline that this compiler does not have "
-            + (f"({where}); " if where else "; ")
-            + "its passes are " + ", ".join(f"passes.{_snake(n)}()"
-                                            for n, *_ in _core.passes.registered())
-            + ", and ir.compile runs them all")
-
-    make.__name__ = snake
-    make.__doc__ = f"PyPTO's pass {snake}: not a pass of this compiler (calling raises)."
-    return make
+def __getattr__(name: str) -> Any:
+    """A PyPTO pass this compiler does not have is no attribute of this module: the error says
+    so, and where its work is done here when it is."""
+    if name not in _PYPTO_ONLY:
+        raise AttributeError(f"module 'pypto.passes' has no attribute {name!r}")
+    where = _DONE_ELSEWHERE.get(name)
+    raise AttributeError(
+        f"pypto.passes has no {name}: it is a pass of PyPTO's pipeline that this compiler does "
+        f"not have" + (f" ({where})" if where else "") + "; its passes are "
+        + ", ".join(f"passes.{_snake(n)}()" for n, *_ in _core.passes.registered())
+        + ", and ir.compile runs them all")
 
 
-for _snake_name in _PYPTO_ONLY:
-    if _snake_name not in globals():
-        globals()[_snake_name] = _absent(_snake_name)
-del _name, _required, _produced, _invalidated, _snake_name
+del _name, _required, _produced, _invalidated

@@ -122,12 +122,14 @@ def test_properties_of_a_pass():
 
 
 def test_pypto_passes_this_compiler_does_not_have_say_so():
-    with pytest.raises(NotImplementedError,
-                       match=r"passes.inline_functions\(\) is a pass of PyPTO's pipeline that "
-                             r"this compiler does not have \(the parser expands"):
+    with pytest.raises(AttributeError,
+                       match=r"pypto.passes has no inline_functions: it is a pass of PyPTO's "
+                             r"pipeline that this compiler does not have \(the parser expands"):
         passes.inline_functions()
-    with pytest.raises(NotImplementedError, match=r"passes.ctrl_flow_transform\(\)"):
+    with pytest.raises(AttributeError, match=r"pypto.passes has no ctrl_flow_transform"):
         passes.ctrl_flow_transform()
+    with pytest.raises(AttributeError, match=r"has no attribute 'no_such_pass'"):
+        passes.no_such_pass()
 
 
 def test_a_pass_is_profiled_as_its_own_stage():
