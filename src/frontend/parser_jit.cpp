@@ -439,9 +439,7 @@ Value Parser::parse_jit_helper_call(size_t helper, const Token& name) {
       sig.return_types.size() == 1 ? sig.return_types[0] : ir::tuple_type(sig.return_types);
   ExprPtr call = ir::make_node<ir::Call>(ir::CallKind::Function, sig.name, std::move(args),
                                          ir::Attrs{}, type, span);
-  // A chip program called from the host without device= runs on the first device (rank 0),
-  // the one a single-device DistributedConfig has.
-  if (dispatch && !device) device = ir::make_int(0, span);
+  // Without device= a dispatch runs on rank 0 (the host plan's rule, driver/host_plan.cpp).
   if (device) call = with_device(call, device, span);
   return expr_value(call, span);
 }

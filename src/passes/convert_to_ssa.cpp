@@ -81,23 +81,13 @@ class UsePositions {
       case StmtKind::For: {
         const auto* f = s->as<ForStmt>();
         for (const ExprPtr& e : {f->start, f->stop, f->step}) uses(e, at);
-        for (const auto& e : f->init_values) uses(e, at);
         defs_[f->loop_var.get()].push_back(at);
-        for (const auto& a : f->iter_args) defs_[a.get()].push_back(at);
-        walk(f->body);
-        loop_end_[s.get()] = next_ - 1;
-        for (const auto& r : f->return_vars) defs_[r.get()].push_back(next_ - 1);
-        return;
+        return loop(*s, *f, at);
       }
       case StmtKind::While: {
         const auto* w = s->as<WhileStmt>();
         uses(w->cond, at);
-        for (const auto& e : w->init_values) uses(e, at);
-        for (const auto& a : w->iter_args) defs_[a.get()].push_back(at);
-        walk(w->body);
-        loop_end_[s.get()] = next_ - 1;
-        for (const auto& r : w->return_vars) defs_[r.get()].push_back(next_ - 1);
-        return;
+        return loop(*s, *w, at);
       }
       case StmtKind::If: {
         const auto* i = s->as<IfStmt>();
@@ -108,6 +98,16 @@ class UsePositions {
         return;
       }
     }
+  }
+  // What for and while loops share once their header is read: the carried values, the body, the
+  // loop's last position and its results.
+  template <typename Loop>
+  void loop(const Stmt& s, const Loop& l, int64_t at) {
+    for (const auto& e : l.init_values) uses(e, at);
+    for (const auto& a : l.iter_args) defs_[a.get()].push_back(at);
+    walk(l.body);
+    loop_end_[&s] = next_ - 1;
+    for (const auto& r : l.return_vars) defs_[r.get()].push_back(next_ - 1);
   }
   void uses(const ExprPtr& e, int64_t at) {
     if (!e) return;
