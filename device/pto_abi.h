@@ -564,7 +564,11 @@ typedef struct PtoRuntimeApi {
 //   int32_t pto_orchestrate(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams);
 //     runs the orchestration function; returns 0 on success. `params` follow the orchestration
 //     function's parameter order.
+//   void pto_core_memory_extent(int64_t extent[PTO_NUM_SPACES]);
+//     per core memory space, how many bytes from its start the program's kernels can write (the
+//     runtime clears only those between runs). Optional: without it, every space is cleared.
 typedef int32_t (*PtoAbiVersionFn)(void);
+typedef void (*PtoCoreMemoryExtentFn)(int64_t extent[PTO_NUM_SPACES]);
 typedef int32_t (*PtoOrchestrateFn)(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams);
 
 #ifdef __cplusplus

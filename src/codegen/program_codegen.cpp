@@ -6,8 +6,8 @@
 #include <string>
 #include <thread>
 
-#include "pypto/codegen/kernel_codegen.h"
 #include "pypto/codegen/cpp_emit.h"
+#include "pypto/codegen/kernel_codegen.h"
 #include "pypto/codegen/orchestration_codegen.h"
 #include "pypto/ir/ir_size.h"
 #include "pypto/profiling/profiler.h"
@@ -111,7 +111,7 @@ GeneratedProgram generate_program(const ir::Program& program) {
       for (const auto& f : program.functions)
         if (ir::submits_tasks(f->type))
           out.orchestrations.push_back({f->name, generate_orchestration(program, *f)});
-      exports = generate_exports(program);
+      exports = generate_exports(program) + "\n" + core_memory_extent_export(program);
     } catch (...) {
       orchestration_error = std::current_exception();
     }

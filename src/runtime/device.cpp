@@ -642,15 +642,14 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
   map_writable_ranges(writable, options.num_workers, OutputPages::Private);
   const double mapped = profiling::now_seconds();
   std::unique_ptr<TaskRuntime> runtime = kept_runtimes().take(options.num_workers);
-  if (runtime) {
-    runtime->clear_core_memory();
-  } else {
-    runtime = std::make_unique<TaskRuntime>(options.num_workers);
-  }
+  if (!runtime) runtime = std::make_unique<TaskRuntime>(options.num_workers);
+  runtime->clear_core_memory(program.core_memory_extent());
   RunStats stats;
   double cores_ready = 0;
   {
-    const TaskRuntime::AwakeCores awake(*runtime, /*inputs_in_cache=*/true);
+    const bool one_launch = options.warmup + options.rounds == 1;
+    const TaskRuntime::AwakeCores awake(*runtime, /*inputs_in_cache=*/true,
+                                        /*wait_for_cores=*/!one_launch);
     cores_ready = profiling::now_seconds();
     try {
       stats = launch_rounds(*runtime, awake, program, to_pto_args(args), writable, options, nullptr,

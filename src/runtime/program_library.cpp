@@ -6,9 +6,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <limits>
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -172,6 +174,10 @@ std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem
 ProgramLibrary::ProgramLibrary(std::filesystem::path path, void* handle,
                                PtoOrchestrateFn orchestrate)
     : path_(std::move(path)), handle_(handle), orchestrate_(orchestrate) {
+  core_memory_extent_.fill(std::numeric_limits<int64_t>::max());
+  if (auto extent =
+          reinterpret_cast<PtoCoreMemoryExtentFn>(::dlsym(handle_, "pto_core_memory_extent")))
+    extent(core_memory_extent_.data());
   link_map* map = nullptr;
   if (::dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return;
   // Room made here, so that the callback, called from C, cannot throw: a program library has

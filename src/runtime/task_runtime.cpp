@@ -732,6 +732,8 @@ TaskRuntime::TaskRuntime(int num_workers, TaskObserver* warm_up_observer) {
   }
   pool_ = std::make_unique<ThreadPool>(num_workers);
   warm_up(warm_up_observer);
+  // The warm-up's tiles: anywhere, as far as the first clear knows.
+  for (int s = 0; s < PTO_NUM_SPACES; ++s) dirty_extent_[s] = capacity(s);
 }
 
 void TaskRuntime::warm_up(TaskObserver* observer) {
@@ -742,8 +744,8 @@ void TaskRuntime::warm_up(TaskObserver* observer) {
 
 TaskRuntime::~TaskRuntime() = default;
 
-TaskRuntime::AwakeCores::AwakeCores(TaskRuntime& runtime, bool inputs_in_cache)
-    : pool_(*runtime.pool_), inputs_in_cache_(inputs_in_cache) {
+TaskRuntime::AwakeCores::AwakeCores(TaskRuntime& runtime, bool inputs_in_cache, bool wait_for_cores)
+    : pool_(*runtime.pool_), inputs_in_cache_(inputs_in_cache), wait_for_cores_(wait_for_cores) {
   const int cpu = ::sched_getcpu();
   if (cpu >= 0 && ::pthread_getaffinity_np(::pthread_self(), sizeof(caller_affinity_),
                                            &caller_affinity_) == 0) {
@@ -756,7 +758,7 @@ TaskRuntime::AwakeCores::AwakeCores(TaskRuntime& runtime, bool inputs_in_cache)
 }
 
 void TaskRuntime::AwakeCores::again() const {
-  pool_.stay_awake(::sched_getcpu(), inputs_in_cache_);
+  pool_.stay_awake(::sched_getcpu(), inputs_in_cache_, wait_for_cores_);
 }
 
 TaskRuntime::AwakeCores::~AwakeCores() {
@@ -771,12 +773,15 @@ bool TaskRuntime::wait_until_idle(std::chrono::milliseconds limit) {
   return pool_->wait_until_idle(limit);
 }
 
-void TaskRuntime::clear_core_memory() {
+void TaskRuntime::clear_core_memory(const std::array<int64_t, PTO_NUM_SPACES>& next_extent) {
   std::lock_guard<std::mutex> lock(run_mutex_);
-  for (auto& core : cores_) {
-    for (int s = 0; s < PTO_NUM_SPACES; ++s) {
-      if (core->mem.space[s]) std::memset(core->mem.space[s], 0, core->mem.capacity[s]);
+  for (int s = 0; s < PTO_NUM_SPACES; ++s) {
+    const int64_t capacity = cores_.front()->mem.capacity[s];
+    const int64_t bytes = std::clamp<int64_t>(dirty_extent_[s], 0, capacity);
+    if (bytes > 0) {
+      for (auto& core : cores_) std::memset(core->mem.space[s], 0, static_cast<size_t>(bytes));
     }
+    dirty_extent_[s] = std::clamp<int64_t>(next_extent[s], 0, capacity);
   }
 }
 

@@ -187,7 +187,7 @@ void ThreadPool::set_polling(int spare_cpu) {
   }
 }
 
-void ThreadPool::stay_awake(int spare_cpu, bool caller_in_place) {
+void ThreadPool::stay_awake(int spare_cpu, bool caller_in_place, bool wait) {
   size_t expected = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -196,6 +196,7 @@ void ThreadPool::stay_awake(int spare_cpu, bool caller_in_place) {
     set_polling(spare_cpu);
     for (auto& w : workers_) expected += w->poll.load(std::memory_order_relaxed) ? 1 : 0;
   }
+  if (!wait) return;
   // The woken workers' CPUs may take a while to run them; that belongs to getting the cores
   // ready, not to the launch that follows.
   const auto give_up = std::chrono::steady_clock::now() + kPollTime;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -137,9 +138,30 @@ TEST(TaskRuntime, ClearedCoreMemoryReadsAsANewRuntimes) {
   for (float v : seen) ASSERT_EQ(v, 0.0f);  // a new core's memory is zero
   runtime.run(&scribble_orchestration, params);
   for (float v : seen) ASSERT_EQ(v, 7.0f);  // a run sees what the previous one left...
-  runtime.clear_core_memory();
+  std::array<int64_t, PTO_NUM_SPACES> whole;
+  whole.fill(INT64_MAX);
+  runtime.clear_core_memory(whole);
   runtime.run(&scribble_orchestration, params);
   for (float v : seen) ASSERT_EQ(v, 0.0f);  // ...unless the memory was cleared in between
+}
+
+TEST(TaskRuntime, AClearZeroesWhatTheRunBeforeItDeclared) {
+  // Each clear zeroes the extent the previous clear was told the next run would write, and no
+  // more: a program library declares it (pto_core_memory_extent), and the clear then costs what
+  // the program used rather than every space whole.
+  std::vector<float> seen(kCols, -1.0f);
+  TaskRuntime runtime(1);
+  const std::vector<PtoArg> params = {host_matrix(seen, 1, kCols), scalar(7.0)};
+  std::array<int64_t, PTO_NUM_SPACES> whole, none{};
+  whole.fill(INT64_MAX);
+  runtime.clear_core_memory(whole);
+  runtime.run(&scribble_orchestration, params);  // declared: writes anywhere
+  runtime.clear_core_memory(none);               // clears it all
+  runtime.run(&scribble_orchestration, params);  // declared: writes nothing (it does)
+  for (float v : seen) ASSERT_EQ(v, 0.0f);
+  runtime.clear_core_memory(whole);  // clears nothing: the run before said it wrote nothing
+  runtime.run(&scribble_orchestration, params);
+  for (float v : seen) ASSERT_EQ(v, 7.0f);
 }
 
 // Counts the tasks it sees start and finish.

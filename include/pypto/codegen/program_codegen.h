@@ -16,7 +16,7 @@ struct GeneratedFunction {
 
 struct GeneratedProgram {
   // #include "pto_abi.h", #include "pto_tile.h", the kernels, the orchestration functions and
-  // the exported pto_abi_version / pto_orchestrate.
+  // the exported pto_abi_version / pto_orchestrate / pto_core_memory_extent.
   std::string translation_unit;
   std::vector<GeneratedFunction> kernels;         // InCore functions, in program order
   std::vector<GeneratedFunction> orchestrations;  // Orchestration functions, in program order
@@ -27,5 +27,10 @@ struct GeneratedProgram {
 // the caller's (driver::compile opens `codegen` around them and the writing of the sources).
 // Throws ir::CompileError for IR that is not in the post-pass form.
 GeneratedProgram generate_program(const ir::Program& program);
+
+// The definition of the library's exported `pto_core_memory_extent` (device/pto_abi.h): per core
+// memory space, the end of the highest tile buffer of any kernel of `program` (addresses
+// assigned).
+std::string core_memory_extent_export(const ir::Program& program);
 
 }  // namespace pypto::codegen

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -27,6 +28,11 @@ class ProgramLibrary {
 
   const std::filesystem::path& path() const { return path_; }
   PtoOrchestrateFn orchestrate() const { return orchestrate_; }
+  // Per core memory space, how many bytes from its start the program's kernels can write (its
+  // pto_core_memory_extent; every space whole for a library that does not export one).
+  const std::array<int64_t, PTO_NUM_SPACES>& core_memory_extent() const {
+    return core_memory_extent_;
+  }
 
   // Maps the pages of the library's loaded segments (its code, constants and data) into this
   // process's page tables in one call per segment, rather than a page fault at a time when a
@@ -49,6 +55,7 @@ class ProgramLibrary {
   std::filesystem::path path_;
   void* handle_;
   PtoOrchestrateFn orchestrate_;
+  std::array<int64_t, PTO_NUM_SPACES> core_memory_extent_;
   std::vector<Segment> segments_;
 };
 

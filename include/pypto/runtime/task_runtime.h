@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -124,9 +125,11 @@ class TaskRuntime {
   // ThreadPool::wait_until_idle. Returns whether they are.
   bool wait_until_idle(std::chrono::milliseconds limit);
 
-  // Zeroes every core's memory, as a new TaskRuntime has it, so that a kernel reading a tile it
-  // never wrote sees the same values in every run, also on a runtime kept for the next run.
-  void clear_core_memory();
+  // Zeroes every core's memory that an earlier run (or the warm-up) may have written, so that a
+  // kernel reading a tile it never wrote sees zeros in every run, also on a runtime kept for the
+  // next run. `next_extent`: per space, how many bytes from its start the next run's kernels can
+  // write (ProgramLibrary::core_memory_extent), which the next call clears.
+  void clear_core_memory(const std::array<int64_t, PTO_NUM_SPACES>& next_extent);
 
   // Runs `orchestrate` with `params` (views of caller memory; each tensor's buffer is declared
   // from its extent). Intermediates from create_tensor are zeroed and freed when run() returns.
@@ -158,9 +161,14 @@ class TaskRuntime {
   // polls shared it with the worker in scheduler slices of milliseconds. (In process, the first
   // of the 16 tasks of a 4096² row_min on two cores started 2-5 ms into the run in 6 runs of 10,
   // 0.13 ms in the others.)
+  //
+  // `wait_for_cores`: whether the constructor (and again()) returns only once the woken workers
+  // poll. Rounds of a benchmark wait, so that each measured launch starts with its cores ready;
+  // a single launch does not, since its orchestration can run while they wake (a cached 128x128
+  // call otherwise spent 17 us of its 50 us waiting for one worker it then did not need).
   class AwakeCores {
    public:
-    AwakeCores(TaskRuntime& runtime, bool inputs_in_cache);
+    AwakeCores(TaskRuntime& runtime, bool inputs_in_cache, bool wait_for_cores = true);
     AwakeCores(const AwakeCores&) = delete;
     AwakeCores& operator=(const AwakeCores&) = delete;
     ~AwakeCores();
@@ -171,6 +179,7 @@ class TaskRuntime {
    private:
     ThreadPool& pool_;
     bool inputs_in_cache_;
+    bool wait_for_cores_;
     cpu_set_t caller_affinity_{};  // the thread's CPUs before it was pinned
     bool caller_pinned_ = false;
   };
@@ -188,6 +197,8 @@ class TaskRuntime {
 
   std::mutex run_mutex_;
   std::unique_ptr<CoreMemoryRegion> core_memory_;  // every core's spaces
+  // Per space, the bytes from its start that runs since the last clear may have written.
+  std::array<int64_t, PTO_NUM_SPACES> dirty_extent_{};
   std::vector<std::unique_ptr<Core>> cores_;
   std::unique_ptr<ThreadPool> pool_;  // declared last: its workers use the cores
 };

@@ -50,9 +50,10 @@ class ThreadPool {
   // worker is pinned there and the CPU is free, one moves there first. Otherwise the worker
   // pinned there moves to a free CPU if there is one (to start tasks during the orchestration),
   // or else sleeps until wake_idle(). Returns when the polling workers poll (or after a few
-  // milliseconds, if the system does not run them). Unpinned workers (more workers than CPUs, or
-  // PYPTO_PIN_WORKERS=0) never poll: they would take CPUs from each other.
-  void stay_awake(int spare_cpu, bool caller_in_place);
+  // milliseconds, if the system does not run them), or at once without `wait`. Unpinned workers
+  // (more workers than CPUs, or PYPTO_PIN_WORKERS=0) never poll: they would take CPUs from each
+  // other.
+  void stay_awake(int spare_cpu, bool caller_in_place, bool wait = true);
   // In an awake stretch, the worker on `cpu` moves or sleeps as in stay_awake (the caller is
   // about to run there) and the others poll. Nothing otherwise.
   void spare_cpu(int cpu);
