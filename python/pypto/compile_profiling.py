@@ -10,6 +10,11 @@ The profiler lives in C++ (``pypto._core.profiling``); this module is its Python
     print(prof.summary())
     prof.write_report("out/report")   # pipeline_profile.txt and pipeline_profile.json
 
+Any profile (this profiler, ``RunResult.profile``, a ``pipeline_profile.json``) renders as text or
+as a self-contained HTML page with ``render_profile(profile, format="text"|"html", path=None)``;
+``ProfileView(profile)`` shows it in a notebook, as does a ``CompileProfiler`` itself
+(pypto.profile_view).
+
 ``CompileProfiler`` is the C++ class itself, so stages recorded by the compiler's C++ code while
 a profiler is entered land in that same object. Profiling can also be switched on for a whole
 process with ``PYPTO_COMPILE_PROFILING=1``: ``get_active_profiler()`` then returns one
@@ -29,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ContextManager, Dict, List, Optional
 
 from pypto._core import profiling as _core
+from pypto.profile_view import ProfileView, load_profile, render_profile
 
 CompileProfiler = _core.CompileProfiler
 ProfilerError = _core.ProfilerError
@@ -79,6 +85,16 @@ class StageRecord:
         return data
 
 
+def _profiler_repr_html(self: CompileProfiler) -> str:
+    """A profiler in a notebook: its profile so far, as ProfileView shows it."""
+    return ProfileView(self, title="CompileProfiler").html()
+
+
+# The class is the C++ one (nanobind), which has no notebook view of its own; nanobind classes
+# take new methods from Python.
+CompileProfiler._repr_html_ = _profiler_repr_html  # type: ignore[attr-defined]
+
+
 def use_profiler(profiler: Optional[CompileProfiler]) -> ContextManager[Optional[CompileProfiler]]:
     """Runs the ``with`` body with ``profiler`` current on this thread; ``None`` changes nothing.
 
@@ -111,10 +127,13 @@ get_active_profiler()
 
 __all__ = [
     "CompileProfiler",
+    "ProfileView",
     "ProfilerError",
     "StageRecord",
     "StageScope",
     "get_active_profiler",
+    "load_profile",
+    "render_profile",
     "stage",
     "use_profiler",
 ]

@@ -65,6 +65,15 @@ def test_serial_sweep_rows(serial):
     assert big and "Vec" in big[0]["error"] and big[0]["device_median_s"] is None
 
 
+def test_sweep_result_repr_is_one_line_and_html_has_the_table_and_profile(serial):
+    text = repr(serial)
+    assert text.startswith(f"SweepResult({len(serial.rows)} jobs, ") and "\n" not in text
+    assert "best=job " in text and "'profile'" not in text
+    page = serial._repr_html_()
+    assert "Profile over" in page and ">compile<" in page and "<script" not in page
+    assert "jobs sorted by device_median_s" in page
+
+
 def test_sweep_on_local_cluster_matches_serial(serial, cache_dir, tmp_path):
     done = []
     result = sweep(BLOCKED_ADD, TILE_GRID, backend="dask", workers=2, cache_dir=cache_dir,

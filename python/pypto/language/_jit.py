@@ -35,7 +35,7 @@ __all__ = ["jit", "JitFunction", "JitIncore", "JitCallInfo"]
 _IN, _OUT, _INOUT = "In", "Out", "InOut"
 
 
-@dataclass
+@dataclass(repr=False)
 class JitCallInfo:
     """What the last call of a ``@pl.jit`` function did."""
 
@@ -45,6 +45,17 @@ class JitCallInfo:
     work_dir: Optional[str] = None  # where the specialisation's compile output is
     library_cache_hit: bool = False  # a first call found the library in the binary cache
     notes: list = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        # One line: cache hits and times, the profile by its total and slowest stages.
+        from pypto import _result_view  # noqa: PLC0415 - display code, loaded when shown
+
+        return _result_view.jit_call_repr(self)
+
+    def _repr_html_(self) -> str:
+        from pypto import _result_view  # noqa: PLC0415
+
+        return _result_view.jit_call_html(self)
 
 
 @dataclass(frozen=True)

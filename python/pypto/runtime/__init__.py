@@ -326,43 +326,17 @@ class RunResult:
         return self.passed
 
     def __repr__(self) -> str:
-        # Short enough to read in a notebook: arrays by shape and dtype, the profile by its
-        # size; the values themselves are in the attributes.
-        parts = [f"passed={self.passed}"]
-        if self.error:
-            first_line = self.error.splitlines()[0] if self.error.strip() else self.error
-            parts.append(f"error={_shortened(first_line)!r}")
-        parts.append(f"execution_time={self.execution_time:.3g}s")
-        if self.work_dir:
-            parts.append(f"work_dir={self.work_dir!r}")
-        for label, arrays in (("outputs", self.outputs), ("inputs", self.inputs)):
-            if arrays:
-                parts.append(f"{label}={{{', '.join(_array_summary(k, v) for k, v in arrays.items())}}}")
-        if self.profile is not None:
-            stages = len(self.profile.get("stages", []))
-            parts.append(f"profile=<{stages} stages, "
-                         f"{self.profile.get('total_seconds', 0.0):.3g}s>")
-        parts.append(f"workers={self.workers}")
-        parts.append(f"cache_hit={self.cache_hit}")
-        if self.compile_cache_hit:
-            parts.append("compile_cache_hit=True")
-        if self.notes:
-            parts.append(f"notes=<{len(self.notes)}>")
-        if self.exception is not None:
-            parts.append(f"exception={type(self.exception).__name__}")
-        return f"RunResult({', '.join(parts)})"
+        # One line for a notebook or a log: arrays by shape and dtype, the profile by its total
+        # and slowest stages; the values themselves are in the attributes.
+        from pypto import _result_view  # noqa: PLC0415 - display code, loaded when shown
 
+        return _result_view.run_result_repr(self)
 
-def _shortened(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    def _repr_html_(self) -> str:
+        """A notebook's view: a table of the result and the profile's tree and timeline."""
+        from pypto import _result_view  # noqa: PLC0415
 
-
-def _array_summary(name: str, array: Any) -> str:
-    shape = getattr(array, "shape", None)
-    dtype = getattr(array, "dtype", None)
-    if shape is None:
-        return f"{name!r}: {type(array).__name__}"
-    return f"{name!r}: {dtype}[{'x'.join(map(str, shape))}]"
+        return _result_view.run_result_html(self)
 
 
 # RunConfig fields whose Python spelling differs from the driver's; every other field is copied as
@@ -711,7 +685,7 @@ def _codegen_only(program, driver_config):
     return RunResult(passed=True, work_dir=compiled.output_dir)
 
 
-@dataclass
+@dataclass(repr=False)
 class BenchmarkResult:
     """What benchmark() measured: the device seconds of every measured launch and their
     statistics (seconds), the one compile profile, and the run itself (outputs, error...)."""
@@ -735,6 +709,17 @@ class BenchmarkResult:
         fmt = _core.profiling.format_duration
         return (f"{len(self.round_times)} rounds: min {fmt(self.min)}  median {fmt(self.median)}"
                 f"  mean {fmt(self.mean)}  p95 {fmt(self.p95)}  stdev {fmt(self.stdev)}")
+
+    def __repr__(self) -> str:
+        # The statistics, not the round times, profile and run (thousands of characters).
+        from pypto import _result_view  # noqa: PLC0415
+
+        return _result_view.benchmark_repr(self)
+
+    def _repr_html_(self) -> str:
+        from pypto import _result_view  # noqa: PLC0415
+
+        return _result_view.benchmark_html(self)
 
 
 def benchmark(program, tensor_specs, golden=None, rounds=10, warmup=1, config=None, **kwargs):

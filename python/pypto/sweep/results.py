@@ -4,7 +4,7 @@ sorted by a column; the profile aggregated over the jobs; the best configuration
 import csv
 import json
 import os
-from typing import Optional
+from typing import Any, Dict, List, Optional
 
 from pypto import _core
 from pypto.sweep.jobs import TOP_STAGES
@@ -122,7 +122,7 @@ def _sort_key(column):
     return key
 
 
-def sorted_rows(rows, column):
+def sorted_rows(rows: List[Dict[str, Any]], column: str) -> List[Dict[str, Any]]:
     if column not in (rows[0] if rows else {}):
         raise ValueError(f"cannot sort by '{column}': the columns are "
                          f"{', '.join(table_rows(rows)[0]) if rows else 'none'}")
@@ -213,3 +213,16 @@ class SweepResult:
             text += (f"; best: job {self.best['job']} ({where}), device median "
                      f"{_core.profiling.format_duration(self.best['device_median_s'])}")
         return text + "\n"
+
+    def __repr__(self):
+        # One line: jobs, how many passed, the best one; the rows are in .rows, .table().
+        from pypto import _result_view
+
+        return _result_view.sweep_repr(self)
+
+    def _repr_html_(self):
+        """A notebook's view: the best job, the jobs sorted by ``sort_by`` (the first 20) and the
+        profile aggregated over the jobs."""
+        from pypto import _result_view
+
+        return _result_view.sweep_html(self)
