@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +19,9 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "compiler_timing.h"
 #include "library_file.h"
+#include "pypto/profiling/profiler.h"
 #include "pypto/runtime/device_headers.h"
 #include "pypto/runtime/process.h"
 #include "pypto/support/file_io.h"
@@ -267,6 +270,31 @@ std::string program_label(const BuildOptions& options) {
   return options.program_name.empty() ? "program" : "program '" + options.program_name + "'";
 }
 
+// The compiler's phases as stages under the one open (binary_compilation), one after the other
+// from the compiler's start, in the order it ran them, then the rest of the compiler's wall time
+// as `<compiler> driver`: what its report does not count (the driver, starting its programs,
+// rounding). The report counts hundredths of a second: should the phases add up to more than the
+// compiler took, all are scaled down to fit.
+void record_compiler_phases(profiling::CompileProfiler& profiler, const std::string& compiler,
+                            const std::vector<detail::CompilerPhase>& phases, double started,
+                            double ended) {
+  double total = 0;
+  for (const auto& phase : phases) total += phase.seconds;
+  if (total <= 0) return;
+  const double scale = std::min(1.0, (ended - started) / total);
+  double at = started;
+  auto record = [&](std::string name, double end) {
+    profiling::StageRecord r;
+    r.name = std::move(name);
+    r.start = at;
+    r.end = at = end;
+    profiler.add_stage_record(std::move(r));
+  };
+  for (const auto& phase : phases) record(phase.name, at + phase.seconds * scale);
+  if (ended > at)
+    record(fs::path(split_words(compiler).front()).filename().string() + " driver", ended);
+}
+
 std::string seconds_text(std::chrono::milliseconds d) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", std::chrono::duration<double>(d).count());
@@ -423,15 +451,26 @@ BuildResult build_library(std::string_view source, const BuildOptions& options) 
   TempFile tmp(make_temp(result.library, cache_dir));
   std::vector<std::string> argv = split_words(compiler);
   argv.insert(argv.end(), flags.begin(), flags.end());
+  // While a profiler records, the compiler reports its phases (not part of the key: the library
+  // is the same).
+  profiling::CompileProfiler* profiler = profiling::CompileProfiler::current();
+  std::vector<std::string> timing_flags;
+  if (profiler) timing_flags = detail::compiler_timing_flags(compiler_identity(compiler));
+  argv.insert(argv.end(), timing_flags.begin(), timing_flags.end());
   argv.insert(argv.end(), {"-I" + include_dir.string(), private_source.path().string(), "-o",
                            tmp.path().string()});
 
   ProcessResult r;
+  const double compiler_started = profiling::now_seconds();
   try {
     r = run_process(argv, options.timeout);
   } catch (const std::system_error& e) {
     throw BuildError("cannot run C++ compiler '" + compiler + "': " + e.what() +
                      "; set CXX to a C++17 compiler");
+  }
+  if (!timing_flags.empty()) {
+    record_compiler_phases(*profiler, compiler, detail::take_compiler_timing(r.output),
+                           compiler_started, profiling::now_seconds());
   }
   // Diagnostics name the file the user can open.
   replace_all(r.output, private_source.path().string(), result.source.string());
