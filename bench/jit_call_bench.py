@@ -1,8 +1,9 @@
 """Cost of a cached @pl.jit call against calling its compiled program directly.
 
-Both sides run the same compiled 128x128 FP32 add on the same numpy arrays, in process
-(RunConfig(isolate=False): a forked device would hide the difference under milliseconds of
-process start). The anchor calls the driver with the compiled program in hand
+Both sides run the same compiled 128x128 FP32 add on the same numpy arrays, in process at 1 and
+2 workers and in the default isolated configuration; numpy's np.add into a ready output and
+numba's @njit loop (when numba is installed: an optional bench dependency) are timed in the same
+run beside them. The anchor calls the driver with the compiled program in hand
 (`_core.driver.call`); the subject calls the @pl.jit function, which first computes the
 specialisation key from its arguments (shapes, dtypes, scalars, config), finds the compiled
 program in its cache and checks the arrays. The difference of the medians is what @pl.jit adds
@@ -42,6 +43,31 @@ def add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
+def numba_add():
+    """numba's @njit element-wise add into a ready output, or None without numba (an optional
+    bench dependency: pip install numba)."""
+    try:
+        import numba  # noqa: PLC0415
+    except ImportError:
+        return None
+
+    @numba.njit(cache=False)
+    def njit_add(a, b, c):
+        for i in range(a.shape[0]):
+            for j in range(a.shape[1]):
+                c[i, j] = a[i, j] + b[i, j]
+
+    return njit_add
+
+
+def per_call_rounds(fn, calls, rounds):
+    """Median over ``rounds`` samples of ``calls`` calls of fn, per call."""
+    samples = []
+    for _ in range(rounds):
+        samples.append(timed(lambda: [fn() for _ in range(calls)]) / calls)
+    return sorted(samples)[len(samples) // 2]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
@@ -52,29 +78,60 @@ def main():
     a = rng.standard_normal((N, N), dtype=np.float32)
     b = rng.standard_normal((N, N), dtype=np.float32)
     c = np.zeros_like(a)
+    njit_add = numba_add()
+    if njit_add is not None:
+        njit_add(a, b, c)  # compiles
+    calls = range(options.calls)
+    per_call = 1e6 / options.calls
+    print(f"128x128 FP32 add, {options.calls} calls per sample, {options.rounds} interleaved "
+          f"rounds, medians per call:")
     with tempfile.TemporaryDirectory() as work:
-        config = RunConfig(isolate=False, workers=1, work_dir=os.path.join(work, "out"))
-        add(a, b, c, config=config)  # compiles and builds the specialisation
-        assert np.array_equal(c, a + b)
-        # The compiled program the cache holds, and the driver config the call uses.
+        for label, config in [
+                ("in process, 1 worker", RunConfig(isolate=False, workers=1,
+                                                   work_dir=os.path.join(work, "w1"))),
+                ("in process, 2 workers", RunConfig(isolate=False, workers=2,
+                                                    work_dir=os.path.join(work, "w2"))),
+                ("default (isolated)", RunConfig(work_dir=os.path.join(work, "iso")))]:
+            add._cache.clear()
+            add(a, b, c, config=config)  # compiles and builds the specialisation
+            assert np.array_equal(c, a + b)
+            (compiled,) = add._cache.values()
+            driver_program = compiled._driver_program()
+            _, driver_config = _jit._driver_config(config)
+            arrays, dtypes = [a, b, c], ["FP32"] * 3
+
+            def direct():
+                for _ in calls:
+                    _core.driver.call(None, driver_program, arrays, dtypes, driver_config)
+
+            def jit():
+                for _ in calls:
+                    add(a, b, c, config=config)
+
+            def numpy_add():
+                for _ in calls:
+                    np.add(a, b, out=c)
+
+            direct_times, jit_times = interleaved(lambda: timed(direct), lambda: timed(jit),
+                                                  options.rounds)
+            numpy_time = per_call_rounds(lambda: np.add(a, b, out=c), options.calls, options.rounds)
+            numba_time = (per_call_rounds(lambda: njit_add(a, b, c), options.calls, options.rounds)
+                          if njit_add is not None else None)
+            anchor, subject, _ = medians(direct_times, jit_times)
+            numba_text = f"{numba_time * 1e6:.2f} us" if numba_time is not None else "(no numba)"
+            print(f"  {label:<22} @pl.jit {subject * per_call:8.2f} us   compiled program "
+                  f"called directly {anchor * per_call:8.2f} us   numpy np.add(out=) "
+                  f"{numpy_time * 1e6:.2f} us   numba @njit {numba_text}")
+
+        # What @pl.jit adds around the driver call: the same rounds with the driver call
+        # replaced by a stub on both sides.
+        config = RunConfig(isolate=False, workers=1, work_dir=os.path.join(work, "w1"))
+        add._cache.clear()
+        add(a, b, c, config=config)
         (compiled,) = add._cache.values()
+        driver_program = compiled._driver_program()
         _, driver_config = _jit._driver_config(config)
         arrays, dtypes = [a, b, c], ["FP32"] * 3
-        calls = range(options.calls)
-
-        def direct():
-            for _ in calls:
-                _core.driver.call(None, compiled, arrays, dtypes, driver_config)
-
-        def jit():
-            for _ in calls:
-                add(a, b, c, config=config)
-
-        direct_times, jit_times = interleaved(lambda: timed(direct), lambda: timed(jit),
-                                              options.rounds)
-        assert add.cache_info()["misses"] == 1
-
-        # The same without the device: everything @pl.jit does around the driver call.
         result = (0.0, False, False, [])
 
         class StubDriver:
@@ -89,7 +146,11 @@ def main():
 
         def stub_direct():
             for _ in calls:
-                StubDriver.call(None, compiled, arrays, dtypes, driver_config)
+                StubDriver.call(None, driver_program, arrays, dtypes, driver_config)
+
+        def jit():
+            for _ in calls:
+                add(a, b, c, config=config)
 
         real_core = _jit._core
         _jit._core = StubCore
@@ -98,18 +159,9 @@ def main():
                                      options.rounds)
         finally:
             _jit._core = real_core
-    anchor, subject, ratio = medians(direct_times, jit_times)
     stub_anchor, stub_subject, _ = medians(*stub_times)
-    per_call = 1e6 / options.calls
-    print(f"128x128 add, {options.calls} calls per sample, {options.rounds} interleaved rounds, "
-          f"medians per call:")
-    print(f"  compiled program, called directly : {anchor * per_call:8.2f} us  (anchor)")
-    print(f"  @pl.jit function, cached          : {subject * per_call:8.2f} us  "
-          f"(ratio {ratio:.3f})")
-    print(f"  difference                        : {(subject - anchor) * per_call:8.2f} us")
-    print(f"  with the device call stubbed out  : {stub_subject * per_call:8.2f} us  @pl.jit, "
-          f"{stub_anchor * per_call:.2f} us  direct")
-    print(f"  @pl.jit overhead per call         : {(stub_subject - stub_anchor) * per_call:8.2f} us")
+    print(f"  @pl.jit overhead (driver call stubbed out on both sides): "
+          f"{(stub_subject - stub_anchor) * per_call:.2f} us")
 
 
 if __name__ == "__main__":

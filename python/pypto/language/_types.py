@@ -132,14 +132,28 @@ TASK_ID = DType("TASK_ID", 8, None, supported=False)
 UNSUPPORTED_DTYPES = {d.name: d for d in (HF4, HF8, TASK_ID)}
 
 
+# Per dtype object: the unsigned integer dtype name its arrays are handed to the driver as, or ""
+# (as they are). Reading numpy's dtype.name runs Python code (2-3 us), which a cached @pl.jit call
+# paid once per tensor.
+_DRIVER_VIEW = {}
+
+
 def as_driver_buffer(array):
     """``array`` as the driver takes it: a numpy array of one of ml_dtypes' types (BF16, FP8, FP4,
     INT4, UINT4), which numpy cannot export as a buffer, becomes a view of its bit patterns (the
     same memory, so results written there land in ``array``); anything else is returned as it
     is."""
     dtype = getattr(array, "dtype", None)
-    if getattr(dtype, "name", None) in _ML_DTYPES_NAMES and hasattr(array, "view"):
-        return array.view(f"u{dtype.itemsize}")
+    try:
+        view = _DRIVER_VIEW[dtype]
+    except (KeyError, TypeError):
+        view = f"u{dtype.itemsize}" if getattr(dtype, "name", None) in _ML_DTYPES_NAMES else ""
+        try:
+            _DRIVER_VIEW[dtype] = view
+        except TypeError:  # an unhashable dtype object: looked at again next time
+            pass
+    if view and hasattr(array, "view"):
+        return array.view(view)
     return array
 
 
