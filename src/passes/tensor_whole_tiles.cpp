@@ -37,11 +37,17 @@ struct TiledValues : IRVisitor {
     const auto* v = e ? e->as<Var>() : nullptr;
     return v && tiled.count(v);
   }
+  // `pl.reshape(t, shape)` of a tiled tensor: the tile reshaped (a view of a tensor in memory
+  // otherwise).
+  bool reshapes_tiled(const ExprPtr& e) const {
+    const Call* c = as_op_call(e);
+    return c && c->callee == "reshape" && !c->args.empty() && holds(c->args[0]);
+  }
   void add(const VarPtr& v, bool loop_or_branch) {
     if (tiled.insert(v.get()).second && loop_or_branch) carried = true;
   }
   void visit_assign(const AssignStmt& s) override {
-    if (is_tensor_op(s.value) || holds(s.value)) add(s.var, false);
+    if (is_tensor_op(s.value) || holds(s.value) || reshapes_tiled(s.value)) add(s.var, false);
     IRVisitor::visit_assign(s);
   }
   // A loop-carried value is a tile when it starts as one or a trip hands one on.
@@ -277,26 +283,33 @@ class WholeTileLowering : public IRMutator {
     if (auto it = tiles_.find(v); it != tiles_.end()) return it->second;
     for (auto scope = loaded_.rbegin(); scope != loaded_.rend(); ++scope)
       if (auto it = scope->find(v); it != scope->end()) return it->second;
-    const auto& shape = v->type()->as<TensorType>()->shape;
+    VarPtr tile = load_whole(*v, e, "_tile", out);
+    loaded_.back()[v] = tile;
+    return tile;
+  }
+
+  // Tensor `e` (variable `v`) loaded whole into a new tile named `v` + `suffix`.
+  VarPtr load_whole(const Var& v, const ExprPtr& e, const std::string& suffix,
+                    std::vector<StmtPtr>* out) {
+    const auto& shape = v.type()->as<TensorType>()->shape;
     for (int64_t d : shape) {
       if (d <= 0) {
-        throw CompileError(v->span(), "tensor '" + v->name + "' of shape " +
-                                          shape_to_string(shape) +
-                                          " is read whole into a tile, which needs its extents");
+        throw CompileError(v.span(), "tensor '" + v.name + "' of shape " + shape_to_string(shape) +
+                                         " is read whole into a tile, which needs its extents");
       }
     }
     ExprPtr load = make_op_call(
         "load", {mutate(e), int_tuple(std::vector<int64_t>(shape.size(), 0)), int_tuple(shape)}, {},
         e->span());
-    auto tile = make_var(v->name + "_tile", load->type(), e->span());
+    auto tile = make_var(v.name + suffix, load->type(), e->span());
     check_fits(*tile);
     out->push_back(make_node<AssignStmt>(tile, load, e->span()));
-    loaded_.back()[v] = tile;
     return tile;
   }
 
   // Tensor op `c` on whole tiles.
   ExprPtr tile_op(const Call& c, const std::string& name, std::vector<StmtPtr>* out) {
+    if (c.callee == "matmul") return tile_matmul(c, name, out);
     if (is_tensor_matmul(&c) || is_tensor_gather_op(&c) || is_tensor_expand_clone(&c)) {
       throw CompileError(c.span(),
                          "pl." + c.callee +
@@ -309,6 +322,51 @@ class WholeTileLowering : public IRMutator {
     const bool reduction = is_tensor_reduction(&c);
     const auto& shape = (reduction ? c.args[0]->type() : c.type())->as<TensorType>()->shape;
     return tile_form(c, std::move(args), shape, name, out);
+  }
+
+  // `pl.matmul(a, b)` of tensors on whole tiles: the operands loaded whole (into Mat: a load
+  // only the cube reads goes there, InferTileMemorySpace), the product made in Acc and moved to
+  // Vec, where the elementwise ops it feeds (`acc = pl.add(acc, pl.matmul(a, w))`) read it. On
+  // a2a3 PyPTO hands such a product from the cube core to the vector core through a pipe
+  // buffer; this device moves the values either way.
+  ExprPtr tile_matmul(const Call& c, const std::string& name, std::vector<StmtPtr>* out) {
+    std::vector<ExprPtr> args;
+    for (const auto& a : c.args) {
+      if (!is_tensor(a->type()) || !a->as<Var>()) {
+        args.push_back(mutate(a));
+      } else {
+        // A load of its own, which only the cube reads (InferTileMemorySpace places it in Mat),
+        // rather than the Vec tile of the same view elementwise ops may read.
+        args.push_back(holds(a) ? spilled(a, out)
+                                : ExprPtr(load_whole(*a->as<Var>(), a, "_mat", out)));
+      }
+    }
+    ExprPtr product = make_op_call("matmul", std::move(args), c.attrs, c.span());
+    auto acc = make_var(name + "_acc", product->type(), c.span());
+    check_fits(*acc);
+    out->push_back(make_node<AssignStmt>(acc, product, c.span()));
+    return make_op_call("move", {acc}, {{"target_memory", MemorySpace::Vec}}, c.span());
+  }
+
+  // A computed operand of a matmul: its tile is in Vec, from which a2a3 cannot move a tile to
+  // the cube's buffers (PyPTO hands it over through a pipe buffer in GM). It is stored to a
+  // scratch tensor the kernel gains as an Out parameter, `<name>_spill`, and loaded from there
+  // (into Mat, as a load only the cube reads).
+  ExprPtr spilled(const ExprPtr& operand, std::vector<StmtPtr>* out) {
+    const auto* v = operand->as<Var>();
+    ExprPtr tile = tile_of(operand, out);
+    const auto& shape = v->type()->as<TensorType>()->shape;
+    auto scratch = make_var(v->name + "_spill", v->type(), v->span());
+    added_.push_back({scratch, ParamDirection::Out});
+    const ExprPtr origin = int_tuple(std::vector<int64_t>(shape.size(), 0));
+    auto stored = make_var(v->name + "_spilled", v->type(), v->span());
+    out->push_back(make_node<AssignStmt>(
+        stored, make_op_call("store", {tile, origin, scratch}, {}, v->span()), v->span()));
+    ExprPtr load = make_op_call("load", {stored, origin, int_tuple(shape)}, {}, v->span());
+    auto reloaded = make_var(v->name + "_mat", load->type(), v->span());
+    check_fits(*reloaded);
+    out->push_back(make_node<AssignStmt>(reloaded, load, v->span()));
+    return reloaded;
   }
 
   struct Carried {

@@ -127,3 +127,64 @@ def test_a_carried_tensor_too_large_for_vec_is_a_located_error():
         raise AssertionError("compiled a kernel whose carried tensor does not fit Vec")
     assert "test_tensor_control_flow_e2e.py:" in text, text
     assert "of shape [512, 512] (1048576 bytes) is kept whole in Vec" in text, text
+
+
+# A decode-layer block as PyPTO's model kernels write it: an accumulator tensor carried by a K
+# loop takes pl.add of a tensor matmul of two views each trip; a computed tensor (Vec) is a matmul
+# operand (it goes through a scratch tensor, as a2a3 hands it from the vector to the cube core);
+# a reduction's result is reshaped in the loop.
+B, H, KC, OC = 16, 256, 64, 32
+
+
+@pl.program
+class MatmulInACarriedLoop:
+    @pl.function(type=pl.FunctionType.InCore)
+    def block(self, a: pl.Tensor[[B, H], pl.BF16], w: pl.Tensor[[H, OC], pl.BF16],
+              w2: pl.Tensor[[OC, OC], pl.BF16],
+              y: pl.Out[pl.Tensor[[B, OC], pl.FP32]],
+              norm: pl.Out[pl.Tensor[[1, B], pl.FP32]]) -> tuple[pl.Tensor[[B, OC], pl.FP32],
+                                                                 pl.Tensor[[1, B], pl.FP32]]:
+        acc = pl.full([B, OC], dtype=pl.FP32, value=0.0)
+        sq = pl.full([1, B], dtype=pl.FP32, value=0.0)
+        for kb in pl.range(H // KC):
+            a_chunk = pl.slice(a, [B, KC], [0, kb * KC])
+            acc = pl.add(acc, pl.matmul(a_chunk, pl.slice(w, [KC, OC], [kb * KC, 0]),
+                                        out_dtype=pl.FP32))
+            x = pl.cast(a_chunk, target_type=pl.FP32)
+            sq = pl.add(sq, pl.reshape(pl.row_sum(pl.mul(x, x)), [1, B]))
+        hidden = pl.cast(pl.mul(acc, 0.5), target_type=pl.BF16)
+        y = pl.assemble(y, pl.matmul(hidden, w2, out_dtype=pl.FP32), [0, 0])
+        norm = pl.assemble(norm, sq, [0, 0])
+        return y, norm
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[B, H], pl.BF16], w: pl.Tensor[[H, OC], pl.BF16],
+             w2: pl.Tensor[[OC, OC], pl.BF16], y: pl.Out[pl.Tensor[[B, OC], pl.FP32]],
+             norm: pl.Out[pl.Tensor[[1, B], pl.FP32]]) -> tuple[pl.Tensor[[B, OC], pl.FP32],
+                                                                pl.Tensor[[1, B], pl.FP32]]:
+        y, norm = self.block(a, w, w2, y, norm)
+        return y, norm
+
+
+def test_a_tensor_matmul_feeds_a_carried_accumulator_and_a_computed_operand_is_spilled():
+    import ml_dtypes  # requirements-dev.txt
+
+    bf16 = ml_dtypes.bfloat16
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((B, H)).astype(bf16)
+    w = (rng.standard_normal((H, OC)) * 0.1).astype(bf16)
+    w2 = (rng.standard_normal((OC, OC)) * 0.1).astype(bf16)
+    y = np.zeros((B, OC), np.float32)
+    norm = np.zeros((1, B), np.float32)
+    compiled = pypto.ir.compile(MatmulInACarriedLoop)
+    compiled(a, w, w2, y, norm)
+    f32 = np.float32
+    acc = a.astype(f32) @ w.astype(f32)
+    hidden = (acc * 0.5).astype(bf16).astype(f32)
+    np.testing.assert_allclose(y, hidden @ w2.astype(f32), rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(norm[0], (a.astype(f32) ** 2).sum(axis=1), rtol=1e-4)
+    kernel = compiled.program.function("block").as_python()
+    # The product is made in Acc and moved to Vec for the add; the computed operand goes
+    # through the scratch tensor the kernel gained.
+    assert "target_memory=pl.MemorySpace.Vec" in kernel, kernel
+    assert "hidden_spill: pl.Out[pl.Tensor[[16, 32], pl.BF16]]" in kernel, kernel
