@@ -111,6 +111,26 @@ def test_allreduce_called_twice_starts_from_fresh_windows():
         np.testing.assert_allclose(outputs[1], inputs.sum(axis=0))
 
 
+def test_benchmark_of_a_multi_rank_program_launches_every_rank_on_the_callers_tensors():
+    from pypto.runtime import benchmark
+
+    compiled = ir.compile(programs.MeshAllReduce,
+                          distributed_config=DistributedConfig(device_ids=[0, 1]))
+    inputs = _inputs(2)
+    outputs = np.zeros_like(inputs)
+    stats = benchmark(compiled, [inputs, outputs], rounds=3, warmup=1)
+    np.testing.assert_allclose(outputs[0], inputs.sum(axis=0))  # written in place
+    ranks = stats.per_rank("device")
+    assert sorted(ranks) == [0, 1] and all(len(v) == 3 for v in ranks.values())
+    assert all(s > 0 for v in ranks.values() for s in v)
+    # The headline is the slowest rank's device time; the union window holds every rank's.
+    for k in range(3):
+        assert stats.device_wall_us[k] == max(v[k] for v in ranks.values())
+        assert stats.per_round("union")[k] >= stats.device_wall_us[k]
+    with pytest.raises(ValueError, match="each rank's device time only"):
+        stats.per_rank("host")
+
+
 def test_profile_has_a_track_per_rank_with_its_signal_waits():
     compiled = ir.compile(programs.MeshAllReduce,
                           distributed_config=DistributedConfig(device_ids=[0, 1, 2]))

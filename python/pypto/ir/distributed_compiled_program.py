@@ -229,6 +229,21 @@ class DistributedCompiledProgram:
             return outputs[0]
         return tuple(outputs) if outputs else None
 
+    def _prepared_call(self, args: Any, config: Any) -> Any:
+        """As CompiledProgram._prepared_call, for pypto.runtime.benchmark: (the arguments, False,
+        a launch(session) that runs every rank on them and returns the seconds from the first
+        rank's start to the last rank's end, False). Each launch's per-rank device seconds are
+        in ``last_call.rank_seconds``."""
+        self._check_bound({}, "benchmark")
+
+        def launch(session: Any) -> float:
+            del session  # each launch is a call of its own
+            self._call(args, config, {})
+            assert self.last_call is not None
+            return float(self.last_call.execution_time)
+
+        return list(args), False, launch, False
+
     def __repr__(self) -> str:
         return f"<DistributedCompiledProgram {self.name} on {self.world_size} rank(s)>"
 

@@ -734,8 +734,9 @@ def benchmark(program, tensor_specs, golden=None, rounds=10, warmup=1, config=No
     a :class:`~pypto.runtime.compiled_benchmark.BenchmarkStats` (it raises on a failure, as a
     call does)."""
     from pypto.ir.compiled_program import CompiledProgram
+    from pypto.ir.distributed_compiled_program import DistributedCompiledProgram
 
-    if isinstance(program, CompiledProgram):
+    if isinstance(program, (CompiledProgram, DistributedCompiledProgram)):
         from pypto.runtime.compiled_benchmark import benchmark_compiled
 
         if golden is not None:

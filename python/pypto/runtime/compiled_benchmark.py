@@ -5,12 +5,15 @@ caller owns (updated in place, like a call) and returns :class:`BenchmarkStats`.
 The program is loaded once; each of the ``warmup + rounds`` launches runs it on the simulated
 device. ``device_wall_us`` is what the device measured for each measured launch (the program's
 own time, as the profile's ``device_execution`` stage shows it), ``host_wall_us`` the caller's
-wait for it, launch overhead included."""
+wait for it, launch overhead included. Of a multi-rank program (``DistributedCompiledProgram``)
+each launch runs every rank: ``per_rank("device")`` holds each rank's device time per round,
+``device_wall_us`` the slowest rank's, and ``per_round("union")`` the window from the first
+rank's start to the last rank's end."""
 
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 __all__ = ["BenchmarkStats", "benchmark_compiled"]
 
@@ -24,6 +27,21 @@ class BenchmarkStats:
     host_wall_us: List[float] = field(default_factory=list)
     rounds: int = 0
     warmup: int = 0
+    # A multi-rank program's: each rank's device time per measured round, by rank, and each
+    # round's window from the first rank's start to the last rank's end. Its device_wall_us is
+    # then the slowest rank's device time of each round, as PyPTO's.
+    rank_device_us: Dict[int, List[float]] = field(default_factory=dict)
+    union_us: List[float] = field(default_factory=list)
+    # Always False here: every launch of a multi-rank program is one round of every rank.
+    fallback_flattened: bool = False
+
+    def per_rank(self, metric: str = "device") -> Dict[int, List[float]]:
+        """A multi-rank program's samples per rank, ``{rank: [round0, ...]}`` (µs); ``{}`` for a
+        single-chip program. Only ``"device"`` is measured per rank on this device."""
+        if metric != "device":
+            raise ValueError(f"per_rank: this device measures each rank's device time only "
+                             f"(metric 'device'), not {metric!r}")
+        return {rank: list(series) for rank, series in self.rank_device_us.items()}
 
     @property
     def samples(self) -> List[float]:
@@ -62,7 +80,10 @@ class BenchmarkStats:
             return list(self.device_wall_us)
         if metric == "host":
             return list(self.host_wall_us)
-        raise ValueError(f"per_round: metric must be 'device' or 'host', got {metric!r}")
+        if metric == "union" and self.rank_device_us:
+            return list(self.union_us)
+        raise ValueError(f"per_round: metric must be 'device' or 'host' (or 'union' for a "
+                         f"multi-rank program), got {metric!r}")
 
     def summary(self) -> str:
         return (f"{self.rounds} rounds (+{self.warmup} warmup): device min "
@@ -99,7 +120,15 @@ def benchmark_compiled(compiled: Any, args: Sequence[Any], *, rounds: int = 100,
         start = time.perf_counter()
         device_seconds = launch(None)
         host_seconds = time.perf_counter() - start
-        if i >= warmup:
+        if i < warmup:
+            continue
+        stats.host_wall_us.append(host_seconds * 1e6)
+        ranks = getattr(getattr(compiled, "last_call", None), "rank_seconds", None)
+        if not ranks:
             stats.device_wall_us.append(device_seconds * 1e6)
-            stats.host_wall_us.append(host_seconds * 1e6)
+            continue
+        for rank, seconds in enumerate(ranks):
+            stats.rank_device_us.setdefault(rank, []).append(seconds * 1e6)
+        stats.device_wall_us.append(max(ranks) * 1e6)
+        stats.union_us.append(device_seconds * 1e6)
     return stats
