@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "alignment.h"
+#include "device_process.h"
 #include "madvise_populate.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
@@ -29,6 +30,8 @@
 #include "pypto/support/interrupt.h"
 
 namespace pypto::runtime {
+using namespace detail;  // the device processes' shared pieces (device_process.h)
+
 namespace {
 
 using Kind = ExecutionError::Kind;
@@ -38,138 +41,6 @@ std::string arg_label(const std::vector<HostArg>& args, size_t i) {
     return "argument '" + t->name + "'";
   }
   return "argument " + std::to_string(i);
-}
-
-std::string prefix(const ExecuteOptions& options) {
-  return options.program_name.empty() ? "" : "program '" + options.program_name + "': ";
-}
-
-// What a crashed child leaves behind for the parent: which kernel each core was running and,
-// when the fatal signal could be caught, the thread that received it. Lives in a MAP_SHARED page
-// created before the fork. Written with lock-free atomics because a signal handler writes it.
-constexpr size_t kKernelNameBytes = 120;
-struct CoreSlot {
-  std::atomic<int32_t> busy{0};
-  char kernel[kKernelNameBytes] = {};
-};
-struct SharedStatus {
-  static constexpr int32_t kNoFault = -2;
-  static constexpr int32_t kOrchestration = -1;
-  std::atomic<int32_t> fault_thread{kNoFault};  // worker index, or kOrchestration
-  std::atomic<int32_t> fault_signal{0};
-  // followed by num_workers CoreSlots
-  CoreSlot* slots() { return reinterpret_cast<CoreSlot*>(this + 1); }
-};
-static_assert(std::atomic<int32_t>::is_always_lock_free, "needed across processes and signals");
-static_assert(alignof(CoreSlot) <= alignof(SharedStatus), "slots follow the header");
-
-// Child process only.
-SharedStatus* g_status = nullptr;
-// Initial-exec: this library is loaded with dlopen (the Python module), where a thread_local is
-// otherwise found through __tls_get_addr, which allocates the thread's block on its first use:
-// a worker then took a malloc (a new heap arena and its page fault) in its first task of the
-// first launch, and the fatal signal handler, which reads it, could have been the first use.
-PYPTO_INITIAL_EXEC_TLS thread_local int32_t t_worker = SharedStatus::kOrchestration;
-
-void on_fatal_signal(int sig) {
-  // Async-signal-safe: two atomic stores and raise(). SA_RESETHAND has restored the default
-  // action and the signal stays blocked until we return, so the child dies with `sig` (and its
-  // wait status tells the parent which one) right after.
-  if (g_status) {
-    g_status->fault_thread.store(t_worker);
-    g_status->fault_signal.store(sig);
-  }
-  ::raise(sig);
-}
-
-void install_fatal_signal_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = &on_fatal_signal;
-  sa.sa_flags = SA_RESETHAND;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) {
-    ::sigaction(sig, &sa, nullptr);
-  }
-}
-
-// Notes the kernel each core runs in the shared status page, then calls `next` (the DFX
-// recorder, or null) inside that window, so that a crash while dumping is attributed too.
-class SlotObserver : public TaskObserver {
- public:
-  SlotObserver(SharedStatus* status, TaskObserver* next) : status_(status), next_(next) {}
-  void task_started(int worker, const TaskView& task) noexcept override {
-    t_worker = worker;
-    CoreSlot& slot = status_->slots()[worker];
-    std::strncpy(slot.kernel, task.kernel, kKernelNameBytes - 1);
-    slot.busy.store(1);
-    if (next_) next_->task_started(worker, task);
-  }
-  void task_finished(int worker, const TaskView& task) noexcept override {
-    if (next_) next_->task_finished(worker, task);
-    status_->slots()[worker].busy.store(0);
-    // The orchestration's thread runs tasks too (ThreadPool::work_in_place): a crash after its
-    // task is the runtime's, not that core's.
-    t_worker = SharedStatus::kOrchestration;
-  }
-
- private:
-  SharedStatus* status_;
-  TaskObserver* next_;
-};
-
-// Runs the program with the DFX recorder the options ask for (none: no observer beyond `slot`).
-RunStats run_observed(TaskRuntime& runtime, const ProgramLibrary& program,
-                      const std::vector<PtoArg>& params, const DfxOptions& dfx,
-                      SharedStatus* status, const RunLimits* limits) {
-  std::optional<DfxRecorder> recorder;
-  if (dfx.any()) recorder.emplace(dfx, runtime.num_workers());
-  TaskObserver* observer = recorder ? &*recorder : nullptr;
-  std::optional<SlotObserver> slot;
-  if (status) observer = &slot.emplace(status, observer);
-  RunStats stats = runtime.run(program, params, observer, limits);
-  if (recorder) recorder->finish(stats);
-  return stats;
-}
-
-// A byte range the device may write: an output in memory shared with the caller.
-struct WritableRange {
-  void* data;
-  size_t bytes;
-};
-
-// Launches the program ExecuteOptions::warmup + rounds times on one runtime (the library and the
-// worker threads are set up once), restoring `writable` to its first values and waking the
-// cores (`awake`) before each launch after the first. One launch is run_observed as it is. The
-// DFX recorder sees the last launch. `limits` (a run in the caller's process): every launch
-// stops at the same deadline.
-RunStats launch_rounds(TaskRuntime& runtime, const TaskRuntime::AwakeCores& awake,
-                       const ProgramLibrary& program, const std::vector<PtoArg>& params,
-                       const std::vector<WritableRange>& writable, const ExecuteOptions& options,
-                       SharedStatus* status, const RunLimits* limits) {
-  const int launches = options.warmup + options.rounds;
-  if (launches == 1) return run_observed(runtime, program, params, options.dfx, status, limits);
-  std::vector<std::vector<uint8_t>> initial;
-  for (const WritableRange& r : writable) {
-    const auto* first = static_cast<const uint8_t*>(r.data);
-    initial.emplace_back(first, first + r.bytes);
-  }
-  const DfxOptions no_dfx;
-  std::vector<double> measured;
-  RunStats stats;
-  for (int launch = 0; launch < launches; ++launch) {
-    if (launch > 0) {
-      support::throw_if_interrupted();
-      for (size_t k = 0; k < writable.size(); ++k) {
-        std::memcpy(writable[k].data, initial[k].data(), writable[k].bytes);
-      }
-      awake.again();
-    }
-    const bool last = launch + 1 == launches;
-    stats = run_observed(runtime, program, params, last ? options.dfx : no_dfx, status, limits);
-    if (launch >= options.warmup) measured.push_back(stats.wall_seconds);
-  }
-  stats.round_seconds = std::move(measured);
-  return stats;
 }
 
 // One anonymous MAP_SHARED mapping: the status page, then every tensor (64-byte aligned).
@@ -196,131 +67,6 @@ class SharedRegion {
   uint8_t* data_ = nullptr;
 };
 
-// Copies `from` into the caller's buffer `to`, skipping chunks that did not change. After fork()
-// every page of the parent is copy-on-write protected, so writing a page costs a fault even
-// with identical bytes; comparing only reads. Inputs (unchanged) thus cost no faults at all.
-void copy_back_changes(uint8_t* to, const uint8_t* from, size_t n) {
-  constexpr size_t kChunk = 4096;
-  for (size_t done = 0; done < n; done += kChunk) {
-    const size_t len = std::min(kChunk, n - done);
-    if (std::memcmp(to + done, from + done, len) != 0) std::memcpy(to + done, from + done, len);
-  }
-}
-
-bool write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Where the pages of the ranges map_writable_ranges is given come from.
-enum class OutputPages {
-  // Private memory of this process (numpy's or calloc's), possibly never touched: a write
-  // fault allocates and zeroes each page, so they are mapped for writing.
-  Private,
-  // Shared memory the caller populated before it forked this process: every page exists and
-  // only this process's entries for it are missing. A read populates them as well (the mapping
-  // is shared and writable, so an entry made by a read already allows writes), and a read fault
-  // on shared memory maps its neighbours in the page cache too, 16 pages per fault, where a
-  // write fault maps one: a 64 MiB output took 7.1 ms instead of 15.5-16.5 ms on two threads,
-  // and the run took no more faults.
-  SharedPopulated,
-};
-
-// Outputs often arrive unmapped: fresh zero pages from numpy or calloc in a run in this process,
-// and shared pages whose entries fork() did not copy in an isolated one. The device would then
-// take one page fault per 4 KiB page it writes (16384 for a 64 MiB tensor), on its worker
-// threads; mapping each tensor in one call is several times cheaper. The kernel still maps the
-// pages a fault at a time, so the ranges are split between `threads` threads, one slice each (a
-// 64 MiB output took 15-16 ms in an isolated run's device process on one thread, when written).
-// Best effort: kernels older than 5.14 say EINVAL and the pages fault in as before.
-void map_writable_ranges(const std::vector<WritableRange>& ranges, int threads, OutputPages pages) {
-  const int advice = pages == OutputPages::Private ? MADV_POPULATE_WRITE : MADV_POPULATE_READ;
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  struct Span {
-    uintptr_t start, end;
-  };
-  std::vector<Span> spans;
-  uintptr_t total = 0;
-  for (const WritableRange& r : ranges) {
-    const auto start = reinterpret_cast<uintptr_t>(r.data) / page * page;
-    const auto end = reinterpret_cast<uintptr_t>(r.data) + r.bytes;
-    spans.push_back({start, end});
-    total += end - start;
-  }
-  // Below a few MiB a thread costs more than it saves.
-  constexpr uintptr_t kBytesPerThread = uintptr_t{4} << 20;
-  const auto slices = static_cast<uintptr_t>(std::max<int64_t>(
-      1, std::min<int64_t>(threads, static_cast<int64_t>(total / kBytesPerThread))));
-  const uintptr_t slice_bytes = (total / slices + page - 1) / page * page;
-  // Slice k covers bytes [k * slice_bytes, (k + 1) * slice_bytes) of the ranges laid end to end.
-  auto populate_slice = [&spans, slice_bytes, advice](uintptr_t k) {
-    uintptr_t skip = k * slice_bytes, left = slice_bytes;
-    for (const Span& s : spans) {
-      const uintptr_t length = s.end - s.start;
-      if (skip >= length) {
-        skip -= length;
-        continue;
-      }
-      const uintptr_t n = std::min(length - skip, left);
-      ::madvise(reinterpret_cast<void*>(s.start + skip), n, advice);
-      left -= n;
-      skip = 0;
-      if (left == 0) break;
-    }
-  };
-  std::vector<std::thread> helpers;
-  uintptr_t first_own = slices;  // the slices from here on are this thread's
-  for (uintptr_t k = 1; k < slices && first_own == slices; ++k) {
-    try {
-      helpers.emplace_back(populate_slice, k);
-    } catch (const std::system_error&) {
-      // No thread to spare (ulimit -u, -v): this thread maps the rest; the mapping is advice.
-      first_own = k;
-    }
-  }
-  for (uintptr_t k = first_own; k < slices; ++k) populate_slice(k);
-  populate_slice(0);
-  for (std::thread& t : helpers) t.join();
-}
-
-// `text` with invalid UTF-8 (e.g. from a kernel's fail() message) replaced, so that the caller
-// can put the message in JSON (a profile, a sweep's results).
-std::string valid_utf8(const std::string& text) {
-  const std::string quoted =
-      nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return nlohmann::json::parse(quoted).get<std::string>();
-}
-
-// The child's report reaches the caller as MessagePack: with a record per task, text JSON for
-// 4096 tasks took 15-19 ms to write and read back (formatting and parsing every time), and at
-// 4 MiB of text (about 40,000 tasks) it no longer fit the captured output at all. A report
-// larger than this is refused with a message rather than read without end.
-constexpr size_t kMaxReportBytes = size_t{1} << 30;
-
-// Gives back to the kernel the free memory of the heap this process inherited from the caller.
-// Every page of that heap is the caller's copy-on-write page, and the runtime's allocations
-// during the run (a task's node, arguments and dependency records) come from its free chunks:
-// each first write to one of those pages then copies it and, with the cores' threads running
-// on other CPUs, interrupts each of them to flush the old entry from its TLB. Once released,
-// such a page comes back as a fresh zero page, which needs no flush. The orchestration of 4096
-// tasks (64x64 add, two cores) took 16-18 ms of device time instead of 25-31 ms; trimming took
-// 0.7 ms, before the threads start. The heap's live chunks stay shared with the caller.
-void release_inherited_free_heap() { ::malloc_trim(0); }
-
-// The device process's own time limit (alarm(2), whole seconds): the caller's, rounded up, plus
-// a grace period so that the caller, which reports where the run was, normally kills it first.
-unsigned child_time_limit_seconds(std::chrono::milliseconds timeout) {
-  constexpr int64_t kGraceSeconds = 2;
-  const int64_t seconds = (timeout.count() + 999) / 1000 + kGraceSeconds;
-  return static_cast<unsigned>(std::min<int64_t>(seconds, 0x7fffffff));
-}
-
 // Runs in the forked child; never returns.
 // forked_at: when the caller forked this process (profiling::now_seconds(), shared by both).
 [[noreturn]] void child_main(const ProgramLibrary& program, std::vector<PtoArg> params,
@@ -330,7 +76,7 @@ unsigned child_time_limit_seconds(std::chrono::milliseconds timeout) {
   release_inherited_free_heap();
   program.map_pages();
   const double started = profiling::now_seconds();
-  g_status = status;
+  set_fatal_signal_status(status);
   install_fatal_signal_handlers();
   map_writable_ranges(writable, options.num_workers, OutputPages::SharedPopulated);
   // fork() does not copy the entries of shared pages: map the status page now rather than on
@@ -340,9 +86,7 @@ unsigned child_time_limit_seconds(std::chrono::milliseconds timeout) {
   nlohmann::json report;
   int code = 1;
   try {
-    // The launches' observer (run_observed) sees the warm-up too: its code is then mapped.
-    SlotObserver warm_up_slots(status, nullptr);
-    auto runtime = std::make_unique<TaskRuntime>(options.num_workers, &warm_up_slots);
+    auto runtime = make_observed_runtime(options.num_workers, status);
     RunStats stats;
     double cores_ready = 0;
     {
@@ -371,37 +115,10 @@ unsigned child_time_limit_seconds(std::chrono::milliseconds timeout) {
   ::_exit(code);  // no atexit handlers or static destructors of the parent's copy
 }
 
-std::string running_kernels(SharedStatus* status, int num_workers) {
-  std::string s;
-  for (int w = 0; w < num_workers; ++w) {
-    CoreSlot& slot = status->slots()[w];
-    if (!slot.busy.load()) continue;
-    s += std::string(s.empty() ? "" : ", ") + "'" + slot.kernel + "' on core " + std::to_string(w);
-  }
-  return s;
-}
-
-std::string crash_message(SharedStatus* status, int num_workers, int sig) {
-  const std::string how = "crashed with " + describe_signal(sig);
-  const int32_t thread = status->fault_thread.load();
-  if (thread >= 0 && thread < num_workers && status->slots()[thread].busy.load()) {
-    return "kernel '" + std::string(status->slots()[thread].kernel) + "' " + how + " on core " +
-           std::to_string(thread);
-  }
-  if (thread == SharedStatus::kOrchestration) return "the orchestration " + how;
-  std::string running = running_kernels(status, num_workers);
-  return "the program " + how + (running.empty() ? "" : " while running kernel(s) " + running);
-}
-
-void settle_kept_runtimes_before_fork();  // below, with the kept runtimes
-
 RunStats execute_isolated(const ProgramLibrary& program, const std::vector<HostArg>& args,
                           const ExecuteOptions& options) {
   std::vector<PtoArg> params = to_pto_args(args);  // validates; pointers replaced below
-  const size_t status_bytes =
-      align_up(sizeof(SharedStatus) + sizeof(CoreSlot) * static_cast<size_t>(options.num_workers),
-               kCacheLineBytes);
-  size_t total = status_bytes;
+  size_t total = status_page_bytes(options.num_workers);
   // Tensors the program only reads, and tensors already in a SharedBuffer, go to the child as
   // they are (it inherits the caller's memory); the others are staged (offsets[i] == 0: not).
   std::vector<size_t> offsets(args.size(), 0);
@@ -573,9 +290,9 @@ KeptRuntimes& kept_runtimes() {
   return *kept;
 }
 
-void settle_kept_runtimes_before_fork() { kept_runtimes().settle_before_fork(); }
-
 }  // namespace
+
+void detail::settle_kept_runtimes_before_fork() { kept_runtimes().settle_before_fork(); }
 
 std::vector<PtoArg> to_pto_args(const std::vector<HostArg>& args) {
   std::vector<PtoArg> out(args.size());
