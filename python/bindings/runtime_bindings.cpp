@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "bindings.h"
+#include "pypto/runtime/device.h"
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/shared_memory.h"
 
@@ -39,6 +40,14 @@ void bind_runtime(nb::module_ m) {
       nb::arg("nbytes"),
       "A zeroed uint8 array in memory shared with isolated runs: tensors placed in it reach the "
       "device without being copied.");
+  m.def(
+      "shutdown",
+      [] {
+        nb::gil_scoped_release released;  // joining threads, reaping processes
+        runtime::shutdown_devices();
+      },
+      "Ends the device servers of isolated runs and the simulated cores kept for runs in this "
+      "process; the next run starts them again. Idempotent.");
 }
 
 }  // namespace pypto::bindings

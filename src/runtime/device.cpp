@@ -22,6 +22,7 @@
 
 #include "alignment.h"
 #include "device_process.h"
+#include "device_server.h"
 #include "madvise_populate.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
@@ -258,6 +259,16 @@ class KeptRuntimes {
     for (auto& runtime : kept_) (void)runtime->wait_until_idle(std::chrono::milliseconds(100));
   }
 
+  // Joins the kept runtimes' threads.
+  void clear() {
+    std::vector<std::unique_ptr<TaskRuntime>> ending;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      forget_after_fork();
+      ending.swap(kept_);
+    }
+  }
+
   void keep(std::unique_ptr<TaskRuntime> runtime) {
     std::unique_lock<std::mutex> lock(mutex_);
     forget_after_fork();
@@ -293,6 +304,11 @@ KeptRuntimes& kept_runtimes() {
 }  // namespace
 
 void detail::settle_kept_runtimes_before_fork() { kept_runtimes().settle_before_fork(); }
+
+void shutdown_devices() {
+  detail::shutdown_device_servers();
+  kept_runtimes().clear();
+}
 
 std::vector<PtoArg> to_pto_args(const std::vector<HostArg>& args) {
   std::vector<PtoArg> out(args.size());
@@ -346,7 +362,11 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
                          "a benchmark needs at least one measured round and no "
                          "negative number of warm-up launches");
   }
-  if (options.isolate) return execute_isolated(program, args, options);
+  if (options.isolate) {
+    // A kept device server when the run is one it takes, else a process forked for this run.
+    if (std::optional<RunStats> stats = execute_on_server(program, args, options)) return *stats;
+    return execute_isolated(program, args, options);
+  }
   std::vector<WritableRange> writable;
   for (const HostArg& arg : args) {
     const auto* t = std::get_if<HostTensor>(&arg);

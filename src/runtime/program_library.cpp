@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <limits>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -20,6 +21,10 @@
 #include "pypto/runtime/errors.h"
 
 namespace pypto::runtime {
+
+namespace {
+std::atomic<uint64_t> g_latest_generation{0};  // of the last library loaded in this process
+}  // namespace
 
 namespace {
 
@@ -168,7 +173,10 @@ std::shared_ptr<const ProgramLibrary> ProgramLibrary::load(const std::filesystem
   }
   auto orchestrate = reinterpret_cast<PtoOrchestrateFn>(::dlsym(handle, "pto_orchestrate"));
   if (!orchestrate) fail(where + " does not export pto_orchestrate: " + dl_error());
-  return std::shared_ptr<const ProgramLibrary>(new ProgramLibrary(path, handle, orchestrate));
+  auto* library = new ProgramLibrary(path, handle, orchestrate);
+  // Numbered once whole: a process forked once this number is visible has all of it.
+  library->generation_ = g_latest_generation.fetch_add(1) + 1;
+  return std::shared_ptr<const ProgramLibrary>(library);
 }
 
 ProgramLibrary::ProgramLibrary(std::filesystem::path path, void* handle,
@@ -211,5 +219,7 @@ void ProgramLibrary::map_pages() const noexcept {
 }
 
 ProgramLibrary::~ProgramLibrary() { loaded_files().close(handle_); }
+
+uint64_t ProgramLibrary::latest_load_generation() { return g_latest_generation.load(); }
 
 }  // namespace pypto::runtime

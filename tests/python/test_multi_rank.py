@@ -46,6 +46,14 @@ def _inputs(n_ranks):
                      .reshape(1, programs.SIZE) for r in range(n_ranks)])
 
 
+def _is_device_server(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() == "pypto-device"
+    except OSError:
+        return False
+
+
 def _children():
     me = str(os.getpid())
     children = []
@@ -57,7 +65,8 @@ def _children():
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if fields[1] == me:
+        # The kept device server of isolated single-chip runs is not a rank.
+        if fields[1] == me and not _is_device_server(pid):
             children.append(int(pid))
     return children
 

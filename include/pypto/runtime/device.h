@@ -39,12 +39,15 @@ struct ExecuteOptions {
 };
 
 // Runs the program's orchestration and all its tasks on `args` (orchestration parameter order).
-// Tensor arguments are updated in place, as if the program ran on the caller's buffers: an
-// isolated run copies every tensor into shared memory before the fork and back after the child
-// exits successfully (nothing is copied back after a failure) -- except read-only tensors
-// (HostTensor::read_only), which the child reads from its inherited copy of the caller's memory,
-// and tensors that live in a SharedBuffer (shared_memory.h), which the child updates directly
-// (after a failure they may hold partial results). Neither is copied.
+// Tensor arguments are updated in place, as if the program ran on the caller's buffers.
+// An isolated run goes to a device server kept between runs (src/runtime/device_server.h) when
+// its tensors add up to at most 64 MiB: every tensor is copied into the server's shared memory,
+// and the ones the program may write are copied back after a successful run. A larger run gets
+// a process forked for it: the tensors it may write are copied into shared memory before the fork
+// and back after the child exits successfully -- except tensors that live in a SharedBuffer
+// (shared_memory.h), which the child updates directly (after a failure they may hold partial
+// results) -- and read-only tensors (HostTensor::read_only) are read from its inherited copy of
+// the caller's memory. Nothing is copied back after a failure.
 // Throws ExecutionError: Setup (bad arguments, fork/mmap failed), Failed (the program reported
 // an error; the message is the program's), Crashed (with the signal and the kernel that was
 // running), TimedOut.
@@ -55,5 +58,11 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
 // scalars as INT64, floating ones as FP32 (both i64 and f64 set), bools as BOOL. Throws
 // ExecutionError(Setup) for a tensor of rank > PTO_MAX_DIMS, a negative extent or null data.
 std::vector<PtoArg> to_pto_args(const std::vector<HostArg>& args);
+
+// Ends what runs keep between them: the device servers of isolated runs (killed and reaped) and
+// the simulated cores of runs in this process (their threads joined). The next run starts them
+// again. Idempotent; not to be called while a run is going on in another thread (that run's
+// server or cores are its own until it returns, and are ended when it does).
+void shutdown_devices();
 
 }  // namespace pypto::runtime

@@ -34,6 +34,12 @@ class ProgramLibrary {
     return core_memory_extent_;
   }
 
+  // The order of its load among the libraries loaded in this process (1, 2, ...). A process
+  // forked after latest_load_generation() returned g has a copy of every library of generation
+  // g or less (the device server of isolated runs uses the ones it has: device_server.h).
+  uint64_t load_generation() const { return generation_; }
+  static uint64_t latest_load_generation();
+
   // Maps the pages of the library's loaded segments (its code, constants and data) into this
   // process's page tables in one call per segment, rather than a page fault at a time when a
   // launch first reaches each part. For a process forked after the library was loaded (an
@@ -56,6 +62,7 @@ class ProgramLibrary {
   void* handle_;
   PtoOrchestrateFn orchestrate_;
   std::array<int64_t, PTO_NUM_SPACES> core_memory_extent_;
+  uint64_t generation_ = 0;
   std::vector<Segment> segments_;
 };
 

@@ -33,6 +33,7 @@ from pypto.ir.program import DynamicProgram, Program
 from pypto.language import _types
 
 __all__ = ["TensorSpec", "RunConfig", "RunResult", "run", "BenchmarkResult", "benchmark",
+           "shutdown",
            "Tensors", "Params", "Golden", "ScalarSpec", "compile_program", "configure_log",
            "log_level", "ChipWorker", "DeviceTensor", "RegistrationHandle", "Worker",
            "DistributedWorker"]
@@ -65,6 +66,14 @@ Golden = Callable[..., None]
 
 _DTYPES_BY_NAME = _types.DTYPES
 _DTYPES_BY_NUMPY = _types.DTYPES_BY_NUMPY_NAME
+
+
+def shutdown():
+    """Ends what runs keep between them: the device server processes of isolated runs and the
+    simulated cores (worker threads) of runs in this process. The next run starts them again;
+    calling it twice is harmless. Call it when a long-lived process is done running programs
+    (the servers also end with the process)."""
+    _core.runtime.shutdown()
 
 
 def _to_pl_dtype(dtype):
