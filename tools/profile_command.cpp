@@ -28,6 +28,7 @@ struct ProfileOptions {
   double min_percent = 0.0;
   prof::DiffOptions diff;
   bool fail_on_regression = false;
+  bool diff_html = false;  // diff --html: the page instead of the table
 };
 
 ProfileOptions g_options;
@@ -45,17 +46,23 @@ int show() {
   return 0;
 }
 
+// "wrote FILE", except when the output itself went to standard output (`-o -`).
+void report_written() {
+  if (g_options.output != "-") std::cout << "wrote " << g_options.output << "\n";
+}
+
 int diff() {
   prof::Report base = prof::read_profile_file(g_options.base);
   prof::Report now = prof::read_profile_file(g_options.now);
   prof::ReportDiff result = prof::diff_reports(base, now, g_options.diff);
-  std::cout << prof::format_diff(result, g_options.diff);
+  if (g_options.diff_html) {
+    prof::write_output_file(g_options.output, prof::to_html_diff(result, g_options.diff,
+                                                                 g_options.base, g_options.now));
+    report_written();
+  } else {
+    std::cout << prof::format_diff(result, g_options.diff);
+  }
   return g_options.fail_on_regression && result.regressed() ? 1 : 0;
-}
-
-// "wrote FILE", except when the output itself went to standard output (`-o -`).
-void report_written() {
-  if (g_options.output != "-") std::cout << "wrote " << g_options.output << "\n";
 }
 
 int convert() {
@@ -112,6 +119,13 @@ CLI::App* add_profile_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   g_diff->add_flag("--fail-on-regression", g_options.fail_on_regression,
                    "Exit with 1 when a stage regressed");
+  CLI::Option* diff_html =
+      g_diff->add_flag("--html", g_options.diff_html,
+                       "Write the comparison as a self-contained HTML page (needs -o)");
+  CLI::Option* diff_output = g_diff->add_option("-o,--output", g_options.output,
+                                                "Output HTML file; - for standard output");
+  diff_output->needs(diff_html);
+  diff_html->needs(diff_output);
 
   g_convert = profile->add_subcommand("convert", "Convert a profile for another tool");
   g_convert->add_option("file", g_options.file, "Profile JSON file")->required();
@@ -125,7 +139,9 @@ CLI::App* add_profile_command(CLI::App& app) {
       ->required();
 
   g_html = profile->add_subcommand(
-      "html", "Write a self-contained HTML report: tree, list view and flame chart");
+      "html",
+      "Write a self-contained interactive HTML report: timeline (zoom, device cores), "
+      "collapsible tree, list view, search");
   g_html->add_option("file", g_options.file, "Profile JSON file")->required();
   g_html->add_option("-o,--output", g_options.output, "Output HTML file; - for standard output")
       ->required();

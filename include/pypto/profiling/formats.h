@@ -5,8 +5,10 @@
 //   to_folded         folded stacks (folded.cpp): "parse;passes;Simplify 123" per line, the
 //                     weight being self time in whole µs, for flamegraph.pl and inferno.
 //   to_speedscope     speedscope's evented JSON (speedscope.cpp), one profile per thread.
-//   to_html_report    one self-contained page (html_report.cpp): tree, list view and a flame
-//                     chart of the timeline, no network access needed.
+//   to_html_report    one self-contained interactive page (html_report.cpp, scripts in
+//                     src/profiling/html/, drawn with d3): a zoomable timeline with the device
+//                     cores' lanes, a collapsible tree of merged stages, a list view and search;
+//                     no network access needed. to_html_diff (report_diff.h) is its diff page.
 #pragma once
 
 #include <string>
@@ -34,5 +36,10 @@ std::string to_speedscope(const Report& report, std::string_view name);
 
 // The HTML page. `title` is shown as its heading.
 std::string to_html_report(const Report& report, std::string_view title);
+
+// `document` as text to put inside an HTML <script type="application/json"> element: the same
+// JSON with "<", ">", "&", U+2028 and U+2029 written as \u escapes, so that no string in it can
+// end the element ("</script>") or start a comment ("<!--") that would swallow the page.
+std::string json_for_script(const nlohmann::ordered_json& document);
 
 }  // namespace pypto::profiling

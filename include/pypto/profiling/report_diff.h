@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pypto/profiling/report.h"
@@ -39,5 +40,11 @@ ReportDiff diff_reports(const Report& base, const Report& now, const DiffOptions
 // A table: path, base time, new time, change; regressions marked "REGRESSED", and a last line
 // saying how many stages regressed beyond the thresholds.
 std::string format_diff(const ReportDiff& diff, const DiffOptions& options);
+
+// The diff as one self-contained HTML page (html_report.cpp): per stage path the base time,
+// the new time, the change and the ratio, sorted by the size of the change, with a chart of the
+// largest changes. `base_name` and `new_name` (the files) label the two sides.
+std::string to_html_diff(const ReportDiff& diff, const DiffOptions& options,
+                         std::string_view base_name, std::string_view new_name);
 
 }  // namespace pypto::profiling
