@@ -52,6 +52,7 @@ def browser_paths():
 def browser(tmp_path_factory):
     chromium, driver = browser_paths()
     # Selenium must not look for a driver or browser of its own on the network.
+    offline_before = os.environ.get("SE_OFFLINE")
     os.environ["SE_OFFLINE"] = "true"
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
@@ -64,6 +65,10 @@ def browser(tmp_path_factory):
     chrome.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_ALERTS})
     yield chrome
     chrome.quit()
+    if offline_before is None:
+        del os.environ["SE_OFFLINE"]
+    else:
+        os.environ["SE_OFFLINE"] = offline_before
 
 
 def open_page(browser, page, kind):
