@@ -539,9 +539,12 @@ std::optional<RunStats> execute_on_server(const ProgramLibrary& program,
   }
   RunStats stats = reply["stats"].get<RunStats>();
   const double copying = profiling::now_seconds();
+  // Every tensor, read-only ones too: a program may write a parameter its entry takes as In (a
+  // kernel's pl.tensor.write makes only the kernel's parameter InOut), and in process those
+  // writes land in the caller's array. Unchanged chunks are compared, not written.
   for (size_t i = 0; i < args.size(); ++i) {
     const auto* t = std::get_if<HostTensor>(&args[i]);
-    if (!t || t->read_only || t->size_bytes() == 0) continue;
+    if (!t || t->size_bytes() == 0) continue;
     copy_back_changes(static_cast<uint8_t*>(t->data), tensors + offsets[i],
                       static_cast<size_t>(t->size_bytes()));
   }

@@ -42,9 +42,9 @@ struct ExecuteOptions {
 // Tensor arguments are updated in place, as if the program ran on the caller's buffers.
 // An isolated run goes to a device server kept between runs (src/runtime/device_server.h) when
 // its tensors add up to at most 64 MiB: every tensor is copied into the server's shared memory,
-// and the ones the program may write are copied back after a successful run. A larger run gets
-// a process forked for it: the tensors it may write are copied into shared memory before the fork
-// and back after the child exits successfully -- except tensors that live in a SharedBuffer
+// and what the program changed in any of them is copied back after a successful run. A larger run
+// gets a process forked for it: the tensors it may write are copied into shared memory before the
+// fork and back after the child exits successfully -- except tensors that live in a SharedBuffer
 // (shared_memory.h), which the child updates directly (after a failure they may hold partial
 // results) -- and read-only tensors (HostTensor::read_only) are read from its inherited copy of
 // the caller's memory. Nothing is copied back after a failure.
