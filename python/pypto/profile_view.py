@@ -395,13 +395,14 @@ def _stage_lines(out: List[str], stages: List[Mapping[str, Any]], untracked: flo
         if line.seconds < min_seconds:
             continue
         out.append(_line_head(indent, line.label(), column, line.seconds, total) + _flags(line))
-        device = line.first.get("device")
-        if device is not None:
-            out.extend(" " * (indent + _INDENT) + text for text in _core_lines(device))
         if indent // _INDENT < max_depth:
             _stage_lines(out, line.first["children"],
                          float(line.first.get("untracked_seconds", 0.0)), indent + _INDENT,
                          column, total, min_seconds, max_depth)
+        # After the children, as the C++ summary: shares of the device's span, not parts of it.
+        device = line.first.get("device")
+        if device is not None:
+            out.extend(" " * (indent + _INDENT) + text for text in _core_lines(device))
     if untracked > 0.0 and untracked >= min_seconds:
         out.append(_line_head(indent, _UNTRACKED, column, untracked, total))
 

@@ -444,8 +444,10 @@ void take_profile(const Session& session, RunResult& result) {
   if (!session.profiling()) return;
   result.profiled = true;
   result.profile = session.report();
-  if (session.process_wide_profiling())
+  if (session.process_wide_profiling()) {
     result.run_summary = profiling::format_summary(result.profile);
+    profiling::note_run_profile_shown();  // printed by the caller (pypto.runtime.run)
+  }
 }
 
 RunResult run(const ir::ProgramPtr& program, std::vector<RunTensor>& tensors,

@@ -69,6 +69,7 @@ bool env_flag(const char* variable) noexcept {
 }
 
 std::atomic<bool> g_exit_report_written{false};
+std::atomic<bool> g_run_profile_shown{false};
 
 }  // namespace
 
@@ -90,7 +91,8 @@ void write_exit_report() noexcept {
     // the kinds of work done, not the number of calls. A few repeats stay individual.
     Report report = profiler->report();
     merge_repeated_stages(report, kExitReportMinRepeats);
-    const std::string summary = format_summary(report);
+    // The runs' own trees were printed as they ended: the top level does not repeat them.
+    const std::string summary = format_process_summary(report, g_run_profile_shown.load());
     std::fwrite(summary.data(), 1, summary.size(), stderr);
     const char* dir = std::getenv("PYPTO_COMPILE_PROFILING_DIR");
     if (dir != nullptr && *dir != '\0') {
@@ -102,6 +104,8 @@ void write_exit_report() noexcept {
   }
   std::fflush(stderr);
 }
+
+void note_run_profile_shown() noexcept { g_run_profile_shown.store(true); }
 
 CompileProfiler* get_active_profiler() {
   CompileProfiler* current = CompileProfiler::current();

@@ -262,20 +262,26 @@ void append_flags(std::string& out, const SummaryLine& line) {
 }
 
 // Lines of one sibling list; `untracked` is the time their parent has that they do not cover.
+// `depth_left`: how many levels below these are shown (-1: all).
 void append_lines(std::string& out, const std::vector<ReportStage>& stages, double untracked,
-                  std::size_t indent, std::size_t name_column, double total, double min_seconds) {
+                  std::size_t indent, std::size_t name_column, double total, double min_seconds,
+                  int depth_left = -1) {
   for (const SummaryLine& line : fold_siblings(stages)) {
     if (line.seconds < min_seconds) continue;
     append_line_head(out, indent, line.label(), name_column, line.seconds, total);
     append_flags(out, line);
     out += '\n';
+    if (depth_left != 0) {
+      append_lines(out, line.first->children, line.first->untracked, indent + kIndentPerDepth,
+                   name_column, total, min_seconds, depth_left - 1);
+    }
+    // After the children, which partition the stage's time: the cores' busy shares are of the
+    // device's own span, not parts of the stage.
     if (line.first->device) {
       for (const std::string& core : format_core_utilisation(*line.first->device)) {
         out += std::string(indent + kIndentPerDepth, ' ') + core + '\n';
       }
     }
-    append_lines(out, line.first->children, line.first->untracked, indent + kIndentPerDepth,
-                 name_column, total, min_seconds);
   }
   if (untracked > 0.0 && untracked >= min_seconds) {
     append_line_head(out, indent, kUntrackedLabel, name_column, untracked, total);
@@ -325,6 +331,9 @@ Report finalize_report(std::vector<ReportStage> roots, std::vector<Interval> ses
     }
   }
   united += run.end - run.begin;
+  report.session_begin = sessions.front().begin;
+  for (const Interval& interval : sessions)
+    report.session_end = std::max(report.session_end, interval.end);
   // max(): rounding must not put the total below what the roots cover exactly.
   report.total_seconds = std::max(united, covered);
   report.untracked_seconds = shown_untracked(report.total_seconds, covered);
@@ -473,6 +482,39 @@ std::string format_summary_list(const Report& report, const SummaryOptions& opti
 }
 
 std::string format_summary(const Report& report) { return format_summary(report, {}); }
+
+std::string format_process_summary(const Report& report, bool top_level_only) {
+  std::string out = summary_header(report);
+  if (report.stages.empty()) out += "  (no stages recorded)\n";
+  // When the time outside the stages passed: before the first, between them, after the last.
+  double first = report.session_end, last = report.session_begin, covered = 0.0;
+  for (const ReportStage& stage : report.stages) {
+    first = std::min(first, stage.start);
+    last = std::max(last, stage.end());
+  }
+  for (const ReportStage& stage : report.stages) covered += stage.seconds;  // roots: no overlap
+  const bool timed = report.session_end > report.session_begin && !report.stages.empty();
+  const double before = timed ? std::max(0.0, first - report.session_begin) : 0.0;
+  const double after = timed ? std::max(0.0, report.session_end - last) : 0.0;
+  const double between =
+      timed ? std::max(0.0, report.total_seconds - covered - before - after) : 0.0;
+  const std::pair<std::string_view, double> outside[] = {
+      {"(before the first stage: start-up, imports)", before},
+      {"(between stages: the program's own work)", between},
+      {"(after the last stage: until exit)", after}};
+  std::size_t name_column = std::max(kMinNameColumn, widest_label(report.stages, kIndentPerDepth));
+  for (const auto& [label, seconds] : outside)
+    name_column = std::max(name_column, kIndentPerDepth + label.size());
+  name_column += 2;
+  append_lines(out, report.stages, timed ? 0.0 : report.untracked_seconds, kIndentPerDepth,
+               name_column, report.total_seconds, 0.0, top_level_only ? 0 : -1);
+  for (const auto& [label, seconds] : outside) {
+    if (seconds < kMinUntrackedSeconds) continue;
+    append_line_head(out, kIndentPerDepth, label, name_column, seconds, report.total_seconds);
+    out += '\n';
+  }
+  return out;
+}
 
 std::string format_summary(const Report& report, const SummaryOptions& options) {
   std::string out = summary_header(report);

@@ -165,7 +165,11 @@ def test_summary_has_one_utilisation_line_per_core(work, blocked_add):
     run_blocked_add(blocked_add, work / "out", workers=2, compile_profiling=True)
     summary = (work / "out" / "report" / "pipeline_profile.txt").read_text().splitlines()
     at = next(i for i, line in enumerate(summary) if line.strip().startswith("execute"))
-    core_lines = summary[at + 1:at + 3]
+    # After execute's children (its phases), one per core.
+    core_lines = [line for line in summary[at + 1:] if line.startswith(" " * 6 + "core ")]
+    assert len(core_lines) == 2, summary
+    assert summary.index(core_lines[0]) > summary.index(next(
+        line for line in summary[at + 1:] if line.strip().startswith("run "))), summary
     for core, line in enumerate(core_lines):
         assert line.startswith(" " * 6 + f"core {core} "), summary
         assert "busy" in line and line.endswith("%)"), line

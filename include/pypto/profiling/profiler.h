@@ -373,6 +373,10 @@ CompileProfiler* process_profiler() noexcept;
 // stderr, never thrown.
 void write_exit_report() noexcept;
 
+// Notes that a run's own profile tree was printed (run() with PYPTO_COMPILE_PROFILING prints one
+// when it ends): the exit report then repeats only the top level of the process's profile.
+void note_run_profile_shown() noexcept;
+
 // The profiler current on this thread. Otherwise, when profiling_enabled_by_env(), the one
 // process-wide profiler (created on first use), made current on the calling thread. Otherwise
 // nullptr. When the variable is switched off, a thread bound to the process-wide profiler is

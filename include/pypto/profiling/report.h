@@ -67,6 +67,10 @@ struct ReportStage {
 struct Report {
   double total_seconds = 0.0;
   double untracked_seconds = 0.0;  // total_seconds not covered by the root stages (see above)
+  // The profiler's sessions from the first one's start to the last one's end (now_seconds()),
+  // when it was entered; both 0 otherwise. A process-wide profile's session is the process.
+  double session_begin = 0.0;
+  double session_end = 0.0;
   std::vector<ReportStage> stages;
   // The threads stages ran on, the recording (owner) thread first; names for timelines.
   std::vector<ThreadIdentity> threads;
@@ -132,6 +136,13 @@ struct SummaryOptions {
   double min_percent = 0.0;  // hide stages (tree) or names (list) below this share of the total
 };
 std::string format_summary(const Report& report, const SummaryOptions& options);
+
+// The report of a process-wide profile (PYPTO_COMPILE_PROFILING), printed at exit: the tree of
+// format_summary, only its top level when `top_level_only` (each run printed its own tree when it
+// ended), and the time outside the stages named by when it passed instead of one "(untracked)":
+// before the first stage (the interpreter starting, imports), between stages (the program's own
+// work) and after the last one (until exit).
+std::string format_process_summary(const Report& report, bool top_level_only);
 
 // The list view: one line per stage name, over the whole tree, with the number of stages of that
 // name, their summed wall time, their summed self time and the self time's share of the total,
