@@ -18,6 +18,7 @@
 
 #include "bindings.h"
 #include "pypto/profiling/formats.h"
+#include "pypto/profiling/profile_file.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/profiling/report.h"
 
@@ -317,6 +318,33 @@ void bind_profiling(nb::module_ m) {
   m.def("profiling_enabled_by_env", &profiling::profiling_enabled_by_env);
   m.def("format_duration", &profiling::format_duration, nb::arg("seconds"),
         "Seconds in the unit the profile summary uses (3 significant digits: µs, ms or s).");
+  m.def(
+      "format_summary",
+      [](const std::string& document, double min_percent, int max_depth) {
+        // The one text renderer, for profiles Python holds as dicts (pypto.profile_view): the
+        // caller has checked the document, so a format error here is a ValueError.
+        profiling::SummaryOptions options;
+        options.min_percent = min_percent;
+        options.max_depth = max_depth;
+        try {
+          profiling::Report report =
+              profiling::report_from_json(nlohmann::json::parse(document), "the profile");
+          // The metadata in the dict's order (a parsed nlohmann::json sorts its keys).
+          const auto ordered = nlohmann::ordered_json::parse(document);
+          if (const auto it = ordered.find("metadata"); it != ordered.end() && it->is_object()) {
+            report.metadata.clear();
+            for (const auto& [key, value] : it->items())
+              report.metadata.emplace_back(
+                  key, value.is_string() ? value.get<std::string>() : value.dump());
+          }
+          return profiling::format_summary(report, options);
+        } catch (const std::exception& e) {
+          throw nb::value_error(e.what());
+        }
+      },
+      nb::arg("document"), nb::arg("min_percent") = 0.0, nb::arg("max_depth") = -1,
+      "The text summary (tree view) of a profile given as its JSON text: stages below "
+      "min_percent of the total hidden, at most max_depth levels (-1: all).");
   m.def("write_exit_report", &profiling::write_exit_report,
         "The PYPTO_COMPILE_PROFILING exit report (summary to stderr, files to "
         "$PYPTO_COMPILE_PROFILING_DIR); once per process, nothing without a process-wide "

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from pypto._core import profiling as _core
 
@@ -295,12 +295,6 @@ def format_bytes(count: int) -> str:
 
 # ------------------------------------------------------------------------------ text summary
 
-_INDENT = 2
-_MIN_NAME_COLUMN = 34  # the C++ summary's column for short names
-_DURATION_COLUMN = 7
-_UNTRACKED = "(untracked)"
-
-
 class _Line:
     """One summary line: a stage, or the sibling leaf stages sharing a name (the ``verify`` after
     every pass) folded into one line at the first one's place."""
@@ -340,102 +334,12 @@ def _fold_siblings(stages: List[Mapping[str, Any]]) -> List[_Line]:
     return lines
 
 
-def _widest_label(stages: List[Mapping[str, Any]], indent: int) -> int:
-    widest = 0
-    for line in _fold_siblings(stages):
-        widest = max(widest, indent + len(line.label()),
-                     _widest_label(line.first["children"], indent + _INDENT))
-    return widest
-
-
-def _line_head(indent: int, label: str, column: int, seconds: float, total: float) -> str:
-    percent = 100.0 * seconds / total if total > 0 else 0.0
-    return (f"{' ' * indent}{label}".ljust(column) + format_duration(seconds).rjust(_DURATION_COLUMN)
-            + f"  ({percent:4.1f}%)")
-
-
-def _flags(line: _Line) -> str:
-    out = ""
-    if line.parallel:
-        out += "  [parallel]"
-    if line.failed:
-        first = line.error.split("\n", 1)[0]
-        out += f"  [failed: {escape_control_characters(first)}]" if line.error else "  [failed]"
-    if line.open:
-        out += "  [open]"
-    stage = line.first
-    # One merged stage of an exit report: the spread of the durations it stands for.
-    if "median_seconds" in stage and line.count == int(stage.get("count", 1)):
-        out += (f"  min {format_duration(stage['min_seconds'])} median "
-                f"{format_duration(stage['median_seconds'])} max "
-                f"{format_duration(stage['max_seconds'])}")
-    if line.count != 1:
-        return out  # the statistics below are of one stage, not of a folded line
-    stats = stage.get("pass")
-    if stats is not None:
-        before, after = stats["ir_size_before"], stats["ir_size_after"]
-        out += f"  ir {before}" + (f"\u2192{after}" if stats.get("changed") else " =")
-    if "rss_bytes" in stage:
-        growth = stage["rss_growth_bytes"]
-        out += (f"  rss {format_bytes(stage['rss_bytes'])} {'+' if growth >= 0 else ''}"
-                f"{format_bytes(growth)}")
-    return out
-
-
-def _core_lines(device: Mapping[str, Any]) -> Iterator[str]:
-    span = format_duration(device["end"] - device["begin"])
-    for core, tasks, busy, share in core_utilisation(device):
-        yield (f"core {core:<3d} {tasks:4d} task{'s' if tasks != 1 else ' '}  busy "
-               f"{format_duration(busy)} of {span}  ({100.0 * share:.1f}%)")
-
-
-def _stage_lines(out: List[str], stages: List[Mapping[str, Any]], untracked: float, indent: int,
-                 column: int, total: float, min_seconds: float, max_depth: int) -> None:
-    for line in _fold_siblings(stages):
-        if line.seconds < min_seconds:
-            continue
-        out.append(_line_head(indent, line.label(), column, line.seconds, total) + _flags(line))
-        if indent // _INDENT < max_depth:
-            _stage_lines(out, line.first["children"],
-                         float(line.first.get("untracked_seconds", 0.0)), indent + _INDENT,
-                         column, total, min_seconds, max_depth)
-        # After the children, as the C++ summary: shares of the device's span, not parts of it.
-        device = line.first.get("device")
-        if device is not None:
-            out.extend(" " * (indent + _INDENT) + text for text in _core_lines(device))
-    if untracked > 0.0 and untracked >= min_seconds:
-        out.append(_line_head(indent, _UNTRACKED, column, untracked, total))
-
-
-def summary_header(profile: Mapping[str, Any]) -> List[str]:
-    """The summary's first lines: title, rule, total and the metadata line."""
-    lines = ["PyPTO Compile Profile", "======================",
-             f"Total: {format_duration(profile['total_seconds'])}"]
-    metadata = profile.get("metadata") or {}
-    if metadata:
-        lines.append(" | ".join(f"{escape_control_characters(k)} {escape_control_characters(v)}"
-                                for k, v in metadata.items()))
-    lines.append("")
-    return lines
-
-
 def format_text(profile: Mapping[str, Any], min_percent: float = 0.0,
                 max_depth: int = MAX_STAGE_DEPTH) -> str:
-    """The text summary of a (checked) profile dict, as ``CompileProfiler.summary()`` prints it.
-    ``min_percent`` hides stages below that share of the total; ``max_depth`` (1: top-level
-    stages only) shortens the tree."""
-    out = summary_header(profile)
-    stages = profile["stages"]
-    untracked = float(profile.get("untracked_seconds", 0.0))
-    if not stages:
-        out.append("  (no stages recorded)")
-    if not stages and untracked == 0.0:
-        return "\n".join(out) + "\n"
-    column = max(_MIN_NAME_COLUMN, _widest_label(stages, _INDENT), _INDENT + len(_UNTRACKED)) + 2
-    total = profile["total_seconds"]
-    min_seconds = total * min_percent / 100.0 if min_percent > 0 else 0.0
-    _stage_lines(out, stages, untracked, _INDENT, column, total, min_seconds, max_depth)
-    return "\n".join(out) + "\n"
+    """The text summary of a (checked) profile dict, as ``CompileProfiler.summary()`` and
+    ``pypto profile show`` print it: the same C++ renderer. ``min_percent`` hides stages below
+    that share of the total; ``max_depth`` (1: top-level stages only) shortens the tree."""
+    return _core.format_summary(json.dumps(profile), float(min_percent), int(max_depth))
 
 
 def top_stages(profile: Mapping[str, Any], limit: int = 3) -> str:
@@ -521,8 +425,9 @@ def short_summary(profile: Mapping[str, Any], heading: str, max_lines: int = 12)
     body: List[str] = []
     depth = 1
     while depth <= 3:
-        deeper = [line for line in format_text(profile, max_depth=depth).splitlines()[
-            len(summary_header(profile)):] if line.strip()]
+        # The stage lines: what follows the header's blank line.
+        text = format_text(profile, max_depth=depth).split("\n\n", 1)[-1]
+        deeper = [line for line in text.splitlines() if line.strip()]
         if body and len(deeper) > max_lines:
             break
         body = deeper

@@ -525,7 +525,8 @@ std::string format_summary(const Report& report, const SummaryOptions& options) 
                 kIndentPerDepth + kUntrackedLabel.size()}) +
       2;
   append_lines(out, report.stages, report.untracked_seconds, kIndentPerDepth, name_column,
-               report.total_seconds, min_seconds_of(report, options));
+               report.total_seconds, min_seconds_of(report, options),
+               options.max_depth > 0 ? options.max_depth - 1 : -1);
   return out;
 }
 

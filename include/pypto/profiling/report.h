@@ -134,6 +134,7 @@ std::string format_summary(const Report& report);
 
 struct SummaryOptions {
   double min_percent = 0.0;  // hide stages (tree) or names (list) below this share of the total
+  int max_depth = -1;        // tree: levels shown (1: the top level only); -1: all
 };
 std::string format_summary(const Report& report, const SummaryOptions& options);
 

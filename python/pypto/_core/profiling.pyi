@@ -103,6 +103,11 @@ def format_duration(seconds: float) -> str:
     Seconds in the unit the profile summary uses (3 significant digits: µs, ms or s).
     """
 
+def format_summary(document: str, min_percent: float = 0.0, max_depth: int = -1) -> str:
+    """
+    The text summary (tree view) of a profile given as its JSON text: stages below min_percent of the total hidden, at most max_depth levels (-1: all).
+    """
+
 def write_exit_report() -> None:
     """
     The PYPTO_COMPILE_PROFILING exit report (summary to stderr, files to $PYPTO_COMPILE_PROFILING_DIR); once per process, nothing without a process-wide profiler.
