@@ -27,6 +27,7 @@
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/errors.h"
 #include "pypto/runtime/process.h"
+#include "pypto/runtime/shared_memory.h"
 #include "pypto/support/interrupt.h"
 
 extern "C" char** environ;
@@ -539,12 +540,14 @@ std::optional<RunStats> execute_on_server(const ProgramLibrary& program,
   }
   RunStats stats = reply["stats"].get<RunStats>();
   const double copying = profiling::now_seconds();
-  // Every tensor, read-only ones too: a program may write a parameter its entry takes as In (a
-  // kernel's pl.tensor.write makes only the kernel's parameter InOut), and in process those
-  // writes land in the caller's array. Unchanged chunks are compared, not written.
+  // The tensors the program may write, and read-only ones that live in a SharedBuffer, as a
+  // process forked for the run writes those directly: a program may write a parameter its entry
+  // takes as In (a kernel's pl.tensor.write makes only the kernel's parameter InOut), and run()
+  // places its tensors in shared memory. Unchanged chunks are compared, not written.
   for (size_t i = 0; i < args.size(); ++i) {
     const auto* t = std::get_if<HostTensor>(&args[i]);
     if (!t || t->size_bytes() == 0) continue;
+    if (t->read_only && !in_shared_buffer(t->data, static_cast<size_t>(t->size_bytes()))) continue;
     copy_back_changes(static_cast<uint8_t*>(t->data), tensors + offsets[i],
                       static_cast<size_t>(t->size_bytes()));
   }

@@ -42,15 +42,15 @@ struct ExecuteOptions {
 // Tensor arguments are updated in place, as if the program ran on the caller's buffers.
 // An isolated run goes to a device server kept between runs (src/runtime/device_server.h) when
 // its tensors add up to at most 64 MiB: every tensor is copied into the server's shared memory,
-// and what the program changed in any of them is copied back after a successful run. A larger run
-// gets a process forked for it: the tensors it may write are copied into shared memory before the
-// fork and back after the child exits successfully -- except tensors that live in a SharedBuffer
-// (shared_memory.h), which the child updates directly (after a failure they may hold partial
-// results) -- and read-only tensors (HostTensor::read_only) are read from its inherited copy of
-// the caller's memory. Nothing is copied back after a failure.
-// Throws ExecutionError: Setup (bad arguments, fork/mmap failed), Failed (the program reported
-// an error; the message is the program's), Crashed (with the signal and the kernel that was
-// running), TimedOut.
+// and what the program changed is copied back after a successful run into the tensors it may
+// write and into read-only ones that live in a SharedBuffer (as a forked run writes those). A
+// larger run gets a process forked for it: the tensors it may write are copied into shared memory
+// before the fork and back after the child exits successfully -- except tensors that live in a
+// SharedBuffer (shared_memory.h), which the child updates directly (after a failure they may hold
+// partial results) -- and read-only tensors (HostTensor::read_only) are read from its inherited
+// copy of the caller's memory. Nothing is copied back after a failure. Throws ExecutionError: Setup
+// (bad arguments, fork/mmap failed), Failed (the program reported an error; the message is the
+// program's), Crashed (with the signal and the kernel that was running), TimedOut.
 RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args,
                  const ExecuteOptions& options = {});
 
