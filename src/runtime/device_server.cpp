@@ -7,7 +7,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -195,15 +194,6 @@ RunStats serve(const nlohmann::json& request, SharedStatus* status,
 }
 
 // ------------------------------------------------------------------ the caller's side
-
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-  (void)pid;
-  return -1;
-#endif
-}
 
 // The PYPTO_* variables of this process's environment, sorted: what a server forked now would
 // see. The device reads some (PYPTO_PIN_WORKERS, PYPTO_DFX_NO_PMU, ...), and a server sees its

@@ -46,19 +46,6 @@ class Fd {
   int fd_;
 };
 
-// A pidfd makes the child's exit pollable together with its output, so the wait needs neither a
-// SIGCHLD handler nor a polling loop. Linux >= 5.3; on older kernels we fall back to waiting on
-// the pipe's end-of-file followed by a blocking waitpid.
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-  (void)pid;
-  errno = ENOSYS;
-  return -1;
-#endif
-}
-
 constexpr std::chrono::milliseconds kInterruptPoll{100};
 
 void append_output(std::string& out, const char* data, size_t n, size_t max_output) {
@@ -106,6 +93,19 @@ void reap_in_background(pid_t pid) {
 }
 
 }  // namespace
+
+// A pidfd makes the child's exit pollable together with its output, so the wait needs neither a
+// SIGCHLD handler nor a polling loop. Linux >= 5.3; on older kernels we fall back to waiting on
+// the pipe's end-of-file followed by a blocking waitpid.
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
 
 ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds timeout,
                              bool kill_group,

@@ -43,6 +43,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
 // address space can take longer than the work itself) and is reaped by a background thread;
 // the result then has exited_in_background set and exit_code 0. Output beyond `max_output`
 // bytes is read and dropped (and "[output truncated]" appended).
+// A pidfd of child `pid` (readable once it exits), or -1 where the kernel has none (Linux < 5.3).
+int open_pidfd(pid_t pid);
+
 ProcessResult wait_for_child(pid_t pid, int out_fd, std::chrono::milliseconds timeout,
                              bool kill_group,
                              const std::function<bool(const std::string&)>& output_complete = {},
