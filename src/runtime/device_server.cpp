@@ -221,9 +221,12 @@ struct Server {
   size_t tensor_bytes() const { return arena_bytes - status_page_bytes(kServerMaxCores); }
 
   // Whether the server is gone (killed with its thread, or by a kernel between runs).
-  bool exited() const {
+  // Reaps it if so: end() must then not signal its pid, which another process may have by now.
+  bool exited() {
     int status = 0;
-    return ::waitpid(pid, &status, WNOHANG) == pid;
+    if (::waitpid(pid, &status, WNOHANG) != pid) return false;
+    pid = -1;
+    return true;
   }
 
   // Kills and reaps the server; returns its wait status.
