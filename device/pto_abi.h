@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 26
+#define PTO_ABI_VERSION 27
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -461,6 +461,8 @@ typedef struct PtoIsa {
                                  const void* a, int64_t a_stride, double s, int32_t scalar_first,
                                  int64_t rows, int64_t cols, const char* where, PtoFailFn fail,
                                  void* ctx);
+  // Cross-core pipes between the kernels of a Group's cluster (see PtoPipeIsa below).
+  const struct PtoPipeIsa* pipes;
 } PtoIsa;
 
 // Per-core on-chip memory: one arena per space, sized like the real memory spaces.
@@ -493,6 +495,9 @@ typedef struct PtoCoreMemory {
   // Generated code reads it (relaxed) at every loop back-edge and then calls `fail` and returns,
   // so that a loop that never ends can still be stopped in the caller's process. Never null.
   const uint8_t* stop;
+  // pl.tile.get_subblock_idx(): the AIV lane the kernel runs as; 0 but in the second AIV lane of
+  // a Group's cluster (PtoPipeIsa::run_cluster).
+  int32_t subblock_idx;
 } PtoCoreMemory;
 
 // The participant set of pl.system.syncall (its core_type=): on the CPU device a block is one
@@ -501,6 +506,52 @@ enum PtoSyncallCoreType { PTO_SYNCALL_MIX = 0, PTO_SYNCALL_AIV_ONLY = 1, PTO_SYN
 
 // A kernel (one InCore function) runs on one simulated core.
 typedef void (*PtoKernelFn)(const PtoArg* args, PtoCoreMemory* mem);
+
+// Cross-core pipes on the CPU device (PyPTO's tpush / tpop / tfree): the Cube (AIC) and Vector
+// (AIV) kernels a Group calls run together as one cluster, connected by bounded FIFOs, one per
+// direction of a pipe id and AIV lane. They live in the runtime (src/runtime/cluster_pipes.cpp),
+// not in the generated program, so that a program with pipes builds without the C++ thread
+// library's headers. Each returns 0 after reporting through the member's `fail`, and the kernel
+// then returns.
+enum PtoPipeDirection { PTO_PIPE_C2V = 1, PTO_PIPE_V2C = 2 };
+enum PtoPipeRole { PTO_PIPE_AIC = 0, PTO_PIPE_AIV = 1 };
+
+// One kernel of a cluster: `lane` is its AIV lane (0 or 1; 0 for the AIC), `reads_lane` whether
+// it reads pl.tile.get_subblock_idx() (two lanes that do not would compute alike).
+typedef struct PtoClusterMember {
+  PtoKernelFn fn;
+  const PtoArg* args;
+  int32_t role;  // PtoPipeRole
+  int32_t lane;
+  const char* kernel;
+  int32_t reads_lane;
+} PtoClusterMember;
+
+typedef struct PtoPipeIsa {
+  // aic_initialize_pipe / aiv_initialize_pipe: opens the member's ends of pipe `id` in the
+  // directions of `dir_mask`, with the slot counts it gives each direction.
+  int32_t (*init)(PtoCoreMemory* mem, int32_t dir_mask, int64_t c2v_slots, int64_t v2c_slots,
+                  int64_t id, const char* where);
+  // tpush_to_aiv / tpush_to_aic of a rows x cols tile of `elem`-byte elements, valid in
+  // [0, valid_rows) x [0, valid_cols); `split` 1 (UP_DOWN) / 2 (LEFT_RIGHT) halves it between
+  // the AIV lanes. Waits for a free slot.
+  int32_t (*push)(PtoCoreMemory* mem, int32_t dir, int64_t id, int32_t split, const void* tile,
+                  int64_t rows, int64_t cols, int32_t elem, int64_t valid_rows,
+                  int64_t valid_cols, int64_t slot_size, const char* op, const char* where);
+  // tpop_from_aic / tpop_from_aiv into a rows x cols tile; its valid region comes back, within
+  // [0, want_rows) x [0, want_cols) of the pushed tile when want_rows >= 0.
+  int32_t (*pop)(PtoCoreMemory* mem, int32_t dir, int64_t id, int32_t split, void* tile,
+                 int64_t rows, int64_t cols, int32_t elem, int64_t* valid_rows,
+                 int64_t* valid_cols, int64_t want_rows, int64_t want_cols, const char* op,
+                 const char* where);
+  // tfree_to_aic / tfree_to_aiv: the oldest slot the member popped is free again.
+  int32_t (*free_slot)(PtoCoreMemory* mem, int32_t dir, int64_t id, const char* op,
+                       const char* where);
+  // Runs the members together, the first on this thread with `mem`, each other on a thread of
+  // its own with tile memory of its own; a failure of any is reported through mem->fail.
+  void (*run_cluster)(PtoCoreMemory* mem, const char* group, const PtoClusterMember* members,
+                      int32_t n, int32_t lanes);
+} PtoPipeIsa;
 
 // A task handle: the task's index in the run plus one, so that 0 (zeroed memory, a TaskId array
 // before its slots are set, PyPTO's `None`) names no task.

@@ -27,10 +27,6 @@ struct FaultSink {
 // impossible to unload (dlclose).
 static thread_local FaultSink t_fault_sink = {nullptr, nullptr, ""};
 
-// pl.tile.get_subblock_idx(): the AIV lane a kernel runs as. 0 but in the second AIV lane of a
-// Group's cluster (pto_pipe.h), which sets it on its thread.
-[[maybe_unused]] static thread_local int32_t t_subblock_idx = 0;
-
 struct FaultScope {
   FaultSink saved;
   FaultScope(PtoFailFn fail, void* ctx, const char* func) : saved(t_fault_sink) {

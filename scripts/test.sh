@@ -21,9 +21,9 @@ if [ "${1:-}" = "sanitizers" ]; then
   echo "==> Threaded C++ tests (profiler, runtime, codegen) under ThreadSanitizer"
   # Only the test files of those tests are built (PYPTO_TEST_FILES); line tables only (-g1),
   # which is what a report prints.
-  TSAN_OPTIONS="halt_on_error=1" run_ctest build/tsan "Profil|Runtime|Thread|Codegen|Syncall" \
+  TSAN_OPTIONS="halt_on_error=1" run_ctest build/tsan "Profil|Runtime|Thread|Codegen|Syncall|ClusterPipes" \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DPYPTO_SANITIZE=thread \
-    "-DPYPTO_TEST_FILES=/(profiler(_[a-z_]*)?|codegen_[a-z_]*|runtime_(core_memory|dfx|tasks|tracker|syncall))_test\.cpp$"
+    "-DPYPTO_TEST_FILES=/(profiler(_[a-z_]*)?|codegen_[a-z_]*|runtime_(core_memory|dfx|tasks|tracker|syncall|cluster_pipes))_test\.cpp$"
   exit 0
 fi
 

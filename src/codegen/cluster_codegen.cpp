@@ -127,15 +127,19 @@ std::string generate_pipe_group(const ir::Program& program, const ir::Function& 
   size_t count = 0;
   for (const ir::Call* call : kernel_calls(func)) {
     ir::FunctionPtr callee = program.find_function(call->callee);
-    if (!callee || (callee->type != ir::FunctionType::AIC && callee->type != ir::FunctionType::AIV)) {
-      codegen_error(call->span(), "Group '" + func.name + "' runs its kernels together over "
-                                  "cross-core pipes: it may call pl.FunctionType.AIC and AIV "
-                                  "kernels only, and '" + call->callee + "' is not one");
+    if (!callee ||
+        (callee->type != ir::FunctionType::AIC && callee->type != ir::FunctionType::AIV)) {
+      codegen_error(call->span(), "Group '" + func.name +
+                                      "' runs its kernels together over "
+                                      "cross-core pipes: it may call pl.FunctionType.AIC and AIV "
+                                      "kernels only, and '" +
+                                      call->callee + "' is not one");
     }
     const bool aic = callee->type == ir::FunctionType::AIC;
     if (aic && !aic_member.empty()) {
-      codegen_error(call->span(), "Group '" + func.name + "' calls a second AIC kernel; a cluster "
-                                  "has one Cube core");
+      codegen_error(call->span(), "Group '" + func.name +
+                                      "' calls a second AIC kernel; a cluster "
+                                      "has one Cube core");
     }
     if (!aic && splits(*callee)) lanes_split = true;
     const std::string args = "member" + std::to_string(count++) + "_args";
@@ -151,19 +155,20 @@ std::string generate_pipe_group(const ir::Program& program, const ir::Function& 
                 int_literal(k->value) + ")";
       } else {
         codegen_error(a->span().valid() ? a->span() : call->span(),
-                      "Group '" + func.name + "' runs its kernels together over cross-core pipes: "
-                      "pass them the Group's own parameters or integer constants");
+                      "Group '" + func.name +
+                          "' runs its kernels together over cross-core pipes: "
+                          "pass them the Group's own parameters or integer constants");
       }
       body += "  " + args + "[" + std::to_string(i) + "] = " + value + ";\n";
     }
     const std::string head = "{" + kernel_function_name(callee->name) + ", " + args + ", ";
     const std::string tail = ", " + string_literal(callee->name) + "}";
     if (aic) {
-      aic_member = head + "pto::pipe::AIC, 0" + tail.substr(0, tail.size() - 1) + ", 1}";
+      aic_member = head + "PTO_PIPE_AIC, 0" + tail.substr(0, tail.size() - 1) + ", 1}";
     } else {
-      // Whether the kernel tells its lanes apart (pto_pipe.h refuses what two identical lanes
+      // Whether the kernel tells its lanes apart (the runtime refuses what two identical lanes
       // would get wrong).
-      aiv_members.push_back(head + "pto::pipe::AIV, %LANE%" + tail.substr(0, tail.size() - 1) +
+      aiv_members.push_back(head + "PTO_PIPE_AIV, %LANE%" + tail.substr(0, tail.size() - 1) +
                             (reads_its_lane(*callee) ? ", 1}" : ", 0}"));
     }
   }
@@ -183,12 +188,12 @@ std::string generate_pipe_group(const ir::Program& program, const ir::Function& 
     }
   }
   const std::string cluster = "cluster_" + func.name;
-  std::string out = "#include \"pto_pipe.h\"\n";
-  out += "// Group '" + func.name + "': its kernels run together over cross-core pipes.\n";
+  std::string out =
+      "// Group '" + func.name + "': its kernels run together over cross-core pipes.\n";
   out += "static void " + cluster + "(const PtoArg* args, PtoCoreMemory* mem) {\n";
   out += body;
-  out += "  const pto::pipe::MemberSpec members[] = {\n" + expanded + "  };\n";
-  out += "  pto::pipe::run_cluster(mem, " + string_literal(func.name) + ", members, " +
+  out += "  const PtoClusterMember members[] = {\n" + expanded + "  };\n";
+  out += "  mem->isa->pipes->run_cluster(mem, " + string_literal(func.name) + ", members, " +
          std::to_string(n) + ", " + std::to_string(lanes) + ");\n}\n\n";
   out += "static int32_t " + orchestration_function_name(func.name) +
          "(const PtoRuntimeApi* rt, const PtoArg* params, int32_t nparams) {\n";
@@ -197,7 +202,8 @@ std::string generate_pipe_group(const ir::Program& program, const ir::Function& 
          string_literal("Group '" + func.name + "' takes " + std::to_string(func.params.size()) +
                         " arguments") +
          ");\n    return 1;\n  }\n";
-  out += "  rt->submit(rt->ctx, " + string_literal(func.name) + ", " + cluster + ", params, nparams);\n";
+  out += "  rt->submit(rt->ctx, " + string_literal(func.name) + ", " + cluster +
+         ", params, nparams);\n";
   out += "  return 0;\n}\n";
   return out;
 }

@@ -389,7 +389,7 @@ std::string launch_query(const ir::Call& c, const VarNames& names) {
   }
   if (c.callee == "get_block_idx") return "((int64_t)mem->block_idx)";
   if (c.callee == "get_block_num") return "((int64_t)mem->block_num)";
-  return "((int64_t)pto::t_subblock_idx)";
+  return "((int64_t)mem->subblock_idx)";
 }
 
 }  // namespace

@@ -58,8 +58,6 @@ std::string KernelEmitter::run() {
   }
   stmt(func_.body);
   w_.close();
-  // The pipes' thread library, for the kernels of a Group's cluster only.
-  if (uses_pipes_) return "#include \"pto_pipe.h\"\n" + w_.take();
   return w_.take();
 }
 

@@ -285,9 +285,8 @@ class KernelEmitter : public StructuredEmitter {
   std::unordered_map<const ir::Var*, std::pair<std::string, std::string>> plane_ptrs_;
   // The results of views_.stored computed into their store's box (emit_into_store).
   std::unordered_set<const ir::Var*> stored_;
-  // Cross-core pipes: whether the kernel uses them, the buffers it reserved or imported, the
-  // slot size of each pipe id it initialized, the valid-row names of popped tiles.
-  bool uses_pipes_ = false;
+  // Cross-core pipes: the buffers the kernel reserved or imported, the slot size of each pipe
+  // id it initialized, the valid-row names of popped tiles.
   std::unordered_map<const ir::Var*, const ir::Call*> pipe_buffers_;
   std::unordered_map<int64_t, int64_t> pipe_slot_sizes_;
   std::unordered_set<std::string> popped_valid_;

@@ -1,5 +1,5 @@
-// Kernel code of the cross-core pipe ops (src/ir/pipe_ops.h): calls of device/pto_pipe.h, which
-// connects the kernels of a Group's cluster. A kernel that uses them includes that header.
+// Kernel code of the cross-core pipe ops (src/ir/pipe_ops.h): calls of the runtime's pipes
+// (PtoIsa::pipes, src/runtime/cluster_pipes.cpp), which connect the kernels of a Group's cluster.
 //
 // A popped tile is valid in the region its producer pushed, known at run time: two int64
 // variables, as for a pl.load with valid_shapes (kernel_layout_ops.cpp). Since most producers
@@ -37,11 +37,11 @@ bool KernelEmitter::is_pipe_call(const ir::Call& call) {
 }
 
 void KernelEmitter::note_pipe_use(Span span) {
-  uses_pipes_ = true;
   if (func_.type == ir::FunctionType::AIC || func_.type == ir::FunctionType::AIV) return;
-  codegen_error(span, "cross-core pipe ops belong in a pl.FunctionType.AIC or AIV kernel that a "
-                      "Group calls; '" + func_.name + "' is " +
-                          std::string(ir::function_type_name(func_.type)));
+  codegen_error(span,
+                "cross-core pipe ops belong in a pl.FunctionType.AIC or AIV kernel that a "
+                "Group calls; '" +
+                    func_.name + "' is " + std::string(ir::function_type_name(func_.type)));
 }
 
 // reserve_buffer / import_peer_buffer: the buffer's address, which only names the buffer here
@@ -92,9 +92,9 @@ void KernelEmitter::emit_pipe_statement(const ir::Call& call, Span span) {
                               std::string(ir::function_type_name(func_.type)));
     }
     const int64_t mask = int_attr(call, "dir_mask", 1);
-    w_.line("if (!pto::pipe::init(mem, " + std::to_string(mask) + ", " +
-            std::to_string(declared_slots(call, 0)) + ", " + std::to_string(declared_slots(call, 1)) +
-            ", " + id + ", " + at + ")) return;");
+    w_.line("if (!mem->isa->pipes->init(mem, " + std::to_string(mask) + ", " +
+            std::to_string(declared_slots(call, 0)) + ", " +
+            std::to_string(declared_slots(call, 1)) + ", " + id + ", " + at + ")) return;");
     pipe_slot_sizes_[int_attr(call, "id", 0)] = int_attr(call, "slot_size", 0);
     return;
   }
@@ -102,8 +102,9 @@ void KernelEmitter::emit_pipe_statement(const ir::Call& call, Span span) {
     const bool to_aiv = op == "tpush_to_aiv";
     expect_pipe_side(to_aiv ? ir::FunctionType::AIC : ir::FunctionType::AIV, op, span);
     if (ir::find_attr(call.attrs, "lane_stride")) {
-      codegen_error(span, "pl." + op + "(lane_stride=...) is not supported yet: the CPU device "
-                                       "divides a split tile into two boxes of ceil(n / 2)");
+      codegen_error(span, "pl." + op +
+                              "(lane_stride=...) is not supported yet: the CPU device "
+                              "divides a split tile into two boxes of ceil(n / 2)");
     }
     const TileRef t = tile_arg(call.args.at(0), op, 0);
     const auto* v = call.args[0]->as<ir::Var>();
@@ -111,8 +112,9 @@ void KernelEmitter::emit_pipe_statement(const ir::Call& call, Span span) {
     if (auto it = valid_.find(v); it != valid_.end()) std::tie(vr, vc) = it->second;
     const auto slot = pipe_slot_sizes_.find(int_attr(call, "id", 0));
     const int64_t slot_size = slot == pipe_slot_sizes_.end() ? 0 : slot->second;
-    w_.line("if (!pto::pipe::push(mem, " + std::string(to_aiv ? "pto::pipe::C2V" : "pto::pipe::V2C") +
-            ", " + id + ", " + std::to_string(int_attr(call, "split", 0)) + ", " + t.ptr + ", " +
+    w_.line("if (!mem->isa->pipes->push(mem, " +
+            std::string(to_aiv ? "PTO_PIPE_C2V" : "PTO_PIPE_V2C") + ", " + id + ", " +
+            std::to_string(int_attr(call, "split", 0)) + ", " + t.ptr + ", " +
             std::to_string(t.elements() / t.cols()) + ", " + std::to_string(t.cols()) + ", " +
             std::to_string(ir::dtype_bytes(t.type->dtype)) + ", " + vr + ", " + vc + ", " +
             std::to_string(slot_size) + ", \"pl." + op + "\", " + at + ")) return;");
@@ -122,8 +124,8 @@ void KernelEmitter::emit_pipe_statement(const ir::Call& call, Span span) {
     const bool to_aic = op == "system.tfree_to_aic";
     expect_pipe_side(to_aic ? ir::FunctionType::AIV : ir::FunctionType::AIC, op, span);
     tile_arg(call.args.at(0), op, 0);  // checks that a tile is named
-    w_.line("if (!pto::pipe::free_slot(mem, " +
-            std::string(to_aic ? "pto::pipe::C2V" : "pto::pipe::V2C") + ", " + id + ", \"pl." +
+    w_.line("if (!mem->isa->pipes->free_slot(mem, " +
+            std::string(to_aic ? "PTO_PIPE_C2V" : "PTO_PIPE_V2C") + ", " + id + ", \"pl." +
             op.substr(7) + "\", " + at + ")) return;");
     return;
   }
@@ -136,8 +138,9 @@ void KernelEmitter::emit_pipe_pop(const ir::Var& var, const ir::Call& call, Span
   const bool from_aic = op == "tpop_from_aic";
   expect_pipe_side(from_aic ? ir::FunctionType::AIV : ir::FunctionType::AIC, op, span);
   if (ir::find_attr(call.attrs, "lane_stride")) {
-    codegen_error(span, "pl." + op + "(lane_stride=...) is not supported yet: the CPU device "
-                                     "divides a split tile into two boxes of ceil(n / 2)");
+    codegen_error(span, "pl." + op +
+                            "(lane_stride=...) is not supported yet: the CPU device "
+                            "divides a split tile into two boxes of ceil(n / 2)");
   }
   const TileRef t = declare_tile(var, span);
   const std::string base = names_.name(&var);
@@ -150,13 +153,13 @@ void KernelEmitter::emit_pipe_pop(const ir::Var& var, const ir::Call& call, Span
     want_rows = "(int64_t)(" + emit_scalar_expr(call.args[0], names_) + ")";
     want_cols = "(int64_t)(" + emit_scalar_expr(call.args[1], names_) + ")";
   }
-  w_.line("if (!pto::pipe::pop(mem, " + std::string(from_aic ? "pto::pipe::C2V" : "pto::pipe::V2C") +
-          ", " + std::to_string(int_attr(call, "id", 0)) + ", " +
-          std::to_string(int_attr(call, "split", 0)) + ", " + t.ptr + ", " +
-          std::to_string(t.elements() / t.cols()) + ", " + std::to_string(t.cols()) + ", " +
-          std::to_string(ir::dtype_bytes(t.type->dtype)) + ", &" + vr + ", &" + vc + ", " + want_rows +
-          ", " + want_cols + ", \"pl." + op +
-          "\", " + string_literal(where(span, op)) + ")) return;");
+  w_.line(
+      "if (!mem->isa->pipes->pop(mem, " + std::string(from_aic ? "PTO_PIPE_C2V" : "PTO_PIPE_V2C") +
+      ", " + std::to_string(int_attr(call, "id", 0)) + ", " +
+      std::to_string(int_attr(call, "split", 0)) + ", " + t.ptr + ", " +
+      std::to_string(t.elements() / t.cols()) + ", " + std::to_string(t.cols()) + ", " +
+      std::to_string(ir::dtype_bytes(t.type->dtype)) + ", &" + vr + ", &" + vc + ", " + want_rows +
+      ", " + want_cols + ", \"pl." + op + "\", " + string_literal(where(span, op)) + ")) return;");
   valid_[&var] = {vr, vc};
   popped_valid_.insert(vr);
 }

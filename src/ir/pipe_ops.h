@@ -1,7 +1,7 @@
 // Cross-core pipes between the Cube (AIC) and Vector (AIV) kernels of a Group (internal to
 // src/ir): the FIFOs the two kinds of core of one cluster pass tiles through. Kernel codegen:
 // src/codegen/kernel_pipe_ops.cpp; the cluster that runs a Group's kernels together:
-// src/codegen/cluster_codegen.cpp and device/pto_pipe.h.
+// src/codegen/cluster_codegen.cpp and src/runtime/cluster_pipes.cpp.
 //
 //   system.reserve_buffer      attrs name, size, base   INT32: a named buffer of `size` bytes a
 //                              consumer's pipe slots live in (base -1 = AUTO: the compiler

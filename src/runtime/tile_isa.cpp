@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster_pipes.h"
 #include "comm_isa.h"
 #include "tensor_transfer.h"
 #include "tile_elements.h"
@@ -660,6 +661,7 @@ const PtoIsa& tile_isa() {
       &isa_binary_scalar_rows_f64,
       &isa_unary_store,
       &isa_binary_scalar_store,
+      &cluster_pipes::pipe_isa(),
   };
   return isa;
 }
