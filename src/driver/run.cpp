@@ -347,6 +347,10 @@ void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<Ru
                                        : options.flags) {
       compiler += " " + flag;
     }
+    if (options.flags.empty()) {
+      for (const std::string& library : runtime::default_link_libraries())
+        compiler += " " + library;
+    }
     session.set_metadata("compiler", compiler);
     session.set_metadata("binary_cache", result.cache_hit ? "hit" : "miss");
     if (!cached) result.notes.insert(result.notes.end(), built.notes.begin(), built.notes.end());

@@ -333,7 +333,10 @@ TEST(BinaryCacheDefaults, CacheDirFollowsPyptoCacheDirThenXdgThenHome) {
     EXPECT_EQ(default_cache_dir(), fs::path(pw->pw_dir) / ".cache" / "pypto");
   }
   EXPECT_EQ(default_build_flags(),
-            (std::vector<std::string>{"-O2", "-fno-exceptions", "-shared", "-fPIC", "-std=c++17"}));
+            (std::vector<std::string>{"-O2", "-fno-exceptions", "-shared", "-fPIC", "-std=c++17",
+                                      "-nodefaultlibs"}));
+  EXPECT_EQ(default_link_libraries(),
+            (std::vector<std::string>{"-lm", "-lc", "-lgcc", "-Wl,-z,defs"}));
   // A source too large to optimise in reasonable time is built at -O0, and the key says so.
   const std::string large(kUnoptimisedSourceBytes + 1, ' ');
   EXPECT_EQ(default_build_flags(large).front(), "-O0");

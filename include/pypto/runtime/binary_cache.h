@@ -43,9 +43,11 @@ struct BuildResult {
   std::vector<std::string> notes;
 };
 
-// {"-O2", "-fno-exceptions", "-shared", "-fPIC", "-std=c++17"}, with -O0 in place of -O2 for a
-// source over kUnoptimisedSourceBytes (see binary_cache.cpp).
+// {"-O2", "-fno-exceptions", "-shared", "-fPIC", "-std=c++17", "-nodefaultlibs"}, with -O0 in place
+// of -O2 for a source over kUnoptimisedSourceBytes (see binary_cache.cpp).
 const std::vector<std::string>& default_build_flags(std::string_view source = {});
+// What a build with the default flags links against, after the source (part of the cache key).
+const std::vector<std::string>& default_link_libraries();
 constexpr size_t kUnoptimisedSourceBytes = size_t{1} << 20;
 
 // ${PYPTO_CACHE_DIR}, else ${XDG_CACHE_HOME}/pypto, else ~/.cache/pypto (the home folder from
