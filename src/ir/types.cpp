@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "pypto/ir/tensor_strides.h"
 #include "pypto/support/checked_int.h"
 
 namespace pypto::ir {
@@ -253,7 +254,10 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
 std::optional<TensorView> canonical_tensor_view(const std::vector<int64_t>& shape,
                                                 TensorView view) {
   if (view.valid_shape == shape) view.valid_shape.clear();
-  if (view.layout == TensorLayout::ND && view.stride == row_major_strides(shape)) {
+  // Packed strides of the layout say no more than the layout: pl.TensorView(stride=[1, 4],
+  // layout=DN) of a [4, 8] tensor is pl.TensorView(layout=DN).
+  if ((view.layout == TensorLayout::ND && view.stride == row_major_strides(shape)) ||
+      (view.layout == TensorLayout::DN && view.stride == column_major_strides(shape))) {
     view.stride.clear();
   }
   if (view == TensorView{}) return std::nullopt;
