@@ -426,10 +426,11 @@ std::optional<ir::MemRef> Parser::parse_memref(std::optional<ir::MemorySpace>& n
     } else {
       offset = parse_constant_int("pl.MemRef byte_offset");
     }
-    if (offset != 0) {
-      fail(offset_span, "pl.MemRef byte_offset " + std::to_string(offset) +
-                            " is not supported: a tile starts at the beginning of its buffer "
-                            "here");
+    // A tile placed `offset` bytes into its buffer (PyPTO prints a slice of a tile so, and
+    // tiles sharing one allocation at offsets): where tiles lie is planned again here
+    // (InitMemRef, AllocateMemoryAddr), as for the buffer itself, and no value depends on it.
+    if (offset < 0) {
+      fail(offset_span, "pl.MemRef byte_offset must be >= 0, got " + std::to_string(offset));
     }
     comma();
     m.size = non_negative("size");
@@ -448,8 +449,9 @@ std::optional<ir::MemRef> Parser::parse_memref(std::optional<ir::MemorySpace>& n
   if (at(TK::Comma)) advance();
   expect(TK::RParen, "')' after the arguments of pl.MemRef");
   if (at(TK::LBracket)) {
-    fail(here(), "a slot [k] belongs to a declared allocation, pl.MemRef(\"name\", slots=N)[k]; "
-                 "pl.MemRef(addr, size, id) is one buffer");
+    fail(here(),
+         "a slot [k] belongs to a declared allocation, pl.MemRef(\"name\", slots=N)[k]; "
+         "pl.MemRef(addr, size, id) is one buffer");
   }
   return m;
 }
