@@ -12,6 +12,7 @@
 #include "pypto/codegen/kernel_codegen.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/task_types.h"
+#include "pypto/ir/tensor_strides.h"
 #include "pypto/ir/visitor.h"
 #include "read_only_inputs.h"
 #include "structured_emitter.h"
@@ -60,7 +61,10 @@ class OrchestrationEmitter : public StructuredEmitter {
     stmt(func_.body);
     if (!pending_options_.empty())
       codegen_error(func_.span, "task options without a kernel call after them");
-    if (!ends_with_return(func_.body)) w_.line("return 0;");
+    if (!ends_with_return(func_.body)) {
+      unstage_params();
+      w_.line("return 0;");
+    }
     w_.close();
     return w_.take();
   }
@@ -115,7 +119,11 @@ class OrchestrationEmitter : public StructuredEmitter {
     const auto& p = func_.params[i];
     const std::string& name = names_.name(p.var.get());
     std::string index = "params[" + std::to_string(i) + "]";
-    if (p.var->type()->as<ir::TensorType>()) {
+    if (const auto* tt = p.var->type()->as<ir::TensorType>()) {
+      if (staged(i)) {
+        stage_param(name, index, *tt, p.var->span());
+        return;
+      }
       w_.line("const PtoTensor& " + name + " = " + index + ".tensor;");
       return;
     }
@@ -128,6 +136,51 @@ class OrchestrationEmitter : public StructuredEmitter {
               (ir::is_float(st->dtype) ? ".f64;" : ".i64;"));
     }
     w_.line("(void)" + name + ";");
+  }
+
+  // The entry's tensors come from the host packed row-major. A parameter whose pl.TensorView
+  // stores its elements otherwise (DN: column-major; explicit strides) lives on the device as
+  // that view says: a buffer of the view's span, filled from the argument before any task runs
+  // and, when the function may write it, copied back into the argument once the tasks writing
+  // it are done (unstage_params, where the function returns).
+  bool staged(size_t i) const {
+    if (program_.entry().get() != &func_) return false;
+    const auto* tt = func_.params[i].var->type()->as<ir::TensorType>();
+    return tt && !ir::is_row_major_storage(tt->shape, ir::storage_strides(tt->shape, tt->view));
+  }
+
+  void stage_param(const std::string& name, const std::string& arg, const ir::TensorType& tt,
+                   Span span) {
+    for (int64_t d : tt.shape) {
+      if (d < 0) {
+        codegen_error(span, "a strided or DN entry parameter needs a static shape, got " +
+                                ir::shape_to_string(tt.shape));
+      }
+    }
+    const std::vector<int64_t> strides = ir::storage_strides(tt.shape, tt.view);
+    const int64_t span_elements = ir::storage_span(tt.shape, strides);
+    const std::string storage = names_.fresh(name + "_storage");
+    w_.line("const int64_t " + storage + "_span = " + int_literal(span_elements) + ";");
+    w_.line("PtoTensor " + name + " = rt->create_tensor(rt->ctx, " + dtype_enum(tt.dtype) +
+            ", 1, &" + storage + "_span);");
+    w_.line(name + ".ndim = " + std::to_string(tt.shape.size()) + ";");
+    for (size_t d = 0; d < tt.shape.size(); ++d) {
+      w_.line(name + ".shape[" + std::to_string(d) + "] = " + int_literal(tt.shape[d]) + "; " +
+              name + ".strides[" + std::to_string(d) + "] = " + int_literal(strides[d]) + ";");
+    }
+    w_.line("isa->copy_tensor(&" + name + ", &" + arg + ".tensor);");
+  }
+
+  void unstage_params() {
+    for (size_t i = 0; i < func_.params.size(); ++i) {
+      if (!staged(i) || func_.params[i].direction == ir::ParamDirection::In) continue;
+      const std::string& name = names_.name(func_.params[i].var.get());
+      w_.open("");
+      w_.line("PtoArg copy_args[2] = {pto::tensor_arg(PTO_ARG_IN, " + name +
+              "), pto::tensor_arg(PTO_ARG_OUT, params[" + std::to_string(i) + "].tensor)};");
+      w_.line("rt->submit(rt->ctx, \"copy\", pto::copy_task, copy_args, 2);");
+      w_.close();
+    }
   }
 
   void simple_stmt(const ir::StmtPtr& s) override {
@@ -550,6 +603,7 @@ class OrchestrationEmitter : public StructuredEmitter {
       w_.line("rt->submit(rt->ctx, \"copy\", pto::copy_task, copy_args, 2);");
       w_.close();
     }
+    unstage_params();
     w_.line("return 0;");
   }
 

@@ -6,6 +6,7 @@
 
 #include "parser_state.h"
 #include "pypto/ir/printer.h"
+#include "pypto/ir/tensor_strides.h"
 
 namespace pypto::frontend::detail {
 
@@ -414,17 +415,26 @@ TypePtr Parser::parse_tensor_arguments(std::vector<int64_t> shape, DataType dtyp
         note_param_valid_shape(shape, v.valid_shape, arg);
       }
       v.valid_shape.clear();
-      if (v.layout == ir::TensorLayout::DN) {
+      // DN and explicit strides say where the elements lie: kernels address their arguments
+      // through the strides they come with, and the entry's tensors are stored as declared
+      // (orchestration codegen). NZ is a tile's fractal layout, which flat strides cannot give.
+      if (!v.stride.empty()) {
+        if (v.layout != ir::TensorLayout::ND && v.layout != ir::TensorLayout::DN) {
+          fail(arg, "pl.TensorView stride " + ir::shape_to_string(v.stride) +
+                        " with layout pl.TensorLayout." +
+                        std::string(ir::tensor_layout_name(v.layout)) +
+                        " is not supported: only ND and DN views have flat strides");
+        }
+        const std::string problem = ir::view_stride_problem(shape, v.layout, v.stride);
+        if (!problem.empty()) {
+          fail(arg, "pl.TensorView stride " + ir::shape_to_string(v.stride) + " of shape " +
+                        ir::shape_to_string(shape) + " " + problem);
+        }
+      } else if (v.layout == ir::TensorLayout::DN && shape.size() < 2) {
         fail(arg,
-             "pl.TensorView layout pl.TensorLayout.DN is not supported: tensors on this "
-             "device are row-major (transpose with a load of the other shape instead)");
-      }
-      if (!v.stride.empty() &&
-          (v.layout != ir::TensorLayout::ND || v.stride != ir::row_major_strides(shape))) {
-        fail(arg, "pl.TensorView stride " + ir::shape_to_string(v.stride) +
-                      " is not supported for shape " + ir::shape_to_string(shape) +
-                      ": tensors on this device are packed row-major (stride " +
-                      ir::shape_to_string(ir::row_major_strides(shape)) + ")");
+             "pl.TensorView layout pl.TensorLayout.DN needs 2 or more dimensions, the "
+             "tensor has " +
+                 std::to_string(shape.size()));
       }
       view = ir::canonical_tensor_view(shape, std::move(v));
       continue;
