@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "cluster_codegen.h"
+#include "entry_staging.h"
 #include "pypto/codegen/cpp_emit.h"
 #include "pypto/codegen/kernel_codegen.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/task_types.h"
-#include "pypto/ir/tensor_strides.h"
 #include "pypto/ir/visitor.h"
 #include "read_only_inputs.h"
 #include "structured_emitter.h"
@@ -138,48 +138,26 @@ class OrchestrationEmitter : public StructuredEmitter {
     w_.line("(void)" + name + ";");
   }
 
-  // The entry's tensors come from the host packed row-major. A parameter whose pl.TensorView
-  // stores its elements otherwise (DN: column-major; explicit strides) lives on the device as
-  // that view says: a buffer of the view's span, filled from the argument before any task runs
-  // and, when the function may write it, copied back into the argument once the tasks writing
-  // it are done (unstage_params, where the function returns).
-  bool staged(size_t i) const {
-    if (program_.entry().get() != &func_) return false;
-    const auto* tt = func_.params[i].var->type()->as<ir::TensorType>();
-    return tt && !ir::is_row_major_storage(tt->shape, ir::storage_strides(tt->shape, tt->view));
+  // The entry's tensors whose view is not packed row-major live on the device as the view
+  // says (entry_staging.h).
+  bool staged(size_t i) {
+    if (!staged_) staged_ = staged_entry_params(program_, func_);
+    return (*staged_)[i];
   }
 
   void stage_param(const std::string& name, const std::string& arg, const ir::TensorType& tt,
                    Span span) {
-    for (int64_t d : tt.shape) {
-      if (d < 0) {
-        codegen_error(span, "a strided or DN entry parameter needs a static shape, got " +
-                                ir::shape_to_string(tt.shape));
-      }
-    }
-    const std::vector<int64_t> strides = ir::storage_strides(tt.shape, tt.view);
-    const int64_t span_elements = ir::storage_span(tt.shape, strides);
-    const std::string storage = names_.fresh(name + "_storage");
-    w_.line("const int64_t " + storage + "_span = " + int_literal(span_elements) + ";");
-    w_.line("PtoTensor " + name + " = rt->create_tensor(rt->ctx, " + dtype_enum(tt.dtype) +
-            ", 1, &" + storage + "_span);");
-    w_.line(name + ".ndim = " + std::to_string(tt.shape.size()) + ";");
-    for (size_t d = 0; d < tt.shape.size(); ++d) {
-      w_.line(name + ".shape[" + std::to_string(d) + "] = " + int_literal(tt.shape[d]) + "; " +
-              name + ".strides[" + std::to_string(d) + "] = " + int_literal(strides[d]) + ";");
-    }
-    w_.line("isa->copy_tensor(&" + name + ", &" + arg + ".tensor);");
+    for (const std::string& line :
+         stage_entry_param(name, names_.fresh(name + "_span"), arg, tt, span))
+      w_.line(line);
   }
 
   void unstage_params() {
     for (size_t i = 0; i < func_.params.size(); ++i) {
       if (!staged(i) || func_.params[i].direction == ir::ParamDirection::In) continue;
       const std::string& name = names_.name(func_.params[i].var.get());
-      w_.open("");
-      w_.line("PtoArg copy_args[2] = {pto::tensor_arg(PTO_ARG_IN, " + name +
-              "), pto::tensor_arg(PTO_ARG_OUT, params[" + std::to_string(i) + "].tensor)};");
-      w_.line("rt->submit(rt->ctx, \"copy\", pto::copy_task, copy_args, 2);");
-      w_.close();
+      for (const std::string& line : unstage_entry_param(name, "params[" + std::to_string(i) + "]"))
+        w_.line(line);
     }
   }
 
@@ -786,6 +764,7 @@ class OrchestrationEmitter : public StructuredEmitter {
   std::string last_call_task_;  // the same, of the last call_function
   std::optional<std::unordered_set<const ir::Var*>> used_vars_;
   std::optional<std::unordered_set<const ir::Var*>> read_only_;
+  std::optional<std::vector<bool>> staged_;
 };
 
 }  // namespace
