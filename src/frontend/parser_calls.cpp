@@ -437,6 +437,30 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
   // A load of a kernel parameter that declares a partial valid region reads within it.
   if (def.name == "load") intersect_load_with_param_valid(args, span);
   if (def.name == "aiv_shard" || def.name == "aic_gather") add_split_aiv_mode(def, attrs, span);
+  // A window of a 2-D tile with a valid_shape: a tile's valid region is a run-time property of
+  // its value, which pl.tile.set_validshape gives the window (a tensor's stays the view's
+  // metadata, and a region that is the whole window says nothing).
+  const auto* sliced_tile = def.name == "slice" && args.size() > 3 && args[0]->type()
+                                ? args[0]->type()->as<ir::TileType>()
+                                : nullptr;
+  const auto* valid = sliced_tile ? args[3]->as<ir::MakeTuple>() : nullptr;
+  if (valid && sliced_tile->shape.size() == 2 && valid->elements.size() == 2) {
+    std::vector<ExprPtr> extents = valid->elements;
+    args.resize(3);
+    try {
+      ExprPtr window = ir::make_op_call("slice", std::move(args), std::move(attrs), span);
+      const auto& shape = window->type()->as<ir::TileType>()->shape;
+      bool whole = true;
+      for (size_t d = 0; d < 2; ++d) {
+        const auto* n = extents[d]->as<ir::IntImm>();
+        whole = whole && n && n->value == shape[d];
+      }
+      if (whole) return window;
+      return ir::make_op_call("set_validshape", {window, extents[0], extents[1]}, {}, span);
+    } catch (const CompileError& e) {
+      throw CompileError(use_site(e.span(), uses_mark), e.what());
+    }
+  }
   try {
     return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);
   } catch (const CompileError& e) {

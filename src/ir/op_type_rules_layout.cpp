@@ -120,9 +120,10 @@ TypePtr infer_slice(const OpContext& c) {
     // valid_shape: the window's valid region, integer scalars (constant or not). It is the
     // view's metadata: the kernels given the window load it with their own valid_shape.
     if (x.is_tile) {
-      c.fail(3, "valid_shape of " + c.op_name() +
-                    " on a tile is not supported; load the tile with pl.load(..., "
-                    "valid_shape=...) instead");
+      // The parser gives a 2-D tile's window its region with pl.tile.set_validshape.
+      c.fail(3, "valid_shape of " + c.op_name() + " on a tile needs a 2-D tile and its two " +
+                    "valid extents written as a list ([rows, cols]); got a " +
+                    std::to_string(x.shape->size()) + "-D tile");
     }
     auto valid = expect_offsets(c, 3, "valid_shape");
     expect_rank(c, 3, "valid_shape dimensions", valid.size(), shape.size());
