@@ -319,6 +319,70 @@ ExprPtr Parser::parse_op_call(const ir::OpDef& def, Span span, const std::string
   return bind_op_call(def, span, spelling, std::move(call_args), uses_mark);
 }
 
+namespace {
+
+// pl.tensor.view(t[, shape], layout=L) that changes t's layout between ND and DN: the same
+// memory read in the other order, which is t with its last two dimensions swapped (PyPTO's
+// ND/DN alias): the transpose view of t. nullptr when L is t's own layout (a plain view).
+ExprPtr view_with_layout(const std::vector<ExprPtr>& args, const Value& layout, Span span,
+                         const std::string& spelling) {
+  const auto* tt = args.empty() ? nullptr : args[0]->type()->as<ir::TensorType>();
+  if (!tt) return nullptr;  // the type rule names what it takes
+  const std::string written = "pl.TensorLayout." + std::string(layout.level);
+  const auto target = ir::tensor_layout_from_name(layout.level);
+  const ir::TensorLayout source = tt->view ? tt->view->layout : ir::TensorLayout::ND;
+  auto flat = [](ir::TensorLayout l) {
+    return l == ir::TensorLayout::ND || l == ir::TensorLayout::DN;
+  };
+  if (!target || !flat(*target) || !flat(source)) {
+    throw CompileError(layout.span, written + " in " + spelling +
+                                        " is not supported: a view changes a tensor's layout "
+                                        "between pl.TensorLayout.ND and DN only");
+  }
+  if (*target == source) return nullptr;
+  if (args.size() > 2 && args[2]) {
+    throw CompileError(args[2]->span(), "valid_shape of " + spelling +
+                                            " with a layout change is not supported: the "
+                                            "view is the whole tensor read in the other order");
+  }
+  // A DN view of [.., R, C] over packed memory is the transpose of the row-major [.., C, R]
+  // over it: ND to DN reshapes (to the shape asked for, its last two extents swapped) and
+  // transposes; DN to ND transposes back to the row-major order and reshapes.
+  const ir::MakeTuple* shape = args.size() > 1 && args[1] ? args[1]->as<ir::MakeTuple>() : nullptr;
+  if (args.size() > 1 && args[1] && !shape) {
+    throw CompileError(args[1]->span(), "the shape of " + spelling + " with a layout change " +
+                                            "must be a list of extents");
+  }
+  const size_t n = shape ? shape->elements.size() : tt->shape.size();
+  if (n < 2 || tt->shape.size() < 2) {
+    const std::string got = tt->shape.size() < 2
+                                ? "a tensor of shape " + ir::shape_to_string(tt->shape)
+                                : "a view of " + std::to_string(n) + " dimension(s)";
+    throw CompileError(layout.span,
+                       spelling + " between ND and DN needs 2 or more dimensions, got " + got);
+  }
+  auto transpose = [&](ExprPtr x, size_t rank) {
+    return ir::make_op_call("transpose",
+                            {std::move(x), ir::make_int(static_cast<int64_t>(rank - 2)),
+                             ir::make_int(static_cast<int64_t>(rank - 1))},
+                            {}, span);
+  };
+  if (*target == ir::TensorLayout::DN) {
+    ExprPtr rows = args[0];
+    if (shape) {
+      std::vector<ExprPtr> swapped = shape->elements;
+      std::swap(swapped[n - 2], swapped[n - 1]);
+      rows =
+          ir::make_op_call("reshape", {rows, ir::make_tuple(std::move(swapped), span)}, {}, span);
+    }
+    return transpose(rows, n);
+  }
+  ExprPtr rows = transpose(args[0], tt->shape.size());
+  return shape ? ir::make_op_call("reshape", {rows, args[1]}, {}, span) : rows;
+}
+
+}  // namespace
+
 ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string& spelling,
                              std::vector<CallArg> call_args, size_t uses_mark) {
   auto callee = [&spelling] { return spelling; };
@@ -326,6 +390,7 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
   std::vector<Span> arg_spans;
   ir::Attrs attrs;
   size_t positional = 0;
+  std::optional<Value> view_layout;  // pl.tensor.view's layout=
   for (CallArg& a : call_args) {
     if (a.text) {
       // Only an attribute takes a string, by keyword or by its position after the arguments.
@@ -341,6 +406,12 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
       }
       if (a.keyword.empty()) ++positional;
       attrs.emplace_back(key, ir::AttrValue(*a.text));
+      continue;
+    }
+    if (def.name == "view" && a.value.kind == Value::Kind::TensorLayout &&
+        (a.keyword.empty() ? positional == def.arg_names.size() : a.keyword == "layout")) {
+      view_layout = a.value;  // a layout change reads the elements in another order (below)
+      if (a.keyword.empty()) ++positional;
       continue;
     }
     if (a.value.kind == Value::Kind::TileLayout || a.value.kind == Value::Kind::TensorLayout) {
@@ -432,6 +503,13 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
       ExprPtr& narrow = args[widen_a ? 0 : 1];
       const ir::DataType wide = widen_a ? b->dtype : a->dtype;
       narrow = ir::make_op_call("cast", {narrow}, {{"target_type", wide}}, narrow->span());
+    }
+  }
+  if (view_layout) {
+    try {
+      if (ExprPtr flipped = view_with_layout(args, *view_layout, span, spelling)) return flipped;
+    } catch (const CompileError& e) {
+      throw CompileError(use_site(e.span(), uses_mark), e.what());
     }
   }
   // A load of a kernel parameter that declares a partial valid region reads within it.

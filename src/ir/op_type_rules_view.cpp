@@ -1,6 +1,7 @@
 // The type rule of pl.tensor.view: a tensor's elements seen in another shape over the same
 // memory. It is reshape's rule for a tensor (a view, never a copy), with PyPTO's optional shape
-// and valid_shape; the layout argument is checked (row-major only) and dropped by the parser.
+// and valid_shape. A layout change between ND and DN is the transpose view the parser makes of it
+// (view_with_layout, parser_calls.cpp); a layout that changes nothing is dropped there.
 #include <string>
 
 #include "op_type_rules.h"

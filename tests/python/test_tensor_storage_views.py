@@ -254,3 +254,48 @@ def test_tiles_at_byte_offsets_of_one_allocation_keep_their_values(work):
     with pytest.raises(ParseError, match=r"pl.MemRef byte_offset must be >= 0, got -64") as info:
         pl.parse(BYTE_OFFSETS.replace("OFFSET", "-64"), file_name="negative.py")
     assert (info.value.lineno, info.value.offset) == (12, 54)  # at the offset
+
+
+VIEWS = """
+import pypto.language as pl
+
+@pl.program
+class LayoutViews:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[8, 4], pl.FP32], s: pl.Tensor[[2, 16], pl.FP32],
+          y: pl.Out[pl.Tensor[[4, 8], pl.FP32]], z: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+          w: pl.Out[pl.Tensor[[8, 4], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        xd: pl.Tensor[[4, 8], pl.FP32, pl.TensorView(stride=[1, 4], layout=pl.TensorLayout.DN)] = (
+            pl.tensor.view(x, layout=pl.TensorLayout.DN))
+        y = pl.store(pl.load(xd, [0, 0], [4, 8]), [0, 0], y)
+        sd = pl.tensor.view(s, [4, 8], layout=pl.TensorLayout.DN)
+        z = pl.store(pl.load(sd, [0, 0], [4, 8]), [0, 0], z)
+        back = pl.tensor.view(xd, layout=pl.TensorLayout.ND)
+        w = pl.store(pl.load(back, [0, 0], [8, 4]), [0, 0], w)
+        return y
+"""
+
+
+def test_a_view_to_dn_reads_the_same_memory_column_major(work):
+    # PyPTO's ND/DN alias: the same elements in the other order, the transpose view; with a
+    # shape, the memory read as that shape column-major.
+    program = pl.parse(VIEWS, file_name="views.py")
+
+    def golden(t, p):
+        t["y"][:] = t["x"].T
+        t["z"][:] = t["s"].reshape(8, 4).T
+        t["w"][:] = t["x"]
+    specs = [TensorSpec("x", [8, 4], pl.FP32, init_value=rand((8, 4))),
+             TensorSpec("s", [2, 16], pl.FP32, init_value=rand((2, 16), seed=8)),
+             TensorSpec("y", [4, 8], pl.FP32, is_output=True),
+             TensorSpec("z", [4, 8], pl.FP32, is_output=True),
+             TensorSpec("w", [8, 4], pl.FP32, is_output=True)]
+    check(work, program, specs, golden, "views")
+    round_trips(program)
+    bad = VIEWS.replace("pl.tensor.view(s, [4, 8], layout=pl.TensorLayout.DN)",
+                        "pl.tensor.view(s, [4, 8], layout=pl.TensorLayout.NZ)")
+    with pytest.raises(ParseError, match=r"pl.TensorLayout.NZ in pl.tensor.view is not supported: "
+                                         r"a view changes a tensor's layout between "
+                                         r"pl.TensorLayout.ND and DN only") as info:
+        pl.parse(bad, file_name="nz_view.py")
+    assert info.value.lineno == 13
