@@ -216,9 +216,9 @@ class ScalarType : public Type {
   DataType dtype;
 };
 
-// A tensor in global memory (DDR). Shapes are compile-time constants. `view` (a layout or
-// pl.TensorView) and `memref` are what the annotation said; they do not change what the CPU
-// device computes (the frontend refuses the views that would: see DESIGN.md, "Type syntax").
+// A tensor in global memory (DDR); its shape, a compile-time constant, is the logical one. `view`
+// and `memref` are what the annotation said; a DN or strided view says where elements lie, which
+// the entry's staging honours (tensor_strides.h; DESIGN.md, "Type syntax").
 class TensorType : public Type {
  public:
   static constexpr TypeKind kKind = TypeKind::Tensor;
