@@ -94,6 +94,9 @@ CLI::App* add_profile_command(CLI::App& app) {
   CLI::App* profile = app.add_subcommand(
       "profile", "Work with compile profile files (pipeline_profile.json, to_json() output)");
   profile->require_subcommand(1);
+  profile->footer(
+      "Exit codes: 0 success; 1 a profile file could not be read or written, or a stage "
+      "regressed (diff --fail-on-regression); 2 usage error (bad option, missing file).");
 
   g_show = profile->add_subcommand("show", "Print a profile's summary (tree, or list by name)");
   g_show->add_option("file", g_options.file, "Profile JSON file")->required();

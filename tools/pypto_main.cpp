@@ -6,7 +6,8 @@
 //   pypto run FILE.py [--program NAME] [--arg NAME=VALUE]... [-o DIR] [--profile] [--seed N]
 //                     [--workers N]
 //   pypto run FILE.py --rounds N [--warmup W]  benchmark: N measured launches of the loaded program
-//   pypto sweep FILE.py --param NAME=v1,v2 ...  runs `python -m pypto.sweep` (Python, on Dask)
+//   pypto sweep FILE.py --param NAME=v1,v2 ...  checks its request, then runs the Python sweep
+//                                               (sweep_command.cpp)
 //
 // A @pl.jit function has no shapes of its own: each of its parameters gets one --arg, a tensor
 // as NAME=DTYPE[d0,d1,...] (`--arg a=FP32[128,128]`), a scalar as NAME=VALUE (`--arg n=4`).
@@ -17,14 +18,15 @@
 // $PYPTO_COMPILE_PROFILING_DIR when set).
 //
 //   pypto --version
-// Exit codes: 0 success, 1 compile/run/golden failure, 2 usage error (also in --help).
-#include <unistd.h>
+// The run options' flags (--workers, --timeout, ...) come from the option table
+// (pypto/driver/run_config.def, run_option_flags.cpp), as RunConfig's fields do.
+//
+// Exit codes: 0 success, 1 the work failed, 2 usage error (each command's --help says which).
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -40,6 +42,8 @@
 #include "pypto/driver/run.h"
 #include "pypto/driver/session.h"
 #include "pypto/profiling/profiler.h"
+#include "run_option_flags.h"
+#include "sweep_command.h"
 
 namespace {
 
@@ -50,8 +54,6 @@ struct CommonOptions {
   std::string file;
   std::string program;
   std::vector<std::string> jit_args;  // --arg NAME=VALUE, for a @pl.jit function
-  bool profile = false;
-  std::string platform = "a2a3sim";  // the target: which data movement is legal
 };
 
 // A failure already explained to the user; carries the exit code.
@@ -192,13 +194,13 @@ void print_profile(const pypto::driver::Session& session) {
   if (session.profiling()) std::cout << pypto::profiling::format_summary(session.report());
 }
 
-int compile_command(const CommonOptions& common, const std::string& output_dir, bool dump) {
-  pypto::driver::Session session(common.profile);
+int compile_command(const CommonOptions& common, const pypto::driver::RunConfig& config) {
+  pypto::driver::Session session(config.compile_profiling);
   pypto::ir::ProgramPtr program = load_program(common);
   pypto::driver::CompileOptions options;
-  options.output_dir = output_dir;
-  options.dump_passes = dump;
-  options.platform = common.platform;
+  options.output_dir = config.work_dir;
+  options.dump_passes = config.dump_passes;
+  options.platform = config.platform;
   int status = 0;
   try {
     pypto::driver::CompileResult result = pypto::driver::compile(session, program, options);
@@ -217,20 +219,6 @@ int compile_command(const CommonOptions& common, const std::string& output_dir, 
   return status;
 }
 
-struct RunOptions {
-  std::string output_dir;
-  int rounds = 1;
-  int warmup = 0;
-  uint64_t seed = 0;
-  int workers = 0;
-  // The reference interpreter computes in double; FP32 kernels accumulate in float (matmul on a
-  // vector micro-kernel with fused multiply-adds), so random-input checks allow a little more than
-  // run()'s 1e-5, which is meant for a golden computed in the kernel's own precision.
-  double rtol = 1e-4;
-  double atol = 1e-4;
-  double timeout = pypto::driver::RunConfig{}.timeout;
-};
-
 // The measured launches of `pypto run --rounds N`, one line each, then their statistics.
 void print_round_statistics(const pypto::driver::RunResult& result, int warmup) {
   const pypto::driver::RoundStatistics stats = pypto::driver::round_statistics(result.round_times);
@@ -244,22 +232,14 @@ void print_round_statistics(const pypto::driver::RunResult& result, int warmup) 
             << "\n";
 }
 
-int run_command(const CommonOptions& common, const RunOptions& run_options) {
-  pypto::driver::Session session(common.profile);
+int run_command(const CommonOptions& common, const pypto::driver::RunConfig& config,
+                uint64_t seed) {
+  pypto::driver::Session session(config.compile_profiling);
   pypto::ir::ProgramPtr program = load_program(common);
-  pypto::driver::RunConfig config;
-  config.work_dir = run_options.output_dir;
-  config.platform = common.platform;
-  config.workers = run_options.workers;
-  config.rtol = run_options.rtol;
-  config.atol = run_options.atol;
-  config.timeout = run_options.timeout;
-  config.rounds = run_options.rounds;
-  config.warmup = run_options.warmup;
   // Random inputs from --seed, made inside the profile; Out/InOut tensors are checked against
   // the reference interpreter.
   pypto::driver::RunResult result =
-      pypto::driver::run_generated(session, program, config, run_options.seed).run;
+      pypto::driver::run_generated(session, program, config, seed).run;
   print_profile(session);
   for (const auto& note : result.notes) std::cerr << "pypto: note: " << note << "\n";
   if (!result.passed) {
@@ -268,35 +248,8 @@ int run_command(const CommonOptions& common, const RunOptions& run_options) {
   }
   std::cout << "passed (" << program->name << ", device time " << result.execution_time * 1e3
             << " ms, output in " << result.work_dir << ")\n";
-  if (run_options.rounds > 1) print_round_statistics(result, run_options.warmup);
+  if (config.rounds > 1) print_round_statistics(result, config.warmup);
   return 0;
-}
-
-// `pypto sweep ...` is the Python module pypto.sweep (the scheduler is Dask, a Python library):
-// runs `python3 -m pypto.sweep ARGS...` in place of this process. The interpreter is
-// $PYPTO_PYTHON, else the python3 next to this executable (a virtual environment's bin/), else
-// python3 from PATH.
-int exec_python_sweep(int argc, char** argv) {
-  std::string python;
-  if (const char* configured = std::getenv("PYPTO_PYTHON"); configured && *configured) {
-    python = configured;
-  } else {
-    std::error_code ec;
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    auto sibling = self.parent_path() / "python3";
-    python = !ec && std::filesystem::exists(sibling, ec) ? sibling.string() : "python3";
-  }
-  std::vector<char*> args;
-  std::string dash_m = "-m", module = "pypto.sweep";
-  args.push_back(python.data());
-  args.push_back(dash_m.data());
-  args.push_back(module.data());
-  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
-  args.push_back(nullptr);
-  ::execvp(python.c_str(), args.data());
-  std::cerr << "pypto: cannot start '" << python << "' for `pypto sweep` (" << std::strerror(errno)
-            << "); set PYPTO_PYTHON to a Python that has the pypto package installed\n";
-  return kExitUsage;
 }
 
 }  // namespace
@@ -310,27 +263,15 @@ const CLI::Validator kNonNegative(
     },
     "NUMBER>=0");
 
-// Seconds of a time limit: more than 0 and at most a day, with a message that says so.
-const CLI::Validator kSeconds(
-    [](std::string& text) {
-      double value = 0;
-      if (CLI::detail::lexical_cast(text, value) && value > 0 &&
-          value <= pypto::driver::kMaxTimeoutSeconds)
-        return std::string();
-      return "must be a number of seconds > 0 and <= " +
-             std::to_string(static_cast<int>(pypto::driver::kMaxTimeoutSeconds)) + ", got '" +
-             text + "'";
-    },
-    "SECONDS");
-
 int main(int argc, char** argv) {
   CLI::App app{"PyPTO-C++: compile and run tile programs written in the PyPTO DSL", "pypto"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "pypto " PYPTO_VERSION);
   app.footer(
-      "Exit codes: 0 success; 1 the program failed to compile, build, run or match its golden; "
-      "2 usage error (bad option, missing file). `pypto sweep FILE --param NAME=v1,v2,...` runs "
-      "a program over a grid of module constants (see pypto sweep --help).");
+      "Exit codes: 0 success; 1 the work failed (a program did not compile, build, run or match "
+      "its golden; a sweep job failed; a profile file could not be read or regressed); 2 usage "
+      "error (bad option, missing file), reported in one line before any work. Each command's "
+      "--help gives its own.");
 
   CommonOptions common;
   auto add_common = [&common](CLI::App* sub) {
@@ -345,62 +286,34 @@ int main(int argc, char** argv) {
                     "An argument of a @pl.jit function: NAME=DTYPE[d0,d1,...] for a tensor "
                     "(a=FP32[128,128]), NAME=VALUE for a scalar (n=4); one per parameter")
         ->take_all();
-    sub->add_option("--platform", common.platform,
-                    "Target hardware, by PyPTO's names: a2a3sim (a2a3) or a5sim (a5), which also "
-                    "moves tiles between Mat and Vec")
-        ->check(CLI::Validator(
-            [](std::string& name) {
-              if (pypto::ir::target_from_platform(name)) return std::string();
-              return "unknown platform '" + name + "'; the platforms are " +
-                     pypto::ir::platform_names();
-            },
-            "PLATFORM"))
-        ->capture_default_str();
-    sub->add_flag("--profile", common.profile,
-                  "Profile every stage and print the summary (also: PYPTO_COMPILE_PROFILING=1)");
   };
 
-  std::string output_dir;
-  bool no_dump = false;
+  // The run options' flags come from the option table, as RunConfig's fields do.
+  pypto::driver::RunConfig compile_config;
+  // Looking at the IR between passes is what `pypto compile` is for: it dumps unless told not to.
+  compile_config.dump_passes = true;
   CLI::App* compile = app.add_subcommand("compile", "Run the pass pipeline and codegen");
+  compile->footer(
+      "Exit codes: 0 compiled; 1 the program failed to parse or compile; 2 usage error.");
   add_common(compile);
-  compile->add_option("-o,--output", output_dir,
-                      "Output directory (default: ${PYPTO_PROG_BUILD_DIR:-build_output}/"
-                      "<Program>_<timestamp>)");
-  compile->add_flag("--no-dump-passes", no_dump, "Do not write the IR after each pass");
+  pypto::tools::add_run_option_flags(compile, compile_config, pypto::driver::kOnCompile);
 
-  RunOptions run_options;
+  pypto::driver::RunConfig run_config;
+  uint64_t seed = 0;
   CLI::App* run = app.add_subcommand(
       "run",
       "Compile, run on the CPU-simulator device with random inputs, and check the outputs "
       "against the reference interpreter");
+  run->footer(
+      "Exit codes: 0 passed; 1 the program failed to compile, build, run or match the reference "
+      "interpreter; 2 usage error.");
   add_common(run);
-  run->add_option("-o,--output", run_options.output_dir,
-                  "Output directory (default: ${PYPTO_PROG_BUILD_DIR:-build_output}/"
-                  "<Program>_<timestamp>)");
-  run->add_option("--seed", run_options.seed, "Seed of the random inputs")
+  run->add_option("--seed", seed, "Seed of the random inputs")
       ->check(kNonNegative)
       ->capture_default_str();
-  run->add_option("--workers", run_options.workers, "Simulated cores (worker threads); default 4")
-      ->check(CLI::Range(1, 256));
-  run->add_option("--rounds", run_options.rounds,
-                  "Benchmark: launch the loaded program N times and print each launch's device "
-                  "time and their min/median/mean/p95/stdev")
-      ->check(CLI::Range(1, pypto::driver::kMaxRounds));
-  run->add_option("--warmup", run_options.warmup, "Unmeasured launches before the --rounds ones")
-      ->check(CLI::Range(0, pypto::driver::kMaxRounds));
-  run->add_option("--timeout", run_options.timeout,
-                  "Seconds the reference interpreter and the device may each take before the "
-                  "run is stopped and reported as not finishing")
-      ->check(kSeconds)
-      ->capture_default_str();
-  run->add_option("--rtol", run_options.rtol, "Relative tolerance of the output check")
-      ->check(kNonNegative)
-      ->capture_default_str();
-  run->add_option("--atol", run_options.atol, "Absolute tolerance of the output check")
-      ->check(kNonNegative)
-      ->capture_default_str();
+  pypto::tools::add_run_option_flags(run, run_config, pypto::driver::kOnRun);
 
+  CLI::App* sweep = pypto::tools::add_sweep_command(app);
   CLI::App* profile = pypto::tools::add_profile_command(app);
 
   // Also on paths that leave through exit(); it runs once and only when the variable made a
@@ -413,7 +326,6 @@ int main(int argc, char** argv) {
     }
     return false;
   };
-  if (argc > 1 && std::strcmp(argv[1], "sweep") == 0) return exec_python_sweep(argc, argv);
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "pypto: unknown command '" << argv[1]
               << "'; the commands are compile, run, sweep and profile (see pypto --help)\n";
@@ -422,14 +334,31 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // A usage error is one line, as every command's own ones are.
+    const std::string help = argc > 1 && is_command(argv[1])
+                                 ? std::string("pypto ") + argv[1] + " --help"
+                                 : std::string("pypto --help");
+    std::cerr << "pypto: " << e.what() << " (see " << help << ")\n";
+    return kExitUsage;
   }
 
   if (profile->parsed()) return pypto::tools::run_profile_command();
+  if (sweep->parsed()) return pypto::tools::run_sweep_command();
   try {
-    if (compile->parsed()) return compile_command(common, output_dir, !no_dump);
-    return run_command(common, run_options);
+    pypto::driver::RunConfig& config = compile->parsed() ? compile_config : run_config;
+    // What the flags cannot check one by one (the platform's name): a usage error, before any
+    // work.
+    if (std::string error = pypto::driver::config_error(config); !error.empty()) {
+      usage_error(error);
+    }
+    if (config.work_dir == "-") {
+      usage_error(
+          "-o: this command writes a directory; '-' (standard output) is for commands "
+          "that write one file");
+    }
+    if (compile->parsed()) return compile_command(common, config);
+    return run_command(common, config, seed);
   } catch (const ToolFailure& failure) {
     return failure.exit_code;
   }

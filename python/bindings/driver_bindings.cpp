@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "bindings.h"
@@ -26,6 +28,7 @@
 #include "pypto/driver/generated_run.h"
 #include "pypto/driver/output_dir.h"
 #include "pypto/driver/run.h"
+#include "pypto/driver/run_config.h"
 #include "pypto/driver/session.h"
 #include "pypto/ir/node_memory.h"
 #include "pypto/support/interrupt.h"
@@ -185,26 +188,67 @@ void bind_options(nb::module_& m) {
       .def_rw("profiling", &driver::CompileOptions::profiling)
       .def_rw("platform", &driver::CompileOptions::platform);
 
-  nb::class_<driver::RunConfig>(m, "RunConfig")
-      .def(nb::init<>())
-      .def_rw("platform", &driver::RunConfig::platform)
-      .def_rw("rtol", &driver::RunConfig::rtol)
-      .def_rw("atol", &driver::RunConfig::atol)
-      .def_rw("compile_profiling", &driver::RunConfig::compile_profiling)
-      .def_rw("dump_passes", &driver::RunConfig::dump_passes)
-      .def_rw("work_dir", &driver::RunConfig::work_dir)
-      .def_rw("keep_outputs", &driver::RunConfig::keep_outputs)
-      .def_rw("workers", &driver::RunConfig::workers)
-      .def_rw("strategy", &driver::RunConfig::strategy)
-      .def_rw("isolate", &driver::RunConfig::isolate)
-      .def_rw("timeout", &driver::RunConfig::timeout)
-      .def_rw("enable_l2_swimlane", &driver::RunConfig::enable_l2_swimlane)
-      .def_rw("enable_dump_args", &driver::RunConfig::enable_dump_args)
-      .def_rw("enable_pmu", &driver::RunConfig::enable_pmu)
-      .def_rw("enable_dep_gen", &driver::RunConfig::enable_dep_gen)
-      .def_rw("write_golden_data", &driver::RunConfig::write_golden_data)
-      .def_rw("rounds", &driver::RunConfig::rounds)
-      .def_rw("warmup", &driver::RunConfig::warmup);
+  // One property per row of the option table (pypto/driver/run_config.def), with its doc.
+  nb::class_<driver::RunConfig> run_config(m, "RunConfig");
+  run_config.def(nb::init<>());
+  for (const driver::RunOption& option : driver::run_options()) {
+    std::visit([&](auto member) { run_config.def_rw(option.name, member, option.doc); },
+               option.member);
+  }
+
+  m.def("config_error", &driver::config_error, nb::arg("config"),
+        "The first field of `config` out of its option's range (or naming no platform), "
+        "phrased for the user; '' when every field fits. run() and the commands check the "
+        "same.");
+
+  m.def(
+      "run_options",
+      [] {
+        const driver::RunConfig defaults;
+        nb::list rows;
+        for (const driver::RunOption& option : driver::run_options()) {
+          nb::dict row;
+          row["name"] = option.name;
+          row["type"] = option.type_name();
+          nb::object value = std::visit(
+              [&](auto member) -> nb::object {
+                using T = std::decay_t<decltype(defaults.*member)>;
+                if constexpr (std::is_same_v<T, passes::OptimizationStrategy>) {
+                  return nb::str(driver::option_value_text(option, defaults).c_str());
+                } else {
+                  return nb::cast(defaults.*member);
+                }
+              },
+              option.member);
+          const bool unset = option.on(driver::kUnsetIsDefault);
+          row["default"] = unset ? nb::none() : value;
+          row["unset_value"] = value;
+          const bool number = std::string_view(option.type_name()) == "float" ||
+                              std::string_view(option.type_name()) == "int";
+          row["min"] = number ? nb::cast(option.min) : nb::none();
+          row["max"] =
+              number && option.max != driver::kUnbounded ? nb::cast(option.max) : nb::none();
+          row["range"] = driver::option_range_text(option);
+          row["unit"] = option.unit;
+          row["environment"] = option.environment;
+          nb::list commands;
+          if (option.on(driver::kOnRun)) commands.append("run");
+          if (option.on(driver::kOnCompile)) commands.append("compile");
+          if (option.on(driver::kOnSweep)) commands.append("sweep");
+          row["commands"] = commands;
+          row["flag"] = option.flag();
+          row["aliases"] = option.aliases;
+          row["doc"] = option.doc;
+          rows.append(row);
+        }
+        return rows;
+      },
+      nb::sig("def run_options() -> list[dict[str, typing.Any]]"),
+      "The rows of the driver's option table (pypto/driver/run_config.def), in order: name, "
+      "type (str, float, int, bool, strategy), default (None when unset means the environment "
+      "or built-in default), unset_value (the driver's value for unset), min, max, range, unit, "
+      "environment, commands (the CLI commands with a flag for it), flag, aliases (other "
+      "spellings of the flag, comma-separated), doc.");
 }
 
 // A driver session held by Python for the length of a `with` block, so that work done in

@@ -42,21 +42,19 @@ std::string callable_entry_error(const ir::Program& program) {
 }
 
 std::shared_ptr<CompiledProgram> compile_for_calls(Session& session, const ir::ProgramPtr& program,
-                                                   const RunConfig& config) {
+                                                   const RunConfig& given) {
   ScopedStage stage("compile");
   if (std::string error = callable_entry_error(*program); !error.empty()) {
     throw std::runtime_error(error);
   }
-  if (std::string error = detail::config_error(config); !error.empty()) {
-    throw std::runtime_error(error);
-  }
+  const RunConfig config = detail::checked_config(given);
   session.set_keep_outputs(config.keep_outputs);
   return std::make_shared<CompiledProgram>(
       program, compile(session, program, detail::compile_options(config)));
 }
 
 CallResult call(Session& session, CompiledProgram& program, std::vector<ir::HostTensor> args,
-                const RunConfig& config) {
+                const RunConfig& given) {
   const std::vector<ir::Param>& params = program.entry_params();
   if (args.size() != params.size()) {
     throw std::runtime_error(program.program()->name + " takes " + std::to_string(params.size()) +
@@ -77,14 +75,12 @@ CallResult call(Session& session, CompiledProgram& program, std::vector<ir::Host
     t.read_only = params[i].direction == ir::ParamDirection::In;
     host_args.emplace_back(std::move(t));
   }
-  if (std::string error = detail::config_error(config); !error.empty()) {
-    throw std::runtime_error(error);
-  }
+  const RunConfig config = detail::checked_config(given);
   CallResult result;
   ScopedStage stage("device_execution");
   auto library = program.library(result.built, result.library_cache_hit, result.notes);
   ScopedStage execute_stage("execute");
-  const double timeout = std::clamp(config.timeout, 0.001, 86400.0);
+  const double timeout = config.timeout;  // in range: checked_config
   runtime::ExecuteOptions options =
       detail::execute_options(config, program.program()->name, program.compiled().output_dir,
                               std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3)));

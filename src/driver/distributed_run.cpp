@@ -27,7 +27,7 @@ profiling::ThreadIdentity rank_track(int rank) {
 
 std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
                                                         const ir::ProgramPtr& program,
-                                                        int world_size, const RunConfig& config) {
+                                                        int world_size, const RunConfig& given) {
   ScopedStage stage("compile");
   if (world_size < 1) throw std::runtime_error("a multi-rank program needs at least one rank");
   ir::FunctionPtr host = host_orchestrator(*program);
@@ -36,9 +36,7 @@ std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
                              "' has no host orchestrator (a function of level pl.Level.HOST, "
                              "or @pl.jit.host) to dispatch its ranks");
   }
-  if (std::string error = detail::config_error(config); !error.empty()) {
-    throw std::runtime_error(error);
-  }
+  const RunConfig config = detail::checked_config(given);
   auto result = std::make_shared<DistributedProgram>();
   result->name = program->name;
   result->world_size = world_size;
@@ -62,7 +60,7 @@ std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
 }
 
 DistributedCallResult call_distributed(Session& session, DistributedProgram& program,
-                                       std::vector<ir::HostTensor> args, const RunConfig& config,
+                                       std::vector<ir::HostTensor> args, const RunConfig& given,
                                        const DistributedCallOptions& call_options) {
   const HostPlan& plan = program.plan;
   if (args.size() != plan.params.size()) {
@@ -78,9 +76,7 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
                                " takes " + ir::type_to_string(plan.params[i].var->type()));
     }
   }
-  if (std::string error = detail::config_error(config); !error.empty()) {
-    throw std::runtime_error(error);
-  }
+  const RunConfig config = detail::checked_config(given);
   DistributedCallResult result;
   ScopedStage stage("device_execution");
   // The library of every dispatched function, built once.
@@ -112,7 +108,7 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
     t.data = base + a.byte_offset;
     return t;
   };
-  const double timeout = std::clamp(config.timeout, 0.001, 86400.0);
+  const double timeout = config.timeout;  // in range: checked_config
   runtime::MultiRankOptions options;
   options.device =
       detail::execute_options(config, program.name, program.output_dir,

@@ -118,6 +118,13 @@ GeneratedRunResult run_generated(Session& session, const ir::ProgramPtr& parsed,
     }
   };
   out.run = run(session, program, tensors, nullptr, config, prepare);
+  if (!out.run.passed && out.run.error.rfind("golden mismatch", 0) == 0) {
+    // The same default tolerance as run() with the user's golden; against a reference that
+    // computes in double, a long FP32 accumulation may need more.
+    out.run.error +=
+        "\n(the reference interpreter computes in double: a kernel that accumulates in FP32, "
+        "e.g. a matmul, may need a larger rtol/atol, --rtol and --atol)";
+  }
   if (out.run.round_times.empty()) return out;  // the device did not finish
   XXH3_state_t* state = XXH3_createState();
   if (!state) return out;

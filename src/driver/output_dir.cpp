@@ -17,6 +17,7 @@
 #include <system_error>
 #include <vector>
 
+#include "pypto/driver/run_config.h"
 #include "pypto/support/file_io.h"
 
 namespace pypto::driver {
@@ -49,18 +50,12 @@ fs::path default_output_dir(const std::string& program_name) {
 }
 
 int keep_outputs(int configured) {
-  if (configured >= 0) return configured;
-  const char* env = std::getenv("PYPTO_KEEP_OUTPUTS");
-  if (env == nullptr || *env == '\0') return 0;
-  char* end = nullptr;
-  errno = 0;
-  long value = std::strtol(env, &end, 10);
-  if (errno != 0 || *end != '\0' || value < 0 || value > 1000000) {
-    throw std::invalid_argument(std::string("PYPTO_KEEP_OUTPUTS='") + env +
-                                "' is not a count: give how many output directories to keep "
-                                "per program (0 keeps all)");
-  }
-  return static_cast<int>(value);
+  // The table's environment default (PYPTO_KEEP_OUTPUTS), as for a run's RunConfig: the one
+  // reader of the environment is driver::with_environment_defaults.
+  RunConfig config;
+  config.keep_outputs = configured;
+  config = with_environment_defaults(config);
+  return std::max(config.keep_outputs, 0);
 }
 
 namespace {

@@ -246,23 +246,11 @@ ir::ProgramPtr runnable_program(const ir::ProgramPtr& parsed) {
 namespace {
 
 void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<RunTensor>& tensors,
-                  const GoldenFn& golden, const RunConfig& config, const PrepareFn& prepare,
+                  const GoldenFn& golden, const RunConfig& given, const PrepareFn& prepare,
                   RunResult& result) {
   // A program of kernels alone runs through an orchestration made for it.
   const ir::ProgramPtr program = runnable_program(parsed);
-  if (std::string error = detail::config_error(config); !error.empty()) throw StageFailure(error);
-  if (!(config.timeout > 0) || config.timeout > kMaxTimeoutSeconds) {
-    throw StageFailure("RunConfig.timeout=" + std::to_string(config.timeout) +
-                       " is out of range: give a number of seconds above 0 and at most " +
-                       std::to_string(static_cast<int>(kMaxTimeoutSeconds)));
-  }
-  if (config.rounds < 1 || config.rounds > kMaxRounds || config.warmup < 0 ||
-      config.warmup > kMaxRounds) {
-    throw StageFailure("RunConfig.rounds=" + std::to_string(config.rounds) + ", warmup=" +
-                       std::to_string(config.warmup) + " is out of range: give 1 to " +
-                       std::to_string(kMaxRounds) + " measured rounds and 0 to " +
-                       std::to_string(kMaxRounds) + " warm-up launches");
-  }
+  const RunConfig config = detail::checked_config(given);
   const auto time_limit = std::chrono::milliseconds(static_cast<int64_t>(config.timeout * 1e3));
   // Checked before the compile, so a mismatched tensor fails fast; the arguments are taken again
   // once the tensors hold their data.

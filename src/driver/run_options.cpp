@@ -1,18 +1,16 @@
 #include "run_options.h"
 
-#include "pypto/ir/types.h"
+#include <stdexcept>
 
 namespace pypto::driver::detail {
 
-std::string config_error(const RunConfig& config) {
-  if (!ir::target_from_platform(config.platform)) {
-    return "unknown platform '" + config.platform + "'; the platforms are " + ir::platform_names();
+RunConfig checked_config(const RunConfig& given) {
+  if (std::string error = config_error(given); !error.empty()) throw std::runtime_error(error);
+  try {
+    return with_environment_defaults(given);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
   }
-  if (config.workers < 0 || config.workers > kMaxWorkers) {
-    return "RunConfig.workers=" + std::to_string(config.workers) + " is out of range: give 1 to " +
-           std::to_string(kMaxWorkers) + " simulated cores, or 0 for the default";
-  }
-  return {};
 }
 
 CompileOptions compile_options(const RunConfig& config) {

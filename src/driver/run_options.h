@@ -16,9 +16,10 @@
 
 namespace pypto::driver::detail {
 
-// The first problem with the fields every run checks before compiling (the platform and the
-// number of simulated cores), phrased for the user; empty when there is none.
-std::string config_error(const RunConfig& config);
+// `given` with the environment's defaults for what it leaves unset, once every field is in its
+// option's range; throws std::runtime_error saying what does not fit. Every entry point that takes
+// a RunConfig starts with it, before any work.
+RunConfig checked_config(const RunConfig& given);
 
 // The compile of a run: output folder, strategy, pass dumps and platform.
 CompileOptions compile_options(const RunConfig& config);

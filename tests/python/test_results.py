@@ -125,7 +125,9 @@ def test_keep_outputs_from_the_environment_applies_to_ir_compile(build_root, mon
     assert not os.path.exists(first) and os.path.isdir(second)
     assert output_dirs(build_root) == [pathlib.Path(second).name]
     monkeypatch.setenv("PYPTO_KEEP_OUTPUTS", "some")
-    with pytest.raises(pypto.errors.CompileError, match="PYPTO_KEEP_OUTPUTS='some' is not a count"):
+    with pytest.raises(pypto.errors.CompileError,
+                       match="PYPTO_KEEP_OUTPUTS='some' is not valid for keep_outputs: give an "
+                             "integer"):
         ir.compile(Twice)
 
 

@@ -454,7 +454,7 @@ def test_a_tolerance_set_later_is_refused_by_run(work):
 def test_a_nul_in_the_platform_is_named(work):
     result = run(AddProgram, add_specs(), add_golden, config(work, platform="a2a3sim\0x"))
     assert not result.passed
-    assert "the platform name contains a NUL character (at offset 7)" in result.error, result.error
+    assert "the platform contains a NUL character (at offset 7)" in result.error, result.error
 
 
 def test_no_memory_for_the_golden_copies_is_not_blamed_on_the_golden(work, monkeypatch):

@@ -76,7 +76,7 @@ def test_sweep_result_repr_is_one_line_and_html_has_the_table_and_profile(serial
 
 def test_sweep_on_local_cluster_matches_serial(serial, cache_dir, tmp_path):
     done = []
-    result = sweep(BLOCKED_ADD, TILE_GRID, backend="dask", workers=2, cache_dir=cache_dir,
+    result = sweep(BLOCKED_ADD, TILE_GRID, backend="dask", processes=2, cache_dir=cache_dir,
                    progress=False, out_dir=str(tmp_path), on_row=done.append)
     assert result.backend == "dask"
     assert [_outcome(r) for r in result.rows] == [_outcome(r) for r in serial.rows]
@@ -147,7 +147,7 @@ def test_aggregate_counts_a_repeated_stage_once_per_job():
 def test_process_pool_fallback_without_dask(serial, cache_dir, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` now fails
     subset = {"BLOCK": [64, 512], "COLS": [128]}
-    result = sweep(BLOCKED_ADD, subset, workers=2, cache_dir=cache_dir, progress=False,
+    result = sweep(BLOCKED_ADD, subset, processes=2, cache_dir=cache_dir, progress=False,
                    out_dir=str(tmp_path))
     assert result.backend == "processes"
     reference = {(r["BLOCK"], r["COLS"]): (r["passed"], r["output_checksum"]) for r in serial.rows}

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "pypto/driver/run_config.h"
 #include "pypto/driver/session.h"
 #include "pypto/ir/host_tensor.h"
 #include "pypto/ir/program.h"
@@ -13,52 +14,6 @@
 #include "pypto/profiling/report.h"
 
 namespace pypto::driver {
-
-struct RunConfig {
-  // The hardware simulated (CompileOptions::platform): "a2a3sim" (or "a2a3", or the former name
-  // "cpu_sim") or "a5sim" ("a5"); they differ in the data movement they allow.
-  std::string platform = "a2a3sim";
-  double rtol = 1e-5;
-  double atol = 1e-5;
-  bool compile_profiling = false;
-  // IR after each pass in <work_dir>/passes_dump/. Off by default, as in PyPTO: writing the
-  // dumps costs far more than the passes themselves.
-  bool dump_passes = false;
-  std::string work_dir;  // empty: the compile's default output directory
-  // Default output directories to keep per program (the oldest go): -1 $PYPTO_KEEP_OUTPUTS,
-  // 0 all (PyPTO's behaviour).
-  int keep_outputs = -1;
-  int workers = 0;  // simulated cores; 0: the runtime's default
-  passes::OptimizationStrategy strategy = passes::OptimizationStrategy::Default;
-  bool isolate = true;  // run the device in a child process so a faulting kernel is contained
-  // Seconds the reference interpreter and the device may each take (an isolated device run is
-  // killed after that long; an in-process one is stopped at its loops' next back-edges), at most
-  // kMaxTimeoutSeconds.
-  double timeout = 300;
-  // Runtime DFX (docs/runtime-dfx.md): independent switches, each writing its files under
-  // <work_dir>/dfx_outputs/ after a successful device run; unrelated to compile_profiling.
-  bool enable_l2_swimlane = false;  // swimlane.json: Chrome trace, one track per simulated core
-  bool enable_dump_args = false;    // args/task_<id>_<kernel>/: each task's tensors as .npy
-  bool enable_pmu = false;          // pmu.csv: cycles and instructions per task
-  bool enable_dep_gen = false;      // dep_graph.json and dep_graph.dot
-  // Inputs and expected outputs as .npy files in <work_dir>/data/{in,out}. On by default, as in
-  // PyPTO, whose run() writes its data files on every run (golden_data_dir only chooses where,
-  // and lets a later run reuse them); off skips the largest cost of run() on big tensors.
-  bool write_golden_data = true;
-  // Benchmarking (pypto.runtime.benchmark, `pypto run --rounds`): the program is compiled, built
-  // and loaded once, then launched `warmup` times unmeasured and `rounds` times measured in one
-  // device process; RunResult::round_times holds the measured ones. The outputs checked are
-  // those of the last launch (every launch starts from the same inputs). The timeout covers all
-  // launches together.
-  int rounds = 1;
-  int warmup = 0;
-};
-
-// The most launches a benchmark may ask for (rounds and warm-up launches each).
-inline constexpr int kMaxRounds = 1000000;
-// The largest RunConfig::timeout: a day. Longer limits are surely a mistake (and would overflow
-// the clock arithmetic).
-inline constexpr double kMaxTimeoutSeconds = 86400;
 
 // Statistics of a benchmark's measured launches, in seconds. p95 interpolates linearly between
 // the two nearest ranks (numpy's default percentile); stdev is the sample standard deviation
@@ -117,10 +72,6 @@ struct RunResult {
   // The run stopped because an interrupt was requested (support/interrupt.h): Ctrl-C.
   bool interrupted = false;
 };
-
-// The most simulated cores a run may ask for (each is a thread, and an isolated run maps a
-// status slot per core).
-inline constexpr int kMaxWorkers = 256;
 
 // The program run() runs: `parsed` itself; for a program of kernels alone (no Orchestration
 // function) a copy with an orchestration that calls its entry kernel once (the stage

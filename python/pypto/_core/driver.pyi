@@ -51,112 +51,170 @@ class RunConfig:
     def __init__(self) -> None: ...
 
     @property
-    def platform(self) -> str: ...
+    def platform(self) -> str:
+        """
+        The hardware simulated: a2a3sim (or a2a3) or a5sim (or a5), which also moves tiles between Mat and Vec; cpu_sim is the former name of a2a3sim.
+        """
 
     @platform.setter
     def platform(self, arg: str, /) -> None: ...
 
     @property
-    def rtol(self) -> float: ...
+    def rtol(self) -> float:
+        """
+        Relative tolerance of the output check |actual - expected| <= atol + rtol * |expected|.
+        """
 
     @rtol.setter
     def rtol(self, arg: float, /) -> None: ...
 
     @property
-    def atol(self) -> float: ...
+    def atol(self) -> float:
+        """Absolute tolerance of the output check."""
 
     @atol.setter
     def atol(self, arg: float, /) -> None: ...
 
     @property
-    def compile_profiling(self) -> bool: ...
+    def compile_profiling(self) -> bool:
+        """
+        Profile every stage and report it (RunResult.profile, <work_dir>/report/); PYPTO_COMPILE_PROFILING=1 profiles the whole process instead.
+        """
 
     @compile_profiling.setter
     def compile_profiling(self, arg: bool, /) -> None: ...
 
     @property
-    def dump_passes(self) -> bool: ...
+    def dump_passes(self) -> bool:
+        """
+        Write the IR after each pass to <work_dir>/passes_dump/ (off by default, as in PyPTO: the dumps cost far more than the passes).
+        """
 
     @dump_passes.setter
     def dump_passes(self, arg: bool, /) -> None: ...
 
     @property
-    def work_dir(self) -> str: ...
+    def work_dir(self) -> str:
+        """
+        Output directory of the compile, the data files and the report; unset: build_output/<Program>_<time>/ (under $PYPTO_PROG_BUILD_DIR when set).
+        """
 
     @work_dir.setter
     def work_dir(self, arg: str, /) -> None: ...
 
     @property
-    def keep_outputs(self) -> int: ...
+    def keep_outputs(self) -> int:
+        """
+        Default output folders to keep per program, the newest (0 keeps all, as PyPTO does); a work_dir given is never removed.
+        """
 
     @keep_outputs.setter
     def keep_outputs(self, arg: int, /) -> None: ...
 
     @property
-    def workers(self) -> int: ...
+    def workers(self) -> int:
+        """
+        Simulated cores (worker threads) of the device; unset: the device's default (4).
+        """
 
     @workers.setter
     def workers(self, arg: int, /) -> None: ...
 
     @property
-    def strategy(self) -> OptimizationStrategy: ...
+    def strategy(self) -> OptimizationStrategy:
+        """The pass pipeline to run (Default: the only one)."""
 
     @strategy.setter
     def strategy(self, arg: OptimizationStrategy, /) -> None: ...
 
     @property
-    def isolate(self) -> bool: ...
+    def isolate(self) -> bool:
+        """
+        Run the device in a child process, so that a faulting kernel is contained.
+        """
 
     @isolate.setter
     def isolate(self, arg: bool, /) -> None: ...
 
     @property
-    def timeout(self) -> float: ...
+    def timeout(self) -> float:
+        """
+        Seconds the reference interpreter and the device may each take before the run is stopped and reported as not finishing (all rounds of a benchmark together).
+        """
 
     @timeout.setter
     def timeout(self, arg: float, /) -> None: ...
 
     @property
-    def enable_l2_swimlane(self) -> bool: ...
+    def enable_l2_swimlane(self) -> bool:
+        """
+        Runtime DFX: <work_dir>/dfx_outputs/swimlane.json, a Chrome trace with one track per simulated core.
+        """
 
     @enable_l2_swimlane.setter
     def enable_l2_swimlane(self, arg: bool, /) -> None: ...
 
     @property
-    def enable_dump_args(self) -> bool: ...
+    def enable_dump_args(self) -> bool:
+        """
+        Runtime DFX: each task's tensors as .npy files under <work_dir>/dfx_outputs/args/.
+        """
 
     @enable_dump_args.setter
     def enable_dump_args(self, arg: bool, /) -> None: ...
 
     @property
-    def enable_pmu(self) -> bool: ...
+    def enable_pmu(self) -> bool:
+        """
+        Runtime DFX: <work_dir>/dfx_outputs/pmu.csv, cycles and instructions per task (where the OS allows).
+        """
 
     @enable_pmu.setter
     def enable_pmu(self, arg: bool, /) -> None: ...
 
     @property
-    def enable_dep_gen(self) -> bool: ...
+    def enable_dep_gen(self) -> bool:
+        """
+        Runtime DFX: the task dependency graph as dfx_outputs/dep_graph.json and .dot.
+        """
 
     @enable_dep_gen.setter
     def enable_dep_gen(self, arg: bool, /) -> None: ...
 
     @property
-    def write_golden_data(self) -> bool: ...
+    def write_golden_data(self) -> bool:
+        """
+        Write the inputs and expected outputs as .npy files to <work_dir>/data/ (as PyPTO does); off skips the largest cost of a run on big tensors.
+        """
 
     @write_golden_data.setter
     def write_golden_data(self, arg: bool, /) -> None: ...
 
     @property
-    def rounds(self) -> int: ...
+    def rounds(self) -> int:
+        """
+        Benchmark: measured launches of the loaded program in one device process; the outputs checked are the last launch's.
+        """
 
     @rounds.setter
     def rounds(self, arg: int, /) -> None: ...
 
     @property
-    def warmup(self) -> int: ...
+    def warmup(self) -> int:
+        """Benchmark: unmeasured launches before the measured ones."""
 
     @warmup.setter
     def warmup(self, arg: int, /) -> None: ...
+
+def config_error(config: RunConfig) -> str:
+    """
+    The first field of `config` out of its option's range (or naming no platform), phrased for the user; '' when every field fits. run() and the commands check the same.
+    """
+
+def run_options() -> list[dict[str, Any]]:
+    """
+    The rows of the driver's option table (pypto/driver/run_config.def), in order: name, type (str, float, int, bool, strategy), default (None when unset means the environment or built-in default), unset_value (the driver's value for unset), min, max, range, unit, environment, commands (the CLI commands with a flag for it), flag, aliases (other spellings of the flag, comma-separated), doc.
+    """
 
 class Session:
     def __init__(self, profiling_requested: bool) -> None: ...

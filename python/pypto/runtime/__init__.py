@@ -10,20 +10,21 @@ compile, build, run or golden failure: ``passed`` is False and ``error`` says wh
 import dataclasses
 import enum
 import inspect
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence, Type, Union
 
 import numpy as np
 
 from pypto import _core
-from pypto._text import checked_path, checked_text
+from pypto._text import checked_text
 from pypto.backend import BackendType, backend_of_platform
 from pypto.runtime import tensor_call
 from pypto.runtime._arrays import aligned_zeros as _aligned_zeros
 from pypto.runtime._arrays import shared_array as _shared_array
 from pypto.runtime.chip_worker import ChipWorker, DeviceTensor, RegistrationHandle
 from pypto.runtime.worker import Worker
+from pypto.runtime import _config
+from pypto.runtime._options import DriverOptions
 from pypto.runtime._pypto_fields import (
     _HOST_SIDE_FIELDS,
     _apply_host_side_fields,
@@ -222,40 +223,11 @@ def _dimension(name, d):
 
 
 @dataclass
-class RunConfig:
-    """How run() compiles, runs and checks a program."""
+class RunConfig(DriverOptions):
+    """How run() compiles, runs and checks a program. The options of the run (platform through
+    the last driver option) are the driver's option table, reference in docs/run-options.md;
+    the fields after them are PyPTO's (docs/pypto-compat.md)."""
 
-    # The hardware simulated: "a2a3sim" (or "a2a3") or "a5sim" (or "a5"), which also moves tiles
-    # between Mat and Vec. "cpu_sim" is the former name of "a2a3sim".
-    platform: str = "a2a3sim"
-    rtol: float = 1e-5
-    atol: float = 1e-5
-    compile_profiling: bool = False
-    dump_passes: bool = False  # IR after each pass in <work_dir>/passes_dump/ (as in PyPTO)
-    work_dir: Optional[str] = None
-    # Default output folders (build_output/<Program>_<time>/) to keep per program, the newest;
-    # older ones are removed when a run makes a new one. None: $PYPTO_KEEP_OUTPUTS, else all
-    # (as PyPTO, which never removes them). A work_dir you give is never removed.
-    keep_outputs: Optional[int] = None
-    workers: Optional[int] = None
-    strategy: Any = "Default"
-    isolate: bool = True  # run the device in a child process: a faulting kernel is contained
-    # Seconds the reference interpreter and the device may each take before the run fails.
-    timeout: float = 300.0
-    # Runtime DFX (docs/runtime-dfx.md): independent of each other and of compile_profiling; each
-    # writes under <work_dir>/dfx_outputs/ after a successful device run.
-    enable_l2_swimlane: bool = False  # swimlane.json: Perfetto trace, one track per core
-    enable_dump_args: bool = False  # args/task_<id>_<kernel>/: each task's tensors as .npy
-    enable_pmu: bool = False  # pmu.csv: cycles and instructions per task (where the OS allows)
-    enable_dep_gen: bool = False  # dep_graph.json and dep_graph.dot: the task dependency graph
-    # Inputs and expected outputs as .npy files in <work_dir>/data. On by default as in PyPTO,
-    # whose run() writes its data files on every run; False skips them (the largest cost of
-    # run() on big tensors).
-    write_golden_data: bool = True
-    # Launches of the loaded program: `warmup` unmeasured, then `rounds` measured (benchmark());
-    # the outputs checked are the last launch's, and every launch starts from the same inputs.
-    rounds: int = 1
-    warmup: int = 0
     # --- PyPTO's RunConfig fields (docs/pypto-compat.md). What each does on the CPU device is in
     # _HOST_SIDE_FIELDS below; those that only mean something on an NPU are accepted and kept.
     device_id: int = 0
@@ -294,7 +266,7 @@ class RunConfig:
             value = getattr(self, name)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 try:
-                    _tolerance(value)
+                    _config.tolerance(value)
                 except ValueError as e:
                     raise ValueError(f"RunConfig.{name}={value!r} is not valid: {e}") from None
 
@@ -348,134 +320,12 @@ class RunResult:
         return _result_view.run_result_html(self)
 
 
-# RunConfig fields whose Python spelling differs from the driver's; every other field is copied as
-# it is, and a field the driver lacks fails loudly instead of being dropped.
-def _work_dir(value):
-    return "" if value is None else checked_path(value, "a path", ValueError)
-
-
-def _workers(value):
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"expected an int, got {type(value).__name__}")
-    if not -2**31 <= value < 2**31:  # the driver reports the range for the rest
-        raise ValueError("out of range: give 1 to 256 simulated cores, or None for the default")
-    return int(value)
-
-
-def _count(value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"expected an int, got {type(value).__name__}")
-    if not -2**31 <= value < 2**31:  # the driver reports the range for the rest
-        raise ValueError("out of range")
-    return int(value)
-
-
-def _keep_outputs(value):
-    if value is None:
-        return -1  # keep every output folder
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"expected an int or None, got {type(value).__name__}")
-    if not 0 <= value < 2**31:
-        raise ValueError("out of range: give how many output folders to keep (0 keeps all)")
-    return int(value)
-
-
-def _number(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"expected a number, got {type(value).__name__}")
-    return float(value)
-
-
-def _tolerance(value):
-    """rtol and atol: a finite number >= 0 (a NaN or negative one would fail every element of
-    the check with values that print the same)."""
-    value = _number(value)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError("a tolerance must be a finite number >= 0 (0 asks for exact equality)")
-    return value
-
-
-def _platform(value):
-    value = checked_text(value, "the platform name", ValueError)
-    if "\0" in value:
-        raise ValueError(f"the platform name contains a NUL character (at offset "
-                         f"{value.index(chr(0))}); the platforms are a2a3sim, a2a3, a5sim, a5")
-    return value
-
-
-def _flag(value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"expected True or False, got {type(value).__name__}")
-    return bool(value)
-
-
-def _level(value):
-    """A DFX switch given as a bool or, as PyPTO's levels and event types, an int (0: off)."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)) and value >= 0:
-        return value > 0
-    raise TypeError(f"expected True/False or a level >= 0, got {value!r}")
-
-
-def _dump_passes(value):
-    from pypto.ir.pass_manager import PassDumpLevel, dumps_passes  # noqa: PLC0415
-
-    if isinstance(value, PassDumpLevel):
-        return dumps_passes(value)
-    return _flag(value)
-
-
-_CONFIG_CONVERSIONS = {
-    "platform": _platform,
-    "rtol": _tolerance,
-    "timeout": _number,
-    "atol": _tolerance,
-    "compile_profiling": _flag,
-    "dump_passes": _dump_passes,
-    "isolate": _flag,
-    "enable_l2_swimlane": _flag,
-    "enable_dump_args": _level,
-    "enable_pmu": _level,
-    "enable_dep_gen": _flag,
-    "write_golden_data": _flag,
-    "work_dir": _work_dir,
-    "workers": _workers,
-    "rounds": _count,
-    "warmup": _count,
-    "keep_outputs": _keep_outputs,
-    "strategy": lambda value: (value if isinstance(value, _core.driver.OptimizationStrategy)
-                               else _strategy(value)),
-}
-
-
-def _strategy(value):
-    members = _core.driver.OptimizationStrategy.__members__
-    if str(value) not in members:
-        raise ValueError(f"unknown strategy; use one of {', '.join(members)}")
-    return members[str(value)]
-
-
 def _driver_config(config):
     """The driver's RunConfig with every field of ``config``; raises ValueError naming the
     field that does not fit."""
     if not isinstance(config, RunConfig):
         raise ValueError(f"config must be a pypto.runtime.RunConfig, got {type(config).__name__}")
-    driver_config = _core.driver.RunConfig()
-    for f in dataclasses.fields(config):
-        if f.name in _HOST_SIDE_FIELDS:
-            continue
-        value = getattr(config, f.name)
-        convert = _CONFIG_CONVERSIONS.get(f.name)
-        if convert is None:  # a field added to RunConfig without a conversion: fail loudly
-            raise ValueError(f"RunConfig.{f.name} is not known to the driver")
-        try:
-            setattr(driver_config, f.name, convert(value))
-        except (TypeError, ValueError, KeyError, OverflowError) as e:
-            shown = e.args[0] if isinstance(e, KeyError) and e.args else e
-            raise ValueError(f"RunConfig.{f.name}={value!r} is not valid: {shown}") from None
+    driver_config = _config.driver_config(config)
     _apply_host_side_fields(config, driver_config)
     return driver_config
 
@@ -760,7 +610,8 @@ def benchmark(program, tensor_specs, golden=None, rounds=10, warmup=1, config=No
         return _failed_benchmark(f"config must be a pypto.runtime.RunConfig, got "
                                  f"{type(config).__name__}")
     try:
-        config = dataclasses.replace(config, rounds=_count(rounds), warmup=_count(warmup),
+        config = dataclasses.replace(config, rounds=_config.convert("rounds", rounds),
+                                     warmup=_config.convert("warmup", warmup),
                                      compile_profiling=True)
     except (TypeError, ValueError) as e:
         return _failed_benchmark(f"benchmark(rounds={rounds!r}, warmup={warmup!r}): {e}")

@@ -20,7 +20,8 @@ def run_on_tensors(program: Any, tensors: Sequence[Any], config: Any) -> Any:
     """Compiles ``program`` as ``config`` says and calls it on ``tensors`` (see the module)."""
     from pypto import ir  # noqa: PLC0415 - pypto.ir imports pypto.runtime
     from pypto.ir.program import DynamicProgram  # noqa: PLC0415
-    from pypto.runtime import RunConfig, _strategy  # noqa: PLC0415
+    from pypto.runtime import RunConfig  # noqa: PLC0415
+    from pypto.runtime._config import strategy as _strategy  # noqa: PLC0415
 
     config = RunConfig() if config is None else config
     if isinstance(program, DynamicProgram):

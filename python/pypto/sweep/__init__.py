@@ -3,7 +3,7 @@ of program files, each job a whole parse, compile, build, run (or benchmark), va
 profile, spread over Dask.
 
     from pypto.sweep import sweep
-    result = sweep("examples/blocked_add.py", {"BLOCK": [32, 64, 128]}, workers=2)
+    result = sweep("examples/blocked_add.py", {"BLOCK": [32, 64, 128]}, processes=2)
     print(result.summary())            # table sorted by device time, aggregated profile, best
     result.rows                        # one dict per job; result.csv_path, result.parquet_path
 
@@ -14,14 +14,18 @@ profile, spread over Dask.
 import itertools
 import os
 import time
+import warnings
 from typing import Mapping, Optional, Sequence, Union
 
+from pypto import _core
+from pypto.runtime._config import driver_config
+from pypto.runtime._options import OPTIONS, DriverOptions
 from pypto.sweep import executors
 from pypto.sweep.jobs import Job, empty_row, run_job
 from pypto.sweep.results import SweepResult, aggregate_profiles, format_aggregate
 
 __all__ = ["sweep", "grid", "Job", "run_job", "SweepResult", "aggregate_profiles",
-           "format_aggregate", "BACKENDS"]
+           "format_aggregate", "BACKENDS", "RUN_OPTIONS"]
 
 BACKENDS = ("auto", "dask", "processes", "serial")
 
@@ -54,24 +58,56 @@ def _default_out_dir():
     return os.path.join(base, time.strftime("sweep_%Y%m%d_%H%M%S") + f"_{os.getpid()}")
 
 
+# The run options a sweep takes, by their table names (docs/run-options.md): those of
+# `pypto sweep`. The others are the sweep's own (each job is profiled, writes no data files and
+# has its own folder under out_dir).
+RUN_OPTIONS = tuple(name for name, option in OPTIONS.items() if "sweep" in option["commands"])
+
+
+def _run_options(options, device_cores):
+    """The run options of every job: checked here, before any job starts."""
+    if device_cores is not None:
+        warnings.warn("sweep(device_cores=) is deprecated: the simulated cores are `workers`, as "
+                      "in RunConfig (the worker processes are `processes`)", DeprecationWarning,
+                      stacklevel=3)
+        options.setdefault("workers", device_cores)
+    unknown = sorted(set(options) - set(RUN_OPTIONS))
+    if unknown:
+        raise TypeError(f"sweep() got unexpected keyword arguments {', '.join(unknown)}; its run "
+                        f"options are {', '.join(RUN_OPTIONS)}")
+    try:
+        checked = driver_config(DriverOptions(**options))
+    except ValueError as e:
+        raise ValueError(f"sweep: {e}") from None
+    error = _core.driver.config_error(checked)
+    if error:
+        raise ValueError(f"sweep: {error}")
+    return {name: value for name, value in options.items()
+            if value != getattr(DriverOptions, name)}
+
+
 def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = None, *,
           program: Optional[str] = None, backend: str = "auto", client=None,
-          scheduler: Optional[str] = None, workers: int = 2, rounds: int = 1, warmup: int = 0,
-          seed: int = 0, device_cores: Optional[int] = None, cache_dir: Optional[str] = None,
-          out_dir: Optional[str] = None, sort_by: str = "device_median_s",
-          progress: bool = True, on_row=None, timeout: float = 300.0) -> SweepResult:
+          scheduler: Optional[str] = None, processes: int = 2, seed: int = 0,
+          cache_dir: Optional[str] = None, out_dir: Optional[str] = None,
+          sort_by: str = "device_median_s", progress: bool = True, on_row=None,
+          device_cores: Optional[int] = None, **options) -> SweepResult:
     """Runs every file (one path or a list) with every combination of ``params`` (constant name
     -> list of values, each pinned over the file's own assignment) as one job, and returns the
     SweepResult, whose files (results.csv, results.parquet, profile.json/.txt) are in
     ``out_dir``.
 
     Each job runs the program on random inputs from ``seed`` against the reference interpreter
-    (as ``pypto run``); ``rounds``/``warmup`` > 1 benchmark it. ``backend``: "dask" (``client``,
-    or ``scheduler`` "tcp://HOST:PORT", or an embedded LocalCluster of ``workers`` processes),
-    "processes" (a local pool of ``workers``), "serial" (this process), "auto" (Dask when it is
-    installed, else processes). ``cache_dir``: a binary cache shared by the workers (a
-    directory they all mount); without it each worker builds into its own machine's cache.
-    ``on_row(row)`` is called as each job completes. A failing job is a row with its error."""
+    (as ``pypto run``). ``options`` are run options by their RunConfig names (``workers``
+    simulated cores, ``rounds``/``warmup`` to benchmark, ``timeout``, ``rtol``, ``atol``,
+    ``platform``: RUN_OPTIONS, docs/run-options.md), the same for every job. ``backend``:
+    "dask" (``client``, or ``scheduler`` "tcp://HOST:PORT", or an embedded LocalCluster of
+    ``processes`` worker processes), "processes" (a local pool of ``processes``), "serial" (this
+    process), "auto" (Dask when it is installed, else processes). ``cache_dir``: a binary cache
+    shared by the workers (a directory they all mount); without it each worker builds into its
+    own machine's cache. ``on_row(row)`` is called as each job completes. A failing job is a row
+    with its error. ``device_cores`` is the former name of ``workers``."""
+    options = _run_options(options, device_cores)
     if isinstance(files, (str, os.PathLike)):
         files = [files]
     files = [os.path.abspath(os.fspath(f)) for f in files]
@@ -81,8 +117,8 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
         raise ValueError(f"sweep: unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
     if (client is not None or scheduler) and backend not in ("auto", "dask"):
         raise ValueError(f"sweep: a Dask client or scheduler needs backend 'dask', not {backend!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"sweep: workers must be a positive int, got {workers!r}")
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"sweep: processes must be a positive int, got {processes!r}")
     combos = grid(params)
     columns = set(empty_row(Job(index=0, file="", params=combos[0] if combos else {})))
     if sort_by not in columns - {"profile"}:
@@ -94,8 +130,7 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
         for combo in combos:
             index = len(jobs)
             jobs.append(Job(index=index, file=file, params=combo, program=program, seed=seed,
-                            rounds=rounds, warmup=warmup, device_cores=device_cores,
-                            timeout=timeout, work_dir=os.path.join(out_dir, "jobs", str(index)),
+                            options=options, work_dir=os.path.join(out_dir, "jobs", str(index)),
                             cache_dir=os.path.abspath(cache_dir) if cache_dir else None))
 
     if backend == "auto":
@@ -108,9 +143,9 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
     try:
         if backend == "dask":
             rows = executors.run_on_dask(jobs, bar, client=client, scheduler=scheduler,
-                                         workers=workers)
+                                         workers=processes)
         elif backend == "processes":
-            rows = executors.run_on_processes(jobs, workers, bar)
+            rows = executors.run_on_processes(jobs, processes, bar)
         else:
             rows = executors.run_serially(jobs, bar)
     finally:

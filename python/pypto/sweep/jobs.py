@@ -3,6 +3,7 @@ run (or benchmark) it on generated inputs against the reference interpreter, and
 of the result table. Runs wherever the scheduler puts it: a Dask worker, a pool process, or the
 caller's own process. It never raises for what goes wrong with the job: the row says it."""
 
+import dataclasses
 import os
 import socket
 import time
@@ -11,6 +12,8 @@ from typing import Optional
 
 from pypto import _core
 from pypto.errors import CompileError, ParseError
+from pypto.runtime._config import driver_config
+from pypto.runtime._options import DriverOptions
 
 # The top-level stages of a run's profile, each a column of seconds in the table.
 TOP_STAGES = ("parse", "compile", "golden_write", "device_execution")
@@ -19,19 +22,16 @@ DEVICE_STATISTICS = ("min", "median", "mean", "p95", "stdev")
 
 @dataclass(frozen=True)
 class Job:
-    """What one job runs. ``params`` pins module constants of ``file`` (name -> value)."""
+    """What one job runs. ``params`` pins module constants of ``file`` (name -> value);
+    ``options`` are run options (the option table's names, docs/run-options.md) that differ
+    from their defaults."""
 
     index: int
     file: str
     params: dict = field(default_factory=dict)
     program: Optional[str] = None  # the @pl.program class, when the file has several
     seed: int = 0
-    rounds: int = 1
-    warmup: int = 0
-    device_cores: Optional[int] = None  # simulated cores; None: the device's default
-    rtol: float = 1e-4  # as `pypto run`: the interpreter computes in double
-    atol: float = 1e-4
-    timeout: float = 300.0
+    options: dict = field(default_factory=dict)
     work_dir: Optional[str] = None
     # A binary cache the workers share (a directory every machine of the cluster mounts); None:
     # each worker uses its own machine's cache.
@@ -43,7 +43,7 @@ def empty_row(job):
     row = {"job": job.index, "file": job.file, "program": job.program or ""}
     row.update(job.params)
     row.update({"passed": False, "error": "", "output_checksum": "", "cache_hit": False,
-                "rounds": job.rounds})
+                "rounds": job.options.get("rounds", DriverOptions.rounds)})
     for stage in TOP_STAGES:
         row[f"{stage}_s"] = None
     row["total_s"] = None
@@ -69,15 +69,10 @@ def _pick_program(programs, job):
 
 
 def _driver_config(job):
-    config = _core.driver.RunConfig()
-    config.rtol, config.atol, config.timeout = job.rtol, job.atol, job.timeout
-    config.rounds, config.warmup = job.rounds, job.warmup
-    config.compile_profiling = True
-    config.write_golden_data = False  # a sweep compares checksums, not .npy files
-    config.work_dir = job.work_dir or ""
-    if job.device_cores:
-        config.workers = job.device_cores
-    return config
+    # Every job is profiled (its stages are columns) and compares checksums, not .npy files.
+    options = dataclasses.replace(DriverOptions(**job.options), compile_profiling=True,
+                                  write_golden_data=False, work_dir=job.work_dir)
+    return driver_config(options)
 
 
 def run_job(job):
