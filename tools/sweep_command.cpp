@@ -41,7 +41,6 @@ struct SweepOptions {
   std::string sort_by = "device_median_s";
   bool no_progress = false;
   int device_cores = 0;  // the former name of --workers
-  std::string cache_dir;
   driver::RunConfig config;
 };
 
@@ -203,7 +202,6 @@ CLI::App* add_sweep_command(CLI::App& app) {
                    "table")
       ->capture_default_str();
   sweep->add_flag("--no-progress", g_sweep.no_progress, "No progress bar");
-  sweep->add_option("--cache-dir", g_sweep.cache_dir, "Binary cache shared by all workers");
   add_run_option_flags(sweep, g_sweep.config, driver::kOnSweep);
   // The former name of --workers; the simulated cores have one name everywhere now.
   sweep->add_option("--device-cores", g_sweep.device_cores)->group("")->check(CLI::Range(1, 256));
@@ -244,8 +242,7 @@ int run_sweep_command() {
                               {"out_dir", g_sweep.output},
                               {"sort_by", g_sweep.sort_by},
                               {"progress", !g_sweep.no_progress},
-                              {"options", changed_options()},
-                              {"cache_dir", g_sweep.cache_dir}};
+                              {"options", changed_options()}};
     return exec_python_sweep(request.dump());
   } catch (const UsageError& e) {
     std::cerr << "pypto sweep: " << e.message << "\n";

@@ -20,7 +20,8 @@ std::shared_ptr<const runtime::ProgramLibrary> CompiledProgram::library(
   std::lock_guard<std::mutex> lock(mutex_);
   if (library_) return library_;
   ScopedStage stage("binary_compilation");
-  runtime::BuildOptions options = detail::build_options(compiled_.output_dir, program_->name);
+  runtime::BuildOptions options =
+      detail::build_options(compiled_.output_dir, program_->name, cache_dir_);
   runtime::BuildResult result = runtime::build_library(compiled_.translation_unit, options);
   library_ = runtime::ProgramLibrary::load(result.library);
   built = true;
@@ -50,7 +51,7 @@ std::shared_ptr<CompiledProgram> compile_for_calls(Session& session, const ir::P
   const RunConfig config = detail::checked_config(given);
   session.set_keep_outputs(config.keep_outputs);
   return std::make_shared<CompiledProgram>(
-      program, compile(session, program, detail::compile_options(config)));
+      program, compile(session, program, detail::compile_options(config)), config.cache_dir);
 }
 
 CallResult call(Session& session, CompiledProgram& program, std::vector<ir::HostTensor> args,

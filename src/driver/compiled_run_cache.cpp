@@ -27,14 +27,20 @@ struct Key {
   }
 };
 
-Key key_of(const ir::Program& program, const CompileOptions& options) {
-  const runtime::BuildOptions build;
-  return {ir::structural_hash(program),
-          static_cast<int>(options.strategy),
-          options.dump_passes,
-          options.platform,
-          options.output_dir,
-          runtime::default_cache_dir().string() + "\n" + runtime::resolve_compiler(build)};
+Key key_of(const ir::Program& program, const CompileOptions& options,
+           const std::string& cache_dir) {
+  runtime::BuildOptions build;
+  build.cache_dir = cache_dir;
+  const std::filesystem::path dir =
+      cache_dir.empty() ? runtime::default_cache_dir() : std::filesystem::path(cache_dir);
+  Key key;
+  key.hash = ir::structural_hash(program);
+  key.strategy = static_cast<int>(options.strategy);
+  key.dump_passes = options.dump_passes;
+  key.platform = options.platform;
+  key.output_dir = options.output_dir;
+  key.binary_cache = dir.string() + "\n" + runtime::resolve_compiler(build);
+  return key;
 }
 
 // The library file as it was when an entry was made: size and modification time.
@@ -84,8 +90,9 @@ Cache& cache() {
 }  // namespace
 
 std::shared_ptr<const CompiledRun> find_compiled_run(const ir::ProgramPtr& program,
-                                                     const CompileOptions& options) {
-  const Key key = key_of(*program, options);
+                                                     const CompileOptions& options,
+                                                     const std::string& cache_dir) {
+  const Key key = key_of(*program, options, cache_dir);
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
@@ -111,8 +118,9 @@ std::shared_ptr<const CompiledRun> find_compiled_run(const ir::ProgramPtr& progr
   return nullptr;
 }
 
-void remember_compiled_run(std::shared_ptr<const CompiledRun> run, const CompileOptions& options) {
-  Entry entry{key_of(*run->program, options), run, stamp_of(run->built.library)};
+void remember_compiled_run(std::shared_ptr<const CompiledRun> run, const CompileOptions& options,
+                           const std::string& cache_dir) {
+  Entry entry{key_of(*run->program, options, cache_dir), run, stamp_of(run->built.library)};
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.entries.push_front(std::move(entry));

@@ -26,9 +26,12 @@ struct CompiledRun {
 // program.cpp (a default folder is new for every run, written from `compiled.files`) or a
 // library file that changed since it was loaded (damaged, rebuilt, evicted) drops the entry, and
 // the run builds again as it would have.
+// `cache_dir` is the run's RunConfig::cache_dir (empty: the runtime's default).
 std::shared_ptr<const CompiledRun> find_compiled_run(const ir::ProgramPtr& program,
-                                                     const CompileOptions& options);
-void remember_compiled_run(std::shared_ptr<const CompiledRun> run, const CompileOptions& options);
+                                                     const CompileOptions& options,
+                                                     const std::string& cache_dir);
+void remember_compiled_run(std::shared_ptr<const CompiledRun> run, const CompileOptions& options,
+                           const std::string& cache_dir);
 
 // How many compiled runs are kept (each holds its program's IR, sources and loaded library).
 inline constexpr size_t kCompiledRunCacheSize = 16;

@@ -52,8 +52,8 @@ std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
     CompileOptions options = base_options;
     options.sub_dir = "next_levels/" + d.callee;
     CompileResult compiled = compile(session, device, options);
-    result->devices.emplace(d.callee,
-                            std::make_shared<CompiledProgram>(device, std::move(compiled)));
+    result->devices.emplace(
+        d.callee, std::make_shared<CompiledProgram>(device, std::move(compiled), config.cache_dir));
   }
   detail::write_collective_variants(result->output_dir, result->plan);
   return result;

@@ -266,7 +266,7 @@ void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<Ru
     // library are reused (compiled_run_cache.h). The look-up is the compile's own time; a hit's
     // only child is `cache_hit`. Pass dumps ask to see the passes run: such a run compiles.
     if (!compile_options.dump_passes) {
-      cached = detail::find_compiled_run(program, compile_options);
+      cached = detail::find_compiled_run(program, compile_options, config.cache_dir);
     }
     try {
       if (cached) {
@@ -326,7 +326,8 @@ void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<Ru
     // A compile-cache hit has its library loaded already: no build, and no stage for one.
     std::optional<ScopedStage> build_stage;
     if (!cached) build_stage.emplace("binary_compilation");
-    runtime::BuildOptions options = detail::build_options(result.work_dir, program->name);
+    runtime::BuildOptions options =
+        detail::build_options(result.work_dir, program->name, config.cache_dir);
     built = cached ? cached->built : runtime::build_library(compiled.translation_unit, options);
     result.cache_hit = cached || built.cache_hit;
     std::string compiler = runtime::resolve_compiler(options);
@@ -361,7 +362,7 @@ void run_pipeline(Session& session, const ir::ProgramPtr& parsed, std::vector<Ru
       if (!compile_options.dump_passes) {
         detail::remember_compiled_run(std::make_shared<const detail::CompiledRun>(
                                           detail::CompiledRun{program, compiled, built, library}),
-                                      compile_options);
+                                      compile_options, config.cache_dir);
       }
     }
     runtime::RunStats stats = runtime::execute(*library, args, options);

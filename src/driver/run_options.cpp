@@ -23,8 +23,9 @@ CompileOptions compile_options(const RunConfig& config) {
 }
 
 runtime::BuildOptions build_options(const std::filesystem::path& output_dir,
-                                    const std::string& program_name) {
+                                    const std::string& program_name, const std::string& cache_dir) {
   runtime::BuildOptions options;
+  options.cache_dir = cache_dir;
   options.source_path = output_dir / "program.cpp";
   options.program_name = program_name;
   return options;

@@ -24,9 +24,10 @@ RunConfig checked_config(const RunConfig& given);
 // The compile of a run: output folder, strategy, pass dumps and platform.
 CompileOptions compile_options(const RunConfig& config);
 
-// The host build of the generated translation unit, kept as <output_dir>/program.cpp.
+// The host build of the generated translation unit, kept as <output_dir>/program.cpp, into the
+// binary cache `cache_dir` (RunConfig::cache_dir; empty: the runtime's default).
 runtime::BuildOptions build_options(const std::filesystem::path& output_dir,
-                                    const std::string& program_name);
+                                    const std::string& program_name, const std::string& cache_dir);
 
 // The device run: isolation, workers, time limit and the DFX switches (their files under
 // <output_dir>/dfx_outputs).

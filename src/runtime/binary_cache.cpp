@@ -331,7 +331,7 @@ const std::vector<std::string>& default_link_libraries() {
 }
 
 fs::path default_cache_dir() {
-  if (const char* dir = std::getenv("PYPTO_CACHE_DIR"); dir && *dir) return dir;
+  // $PYPTO_CACHE_DIR is RunConfig::cache_dir's default, resolved by the driver (run_config.def).
   // The XDG base directory spec ignores relative paths.
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') {
     return fs::path(xdg) / "pypto";

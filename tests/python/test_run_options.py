@@ -5,11 +5,14 @@ it, the generated files are current, and the environment gives defaults only."""
 
 import dataclasses
 import importlib.util
+import inspect
 import os
 import pathlib
 import re
+import subprocess
 import sys
 
+import cli_tool
 import pytest
 from cli_tool import cli
 
@@ -17,7 +20,7 @@ from pypto import _core
 from pypto.runtime import RunConfig
 from pypto.runtime._options import OPTIONS
 from pypto.runtime._pypto_fields import _HOST_SIDE_FIELDS
-from pypto.sweep import RUN_OPTIONS, sweep
+from pypto.sweep import RUN_OPTIONS, jobs, sweep
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -183,3 +186,38 @@ def test_profile_help_states_its_own_exit_codes(tmp_path):
     text = cli("profile", "--help", cwd=tmp_path).stdout
     assert "1 a profile file could not be read or written, or a stage regressed" in text
     assert "compile, build, run" not in text
+
+
+def test_cache_dir_is_an_option_and_its_variable_a_default(tmp_path):
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "from-env"))
+    given = tmp_path / "given"
+    proc = cli("run", EXAMPLES / "add.py", "--workers", 2, "--cache-dir", given, "-o",
+               tmp_path / "o1", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(given.glob("*.so")) and not (tmp_path / "from-env").exists()
+    proc = cli("run", EXAMPLES / "add.py", "--workers", 2, "-o", tmp_path / "o2", cwd=tmp_path,
+               env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list((tmp_path / "from-env").glob("*.so"))
+
+
+def test_a_sweep_passes_its_cache_as_an_option_not_through_the_environment(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.delenv("PYPTO_CACHE_DIR", raising=False)
+    seen = []
+    result = sweep(EXAMPLES / "blocked_add.py", {"BLOCK": [64]}, backend="serial",
+                   progress=False, out_dir=str(tmp_path / "out"), cache_dir=tmp_path / "cache",
+                   on_row=lambda row: seen.append(os.environ.get("PYPTO_CACHE_DIR")))
+    assert [r["passed"] for r in result.rows] == [True], result.rows[0]["error"]
+    assert seen == [None] and "PYPTO_CACHE_DIR" not in os.environ
+    assert "environ" not in inspect.getsource(jobs)
+    assert list((tmp_path / "cache").glob("*.so"))
+
+
+def test_python_m_pypto_sweep_is_pypto_sweep(tmp_path):
+    env = dict(os.environ, PYPTO_CLI=cli_tool.PYPTO)
+    via_module = subprocess.run([sys.executable, "-m", "pypto.sweep", "--help"], cwd=tmp_path,
+                                env=env, capture_output=True, text=True, timeout=300)
+    direct = cli("sweep", "--help", cwd=tmp_path)
+    assert via_module.returncode == direct.returncode == 0
+    assert via_module.stdout == direct.stdout

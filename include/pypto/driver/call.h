@@ -22,8 +22,12 @@ namespace pypto::driver {
 
 class CompiledProgram {
  public:
-  CompiledProgram(ir::ProgramPtr program, CompileResult compiled)
-      : program_(std::move(program)), compiled_(std::move(compiled)) {}
+  // `cache_dir`: the binary cache its library is built into (RunConfig::cache_dir; empty: the
+  // runtime's default).
+  CompiledProgram(ir::ProgramPtr program, CompileResult compiled, std::string cache_dir = {})
+      : program_(std::move(program)),
+        compiled_(std::move(compiled)),
+        cache_dir_(std::move(cache_dir)) {}
 
   const ir::ProgramPtr& program() const { return program_; }
   const CompileResult& compiled() const { return compiled_; }
@@ -38,6 +42,7 @@ class CompiledProgram {
  private:
   ir::ProgramPtr program_;
   CompileResult compiled_;
+  std::string cache_dir_;
   std::mutex mutex_;
   std::shared_ptr<const runtime::ProgramLibrary> library_;
 };

@@ -50,9 +50,10 @@ const std::vector<std::string>& default_build_flags(std::string_view source = {}
 const std::vector<std::string>& default_link_libraries();
 constexpr size_t kUnoptimisedSourceBytes = size_t{1} << 20;
 
-// ${PYPTO_CACHE_DIR}, else ${XDG_CACHE_HOME}/pypto, else ~/.cache/pypto (the home folder from
-// $HOME or the user database), else <temp>/pypto-cache-<euid> (whose owner and mode are checked
-// before use, like every cache directory).
+// ${XDG_CACHE_HOME}/pypto, else ~/.cache/pypto (the home folder from $HOME or the user
+// database), else <temp>/pypto-cache-<euid> (whose owner and mode are checked before use, like
+// every cache directory). $PYPTO_CACHE_DIR is the default of RunConfig::cache_dir instead, which
+// the driver resolves (pypto/driver/run_config.def).
 std::filesystem::path default_cache_dir();
 
 // The compiler command for `options` (options.compiler, $CXX or "c++").

@@ -206,6 +206,15 @@ class RunConfig:
     @warmup.setter
     def warmup(self, arg: int, /) -> None: ...
 
+    @property
+    def cache_dir(self) -> str:
+        """
+        Binary cache of built programs (several processes and machines may share one); unset: $XDG_CACHE_HOME/pypto, else ~/.cache/pypto.
+        """
+
+    @cache_dir.setter
+    def cache_dir(self, arg: str, /) -> None: ...
+
 def config_error(config: RunConfig) -> str:
     """
     The first field of `config` out of its option's range (or naming no platform), phrased for the user; '' when every field fits. run() and the commands check the same.

@@ -207,7 +207,18 @@ OPTIONS = {'platform': {'type': 'str',
             'environment': '',
             'commands': ['run', 'sweep'],
             'flag': '--warmup',
-            'aliases': ''}}
+            'aliases': ''},
+ 'cache_dir': {'type': 'str',
+               'default': None,
+               'unset_value': '',
+               'min': None,
+               'max': None,
+               'range': '',
+               'unit': '',
+               'environment': 'PYPTO_CACHE_DIR',
+               'commands': ['run', 'sweep'],
+               'flag': '--cache-dir',
+               'aliases': ''}}
 
 
 @dataclass
@@ -271,3 +282,7 @@ class DriverOptions:
     """
     warmup: int = 0
     """Benchmark: unmeasured launches before the measured ones."""
+    cache_dir: Optional[str] = None
+    """Binary cache of built programs (several processes and machines may share one); unset:
+    $XDG_CACHE_HOME/pypto, else ~/.cache/pypto. Unset: $PYPTO_CACHE_DIR when set.
+    """

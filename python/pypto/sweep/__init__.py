@@ -89,7 +89,7 @@ def _run_options(options, device_cores):
 def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = None, *,
           program: Optional[str] = None, backend: str = "auto", client=None,
           scheduler: Optional[str] = None, processes: int = 2, seed: int = 0,
-          cache_dir: Optional[str] = None, out_dir: Optional[str] = None,
+          out_dir: Optional[str] = None,
           sort_by: str = "device_median_s", progress: bool = True, on_row=None,
           device_cores: Optional[int] = None, **options) -> SweepResult:
     """Runs every file (one path or a list) with every combination of ``params`` (constant name
@@ -100,13 +100,16 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
     Each job runs the program on random inputs from ``seed`` against the reference interpreter
     (as ``pypto run``). ``options`` are run options by their RunConfig names (``workers``
     simulated cores, ``rounds``/``warmup`` to benchmark, ``timeout``, ``rtol``, ``atol``,
-    ``platform``: RUN_OPTIONS, docs/run-options.md), the same for every job. ``backend``:
+    ``platform``, ``cache_dir``: RUN_OPTIONS, docs/run-options.md), the same for every job;
+    ``cache_dir`` is a binary cache the workers share (a directory they all mount; without it
+    each worker builds into its own machine's cache). ``backend``:
     "dask" (``client``, or ``scheduler`` "tcp://HOST:PORT", or an embedded LocalCluster of
     ``processes`` worker processes), "processes" (a local pool of ``processes``), "serial" (this
-    process), "auto" (Dask when it is installed, else processes). ``cache_dir``: a binary cache
-    shared by the workers (a directory they all mount); without it each worker builds into its
-    own machine's cache. ``on_row(row)`` is called as each job completes. A failing job is a row
-    with its error. ``device_cores`` is the former name of ``workers``."""
+    process), "auto" (Dask when it is installed, else processes). ``on_row(row)`` is called as
+    each job completes. A failing job is a row with its error. ``device_cores`` is the former
+    name of ``workers``."""
+    if options.get("cache_dir"):  # one folder for every worker, wherever it runs from
+        options["cache_dir"] = os.path.abspath(os.fspath(options["cache_dir"]))
     options = _run_options(options, device_cores)
     if isinstance(files, (str, os.PathLike)):
         files = [files]
@@ -130,8 +133,7 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
         for combo in combos:
             index = len(jobs)
             jobs.append(Job(index=index, file=file, params=combo, program=program, seed=seed,
-                            options=options, work_dir=os.path.join(out_dir, "jobs", str(index)),
-                            cache_dir=os.path.abspath(cache_dir) if cache_dir else None))
+                            options=options, work_dir=os.path.join(out_dir, "jobs", str(index))))
 
     if backend == "auto":
         backend = "dask" if client is not None or scheduler or executors.dask_available() \

@@ -25,7 +25,6 @@ def run_request(request):
         result = sweep(request["files"], params, program=request["program"] or None,
                        backend=request["backend"], scheduler=request["scheduler"] or None,
                        processes=request["processes"], seed=request["seed"],
-                       cache_dir=request.get("cache_dir") or None,
                        out_dir=request["out_dir"] or None, sort_by=request["sort_by"],
                        progress=request["progress"], **request["options"])
     except (ValueError, RuntimeError, OSError) as e:

@@ -33,9 +33,6 @@ class Job:
     seed: int = 0
     options: dict = field(default_factory=dict)
     work_dir: Optional[str] = None
-    # A binary cache the workers share (a directory every machine of the cluster mounts); None:
-    # each worker uses its own machine's cache.
-    cache_dir: Optional[str] = None
 
 
 def empty_row(job):
@@ -79,11 +76,6 @@ def run_job(job):
     """Runs ``job``; returns its row (a dict). Failures are the row's ``error``."""
     row = empty_row(job)
     started = time.perf_counter()
-    # The binary cache reads PYPTO_CACHE_DIR on each build; set for this job only, since a
-    # worker process runs jobs of other sweeps too.
-    saved_cache_dir = os.environ.get("PYPTO_CACHE_DIR")
-    if job.cache_dir:
-        os.environ["PYPTO_CACHE_DIR"] = job.cache_dir
     try:
         with open(job.file, encoding="utf-8") as f:
             text = f.read()
@@ -110,12 +102,6 @@ def run_job(job):
         row["error"] = f"internal error: {type(e).__name__}: {e}"
     else:
         _fill_from_run(row, r)
-    finally:
-        if job.cache_dir:
-            if saved_cache_dir is None:
-                os.environ.pop("PYPTO_CACHE_DIR", None)
-            else:
-                os.environ["PYPTO_CACHE_DIR"] = saved_cache_dir
     row["wall_s"] = time.perf_counter() - started
     return row
 
