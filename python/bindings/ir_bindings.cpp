@@ -20,6 +20,7 @@
 #include "pypto/driver/distributed.h"
 #include "pypto/driver/parse.h"
 #include "pypto/frontend/op_spellings.h"
+#include "pypto/ir/dtype_table.h"
 #include "pypto/ir/op_dtypes.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
@@ -417,6 +418,26 @@ void bind_ir(nb::module_ m) {
       "One (name, category, positional parameters, how many of them are required, keyword "
       "attributes) per op of the registry, sorted by name: what scripts/gen_ops.py turns into "
       "the typed functions of pypto.language.");
+
+  m.def(
+      "dtype_table",
+      [] {
+        nb::list rows;
+        for (const ir::DTypeRow& row : ir::dtype_table()) {
+          nb::dict d;
+          d["name"] = row.name;
+          d["value"] = row.value;
+          d["bytes"] = row.bytes;
+          d["kind"] = row.kind;
+          d["numpy"] = row.numpy_name;
+          d["doc"] = row.doc;
+          rows.append(d);
+        }
+        return rows;
+      },
+      nb::sig("def dtype_table() -> list[dict[str, typing.Any]]"),
+      "The element types in value order (pypto/ir/dtypes.def): name, value (the device ABI's), "
+      "bytes, kind (float, signed, unsigned, bool), numpy (numpy's or ml_dtypes' name), doc.");
 
   m.def(
       "op_element_dtypes",

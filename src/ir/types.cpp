@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "pto_abi.h"
+#include "pypto/ir/dtype_table.h"
 #include "pypto/ir/tensor_strides.h"
 #include "pypto/support/checked_int.h"
 
@@ -12,31 +14,32 @@ namespace pypto::ir {
 
 namespace {
 
+enum DTypeKind { kFloat, kSigned, kUnsigned, kBool };
+
 struct DTypeInfo {
   DataType type;
   std::string_view name;
   int64_t bytes;
+  DTypeKind kind;
+  std::string_view numpy_name;
+  std::string_view doc;
 };
 constexpr std::array<DTypeInfo, kNumDataTypes> kDTypes = {{
-    {DataType::FP32, "FP32", 4},
-    {DataType::FP16, "FP16", 2},
-    {DataType::BF16, "BF16", 2},
-    {DataType::INT32, "INT32", 4},
-    {DataType::INT64, "INT64", 8},
-    {DataType::BOOL, "BOOL", 1},
-    {DataType::INT8, "INT8", 1},
-    {DataType::INT16, "INT16", 2},
-    {DataType::UINT8, "UINT8", 1},
-    {DataType::UINT16, "UINT16", 2},
-    {DataType::UINT32, "UINT32", 4},
-    {DataType::UINT64, "UINT64", 8},
-    {DataType::FP8E4M3FN, "FP8E4M3FN", 1},
-    {DataType::FP8E5M2, "FP8E5M2", 1},
-    {DataType::FP8E8M0, "FP8E8M0", 1},
-    {DataType::FP4, "FP4", 1},
-    {DataType::INT4, "INT4", 1},
-    {DataType::UINT4, "UINT4", 1},
+#define PYPTO_DTYPE(name, value, bytes, kind, numpy, doc) \
+  {DataType::name, #name, bytes, kind, numpy, doc},
+#include "pypto/ir/dtypes.def"
+#undef PYPTO_DTYPE
 }};
+
+// The table is the one definition of the values: DataType and the device ABI's PtoDType must
+// give each type the value of its row, and kDTypes[i] must be the type of value i.
+#define PYPTO_DTYPE(name, value, bytes, kind, numpy, doc)                             \
+  static_assert(static_cast<int>(DataType::name) == (value) && PTO_##name == (value), \
+                #name " differs from include/pypto/ir/dtypes.def");                   \
+  static_assert(kDTypes[value].type == DataType::name, "dtypes.def is not in value order");
+#include "pypto/ir/dtypes.def"
+#undef PYPTO_DTYPE
+static_assert(PTO_NUM_DTYPES == kNumDataTypes, "device/pto_abi.h counts other dtypes");
 
 // PyPTO's dtypes that have no element type here, and why.
 struct UnsupportedDType {
@@ -98,17 +101,23 @@ const char* unsupported_dtype_reason(std::string_view name) {
 
 int64_t dtype_bytes(DataType t) { return kDTypes[static_cast<size_t>(t)].bytes; }
 
-bool is_float(DataType t) {
-  return t == DataType::FP32 || t == DataType::FP16 || t == DataType::BF16 ||
-         t == DataType::FP8E4M3FN || t == DataType::FP8E5M2 || t == DataType::FP8E8M0 ||
-         t == DataType::FP4;
+bool is_float(DataType t) { return kDTypes[static_cast<size_t>(t)].kind == kFloat; }
+
+bool is_integer(DataType t) {
+  const DTypeKind kind = kDTypes[static_cast<size_t>(t)].kind;
+  return kind == kSigned || kind == kUnsigned;
 }
 
-bool is_integer(DataType t) { return !is_float(t) && t != DataType::BOOL; }
+bool is_unsigned(DataType t) { return kDTypes[static_cast<size_t>(t)].kind == kUnsigned; }
 
-bool is_unsigned(DataType t) {
-  return t == DataType::UINT8 || t == DataType::UINT16 || t == DataType::UINT32 ||
-         t == DataType::UINT64 || t == DataType::UINT4;
+std::vector<DTypeRow> dtype_table() {
+  std::vector<DTypeRow> rows;
+  for (const DTypeInfo& info : kDTypes) {
+    static constexpr const char* kKinds[] = {"float", "signed", "unsigned", "bool"};
+    rows.push_back({std::string(info.name), static_cast<int>(info.type), info.bytes,
+                    kKinds[info.kind], std::string(info.numpy_name), std::string(info.doc)});
+  }
+  return rows;
 }
 
 std::string_view memory_space_name(MemorySpace s) { return kSpaces[static_cast<size_t>(s)].name; }

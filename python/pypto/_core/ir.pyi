@@ -1,4 +1,5 @@
 from collections.abc import Sequence
+from typing import Any
 
 
 class Function:
@@ -69,6 +70,11 @@ def op_names() -> list[str]:
 def op_signatures() -> list[tuple[str, str, list[str], int, list[str]]]:
     """
     One (name, category, positional parameters, how many of them are required, keyword attributes) per op of the registry, sorted by name: what scripts/gen_ops.py turns into the typed functions of pypto.language.
+    """
+
+def dtype_table() -> list[dict[str, Any]]:
+    """
+    The element types in value order (pypto/ir/dtypes.def): name, value (the device ABI's), bytes, kind (float, signed, unsigned, bool), numpy (numpy's or ml_dtypes' name), doc.
     """
 
 def op_element_dtypes() -> list[tuple[str, list[str] | None]]:
