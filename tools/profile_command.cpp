@@ -2,7 +2,7 @@
 // formats (profile_file.h, report_diff.h, formats.h).
 //
 // Exit codes: 0 success, 1 a stage regressed (diff --fail-on-regression) or a file could not be
-// read or written, 2 usage error.
+// read or written, 2 usage error (a missing input file too, as for every command).
 #include "profile_command.h"
 
 #include <iostream>
@@ -99,7 +99,9 @@ CLI::App* add_profile_command(CLI::App& app) {
       "regressed (diff --fail-on-regression); 2 usage error (bad option, missing file).");
 
   g_show = profile->add_subcommand("show", "Print a profile's summary (tree, or list by name)");
-  g_show->add_option("file", g_options.file, "Profile JSON file")->required();
+  g_show->add_option("file", g_options.file, "Profile JSON file")
+      ->required()
+      ->check(CLI::ExistingFile);
   g_show->add_flag("--list", g_options.list,
                    "Aggregate by stage name (count, total, self, percent), sorted by self time");
   g_show
@@ -108,8 +110,12 @@ CLI::App* add_profile_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
 
   g_diff = profile->add_subcommand("diff", "Compare two profiles stage by stage");
-  g_diff->add_option("base", g_options.base, "Baseline profile JSON file")->required();
-  g_diff->add_option("new", g_options.now, "New profile JSON file")->required();
+  g_diff->add_option("base", g_options.base, "Baseline profile JSON file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  g_diff->add_option("new", g_options.now, "New profile JSON file")
+      ->required()
+      ->check(CLI::ExistingFile);
   g_diff
       ->add_option("--threshold", g_options.diff.threshold_percent,
                    "A stage regressed when slower by more than this many percent...")
@@ -131,7 +137,9 @@ CLI::App* add_profile_command(CLI::App& app) {
   diff_html->needs(diff_output);
 
   g_convert = profile->add_subcommand("convert", "Convert a profile for another tool");
-  g_convert->add_option("file", g_options.file, "Profile JSON file")->required();
+  g_convert->add_option("file", g_options.file, "Profile JSON file")
+      ->required()
+      ->check(CLI::ExistingFile);
   g_convert
       ->add_option("--to", g_options.format,
                    "chrome (Perfetto, chrome://tracing), folded (flamegraph.pl, inferno) "
@@ -145,7 +153,9 @@ CLI::App* add_profile_command(CLI::App& app) {
       "html",
       "Write a self-contained interactive HTML report: timeline (zoom, device cores), "
       "collapsible tree, list view, search");
-  g_html->add_option("file", g_options.file, "Profile JSON file")->required();
+  g_html->add_option("file", g_options.file, "Profile JSON file")
+      ->required()
+      ->check(CLI::ExistingFile);
   g_html->add_option("-o,--output", g_options.output, "Output HTML file; - for standard output")
       ->required();
   return profile;

@@ -28,7 +28,8 @@ def _nested(depth):
     return '{"total_seconds": 1, "stages": [' + head * depth + "]}" * depth + "]}"
 
 
-# (class, name, file text, expected: "ok", "error" or "any" (either, each well behaved))
+# (class, name, file text, expected: "ok", "error", "usage" or "any" (ok or error, each well
+# behaved))
 def cases():
     out = []
 
@@ -74,11 +75,12 @@ def cases():
     return out
 
 
-# Special inputs: paths on the system, never written.
+# Special inputs: paths on the system, never written. A folder or a missing path is no file to
+# read: a usage error ("usage": exit 2, before any work), as for every command of the tool.
 SPECIAL_INPUTS = [("special", "dev_zero", "/dev/zero", "error"),
                   ("special", "dev_null", "/dev/null", "error"),
-                  ("special", "folder", "/", "error"),
-                  ("special", "missing", "/nonexistent/profile.json", "error")]
+                  ("special", "folder", "/", "usage"),
+                  ("special", "missing", "/nonexistent/profile.json", "usage")]
 
 
 def write_cases(directory):

@@ -1,8 +1,9 @@
 """The caller's environment against the profile tools (tests/hostile/profile_files.py): malformed
 and lying profile files through `pypto profile show|diff|convert|html`, and output targets the
 writers must write through instead of replacing (a symlink, a FIFO, a device, `-`), from the
-tool and from CompileProfiler. Every command: no signal, no hang, exit 0/1, one clear line on
-failure, no library text, bounded output, no raw terminal control bytes."""
+tool and from CompileProfiler. Every command: no signal, no hang, exit 0/1 (2 for an input that
+is no file: a usage error), one clear line on failure, no library text, bounded output, no raw
+terminal control bytes."""
 
 import concurrent.futures
 import json
@@ -82,7 +83,7 @@ def test_no_command_crashes_hangs_or_leaks(results):
         if r["rc"] is None:
             problems.append(f"{where}: hang")
             continue
-        if r["rc"] not in (0, 1):
+        if r["rc"] not in ((2,) if expect == "usage" else (0, 1)):
             problems.append(f"{where}: exit {r['rc']}: {err[-500:]}")
         if LEAKS.search(err) or LEAKS.search(r["out"].decode("utf-8", "replace")):
             problems.append(f"{where}: library text: {err[-500:]}")
@@ -99,6 +100,8 @@ def test_no_command_crashes_hangs_or_leaks(results):
                 problems.append(f"{where}: accepted a malformed profile")
             elif not err.startswith("pypto profile: ") or err.count("\n") != 1:
                 problems.append(f"{where}: not one clear line: {err[-500:]!r}")
+        if expect == "usage" and (not err.startswith("pypto: ") or err.count("\n") != 1):
+            problems.append(f"{where}: not one clear usage line: {err[-500:]!r}")
     assert not problems, "\n".join(problems)
 
 

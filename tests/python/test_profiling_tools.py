@@ -197,8 +197,10 @@ def test_profile_show_list_and_min_percent(ffn, tmp_path):
     assert pruned.returncode == 0 and "UnrollLoops" not in pruned.stdout
     kept = cli("profile", "show", tmp_path / "small.json", "--min-percent", "0.5", cwd=tmp_path)
     assert kept.returncode == 0 and "UnrollLoops" in kept.stdout
+    # A missing file is a usage error, as for every command: one line, exit 2.
     bad = cli("profile", "show", tmp_path / "nope.json", cwd=tmp_path)
-    assert bad.returncode == 1 and "cannot read the profile file" in bad.stderr
+    assert bad.returncode == 2 and "File does not exist" in bad.stderr
+    assert len(bad.stderr.splitlines()) == 1
     (tmp_path / "broken.json").write_text('{"total_seconds": 1, "stages": [{"name": "x"}]}')
     bad = cli("profile", "show", tmp_path / "broken.json", cwd=tmp_path)
     assert bad.returncode == 1 and "stages[0]: 'seconds' is missing" in bad.stderr
