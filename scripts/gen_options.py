@@ -5,7 +5,9 @@ include/pypto/driver/run_config.def, as the built extension reports it
 
 - python/pypto/runtime/_options.py: ``OPTIONS`` (the table's rows) and ``DriverOptions``, the
   dataclass whose fields, defaults and docstrings ``pypto.runtime.RunConfig`` inherits;
-- docs/run-options.md: the reference of every option (API field, CLI flag, environment variable).
+- docs/run-options.md: the reference of every option (API field, CLI flag, environment variable),
+  and of every environment variable pypto reads (include/pypto/support/environment.def,
+  ``pypto._core.driver.environment_variables()``).
 
 After changing the table, rebuild the extension and run
 
@@ -122,8 +124,26 @@ def render_doc(rows: List[Dict]) -> str:
     return "".join(out)
 
 
-def render(rows: List[Dict]) -> Dict[pathlib.Path, str]:
-    return {PYTHON_OUTPUT: render_python(rows), DOC_OUTPUT: render_doc(rows)}
+ENVIRONMENT_HEADER = """
+## Environment variables
+
+Every variable pypto reads is listed in `include/pypto/support/environment.def` and read in one
+place (`support::read_environment`; `pypto._core.driver.read_environment` in Python). Each only
+gives a default: what a call or a flag sets wins.
+
+| Variable | What it gives the default of |
+|---|---|
+"""
+
+
+def render_environment(variables: List[Dict]) -> str:
+    return ENVIRONMENT_HEADER + "".join(f"| `{v['name']}` | {cell(v['doc'])} |\n"
+                                        for v in variables)
+
+
+def render(rows: List[Dict], variables: List[Dict]) -> Dict[pathlib.Path, str]:
+    return {PYTHON_OUTPUT: render_python(rows),
+            DOC_OUTPUT: render_doc(rows) + render_environment(variables)}
 
 
 def main() -> int:
@@ -134,7 +154,8 @@ def main() -> int:
     from pypto import _core  # a built extension: installed, or on PYTHONPATH
 
     stale = 0
-    for path, text in render(_core.driver.run_options()).items():
+    for path, text in render(_core.driver.run_options(),
+                             _core.driver.environment_variables()).items():
         current = path.read_text() if path.exists() else ""
         if current == text:
             continue

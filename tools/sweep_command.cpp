@@ -21,6 +21,7 @@
 
 #include "pypto/driver/run_config.h"
 #include "pypto/frontend/parser.h"
+#include "pypto/support/environment.h"
 #include "run_option_flags.h"
 
 namespace pypto::tools {
@@ -144,7 +145,9 @@ nlohmann::json changed_options() {
 // python3 from PATH.
 int exec_python_sweep(const std::string& request) {
   std::string python;
-  if (const char* configured = std::getenv("PYPTO_PYTHON"); configured && *configured) {
+  if (const char* configured =
+          support::read_environment(support::EnvironmentVariable::PYPTO_PYTHON);
+      configured && *configured) {
     python = configured;
   } else {
     std::error_code ec;

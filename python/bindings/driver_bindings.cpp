@@ -3,6 +3,7 @@
 // python/pypto/ir/compile.py and python/pypto/runtime.py fill them and shape the results.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -31,6 +32,7 @@
 #include "pypto/driver/run_config.h"
 #include "pypto/driver/session.h"
 #include "pypto/ir/node_memory.h"
+#include "pypto/support/environment.h"
 #include "pypto/support/interrupt.h"
 
 namespace nb = nanobind;
@@ -195,6 +197,32 @@ void bind_options(nb::module_& m) {
     std::visit([&](auto member) { run_config.def_rw(option.name, member, option.doc); },
                option.member);
   }
+
+  m.def(
+      "read_environment",
+      [](const std::string& name) -> std::optional<std::string> {
+        const char* value = support::read_environment(name);
+        if (value == nullptr) return std::nullopt;
+        return std::string(value);
+      },
+      nb::arg("name"),
+      "The value of the environment variable `name`, or None when it is not set: the one reader "
+      "of the environment (pypto/support/environment.def lists every variable; another name "
+      "raises).");
+  m.def(
+      "environment_variables",
+      [] {
+        nb::list rows;
+        for (const support::EnvironmentVariableInfo& info : support::environment_variables()) {
+          nb::dict row;
+          row["name"] = info.name;
+          row["doc"] = info.doc;
+          rows.append(row);
+        }
+        return rows;
+      },
+      nb::sig("def environment_variables() -> list[dict[str, str]]"),
+      "Every environment variable pypto reads (pypto/support/environment.def): name, doc.");
 
   m.def("config_error", &driver::config_error, nb::arg("config"),
         "The first field of `config` out of its option's range (or naming no platform), "

@@ -8,10 +8,13 @@ import sys
 import sysconfig
 from typing import List, Optional
 
+from pypto import _core
+
 
 def find_cli() -> Optional[str]:
-    if os.environ.get("PYPTO_CLI"):
-        return os.environ["PYPTO_CLI"]
+    configured = _core.driver.read_environment("PYPTO_CLI")
+    if configured:
+        return configured
     script = os.path.join(sysconfig.get_path("scripts"), "pypto")
     if os.access(script, os.X_OK):
         return script

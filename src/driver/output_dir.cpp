@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pypto/driver/run_config.h"
+#include "pypto/support/environment.h"
 #include "pypto/support/file_io.h"
 
 namespace pypto::driver {
@@ -35,7 +36,7 @@ namespace {
 }  // namespace
 
 fs::path default_output_dir(const std::string& program_name) {
-  const char* env = std::getenv("PYPTO_PROG_BUILD_DIR");
+  const char* env = support::read_environment(support::EnvironmentVariable::PYPTO_PROG_BUILD_DIR);
   std::string root = env && *env ? env : "build_output";
   timeval tv{};
   ::gettimeofday(&tv, nullptr);

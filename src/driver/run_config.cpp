@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "pypto/ir/types.h"
+#include "pypto/support/environment.h"
 
 namespace pypto::driver {
 
@@ -182,7 +183,7 @@ std::string config_error(const RunConfig& config) {
 RunConfig with_environment_defaults(RunConfig config) {
   for (const RunOption& option : run_options()) {
     if (!*option.environment || !is_unset(option, config)) continue;
-    const char* value = std::getenv(option.environment);
+    const char* value = support::read_environment(option.environment);
     if (value == nullptr || *value == '\0') continue;
     set_option_from_text(option, config, value, option.environment);
   }

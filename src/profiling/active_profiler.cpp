@@ -15,6 +15,7 @@
 
 #include "pypto/profiling/profiler.h"
 #include "pypto/profiling/report.h"
+#include "pypto/support/environment.h"
 
 namespace pypto::profiling {
 
@@ -57,8 +58,8 @@ bool equals_ignoring_case(std::string_view text, std::string_view lower) {
   return true;
 }
 
-bool env_flag(const char* variable) noexcept {
-  const char* raw = std::getenv(variable);
+bool env_flag(support::EnvironmentVariable variable) noexcept {
+  const char* raw = support::read_environment(variable);
   if (raw == nullptr) return false;
   std::string_view value(raw);
   constexpr std::string_view kBlanks = " \t\r\n\v\f";
@@ -73,10 +74,12 @@ std::atomic<bool> g_run_profile_shown{false};
 
 }  // namespace
 
-bool profiling_enabled_by_env() noexcept { return env_flag("PYPTO_COMPILE_PROFILING"); }
+bool profiling_enabled_by_env() noexcept {
+  return env_flag(support::EnvironmentVariable::PYPTO_COMPILE_PROFILING);
+}
 
 bool memory_tracking_enabled_by_env() noexcept {
-  return env_flag("PYPTO_COMPILE_PROFILING_MEMORY");
+  return env_flag(support::EnvironmentVariable::PYPTO_COMPILE_PROFILING_MEMORY);
 }
 
 CompileProfiler* process_profiler() noexcept {
@@ -94,7 +97,8 @@ void write_exit_report() noexcept {
     // The runs' own trees were printed as they ended: the top level does not repeat them.
     const std::string summary = format_process_summary(report, g_run_profile_shown.load());
     std::fwrite(summary.data(), 1, summary.size(), stderr);
-    const char* dir = std::getenv("PYPTO_COMPILE_PROFILING_DIR");
+    const char* dir =
+        support::read_environment(support::EnvironmentVariable::PYPTO_COMPILE_PROFILING_DIR);
     if (dir != nullptr && *dir != '\0') {
       write_report(report, dir);
       std::fprintf(stderr, "Compile profile written to %s/pipeline_profile.{txt,json}\n", dir);

@@ -24,6 +24,7 @@
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/device_headers.h"
 #include "pypto/runtime/process.h"
+#include "pypto/support/environment.h"
 #include "pypto/support/file_io.h"
 
 namespace pypto::runtime {
@@ -333,10 +334,12 @@ const std::vector<std::string>& default_link_libraries() {
 fs::path default_cache_dir() {
   // $PYPTO_CACHE_DIR is RunConfig::cache_dir's default, resolved by the driver (run_config.def).
   // The XDG base directory spec ignores relative paths.
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') {
+  using support::EnvironmentVariable;
+  if (const char* xdg = support::read_environment(EnvironmentVariable::XDG_CACHE_HOME);
+      xdg && *xdg == '/') {
     return fs::path(xdg) / "pypto";
   }
-  if (const char* home = std::getenv("HOME"); home && *home) {
+  if (const char* home = support::read_environment(EnvironmentVariable::HOME); home && *home) {
     return fs::path(home) / ".cache" / "pypto";
   }
   if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir && *pw->pw_dir == '/') {
@@ -349,7 +352,9 @@ fs::path default_cache_dir() {
 
 std::string resolve_compiler(const BuildOptions& options) {
   if (!options.compiler.empty()) return options.compiler;
-  if (const char* cxx = std::getenv("CXX"); cxx && *cxx) return cxx;
+  if (const char* cxx = support::read_environment(support::EnvironmentVariable::CXX); cxx && *cxx) {
+    return cxx;
+  }
   return "c++";
 }
 

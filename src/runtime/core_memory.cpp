@@ -10,6 +10,7 @@
 
 #include "alignment.h"
 #include "pypto/runtime/errors.h"
+#include "pypto/support/environment.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define PYPTO_ASAN 1
@@ -28,7 +29,7 @@ namespace {
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 bool huge_pages_wanted() {
-  const char* v = std::getenv("PYPTO_CORE_HUGE_PAGES");
+  const char* v = support::read_environment(support::EnvironmentVariable::PYPTO_CORE_HUGE_PAGES);
   return !(v && std::strcmp(v, "0") == 0);
 }
 

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "pypto/support/environment.h"
+
 namespace pypto::runtime {
 namespace {
 
@@ -70,7 +72,7 @@ class PerfCounters : public PmuCounters {
 }  // namespace
 
 std::unique_ptr<PmuCounters> open_perf_counters(std::string& why) {
-  const char* off = std::getenv(kNoPmuEnv);
+  const char* off = support::read_environment(support::EnvironmentVariable::PYPTO_DFX_NO_PMU);
   if (off && *off && std::strcmp(off, "0") != 0) {
     why = std::string("hardware counters are switched off by ") + kNoPmuEnv + "=" + off;
     return nullptr;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pypto/runtime/errors.h"
+#include "pypto/support/environment.h"
 #include "spinning_lock.h"
 
 namespace pypto::runtime {
@@ -27,7 +28,7 @@ namespace {
 // thread runs on comes last, so that fewer workers than CPUs leave it to that thread, which
 // goes on to run the orchestration.
 std::vector<int> worker_cpus(int count) {
-  const char* setting = std::getenv("PYPTO_PIN_WORKERS");
+  const char* setting = support::read_environment(support::EnvironmentVariable::PYPTO_PIN_WORKERS);
   if (setting != nullptr && std::strcmp(setting, "0") == 0) return {};
   cpu_set_t allowed;
   CPU_ZERO(&allowed);

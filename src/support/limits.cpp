@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "pypto/support/environment.h"
+
 namespace pypto::support {
 
 int64_t max_statements() {
-  const char* env = std::getenv(kMaxStatementsEnv);
+  const char* env = read_environment(EnvironmentVariable::PYPTO_MAX_STATEMENTS);
   if (env == nullptr || *env == '\0') return kDefaultMaxStatements;
   errno = 0;
   char* end = nullptr;

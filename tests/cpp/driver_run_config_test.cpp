@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pypto/driver/run_config.h"
+#include "pypto/support/environment.h"
 
 namespace pypto::driver {
 namespace {
@@ -39,6 +40,19 @@ TEST(RunConfigTable, RowsAreTheFieldsInOrderWithUniqueFlagsAndDocs) {
   EXPECT_EQ(option_range_text(*find_run_option("timeout")), "0.001 to 86400 s");
   EXPECT_EQ(option_range_text(*find_run_option("rtol")), ">= 0");
   EXPECT_EQ(option_value_text(*find_run_option("rtol"), RunConfig{}), "1e-05");
+}
+
+TEST(RunConfigTable, EveryEnvironmentVariableIsListed) {
+  std::set<std::string> listed;
+  for (const support::EnvironmentVariableInfo& info : support::environment_variables()) {
+    listed.insert(info.name);
+  }
+  for (const RunOption& option : run_options()) {
+    if (*option.environment) {
+      EXPECT_TRUE(listed.count(option.environment)) << option.name;
+    }
+  }
+  EXPECT_THROW(support::read_environment("PYPTO_NOT_A_VARIABLE"), std::logic_error);
 }
 
 TEST(RunConfigTable, ConfigErrorNamesTheFieldAndItsRange) {

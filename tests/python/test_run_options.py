@@ -36,7 +36,8 @@ def load_generator():
 
 def test_generated_files_match_the_table():
     # A row added to run_config.def makes this fail until scripts/gen_options.py is re-run.
-    for path, fresh in load_generator().render(TABLE).items():
+    variables = _core.driver.environment_variables()
+    for path, fresh in load_generator().render(TABLE, variables).items():
         assert path.read_text() == fresh, f"run: python3 scripts/gen_options.py ({path.name})"
 
 
@@ -81,9 +82,11 @@ def test_each_commands_flags_are_the_tables(command):
 
 
 def test_docs_have_a_row_per_option_with_its_flag_and_variable():
-    doc = (ROOT / "docs/run-options.md").read_text()
+    doc, variables = (ROOT / "docs/run-options.md").read_text().split("## Environment variables")
     rows = {line.split("|")[1].strip(" `"): line for line in doc.splitlines()
             if line.startswith("| `")}
+    assert [line.split("|")[1].strip(" `") for line in variables.splitlines()
+            if line.startswith("| `")] == [v["name"] for v in _core.driver.environment_variables()]
     assert list(rows) == [row["name"] for row in TABLE]
     for row in TABLE:
         if row["commands"]:
@@ -221,3 +224,23 @@ def test_python_m_pypto_sweep_is_pypto_sweep(tmp_path):
     direct = cli("sweep", "--help", cwd=tmp_path)
     assert via_module.returncode == direct.returncode == 0
     assert via_module.stdout == direct.stdout
+
+
+def test_the_environment_has_one_reader():
+    # Every read goes through support::read_environment (environment.def lists the variables).
+    allowed = {ROOT / "src/support/environment.cpp"}
+    readers = []
+    for folder, suffixes in (("src", (".cpp", ".h")), ("tools", (".cpp", ".h")),
+                             ("include", (".h",)), ("python/pypto", (".py",)),
+                             ("python/bindings", (".cpp", ".h"))):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix not in suffixes or path in allowed:
+                continue
+            text = path.read_text(errors="replace")
+            if re.search(r"\bgetenv\s*\(|os\.environ|os\.getenv", text):
+                readers.append(str(path.relative_to(ROOT)))
+    assert readers == []
+    listed = {v["name"] for v in _core.driver.environment_variables()}
+    assert {row["environment"] for row in TABLE if row["environment"]} <= listed
+    with pytest.raises(Exception, match="not listed in pypto/support/environment.def"):
+        _core.driver.read_environment("PYPTO_NOT_A_VARIABLE")

@@ -215,6 +215,16 @@ class RunConfig:
     @cache_dir.setter
     def cache_dir(self, arg: str, /) -> None: ...
 
+def read_environment(name: str) -> str | None:
+    """
+    The value of the environment variable `name`, or None when it is not set: the one reader of the environment (pypto/support/environment.def lists every variable; another name raises).
+    """
+
+def environment_variables() -> list[dict[str, str]]:
+    """
+    Every environment variable pypto reads (pypto/support/environment.def): name, doc.
+    """
+
 def config_error(config: RunConfig) -> str:
     """
     The first field of `config` out of its option's range (or naming no platform), phrased for the user; '' when every field fits. run() and the commands check the same.

@@ -54,7 +54,7 @@ def grid(params: Optional[Mapping[str, Sequence]]):
 
 
 def _default_out_dir():
-    base = os.environ.get("PYPTO_SWEEP_DIR", "sweep_output")
+    base = _core.driver.read_environment("PYPTO_SWEEP_DIR") or "sweep_output"
     return os.path.join(base, time.strftime("sweep_%Y%m%d_%H%M%S") + f"_{os.getpid()}")
 
 
