@@ -90,7 +90,7 @@ void BM_TileMatmul(benchmark::State& state) {
   auto time_matmul = [&] {
     const auto start = Clock::now();
     isa.matmul(PTO_FP32, PTO_FP32, acc.data(), acc.data(), left.data(), ld, right.data(), ld, t, t,
-               t);
+               t, /*trans=*/0);
     benchmark::ClobberMemory();
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
