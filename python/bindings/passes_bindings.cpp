@@ -147,21 +147,84 @@ void bind_passes(nb::module_ m) {
       nb::arg("program"), nb::arg("properties"),
       "The violations of the named properties in a program: (message, line, col) each, the "
       "line counted in the program's file.");
+  // PyPTO's chooser API (pypto.passes.l0_tile_chooser re-exports these under its names).
+  nb::enum_<passes::Stationarity>(m, "Stationarity",
+                                  "Which operand stays in its L0 buffer across the output's "
+                                  "blocks.")
+      .value("OutputStationary", passes::Stationarity::OutputStationary)
+      .value("AStationary", passes::Stationarity::AStationary)
+      .value("BStationary", passes::Stationarity::BStationary);
+  using Config = passes::L0TileConfig;
+  nb::class_<Config>(m, "L0TileConfig",
+                     "The inputs of choose_l0_tile: the product's extents, the L0 buffers, the "
+                     "element sizes, the block grid, the schedules the caller can emit and the "
+                     "cost model's constants (include/pypto/passes/l0_tile_choice.h).")
+      .def(nb::init<>())
+      .def_rw("M", &Config::M)
+      .def_rw("N", &Config::N)
+      .def_rw("K", &Config::K)
+      .def_rw("l0a_bytes", &Config::l0a_bytes)
+      .def_rw("l0b_bytes", &Config::l0b_bytes)
+      .def_rw("l0c_bytes", &Config::l0c_bytes)
+      .def_rw("bytes_a", &Config::bytes_a)
+      .def_rw("bytes_b", &Config::bytes_b)
+      .def_rw("bytes_c", &Config::bytes_c)
+      .def_rw("min_m", &Config::min_m)
+      .def_rw("min_n", &Config::min_n)
+      .def_rw("min_k", &Config::min_k)
+      .def_rw("align_m", &Config::align_m)
+      .def_rw("align_n", &Config::align_n)
+      .def_rw("align_k", &Config::align_k)
+      .def_rw("l0c_align_m", &Config::l0c_align_m)
+      .def_rw("box_align_m", &Config::box_align_m)
+      .def_rw("box_align_n", &Config::box_align_n)
+      .def_rw("max_n", &Config::max_n)
+      .def_rw("max_n_pipelined", &Config::max_n_pipelined)
+      .def_rw("max_n_nested_pipelined", &Config::max_n_nested_pipelined)
+      .def_rw("allow_a_stationary", &Config::allow_a_stationary)
+      .def_rw("allow_b_stationary", &Config::allow_b_stationary)
+      .def_rw("allow_double_buffer_c", &Config::allow_double_buffer_c)
+      .def_rw("c_read", &Config::c_read)
+      .def_rw("bw_a", &Config::bw_a)
+      .def_rw("bw_b", &Config::bw_b)
+      .def_rw("bw_drain", &Config::bw_drain)
+      .def_rw("drain_fixed_cycles", &Config::drain_fixed_cycles)
+      .def_rw("drain_row_cycles", &Config::drain_row_cycles)
+      .def_rw("drain_penalty_cycles", &Config::drain_penalty_cycles)
+      .def_rw("drain_c0_bytes", &Config::drain_c0_bytes)
+      .def_rw("mad_head", &Config::mad_head)
+      .def_rw("mad_k_fractal_bytes", &Config::mad_k_fractal_bytes)
+      .def_rw("mad_fp32_passes", &Config::mad_fp32_passes)
+      .def_rw("allow_padding", &Config::allow_padding)
+      .def_rw("allow_k_boundary", &Config::allow_k_boundary)
+      .def_rw("whole_output", &Config::whole_output);
+  using Result = passes::L0TileResult;
+  nb::class_<Result>(m, "L0TileResult", "The design point choose_l0_tile picked.")
+      .def_ro("m", &Result::m)
+      .def_ro("n", &Result::n)
+      .def_ro("k", &Result::k)
+      .def_ro("estimated_traffic_bytes", &Result::estimated_traffic_bytes)
+      .def_ro("estimated_cost_cycles", &Result::estimated_cost_cycles)
+      .def_ro("padded_compute_volume", &Result::padded_compute_volume)
+      .def_ro("stationarity", &Result::stationarity)
+      .def_ro("os_holds_a", &Result::os_holds_a)
+      .def_ro("double_buffer_c", &Result::double_buffer_c)
+      .def_ro("perf_hint", &Result::perf_hint)
+      .def("__repr__", [](const Result& r) {
+        return "L0TileResult(m=" + std::to_string(r.m) + ", n=" + std::to_string(r.n) +
+               ", k=" + std::to_string(r.k) + ")";
+      });
+  m.def("choose_l0_tile", &passes::choose_l0_tile, nb::arg("config"),
+        "The lowest-wall L0 design point for the configuration; ValueError for an invalid one "
+        "or when no block fits.");
   m.def(
-      "choose_l0_tile",
-      [](int64_t M, int64_t N, int64_t K, int64_t operand_bytes, int64_t acc_bytes,
-         int64_t left_bytes, int64_t right_bytes, int64_t acc_capacity,
-         bool split_product) -> std::optional<std::tuple<int64_t, int64_t, int64_t>> {
-        auto tile = passes::choose_l0_tile(M, N, K, operand_bytes, acc_bytes, split_product,
-                                           {left_bytes, right_bytes, acc_capacity});
-        if (!tile) return std::nullopt;
-        return std::make_tuple(tile->m, tile->n, tile->k);
+      "device_l0_tile_config",
+      [](int64_t M, int64_t N, int64_t K, int64_t bytes_a, int64_t bytes_b, int64_t bytes_c) {
+        return passes::device_l0_tile_config(M, N, K, bytes_a, bytes_b, bytes_c);
       },
-      nb::arg("M"), nb::arg("N"), nb::arg("K"), nb::arg("operand_bytes"), nb::arg("acc_bytes"),
-      nb::arg("left_bytes"), nb::arg("right_bytes"), nb::arg("acc_capacity"),
-      nb::arg("split_product") = true,
-      "AutoTileMatmulL0's block (m, n, k) for an [M, K] @ [K, N] product with L0 buffers of "
-      "these sizes, or None when none fits.");
+      nb::arg("M"), nb::arg("N"), nb::arg("K"), nb::arg("bytes_a"), nb::arg("bytes_b"),
+      nb::arg("bytes_c"),
+      "The configuration AutoTileMatmulL0 chooses with for such a product on this device.");
   m.attr("DEVICE_L0_BYTES") =
       std::make_tuple(passes::L0Capacities::device().left, passes::L0Capacities::device().right,
                       passes::L0Capacities::device().acc);

@@ -293,62 +293,18 @@ def verify_properties(properties: Iterable[IRProperty], program: Any, pass_name:
 
 
 class l0_tile_chooser:  # noqa: N801 - PyPTO's name for this namespace
-    """AutoTileMatmulL0's choice of L0 blocks, by PyPTO's names: fill an ``L0TileConfig``
-    (``M``, ``N``, ``K``, the L0 buffer sizes ``l0a_bytes``/``l0b_bytes``/``l0c_bytes`` and the
-    element sizes ``bytes_a``/``bytes_b``/``bytes_c``) and call ``choose_l0_tile``.
+    """PyPTO's L0 tile chooser, the model AutoTileMatmulL0 picks its blocks with
+    (include/pypto/passes/l0_tile_choice.h): fill an ``L0TileConfig`` (the product ``M``, ``N``,
+    ``K``, the L0 buffer sizes ``l0a_bytes``/``l0b_bytes``/``l0c_bytes``, the element sizes, the
+    block grid, the ``allow_*`` schedules the caller can emit and the roofline constants, all
+    with PyPTO's defaults) and call ``choose_l0_tile``: an ``L0TileResult`` with the block
+    ``(m, n, k)``, its ``stationarity``, ``os_holds_a``, ``double_buffer_c``, the estimated
+    cycles and traffic. An invalid configuration raises ValueError."""
 
-    The choice is this compiler's (include/pypto/passes/l0_tile_choice.h): the product whole when
-    it fits L0C, else blocks of at most half of it with the fewest cube calls; block extents are
-    multiples of 16. Its loops keep the product block in place while K streams through, so the
-    stationarity is always ``OutputStationary`` and L0C is not double-buffered; PyPTO's
-    roofline inputs (bandwidths, cycle costs, alignments, the ``allow_*`` switches) are accepted
-    and do not enter this choice."""
-
-    class Stationarity(enum.Enum):
-        OutputStationary = 0
-        AStationary = 1
-        BStationary = 2
-
-    class L0TileConfig:
-        def __init__(self):
-            a, b, c = _core.passes.DEVICE_L0_BYTES
-            self.M = self.N = self.K = 0
-            self.l0a_bytes, self.l0b_bytes, self.l0c_bytes = a, b, c
-            self.bytes_a = self.bytes_b = 2
-            self.bytes_c = 4
-
-    class L0TileResult:
-        def __init__(self, m, n, k, cube_calls, traffic):
-            self.m, self.n, self.k = m, n, k
-            self.stationarity = l0_tile_chooser.Stationarity.OutputStationary
-            self.os_holds_a = False
-            self.double_buffer_c = False
-            self.estimated_cost_cycles = cube_calls  # cube calls: this model's cost
-            self.estimated_traffic_bytes = traffic
-            self.padded_compute_volume = 0
-            self.perf_hint = ""
-
-        def __repr__(self):
-            return f"L0TileResult(m={self.m}, n={self.n}, k={self.k})"
-
-    @staticmethod
-    def choose_l0_tile(config: "l0_tile_chooser.L0TileConfig") -> "l0_tile_chooser.L0TileResult":
-        """The blocks for ``config``; ValueError when not even one 16 x 16 block fits."""
-        c = config
-        operand = max(int(c.bytes_a), int(c.bytes_b))
-        tile = _core.passes.choose_l0_tile(int(c.M), int(c.N), int(c.K), operand, int(c.bytes_c),
-                                           int(c.l0a_bytes), int(c.l0b_bytes), int(c.l0c_bytes))
-        if tile is None:
-            raise ValueError(f"l0_tile_chooser: no L0 blocks fit a [{c.M}, {c.K}] @ "
-                             f"[{c.K}, {c.N}] product in L0A/L0B/L0C of {c.l0a_bytes}/"
-                             f"{c.l0b_bytes}/{c.l0c_bytes} bytes")
-        m, n, k = tile
-        blocks = -(-int(c.M) // m) * -(-int(c.N) // n)
-        steps = -(-int(c.K) // k)
-        # Each product block reads its rows of A and columns of B once and writes itself once.
-        traffic = blocks * (m * int(c.K) * int(c.bytes_a) + n * int(c.K) * int(c.bytes_b)
-                            + m * n * int(c.bytes_c))
-        return l0_tile_chooser.L0TileResult(m, n, k, blocks * steps, traffic)
+    Stationarity = _core.passes.Stationarity
+    L0TileConfig = _core.passes.L0TileConfig
+    L0TileResult = _core.passes.L0TileResult
+    choose_l0_tile = staticmethod(_core.passes.choose_l0_tile)
 
 
 def _snake(name: str) -> str:

@@ -1,21 +1,25 @@
 // AutoTileMatmulL0: splits a tile matmul (matmul, matmul_bias, matmul_acc) whose operands are in
-// Mat but too large for the cube unit's L0 buffers into blocks that fit.
+// Mat into blocks that fit the cube unit's L0 buffers, as PyPTO's chooser picks them.
 //
 // The cube unit reads its left operand from Left (64 KiB), its right one from Right (64 KiB) and
-// accumulates in Acc (128 KiB); Mat (512 KiB) holds whole operands. A matmul of Mat tiles is
-// rewritten into products of windows of them (pl.slice of the Mat tiles read straight into
-// Left/Right, PyPTO's tile.extract):
-//   - K split (the product fits Acc): the first K block is the op itself (matmul, matmul_bias
-//     with its bias, or matmul_acc with its accumulator and init_cond), the others are
-//     accumulated with matmul_acc by a loop, and a shorter last block after it;
-//   - M/N split (the product does not fit Acc): each [m, n] block of the product is computed
-//     that way and placed where the product goes: a product whose one use is `pl.store` is
-//     stored block by block at the store's offsets (the tensor threaded through the stores), a
-//     product used only as matmul operands is assembled block by block into a Mat tile (the
-//     operand then is that Mat tile). The bias of matmul_bias is windowed along with the columns.
-// The block shape comes from choose_l0_tile (l0_tile_choice.h). A matmul whose operands are
-// already in Left/Right, whose product has another use, or which nothing fits, is left as it is
-// (AllocateMemoryAddr then reports the tile that does not fit).
+// accumulates in Acc (128 KiB); Mat (512 KiB) holds whole operands. Every matmul of Mat tiles
+// gets the block (m, n, k) of choose_l0_tile (l0_tile_choice.h, PyPTO's roofline model: an
+// operand that streams gets half of its buffer, so a K that fits a buffer whole may still be
+// split) and is rewritten into products of windows of them (pl.slice of the Mat tiles read
+// straight into Left/Right, PyPTO's tile.extract) unless the block is the whole matmul:
+//   - K split: the first K block is the op itself (matmul, matmul_bias with its bias, or
+//     matmul_acc with its accumulator and init_cond), the others are accumulated with
+//     matmul_acc by a loop, and a shorter last block after it;
+//   - M/N split: each [m, n] block of the product is computed that way and placed where the
+//     product goes: a product whose one use is `pl.store` is stored block by block at the
+//     store's offsets (the tensor threaded through the stores), a product used only as matmul
+//     operands is assembled block by block into a Mat tile (the operand then is that Mat tile).
+//     The bias of matmul_bias is windowed along with the columns.
+// A matmul_acc, or a product with other uses, can only be split along K (the chooser is told
+// to keep the output whole). One whose operands are already in Left/Right, or which nothing
+// fits, is left as it is (AllocateMemoryAddr then reports the tile that does not fit). This
+// compiler has no two-accumulator schedule, so the chooser is not offered PyPTO's
+// double-buffered L0C.
 #include <string>
 #include <vector>
 
@@ -92,7 +96,7 @@ struct Site {
   Attrs attrs;  // a_trans / b_trans (and out_dtype of matmul)
   bool a_trans = false, b_trans = false;
   int64_t M = 0, N = 0, K = 0;
-  L0Tile tile;
+  L0TileResult tile;
   std::string name;  // of the product
   Span span;
   // `cb = pl.cast(product, FP16/BF16)` read only by matmuls: the blocks are rounded into a Mat
@@ -162,8 +166,6 @@ class MatmulTiling : public IRMutator {
     site.M = product->shape[0];
     site.N = product->shape[1];
     site.K = site.a_trans ? l->shape[0] : l->shape[1];
-    const int64_t fits_left = site.M * site.K * dtype_bytes(l->dtype);
-    const int64_t fits_right = site.K * site.N * dtype_bytes(r->dtype);
     const int64_t acc_bytes = dtype_bytes(product->dtype);
     // Blocks of the product go where its one store puts them, or into a Mat tile for the
     // matmuls that read it. A matmul_acc's accumulator is one Acc tile: only K is split.
@@ -178,15 +180,16 @@ class MatmulTiling : public IRMutator {
         site.folded_cast = u.cast;
       }
     }
-    if (!site.folded_cast && fits_left <= memory_space_capacity(MemorySpace::Left) &&
-        fits_right <= memory_space_capacity(MemorySpace::Right) &&
-        site.M * site.N * acc_bytes <= memory_space_capacity(MemorySpace::Acc)) {
-      return std::nullopt;  // fits whole
-    }
     const bool split_product = site.op != "matmul_acc" && (stored || scratch || site.folded_cast);
-    auto tile =
-        choose_l0_tile(site.M, site.N, site.K, dtype_bytes(l->dtype), acc_bytes, split_product);
+    L0TileConfig cfg = device_l0_tile_config(site.M, site.N, site.K, dtype_bytes(l->dtype),
+                                             dtype_bytes(r->dtype), acc_bytes);
+    cfg.whole_output = !split_product;
+    cfg.c_read = site.op == "matmul_acc";
+    auto tile = try_choose_l0_tile(cfg);
     if (!tile) return std::nullopt;
+    // A matmul the chooser keeps whole is already L0-sized (a folded cast still moves it).
+    if (tile->m == site.M && tile->n == site.N && tile->k == site.K && !site.folded_cast)
+      return std::nullopt;
     // Blocks of the product are written out one by one: beyond a bound (a product far larger
     // than any kernel's) the matmul is left for AllocateMemoryAddr to report.
     constexpr int64_t kMaxProductBlocks = 4096;

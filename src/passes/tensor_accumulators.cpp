@@ -276,12 +276,16 @@ class AccumulatorRewriter : public IRMutator {
       operand_bytes = dtype_bytes(left->dtype);
     }
     // The carried tile and a product of the loop's steps are live at once (the first step's
-    // fresh product beside the carried initial tile): a block gets half of Acc, counted as
-    // elements of twice the size.
+    // fresh product beside the carried initial tile): a block is counted as elements of twice
+    // the size. Blocks get half of Acc, so that the kernel's other Acc tiles keep room.
     constexpr int64_t kLiveBytes = 2 * 4;
     int64_t block_rows = acc.rows, block_cols = acc.cols;
     if (acc.rows * acc.cols * kLiveBytes > memory_space_capacity(MemorySpace::Acc)) {
-      if (auto t = choose_l0_tile(acc.rows, acc.cols, inner, operand_bytes, kLiveBytes, true)) {
+      L0Capacities half = L0Capacities::device();
+      half.acc /= 2;
+      const L0TileConfig cfg = device_l0_tile_config(acc.rows, acc.cols, inner, operand_bytes,
+                                                     operand_bytes, kLiveBytes, half);
+      if (auto t = try_choose_l0_tile(cfg)) {
         block_rows = t->m;
         block_cols = t->n;
       }

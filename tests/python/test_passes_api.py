@@ -146,22 +146,64 @@ def test_a_pass_takes_only_programs():
         passes.convert_to_ssa()("not a program")
 
 
-def test_l0_tile_chooser_takes_the_buffer_sizes_it_is_given():
+def _a2a3_config(M, N, K, operand_bytes=2):
+    cfg = core_passes.l0_tile_chooser.L0TileConfig()
+    cfg.M, cfg.N, cfg.K = M, N, K
+    cfg.l0a_bytes = cfg.l0b_bytes = 64 * 1024
+    cfg.l0c_bytes = 128 * 1024
+    cfg.bytes_a = cfg.bytes_b = operand_bytes
+    return cfg
+
+
+def test_l0_tile_config_has_pyptos_defaults():
+    cfg = core_passes.l0_tile_chooser.L0TileConfig()
+    assert (cfg.M, cfg.N, cfg.K, cfg.l0a_bytes, cfg.l0b_bytes, cfg.l0c_bytes) == (0,) * 6
+    assert (cfg.bytes_a, cfg.bytes_b, cfg.bytes_c) == (2, 2, 4)
+    assert (cfg.min_m, cfg.align_k, cfg.l0c_align_m, cfg.box_align_n) == (16, 16, 16, 1)
+    assert not (cfg.allow_a_stationary or cfg.allow_b_stationary or cfg.allow_double_buffer_c
+                or cfg.allow_padding or cfg.allow_k_boundary or cfg.c_read or cfg.whole_output)
+    assert (cfg.bw_a, cfg.bw_b, cfg.mad_head, cfg.drain_c0_bytes) == (129.7, 85.4, 21, 32)
+    with pytest.raises(ValueError, match="L0 buffer sizes"):
+        cfg.M = cfg.N = cfg.K = 64
+        core_passes.l0_tile_chooser.choose_l0_tile(cfg)
+
+
+def test_l0_tile_chooser_picks_pyptos_design_points():
     chooser = core_passes.l0_tile_chooser
-    cfg = chooser.L0TileConfig()
-    cfg.M, cfg.N, cfg.K = 64, 64, 64
-    cfg.bytes_a = cfg.bytes_b = cfg.bytes_c = 4
-    whole = chooser.choose_l0_tile(cfg)
-    assert (whole.m, whole.n, whole.k) == (64, 64, 64)
-    assert whole.stationarity is chooser.Stationarity.OutputStationary
-    assert not whole.double_buffer_c
-    # An L0C of 16 KiB holds a 64 x 64 FP32 product, not a 128 x 128 one: blocks of half of it.
-    cfg.M, cfg.N = 128, 128
-    cfg.l0c_bytes = 16 * 1024
-    split = chooser.choose_l0_tile(cfg)
-    assert split.m * split.n * 4 <= 8 * 1024
-    assert split.m % 16 == 0 and split.n % 16 == 0
-    assert split.estimated_cost_cycles == (128 // split.m) * (128 // split.n)
+    skinny = chooser.choose_l0_tile(_a2a3_config(16, 256, 512))
+    assert (skinny.m, skinny.n, skinny.k) == (16, 256, 64)
+    assert skinny.stationarity is chooser.Stationarity.OutputStationary
+    assert skinny.double_buffer_c is False and skinny.perf_hint == ""
+    assert repr(skinny) == "L0TileResult(m=16, n=256, k=64)"
+    # FP32 160 x 160 with a 64-long K: a 2 x 2 grid whose drains hide behind two accumulators.
+    cfg = _a2a3_config(160, 160, 64, operand_bytes=4)
+    cfg.allow_a_stationary = cfg.allow_b_stationary = cfg.allow_double_buffer_c = True
+    cfg.allow_k_boundary = True
+    dbc = chooser.choose_l0_tile(cfg)
+    assert (dbc.m, dbc.n, dbc.k) == (80, 128, 64)
+    assert dbc.double_buffer_c is True and dbc.os_holds_a is False
+    assert dbc.estimated_cost_cycles > 0 and dbc.padded_compute_volume == 160 * 256 * 64
+    # BF16 192 x 512 over K = 64: the right operand stays while row blocks stream past it.
+    cfg = _a2a3_config(192, 512, 64)
+    cfg.allow_a_stationary = cfg.allow_b_stationary = cfg.allow_k_boundary = True
+    held = chooser.choose_l0_tile(cfg)
+    assert (held.m, held.n, held.k) == (64, 512, 64)
+    assert held.stationarity is chooser.Stationarity.BStationary
+
+
+def test_l0_tile_chooser_refuses_bad_configurations():
+    chooser = core_passes.l0_tile_chooser
+    with pytest.raises(ValueError, match="M, N, K must all be positive"):
+        chooser.choose_l0_tile(_a2a3_config(0, 128, 128))
+    with pytest.raises(ValueError, match="allow_padding=false but M=7"):
+        chooser.choose_l0_tile(_a2a3_config(7, 128, 128))
+    cfg = _a2a3_config(128, 128, 128)
     cfg.l0a_bytes = 16  # not even one 16 x 16 block of A
-    with pytest.raises(ValueError, match="no L0 blocks fit"):
+    with pytest.raises(ValueError, match="no L0 blocks fit: L0A"):
         chooser.choose_l0_tile(cfg)
+    cfg = _a2a3_config(256, 256, 128, operand_bytes=4)
+    cfg.whole_output = True  # a 256 KiB product has no whole block in a 128 KiB L0C
+    with pytest.raises(ValueError, match="whole product"):
+        chooser.choose_l0_tile(cfg)
+    with pytest.raises(TypeError):
+        cfg.M = "big"
