@@ -14,7 +14,9 @@
 //     product goes: a product whose one use is `pl.store` is stored block by block at the
 //     store's offsets (the tensor threaded through the stores), a product used only as matmul
 //     operands is assembled block by block into a Mat tile (the operand then is that Mat tile).
-//     The bias of matmul_bias is windowed along with the columns.
+//     The bias of matmul_bias is windowed along with the columns. The blocks are made in the
+//     chooser's loop order: with k == K its stationary operand's blocks are the outer loop and
+//     each of their windows is read into L0 once for the inner blocks.
 // A matmul_acc, or a product with other uses, can only be split along K (the chooser is told
 // to keep the output whole). One whose operands are already in Left/Right, or which nothing
 // fits, is left as it is (AllocateMemoryAddr then reports the tile that does not fit). This
@@ -236,11 +238,31 @@ class MatmulTiling : public IRMutator {
     return make_seq(std::move(out), s.span());
   }
 
+  // Whether the full-K grid's outer loop runs over rows of blocks (the left operand's window is
+  // held while the columns pass) rather than columns (the right one's is held).
+  static bool rows_outer(const Site& site) {
+    const L0TileResult& t = site.tile;
+    return t.stationarity == Stationarity::AStationary ||
+           (t.stationarity == Stationarity::OutputStationary && t.os_holds_a);
+  }
+
+  // Calls f(mi, ni, m, n) for each block of the product, in the chooser's loop order: its
+  // stationary operand's blocks outer, so that each of its windows is read into L0 once.
   template <typename F>
-  static void for_each_block(const Site& site, F&& f) {
-    for (int64_t mi = 0; mi < site.M; mi += site.tile.m)
-      for (int64_t ni = 0; ni < site.N; ni += site.tile.n)
-        f(mi, ni, std::min(site.tile.m, site.M - mi), std::min(site.tile.n, site.N - ni));
+  void for_each_block(const Site& site, F&& f) {
+    held_at_ = -1;
+    held_ = nullptr;
+    const int64_t bm = site.tile.m, bn = site.tile.n;
+    if (rows_outer(site)) {
+      for (int64_t mi = 0; mi < site.M; mi += bm)
+        for (int64_t ni = 0; ni < site.N; ni += bn)
+          f(mi, ni, std::min(bm, site.M - mi), std::min(bn, site.N - ni));
+    } else {
+      for (int64_t ni = 0; ni < site.N; ni += bn)
+        for (int64_t mi = 0; mi < site.M; mi += bm)
+          f(mi, ni, std::min(bm, site.M - mi), std::min(bn, site.N - ni));
+    }
+    held_ = nullptr;
   }
 
   // `pl.store(product, offsets, t)` of a deferred product: each block stored at the offsets
@@ -271,14 +293,17 @@ class MatmulTiling : public IRMutator {
   }
 
   // The [rows, cols] window of Mat tile `x` at (r0, c0), read into `space` (Left/Right: the
-  // cube's operand buffers; nothing: where x is); `x` itself when that is all of it.
+  // cube's operand buffers; nothing: where x is).
   ExprPtr window(const ExprPtr& x, int64_t rows, int64_t cols, const ExprPtr& r0, const ExprPtr& c0,
                  const std::string& name, std::vector<StmtPtr>* out, Span span,
                  std::optional<MemorySpace> space = std::nullopt) {
     const auto* t = detail::as_tile(x);
     const auto* r = r0->as<IntImm>();
     const auto* c = c0->as<IntImm>();
-    if (t->shape == std::vector<int64_t>{rows, cols} && r && r->value == 0 && c && c->value == 0)
+    // All of x where it already is: nothing to read. All of x for Left/Right (an operand held
+    // whole across a grid) is still read there once, rather than moved again for each matmul.
+    if (t->shape == std::vector<int64_t>{rows, cols} && r && r->value == 0 && c && c->value == 0 &&
+        (!space || *space == t->space))
       return x;
     ExprPtr sliced =
         make_op_call("slice", {x, int_tuple({rows, cols}), make_tuple({r0, c0})}, {}, span);
@@ -293,7 +318,8 @@ class MatmulTiling : public IRMutator {
   }
 
   // The windows of the left and right operands for product block (mi, ni) of [m, n] and the
-  // reduction block at `k0`, `k` long.
+  // reduction block at `k0`, `k` long. With k == K (one reduction block), the stationary
+  // operand's window of the current outer block is read once and reused by the inner ones.
   std::pair<ExprPtr, ExprPtr> operand_windows(const Site& site, int64_t mi, int64_t ni, int64_t m,
                                               int64_t n, const ExprPtr& k0, int64_t k,
                                               std::vector<StmtPtr>* out) {
@@ -302,11 +328,23 @@ class MatmulTiling : public IRMutator {
     const std::string ln = (left_var ? left_var->name : std::string("left")) + "_block";
     const std::string rn = (right_var ? right_var->name : std::string("right")) + "_block";
     const MemorySpace left = MemorySpace::Left, right = MemorySpace::Right;
-    ExprPtr l = site.a_trans ? window(site.left, k, m, k0, make_int(mi), ln, out, site.span, left)
-                             : window(site.left, m, k, make_int(mi), k0, ln, out, site.span, left);
-    ExprPtr r = site.b_trans
-                    ? window(site.right, n, k, make_int(ni), k0, rn, out, site.span, right)
-                    : window(site.right, k, n, k0, make_int(ni), rn, out, site.span, right);
+    const bool hold = k == site.K && (m != site.M || n != site.N);
+    const bool hold_left = hold && rows_outer(site);
+    const int64_t outer = hold_left ? mi : ni;
+    auto make_left = [&] {
+      return site.a_trans ? window(site.left, k, m, k0, make_int(mi), ln, out, site.span, left)
+                          : window(site.left, m, k, make_int(mi), k0, ln, out, site.span, left);
+    };
+    auto make_right = [&] {
+      return site.b_trans ? window(site.right, n, k, make_int(ni), k0, rn, out, site.span, right)
+                          : window(site.right, k, n, k0, make_int(ni), rn, out, site.span, right);
+    };
+    if (hold && held_at_ != outer) {
+      held_ = hold_left ? make_left() : make_right();
+      held_at_ = outer;
+    }
+    ExprPtr l = hold_left ? held_ : make_left();
+    ExprPtr r = hold && !hold_left ? held_ : make_right();
     return {l, r};
   }
 
@@ -366,6 +404,10 @@ class MatmulTiling : public IRMutator {
   }
 
   ir::NodeMap<const Var*, Uses> uses_;
+  // While a full-K grid is walked: the stationary operand's window of the current outer block
+  // (a row of blocks when rows are outer, else a column) and that block's origin.
+  int64_t held_at_ = -1;
+  ExprPtr held_;
   ir::NodeMap<const Var*, Site> deferred_;       // products computed where they are stored
   ir::NodeSet<const AssignStmt*> folded_casts_;  // casts done by assembling into Mat
 };

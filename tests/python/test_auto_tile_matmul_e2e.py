@@ -1,9 +1,11 @@
 """End-to-end checks of matmuls larger than the cube unit's L0 buffers (AutoTileMatmulL0 and the
 tensor-matmul lowering around it), run on the device against numpy."""
 
+import ml_dtypes
 import numpy as np
 import pypto.language as pl
 import pytest
+from pypto import _core
 from pypto.runtime import RunConfig
 
 
@@ -124,3 +126,45 @@ def test_blocks_at_the_edges_of_a_product_may_be_shorter(tmp_path):
     out = np.zeros((520, 520), np.float32)
     boundary_blocks(a, b, out, config=config(tmp_path))
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pl.jit
+def held_left(a: pl.Tensor[[256, 128], pl.BF16], b: pl.Tensor[[128, 544], pl.BF16],
+              out: pl.Out[pl.Tensor[[256, 544], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="held_left"):
+        a_mat = pl.load(a, [0, 0], [256, 128], target_memory=pl.Mem.Mat)
+        b_mat = pl.load(b, [0, 0], [128, 544], target_memory=pl.Mem.Mat)
+        c = pl.tile.matmul(a_mat, b_mat)
+        out = pl.store(c, [0, 0], out)
+    return out
+
+
+@pl.jit
+def held_right(a: pl.Tensor[[512, 64], pl.FP32], b: pl.Tensor[[64, 512], pl.FP32],
+               out: pl.Out[pl.Tensor[[512, 512], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="held_right"):
+        a_mat = pl.load(a, [0, 0], [512, 64], target_memory=pl.Mem.Mat)
+        b_mat = pl.load(b, [0, 0], [64, 512], target_memory=pl.Mem.Mat)
+        c = pl.tile.matmul(a_mat, b_mat)
+        out = pl.store(c, [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("kernel, m, k, n, dtype, held", [
+    (held_left, 256, 128, 544, "bf16", "AStationary"),
+    (held_right, 512, 64, 512, "f32", "BStationary"),
+])
+def test_an_operand_held_across_a_grid_of_blocks_computes_the_product(tmp_path, kernel, m, k, n,
+                                                                     dtype, held):
+    operand_bytes = 2 if dtype == "bf16" else 4
+    choice = _core.passes.choose_l0_tile(
+        _core.passes.device_l0_tile_config(m, n, k, operand_bytes, operand_bytes, 4))
+    assert choice.stationarity.name == held and choice.k == k
+    rng = np.random.default_rng(4)
+    element = ml_dtypes.bfloat16 if dtype == "bf16" else np.float32
+    a = rng.standard_normal((m, k), dtype=np.float32).astype(element)
+    b = rng.standard_normal((k, n), dtype=np.float32).astype(element)
+    out = np.zeros((m, n), np.float32)
+    kernel(a, b, out, config=config(tmp_path))
+    expected = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3)
