@@ -225,6 +225,9 @@ void bind_passes(nb::module_ m) {
       nb::arg("M"), nb::arg("N"), nb::arg("K"), nb::arg("bytes_a"), nb::arg("bytes_b"),
       nb::arg("bytes_c"),
       "The configuration AutoTileMatmulL0 chooses with for such a product on this device.");
+  m.def("choose_device_l0_tile", &passes::choose_device_l0_tile, nb::arg("config"),
+        "The block AutoTileMatmulL0 uses for that configuration (choose_l0_tile's, in half of "
+        "L0C when it splits the output), or None when it leaves the matmul as it is.");
   m.attr("DEVICE_L0_BYTES") =
       std::make_tuple(passes::L0Capacities::device().left, passes::L0Capacities::device().right,
                       passes::L0Capacities::device().acc);

@@ -187,7 +187,7 @@ class MatmulTiling : public IRMutator {
                                              dtype_bytes(r->dtype), acc_bytes);
     cfg.whole_output = !split_product;
     cfg.c_read = site.op == "matmul_acc";
-    auto tile = try_choose_l0_tile(cfg);
+    auto tile = choose_device_l0_tile(cfg);
     if (!tile) return std::nullopt;
     // A matmul the chooser keeps whole is already L0-sized (a folded cast still moves it).
     if (tile->m == site.M && tile->n == site.N && tile->k == site.K && !site.folded_cast)

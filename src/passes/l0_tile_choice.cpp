@@ -406,15 +406,42 @@ L0TileConfig device_l0_tile_config(int64_t M, int64_t N, int64_t K, int64_t byte
   cfg.bytes_a = bytes_a;
   cfg.bytes_b = bytes_b;
   cfg.bytes_c = bytes_c;
-  // The simulated cube computes any extent: one below 16 is its own block, and a K off the
-  // 16 grid steps on the largest grid it is on (so that every K block, the last too, is).
-  if (M > 0 && M < 16) cfg.min_m = cfg.align_m = M;
-  if (N > 0 && N < 16) cfg.min_n = cfg.align_n = N;
-  if (K > 0 && K % 16 != 0) cfg.min_k = cfg.align_k = std::gcd(K, int64_t{16});
   cfg.allow_a_stationary = true;
   cfg.allow_b_stationary = true;
   cfg.allow_k_boundary = true;
   return cfg;
+}
+
+namespace {
+
+// choose_l0_tile for a pass of this compiler. Blocks of a split output get at most half of L0C:
+// AllocateMemoryAddr keeps each Acc buffer in a range of its own, so a block of all of L0C would
+// leave none for the kernel's other Acc tiles (a product that fits whole keeps all of it).
+std::optional<L0TileResult> choose_for_this_device(L0TileConfig cfg) {
+  auto tile = try_choose_l0_tile(cfg);
+  if (!tile || (tile->m == cfg.M && tile->n == cfg.N)) return tile;
+  cfg.l0c_bytes /= 2;
+  return try_choose_l0_tile(cfg);
+}
+
+}  // namespace
+
+std::optional<L0TileResult> choose_device_l0_tile(L0TileConfig cfg) {
+  if (auto tile = choose_for_this_device(cfg)) return tile;
+  // PyPTO leaves a matmul with no block on the cube's grid as it is (an extent below 16, a K off
+  // the grid); so does this compiler when the matmul fits the buffers whole.
+  if (cfg.M > 0 && cfg.N > 0 && cfg.K > 0 && cfg.M * cfg.K * cfg.bytes_a <= cfg.l0a_bytes &&
+      cfg.K * cfg.N * cfg.bytes_b <= cfg.l0b_bytes &&
+      acc_elements(cfg.M, cfg.N, cfg) * cfg.bytes_c <= cfg.l0c_bytes) {
+    return std::nullopt;
+  }
+  // One that does not fit is still split: the simulated cube has no fractal to fill, so an
+  // extent below 16 is its own block and a K off the 16 grid steps on the largest grid it is on
+  // (every K block then is on it, the last one too).
+  if (cfg.M > 0 && cfg.M < 16) cfg.min_m = cfg.align_m = cfg.M;
+  if (cfg.N > 0 && cfg.N < 16) cfg.min_n = cfg.align_n = cfg.N;
+  if (cfg.K > 0 && cfg.K % 16 != 0) cfg.min_k = cfg.align_k = std::gcd(cfg.K, int64_t{16});
+  return choose_for_this_device(cfg);
 }
 
 }  // namespace pypto::passes

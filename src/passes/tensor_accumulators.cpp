@@ -285,7 +285,7 @@ class AccumulatorRewriter : public IRMutator {
       half.acc /= 2;
       const L0TileConfig cfg = device_l0_tile_config(acc.rows, acc.cols, inner, operand_bytes,
                                                      operand_bytes, kLiveBytes, half);
-      if (auto t = try_choose_l0_tile(cfg)) {
+      if (auto t = choose_device_l0_tile(cfg)) {
         block_rows = t->m;
         block_cols = t->n;
       }

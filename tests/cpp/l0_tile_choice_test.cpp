@@ -189,16 +189,24 @@ TEST(L0TileChoice, WholeOutputSplitsOnlyK) {
   EXPECT_NE(error_of(c).find("whole product"), std::string::npos);
 }
 
-TEST(L0TileChoice, DeviceConfigurationCoversExtentsOffTheCubeGrid) {
+TEST(L0TileChoice, DeviceChoiceSplitsExtentsOffTheCubeGridOnlyWhenTheyDoNotFit) {
   const L0Capacities a2a3_buffers{64 * 1024, 64 * 1024, 128 * 1024};
-  // M = 8 is its own block; K = 1000 steps on the 8 grid, and 8-aligned blocks divide into it.
   const L0TileConfig c = device_l0_tile_config(8, 128, 1000, 4, 4, 4, a2a3_buffers);
   EXPECT_TRUE(c.allow_a_stationary && c.allow_b_stationary && c.allow_k_boundary);
   EXPECT_FALSE(c.allow_double_buffer_c);
-  const L0TileResult r = choose_l0_tile(c);
-  EXPECT_EQ(r.m, 8);
-  EXPECT_EQ(r.k % 8, 0);
-  EXPECT_LE(r.n * r.k * 4, 32 * 1024);
+  EXPECT_FALSE(try_choose_l0_tile(c));  // M = 8 is below PyPTO's minimum block
+  // [1000, 128] FP32 does not fit Right: M = 8 is its own block, K = 1000 steps on the 8 grid.
+  const auto r = choose_device_l0_tile(c);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->m, 8);
+  EXPECT_EQ(r->k % 8, 0);
+  EXPECT_LE(r->n * r->k * 4, 32 * 1024);
+  // One that fits whole is left as it is, as PyPTO leaves it.
+  EXPECT_FALSE(choose_device_l0_tile(device_l0_tile_config(8, 64, 40, 4, 4, 4, a2a3_buffers)));
+  // On the grid, the device choice is PyPTO's.
+  const auto aligned = choose_device_l0_tile(device_l0_tile_config(64, 64, 512, 4, 4, 4));
+  ASSERT_TRUE(aligned);
+  EXPECT_EQ(std::make_tuple(aligned->m, aligned->n, aligned->k), std::make_tuple(64, 64, 128));
 }
 
 }  // namespace

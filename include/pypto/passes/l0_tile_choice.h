@@ -109,15 +109,22 @@ struct L0Capacities {
   static L0Capacities device();
 };
 
-// AutoTileMatmulL0's configuration for a product of this compiler: the device's buffers, the
+// AutoTileMatmulL0's configuration for a product of this compiler: the device's buffers and the
 // loop orders it emits (output-, A- and B-stationary; one accumulator, as it has no
-// two-accumulator schedule) and K blocks of any aligned length. Extents below the cube's 16 (or
-// a K off its grid) step on a finer grid, since the simulated cube has no fractal to fill.
+// two-accumulator schedule), K blocks of any aligned length.
 L0TileConfig device_l0_tile_config(int64_t M, int64_t N, int64_t K, int64_t bytes_a,
                                    int64_t bytes_b, int64_t bytes_c,
                                    const L0Capacities& capacities = L0Capacities::device());
 
 // choose_l0_tile, or nothing where it would throw.
 std::optional<L0TileResult> try_choose_l0_tile(const L0TileConfig& cfg);
+
+// The block a pass of this compiler uses: choose_l0_tile's (re-chosen in half of L0C when it
+// splits the output, as this compiler's allocator gives each Acc buffer a range of its own);
+// nothing (leave the matmul as it is)
+// where PyPTO's chooser has no block and the matmul fits its buffers whole; else, for a matmul
+// that must be split but has an extent below the cube's 16 or a K off its grid, the choice on a
+// finer grid (the simulated cube computes any extent).
+std::optional<L0TileResult> choose_device_l0_tile(L0TileConfig cfg);
 
 }  // namespace pypto::passes

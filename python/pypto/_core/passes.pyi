@@ -308,4 +308,9 @@ def device_l0_tile_config(M: int, N: int, K: int, bytes_a: int, bytes_b: int, by
     The configuration AutoTileMatmulL0 chooses with for such a product on this device.
     """
 
+def choose_device_l0_tile(config: L0TileConfig) -> L0TileResult | None:
+    """
+    The block AutoTileMatmulL0 uses for that configuration (choose_l0_tile's, in half of L0C when it splits the output), or None when it leaves the matmul as it is.
+    """
+
 DEVICE_L0_BYTES: tuple = (65536, 65536, 131072)
