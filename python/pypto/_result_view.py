@@ -131,6 +131,8 @@ def sweep_repr(sweep: Any) -> str:
         params = ", ".join(f"{k}={best[k]}" for k in sweep.param_names)
         parts.append(f"best=job {best['job']}" + (f" ({params})" if params else "") +
                      f", device median {format_duration(best['device_median_s'])}")
+        if sweep.ties:
+            parts.append("tied with job " + ", ".join(str(row["job"]) for row in sweep.ties))
     if sweep.backend:
         parts.append(f"backend={sweep.backend!r}")
     if sweep.out_dir:
@@ -251,10 +253,9 @@ def sweep_html(sweep: Any, max_rows: int = 20) -> str:
     n, failed = len(sweep.rows), len(sweep.failed)
     rows = [("jobs", _e(f"{n} ({n - failed} passed)"))]
     if sweep.best is not None:
-        best = sweep.best
-        params = ", ".join(f"{k}={best[k]}" for k in sweep.param_names)
-        rows.append(("best", _e(f"job {best['job']}" + (f" ({params})" if params else "") +
-                                f": device median {format_duration(best['device_median_s'])}")))
+        from pypto.sweep.results import ranking_text  # noqa: PLC0415 - loaded already
+
+        rows.append(("ranking", _e(ranking_text(sweep.ranking, sweep.param_names))))
     if sweep.backend:
         rows.append(("backend", _e(sweep.backend)))
     for label in ("csv_path", "parquet_path", "profile_path"):
@@ -267,8 +268,11 @@ def sweep_html(sweep: Any, max_rows: int = 20) -> str:
 def _jobs_table(sweep: Any, max_rows: int) -> str:
     """The first ``max_rows`` jobs sorted by ``sort_by``, with the columns of
     ``SweepResult.table()``."""
-    from pypto.sweep.jobs import TOP_STAGES  # noqa: PLC0415 - the sweep is loaded already
-    from pypto.sweep.results import sorted_rows  # noqa: PLC0415
+    from pypto.sweep.results import (  # noqa: PLC0415 - the sweep is loaded already
+        format_throughput,
+        shown_columns,
+        sorted_rows,
+    )
 
     if not sweep.rows:
         return ""
@@ -276,16 +280,15 @@ def _jobs_table(sweep: Any, max_rows: int) -> str:
         ordered = sorted_rows(sweep.rows, sweep.sort_by)
     except ValueError:
         ordered = list(sweep.rows)
-    columns = ["job", "file", *sweep.param_names, "passed", *[f"{s}_s" for s in TOP_STAGES],
-               "device_median_s", "device_p95_s", "cache_hit", "error"]
-    if len({row.get("file") for row in sweep.rows}) <= 1:
-        columns.remove("file")
+    columns = shown_columns(sweep.rows, sweep.param_names)
 
     def cell(name: str, value: Any) -> str:
         if value is None or value == "":
             return "-"
         if name.endswith("_s") and _is_number(value):
             return _e(format_duration(value))
+        if name == "throughput" and _is_number(value):
+            return _e(format_throughput(value))
         if name == "file":
             return _e(os.path.basename(str(value)))
         if name == "error":

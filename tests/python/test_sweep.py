@@ -71,7 +71,7 @@ def test_sweep_result_repr_is_one_line_and_html_has_the_table_and_profile(serial
     assert "best=job " in text and "'profile'" not in text
     page = serial._repr_html_()
     assert "Profile over" in page and ">compile<" in page and "<script" not in page
-    assert "jobs sorted by device_median_s" in page
+    assert "jobs sorted by rank" in page and "elem/s" in page
 
 
 def test_sweep_on_local_cluster_matches_serial(serial, cache_dir, tmp_path):
@@ -251,9 +251,9 @@ def test_cli_sweep(tmp_path, cache_dir):
                "--no-progress", "--sort-by", "BLOCK", cwd=tmp_path, env=env)
     assert proc.returncode == 1, proc.stderr  # the 512 block fails
     lines = proc.stdout.splitlines()
-    assert lines[0].split()[:4] == ["job", "BLOCK", "COLS", "passed"]
-    assert lines[1].split()[:4] == ["0", "64", "128", "True"]
-    assert lines[2].split()[:4] == ["1", "512", "128", "False"]
+    assert lines[0].split()[:5] == ["rank", "job", "BLOCK", "COLS", "passed"]
+    assert lines[1].split()[:5] == ["1", "0", "64", "128", "True"]
+    assert lines[2].split()[:5] == ["-", "1", "512", "128", "False"]
     assert "1 of 2 jobs passed; best: job 0 (BLOCK=64, COLS=128)" in proc.stdout
     assert (tmp_path / "out" / "results.parquet").is_file()
     usage = cli("sweep", BLOCKED_ADD, "--param", "BLOCK=sixty", cwd=tmp_path, env=env)

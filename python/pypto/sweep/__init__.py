@@ -4,7 +4,7 @@ profile, spread over Dask.
 
     from pypto.sweep import sweep
     result = sweep("examples/blocked_add.py", {"BLOCK": [32, 64, 128]}, processes=2)
-    print(result.summary())            # table sorted by device time, aggregated profile, best
+    print(result.summary())            # table by rank, aggregated profile, best (or a tie)
     result.rows                        # one dict per job; result.csv_path, result.parquet_path
 
 ``python -m pypto.sweep`` (and ``pypto sweep``) is the command line. Without Dask installed
@@ -28,6 +28,9 @@ __all__ = ["sweep", "grid", "Job", "run_job", "SweepResult", "aggregate_profiles
            "format_aggregate", "BACKENDS", "RUN_OPTIONS"]
 
 BACKENDS = ("auto", "dask", "processes", "serial")
+# Measured and warm-up launches per job unless the caller says (`pypto sweep --rounds/--warmup`).
+SWEEP_ROUNDS = 5
+SWEEP_WARMUP = 1
 
 
 def grid(params: Optional[Mapping[str, Sequence]]):
@@ -90,7 +93,7 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
           program: Optional[str] = None, backend: str = "auto", client=None,
           scheduler: Optional[str] = None, processes: int = 2, seed: int = 0,
           out_dir: Optional[str] = None,
-          sort_by: str = "device_median_s", progress: bool = True, on_row=None,
+          sort_by: str = "rank", progress: bool = True, on_row=None,
           device_cores: Optional[int] = None, **options) -> SweepResult:
     """Runs every file (one path or a list) with every combination of ``params`` (constant name
     -> list of values, each pinned over the file's own assignment) as one job, and returns the
@@ -98,16 +101,25 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
     ``out_dir``.
 
     Each job runs the program on random inputs from ``seed`` against the reference interpreter
-    (as ``pypto run``). ``options`` are run options by their RunConfig names (``workers``
-    simulated cores, ``rounds``/``warmup`` to benchmark, ``timeout``, ``rtol``, ``atol``,
+    (as ``pypto run``), then launches it ``warmup`` times unmeasured and ``rounds`` times
+    measured (SWEEP_ROUNDS and SWEEP_WARMUP unless given). The jobs are ranked by median
+    throughput (elements the program writes per second; ``rank``, with ``result.best``,
+    ``result.ties`` and ``result.ranking.confidence``): with at least 3 rounds per job, jobs
+    that a bootstrap of their medians cannot tell apart with 95 % confidence share a rank.
+    ``options`` are run options by their RunConfig names (``workers``
+    simulated cores, ``rounds``/``warmup``, ``timeout``, ``rtol``, ``atol``,
     ``platform``, ``cache_dir``: RUN_OPTIONS, docs/run-options.md), the same for every job;
     ``cache_dir`` is a binary cache the workers share (a directory they all mount; without it
     each worker builds into its own machine's cache). ``backend``:
-    "dask" (``client``, or ``scheduler`` "tcp://HOST:PORT", or an embedded LocalCluster of
-    ``processes`` worker processes), "processes" (a local pool of ``processes``), "serial" (this
-    process), "auto" (Dask when it is installed, else processes). ``on_row(row)`` is called as
-    each job completes. A failing job is a row with its error. ``device_cores`` is the former
-    name of ``workers``."""
+    "dask" (``client``, or ``scheduler`` "tcp://HOST:PORT", or an embedded local cluster of
+    ``processes`` worker processes), "processes" (a fresh process per job, ``processes`` at a
+    time), "serial" (this process), "auto" (Dask when it is installed, else processes).
+    ``on_row(row)`` is called as each job completes. A failing job is a row with its error.
+    ``device_cores`` is the former name of ``workers``."""
+    # A sweep ranks its jobs by their rounds' median and spread: several by default (a run's
+    # default is one launch).
+    options.setdefault("rounds", SWEEP_ROUNDS)
+    options.setdefault("warmup", SWEEP_WARMUP)
     if options.get("cache_dir"):  # one folder for every worker, wherever it runs from
         options["cache_dir"] = os.path.abspath(os.fspath(options["cache_dir"]))
     options = _run_options(options, device_cores)

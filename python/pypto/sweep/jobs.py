@@ -5,10 +5,13 @@ caller's own process. It never raises for what goes wrong with the job: the row 
 
 import dataclasses
 import os
+import re
 import socket
 import time
 from dataclasses import dataclass, field
 from typing import Optional
+
+import numpy as np
 
 from pypto import _core
 from pypto.errors import CompileError, ParseError
@@ -17,7 +20,9 @@ from pypto.runtime._options import DriverOptions
 
 # The top-level stages of a run's profile, each a column of seconds in the table.
 TOP_STAGES = ("parse", "compile", "golden_write", "device_execution")
-DEVICE_STATISTICS = ("min", "median", "mean", "p95", "stdev")
+DEVICE_STATISTICS = ("min", "median", "mean", "p95", "stdev", "iqr")
+# How the parser prints a tensor parameter's type: pl.Tensor[[512, 128], pl.FP32].
+_TENSOR_SHAPE = re.compile(r"^pl\.Tensor\[\[([0-9, ]*)\]")
 
 
 @dataclass(frozen=True)
@@ -40,12 +45,16 @@ def empty_row(job):
     row = {"job": job.index, "file": job.file, "program": job.program or ""}
     row.update(job.params)
     row.update({"passed": False, "error": "", "output_checksum": "", "cache_hit": False,
-                "rounds": job.options.get("rounds", DriverOptions.rounds)})
+                "rounds": job.options.get("rounds", DriverOptions.rounds), "rank": None,
+                "elements": None})
     for stage in TOP_STAGES:
         row[f"{stage}_s"] = None
     row["total_s"] = None
     for stat in DEVICE_STATISTICS:
         row[f"device_{stat}_s"] = None
+    # Median elements written per second of device time: comparable across problem sizes.
+    row["throughput"] = None
+    row["round_times_s"] = None
     row.update({"host": socket.gethostname(), "pid": os.getpid(), "wall_s": None,
                 "work_dir": job.work_dir or "", "profile": None})
     return row
@@ -63,6 +72,28 @@ def _pick_program(programs, job):
         raise CompileError(f"{job.file}: expected one @pl.program class, found {len(programs)} "
                            f"({', '.join(names)}); choose one with program=")
     return programs[0]
+
+
+def output_elements(program):
+    """Elements the program's entry writes per launch: the sum over its Out/InOut tensors, from
+    their declared shapes; None when the entry is unknown or a shape is not a constant."""
+    entry = next((f for f in program.functions if f.name == program.entry_name), None)
+    if entry is None and len(program.functions) == 1:
+        entry = program.functions[0]  # a kernel on its own: the run wraps it in an entry
+    if entry is None:
+        return None
+    total = 0
+    for _, type_text, direction in entry.params:
+        if direction == "In":
+            continue
+        match = _TENSOR_SHAPE.match(type_text)
+        if match is None:
+            return None
+        count = 1
+        for extent in match.group(1).split(","):
+            count *= int(extent) if extent.strip() else 1
+        total += count
+    return total or None
 
 
 def _driver_config(job):
@@ -89,6 +120,7 @@ def run_job(job):
                 row["profile"] = session.failed_report(str(e))
                 raise
             row["program"] = program.name
+            row["elements"] = output_elements(program)
             r = _core.driver.run_generated(session, program, _driver_config(job), job.seed)
     except ParseError as e:
         row["error"] = str(e)  # file:line:col, the source line and a caret
@@ -113,9 +145,15 @@ def _fill_from_run(row, r):
     row["profile"] = r["profile"]
     _fill_stage_seconds(row)
     if r["round_times"]:
-        stats = _core.driver.round_statistics(list(r["round_times"]))
+        times = [float(t) for t in r["round_times"]]
+        stats = _core.driver.round_statistics(times)
+        q25, q75 = np.percentile(times, [25, 75])  # interpolated, as the driver's p95
+        stats["iqr"] = float(q75 - q25)
         for stat in DEVICE_STATISTICS:
             row[f"device_{stat}_s"] = stats[stat]
+        row["round_times_s"] = times
+        if row["elements"] and stats["median"] > 0:
+            row["throughput"] = row["elements"] / stats["median"]
 
 
 def _fill_stage_seconds(row):

@@ -1,5 +1,6 @@
 """What a sweep hands back: the table (one row per job), written as CSV and Parquet and printed
-sorted by a column; the profile aggregated over the jobs; the best configuration."""
+sorted by a column; the profile aggregated over the jobs; the ranking of the jobs by throughput,
+with the best configuration, its ties and the confidence in the order (ranking.py)."""
 
 import csv
 import json
@@ -8,6 +9,7 @@ from typing import Any, Dict, List, Optional
 
 from pypto import _core
 from pypto.sweep.jobs import TOP_STAGES
+from pypto.sweep.ranking import CONFIDENCE, Ranking, rank
 
 # Columns left out of the files and the printed table: the per-job profile goes into the
 # aggregated one instead.
@@ -114,11 +116,22 @@ def write_parquet(rows, path):
     return True
 
 
+# Columns where more is better, sorted from the largest value down.
+_DESCENDING = ("throughput",)
+
+
 def _sort_key(column):
     def key(row):
         value = row.get(column)
-        # Missing values (a failed job has no device time) go last, whatever the column's type.
-        return (value is None or value == "", value if value not in (None, "") else 0)
+        missing = value is None or value == ""
+        if missing:
+            value = 0
+        elif column in _DESCENDING:
+            value = -value
+        # Missing values (a failed job has no device time) go last, whatever the column's type;
+        # jobs of one rank (a tie) in order of throughput.
+        tiebreak = -(row.get("throughput") or 0) if column == "rank" else 0
+        return (missing, value, tiebreak)
     return key
 
 
@@ -129,20 +142,39 @@ def sorted_rows(rows: List[Dict[str, Any]], column: str) -> List[Dict[str, Any]]
     return sorted(rows, key=_sort_key(column))
 
 
-def format_table(rows, column, param_names):
-    """The rows as a text table sorted by ``column``: parameters, passed, compile and device
-    times, cache hit, error."""
-    fmt = _core.profiling.format_duration
-    shown = ["job", "file", *param_names, "passed", *[f"{s}_s" for s in TOP_STAGES],
-             "device_median_s", "device_p95_s", "cache_hit", "error"]
-    if len({row["file"] for row in rows}) <= 1:
+def format_throughput(elements_per_second):
+    """Elements per second with an SI prefix: '812 Melem/s'."""
+    value = float(elements_per_second)
+    for prefix in ("", "k", "M", "G", "T"):
+        if abs(value) < 1000 or prefix == "T":
+            return f"{value:.3g} {prefix}elem/s"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+def shown_columns(rows, param_names):
+    """The columns of the printed table (and of a notebook's view): the file only when the
+    sweep ran several."""
+    shown = ["rank", "job", "file", *param_names, "passed", *[f"{s}_s" for s in TOP_STAGES],
+             "device_median_s", "device_iqr_s", "throughput", "cache_hit", "error"]
+    if len({row.get("file") for row in rows}) <= 1:
         shown.remove("file")
+    return shown
+
+
+def format_table(rows, column, param_names):
+    """The rows as a text table sorted by ``column``: rank, parameters, passed, compile and
+    device times (median and interquartile range), throughput, cache hit, error."""
+    fmt = _core.profiling.format_duration
+    shown = shown_columns(rows, param_names)
 
     def cell(name, value):
         if value is None:
             return "-"
         if name.endswith("_s"):
             return fmt(value)
+        if name == "throughput":
+            return format_throughput(value)
         if name == "file":
             return os.path.basename(value)
         if name == "error":
@@ -159,22 +191,51 @@ def format_table(rows, column, param_names):
     return "\n".join(lines) + "\n"
 
 
-def best_row(rows, column="device_median_s"):
-    """The passed job with the smallest ``column``; None when none passed."""
-    passed = [row for row in rows if row["passed"] and row.get(column) is not None]
-    return min(passed, key=lambda row: row[column]) if passed else None
+def _describe(row, param_names):
+    params = ", ".join(f"{k}={row[k]}" for k in param_names)
+    return f"job {row['job']} ({params or os.path.basename(row['file'])})"
+
+
+def ranking_text(ranking: Ranking, param_names) -> str:
+    """The best job, its throughput and device time, and how sure the ranking is: the runner-up
+    it beats with a stated confidence, or the jobs it ties with."""
+    best = ranking.best
+    if best is None:
+        return ""
+    fmt = _core.profiling.format_duration
+    rate = f"{format_throughput(best['throughput'])} " if best["throughput"] else ""
+    text = (f"best: {_describe(best, param_names)}, {rate}(device median "
+            f"{fmt(best['device_median_s'])}, IQR {fmt(best['device_iqr_s'])})")
+    rounds = f"{best['rounds']} round{'s' if best['rounds'] != 1 else ''} per job"
+    if ranking.runner_up is None:
+        return text + "; the only job measured"
+    if ranking.confidence is None:
+        return (text + f"; no confidence stated: {rounds} (give rounds >= 3 for a ranking "
+                       f"with a confidence)")
+    if ranking.is_tie:
+        tied = ", ".join(_describe(row, param_names) for row in ranking.ties)
+        return (text + f"; TIE with {tied}: the order is below {CONFIDENCE:.0%} confidence "
+                       f"({ranking.confidence:.0%} over the runner-up, bootstrap of the medians "
+                       f"of {rounds})")
+    return (text + f"; faster than the runner-up {_describe(ranking.runner_up, param_names)} "
+                   f"with {ranking.confidence:.1%} confidence (bootstrap of the medians of "
+                   f"{rounds})")
 
 
 class SweepResult:
     """Rows (dicts, one per job, in job order), the aggregated profile, the best row and the
     files written."""
 
-    def __init__(self, rows, param_names, out_dir, sort_by="device_median_s", backend=None):
+    def __init__(self, rows, param_names, out_dir, sort_by="rank", backend=None):
         self.rows = rows
         self.backend = backend  # "dask", "processes" or "serial": where the jobs ran
         self.param_names = list(param_names)
         self.profile = aggregate_profiles(row["profile"] for row in rows)
-        self.best = best_row(rows)
+        # Sets each row's "rank"; best is rank 1 (None when no job passed), ties the other jobs
+        # of rank 1.
+        self.ranking = rank(rows)
+        self.best = self.ranking.best
+        self.ties = self.ranking.ties
         self.sort_by = sort_by
         self.out_dir = out_dir
         self.csv_path: Optional[str] = None
@@ -208,10 +269,7 @@ class SweepResult:
         n, failed = len(self.rows), len(self.failed)
         text += f"\n{n - failed} of {n} jobs passed"
         if self.best is not None:
-            params = ", ".join(f"{k}={self.best[k]}" for k in self.param_names)
-            where = params or os.path.basename(self.best["file"])
-            text += (f"; best: job {self.best['job']} ({where}), device median "
-                     f"{_core.profiling.format_duration(self.best['device_median_s'])}")
+            text += "; " + ranking_text(self.ranking, self.param_names)
         return text + "\n"
 
     def __repr__(self):
