@@ -352,3 +352,25 @@ def test_parameters_of_mixed_types_and_a_bad_sort_column(tmp_path, cache_dir):
 
     assert pq.read_table(result.parquet_path).column("BLOCK").to_pylist() == [64, 64.0]
     assert result.rows[0]["passed"]
+
+
+@pytest.mark.parametrize("backend", ["processes", "dask"])
+def test_a_script_without_a_main_guard_sweeps_on_worker_processes(backend, cache_dir, tmp_path):
+    # The README's example as a script: no `if __name__ == "__main__":`. Workers started by
+    # multiprocessing's spawn would run it again each (every row "died twice", or Dask's "Nanny
+    # failed to start"); the sweep's workers never import the caller's main module.
+    script = tmp_path / "sweep_script.py"
+    script.write_text(
+        "from pypto.sweep import sweep\n"
+        f"result = sweep({str(BLOCKED_ADD)!r}, {{'BLOCK': [64, 128], 'COLS': [32]}}, "
+        f"backend={backend!r}, cache_dir={cache_dir!r}, progress=False)\n"
+        "print(result.backend, [r['passed'] for r in result.rows], [r['error'] for r in result.rows])\n"
+        "import os; print(os.getpid() in {r['pid'] for r in result.rows})\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                              [str(EXAMPLES.parent / "python"), os.environ.get("PYTHONPATH", "")])))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first = proc.stdout.splitlines()[0]
+    assert first == f"{backend} [True, True] ['', '']", proc.stdout
+    assert "Nanny failed" not in proc.stderr and "bootstrapping phase" not in proc.stderr
+    assert proc.stdout.splitlines()[1] == "False"  # the jobs ran in other processes

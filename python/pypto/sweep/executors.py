@@ -5,7 +5,10 @@ scheduling with). Every backend returns one row per job, whatever happens to the
 
 import concurrent.futures
 import logging
-import multiprocessing
+import os
+import pickle
+import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -73,50 +76,94 @@ def run_serially(jobs, progress):
     return rows
 
 
+def _package_root():
+    """The folder holding the pypto package this process imported, for a child's PYTHONPATH (the
+    caller may have found it through sys.path rather than the environment)."""
+    import pypto
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(pypto.__file__)))
+
+
+def _run_in_child(job, env):
+    """Runs ``job`` in a fresh ``python -m pypto.sweep.job_process``; returns (row, None), or
+    (None, why the process gave no row)."""
+    proc = subprocess.run([sys.executable, "-m", "pypto.sweep.job_process"], input=pickle.dumps(job),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, check=False)
+    if proc.returncode == 0:
+        try:
+            return pickle.loads(proc.stdout), None
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as e:
+            return None, f"its worker process wrote no row ({type(e).__name__}: {e})"
+    if proc.returncode < 0:
+        try:
+            how = f"killed by {signal.Signals(-proc.returncode).name}"
+        except ValueError:
+            how = f"killed by signal {-proc.returncode}"
+    else:
+        how = f"exit code {proc.returncode}"
+    lines = proc.stderr.decode(errors="replace").strip().splitlines()
+    return None, how + (f": {lines[-1]}" if lines else "")
+
+
 def run_on_processes(jobs, workers, progress):
-    """A spawn-started process pool (no fork of a threaded parent). A pool whose worker process
-    died runs the jobs that were lost once more in a fresh pool; lost twice, a job is a row with
-    its error."""
+    """Each job in a fresh Python process of its own (``python -m pypto.sweep.job_process``),
+    ``workers`` at a time. A process that dies takes only its own job with it; the job is run
+    once more, and lost twice it is a row with its error. No process re-imports the caller's
+    main module, so a script needs no ``if __name__ == "__main__":`` guard for this backend."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [_package_root()] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+
+    def attempt(job):
+        row, why = _run_in_child(job, env)
+        if row is None:
+            row, again = _run_in_child(job, env)
+            if row is None:
+                row = lost_row(job, f"its worker process died twice ({why}; then {again})")
+        return row
+
     rows = {}
-    pending = list(jobs)
-    for attempt in range(2):
-        context = multiprocessing.get_context("spawn")
-        lost = []
-        with concurrent.futures.ProcessPoolExecutor(max_workers=workers,
-                                                    mp_context=context) as pool:
-            futures = {pool.submit(run_job, job): job for job in pending}
-            for future in concurrent.futures.as_completed(futures):
-                job = futures[future]
-                try:
-                    row = future.result()
-                except concurrent.futures.process.BrokenProcessPool as e:
-                    if attempt == 0:
-                        lost.append(job)
-                        continue
-                    row = lost_row(job, f"its worker process died twice ({e})")
-                except Exception as e:  # noqa: BLE001 - a row, never the end of the sweep
-                    row = lost_row(job, f"{type(e).__name__}: {e}")
-                rows[job.index] = row
-                progress.row_done(row)
-        if not lost:
-            break
-        pending = lost
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(attempt, job): job for job in jobs}
+        for future in concurrent.futures.as_completed(futures):
+            job = futures[future]
+            try:
+                row = future.result()
+            except Exception as e:  # noqa: BLE001 - a row, never the end of the sweep
+                row = lost_row(job, f"{type(e).__name__}: {e}")
+            rows[job.index] = row
+            progress.row_done(row)
     return [rows[job.index] for job in jobs]
 
 
 def embedded_cluster(workers):
-    """A LocalCluster of `workers` single-threaded worker processes (the compile keeps its
-    profiler per thread; processes also keep one job's crash from another), no dashboard."""
-    import dask
-    from distributed import LocalCluster
+    """A cluster on this machine: the scheduler in this process, and `workers` Dask workers of
+    one thread each (the compile keeps its profiler per thread; processes also keep one job's
+    crash from another), each under a nanny that restarts it when it dies, no dashboard.
 
-    # A job whose worker is lost is run once more, then reported (Dask's default is 3 tries).
+    Each nanny runs in a ``python -m dask spec`` process of its own rather than one started by
+    multiprocessing from this process: spawn re-runs the caller's main module in every child,
+    so a script calling sweep() without an ``if __name__ == "__main__":`` guard would start its
+    sweep again in each worker (LocalCluster's "Nanny failed to start")."""
+    import dask
+    from distributed import Scheduler, SpecCluster
+    from distributed.deploy.subprocess import SubprocessWorker
+
+    nanny = {"cls": SubprocessWorker,
+             "options": {"worker_class": "distributed.Nanny",
+                         "worker_kwargs": {"nthreads": 1, "host": "127.0.0.1",
+                                           "silence_logs": logging.ERROR}}}
+    # A job whose worker is lost is run once more, then reported (Dask's default is 3 tries);
+    # the scheduler reads this when it is made, here.
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         # No dashboard, and the scheduler's HTTP endpoints on a free port rather than 8787,
         # which another cluster on the machine may hold.
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                            dashboard_address=None, silence_logs=logging.ERROR,
-                            scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+        return SpecCluster(
+            scheduler={"cls": Scheduler,
+                       "options": {"host": "127.0.0.1", "port": 0, "dashboard": False,
+                                   "dashboard_address": ":0"}},
+            workers={i: nanny for i in range(workers)}, worker=nanny,
+            silence_logs=logging.ERROR, name="pypto-sweep")
 
 
 def run_on_dask(jobs, progress, client=None, scheduler=None, workers=2):
@@ -132,6 +179,12 @@ def run_on_dask(jobs, progress, client=None, scheduler=None, workers=2):
         else:
             cluster = embedded_cluster(workers)
             client = own_client = Client(cluster)
+            try:
+                client.wait_for_workers(1, timeout=120)
+            except TimeoutError as e:
+                raise RuntimeError("sweep: no worker of the local Dask cluster started within "
+                                   "120 s (is `python -m dask` runnable?); try "
+                                   "backend='processes'") from e
     try:
         token = uuid.uuid4().hex[:12]
         futures = {}
