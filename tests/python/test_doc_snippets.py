@@ -235,3 +235,15 @@ def test_relative_links_name_files_and_anchors_that_exist():
                 if not ((page.parent / name).exists() or (ROOT / name).exists()):
                     broken.append(f"{page.relative_to(ROOT)}: {name} (no such file)")
     assert not broken, "broken links:\n" + "\n".join(broken)
+
+
+def test_the_readme_states_benchmarks_defaults():
+    import inspect
+
+    from pypto.runtime import benchmark
+
+    defaults = {name: p.default for name, p in inspect.signature(benchmark).parameters.items()}
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())  # unwrapped
+    stated = f"rounds={defaults['rounds']}, warmup={defaults['warmup']})`"
+    assert f"benchmark(program, specs, golden, {stated} (those are the defaults)" in text
+    assert f"benchmark(ir.compile(P), [a, b, c], {stated} (the same defaults)" in text
