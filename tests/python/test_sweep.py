@@ -374,3 +374,29 @@ def test_a_script_without_a_main_guard_sweeps_on_worker_processes(backend, cache
     assert first == f"{backend} [True, True] ['', '']", proc.stdout
     assert "Nanny failed" not in proc.stderr and "bootstrapping phase" not in proc.stderr
     assert proc.stdout.splitlines()[1] == "False"  # the jobs ran in other processes
+
+
+@pytest.mark.parametrize("deaths", [1, 2])
+def test_a_job_whose_process_dies_runs_once_more_then_is_a_row(deaths, cache_dir, tmp_path):
+    from pypto.sweep.executors import _JobProcesses
+    from pypto.sweep.jobs import Job
+
+    # A sitecustomize that kills the child at start-up, `deaths` times in all.
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os, pathlib, signal\n"
+        f"count = pathlib.Path({str(tmp_path / 'deaths')!r})\n"
+        "n = len(count.read_text()) if count.exists() else 0\n"
+        f"if n < {deaths}:\n"
+        "    count.write_text('x' * (n + 1))\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    children = _JobProcesses()
+    children.env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), children.env["PYTHONPATH"]])
+    job = Job(index=0, file=str(BLOCKED_ADD), params={"BLOCK": 64}, cache_dir=cache_dir,
+              work_dir=str(tmp_path / "job"))
+    row = children.run(job)
+    if deaths == 1:
+        assert row["passed"], row["error"]
+    else:
+        assert not row["passed"]
+        assert row["error"] == ("the job did not complete: its worker process died twice "
+                                "(killed by SIGKILL; then killed by SIGKILL)")

@@ -106,3 +106,4 @@ def test_a_sweep_measures_five_rounds_and_fills_the_ranking_columns(tmp_path):
     summary = result.summary()
     assert ("with " in summary and "% confidence" in summary) or "TIE with job" in summary
     assert "elem/s" in summary
+    assert ("tied with job" in repr(result)) == result.ranking.is_tie

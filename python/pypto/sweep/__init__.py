@@ -136,9 +136,10 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
         raise ValueError(f"sweep: processes must be a positive int, got {processes!r}")
     combos = grid(params)
     columns = set(empty_row(Job(index=0, file="", params=combos[0] if combos else {})))
-    if sort_by not in columns - {"profile"}:
+    sortable = columns - {"profile", "round_times_s"}  # the columns that hold one value
+    if sort_by not in sortable:
         raise ValueError(f"sweep: cannot sort by {sort_by!r}; the columns are "
-                         f"{', '.join(sorted(columns - {'profile'}))}")
+                         f"{', '.join(sorted(sortable))}")
     out_dir = os.path.abspath(out_dir or _default_out_dir())
     jobs = []
     for file in files:

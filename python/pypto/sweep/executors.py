@@ -10,6 +10,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
@@ -84,25 +85,62 @@ def _package_root():
     return os.path.dirname(os.path.dirname(os.path.abspath(pypto.__file__)))
 
 
-def _run_in_child(job, env):
-    """Runs ``job`` in a fresh ``python -m pypto.sweep.job_process``; returns (row, None), or
-    (None, why the process gave no row)."""
-    proc = subprocess.run([sys.executable, "-m", "pypto.sweep.job_process"], input=pickle.dumps(job),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, check=False)
-    if proc.returncode == 0:
+class _JobProcesses:
+    """Runs jobs in fresh ``python -m pypto.sweep.job_process`` children and can stop them
+    all: on Ctrl-C (or any error of the caller's loop) the running children are killed and no
+    job starts or is retried after."""
+
+    def __init__(self):
+        self.env = dict(os.environ)
+        inherited = [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        self.env["PYTHONPATH"] = os.pathsep.join([_package_root(), *inherited])
+        self._lock = threading.Lock()
+        self._running = set()
+        self._stopped = False
+
+    def run_once(self, job):
+        """(row, None), or (None, why the process gave no row)."""
+        with self._lock:
+            if self._stopped:
+                return None, "the sweep was stopped"
+            child = subprocess.Popen([sys.executable, "-m", "pypto.sweep.job_process"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=self.env)
+            self._running.add(child)
         try:
-            return pickle.loads(proc.stdout), None
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as e:
-            return None, f"its worker process wrote no row ({type(e).__name__}: {e})"
-    if proc.returncode < 0:
-        try:
-            how = f"killed by {signal.Signals(-proc.returncode).name}"
-        except ValueError:
-            how = f"killed by signal {-proc.returncode}"
-    else:
-        how = f"exit code {proc.returncode}"
-    lines = proc.stderr.decode(errors="replace").strip().splitlines()
-    return None, how + (f": {lines[-1]}" if lines else "")
+            out, err = child.communicate(pickle.dumps(job))
+        finally:
+            with self._lock:
+                self._running.discard(child)
+        if child.returncode == 0:
+            try:
+                return pickle.loads(out), None
+            except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as e:
+                return None, f"its worker process wrote no row ({type(e).__name__}: {e})"
+        if child.returncode < 0:
+            try:
+                how = f"killed by {signal.Signals(-child.returncode).name}"
+            except ValueError:
+                how = f"killed by signal {-child.returncode}"
+        else:
+            how = f"exit code {child.returncode}"
+        lines = err.decode(errors="replace").strip().splitlines()
+        return None, how + (f": {lines[-1]}" if lines else "")
+
+    def run(self, job):
+        """The job's row; a job whose process died runs once more, then is a row saying so."""
+        row, why = self.run_once(job)
+        if row is None:
+            row, again = self.run_once(job)
+            if row is None:
+                row = lost_row(job, f"its worker process died twice ({why}; then {again})")
+        return row
+
+    def stop(self):
+        with self._lock:
+            self._stopped = True
+            for child in self._running:
+                child.kill()
 
 
 def run_on_processes(jobs, workers, progress):
@@ -110,29 +148,24 @@ def run_on_processes(jobs, workers, progress):
     ``workers`` at a time. A process that dies takes only its own job with it; the job is run
     once more, and lost twice it is a row with its error. No process re-imports the caller's
     main module, so a script needs no ``if __name__ == "__main__":`` guard for this backend."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [_package_root()] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-
-    def attempt(job):
-        row, why = _run_in_child(job, env)
-        if row is None:
-            row, again = _run_in_child(job, env)
-            if row is None:
-                row = lost_row(job, f"its worker process died twice ({why}; then {again})")
-        return row
-
+    children = _JobProcesses()
     rows = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(attempt, job): job for job in jobs}
-        for future in concurrent.futures.as_completed(futures):
-            job = futures[future]
-            try:
-                row = future.result()
-            except Exception as e:  # noqa: BLE001 - a row, never the end of the sweep
-                row = lost_row(job, f"{type(e).__name__}: {e}")
-            rows[job.index] = row
-            progress.row_done(row)
+        futures = {pool.submit(children.run, job): job for job in jobs}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                job = futures[future]
+                try:
+                    row = future.result()
+                except Exception as e:  # noqa: BLE001 - a row, never the end of the sweep
+                    row = lost_row(job, f"{type(e).__name__}: {e}")
+                rows[job.index] = row
+                progress.row_done(row)
+        except BaseException:
+            # Ctrl-C: the pool's exit would otherwise wait for every queued job to run.
+            children.stop()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     return [rows[job.index] for job in jobs]
 
 
