@@ -1,5 +1,5 @@
-"""Sweep throughput on Dask: jobs per second on an embedded LocalCluster of 1 and of 2 worker
-processes, against running the same jobs in a loop in this process, all with a warm binary
+"""Sweep throughput on Dask: jobs per second on the sweep's embedded cluster of 1 and of 2
+worker processes, against running the same jobs in a loop in this process, all with a warm binary
 cache (every program already built: a job is parse, compile, a cache hit, the device run and
 the check).
 
@@ -53,6 +53,7 @@ def main():
         for n in (1, 2):
             start = time.perf_counter()
             clients[n] = Client(embedded_cluster(n))
+            clients[n].wait_for_workers(n)  # the workers start in processes of their own
             startup[n] = time.perf_counter() - start
         # One untimed sweep per cluster: each worker process imports pypto and loads its
         # caches once, which is start-up, not throughput.

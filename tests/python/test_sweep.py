@@ -1,5 +1,5 @@
 """pypto.sweep and pypto.runtime.benchmark: a tile-shape sweep of examples/blocked_add.py on an
-embedded Dask LocalCluster, on a real `dask scheduler` with two `dask worker` processes (one
+embedded local Dask cluster, on a real `dask scheduler` with two `dask worker` processes (one
 killed mid-sweep), and in the process-pool fallback, each checked row by row against a serial
 run; the aggregated profile; failing jobs; the command line."""
 
@@ -400,3 +400,26 @@ def test_a_job_whose_process_dies_runs_once_more_then_is_a_row(deaths, cache_dir
         assert not row["passed"]
         assert row["error"] == ("the job did not complete: its worker process died twice "
                                 "(killed by SIGKILL; then killed by SIGKILL)")
+
+
+def test_which_callers_get_worker_processes_that_do_not_import_their_main_module(tmp_path):
+    # Only a main module that multiprocessing's spawn would run again (a script, `python -m
+    # module`) needs the cluster whose workers start in `python -m dask spec` processes.
+    code = "from pypto.sweep.executors import spawn_reruns_main; print(spawn_reruns_main())\n"
+    (tmp_path / "script.py").write_text(code)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "__main__.py").write_text(code)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path), str(EXAMPLES.parent / "python"), os.environ.get("PYTHONPATH", "")]))
+
+    def answer(*args):
+        proc = subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert answer("script.py") == "True"
+    assert answer("-m", "script") == "True"
+    assert answer("-m", "pkg") == "False"  # as `python -m pypto.sweep`, `pypto sweep`
+    assert answer("-c", code) == "False"

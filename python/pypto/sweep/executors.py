@@ -1,5 +1,5 @@
-"""Where a sweep's jobs run: on Dask (an embedded LocalCluster, or an existing cluster by
-address or Client), in a local process pool when Dask is not installed, or one after another in
+"""Where a sweep's jobs run: on Dask (an embedded local cluster, or an existing cluster by
+address or Client), in a fresh process per job when Dask is not installed, or one after another in
 this process (the reference the others are checked against, and the loop a benchmark compares
 scheduling with). Every backend returns one row per job, whatever happens to the job."""
 
@@ -169,28 +169,48 @@ def run_on_processes(jobs, workers, progress):
     return [rows[job.index] for job in jobs]
 
 
+def spawn_reruns_main():
+    """Whether multiprocessing's spawn would run the caller's main module again in a child (the
+    rule of multiprocessing/spawn.py): for a script or a ``python -m module``, but not for a
+    package's ``__main__`` (``python -m pypto.sweep``, ``pypto sweep``), ``python -c``, stdin,
+    or a notebook, whose main module has no file."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None:
+        return not (name == "__main__" or name.endswith(".__main__"))
+    path = getattr(main, "__file__", None)
+    return path is not None and os.path.splitext(os.path.basename(path))[0] != "ipython"
+
+
 def embedded_cluster(workers):
     """A cluster on this machine: the scheduler in this process, and `workers` Dask workers of
     one thread each (the compile keeps its profiler per thread; processes also keep one job's
     crash from another), each under a nanny that restarts it when it dies, no dashboard.
 
-    Each nanny runs in a ``python -m dask spec`` process of its own rather than one started by
-    multiprocessing from this process: spawn re-runs the caller's main module in every child,
-    so a script calling sweep() without an ``if __name__ == "__main__":`` guard would start its
-    sweep again in each worker (LocalCluster's "Nanny failed to start")."""
+    A LocalCluster starts its nannies with multiprocessing's spawn, which re-runs the caller's
+    main module in every child: a script calling sweep() without an ``if __name__ ==
+    "__main__":`` guard would start its sweep again in each worker ("Nanny failed to start").
+    Called from such a module, each nanny runs in a ``python -m dask spec`` process of its own
+    instead (Dask's SubprocessWorker), which costs a second interpreter start per worker (about
+    twice LocalCluster's start-up); from anywhere else (``pypto sweep``, a notebook) it is a
+    LocalCluster."""
     import dask
-    from distributed import Scheduler, SpecCluster
+    from distributed import LocalCluster, Scheduler, SpecCluster
     from distributed.deploy.subprocess import SubprocessWorker
 
-    nanny = {"cls": SubprocessWorker,
-             "options": {"worker_class": "distributed.Nanny",
-                         "worker_kwargs": {"nthreads": 1, "host": "127.0.0.1",
-                                           "silence_logs": logging.ERROR}}}
     # A job whose worker is lost is run once more, then reported (Dask's default is 3 tries);
     # the scheduler reads this when it is made, here.
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         # No dashboard, and the scheduler's HTTP endpoints on a free port rather than 8787,
         # which another cluster on the machine may hold.
+        if not spawn_reruns_main():
+            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                dashboard_address=None, silence_logs=logging.ERROR,
+                                scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+        nanny = {"cls": SubprocessWorker,
+                 "options": {"worker_class": "distributed.Nanny",
+                             "worker_kwargs": {"nthreads": 1, "host": "127.0.0.1",
+                                               "silence_logs": logging.ERROR}}}
         return SpecCluster(
             scheduler={"cls": Scheduler,
                        "options": {"host": "127.0.0.1", "port": 0, "dashboard": False,
@@ -202,7 +222,7 @@ def embedded_cluster(workers):
 def run_on_dask(jobs, progress, client=None, scheduler=None, workers=2):
     """Submits every job to Dask (``retries=1``) and collects the rows as they complete. Uses
     ``client``, else connects to ``scheduler`` (tcp://HOST:PORT), else starts and stops an
-    embedded LocalCluster."""
+    embedded local cluster (embedded_cluster)."""
     from distributed import Client, as_completed
 
     cluster = own_client = None
