@@ -52,7 +52,8 @@ def main():
         clients, startup = {}, {}
         for n in (1, 2):
             start = time.perf_counter()
-            clients[n] = Client(embedded_cluster(n))
+            # The LocalCluster of `pypto sweep` (this script has its main guard).
+            clients[n] = Client(embedded_cluster(n, subprocess_workers=False))
             clients[n].wait_for_workers(n)  # the workers start in processes of their own
             startup[n] = time.perf_counter() - start
         # One untimed sweep per cluster: each worker process imports pypto and loads its

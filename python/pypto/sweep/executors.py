@@ -182,7 +182,7 @@ def spawn_reruns_main():
     return path is not None and os.path.splitext(os.path.basename(path))[0] != "ipython"
 
 
-def embedded_cluster(workers):
+def embedded_cluster(workers, subprocess_workers=None):
     """A cluster on this machine: the scheduler in this process, and `workers` Dask workers of
     one thread each (the compile keeps its profiler per thread; processes also keep one job's
     crash from another), each under a nanny that restarts it when it dies, no dashboard.
@@ -193,7 +193,8 @@ def embedded_cluster(workers):
     Called from such a module, each nanny runs in a ``python -m dask spec`` process of its own
     instead (Dask's SubprocessWorker), which costs a second interpreter start per worker (about
     twice LocalCluster's start-up); from anywhere else (``pypto sweep``, a notebook) it is a
-    LocalCluster."""
+    LocalCluster. ``subprocess_workers`` True or False overrides that choice (a script with a
+    guard may take the LocalCluster)."""
     import dask
     from distributed import LocalCluster, Scheduler, SpecCluster
     from distributed.deploy.subprocess import SubprocessWorker
@@ -203,7 +204,9 @@ def embedded_cluster(workers):
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         # No dashboard, and the scheduler's HTTP endpoints on a free port rather than 8787,
         # which another cluster on the machine may hold.
-        if not spawn_reruns_main():
+        if subprocess_workers is None:
+            subprocess_workers = spawn_reruns_main()
+        if not subprocess_workers:
             return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                 dashboard_address=None, silence_logs=logging.ERROR,
                                 scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
