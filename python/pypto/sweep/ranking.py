@@ -26,8 +26,10 @@ MIN_ROUNDS_FOR_CONFIDENCE = 3
 
 def round_throughputs(row: Dict[str, Any], per_element: bool = True) -> Optional[np.ndarray]:
     """Elements (or, with ``per_element`` False, launches) per second of each measured launch of
-    a row; None when the row has no times or its program's element count is unknown."""
-    times = row.get("round_times_s")
+    a row; None when the row has no times or its program's element count is unknown. A row with
+    a median but not its rounds (made by hand, or by an older version) counts as one round."""
+    times = row.get("round_times_s") or ([row["device_median_s"]]
+                                         if row.get("device_median_s") else None)
     elements = row.get("elements") if per_element else 1
     if not times or not elements:
         return None
@@ -77,7 +79,8 @@ def rank(rows: List[Dict[str, Any]]) -> Ranking:
     job beats it with CONFIDENCE."""
     for row in rows:
         row["rank"] = None
-    passed = [row for row in rows if row.get("passed") and row.get("round_times_s")]
+    passed = [row for row in rows
+              if row.get("passed") and (row.get("round_times_s") or row.get("device_median_s"))]
     per_element = all(row.get("elements") for row in passed)
     measured = [(row, round_throughputs(row, per_element)) for row in passed]
     measured = [(row, samples) for row, samples in measured if samples is not None]

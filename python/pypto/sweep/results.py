@@ -203,10 +203,14 @@ def ranking_text(ranking: Ranking, param_names) -> str:
     if best is None:
         return ""
     fmt = _core.profiling.format_duration
-    rate = f"{format_throughput(best['throughput'])} " if best["throughput"] else ""
+    # .get: rows made by hand or by an older version may lack the newer columns.
+    rate = f"{format_throughput(best['throughput'])} " if best.get("throughput") else ""
+    iqr = (f", IQR {fmt(best['device_iqr_s'])}" if best.get("device_iqr_s") is not None
+           else "")
     text = (f"best: {_describe(best, param_names)}, {rate}(device median "
-            f"{fmt(best['device_median_s'])}, IQR {fmt(best['device_iqr_s'])})")
-    rounds = f"{best['rounds']} round{'s' if best['rounds'] != 1 else ''} per job"
+            f"{fmt(best['device_median_s'])}{iqr})")
+    count = len(best.get("round_times_s") or []) or best.get("rounds") or 1
+    rounds = f"{count} round{'s' if count != 1 else ''} per job"
     if ranking.runner_up is None:
         return text + "; the only job measured"
     if ranking.confidence is None:
