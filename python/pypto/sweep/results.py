@@ -219,7 +219,7 @@ def ranking_text(ranking: Ranking, param_names) -> str:
     if ranking.is_tie:
         tied = ", ".join(_describe(row, param_names) for row in ranking.ties)
         return (text + f"; TIE with {tied}: the order is below {CONFIDENCE:.0%} confidence "
-                       f"({ranking.confidence:.0%} over the runner-up, bootstrap of the medians "
+                       f"({ranking.confidence:.1%} over the runner-up, bootstrap of the medians "
                        f"of {rounds})")
     return (text + f"; faster than the runner-up {_describe(ranking.runner_up, param_names)} "
                    f"with {ranking.confidence:.1%} confidence (bootstrap of the medians of "
