@@ -39,13 +39,15 @@ struct SweepOptions {
   int processes = 2;
   uint64_t seed = 0;
   std::string output;
-  std::string sort_by = "device_median_s";
+  std::string sort_by = "rank";  // by throughput, tied jobs sharing a rank
   bool no_progress = false;
   int device_cores = 0;  // the former name of --workers
   driver::RunConfig config;
 };
 
 SweepOptions g_sweep;
+constexpr int kSweepRounds = 5;
+constexpr int kSweepWarmup = 1;
 
 // A usage error found after parsing: one line, exit 2.
 struct UsageError {
@@ -206,6 +208,21 @@ CLI::App* add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   sweep->add_flag("--no-progress", g_sweep.no_progress, "No progress bar");
   add_run_option_flags(sweep, g_sweep.config, driver::kOnSweep);
+  // A sweep ranks its jobs by the median and spread of their rounds: 5 measured launches after
+  // 1 warm-up unless told (a run's defaults are 1 and 0), as pypto.sweep's SWEEP_ROUNDS and
+  // SWEEP_WARMUP.
+  for (const auto& [flag, value] : {std::pair<const char*, int>{"--rounds", kSweepRounds},
+                                    std::pair<const char*, int>{"--warmup", kSweepWarmup}}) {
+    CLI::Option* option = sweep->get_option(flag);
+    // The table's help ends "[range; default N]" with a run's default: name the sweep's.
+    std::string help = option->get_description();
+    const size_t at = help.rfind("default ");
+    const size_t end = at == std::string::npos ? at : help.find(']', at);
+    if (end != std::string::npos) {
+      help = help.substr(0, at) + "default " + std::to_string(value) + help.substr(end);
+    }
+    option->description(help)->default_val(value);
+  }
   // The former name of --workers; the simulated cores have one name everywhere now.
   sweep->add_option("--device-cores", g_sweep.device_cores)->group("")->check(CLI::Range(1, 256));
   return sweep;
@@ -246,6 +263,10 @@ int run_sweep_command() {
                               {"sort_by", g_sweep.sort_by},
                               {"progress", !g_sweep.no_progress},
                               {"options", changed_options()}};
+    // Always given: the sweep's own defaults differ from the table's, so an explicit
+    // `--rounds 1` must reach it rather than be left out as the table's default.
+    request["options"]["rounds"] = g_sweep.config.rounds;
+    request["options"]["warmup"] = g_sweep.config.warmup;
     return exec_python_sweep(request.dump());
   } catch (const UsageError& e) {
     std::cerr << "pypto sweep: " << e.message << "\n";
