@@ -389,10 +389,10 @@ def test_a_job_whose_process_dies_runs_once_more_then_is_a_row(deaths, cache_dir
         f"if n < {deaths}:\n"
         "    count.write_text('x' * (n + 1))\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n")
-    children = _JobProcesses()
-    children.env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), children.env["PYTHONPATH"]])
-    job = Job(index=0, file=str(BLOCKED_ADD), params={"BLOCK": 64}, cache_dir=cache_dir,
-              work_dir=str(tmp_path / "job"))
+    children = _JobProcesses(env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")])))
+    job = Job(index=0, file=str(BLOCKED_ADD), params={"BLOCK": 64},
+              options={"cache_dir": cache_dir}, work_dir=str(tmp_path / "job"))
     row = children.run(job)
     if deaths == 1:
         assert row["passed"], row["error"]

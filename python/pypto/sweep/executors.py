@@ -86,14 +86,17 @@ def _package_root():
 
 
 class _JobProcesses:
-    """Runs jobs in fresh ``python -m pypto.sweep.job_process`` children and can stop them
+    """Runs jobs in fresh Python children (pypto.sweep.job_process.main) and can stop them
     all: on Ctrl-C (or any error of the caller's loop) the running children are killed and no
     job starts or is retried after."""
 
-    def __init__(self):
-        self.env = dict(os.environ)
-        inherited = [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        self.env["PYTHONPATH"] = os.pathsep.join([_package_root(), *inherited])
+    def __init__(self, env=None):
+        self.env = env  # None: this process's own
+        # The package's folder first on the child's path, as the caller may have found pypto
+        # through sys.path rather than PYTHONPATH; the main module is pypto's, never the caller's.
+        self.command = [sys.executable, "-c",
+                        f"import sys; sys.path.insert(0, {_package_root()!r}); "
+                        f"from pypto.sweep.job_process import main; sys.exit(main())"]
         self._lock = threading.Lock()
         self._running = set()
         self._stopped = False
@@ -103,7 +106,7 @@ class _JobProcesses:
         with self._lock:
             if self._stopped:
                 return None, "the sweep was stopped"
-            child = subprocess.Popen([sys.executable, "-m", "pypto.sweep.job_process"],
+            child = subprocess.Popen(self.command,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=self.env)
             self._running.add(child)
@@ -144,7 +147,7 @@ class _JobProcesses:
 
 
 def run_on_processes(jobs, workers, progress):
-    """Each job in a fresh Python process of its own (``python -m pypto.sweep.job_process``),
+    """Each job in a fresh Python process of its own (running ``pypto.sweep.job_process``),
     ``workers`` at a time. A process that dies takes only its own job with it; the job is run
     once more, and lost twice it is a row with its error. No process re-imports the caller's
     main module, so a script needs no ``if __name__ == "__main__":`` guard for this backend."""
