@@ -82,17 +82,10 @@ def main() -> int:
     args = parser.parse_args()
     from pypto import _core  # a built extension: installed, or on PYTHONPATH
 
-    stale = 0
-    for path, text in render(_core.ir.dtype_table()).items():
-        if path.read_text() == text:
-            continue
-        if args.check:
-            print(f"{path} is out of date: run python3 scripts/gen_dtypes.py", file=sys.stderr)
-            stale = 1
-        else:
-            path.write_text(text)
-            print(f"wrote {path}")
-    return stale
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from generated_files import write_or_check
+
+    return write_or_check(render(_core.ir.dtype_table()), args.check, "gen_dtypes.py")
 
 
 if __name__ == "__main__":

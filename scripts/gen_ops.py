@@ -368,18 +368,9 @@ def main() -> int:
     outputs = {LANGUAGE / name: text for name, text in render(_core.ir.op_signatures()).items()}
     reference = LANGUAGE.parents[2] / "docs/language-reference.md"
     outputs[reference] = gen_op_table.update(reference.read_text(), gen_op_table.render(_core))
-    stale = 0
-    for path, text in outputs.items():
-        current = path.read_text() if path.exists() else ""
-        if current == text:
-            continue
-        if args.check:
-            print(f"{path} is out of date: run python3 scripts/gen_ops.py", file=sys.stderr)
-            stale = 1
-        else:
-            path.write_text(text)
-            print(f"wrote {path}")
-    return stale
+    from generated_files import write_or_check
+
+    return write_or_check(outputs, args.check, "gen_ops.py")
 
 
 if __name__ == "__main__":
