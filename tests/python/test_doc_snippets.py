@@ -29,9 +29,14 @@ import sys
 import urllib.parse
 
 import pytest
+
+import pypto
 from cli_tool import PYPTO
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The folder holding the package under test: not necessarily ROOT / "python", whose pypto has no
+# built extension in a fresh checkout (the package is then installed in the environment).
+PACKAGE_ROOT = str(pathlib.Path(pypto.__file__).resolve().parents[1])
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUNNABLE = {"python": "python", "py": "python", "sh": "sh", "bash": "sh", "shell": "sh"}
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
@@ -130,7 +135,8 @@ def _page_folder(tmp_path, page, lang):
 
 def _environment(tmp_path):
     """This interpreter as `python`/`python3` and the tool under test as `pypto`, first on PATH;
-    this source tree's package first on PYTHONPATH."""
+    the package under test (the one this interpreter imported: installed, or a build tree's)
+    first on PYTHONPATH."""
     assert PYPTO, "the pypto tool is not installed (pip install . installs it; or set PYPTO_CLI)"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
@@ -144,7 +150,7 @@ def _environment(tmp_path):
     env = dict(os.environ)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT / "python")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        [PACKAGE_ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env["PYPTO_PYTHON"] = sys.executable  # what `pypto sweep` runs
     env.pop("PYPTO_COMPILE_PROFILING", None)  # a page that wants it sets it
     return env

@@ -23,6 +23,9 @@ from pypto.runtime import RunConfig, TensorSpec, benchmark
 from pypto.sweep import aggregate_profiles, grid, sweep
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+# The folder holding the package under test (installed, or a build tree's python/): what a
+# child process must import, not necessarily this source tree's python/.
+PACKAGE_ROOT = str(pathlib.Path(pl.__file__).resolve().parents[2])
 BLOCKED_ADD = EXAMPLES / "blocked_add.py"
 # 12 tile shapes of the blocked add; the largest tiles do not fit in the Vec memory, so those
 # jobs fail in AllocateMemoryAddr.
@@ -368,7 +371,7 @@ def test_a_script_without_a_main_guard_sweeps_on_worker_processes(backend, cache
         "import os; print(os.getpid() in {r['pid'] for r in result.rows})\n")
     proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                              [str(EXAMPLES.parent / "python"), os.environ.get("PYTHONPATH", "")])))
+                              [PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")])))
     assert proc.returncode == 0, proc.stderr[-3000:]
     first = proc.stdout.splitlines()[0]
     assert first == f"{backend} [True, True] ['', '']", proc.stdout
@@ -411,7 +414,7 @@ def test_which_callers_get_worker_processes_that_do_not_import_their_main_module
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "__main__.py").write_text(code)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(tmp_path), str(EXAMPLES.parent / "python"), os.environ.get("PYTHONPATH", "")]))
+        [str(tmp_path), PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]))
 
     def answer(*args):
         proc = subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, capture_output=True,
