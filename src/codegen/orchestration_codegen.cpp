@@ -785,18 +785,4 @@ std::string generate_orchestration(const ir::Program& program, const ir::Functio
   return OrchestrationEmitter(program, func).run();
 }
 
-std::string generate_exports(const ir::Program& program) {
-  const std::string version =
-      "extern \"C\" int32_t pto_abi_version(void) { return PTO_ABI_VERSION; }\n";
-  ir::FunctionPtr entry = program.entry();
-  // A program of kernels alone compiles to its kernels; run() gives it an orchestration first
-  // (driver::runnable_program).
-  if (!entry) return version;
-  return version +
-         "\nextern \"C\" int32_t pto_orchestrate(const PtoRuntimeApi* rt, const PtoArg* params,\n"
-         "                                     int32_t nparams) {\n"
-         "  return " +
-         orchestration_function_name(entry->name) + "(rt, params, nparams);\n}\n";
-}
-
 }  // namespace pypto::codegen

@@ -1,12 +1,14 @@
-// The exported pto_core_memory_extent of a program library: how many bytes at the start of each
-// core memory space its kernels can touch. A runtime kept between runs clears core memory before
-// each run so that no run sees what an earlier one left there; clearing only what the previous
-// program could have written, rather than every space whole (960 KiB a core), took most of the
-// fixed cost out of a small cached call.
+// The C symbols a program library exports (device/pto_abi.h): pto_abi_version, pto_orchestrate
+// (the entry function's orchestration), and pto_core_memory_extent, how many bytes at the start
+// of each core memory space its kernels can touch. A runtime kept between runs clears core memory
+// before each run so that no run sees what an earlier one left there; clearing only what the
+// previous program could have written, rather than every space whole (960 KiB a core), took most of
+// the fixed cost out of a small cached call.
 #include <algorithm>
 #include <array>
 #include <string>
 
+#include "pypto/codegen/orchestration_codegen.h"
 #include "pypto/codegen/program_codegen.h"
 #include "pypto/ir/visitor.h"
 
@@ -41,6 +43,20 @@ std::string core_memory_extent_export(const ir::Program& program) {
   for (size_t s = 0; s < kSpaces; ++s)
     out += "  extent[" + std::to_string(s) + "] = " + std::to_string(collect.extent[s]) + ";\n";
   return out + "}\n";
+}
+
+std::string generate_exports(const ir::Program& program) {
+  const std::string version =
+      "extern \"C\" int32_t pto_abi_version(void) { return PTO_ABI_VERSION; }\n";
+  ir::FunctionPtr entry = program.entry();
+  // A program of kernels alone compiles to its kernels; run() gives it an orchestration first
+  // (driver::runnable_program).
+  if (!entry) return version;
+  return version +
+         "\nextern \"C\" int32_t pto_orchestrate(const PtoRuntimeApi* rt, const PtoArg* params,\n"
+         "                                     int32_t nparams) {\n"
+         "  return " +
+         orchestration_function_name(entry->name) + "(rt, params, nparams);\n}\n";
 }
 
 }  // namespace pypto::codegen
