@@ -159,7 +159,7 @@ def test_click_on_a_stage_zooms_to_it_and_reset_shows_everything(browser, ffn_ru
     browser.find_element(By.CSS_SELECTOR, 'g.item[data-name="execute"] rect').click()
     wait_for(browser, lambda: view(browser)[1] - view(browser)[0] < (end - start) * 0.9,
              "the view did not shrink after a click on `execute`")
-    WebDriverWait(browser, 5).until(lambda b: b.execute_script(
+    WebDriverWait(browser, 30).until(lambda b: b.execute_script(
         "return !document.querySelector('svg.frame').__transition"), "zoom animation")
     zoomed = view(browser)
     origin = min(s["start"] for s in profile["stages"])
@@ -242,7 +242,7 @@ def test_device_lanes_show_the_runs_tasks_and_dependencies(browser, ffn_run, tmp
     assert "device \u00b7 core 0" in labels and f"core {device['cores'] - 1}" in labels
     # Zoomed to the stage that ran them, every task is drawn on its core's row, named.
     browser.find_element(By.CSS_SELECTOR, 'g.item[data-name="run"] rect').click()
-    WebDriverWait(browser, 5).until(lambda b: len(b.find_elements(
+    WebDriverWait(browser, 30).until(lambda b: len(b.find_elements(
         By.CSS_SELECTOR, "g.item.task")) == len(ran) and not b.execute_script(
         "return document.querySelector('svg.frame').__transition"), "tasks not drawn")
     tasks = browser.find_elements(By.CSS_SELECTOR, "g.item.task")
