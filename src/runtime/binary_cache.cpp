@@ -85,12 +85,15 @@ const std::string& device_headers_hash() {
   return hash;
 }
 
+// The flags, then the libraries linked after the source, are hashed one field each.
 std::string compute_key(std::string_view source, const std::string& compiler,
-                        const std::vector<std::string>& flags) {
+                        const std::vector<std::string>& flags,
+                        const std::vector<std::string>& libraries) {
   KeyHasher h;
   h.field(kKeyVersion).field(source).field(device_headers_hash());
   h.field(compiler).field(compiler_identity(compiler));
   for (const auto& f : flags) h.field(f);
+  for (const auto& l : libraries) h.field(l);
   return h.hex();
 }
 
@@ -406,9 +409,7 @@ CompilerArguments compiler_arguments(std::string_view source, const BuildOptions
 
 std::string compute_key(std::string_view source, const std::string& compiler,
                         const CompilerArguments& args) {
-  std::vector<std::string> all = args.flags;
-  all.insert(all.end(), args.libraries.begin(), args.libraries.end());
-  return compute_key(source, compiler, all);
+  return compute_key(source, compiler, args.flags, args.libraries);
 }
 
 }  // namespace
