@@ -333,7 +333,6 @@ for _name, _required, _produced, _invalidated in _core.passes.registered():
 # Where the work of some of PyPTO's passes happens in this compiler.
 _DONE_ELSEWHERE = {
     "inline_functions": "the parser expands pl.FunctionType.Inline functions at their calls",
-    "outline_hierarchy_scopes": "the parser turns pl.at hierarchy scopes into calls",
     "lower_composite_ops": "ConvertTensorToTileOps and code generation lower composite ops",
     "flatten_tile_nd_to_2d": "code generation addresses tiles of any rank",
 }

@@ -8,6 +8,7 @@
 
 #include "collective_variants.h"
 #include "pypto/driver/distributed.h"
+#include "pypto/passes/pass.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/multi_rank.h"
 #include "pypto/runtime/shared_memory.h"
@@ -26,10 +27,17 @@ profiling::ThreadIdentity rank_track(int rank) {
 }  // namespace
 
 std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
-                                                        const ir::ProgramPtr& program,
+                                                        const ir::ProgramPtr& parsed,
                                                         int world_size, const RunConfig& given) {
   ScopedStage stage("compile");
   if (world_size < 1) throw std::runtime_error("a multi-rank program needs at least one rank");
+  // The host's hierarchy scopes (`with pl.at(level=pl.Level.CHIP, ...)`) become the chip
+  // functions it dispatches, before the host is planned.
+  ir::ProgramPtr program = [&] {
+    ScopedStage outline("OutlineHierarchyScopes");
+    // Outlining reads a block's free variables and versions in SSA form.
+    return passes::outline_hierarchy_scopes(passes::convert_to_ssa(parsed));
+  }();
   ir::FunctionPtr host = host_orchestrator(*program);
   if (!host) {
     throw std::runtime_error("program '" + program->name +

@@ -1,6 +1,7 @@
 // The arguments of `with pl.at(...)`: PyPTO's level, role, optimizations, name_hint,
 // allow_early_resolve, windowize, deps, no_dep_args and dumps; and `for i in pl.spmd(n, ...)`,
-// which takes some of them. The simulated device runs CORE_GROUP scopes; the hints that only
+// which takes some of them. The simulated device runs CORE_GROUP scopes as kernels, and the
+// scopes of the levels above (hierarchy scopes) as functions of their level; the hints that only
 // steer the NPU's scheduling and core split are checked and accepted (they do not change what
 // the scope computes); the rest is refused by name.
 #include "parser_state.h"
@@ -30,12 +31,15 @@ void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArg
       fail(v.span, "expected a level such as pl.Level.CORE_GROUP, got " +
                        std::string(value_kind_description(v)));
     }
-    if (v.level != "CORE_GROUP") {
+    if (v.level == "AIV" || v.level == "AIC") {
       fail(v.span, "pl.at(level=pl.Level." + std::string(v.level) +
-                       ") (a hierarchy scope) is not supported; only "
-                       "pl.at(level=pl.Level.CORE_GROUP) scopes run on the simulated device");
+                       ") is not a scope: code for one core kind is a function of type "
+                       "pl.FunctionType." +
+                       std::string(v.level) + " that a Group calls");
     }
-    args.level = std::string(v.level);
+    // CORE_GROUP scopes are kernels; the levels above are hierarchy scopes (a chip's
+    // orchestration in a host orchestrator), which OutlineHierarchyScopes makes functions of.
+    args.level = std::string(canonical_level(v.level));
   } else if (key == "name_hint") {
     const Span value_span = here();
     if (!at(TK::String)) fail(value_span, "name_hint= takes a string, e.g. name_hint=\"attn\"");
@@ -56,9 +60,14 @@ void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArg
     // kernel to completion, in program order, so neither changes a result.
     parse_bool_argument(key);
   } else if (key == "role") {
-    fail(key_span,
-         "pl.at(role=...) belongs to hierarchy scopes (levels above CORE_GROUP), which "
-         "are not supported; write pl.at(level=pl.Level.CORE_GROUP)");
+    const Span role_span = here();
+    args.role = parse_role();
+    args.role_span = role_span;
+    if (args.role == "SubWorker") {
+      fail(role_span,
+           "a SubWorker is not a scope: declare it as a function, "
+           "@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker), and call it");
+    }
   } else if (key == "deps") {
     args.deps = parse_dependency_list(callee);
   } else if (key == "dumps") {
@@ -214,6 +223,34 @@ void Parser::parse_at_optimizations() {
     advance();
   }
   expect(TK::RBracket, "']' to close optimizations=[...]");
+}
+
+// `with pl.at(level=pl.Level.CHIP, role=pl.Role.Orchestrator):` and the other levels above
+// CORE_GROUP: a block of the enclosing orchestrator that runs one level down the machine.
+// OutlineHierarchyScopes makes it a function of that level and role; the cores it uses are the
+// CORE_GROUP scopes and kernel calls inside it.
+StmtPtr Parser::parse_hierarchy_scope(Span span, AtScopeArgs args) {
+  if (ir::is_kernel(signatures_[current_function_].type) || core_scopes_open_ > 0) {
+    fail(span, "pl.at(level=pl.Level." + args.level +
+                   ") inside a kernel: a hierarchy scope belongs in an orchestrator, and a kernel "
+                   "already runs on one core");
+  }
+  if (args.deps) {
+    fail(span, "pl.at(level=pl.Level." + args.level +
+                   ", deps=...): a hierarchy scope runs in its orchestrator's program order; "
+                   "deps= orders CORE_GROUP tasks");
+  }
+  if (at(TK::KwAs)) {
+    fail_here("'as' names the task of a CORE_GROUP scope; a hierarchy scope (pl.Level." +
+              args.level + ") is a call of its own function, not a task");
+  }
+  expect(TK::Colon, "':' after the with statement");
+  Block body = parse_block(BlockKind::Scope, [&] {
+    return "'with' statement on line " + std::to_string(span.line + line_offset_);
+  });
+  return ir::make_node<ir::ScopeStmt>(args.level, ir::make_seq(std::move(body.stmts), span), span,
+                                      std::move(args.name_hint), std::string{},
+                                      std::move(args.role));
 }
 
 }  // namespace pypto::frontend::detail

@@ -42,6 +42,31 @@ bool is_above_chip_level(std::string_view level) {
   return false;
 }
 
+std::string_view canonical_level(std::string_view level) {
+  // PyPTO's readability aliases, each the same level as the name it stands for.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kAliases = {{
+      {"L2CACHE", "CHIP_DIE"},
+      {"PROCESSOR", "CHIP"},
+      {"UMA", "CHIP"},
+      {"NODE", "HOST"},
+      {"POD", "CLUSTER_0"},
+      {"CLOS1", "CLUSTER_1"},
+      {"CLOS2", "CLUSTER_2"},
+  }};
+  for (const auto& [alias, name] : kAliases)
+    if (alias == level) return name;
+  return level;
+}
+
+std::string Parser::parse_role() {
+  const Token& member = parse_enum_member("Role");
+  if (member.text != kRoles[0] && member.text != kRoles[1]) {
+    fail(span_of(member), "unknown role 'pl.Role." + std::string(member.text) + "' (expected " +
+                              member_list(kRoles) + ")");
+  }
+  return std::string(member.text);
+}
+
 // `pl.<Enum>.<member>` at the cursor; returns the member's token.
 const Token& Parser::parse_enum_member(std::string_view enum_name) {
   if (!(at_name("pl") && peek_token(1).kind == TK::Dot && peek_token(2).text == enum_name &&
@@ -156,12 +181,7 @@ void Parser::parse_function_decorator(FunctionSignature& sig) {
       }
       sig.attrs.level = std::string(member.text);
     } else if (key.text == "role") {
-      const Token& member = parse_enum_member("Role");
-      if (member.text != kRoles[0] && member.text != kRoles[1]) {
-        fail(span_of(member), "unknown role 'pl.Role." + std::string(member.text) + "' (expected " +
-                                  member_list(kRoles) + ")");
-      }
-      sig.attrs.role = std::string(member.text);
+      sig.attrs.role = parse_role();
     } else if (key.text == "attrs") {
       parse_function_attrs_dict(sig.attrs);
     } else if (key.text == "strict_ssa") {

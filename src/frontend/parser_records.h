@@ -88,6 +88,8 @@ std::string level_names();
 // HOST and the levels above it (PyPTO's Linqu levels 3 and up): where a host orchestrator and
 // host sub-workers run.
 bool is_above_chip_level(std::string_view level);
+// The canonical name of a pl.Level member (NODE is HOST, UMA and PROCESSOR are CHIP, ...).
+std::string_view canonical_level(std::string_view level);
 // pl.SplitMode's value of a member name: NONE 0, UP_DOWN 1, LEFT_RIGHT 2.
 std::optional<int64_t> split_mode_number(std::string_view name);
 
@@ -199,7 +201,9 @@ struct YieldInfo {
 
 // What `with pl.at(...)` says (parser_at_scope.cpp).
 struct AtScopeArgs {
-  std::string level;      // "CORE_GROUP"
+  std::string level;      // "CORE_GROUP", or a hierarchy level (canonical name)
+  std::string role;       // role=pl.Role.<member> of a hierarchy scope; empty: none
+  Span role_span;
   std::string name_hint;  // the outlined kernel's name; empty: the pass names it
   ExprPtr deps;           // deps=[...]: a MakeTuple of TaskIds and TaskId arrays, or null
 };

@@ -231,6 +231,8 @@ class Parser {
   // At `function` of `@pl.function`: reads the decorator's arguments into `sig`.
   void parse_function_decorator(FunctionSignature& sig);
   ir::FunctionType parse_function_kind();
+  // `pl.Role.<member>` at the cursor: its name, checked.
+  std::string parse_role();
   bool parse_bool_argument(std::string_view key);
   void parse_function_attrs_dict(ir::FunctionAttrs& attrs);
   void parse_func_attr(BlockKind kind);  // at `pl.func_attr(` as a statement
@@ -597,6 +599,7 @@ class Parser {
   void parse_submit(Block& block, const std::vector<const Token*>& targets);
   StmtPtr parse_manual_scope(Span span, Block* enclosing);
   StmtPtr parse_spmd_with(Span span);
+  StmtPtr parse_hierarchy_scope(Span span, AtScopeArgs args);
   ExprPtr parse_spmd_arguments(AtScopeArgs& args, std::optional<TaskPredicate>* predicate,
                                Span span);
   Value parse_task_namespace(std::string_view ns, Span span);

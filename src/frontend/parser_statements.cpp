@@ -203,10 +203,15 @@ void Parser::parse_expression_statement(Block& block, Span start) {
     fail(start, "expected a call or an assignment; an expression statement has no effect");
   }
   if (!v.expr->as<ir::Call>()) return;
-  // `pl.write(x, [i, j], v)` as a statement writes into x: x is rebound to the written value,
-  // which is what the statement means in a program of values.
+  // `pl.write(x, [i, j], v)` and `pl.assemble(t, part, offsets)` of a tensor t as statements
+  // write into x or t: the name is rebound to the written value, which is what the statement
+  // means in a program of values.
   const auto* call = v.expr->as<ir::Call>();
-  if (call->call_kind == ir::CallKind::Op && call->callee == "write" && !call->args.empty()) {
+  const bool writes_first = call->call_kind == ir::CallKind::Op && !call->args.empty() &&
+                            (call->callee == "write" ||
+                             (call->callee == "assemble" && call->args[0]->type() &&
+                              call->args[0]->type()->as<ir::TensorType>()));
+  if (writes_first) {
     if (const auto* target = call->args[0]->as<ir::Var>()) {
       VarPtr var = bind_var(target->name, v.expr->type(), start);
       block.stmts.push_back(ir::make_node<ir::AssignStmt>(var, v.expr, start));
@@ -743,6 +748,12 @@ StmtPtr Parser::parse_with(Block* enclosing) {
   }
   expect(TK::RParen, "')' to close pl.at(...)");
   if (args.level.empty()) fail(span, "pl.at needs a level: pl.at(level=pl.Level.CORE_GROUP)");
+  if (args.level != "CORE_GROUP") return parse_hierarchy_scope(span, std::move(args));
+  if (!args.role.empty()) {
+    fail(args.role_span,
+         "pl.at(role=...) belongs to hierarchy scopes (levels above CORE_GROUP); a CORE_GROUP "
+         "scope is a kernel and has no role");
+  }
   // `as tid` names the scope's task; deps= orders it after other tasks (parser_tasks.cpp).
   const Token* tid = nullptr;
   if (at(TK::KwAs)) {

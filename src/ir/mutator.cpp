@@ -240,7 +240,8 @@ StmtPtr IRMutator::mutate_yield(const std::shared_ptr<const YieldStmt>& s) {
 StmtPtr IRMutator::mutate_scope(const std::shared_ptr<const ScopeStmt>& s) {
   StmtPtr body = mutate(s->body);
   if (body == s->body) return s;
-  return ir::make_node<ScopeStmt>(s->level, std::move(body), s->span(), s->name_hint, s->split);
+  return ir::make_node<ScopeStmt>(s->level, std::move(body), s->span(), s->name_hint, s->split,
+                                  s->role);
 }
 
 StmtPtr substitute(const StmtPtr& s, const NodeMap<const Var*, ExprPtr>& map) {

@@ -217,7 +217,8 @@ class Printer {
         if (scope.is_split_aiv()) return split_aiv_region(scope, indent);
         const std::string hint =
             scope.name_hint.empty() ? "" : ", name_hint=\"" + scope.name_hint + "\"";
-        line(indent, "with pl.at(level=pl.Level." + scope.level + hint + "):");
+        const std::string role = scope.role.empty() ? "" : ", role=pl.Role." + scope.role;
+        line(indent, "with pl.at(level=pl.Level." + scope.level + role + hint + "):");
         return block(scope.body, indent + 1);
       }
     }

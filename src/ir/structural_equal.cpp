@@ -128,7 +128,7 @@ class EqualityChecker {
       case StmtKind::Scope: {
         const auto *x = a->as<ScopeStmt>(), *y = b->as<ScopeStmt>();
         return x->level == y->level && x->name_hint == y->name_hint && x->split == y->split &&
-               stmt(x->body, y->body);
+               x->role == y->role && stmt(x->body, y->body);
       }
     }
     return false;
@@ -249,6 +249,7 @@ class Hasher {
         str(x->level);
         str(x->name_hint);
         str(x->split);
+        str(x->role);
         return stmt(x->body);
       }
     }

@@ -202,7 +202,7 @@ class SsaConverter {
         // A scope is inline code: its definitions stay visible after it.
         const auto* sc = s->as<ScopeStmt>();
         return ir::make_node<ScopeStmt>(sc->level, convert(sc->body, env), sc->span(),
-                                        sc->name_hint, sc->split);
+                                        sc->name_hint, sc->split, sc->role);
       }
       case StmtKind::For:
         return convert_for(*s->as<ForStmt>(), env);

@@ -50,6 +50,7 @@ const std::vector<Pass>& registered_passes() {
       {"ConvertToSSA", convert_to_ssa, static_cast<IRProperties>(P::SSA), 0},
       {"Simplify", simplify, 0, 0},
       {"FlattenCallExpr", flatten_call_expr, static_cast<IRProperties>(P::Flat), 0},
+      {"OutlineHierarchyScopes", outline_hierarchy_scopes, 0, 0},
       {"OutlineIncoreScopes", outline_incore_scopes, static_cast<IRProperties>(P::NoScopes), 0},
       {"ConvertTensorToTileOps", convert_tensor_to_tile_ops,
        static_cast<IRProperties>(P::TileOpsOnly), kMemoryPlan},

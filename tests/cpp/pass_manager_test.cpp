@@ -24,6 +24,7 @@ TEST(PassManager, DefaultStrategyListsThirteenPassesInPipelineOrder) {
                                        "ConvertToSSA",
                                        "Simplify",
                                        "FlattenCallExpr",
+                                       "OutlineHierarchyScopes",
                                        "OutlineIncoreScopes",
                                        "ConvertTensorToTileOps",
                                        "AutoTileMatmulL0",
@@ -168,7 +169,7 @@ TEST(PassManager, DumpsEveryStageAsTextThatParsesBackToTheSameProgram) {
       [&](const std::string&, size_t, const ir::ProgramPtr& p) { stages.push_back(p); });
   auto in = load_example("matmul_ksplit.py");
   pm.run(in, options);
-  ASSERT_EQ(stages.size(), 13u);
+  ASSERT_EQ(stages.size(), 14u);
   auto names = pm.pass_names();
   EXPECT_TRUE(std::filesystem::exists(dir / "00_frontend.py"));
   for (size_t i = 0; i < names.size(); ++i) {

@@ -74,6 +74,13 @@ def test_a_run_without_its_callbacks_is_refused_before_it_starts():
     assert not f.any()
 
 
+def test_a_callback_for_no_sub_worker_is_refused_by_name():
+    compiled = ir.compile(Inspected, distributed_config=DistributedConfig(device_ids=[0]))
+    with pytest.raises(ValueError, match=r"'nothing' are not sub-workers of Inspected \(its "
+                                         r"sub-workers: concrete, inspect\)"):
+        compiled.prepare(callbacks={"inspect": print, "nothing": print})
+
+
 def test_the_callbacks_tensor_argument_reads_as_torch():
     torch = pytest.importorskip("torch")
     from pypto.runtime.distributed_runner import _tensor_from_continuous

@@ -48,6 +48,7 @@ PASSES = [
     "ConvertToSSA",
     "Simplify",
     "FlattenCallExpr",
+    "OutlineHierarchyScopes",
     "OutlineIncoreScopes",
     "ConvertTensorToTileOps",
     "AutoTileMatmulL0",

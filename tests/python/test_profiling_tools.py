@@ -22,7 +22,7 @@ from summary_text import HEADER, profiles, root_stages, stage_names
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 PASSES = ["LowerSplitAiv", "UnrollLoops", "ConvertToSSA", "Simplify", "FlattenCallExpr",
-          "OutlineIncoreScopes", "ConvertTensorToTileOps", "AutoTileMatmulL0",
+          "OutlineHierarchyScopes", "OutlineIncoreScopes", "ConvertTensorToTileOps", "AutoTileMatmulL0",
           "InferTileMemorySpace", "InitMemRef", "MemoryReuse", "AllocateMemoryAddr",
           "DeriveCallDirections"]
 

@@ -62,13 +62,20 @@ def test_two_programs_share_a_resident_tensor_on_one_distributed_worker():
     with DistributedWorker([prefill_c, decode_c], inherited_host_tensors=[prompt]) as rt:
         assert isinstance(rt, Worker)
         kv = rt.alloc_tensor((TILE, TILE), pl.FP32)
-        rt.run(prefill_c, prompt, kv)
+        assert len(rt._owned_tensors) == 1  # PyPTO's tests count a worker's tensors by it
+        with pytest.raises(TypeError, match="ambiguous: 2 programs are prepared"):
+            rt(prompt, kv)
+        handle = rt.register(prefill_c)
+        assert handle.compiled is prefill_c and not handle.closed
+        handle(prompt, kv)
         np.testing.assert_array_equal(kv, 4.0)
         for step in range(3):
             token.fill(step)
             logits.fill(0)
             rt.run(decode_c, token, kv, logits)
             np.testing.assert_array_equal(logits, step + 4.0)
-    assert rt.closed
+    assert rt.closed and handle.closed and len(rt._owned_tensors) == 0
+    with pytest.raises(RuntimeError, match=r"DistributedWorker.register called after close\(\)"):
+        rt.register(prefill_c)
     with pytest.raises(ValueError, match="at least one compiled program"):
         DistributedWorker([])

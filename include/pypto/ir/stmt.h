@@ -180,24 +180,31 @@ class YieldStmt : public Stmt {
 // whose `split` names the mode ("NONE", "UP_DOWN", "LEFT_RIGHT") and whose body starts with
 // `aiv = pl.tile.get_subblock_idx()`: a region run once per AIV lane of a cluster, which the
 // LowerSplitAiv pass (the first of the pipeline) turns into a loop over the lanes.
+// `with pl.at(level=pl.Level.CHIP, role=pl.Role.Orchestrator):` (any level above CORE_GROUP) is
+// a hierarchy scope: code that runs one level down the machine (a chip's orchestration inside a
+// host orchestrator). OutlineHierarchyScopes turns each one into a function of that level and
+// role, called where the scope was.
 inline constexpr const char* kSplitAivLevel = "SPLIT_AIV";
 class ScopeStmt : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::Scope;
   ScopeStmt(std::string level, StmtPtr body, Span span = {}, std::string name_hint = {},
-            std::string split = {})
+            std::string split = {}, std::string role = {})
       : Stmt(kKind, span),
         level(std::move(level)),
         body(std::move(body)),
         name_hint(std::move(name_hint)),
-        split(std::move(split)) {
+        split(std::move(split)),
+        role(std::move(role)) {
     depth_ = nested_depth(span, {&this->body});
   }
   bool is_split_aiv() const { return level == kSplitAivLevel; }
-  std::string level;  // "CORE_GROUP", or kSplitAivLevel
+  bool is_hierarchy() const { return level != "CORE_GROUP" && !is_split_aiv(); }
+  std::string level;  // "CORE_GROUP", kSplitAivLevel, or a pl.Level above CORE_GROUP
   StmtPtr body;
   std::string name_hint;  // pl.at(name_hint=...): the outlined function's name; empty: none
   std::string split;      // a split_aiv region's mode; empty for other scopes
+  std::string role;       // a hierarchy scope's pl.Role member ("Orchestrator"); empty: none
 };
 
 // Flattens nested SeqStmts and returns a single statement when there is only one.

@@ -163,11 +163,12 @@ class DistributedCompiledProgram:
         if startup_timeout_s is not None and not startup_timeout_s > 0:
             raise ValueError(f"prepare: startup_timeout_s must be positive seconds, got "
                              f"{startup_timeout_s}")
-        for name in list(callbacks or {}) + list(sub_worker_overrides or {}):
-            if name not in self._host_workers:
-                known = ", ".join(sorted(self._host_workers)) or "none"
-                raise ValueError(f"prepare: {self.name} has no host sub-worker {name!r} "
-                                 f"(its sub-workers: {known})")
+        unknown = [name for name in list(callbacks or {}) + list(sub_worker_overrides or {})
+                   if name not in self._host_workers]
+        if unknown:
+            known = ", ".join(sorted(self._host_workers)) or "none"
+            raise ValueError(f"prepare: {', '.join(map(repr, unknown))} are not sub-workers of "
+                             f"{self.name} (its sub-workers: {known})")
         self._check_bound({**(callbacks or {}), **(sub_worker_overrides or {})}, "prepare")
         return DistributedWorker(self, config, extra_compiled=list(extra_compiled),
                                  persistent=persistent,

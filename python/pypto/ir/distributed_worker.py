@@ -4,7 +4,7 @@ many times, with tensors that live across its dispatches.
 ``with compiled.prepare() as rt:`` compiles the program (when its shapes are fixed), builds the
 library of every device program (or takes it from the binary cache) and returns a
 ``DistributedWorker``: ``rt(*tensors, config=...)`` runs the primary program, ``rt.run(other,
-*tensors)`` one of ``extra_compiled``, ``rt.submit(program, *tensors)`` runs one and returns a
+*tensors)`` one of ``extra_compiled`` (``rt.register(other)`` gives a handle that calls it), ``rt.submit(program, *tensors)`` runs one and returns a
 handle whose ``result()`` gives what the call returned (dispatches run one at a time, in
 order, so a handle is complete when ``submit`` returns). ``rt.alloc_tensor(shape, dtype,
 init=...)`` gives a tensor that stays valid until ``rt.free_tensor`` or the end of the ``with``
@@ -23,7 +23,7 @@ import numpy as np
 
 from pypto.runtime.worker import Worker
 
-__all__ = ["DistributedWorker", "DispatchHandle"]
+__all__ = ["DistributedWorker", "DispatchHandle", "DistributedRegistration"]
 
 
 class DispatchHandle:
@@ -41,6 +41,26 @@ class DispatchHandle:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+class DistributedRegistration:
+    """A program registered on a DistributedWorker (``rt.register(compiled)``): calling it
+    dispatches the program; it is closed with its worker."""
+
+    def __init__(self, worker: "DistributedWorker", compiled: Any) -> None:
+        self._worker = worker
+        self._compiled = compiled
+
+    @property
+    def compiled(self) -> Any:
+        return self._compiled
+
+    @property
+    def closed(self) -> bool:
+        return self._worker.closed
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        return self._worker.run(self._compiled, *args, config=config)
 
 
 def _called_with_a_list(callback: Callable[..., Any]) -> Callable[..., Any]:
@@ -61,10 +81,13 @@ class DistributedWorker(Worker):
                  sub_worker_overrides: Optional[Dict[str, Callable[..., Any]]] = None,
                  inherited_host_tensors: Optional[Sequence[Any]] = None,
                  startup_timeout_s: Optional[float] = None):
-        # PyPTO's form: DistributedWorker([primary, *others]).
+        # PyPTO's form: DistributedWorker([primary, *others]), where a call without a program
+        # is ambiguous when there are several.
+        self._ambiguous_call = False
         if isinstance(primary, (list, tuple)):
             if not primary:
                 raise ValueError("DistributedWorker: give at least one compiled program")
+            self._ambiguous_call = len(primary) > 1
             primary, extra_compiled = primary[0], [*primary[1:], *extra_compiled]
         # Host tensors the ranks' processes read: they are mapped into them at each dispatch
         # here, so keeping them alive with the worker is all their inheritance asks for.
@@ -86,7 +109,7 @@ class DistributedWorker(Worker):
         # tensor as pypto.runtime.distributed_runner._tensor_from_continuous reads it).
         bound = {**(callbacks or {}), **(sub_worker_overrides or {})}
         self._workers = {name: _called_with_a_list(fn) for name, fn in bound.items()}
-        self._tensors: Dict[int, Any] = {}
+        self._owned_tensors: Dict[int, Any] = {}  # PyPTO's name: its tests count them
         self._freed: Dict[int, Any] = {}
         self._closed = False
         for program in programs:
@@ -98,8 +121,8 @@ class DistributedWorker(Worker):
 
     def _check_open(self, what: str) -> None:
         if self._closed:
-            raise RuntimeError(f"cannot {what}: this prepared program is closed (its with block "
-                               f"ended); call prepare() again")
+            raise RuntimeError(f"DistributedWorker.{what} called after close() (or the end of "
+                               f"its with block): prepare the program again")
 
     def _check_args(self, args: Sequence[Any]) -> None:
         for i, a in enumerate(args):
@@ -109,14 +132,26 @@ class DistributedWorker(Worker):
     def run(self, program: Any, *args: Any, config: Any = None) -> Any:
         """``program`` (this worker's primary program or one of ``extra_compiled``) called on
         ``args``."""
-        self._check_open("run a program")
+        self._check_open("run")
         if not any(program is p for p in self._programs):
             raise ValueError(f"{program!r} was not prepared on this worker: pass it to "
                              f"prepare(extra_compiled=[...])")
         self._check_args(args)
         return program._call(args, config, self._workers)
 
+    def register(self, program: Any) -> DistributedRegistration:
+        """A handle that dispatches ``program`` (one this worker prepared)."""
+        self._check_open("register")
+        if not any(program is p for p in self._programs):
+            raise ValueError(f"{program!r} was not prepared on this worker: pass it to "
+                             f"prepare(extra_compiled=[...])")
+        return DistributedRegistration(self, program)
+
     def __call__(self, *args: Any, config: Any = None) -> Any:
+        if self._ambiguous_call:
+            raise TypeError(f"calling the worker is ambiguous: {len(self._programs)} programs are "
+                            f"prepared on it; use rt.run(compiled, *args) or "
+                            f"rt.register(compiled)")
         return self.run(self._primary, *args, config=config)
 
     def submit(self, program: Any, *args: Any, config: Any = None) -> DispatchHandle:
@@ -130,7 +165,7 @@ class DistributedWorker(Worker):
         """A zeroed tensor of ``shape`` and ``dtype`` (a torch dtype gives a torch tensor, a pl
         or numpy dtype a numpy array), or a copy of ``init``; valid until ``free_tensor`` or
         the end of the ``with`` block."""
-        self._check_open("allocate a tensor")
+        self._check_open("alloc_tensor")
         shape = tuple(int(d) for d in shape)
         if type(dtype).__module__.split(".")[0] == "torch":
             import torch  # noqa: PLC0415 - only for torch dtypes
@@ -152,28 +187,28 @@ class DistributedWorker(Worker):
                     raise ValueError(f"alloc_tensor: init has shape {tuple(values.shape)}, the "
                                      f"tensor {shape}")
                 tensor[...] = values.astype(storage, copy=False)
-        self._tensors[id(tensor)] = tensor
+        self._owned_tensors[id(tensor)] = tensor
         return tensor
 
     def free_tensor(self, tensor: Any) -> None:
         """Releases a tensor of ``alloc_tensor``; a dispatch refuses it afterwards."""
-        if self._tensors.pop(id(tensor), None) is None:
+        if self._owned_tensors.pop(id(tensor), None) is None:
             raise ValueError("free_tensor: not a tensor this worker allocated (or freed already)")
         self._freed[id(tensor)] = tensor
 
     @property
     def tensors(self) -> List[Any]:
         """The tensors of ``alloc_tensor`` not freed yet."""
-        return list(self._tensors.values())
+        return list(self._owned_tensors.values())
 
     def close(self) -> None:
         """Frees the worker's tensors; using the worker afterwards raises. Idempotent."""
-        self._freed.update(self._tensors)
-        self._tensors.clear()
+        self._freed.update(self._owned_tensors)
+        self._owned_tensors.clear()
         self._closed = True
 
     def __enter__(self) -> "DistributedWorker":
-        self._check_open("enter")
+        self._check_open("__enter__")
         return self
 
     def __exit__(self, *_exc: Any) -> None:
