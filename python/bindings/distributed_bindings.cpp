@@ -106,6 +106,17 @@ void bind_distributed(nb::module_ m) {
                      }
                      return out;
                    })
+      .def_prop_ro(
+          "param_types",
+          [](const driver::DistributedProgram& p) {
+            std::vector<std::tuple<std::vector<int64_t>, std::string>> out;
+            for (const ir::Param& param : p.plan.params) {
+              const auto* t = param.var->type()->as<ir::TensorType>();
+              out.emplace_back(t->shape, std::string(ir::dtype_name(t->dtype)));
+            }
+            return out;
+          },
+          "The shape and dtype name of each parameter of the host orchestrator.")
       .def_prop_ro("dispatches",
                    [](const driver::DistributedProgram& p) {
                      std::vector<std::tuple<int, std::string>> out;

@@ -103,6 +103,11 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
     staged.push_back(runtime::SharedBuffer::allocate(std::max<size_t>(bytes, 1)));
     if (bytes) std::memcpy(staged.back()->data(), t.data, bytes);
   }
+  // The host's own tensors, after its parameters (zeroed, as shared mappings are).
+  for (const HostLocal& local : plan.locals) {
+    const auto bytes = static_cast<size_t>(ir::shape_bytes(local.shape, local.dtype).value_or(0));
+    staged.push_back(runtime::SharedBuffer::allocate(std::max<size_t>(bytes, 1)));
+  }
   runtime::SharedMemoryWorld world(program.world_size,
                                    static_cast<size_t>(std::max<int64_t>(plan.window_bytes, 1)));
   // A view of the plan as rank `rank` sees it: in a staged host tensor or in its window.

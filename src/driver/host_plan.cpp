@@ -201,6 +201,22 @@ class HostEvaluator {
     }
     const std::string& op = c.callee;
     if (op == "comm_world_size") return scalar(ir::Scalar::of_int(world_size_));
+    if (op == "create_tensor") {
+      // A tensor of the host's own, between its dispatches and sub-workers (an intermediate
+      // that one chip writes and another reads): host memory that every call allocates.
+      const auto* type = c.type()->as<ir::TensorType>();
+      if (!type || !ir::shape_bytes(type->shape, type->dtype)) {
+        fail(c.span(), "pl.create_tensor in a host orchestrator needs a static shape");
+      }
+      HostValue v;
+      v.kind = HostValue::Kind::Tensor;
+      v.param = plan_.params.size() + plan_.locals.size();
+      v.shape = type->shape;
+      v.strides = row_major_strides(type->shape);
+      v.dtype = type->dtype;
+      plan_.locals.push_back({type->shape, type->dtype});
+      return v;
+    }
     if (op == "comm_alloc_window") {
       const int64_t bytes = integer(c.args.at(0));
       if (bytes < 0) fail(c.span(), "a window buffer cannot have a negative size");

@@ -91,3 +91,39 @@ def test_the_callbacks_tensor_argument_reads_as_torch():
     assert array[0] == 7.0
     same = torch.ones(2)
     assert _tensor_from_continuous(same) is same
+
+
+@pl.program
+class HostIntermediates:
+    @pl.function(type=pl.FunctionType.InCore)
+    def tile_sub(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
+                 f: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        return pl.store(pl.sub(pl.load(a, [0, 0], [N, N]), pl.load(b, [0, 0], [N, N])), [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_sub(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
+                 f: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        return self.tile_sub(a, b, f)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def combine(diff: pl.Tensor[[N, N], pl.FP32], f: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+        f[:] = diff * 3
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
+                  f: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        diff: pl.Tensor[[N, N], pl.FP32] = pl.create_tensor([N, N], dtype=pl.FP32)
+        out_diff: pl.Tensor[[N, N], pl.FP32] = self.chip_sub(a, b, diff)
+        self.combine(out_diff, f)
+        return f
+
+
+def test_host_tensors_of_its_own_carry_a_chip_result_to_a_sub_worker_and_outs_are_allocated():
+    compiled = ir.compile(HostIntermediates, distributed_config=DistributedConfig(device_ids=[0]))
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((N, N)).astype(np.float32)
+    b = rng.standard_normal((N, N)).astype(np.float32)
+    # PyPTO's return style: the Out tensor f is not given, so the call makes it and returns it.
+    f = compiled(a, b)
+    assert isinstance(f, np.ndarray) and f.shape == (N, N)
+    np.testing.assert_allclose(f, (a - b) * 3, rtol=1e-6)

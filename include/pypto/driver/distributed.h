@@ -72,9 +72,17 @@ struct PlanStep {
 };
 
 // What a host orchestrator does for one world size.
+struct HostLocal {
+  std::vector<int64_t> shape;
+  ir::DataType dtype = ir::DataType::FP32;
+};
+
 struct HostPlan {
-  std::string host;                     // the host orchestrator's name
-  std::vector<ir::Param> params;        // its parameters (the tensors a call takes)
+  std::string host;               // the host orchestrator's name
+  std::vector<ir::Param> params;  // its parameters (the tensors a call takes)
+  // Tensors the host makes (pl.create_tensor): a call allocates each one zeroed for its
+  // duration. A DispatchArg's `param` numbers them after the parameters.
+  std::vector<HostLocal> locals;
   std::vector<int64_t> window_offsets;  // of each window buffer, in allocation order
   int64_t window_bytes = 0;             // of every rank's window (all buffers, aligned)
   std::vector<Dispatch> dispatches;     // in the order the host made them

@@ -365,6 +365,10 @@ class DistributedProgram:
     def params(self) -> list[tuple[str, str]]: ...
 
     @property
+    def param_types(self) -> list[tuple[list[int], str]]:
+        """The shape and dtype name of each parameter of the host orchestrator."""
+
+    @property
     def dispatches(self) -> list[tuple[int, str]]: ...
 
     def load(self) -> int:

@@ -212,13 +212,14 @@ class DistributedCompiledProgram:
             entry.append((f"arg{i}", [int(d) for d in a.shape], _dtype_name(a)))
         compiled = self._get(entry, config)
         params = compiled.params
+        args = self._with_allocated_outputs(args, compiled)
         if len(args) != len(params):
             names = ", ".join(n for n, _ in params)
             raise TypeError(f"{compiled.host}() takes {len(params)} tensor(s) ({names}), got "
                             f"{len(args)}")
         run_config, driver_config = _run_config(config)
         execution_time, rank_seconds, waits, profile = _core.driver.call_distributed(
-            compiled, [_types.as_driver_buffer(a) for a in args], [d for _, _, d in entry],
+            compiled, [_types.as_driver_buffer(a) for a in args], [_dtype_name(a) for a in args],
             driver_config, float(self.distributed_config.signal_timeout),
             run_config.compile_profiling is True,
             _host_call_runner({**self._host_workers, **workers},
@@ -229,6 +230,26 @@ class DistributedCompiledProgram:
         if len(outputs) == 1:
             return outputs[0]
         return tuple(outputs) if outputs else None
+
+    @staticmethod
+    def _with_allocated_outputs(args: Any, compiled: Any) -> Any:
+        """PyPTO's return style: a call given the tensors of every parameter but the Out ones
+        gets those allocated (zeroed; torch tensors when the caller passed torch tensors) and
+        returns them."""
+        params = compiled.params
+        missing = [i for i, (_, direction) in enumerate(params) if direction == "Out"]
+        if len(args) == len(params) or len(args) != len(params) - len(missing):
+            return args
+        as_torch = any(_is_torch(a) for a in args)
+        given = iter(args)
+        full = []
+        for i, (shape, dtype_name) in enumerate(compiled.param_types):
+            if i not in missing:
+                full.append(next(given))
+                continue
+            zeros = np.zeros(shape, dtype=_types.DTYPES[dtype_name].storage_numpy)
+            full.append(_as_torch(zeros, dtype_name) if as_torch else zeros)
+        return full
 
     def _prepared_call(self, args: Any, config: Any) -> Any:
         """As CompiledProgram._prepared_call, for pypto.runtime.benchmark: (the arguments, False,
