@@ -235,7 +235,13 @@ void KernelEmitter::assign(const ir::AssignStmt& s) {
         return;
       }
       if (shape == ir::EmitShape::Slice) {  // of a tensor: a view, no instruction
-        if (call->args.size() > 3) {
+        // A view narrowed by constants (pl.set_validshape) carries its valid region in its type,
+        // which the tensor-op lowering reads and copies; only a region known at run time is
+        // not supported yet.
+        const auto* view_type = call->type()->as<ir::TensorType>();
+        const bool constant_region =
+            view_type && view_type->view && !view_type->view->valid_shape.empty();
+        if (call->args.size() > 3 && !constant_region) {
           codegen_error(call->args[3]->span().valid() ? call->args[3]->span() : s.span(),
                         "pl.slice(valid_shape=...) of a tensor inside a kernel is not supported "
                         "yet: load the window with pl.load(..., valid_shape=...)");

@@ -411,6 +411,25 @@ TypePtr infer_expand_clone(const OpContext& c) {
   return tensor_type(target->shape, target->dtype);
 }
 
+// The valid region an elementwise tensor result keeps: that of its operands narrowed by
+// pl.set_validshape (PyPTO: a result keeps the valid_shape its operands agree on).
+static std::optional<TensorView> kept_valid_region(const OpContext& c, size_t count) {
+  std::optional<TensorView> kept;
+  for (size_t i = 0; i < count && i < c.args.size(); ++i) {
+    const auto* t = c.args[i]->type() ? c.args[i]->type()->as<TensorType>() : nullptr;
+    if (!t || !t->view || t->view->valid_shape.empty()) continue;
+    if (kept && kept->valid_shape != t->view->valid_shape) {
+      c.fail(i, "the operands of " + c.op_name() + " have different valid regions (" +
+                    shape_to_string(kept->valid_shape) + " and " +
+                    shape_to_string(t->view->valid_shape) + ")");
+    }
+    TensorView region;
+    region.valid_shape = t->view->valid_shape;
+    kept = region;
+  }
+  return kept;
+}
+
 // tile∘tile, tile∘scalar, scalar∘tile, and the same with tensors (the tensor-level form used in
 // InCore code before ConvertTensorToTileOps).
 TypePtr infer_elementwise_binary(const OpContext& c) {
@@ -435,13 +454,13 @@ TypePtr infer_elementwise_binary(const OpContext& c) {
     expect_same_dtype(c, other, x.dtype, y->dtype);
   }
   if (x.is_tile) return tile_type(*x.shape, x.dtype);
-  return tensor_type(*x.shape, x.dtype);
+  return tensor_type(*x.shape, x.dtype, kept_valid_region(c, 2));
 }
 
 TypePtr infer_elementwise_unary(const OpContext& c) {
   ShapedInfo x = expect_shaped(c, 0);
   if (x.is_tile) return tile_type(*x.shape, x.dtype);
-  return tensor_type(*x.shape, x.dtype);
+  return tensor_type(*x.shape, x.dtype, kept_valid_region(c, 1));
 }
 
 // cast of a tile, or of a tensor (the tensor-level form of InCore code, which

@@ -134,7 +134,19 @@ TypePtr infer_slice(const OpContext& c) {
                       "] (the window's shape)" + c.where(3));
       }
     }
-    if (!x.is_tile) check_tensor_slice_reach(c, offsets, shape, valid, *x.shape);
+    if (!x.is_tile) {
+      check_tensor_slice_reach(c, offsets, shape, valid, *x.shape);
+      // Constant extents are the view's valid region in its type (pl.set_validshape of a
+      // tensor): an assemble of the view writes that region only.
+      std::vector<int64_t> region;
+      for (const auto& v : valid)
+        if (v) region.push_back(*v);
+      if (region.size() == valid.size() && region != shape) {
+        TensorView view;
+        view.valid_shape = std::move(region);
+        return tensor_type(std::move(shape), x.dtype, std::move(view));
+      }
+    }
   } else if (!x.is_tile) {
     check_tensor_slice_reach(c, offsets, shape, {}, *x.shape);
   }
@@ -150,8 +162,13 @@ TypePtr infer_assemble(const OpContext& c) {
   }
   auto offsets = expect_offsets(c, 2);
   expect_rank(c, 2, "offsets", offsets.size(), target.shape->size());
-  // Into a tensor, a source of lower rank fills a box whose leading extents are 1.
+  // Into a tensor, a source of lower rank fills a box whose leading extents are 1. A tensor
+  // view with a valid region (pl.set_validshape) writes that region only.
   std::vector<int64_t> box = *source.shape;
+  if (const auto* view_type = c.args[1]->type()->as<TensorType>();
+      view_type && view_type->view && !view_type->view->valid_shape.empty()) {
+    box = view_type->view->valid_shape;
+  }
   if (!target.is_tile && box.size() < target.shape->size())
     box.insert(box.begin(), target.shape->size() - box.size(), 1);
   if (box.size() != target.shape->size()) {

@@ -282,7 +282,11 @@ class TensorOpLowering : public IRMutator {
     std::string name;
     const auto* tensor = v->type()->as<TensorType>();
     Block part;
-    if (!block_part(tensor->shape, *whole, &part)) {
+    // A tensor narrowed by pl.set_validshape takes part by its valid region in a computation
+    // over that region (an op that reads it whole, such as fillpad, takes all of it).
+    const bool by_region =
+        tensor->view && !tensor->view->valid_shape.empty() && tensor->shape != function_shape_;
+    if (!block_part(by_region ? tensor->view->valid_shape : tensor->shape, *whole, &part)) {
       throw CompileError(v->span(), "tensor '" + v->name + "' of shape " +
                                         shape_to_string(tensor->shape) +
                                         " does not match the shape " +
@@ -329,7 +333,12 @@ class TensorOpLowering : public IRMutator {
     if (is_tensor_whole_op(root))
       return materialize_whole_op(*root, span, destination, bound, base_offsets);
     const bool reduction = is_tensor_reduction(root);
-    const auto& shape = reduction ? root->args[0]->type()->as<TensorType>()->shape : result->shape;
+    // A result narrowed to a valid region (pl.set_validshape of its operands) is computed and
+    // written over that region only: outside it there is no data.
+    const bool narrowed = !reduction && result->view && !result->view->valid_shape.empty();
+    const auto& shape = reduction  ? root->args[0]->type()->as<TensorType>()->shape
+                        : narrowed ? result->view->valid_shape
+                                   : result->shape;
     function_shape_ = shape;
     std::vector<const Var*> leaves, nodes;
     collect(virtual_var(value), &leaves, &nodes);

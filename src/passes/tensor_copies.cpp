@@ -91,14 +91,17 @@ class Rewriter : public IRMutator {
     if (!from || !in_memory(from) || source_shape.size() > 2 || source_shape.empty())
       return IRMutator::mutate_assign(s);
     std::vector<StmtPtr> out;
-    std::vector<ExprPtr> zeros, extent;
-    for (int64_t d : source_shape) {
-      zeros.push_back(make_int(0));
-      extent.push_back(make_int(d));
+    ExprPtr load = narrowed_load(*from, s->span());
+    if (!load) {
+      std::vector<ExprPtr> zeros, extent;
+      for (int64_t d : source_shape) {
+        zeros.push_back(make_int(0));
+        extent.push_back(make_int(d));
+      }
+      load = make_op_call("load",
+                          {mapped, make_tuple(std::move(zeros)), make_tuple(std::move(extent))}, {},
+                          s->span());
     }
-    ExprPtr load =
-        make_op_call("load", {mapped, make_tuple(std::move(zeros)), make_tuple(std::move(extent))},
-                     {}, s->span());
     auto tile = make_var(from->name + "_tile", load->type(), s->span());
     out.push_back(ir::make_node<AssignStmt>(tile, load, s->span()));
     ExprPtr store =
@@ -137,6 +140,27 @@ class Rewriter : public IRMutator {
       v = c.args[0]->as<Var>();
     }
     return false;
+  }
+
+  // The load of the valid region of `v`, a tensor view narrowed by pl.set_validshape (a slice
+  // whose type has a valid region) that only this assemble uses: the region is read from the
+  // sliced tensor at the slice's offsets, and the view itself is dropped (it is only metadata
+  // here). Null for any other tensor.
+  ExprPtr narrowed_load(const Var& v, Span span) {
+    const auto* type = v.type()->as<TensorType>();
+    auto def = finder_.defs.find(&v);
+    auto uses = occurrences_.find(&v);
+    if (!type || !type->view || type->view->valid_shape.empty() || def == finder_.defs.end() ||
+        def->second->callee != "slice" || uses == occurrences_.end() || uses->second != 2) {
+      return nullptr;
+    }
+    const Call& slice = *def->second;
+    std::vector<ExprPtr> extent;
+    for (int64_t d : type->view->valid_shape) extent.push_back(make_int(d));
+    dropped_.insert(&v);
+    return make_op_call(
+        "load", {mutate(slice.args[0]), mutate(slice.args[2]), make_tuple(std::move(extent))}, {},
+        span);
   }
 
   // A tensor whose elements are in memory at this point: a parameter or what a pl.store into one

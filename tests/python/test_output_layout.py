@@ -212,7 +212,7 @@ def test_prepare_dispatches_many_times_with_resident_tensors():
 
 def test_prepare_refuses_unknown_sub_worker_callbacks():
     compiled = ir.compile(HostAllReduce, distributed_config=DistributedConfig(device_ids=[0, 1]))
-    with pytest.raises(ValueError, match="no host sub-worker 'sampler'"):
+    with pytest.raises(ValueError, match="'sampler' are not sub-workers of HostAllReduce"):
         compiled.prepare(callbacks={"sampler": print})
 
 

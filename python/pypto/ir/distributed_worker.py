@@ -121,8 +121,8 @@ class DistributedWorker(Worker):
 
     def _check_open(self, what: str) -> None:
         if self._closed:
-            raise RuntimeError(f"DistributedWorker.{what} called after close() (or the end of "
-                               f"its with block): prepare the program again")
+            raise RuntimeError(f"DistributedWorker.{what} called after close(): the worker is "
+                               f"closed (or its with block ended); prepare the program again")
 
     def _check_args(self, args: Sequence[Any]) -> None:
         for i, a in enumerate(args):
