@@ -23,7 +23,38 @@ import numpy as np
 
 from pypto.runtime.worker import Worker
 
-__all__ = ["DistributedWorker", "DispatchHandle", "DistributedRegistration"]
+__all__ = ["DistributedWorker", "DispatchHandle", "DistributedRegistration",
+           "StackedDeviceTensor"]
+
+
+class StackedDeviceTensor:
+    """A ``[B, *tail]`` tensor uploaded once, shard ``i`` (``shards[i]``, ``obj[i]``) resident on
+    worker ``worker_ids[i]`` (``DistributedWorker.alloc_stacked_tensor``). Pass it to a dispatch
+    in place of the host tensor the orchestrator slices along its leading dimension. Here the
+    ranks' devices share this machine's memory, so the shards are views of one copy made at
+    upload: the source can change or go away afterwards."""
+
+    def __init__(self, data: Any, worker_ids: Sequence[int]) -> None:
+        self._data = data
+        self.full_shape = tuple(int(d) for d in data.shape)
+        self.worker_ids = tuple(int(w) for w in worker_ids)
+        self.shards = tuple(data[i] for i in range(self.full_shape[0]))
+        self.freed = False
+
+    @property
+    def shape(self) -> tuple:
+        return self.full_shape
+
+    @property
+    def dtype(self) -> Any:
+        return self._data.dtype
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._data[index]
+
+    def __repr__(self) -> str:
+        return (f"StackedDeviceTensor(shape={self.full_shape}, worker_ids={list(self.worker_ids)}"
+                f"{', freed' if self.freed else ''})")
 
 
 class DispatchHandle:
@@ -61,6 +92,10 @@ class DistributedRegistration:
 
     def __call__(self, *args: Any, config: Any = None) -> Any:
         return self._worker.run(self._compiled, *args, config=config)
+
+
+def _is_torch(value: Any) -> bool:
+    return type(value).__module__.split(".")[0] == "torch"
 
 
 def _called_with_a_list(callback: Callable[..., Any]) -> Callable[..., Any]:
@@ -124,10 +159,18 @@ class DistributedWorker(Worker):
             raise RuntimeError(f"DistributedWorker.{what} called after close(): the worker is "
                                f"closed (or its with block ended); prepare the program again")
 
-    def _check_args(self, args: Sequence[Any]) -> None:
+    def _check_args(self, args: Sequence[Any]) -> List[Any]:
+        """The arrays a dispatch passes: those given, a stacked tensor as its data."""
+        arrays = []
         for i, a in enumerate(args):
-            if id(a) in self._freed and self._freed[id(a)] is a:
+            if isinstance(a, StackedDeviceTensor):
+                if a.freed:
+                    raise ValueError(f"argument {i + 1} is a stacked tensor that was freed")
+                a = a._data
+            elif id(a) in self._freed and self._freed[id(a)] is a:
                 raise ValueError(f"argument {i + 1} is a tensor of alloc_tensor that was freed")
+            arrays.append(a)
+        return arrays
 
     def run(self, program: Any, *args: Any, config: Any = None) -> Any:
         """``program`` (this worker's primary program or one of ``extra_compiled``) called on
@@ -136,8 +179,7 @@ class DistributedWorker(Worker):
         if not any(program is p for p in self._programs):
             raise ValueError(f"{program!r} was not prepared on this worker: pass it to "
                              f"prepare(extra_compiled=[...])")
-        self._check_args(args)
-        return program._call(args, config, self._workers)
+        return program._call(self._check_args(args), config, self._workers)
 
     def register(self, program: Any) -> DistributedRegistration:
         """A handle that dispatches ``program`` (one this worker prepared)."""
@@ -190,6 +232,46 @@ class DistributedWorker(Worker):
         self._owned_tensors[id(tensor)] = tensor
         return tensor
 
+    def alloc_stacked_tensor(self, source: Any, *,
+                             worker_ids: Optional[Sequence[int]] = None) -> StackedDeviceTensor:
+        """Uploads ``source`` (``[B, *tail]``, numpy or torch) once as ``B`` shards, shard ``i``
+        on worker ``worker_ids[i]`` (default ``range(B)``): the worker its consumer's dispatch
+        runs on (``device=``). It stays valid until ``free_stacked_tensor`` or ``close``."""
+        self._check_open("alloc_stacked_tensor")
+        shape = tuple(int(d) for d in source.shape)
+        if not shape:
+            raise ValueError("alloc_stacked_tensor: the source needs a leading dimension to stack "
+                             "along, got a scalar")
+        ids = list(range(shape[0])) if worker_ids is None else [int(w) for w in worker_ids]
+        world = self._primary.world_size
+        if len(ids) != shape[0] or any(not 0 <= w < world for w in ids):
+            raise ValueError(f"alloc_stacked_tensor: worker_ids must name a worker in "
+                             f"[0, {world}) for each of the {shape[0]} shards, got {ids}")
+        data = source.clone() if _is_torch(source) else np.array(source, copy=True)
+        stacked = StackedDeviceTensor(data, ids)
+        self._owned_tensors[id(stacked)] = stacked
+        return stacked
+
+    def copy_stacked_from(self, stacked: StackedDeviceTensor, destination: Any) -> None:
+        """Reads every shard of ``stacked`` back into ``destination`` (of its full shape)."""
+        self._check_open("copy_stacked_from")
+        if stacked.freed:
+            raise ValueError("copy_stacked_from: the stacked tensor was freed")
+        if tuple(destination.shape) != stacked.full_shape:
+            raise ValueError(f"copy_stacked_from: the destination has shape "
+                             f"{tuple(destination.shape)}, the stacked tensor {stacked.full_shape}")
+        destination[...] = stacked._data
+
+    def free_stacked_tensor(self, stacked: StackedDeviceTensor) -> None:
+        """Releases a tensor of ``alloc_stacked_tensor``; a dispatch refuses it afterwards."""
+        self.free_tensor(stacked)
+        stacked.freed = True
+
+    def release_inherited_host_tensor_refs(self) -> None:
+        """Drops the worker's references to ``inherited_host_tensors`` (their data was copied
+        where the dispatches read it)."""
+        self._inherited.clear()
+
     def free_tensor(self, tensor: Any) -> None:
         """Releases a tensor of ``alloc_tensor``; a dispatch refuses it afterwards."""
         if self._owned_tensors.pop(id(tensor), None) is None:
@@ -203,6 +285,9 @@ class DistributedWorker(Worker):
 
     def close(self) -> None:
         """Frees the worker's tensors; using the worker afterwards raises. Idempotent."""
+        for tensor in self._owned_tensors.values():
+            if isinstance(tensor, StackedDeviceTensor):
+                tensor.freed = True
         self._freed.update(self._owned_tensors)
         self._owned_tensors.clear()
         self._closed = True

@@ -37,14 +37,14 @@ __all__ = ["TensorSpec", "RunConfig", "RunResult", "run", "BenchmarkResult", "be
            "shutdown",
            "Tensors", "Params", "Golden", "ScalarSpec", "compile_program", "configure_log",
            "log_level", "ChipWorker", "DeviceTensor", "RegistrationHandle", "Worker",
-           "DistributedWorker"]
+           "DistributedWorker", "StackedDeviceTensor"]
 
 # PyPTO's names that live in submodules (runner, tensor_spec, log_config, distributed_runner),
 # loaded on first use
 # so that ``import pypto.runtime`` stays as quick as it was.
 _LAZY = {"compile_program": "runner", "ScalarSpec": "tensor_spec",
          "configure_log": "log_config", "log_level": "log_config",
-         "DistributedWorker": "distributed_runner"}
+         "DistributedWorker": "distributed_runner", "StackedDeviceTensor": "distributed_runner"}
 
 
 def __getattr__(name):

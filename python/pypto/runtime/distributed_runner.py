@@ -1,5 +1,6 @@
 """PyPTO's ``pypto.runtime.distributed_runner`` names that programs and tests use: the
-``DistributedWorker`` (``pypto/ir/distributed_worker.py``) and ``_tensor_from_continuous``.
+``DistributedWorker`` and ``StackedDeviceTensor`` (``pypto/ir/distributed_worker.py``) and
+``_tensor_from_continuous``.
 
 A callback bound with ``prepare(callbacks={name: fn})`` gets its sub-worker's arguments as one
 list; ``_tensor_from_continuous`` gives each tensor argument as a torch tensor sharing its memory,
@@ -8,7 +9,7 @@ so that what the callback writes into an Out/InOut argument is what the program 
 
 from typing import Any
 
-from pypto.ir.distributed_worker import DistributedWorker
+from pypto.ir.distributed_worker import DistributedWorker, StackedDeviceTensor
 
 
 def _tensor_from_continuous(arg: Any) -> Any:
@@ -21,4 +22,4 @@ def _tensor_from_continuous(arg: Any) -> Any:
     return torch.from_numpy(arg)
 
 
-__all__ = ["DistributedWorker", "_tensor_from_continuous"]
+__all__ = ["DistributedWorker", "StackedDeviceTensor", "_tensor_from_continuous"]
