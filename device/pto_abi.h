@@ -13,7 +13,11 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 27
+#define PTO_ABI_VERSION 28
+
+// comm_wait's flag for pld.system.defer_wait (see PtoIsa::comm_wait).
+#define PTO_WAIT_DEFERRED 0x100
+
 #define PTO_MAX_DIMS 4
 
 // Element types; the values equal pypto::ir::DataType. FP8E4M3FN / FP8E5M2 are the OCP 8-bit
@@ -339,6 +343,8 @@ typedef struct PtoIsa {
                          void* ctx);
   // pld.system.wait: until this rank's cell at `offsets` of `signal` compares `cmp` (0 Eq,
   // 1 Ge) to `expected`; fails after the run's signal timeout or when another rank failed.
+  // With `cmp | PTO_WAIT_DEFERRED` (pld.system.defer_wait) it returns at once and the task of the
+  // kernel completes when the cell compares so, its core free meanwhile.
   int32_t (*comm_wait)(const PtoTensor* signal, const int64_t* offsets, int32_t ndim,
                        int64_t expected, int32_t cmp, const char* where, PtoFailFn fail, void* ctx);
   // pld.tensor's built-in collectives (allreduce, allgather, ...; PtoCollective below), run by

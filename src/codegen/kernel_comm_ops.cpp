@@ -81,8 +81,8 @@ void KernelEmitter::emit_comm_tensor(const ir::Var& var, const ir::Call& call, S
   w_.open("for (int64_t peer = 0; peer < n; ++peer)");
   w_.line("if (peer == me) continue;");
   w_.line("const int64_t cell[] = " + brace_list(theirs) + ";");
-  w_.line("if (!isa->comm_notify(&" + window + ", cell, " + std::to_string(rank) +
-          ", me, -1, 0, " + where + ")) " + leave_after_failure());
+  w_.line("if (!isa->comm_notify(&" + window + ", cell, " + std::to_string(rank) + ", me, -1, 0, " +
+          where + ")) " + leave_after_failure());
   w_.close();
   w_.close();
   alias_view(var, window);
@@ -109,16 +109,17 @@ void KernelEmitter::emit_comm_collective(const ir::Var& var, const ir::Call& cal
   }
   const Shape& shape = it->second;
   if (call.args.size() <= static_cast<size_t>(shape.signal)) {
-    codegen_error(span, "pld.tensor.allreduce in a kernel needs a signal (an INT32 window "
-                        "[nranks, 1]); only a host orchestrator may leave it out");
+    codegen_error(span,
+                  "pld.tensor.allreduce in a kernel needs a signal (an INT32 window "
+                  "[nranks, 1]); only a host orchestrator may leave it out");
   }
   auto pointer = [&](int arg, const char* what) -> std::string {
     if (arg < 0) return "0";
     return "&" + view_name(call.args.at(static_cast<size_t>(arg)),
                            std::string(what) + " of " + call.callee);
   };
-  const std::string target = view_name(call.args.at(static_cast<size_t>(shape.target)),
-                                       "the target of " + call.callee);
+  const std::string target =
+      view_name(call.args.at(static_cast<size_t>(shape.target)), "the target of " + call.callee);
   // A ring-shaped signal [2 * (nranks - 1), nranks] has the ranks' cells along dimension 1.
   const int64_t signal_dim = int_attr(call, "mode", 0) == 1 ? 1 : 0;
   const std::string label = "pld.tensor." + call.callee.substr(5);
@@ -153,14 +154,16 @@ void KernelEmitter::emit_comm_statement(const ir::Call& call, Span span) {
             std::to_string(offsets.size()) + ", (int64_t)(" +
             emit_scalar_expr(call.args.at(1), names_) + "), (int64_t)(" +
             emit_scalar_expr(call.args.at(3), names_) + "), " +
-            std::to_string(int_attr(call, "op", 0)) + ", " +
-            comm_where(span, "pld.system.notify") + ")) " + leave_after_failure());
+            std::to_string(int_attr(call, "op", 0)) + ", " + comm_where(span, "pld.system.notify") +
+            ")) " + leave_after_failure());
   } else {
-    w_.line("if (!isa->comm_wait(&" + signal + ", " + cell + ", " +
-            std::to_string(offsets.size()) + ", (int64_t)(" +
-            emit_scalar_expr(call.args.at(2), names_) + "), " +
-            std::to_string(int_attr(call, "cmp", 1)) + ", " +
-            comm_where(span, "pld.system.wait") + ")) " + leave_after_failure());
+    const bool deferred = int_attr(call, "deferred", 0) != 0;
+    const std::string cmp = std::to_string(int_attr(call, "cmp", 1));
+    w_.line("if (!isa->comm_wait(&" + signal + ", " + cell + ", " + std::to_string(offsets.size()) +
+            ", (int64_t)(" + emit_scalar_expr(call.args.at(2), names_) + "), " +
+            (deferred ? cmp + " | PTO_WAIT_DEFERRED" : cmp) + ", " +
+            comm_where(span, deferred ? "pld.system.defer_wait" : "pld.system.wait") + ")) " +
+            leave_after_failure());
   }
   w_.close();
 }

@@ -32,12 +32,14 @@ std::shared_ptr<DistributedProgram> compile_distributed(Session& session,
   ScopedStage stage("compile");
   if (world_size < 1) throw std::runtime_error("a multi-rank program needs at least one rank");
   // The host's hierarchy scopes (`with pl.at(level=pl.Level.CHIP, ...)`) become the chip
-  // functions it dispatches, before the host is planned.
-  ir::ProgramPtr program = [&] {
+  // functions it dispatches, before the host is planned. Outlining reads a block's free
+  // variables and versions in SSA form, which the planner does not need otherwise (its loops
+  // rebind names in place rather than carry values).
+  ir::ProgramPtr program = parsed;
+  if (passes::has_hierarchy_scopes(*parsed)) {
     ScopedStage outline("OutlineHierarchyScopes");
-    // Outlining reads a block's free variables and versions in SSA form.
-    return passes::outline_hierarchy_scopes(passes::convert_to_ssa(parsed));
-  }();
+    program = passes::outline_hierarchy_scopes(passes::convert_to_ssa(parsed));
+  }
   ir::FunctionPtr host = host_orchestrator(*program);
   if (!host) {
     throw std::runtime_error("program '" + program->name +

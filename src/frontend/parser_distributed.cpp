@@ -271,15 +271,16 @@ Value Parser::parse_pld_call(std::string_view ns, std::string_view name, const s
                 {{"op", ir::AttrValue(optional_int("op", 0))}});
   } else if (name == "wait" || name == "defer_wait") {
     // defer_wait leaves its task incomplete until the cell reaches the value, freeing the core
-    // meanwhile; PyPTO allows it only as the whole body of a dedicated waiter task, so its task
-    // completes at the same moment when the core waits for the cell itself, as wait does. (A
-    // waiting core is one fewer for other tasks of the rank until then.)
+    // meanwhile (the device's deferred completions, src/runtime/deferred_completions.h); PyPTO
+    // allows it only as the body of a dedicated waiter task.
     const int64_t cmp = optional_int("cmp", 1);
     if (name == "defer_wait" && cmp != 1) {
       fail(span, label + " waits for a counter to reach a value: cmp must be pld.WaitCmp.Ge");
     }
+    ir::Attrs attrs{{"cmp", ir::AttrValue(cmp)}};
+    if (name == "defer_wait") attrs.emplace_back("deferred", ir::AttrValue(int64_t{1}));
     result = op("comm_wait", {required("signal"), required("offsets"), required("expected")},
-                {{"cmp", ir::AttrValue(cmp)}});
+                std::move(attrs));
   } else if (name == "remote_load") {
     ExprPtr peer_view = op("comm_peer_view", {required("target"), required("peer")});
     std::vector<ExprPtr> args{peer_view, required("offsets"), required("shape")};

@@ -59,7 +59,8 @@ TypePtr infer_comm_notify(const OpContext& c) {
   expect_integer_scalar(c, 1, "the peer");
   expect_integer_scalar(c, 3, "the value");
   const int64_t op = int_attr(c, "op", 0);
-  if (op != 0 && op != 1) c.fail_call("op of " + c.op_name() + " must be pld.NotifyOp.AtomicAdd or Set");
+  if (op != 0 && op != 1)
+    c.fail_call("op of " + c.op_name() + " must be pld.NotifyOp.AtomicAdd or Set");
   return no_value();
 }
 
@@ -68,6 +69,10 @@ TypePtr infer_comm_wait(const OpContext& c) {
   expect_integer_scalar(c, 2, "the expected value");
   const int64_t cmp = int_attr(c, "cmp", 1);
   if (cmp != 0 && cmp != 1) c.fail_call("cmp of " + c.op_name() + " must be pld.WaitCmp.Eq or Ge");
+  // deferred=1: pld.system.defer_wait, whose task completes when the counter reaches the value.
+  const int64_t deferred = int_attr(c, "deferred", 0);
+  if (deferred != 0 && deferred != 1) c.fail_call("deferred of " + c.op_name() + " must be 0 or 1");
+  if (deferred && cmp != 1) c.fail_call("a deferred " + c.op_name() + " waits with pld.WaitCmp.Ge");
   return no_value();
 }
 
@@ -155,8 +160,9 @@ TypePtr infer_comm_allreduce(const OpContext& c) {
     c.fail_call("mode of pld.tensor.allreduce must be \"mesh\" or \"ring\"");
   }
   if (mode == 1 && (c.args.size() < 2 || c.args[1]->type()->as<TensorType>()->shape.size() != 2)) {
-    c.fail(1, "the signal of pld.tensor.allreduce(mode=\"ring\") must be "
-              "[2 * (nranks - 1), nranks]");
+    c.fail(1,
+           "the signal of pld.tensor.allreduce(mode=\"ring\") must be "
+           "[2 * (nranks - 1), nranks]");
   }
   return c.args[0]->type();
 }
@@ -241,8 +247,9 @@ Value op_comm_peer_view(const OpDef&, const Call&, const Args& a) {
 }
 
 Value op_comm_unsupported(const OpDef& def, const Call&, const Args&) {
-  throw RunError(def.name + " needs the ranks of a multi-rank run; the reference interpreter "
-                            "runs one rank alone (run the program with a DistributedConfig)");
+  throw RunError(def.name +
+                 " needs the ranks of a multi-rank run; the reference interpreter "
+                 "runs one rank alone (run the program with a DistributedConfig)");
 }
 
 }  // namespace interp

@@ -4,18 +4,18 @@
 #include <string>
 #include <utility>
 
+#include "comm_ops.h"
 #include "interpreter_values.h"
 #include "op_type_rules.h"
-#include "pto_abi.h"
-#include "comm_ops.h"
 #include "pipe_ops.h"
-#include "split_aiv_ops.h"
-#include "system_ops.h"
-#include "task_ops.h"
+#include "pto_abi.h"
 #include "pypto/ir/printer.h"
 #include "pypto/ir/scalar_arith.h"
 #include "pypto/support/checked_int.h"
 #include "pypto/support/element_ops.h"
+#include "split_aiv_ops.h"
+#include "system_ops.h"
+#include "task_ops.h"
 
 namespace pypto::ir {
 
@@ -251,7 +251,7 @@ std::vector<OpSpec> op_specs() {
        in::op_comm_peer_view, E::Comm},
       {"comm_notify", C::Communication, {"signal", "peer", "offsets", "value"}, 4, {"op"},
        infer_comm_notify, in::op_comm_unsupported, E::Comm},
-      {"comm_wait", C::Communication, {"signal", "offsets", "expected"}, 3, {"cmp"},
+      {"comm_wait", C::Communication, {"signal", "offsets", "expected"}, 3, {"cmp", "deferred"},
        infer_comm_wait, in::op_comm_unsupported, E::Comm},
       {"comm_barrier", C::Communication, {"signal"}, 1, {}, infer_comm_barrier,
        in::op_comm_unsupported, E::Comm},

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
 #include "scope_outliner.h"
 
@@ -37,7 +38,23 @@ std::string role_suffix(const std::string& role) {
   return "_worker";
 }
 
+struct HierarchyScopeFinder : IRVisitor {
+  bool found = false;
+  void visit_scope(const ScopeStmt& s) override {
+    found = found || s.is_hierarchy();
+    IRVisitor::visit_scope(s);
+  }
+};
+
 }  // namespace
+
+bool has_hierarchy_scopes(const Program& program) {
+  HierarchyScopeFinder finder;
+  for (const auto& f : program.functions) {
+    if (f->body) finder.visit(f->body);
+  }
+  return finder.found;
+}
 
 ProgramPtr outline_hierarchy_scopes(const ProgramPtr& program) {
   detail::ScopeOutlining hierarchy;

@@ -22,8 +22,7 @@ int64_t element_size(int32_t dtype) { return ir::dtype_bytes(static_cast<ir::Dat
 // Byte offset of a view's first element and of its last byte + 1 from the start of this rank's
 // window, when the view lies inside it; false otherwise (an ordinary tensor passed where a
 // window buffer belongs).
-bool window_extent(const CommTransport& comm, const PtoTensor& t, int64_t* first,
-                   int64_t* end) {
+bool window_extent(const CommTransport& comm, const PtoTensor& t, int64_t* first, int64_t* end) {
   const int64_t elem = element_size(t.dtype);
   int64_t lo = t.offset, hi = t.offset;
   for (int32_t i = 0; i < t.ndim; ++i) {
@@ -38,8 +37,7 @@ bool window_extent(const CommTransport& comm, const PtoTensor& t, int64_t* first
   return *first >= 0 && *end <= static_cast<int64_t>(comm.window_bytes());
 }
 
-const CommTransport* transport_for(const char* what, const char* where, PtoFailFn fail,
-                                   void* ctx) {
+const CommTransport* transport_for(const char* what, const char* where, PtoFailFn fail, void* ctx) {
   const CommTransport* comm = current_transport();
   if (!comm) {
     fail(ctx, (std::string(where) + ": " + what +
@@ -53,10 +51,10 @@ const CommTransport* transport_for(const char* what, const char* where, PtoFailF
 bool check_peer(const CommTransport& comm, int64_t peer, const char* where, PtoFailFn fail,
                 void* ctx) {
   if (peer >= 0 && peer < comm.nranks()) return true;
-  fail(ctx, (std::string(where) + ": rank " + std::to_string(comm.rank()) + " addressed peer " +
-             std::to_string(peer) + ", but the run has ranks 0.." +
-             std::to_string(comm.nranks() - 1))
-                .c_str());
+  fail(ctx,
+       (std::string(where) + ": rank " + std::to_string(comm.rank()) + " addressed peer " +
+        std::to_string(peer) + ", but the run has ranks 0.." + std::to_string(comm.nranks() - 1))
+           .c_str());
   return false;
 }
 
@@ -66,9 +64,9 @@ bool signal_cell(const CommTransport& comm, const PtoTensor& signal, const int64
                  size_t* cell) {
   static const int64_t kOne[PTO_MAX_DIMS] = {1, 1, 1, 1};
   if (signal.dtype != PTO_INT32) {
-    fail(ctx, (std::string(where) + ": the signal of " + what +
-               " must be an INT32 window buffer view")
-                  .c_str());
+    fail(ctx,
+         (std::string(where) + ": the signal of " + what + " must be an INT32 window buffer view")
+             .c_str());
     return false;
   }
   if (!transfer::check_box(&signal, offsets, kOne, ndim, where, fail, ctx)) return false;
@@ -86,7 +84,15 @@ bool signal_cell(const CommTransport& comm, const PtoTensor& signal, const int64
   return true;
 }
 
+thread_local std::optional<TaskDeferral> t_deferral;
+
 }  // namespace
+
+std::optional<TaskDeferral> take_task_deferral() {
+  std::optional<TaskDeferral> d;
+  d.swap(t_deferral);
+  return d;
+}
 
 int32_t rank() noexcept {
   const CommTransport* comm = current_transport();
@@ -113,8 +119,8 @@ int32_t peer_view(PtoTensor* out, const PtoTensor* local, int64_t peer, const ch
   const int64_t base_offset = static_cast<const uint8_t*>(local->base) - comm->local_window();
   uint8_t* peer_base = comm->peer_address(static_cast<int>(peer), static_cast<size_t>(base_offset));
   if (!peer_base) {
-    fail(ctx, (std::string(where) + ": this transport cannot address rank " +
-               std::to_string(peer) + "'s window in place")
+    fail(ctx, (std::string(where) + ": this transport cannot address rank " + std::to_string(peer) +
+               "'s window in place")
                   .c_str());
     return 0;
   }
@@ -144,9 +150,15 @@ int32_t wait(const PtoTensor* signal, const int64_t* offsets, int32_t ndim, int6
       !signal_cell(*comm, *signal, offsets, ndim, "pld.system.wait", where, fail, ctx, &cell)) {
     return 0;
   }
-  const SignalCmp how = cmp == 0 ? SignalCmp::Eq : SignalCmp::Ge;
-  const std::string label = "wait signal" + list(offsets, ndim) + " " + signal_cmp_name(how) +
-                            " " + std::to_string(expected);
+  const bool deferred = (cmp & PTO_WAIT_DEFERRED) != 0;
+  const SignalCmp how = (cmp & ~PTO_WAIT_DEFERRED) == 0 ? SignalCmp::Eq : SignalCmp::Ge;
+  const std::string label = "wait signal" + list(offsets, ndim) + " " + signal_cmp_name(how) + " " +
+                            std::to_string(expected);
+  if (deferred) {
+    // The core is free now; the task completes when the cell reaches the value.
+    t_deferral = TaskDeferral{cell, static_cast<int32_t>(expected), how, label, where};
+    return 1;
+  }
   const double start = profiling::now_seconds();
   const std::chrono::milliseconds timeout = current_wait_timeout();
   const SignalWait w = comm->wait(cell, static_cast<int32_t>(expected), how, timeout);
@@ -154,12 +166,11 @@ int32_t wait(const PtoTensor* signal, const int64_t* offsets, int32_t ndim, int6
   if (w.status == SignalWait::Status::Satisfied) return 1;
   std::string message = std::string(where) + ": rank " + std::to_string(comm->rank()) + ": ";
   if (w.status == SignalWait::Status::Aborted) {
-    message += "pld.system.wait on signal" + list(offsets, ndim) +
-               " stopped: rank " + std::to_string(w.aborted_by) + " failed";
+    message += "pld.system.wait on signal" + list(offsets, ndim) + " stopped: rank " +
+               std::to_string(w.aborted_by) + " failed";
   } else {
     char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%g s",
-                  std::chrono::duration<double>(timeout).count());
+    std::snprintf(seconds, sizeof seconds, "%g s", std::chrono::duration<double>(timeout).count());
     message += "pld.system.wait on signal" + list(offsets, ndim) + " (waiting for " +
                signal_cmp_name(how) + " " + std::to_string(expected) + ", it holds " +
                std::to_string(w.last_value) + ") timed out after " + seconds +

@@ -2,9 +2,27 @@
 // views of window buffers, and signals, served by the process's CommTransport.
 #pragma once
 
+#include <cstddef>
+#include <optional>
+#include <string>
+
 #include "pto_abi.h"
+#include "pypto/runtime/comm_transport.h"
 
 namespace pypto::runtime::comm_isa {
+
+// pld.system.defer_wait (comm_wait with PTO_WAIT_DEFERRED): the kernel's task completes when
+// this rank's cell reaches the value, not when the kernel returns. The instruction leaves the
+// wait with the thread that ran it; the task runtime takes it after the kernel returns.
+struct TaskDeferral {
+  size_t cell = 0;  // byte offset in this rank's window
+  int32_t expected = 0;
+  SignalCmp cmp = SignalCmp::Ge;
+  std::string label;  // "wait signal[0, 0] >= 1", for the profile
+  std::string where;  // the kernel and source line, for errors
+};
+// The deferral the last kernel run on this thread left, cleared (none when it waited in place).
+std::optional<TaskDeferral> take_task_deferral();
 
 int32_t rank() noexcept;
 int32_t nranks() noexcept;

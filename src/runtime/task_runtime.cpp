@@ -15,7 +15,9 @@
 #include <string_view>
 
 #include "alignment.h"
+#include "comm_isa.h"
 #include "core_memory.h"
+#include "deferred_completions.h"
 #include "launch_barrier.h"
 #include "pypto/ir/types.h"
 #include "pypto/profiling/profiler.h"
@@ -626,6 +628,7 @@ class Run final : public StoppableRun {
       core.task = nullptr;
     }
     const double end = since_start();
+    std::optional<comm_isa::TaskDeferral> deferral = comm_isa::take_task_deferral();
 
     const std::unique_lock<std::mutex> lock = lock_spinning(mutex_);
     if (!skip) {
@@ -635,8 +638,26 @@ class Run final : public StoppableRun {
       task->end = end;
       record_chain_locked(*task, end - start);
     }
+    if (deferral && !failing() && current_transport()) {
+      // pld.system.defer_wait: the core is free; the task completes when its cell is ready.
+      if (!deferred_) {
+        deferred_ = std::make_unique<DeferredCompletions>(
+            [this](void* t, const std::string* error) { complete_deferred(t, error); },
+            [this] { return failing(); });
+      }
+      deferred_->add(task, std::move(*deferral), current_transport());
+      return;
+    }
     std::vector<TaskNode*> released;
     complete_locked(*task, released);
+    for (TaskNode* next : released) dispatch_locked(next, /*from_orchestration=*/false);
+  }
+
+  void complete_deferred(void* t, const std::string* error) {
+    if (error) fail(*error);
+    const std::unique_lock<std::mutex> lock = lock_spinning(mutex_);
+    std::vector<TaskNode*> released;
+    complete_locked(*static_cast<TaskNode*>(t), released);
     for (TaskNode* next : released) dispatch_locked(next, /*from_orchestration=*/false);
   }
 
@@ -684,6 +705,9 @@ class Run final : public StoppableRun {
   Stopped stopped_ = Stopped::No;  // guarded by mutex_
   static constexpr size_t kStoppedAtShown = 4;
   std::vector<std::string> stopped_at_;  // guarded by mutex_
+  // Tasks of pld.system.defer_wait waiting for their cells (made at the first; guarded by
+  // mutex_). Last: it is joined before the state its completions touch goes away.
+  std::unique_ptr<DeferredCompletions> deferred_;
 };
 
 }  // namespace

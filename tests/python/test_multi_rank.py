@@ -279,7 +279,22 @@ def test_a_deferred_waiter_orders_the_reader_after_the_peer_s_push():
         compiled(srcs, outs)
         np.testing.assert_array_equal(outs[0, 1], srcs[1, 1])
         np.testing.assert_array_equal(outs[1, 0], srcs[0, 0])
-    assert "pl.comm_wait(done, [0, 0], 1, cmp=1)" in str(programs.DeferredWait)  # the core waits
+    assert "pl.comm_wait(done, [0, 0], 1, cmp=1, deferred=1)" in str(programs.DeferredWait)
+
+
+def test_deferred_waiters_free_their_cores_for_the_publisher_submitted_after_them():
+    # 8 waiters per rank on a device of fewer cores, and the publisher last: a waiter that held
+    # its core until the peer's signal would leave none for the publisher (a deadlock until the
+    # signal timeout). Each waiter's consumer reads the tag the peer published.
+    compiled = ir.compile(programs.SaturatedWaiters,
+                          distributed_config=DistributedConfig(device_ids=[0, 1],
+                                                               signal_timeout=20))
+    tags = np.stack([np.full((1, 8), 100 + r, np.int32) for r in range(2)])
+    for _ in range(2):
+        outs = np.zeros((2, programs.WAITERS, 8), np.int32)
+        compiled(tags, outs)
+        np.testing.assert_array_equal(outs[0], 101)  # rank 0 reads what rank 1 published
+        np.testing.assert_array_equal(outs[1], 100)
 
 
 def test_a_rank_that_dies_ends_the_run_naming_it():

@@ -63,6 +63,8 @@ ir::ProgramPtr convert_to_ssa(const ir::ProgramPtr& program);
 ir::ProgramPtr simplify(const ir::ProgramPtr& program);
 ir::ProgramPtr flatten_call_expr(const ir::ProgramPtr& program);
 ir::ProgramPtr outline_hierarchy_scopes(const ir::ProgramPtr& program);
+// Whether any function of `program` has a hierarchy scope (pl.at above CORE_GROUP).
+bool has_hierarchy_scopes(const ir::Program& program);
 ir::ProgramPtr outline_incore_scopes(const ir::ProgramPtr& program);
 ir::ProgramPtr convert_tensor_to_tile_ops(const ir::ProgramPtr& program);
 ir::ProgramPtr auto_tile_matmul_l0(const ir::ProgramPtr& program);

@@ -323,3 +323,42 @@ class DeferredWait:
             self.chip(srcs[r], outs[r], pld.window(win_buf, [2, 64], dtype=pl.FP32),
                       pld.window(done_buf, [2, 1], dtype=pl.INT32), r, device=r)
         return outs
+
+
+WAITERS = 8
+
+
+@pl.program
+class SaturatedWaiters:
+    """More deferred waiters than a rank has cores, and the task that publishes to the peer
+    submitted after all of them: with waits that held their cores it could never run. Each
+    waiter's consumer copies what the peer published into its row of the output."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, tag: pl.Tensor[[1, 8], pl.INT32], out: pl.Out[pl.Tensor[[WAITERS, 8], pl.INT32]],
+             inbox: pl.InOut[pld.DistributedTensor[[1, 8], pl.INT32]],
+             signal: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]],
+             peer: pl.Scalar[pl.INT32]) -> pl.Tensor[[WAITERS, 8], pl.INT32]:
+        with pl.manual_scope():
+            for slot in pl.range(WAITERS):
+                with pl.at(level=pl.Level.CORE_GROUP, name_hint="waiter") as waited:
+                    pld.system.defer_wait(signal=signal, offsets=[0, 0], expected=1,
+                                          cmp=pld.WaitCmp.Ge)
+                with pl.at(level=pl.Level.CORE_GROUP, name_hint="consumer", deps=[waited]):
+                    out = pl.store(pl.load(inbox, [0, 0], [1, 8]), [slot, 0], out)
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="publisher"):
+                pld.tile.remote_store(pl.load(tag, [0, 0], [1, 8]), target=inbox, peer=peer,
+                                      offsets=[0, 0])
+                pld.system.notify(target=signal, peer=peer, offsets=[0, 0], value=1,
+                                  op=pld.NotifyOp.Set)
+        return out
+
+    @pl.function(level=pl.Level.HOST)
+    def host(self, tags: pl.Tensor[[2, 1, 8], pl.INT32],
+             outs: pl.Out[pl.Tensor[[2, WAITERS, 8], pl.INT32]]) -> pl.Tensor[[2, WAITERS, 8], pl.INT32]:
+        inbox_buf = pld.alloc_window_buffer([1, 8], dtype=pl.INT32)
+        signal_buf = pld.alloc_window_buffer(4)
+        for r in pl.range(2):
+            self.chip(tags[r], outs[r], pld.window(inbox_buf, [1, 8], dtype=pl.INT32),
+                      pld.window(signal_buf, [1, 1], dtype=pl.INT32), (r + 1) % 2, device=r)
+        return outs
