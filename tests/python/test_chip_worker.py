@@ -120,3 +120,51 @@ def test_close_ends_handles_and_tensors(tmp_path, monkeypatch):
         worker.register(tile_add.compile(sample, sample, sample))
     with pytest.raises(ValueError, match="only supports level=2"):
         ChipWorker(level=3)
+
+
+def test_copy_to_and_copy_from_move_bytes_by_address(worker):
+    host_in = np.arange(256, dtype=np.float32).reshape(16, 16)
+    host_out = np.zeros_like(host_in)
+    t = worker.alloc_tensor((16, 16), np.float32)
+    # data_ptr is an attribute (PyPTO's DeviceTensor), the device address of the tensor's bytes.
+    assert isinstance(t.data_ptr, int) and t.data_ptr == t.ctypes.data
+    worker.copy_to(t.data_ptr, host_in.ctypes.data, t.nbytes)
+    np.testing.assert_array_equal(t, host_in)
+    worker.copy_from(host_out.ctypes.data, t.data_ptr, t.nbytes)
+    np.testing.assert_array_equal(host_out, host_in)
+    # A part of the tensor: the first row only.
+    host_row = np.zeros(16, np.float32)
+    worker.copy_from(host_row.ctypes.data, t.data_ptr, 16 * 4)
+    np.testing.assert_array_equal(host_row, host_in[0])
+
+
+def test_malloc_memory_is_a_device_address_until_freed(worker):
+    ptr = worker.malloc(64)
+    src = np.arange(16, dtype=np.int32)
+    dst = np.zeros_like(src)
+    worker.copy_to(ptr, src.ctypes.data, 64)
+    worker.copy_from(dst.ctypes.data, ptr, 64)
+    np.testing.assert_array_equal(dst, src)
+    worker.free(ptr)
+    with pytest.raises(ValueError, match="not the address of a tensor this ChipWorker"):
+        worker.copy_from(dst.ctypes.data, ptr, 64)
+    with pytest.raises(ValueError, match="not an address this ChipWorker's malloc returned"):
+        worker.free(ptr)
+
+
+def test_copies_outside_an_allocation_are_refused_before_any_byte_moves(worker):
+    t = worker.alloc_tensor((4, 4), np.float32, init=np.ones((4, 4), np.float32))
+    big = np.zeros(32, np.float32)
+    with pytest.raises(ValueError, match="128 bytes do not fit the 64-byte allocation"):
+        worker.copy_to(t.data_ptr, big.ctypes.data, 128)
+    np.testing.assert_array_equal(t, np.ones((4, 4), np.float32))
+    # An interior pointer or a host array's address is no allocation of the worker.
+    with pytest.raises(ValueError, match="not the address of a tensor"):
+        worker.copy_from(big.ctypes.data, t.data_ptr + 4, 4)
+    with pytest.raises(ValueError, match="not the address of a tensor"):
+        worker.copy_from(big.ctypes.data, big.ctypes.data, 4)
+    with pytest.raises(ValueError, match="nbytes must be a positive int"):
+        worker.copy_from(big.ctypes.data, t.data_ptr, 0)
+    worker.free_tensor(t)
+    with pytest.raises(ValueError, match="not the address of a tensor"):
+        worker.copy_from(big.ctypes.data, t.data_ptr, 4)

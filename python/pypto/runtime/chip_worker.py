@@ -12,11 +12,18 @@ run and the tensors that live across their calls.
   calls like any other array, with no copy.
 - Inside ``with worker:``, calls of compiled programs and ``@pl.jit`` functions that give no
   ``config`` use the worker's (PyPTO finds the worker through a context variable too).
+- ``worker.copy_to(dst_dev_ptr, src_host_ptr, nbytes)`` and ``worker.copy_from(dst_host_ptr,
+  src_dev_ptr, nbytes)`` are PyPTO's host-to-device and device-to-host copies by address; the
+  device address is the ``data_ptr`` of a DeviceTensor or a pointer of ``worker.malloc(nbytes)``
+  (released by ``worker.free(ptr)``). The copy must lie within that allocation: an address or
+  length outside it raises ValueError before any byte moves, as PyPTO's worker refuses an
+  interior or foreign pointer. The host address is the caller's (``torch_tensor.data_ptr()``).
 - ``close()`` frees the tensors, marks the handles closed and forgets the programs; using any
   of them afterwards raises. Only level 2 (one chip) is a ChipWorker, as in PyPTO.
 """
 
 import contextvars
+import ctypes
 import weakref
 from typing import Any, Dict, Optional, Sequence
 
@@ -43,6 +50,12 @@ class DeviceTensor(np.ndarray):
     @property
     def freed(self) -> bool:
         return self._freed
+
+    @property
+    def data_ptr(self) -> int:
+        """The tensor's device address, for ``ChipWorker.copy_to``/``copy_from`` (an attribute,
+        as in PyPTO, not torch's method)."""
+        return int(self.ctypes.data)
 
 
 class RegistrationHandle:
@@ -78,6 +91,11 @@ class RegistrationHandle:
         self.unregister()
 
 
+def _check_nbytes(op: str, nbytes: Any) -> None:
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
+        raise ValueError(f"ChipWorker.{op}(): nbytes must be a positive int, got {nbytes!r}")
+
+
 class ChipWorker(Worker):
     """One simulated chip's execution context (see the module). ``config`` gives the platform
     and what each call runs with; ``level`` must be 2."""
@@ -94,6 +112,7 @@ class ChipWorker(Worker):
         self._loaded: Dict[int, Any] = {}  # id(chip_callable) -> the callable, kept alive
         self._handles: "weakref.WeakSet[RegistrationHandle]" = weakref.WeakSet()
         self._owned_tensors: Dict[int, DeviceTensor] = {}
+        self._raw_buffers: Dict[int, np.ndarray] = {}  # malloc: address -> its bytes
         self._closed = False
         self._tokens: list = []
 
@@ -168,6 +187,58 @@ class ChipWorker(Worker):
                              "already)")
         tensor._freed = True
 
+    def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
+        """``nbytes`` zeroed bytes of device memory; returns their address (see ``free``)."""
+        del worker_id
+        self._check_open("allocate device memory")
+        _check_nbytes("malloc", nbytes)
+        buffer = np.zeros(int(nbytes), dtype=np.uint8)
+        address = int(buffer.ctypes.data)
+        self._raw_buffers[address] = buffer
+        return address
+
+    def free(self, ptr: int, *, worker_id: int = 0) -> None:
+        """Releases memory of ``malloc``; the address must not be used afterwards."""
+        del worker_id
+        if self._raw_buffers.pop(ptr, None) is None:
+            raise ValueError(f"ChipWorker.free(): 0x{ptr:x} is not an address this ChipWorker's "
+                             "malloc returned (or it was freed already)")
+
+    def copy_to(self, dst_dev_ptr: int, src_host_ptr: int, nbytes: int, *,
+                worker_id: int = 0) -> None:
+        """Copies ``nbytes`` bytes from host address ``src_host_ptr`` to the device allocation
+        at ``dst_dev_ptr``."""
+        del worker_id
+        self._check_open("copy to the device")
+        self._device_bytes("copy_to", dst_dev_ptr, nbytes)
+        ctypes.memmove(dst_dev_ptr, src_host_ptr, nbytes)
+
+    def copy_from(self, dst_host_ptr: int, src_dev_ptr: int, nbytes: int, *,
+                  worker_id: int = 0) -> None:
+        """Copies ``nbytes`` bytes from the device allocation at ``src_dev_ptr`` to host address
+        ``dst_host_ptr``."""
+        del worker_id
+        self._check_open("copy from the device")
+        self._device_bytes("copy_from", src_dev_ptr, nbytes)
+        ctypes.memmove(dst_host_ptr, src_dev_ptr, nbytes)
+
+    def _device_bytes(self, op: str, ptr: int, nbytes: int) -> None:
+        """Checks that ``nbytes`` bytes at ``ptr`` are within one allocation of this worker
+        (a DeviceTensor's base or a malloc address)."""
+        _check_nbytes(op, nbytes)
+        size = None
+        if ptr in self._raw_buffers:
+            size = self._raw_buffers[ptr].nbytes
+        else:
+            size = next((t.nbytes for t in self._owned_tensors.values() if t.data_ptr == ptr),
+                        None)
+        if size is None:
+            raise ValueError(f"ChipWorker.{op}(): 0x{ptr:x} is not the address of a tensor this "
+                             "ChipWorker allocated (alloc_tensor's data_ptr) or of its malloc")
+        if nbytes > size:
+            raise ValueError(f"ChipWorker.{op}(): {nbytes} bytes do not fit the {size}-byte "
+                             f"allocation at 0x{ptr:x}")
+
     def close(self) -> None:
         """Frees the worker's tensors, closes its handles and forgets its programs. Idempotent."""
         if self._closed:
@@ -175,6 +246,7 @@ class ChipWorker(Worker):
         for tensor in self._owned_tensors.values():
             tensor._freed = True
         self._owned_tensors.clear()
+        self._raw_buffers.clear()
         for handle in list(self._handles):
             handle.unregister()
         self._loaded.clear()
