@@ -340,7 +340,7 @@ _DONE_ELSEWHERE = {
 # PyPTO's passes without a pass of their own here (see __getattr__).
 _PYPTO_ONLY = (
     "ctrl_flow_transform", "normalize_stmt_structure", "outline_cluster_scopes",
-    "optimize_orch_tensors", "expand_mixed_kernel", "materialize_comm_domain_scopes",
+    "optimize_orch_tensors", "materialize_comm_domain_scopes",
     "lower_host_tensor_collectives", "materialize_dist_tensor_ctx", "materialize_runtime_scopes",
     "classify_iter_arg_carry", "lower_pipeline_loops", "lower_pipeline_to_slots",
     "canonicalize_io_order", "normalize_return_order", "materialize_semantic_aliases",

@@ -1,6 +1,7 @@
 // The registry of passes by name, in Default pipeline order, with the properties each promises.
 #include <algorithm>
 
+#include "expand_mixed_kernel.h"
 #include "pypto/passes/pass.h"
 
 namespace pypto::passes {
@@ -57,6 +58,7 @@ const std::vector<Pass>& registered_passes() {
       {"AutoTileMatmulL0", auto_tile_matmul_l0, 0, kMemoryPlan},
       {"InferTileMemorySpace", infer_tile_memory_space,
        static_cast<IRProperties>(P::MemorySpacesSet), kMemoryPlan},
+      {"ExpandMixedKernel", expand_mixed_kernel, 0, 0},
       {"InitMemRef", init_mem_ref, static_cast<IRProperties>(P::MemRefsSet),
        static_cast<IRProperties>(P::AddressesAssigned)},
       {"MemoryReuse", memory_reuse, 0, static_cast<IRProperties>(P::AddressesAssigned)},

@@ -94,8 +94,8 @@ def _compile(module, programs, jits, out_dir):
     for index, jit in enumerate(jits):
         if not hasattr(module, "arguments"):
             continue  # a jit function needs arguments to be specialised
-        lowered = jit.lower(**_jit_arguments(module))
-        ir.compile(lowered, output_dir=os.path.join(out_dir, f"jit{index}"))
+        specialised = jit.specialise(**_jit_arguments(module))
+        ir.compile(specialised, output_dir=os.path.join(out_dir, f"jit{index}"))
 
 
 def _run_program(module, program, out_dir):

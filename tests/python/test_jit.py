@@ -217,7 +217,7 @@ def test_scalar_parameters_specialise_the_program(config):
     assert scaled_blocks.last_call.cache_hit
     check(2.0, 4)
     # The scalars are constants of the specialised program, not parameters.
-    program = scaled_blocks.lower(x, y, 0.5, 3)
+    program = scaled_blocks.specialise(x, y, 0.5, 3)
     assert "alpha" not in program.as_python() and "0.5" in program.as_python()
 
 
@@ -252,7 +252,7 @@ def test_two_kernel_task_graph(config):
     c = np.zeros_like(a)
     call_twice(sum_squared, (a, b, c), lambda: np.testing.assert_allclose(
         c, (a + b) ** 2, rtol=1e-5, atol=1e-5), config, reset=lambda: c.fill(0))
-    program = sum_squared.lower(a, b, c)
+    program = sum_squared.specialise(a, b, c)
     assert [f.name for f in program.functions] == ["add_kernel", "square_kernel", "sum_squared"]
 
 
@@ -364,13 +364,13 @@ def hand_written_chunked_scale():
 
 def test_a_specialisation_is_the_ir_of_the_equivalent_program():
     x = np.zeros((128, 64), np.float32)
-    lowered = chunked_scale.lower(x, np.zeros_like(x))
+    lowered = chunked_scale.specialise(x, np.zeros_like(x))
     program = hand_written_chunked_scale()
     # Program equality is structural equality (variable names and places aside).
     assert lowered == program
     assert lowered.as_python() == program.as_python()
     # Another shape is another program.
-    assert chunked_scale.lower(np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32)) \
+    assert chunked_scale.specialise(np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32)) \
         != program
 
 
@@ -380,7 +380,7 @@ def test_the_jit_example_specialises_to_a_print_parse_fixed_point():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     a = np.zeros((256, 64), np.float32)
-    program = module.blocked_add.lower(a, a, a, 0.5)
+    program = module.blocked_add.specialise(a, a, a, 0.5)
     printed = program.as_python()
     reparsed = pl.parse(printed)
     assert reparsed == program
@@ -435,7 +435,46 @@ def test_lower_without_arguments_specialises_on_the_annotations():
     from pypto.runtime import RunConfig
 
     # PyPTO's signature mode: every tensor parameter annotated with its shape and dtype.
-    program = exp_of_annotated.lower(config=RunConfig(platform="a2a3"))
+    program = exp_of_annotated.specialise()
     assert "a: pl.Tensor[[16, 64], pl.FP32]" in program.as_python()
     a = np.zeros((16, 64), np.float32)
-    assert exp_of_annotated.lower(a, np.zeros_like(a)) == program
+    assert exp_of_annotated.specialise(a, np.zeros_like(a)) == program
+    assert exp_of_annotated.lower(config=RunConfig(platform="a2a3")) == \
+        exp_of_annotated.lower(a, np.zeros_like(a))
+
+
+def test_lower_is_the_specialisation_after_the_pass_pipeline():
+    from pypto import passes
+
+    a = np.zeros((16, 64), np.float32)
+    lowered = exp_of_annotated.lower(a, np.zeros_like(a))
+    expected = exp_of_annotated.specialise(a, np.zeros_like(a))
+    for name in ("LowerSplitAiv", "UnrollLoops", "ConvertToSSA", "Simplify", "FlattenCallExpr",
+                 "OutlineIncoreScopes", "ConvertTensorToTileOps", "AutoTileMatmulL0",
+                 "InferTileMemorySpace", "ExpandMixedKernel", "InitMemRef", "MemoryReuse",
+                 "AllocateMemoryAddr", "DeriveCallDirections"):
+        expected = getattr(passes, passes._snake(name))()(expected)
+    assert lowered == expected
+    # The outlined exp kernel works on Vec tiles only: ExpandMixedKernel made it an AIV kernel.
+    kinds = {f.name: f.func_type.name for f in lowered.functions.values()}
+    assert sorted(kinds.values()) == ["AIV", "Orchestration"], kinds
+
+
+@pl.jit
+def store_beyond_its_tensor(a: pl.Tensor[[16, 64], pl.FP32],
+                            out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 64])
+        big = pl.create_tile([1024, 1024], dtype=pl.FP32)
+        out = pl.store(pl.add(t, pl.slice(big, [16, 64], [0, 0])), [0, 0], out)
+    return out
+
+
+def test_lower_raises_what_a_pass_rejects():
+    from pypto.errors import CompileError
+
+    # A 4 MB tile does not fit Vec: AllocateMemoryAddr rejects it, and lower() says so, where a
+    # program only parsed would not have seen it.
+    store_beyond_its_tensor.specialise()
+    with pytest.raises(CompileError, match="big"):
+        store_beyond_its_tensor.lower()

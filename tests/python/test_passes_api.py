@@ -12,8 +12,8 @@ from pypto.pypto_core import passes as core_passes
 PIPELINE = (passes.lower_split_aiv, passes.unroll_loops, passes.convert_to_ssa, passes.simplify,
             passes.flatten_call_expr, passes.outline_hierarchy_scopes, passes.outline_incore_scopes,
             passes.convert_tensor_to_tile_ops, passes.auto_tile_matmul_l0,
-            passes.infer_tile_memory_space, passes.init_mem_ref, passes.memory_reuse,
-            passes.allocate_memory_addr, passes.derive_call_directions)
+            passes.infer_tile_memory_space, passes.expand_mixed_kernel, passes.init_mem_ref,
+            passes.memory_reuse, passes.allocate_memory_addr, passes.derive_call_directions)
 
 
 @pl.program

@@ -51,7 +51,7 @@ struct Pass {
   IRProperties invalidates = 0;  // properties earlier passes gave that this pass may break
 };
 
-// The thirteen passes, in the Default pipeline order.
+// The passes of the Default pipeline, in order.
 const std::vector<Pass>& registered_passes();
 // Null when no pass has that name.
 const Pass* find_pass(std::string_view name);

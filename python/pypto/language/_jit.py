@@ -351,12 +351,27 @@ class JitFunction:
                                           constants, helpers))
 
     def lower(self, *args, config=None, **kwargs):
-        """The ``pypto.ir.Program`` of the specialisation for these arguments (not compiled):
-        what a call with them would compile. Without arguments, a function whose tensor
-        parameters all have annotated shapes and dtypes (and no scalar parameters) is
-        specialised on its annotations, as PyPTO's signature mode. ``config`` (a RunConfig) is
-        accepted as in PyPTO; the program does not depend on it."""
+        """The ``pypto.ir.Program`` of the specialisation for these arguments after the pass
+        pipeline, as PyPTO's ``lower`` returns it: what a call with them would generate code
+        for (no code is generated, nothing is built or run). A pass that rejects the program
+        raises its CompileError here. Without arguments, a function whose tensor parameters all
+        have annotated shapes and dtypes (and no scalar parameters) is specialised on its
+        annotations, as PyPTO's signature mode. ``config`` (a RunConfig) is accepted as in
+        PyPTO; the program does not depend on it. ``specialise`` gives the program before the
+        passes."""
         del config
+        from pypto import passes  # noqa: PLC0415 - passes imports pypto.ir, which imports this
+
+        program = self.specialise(*args, **kwargs)
+        for name, required, produced, invalidated in _core.passes.registered():
+            program = passes.Pass(name, required, produced, invalidated)(program)
+        return program
+
+    def specialise(self, *args, **kwargs):
+        """The ``pypto.ir.Program`` of the specialisation for these arguments as parsed, before
+        any pass: the program a ``@pl.program`` class written for these shapes would be, so
+        ``f.specialise(...) == program`` compares them structurally. Without arguments, as
+        ``lower``."""
         if not args and not kwargs and self._params and all(
                 p.is_tensor and p.shape is not None for p in self._params):
             tensors = [_AnnotatedTensor(p.shape) for p in self._params]
