@@ -783,6 +783,9 @@ ProgramPtr convert_tensor_to_tile_ops(const ProgramPtr& program) {
     // A kernel already written in tile ops (the usual case) has nothing to lower: no second walk.
     if (!lowering.has_tensor_ops()) return f;
     FunctionPtr g = lowering.lower(f);
+    // A spilled result is in memory now: a copy of it (or of a view of it, as a pl.aiv_shard of
+    // a tensor-level product is) into another tensor is a load and a store like any other.
+    if (!lowering.added_scratch().empty()) g = detail::rewrite_tensor_copies(g);
     if (!lowering.added_outputs().empty() || !lowering.added_scratch().empty())
       added[f->name] = {lowering.added_outputs(), lowering.added_scratch()};
     return g;

@@ -1,6 +1,6 @@
 // Whole-tensor copies in InCore code, before ConvertTensorToTileOps lowers the tensor ops (see
 // tensor_copies.h): a local tensor made only to hold a copy of another is that tensor, and a
-// tensor assembled into another is loaded and stored.
+// tensor assembled into another is loaded and stored (a transposed one transposed as a tile).
 #include "tensor_copies.h"
 
 #include <string>
@@ -88,6 +88,9 @@ class Rewriter : public IRMutator {
     // of either): a load where the assemble stands and a store.
     ExprPtr mapped = mutate(c->args[1]);
     const auto* from = mapped->as<Var>();
+    if (from && source_shape.size() == 2) {
+      if (StmtPtr copied = copy_transposed(*s, *c, *from)) return copied;
+    }
     if (!from || !in_memory(from) || source_shape.size() > 2 || source_shape.empty())
       return IRMutator::mutate_assign(s);
     std::vector<StmtPtr> out;
@@ -177,6 +180,32 @@ class Rewriter : public IRMutator {
       v = c.args[0]->as<Var>();
     }
     return false;
+  }
+
+  // `d2 = assemble(d, x, offsets)` with x = transpose(y) of a 2-D y in memory: a kernel cannot
+  // load a transposed view of global memory, so y is loaded, transposed as a tile and stored.
+  StmtPtr copy_transposed(const AssignStmt& s, const Call& assemble, const Var& x) {
+    auto def = finder_.defs.find(&x);
+    if (def == finder_.defs.end() || def->second->callee != "transpose") return nullptr;
+    const Call& transpose = *def->second;
+    const auto* y = transpose.args[0]->as<Var>();
+    if (!y || !in_memory(y)) return nullptr;
+    const auto* y_type = y->type()->as<TensorType>();
+    if (!y_type || y_type->shape.size() != 2) return nullptr;
+    ExprPtr source = mutate(transpose.args[0]);
+    ExprPtr load =
+        make_op_call("load", {source, int_tuple({0, 0}), int_tuple(y_type->shape)}, {}, s.span());
+    auto tile = make_var(y->name + "_tile", load->type(), s.span());
+    ExprPtr turned = make_op_call("transpose", {tile, transpose.args[1], transpose.args[2]},
+                                  transpose.attrs, s.span());
+    auto turned_tile = make_var(x.name + "_tile", turned->type(), s.span());
+    ExprPtr store =
+        make_op_call("store", {turned_tile, mutate(assemble.args[2]), mutate(assemble.args[0])},
+                     assemble.attrs, s.span());
+    return make_seq({ir::make_node<AssignStmt>(tile, load, s.span()),
+                     ir::make_node<AssignStmt>(turned_tile, turned, s.span()),
+                     ir::make_node<AssignStmt>(remap(s.var), store, s.span())},
+                    s.span());
   }
 
   // Dropped locals are only known once their copy is seen, after their create_tensor: the

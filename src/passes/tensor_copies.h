@@ -4,7 +4,8 @@
 //    parameter, or a slice or reshape of one) of that shape and t2 only read: t2 is x.
 //  - `d2 = pl.assemble(d, x, offsets)` with x of at most 2 dimensions in memory (such an input,
 //    a tensor a pl.store wrote, or a view of one): x loaded whole where the assemble stands and
-//    stored into d at the offsets.
+//    stored into d at the offsets; x a pl.transpose of such a 2-D tensor: that tensor loaded,
+//    transposed as a tile and stored.
 #pragma once
 
 #include "pypto/ir/program.h"

@@ -257,3 +257,33 @@ def test_a_long_k_is_split_into_blocks_that_fit():
     assert result.passed, result.error
     np.testing.assert_allclose(result.outputs["c"], result.inputs["a"] @ result.inputs["b"].T,
                                rtol=1e-3, atol=1e-3)
+
+
+@pl.program
+class TransposedProduct:
+    """A product's transpose assembled into the output: the product is spilled to global
+    memory, which a kernel cannot read through a transposed view, so it is loaded, transposed as
+    a tile and stored."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="turned"):
+            c = pl.add(pl.matmul(pl.add(a, 1.0), b), 1.0)
+            out = pl.assemble(out, pl.transpose(c, axis1=0, axis2=1), [0, 0])
+        return out
+
+
+def test_a_transposed_tensor_assembled_in_a_kernel_is_transposed_as_a_tile():
+    def golden(t):
+        t["out"][:] = ((t["a"] + 1.0) @ t["b"] + 1.0).T
+
+    result = run(TransposedProduct,
+                 [TensorSpec("a", [16, 32], pl.FP32, init_value=np.random.standard_normal),
+                  TensorSpec("b", [32, 16], pl.FP32, init_value=np.random.standard_normal),
+                  TensorSpec("out", [16, 16], pl.FP32, is_output=True)], golden,
+                 RunConfig(rtol=1e-4, atol=1e-4))
+    assert result.passed, result.error
+    kernel = pypto.ir.compile(TransposedProduct).program.function("turned").as_python()
+    assert "pl.transpose(c_tile, 0, 1)" in kernel and "pl.store(transpose_tile, [0, 0], out)" \
+        in kernel, kernel
