@@ -3,8 +3,12 @@
 __all__ = ["CompileError", "ParseError"]
 
 
-class CompileError(Exception):
-    """An error in a user's program found by any stage of the compiler."""
+class CompileError(ValueError):
+    """An error in a user's program found by any stage of the compiler.
+
+    A ValueError, as what PyPTO raises for a program its parser or passes reject is: code
+    written for PyPTO that catches ValueError around a compile catches these too.
+    """
 
 
 class ParseError(CompileError, SyntaxError):

@@ -21,6 +21,7 @@
 // full-width code, which then runs once, whole.
 //
 // It is the first pass: the ones after it see plain loops, loads, stores and slices.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +31,7 @@
 #include "pypto/ir/visitor.h"
 #include "pypto/passes/pass.h"
 #include "split_aiv_halving.h"
+#include "split_aiv_ragged.h"
 
 namespace pypto::passes {
 
@@ -94,7 +96,8 @@ Shaped shaped_of(const ExprPtr& e) {
 // Rewrites the boundary ops of one region's body for the lane `lane`.
 class BoundaryLowering : public IRMutator {
  public:
-  explicit BoundaryLowering(VarPtr lane) : lane_(std::move(lane)) {}
+  BoundaryLowering(VarPtr lane, const detail::StaticValidExtents& extents)
+      : lane_(std::move(lane)), extents_(extents) {}
   std::vector<StmtPtr> before_lanes;  // the buffers of gathers, made before the lane loop
   std::vector<StmtPtr> after_lanes;   // the gathered values, read after it
 
@@ -102,9 +105,11 @@ class BoundaryLowering : public IRMutator {
   StmtPtr mutate_assign(const std::shared_ptr<const AssignStmt>& s) override {
     if (!is_boundary_call(*s->value)) return IRMutator::mutate_assign(s);
     const auto& call = *s->value->as<Call>();
-    ExprPtr input = mutate(call.args.at(0));
     const auto axis = split_axis_of_mode(split_mode_of(call));
-    if (call.callee == "aiv_shard") return shard(*s, input, axis, call.span());
+    detail::check_ragged_boundary(call, axis, extents_);
+    ExprPtr input = mutate(call.args.at(0));
+    if (call.callee == "aiv_shard")
+      return shard(*s, input, axis, extents_.of(call.args.at(0)), call.span());
     return gather(*s, input, axis, call.span());
   }
 
@@ -144,7 +149,13 @@ class BoundaryLowering : public IRMutator {
   // it: the cube writes it whole to a buffer in global memory and each lane loads its part into
   // Vec. With an odd split axis lane 0 holds one more than lane 1: lane 1's part is valid to one
   // fewer (a tile's is padded with zeros, the buffer has a row or column to spare).
-  StmtPtr shard(const AssignStmt& s, ExprPtr x, std::optional<size_t> axis, Span span) {
+  //
+  // A value valid to part of its box (`valid`, known at compile time) gives each lane the part
+  // of that region its rows or columns hold, clamp(valid - lane * part, 0, part) on the split
+  // axis (lane 1 of 5 valid rows of 16 holds none), so that what the lane stores is what the
+  // value holds; check_ragged_boundary has refused the regions no lane extent describes.
+  StmtPtr shard(const AssignStmt& s, ExprPtr x, std::optional<size_t> axis,
+                const std::optional<std::vector<int64_t>>& valid, Span span) {
     const Shaped info = shaped_of(x);
     if (!axis && !in_cube_memory(*x)) return make_node<AssignStmt>(s.var, x, s.span());
     std::vector<int64_t> part_shape = info.shape, buffer_shape = info.shape;
@@ -154,12 +165,33 @@ class BoundaryLowering : public IRMutator {
       buffer_shape[*axis] = 2 * part;
     }
     const bool odd = buffer_shape != info.shape;
-    // Lane 0 holds `part`, lane 1 `part - 1`: part - lane.
+    // The lane's valid extent: clamp(held - lane * part, 0, part) on the split axis, where the
+    // value holds `held` (its valid extent, else its extent: an odd one leaves lane 1 one fewer),
+    // and the value's valid extent on the other axis.
+    const bool lane_extents = axis && (odd || valid);
     auto lane_valid = [&] {
-      std::vector<ExprPtr> valid;
-      for (int64_t extent : part_shape) valid.push_back(make_int(extent, span));
-      valid[*axis] = make_binary(BinaryOp::Sub, make_int(part, span), lane_, span);
-      return make_tuple(std::move(valid), span);
+      std::vector<ExprPtr> extents;
+      for (size_t i = 0; i < part_shape.size(); ++i) {
+        const int64_t extent =
+            valid && i != *axis ? std::min((*valid)[i], part_shape[i]) : part_shape[i];
+        extents.push_back(make_int(extent, span));
+      }
+      const int64_t held = valid ? (*valid)[*axis] : info.shape[*axis];
+      ExprPtr rest =
+          make_binary(BinaryOp::Sub, make_int(held, span),
+                      make_binary(BinaryOp::Mul, lane_, make_int(part, span), span), span);
+      extents[*axis] = make_binary(
+          BinaryOp::Max, make_int(0, span),
+          make_binary(BinaryOp::Min, make_int(part, span), std::move(rest), span), span);
+      return make_tuple(std::move(extents), span);
+    };
+    // The lane's part of a tensor or a vector tile: a window of it, valid to the lane's extent.
+    auto lane_window = [&](ExprPtr of) {
+      std::vector<ExprPtr> args{std::move(of), detail::int_tuple(part_shape),
+                                lane_offsets(axis, part, span)};
+      if (lane_extents) args.push_back(lane_valid());
+      return make_node<AssignStmt>(s.var, make_op_call("slice", std::move(args), {}, span),
+                                   s.span());
     };
     if (!info.is_tile) {
       if (odd) {
@@ -170,23 +202,23 @@ class BoundaryLowering : public IRMutator {
                                      "load. Shard a tile (pl.load the value first), or give the "
                                      "axis an even extent");
       }
-      return make_node<AssignStmt>(
-          s.var,
-          make_op_call("slice", {x, detail::int_tuple(part_shape), lane_offsets(axis, part, span)},
-                       {}, span),
-          s.span());
+      return lane_window(x);
     }
     if (!in_cube_memory(*x)) {
       if (odd) {
+        // Lane 1's part is padded with zeros (the buffer has a row or column to spare), as
+        // before valid regions were carried: its window stays whole.
         x = make_op_call(
             "assemble", {zeros(buffer_shape, info.dtype, true, span), x, detail::int_tuple({0, 0})},
             {}, span);
+        return make_node<AssignStmt>(
+            s.var,
+            make_op_call("slice",
+                         {x, detail::int_tuple(part_shape), lane_offsets(axis, part, span)}, {},
+                         span),
+            s.span());
       }
-      return make_node<AssignStmt>(
-          s.var,
-          make_op_call("slice", {x, detail::int_tuple(part_shape), lane_offsets(axis, part, span)},
-                       {}, span),
-          s.span());
+      return lane_window(x);
     }
     std::vector<StmtPtr> out;
     ExprPtr created = zeros(buffer_shape, info.dtype, false, span);
@@ -196,7 +228,7 @@ class BoundaryLowering : public IRMutator {
         buffer, make_op_call("store", {x, detail::int_tuple({0, 0}), buffer}, {}, span), span));
     std::vector<ExprPtr> args{buffer, lane_offsets(axis, part, span),
                               detail::int_tuple(part_shape)};
-    if (odd) args.push_back(lane_valid());
+    if (lane_extents) args.push_back(lane_valid());
     out.push_back(
         make_node<AssignStmt>(s.var, make_op_call("load", std::move(args), {}, span), s.span()));
     return make_seq(std::move(out), s.span());
@@ -230,9 +262,13 @@ class BoundaryLowering : public IRMutator {
   }
 
   VarPtr lane_;
+  const detail::StaticValidExtents& extents_;
 };
 
 class SplitAivLowering : public IRMutator {
+ public:
+  explicit SplitAivLowering(const Function& f) : function_(f) {}
+
  protected:
   StmtPtr mutate_scope(const std::shared_ptr<const ScopeStmt>& s) override {
     if (!s->is_split_aiv()) return IRMutator::mutate_scope(s);
@@ -263,7 +299,9 @@ class SplitAivLowering : public IRMutator {
     }
 
     VarPtr lane = make_var("lane", first->var->type(), first->span());
-    BoundaryLowering lowering(lane);
+    // The valid regions boundary ops are given, found once per function that has a region.
+    if (!extents_) extents_.emplace(function_);
+    BoundaryLowering lowering(lane, *extents_);
     std::vector<StmtPtr> lane_body{make_node<AssignStmt>(first->var, lane, first->span())};
     if (halves) {
       // Full-width code that reads the lane: each lane runs its half of every vector tile.
@@ -283,13 +321,15 @@ class SplitAivLowering : public IRMutator {
 
  private:
   bool inside_region_ = false;
+  const Function& function_;
+  std::optional<detail::StaticValidExtents> extents_;
 };
 
 }  // namespace
 
 ProgramPtr lower_split_aiv(const ProgramPtr& program) {
   return detail::map_functions(program, [](const FunctionPtr& f) {
-    SplitAivLowering lowering;
+    SplitAivLowering lowering(*f);
     return lowering.mutate_function(f);
   });
 }
