@@ -66,6 +66,7 @@ CompileResult compile(Session& session, const ir::ProgramPtr& program,
       {"kernel_config.json",
        result.manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"});
   files.push_back({"kernel_config.py", codegen::kernel_config_python(result.manifest)});
+  files.push_back({"debug/run.py", codegen::debug_run_script(result.manifest, options.platform)});
   write_output_files(out, files);
   result.translation_unit = std::move(generated.translation_unit);
   result.files = std::move(files);

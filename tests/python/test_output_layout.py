@@ -1,10 +1,15 @@
 """The output directory as PyPTO's tools read it: kernel_config.py beside kernel_config.json,
+debug/run.py that runs the folder again on its own,
 CompiledProgram.from_dir and build_call_config, a multi-rank program's next_levels/ (one device
 program per dispatched function, one record per built-in collective variant), its compile
 ahead of the first call when the rank count fixes its pl.dynamic shapes, and prepare()."""
 
 import json
+import os
 import runpy
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,6 +81,55 @@ def _inputs():
     a = rng.uniform(-1, 1, (16, SIZE)).astype(np.float32)
     b = rng.uniform(-1, 1, (16, SIZE)).astype(np.float32)
     return a, b
+
+
+# ---------------------------------------------------------------------------- debug/run.py
+
+def run_script(folder):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(ir.__file__).resolve().parents[2])] + sys.path))
+    return subprocess.run([sys.executable, str(folder / "debug" / "run.py")], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_debug_run_script_runs_the_folder_on_arguments_from_the_signature(tmp_path):
+    pytest.importorskip("torch")
+    ir.compile(Add, output_dir=str(tmp_path))
+    text = (tmp_path / "debug" / "run.py").read_text()
+    assert "torch.randn((16, 64), dtype=torch.float32),  # a (In)" in text
+    assert "torch.zeros((16, 64), dtype=torch.float32),  # c (Out)" in text
+    done = run_script(tmp_path)
+    assert done.returncode == 0, done.stderr
+    # c = a + b of the script's seeded inputs: its sum is theirs.
+    sums = {line.split(":")[0]: float(line.split("sum ")[1].split(",")[0])
+            for line in done.stdout.splitlines()}
+    assert sums["c"] == pytest.approx(sums["a"] + sums["b"], rel=1e-4, abs=1e-3)
+
+
+def test_debug_run_script_checks_a_golden_beside_the_folder(tmp_path):
+    torch = pytest.importorskip("torch")
+    from pypto.runtime.golden_writer import write_golden
+    from pypto.runtime.tensor_spec import TensorSpec
+
+    ir.compile(Add, output_dir=str(tmp_path))
+    specs = [TensorSpec("a", [16, SIZE], torch.float32, init_value=torch.randn),
+             TensorSpec("b", [16, SIZE], torch.float32, init_value=torch.randn),
+             TensorSpec("c", [16, SIZE], torch.float32, is_output=True)]
+
+    def golden(t, params=None):
+        t["c"][:] = t["a"] + t["b"]
+
+    write_golden(specs, golden, tmp_path / "golden.py", rtol=1e-6, atol=1e-6)
+    done = run_script(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "the outputs match golden.py" in done.stdout
+
+    def wrong(t, params=None):
+        t["c"][:] = t["a"] - t["b"]
+
+    write_golden(specs, wrong, tmp_path / "golden.py", rtol=1e-6, atol=1e-6)
+    done = run_script(tmp_path)
+    assert done.returncode != 0 and "c" in done.stderr
 
 
 # ---------------------------------------------------------------------------- kernel_config.py

@@ -24,4 +24,11 @@ nlohmann::ordered_json build_kernel_config(const ir::Program& program);
 // a "builtin" entry (a built-in collective of a multi-rank program) also gets BUILTIN.
 std::string kernel_config_python(const nlohmann::ordered_json& manifest);
 
+// debug/run.py (debug_run_script.cpp): a script that loads the folder it is in
+// (CompiledProgram.from_dir, for `platform`) and runs its entry, on the inputs of a golden.py
+// beside it checked against that golden, else on arguments made from the entry's signature in
+// the manifest (random inputs, zeroed outputs), so that any output folder can be run again with
+// `python <folder>/debug/run.py`.
+std::string debug_run_script(const nlohmann::ordered_json& manifest, const std::string& platform);
+
 }  // namespace pypto::codegen
