@@ -403,6 +403,45 @@ void bind_ir(nb::module_ m) {
       "op_names", [] { return ir::OpRegistry::global().names(); },
       "The names of the DSL's ops (pl.<name>), sorted.");
 
+  // The device's memories, for pypto.backend's SoC model (one definition: ir::kSpaces).
+  m.def(
+      "memory_spaces",
+      [] {
+        std::vector<std::pair<std::string, int64_t>> out;
+        for (auto s : {ir::MemorySpace::DDR, ir::MemorySpace::Vec, ir::MemorySpace::Mat,
+                       ir::MemorySpace::Left, ir::MemorySpace::Right, ir::MemorySpace::Acc}) {
+          out.emplace_back(std::string(ir::memory_space_name(s)), ir::memory_space_capacity(s));
+        }
+        return out;
+      },
+      "Each memory space of the device with its capacity in bytes (0: global memory, unbounded "
+      "here), in declaration order.");
+  m.def(
+      "legal_transfers",
+      [](const std::string& platform) {
+        const auto target = ir::target_from_platform(platform);
+        if (!target) {
+          throw nb::value_error(
+              ("unknown platform '" + platform + "'; the platforms are " + ir::platform_names())
+                  .c_str());
+        }
+        std::vector<std::pair<std::string, std::string>> out;
+        const auto spaces = {ir::MemorySpace::DDR,  ir::MemorySpace::Vec,   ir::MemorySpace::Mat,
+                             ir::MemorySpace::Left, ir::MemorySpace::Right, ir::MemorySpace::Acc};
+        for (auto from : spaces) {
+          for (auto to : spaces) {
+            if (from != to && ir::is_legal_transfer(from, to, *target)) {
+              out.emplace_back(std::string(ir::memory_space_name(from)),
+                               std::string(ir::memory_space_name(to)));
+            }
+          }
+        }
+        return out;
+      },
+      nb::arg("platform"),
+      "The direct moves (load, move or store) between memory spaces on a platform's target, as "
+      "(from, to) names.");
+
   m.def(
       "op_signatures",
       [] {

@@ -67,6 +67,16 @@ def render_diagnostic(file_name: str, text: str, line_offset: int, line: int, co
 def op_names() -> list[str]:
     """The names of the DSL's ops (pl.<name>), sorted."""
 
+def memory_spaces() -> list[tuple[str, int]]:
+    """
+    Each memory space of the device with its capacity in bytes (0: global memory, unbounded here), in declaration order.
+    """
+
+def legal_transfers(platform: str) -> list[tuple[str, str]]:
+    """
+    The direct moves (load, move or store) between memory spaces on a platform's target, as (from, to) names.
+    """
+
 def op_signatures() -> list[tuple[str, str, list[str], int, list[str]]]:
     """
     One (name, category, positional parameters, how many of them are required, keyword attributes) per op of the registry, sorted by name: what scripts/gen_ops.py turns into the typed functions of pypto.language.

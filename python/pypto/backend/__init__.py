@@ -6,14 +6,34 @@ what the "a2a3sim"/"a5sim" platform names decide (for a5, tiles move between Mat
 docs/language-reference.md). ``set_backend_type`` records the process's backend, which
 ``pypto.runtime.compile_program`` and ``pypto.runtime.runner.RunConfig`` read when they are not
 given a platform.
+
+``Backend910B.instance()`` / ``Backend950.instance()`` (``get_backend_instance(backend_type)``)
+are PyPTO's models of the chips: ``soc`` (dies, clusters, cores and their memories),
+``get_core_count(CoreType.VECTOR)``, ``get_mem_size(space)``, ``find_mem_path(from, to)``
+(``soc.py``).
 """
 
 import enum
 import threading
 from typing import Optional
 
+from pypto.backend.soc import (  # noqa: E402 - after the module docstring, before the rest
+    Backend,
+    Backend910B,
+    Backend950,
+    Cluster,
+    Core,
+    CoreType,
+    Die,
+    Mem,
+    SoC,
+    get_backend_instance,
+)
+
 __all__ = ["BackendType", "set_backend_type", "get_backend_type", "is_backend_configured",
-           "reset_for_testing", "platform_of", "backend_of_platform"]
+           "reset_for_testing", "platform_of", "backend_of_platform", "Backend", "Backend910B",
+           "Backend950", "SoC", "Die", "Cluster", "Core", "Mem", "CoreType",
+           "get_backend_instance"]
 
 
 class BackendType(enum.Enum):

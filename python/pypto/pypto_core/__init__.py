@@ -7,8 +7,8 @@ The compiler's C++ core is ``pypto._core``; it reports problems as exceptions (l
 faithfully but has nothing to filter yet.
 """
 
-from pypto import _core, backend
-from pypto.pypto_core import passes
+from pypto import backend
+from pypto.pypto_core import ir, passes
 from pypto.pypto_core.logging import (
     LogLevel,
     _clear_thread_log_level,
@@ -18,7 +18,6 @@ from pypto.pypto_core.logging import (
     set_log_level,
 )
 
-ir = _core.ir
 
 __all__ = ["LogLevel", "set_log_level", "get_log_level", "effective_log_level", "passes", "ir",
            "backend", "_set_thread_log_level", "_clear_thread_log_level"]
