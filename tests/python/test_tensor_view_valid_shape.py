@@ -277,3 +277,49 @@ def test_set_validshape_narrows_a_tensor_that_fillpad_then_pads(tmp_path):
     with pytest.raises(ParseError, match="pl.tile.set_validshape takes a tile"):
         pl.parse(SET_VALIDSHAPE.replace("narrowed = pl.set_validshape(x, 48, 56)",
                                         "narrowed = pl.tile.set_validshape(x, 48, 56)"))
+
+
+# A tensor narrowed by pl.set_validshape (or computed from narrowed tensors) assembled into
+# another writes its valid region only: the padding columns never reach the output, and a
+# target the size of that region takes it.
+NARROW = -1000.0
+
+
+@pl.program
+class AssembleNarrowed:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, lhs: pl.Tensor[[16, 8], pl.FP32], rhs: pl.Tensor[[16, 8], pl.FP32],
+             exact: pl.Out[pl.Tensor[[16, 4], pl.FP32]],
+             placed: pl.InOut[pl.Tensor[[32, 16], pl.FP32]]
+             ) -> tuple[pl.Tensor[[16, 4], pl.FP32], pl.Tensor[[32, 16], pl.FP32]]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.set_validshape(lhs, 16, 4)
+            b = pl.set_validshape(rhs, 16, 4)
+            summed = pl.add(pl.mul(a, 2.0), b)  # keeps the 16 x 4 region of both
+            exact = pl.assemble(exact, summed, [0, 0])
+            placed[8:24, 0:4] = a
+        return exact, placed
+
+
+def test_a_narrowed_tensor_assembles_its_valid_region():
+    def golden(t):
+        t["exact"][:] = t["lhs"][:, :4] * 2.0 + t["rhs"][:, :4]
+        t["placed"][8:24, 0:4] = t["lhs"][:, :4]
+
+    def padded(shape):
+        def make(*_):
+            x = np.full(shape, NARROW, np.float32)
+            x[:, :4] = np.random.default_rng(5).standard_normal((shape[0], 4))
+            return x
+        return make
+
+    result = run(AssembleNarrowed,
+                 [TensorSpec("lhs", [16, 8], pl.FP32, init_value=padded((16, 8))),
+                  TensorSpec("rhs", [16, 8], pl.FP32, init_value=padded((16, 8))),
+                  TensorSpec("exact", [16, 4], pl.FP32, is_output=True),
+                  TensorSpec("placed", [32, 16], pl.FP32, init_value=0.0, is_output=True)],
+                 golden)
+    assert result.passed, result.error
+    assert (result.outputs["placed"] != NARROW).all()
+    # The parser writes the region as a window of the source.
+    assert "pl.slice(summed, [16, 4], [0, 0])" in AssembleNarrowed.as_python()
