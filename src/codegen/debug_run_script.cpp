@@ -24,6 +24,12 @@ std::string torch_dtype(const std::string& dtype) {
   return "";
 }
 
+// A string field of the manifest ("" when it is missing or null: a program without an entry).
+std::string text(const Json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 bool is_float(const std::string& dtype) {
   return dtype == "FP32" || dtype == "FP16" || dtype == "BF16" || dtype.rfind("FP", 0) == 0;
 }
@@ -32,7 +38,7 @@ std::string shape_tuple(const Json& shape) {
   std::string out = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) out += ", ";
-    out += std::to_string(shape[i].get<int64_t>());
+    out += shape[i].is_number_integer() ? std::to_string(shape[i].get<int64_t>()) : "1";
   }
   if (shape.size() == 1) out += ",";
   return out + ")";
@@ -41,15 +47,17 @@ std::string shape_tuple(const Json& shape) {
 // The Python expression of one argument: random values for an input, zeros for an output
 // (an InOut starts from random values too), a literal for a scalar.
 std::string argument(const Json& param) {
-  const std::string kind = param.value("kind", "");
-  const std::string dtype = param.value("dtype", "");
-  const std::string name = param.value("name", "");
-  const std::string direction = param.value("direction", "In");
+  const std::string kind = text(param, "kind");
+  const std::string dtype = text(param, "dtype");
+  const std::string name = text(param, "name");
+  const std::string direction = text(param, "direction").empty() ? "In" : text(param, "direction");
   if (kind == "scalar") {
     return std::string(is_float(dtype) ? "1.0" : "1") + ",  # " + name + ": " + dtype + " scalar";
   }
   if (kind != "tensor") return "None,  # " + name + ": not a tensor or a scalar";
-  const std::string shape = shape_tuple(param.value("shape", Json::array()));
+  auto dims = param.find("shape");
+  const std::string shape =
+      shape_tuple(dims != param.end() && dims->is_array() ? *dims : Json::array());
   const std::string torch = torch_dtype(dtype);
   const std::string note = ",  # " + name + " (" + direction + ")";
   if (direction == "Out") {
@@ -71,10 +79,10 @@ std::string argument(const Json& param) {
 
 std::string debug_run_script(const Json& manifest, const std::string& platform) {
   const Json* entry = nullptr;
-  const std::string entry_name = manifest.value("entry", "");
+  const std::string entry_name = text(manifest, "entry");
   if (auto it = manifest.find("orchestration"); it != manifest.end() && it->is_array()) {
     for (const auto& o : *it) {
-      if (o.is_object() && o.value("name", "") == entry_name) entry = &o;
+      if (o.is_object() && !entry_name.empty() && text(o, "name") == entry_name) entry = &o;
     }
   }
   std::string inputs;
@@ -82,10 +90,10 @@ std::string debug_run_script(const Json& manifest, const std::string& platform) 
   if (entry && entry->contains("params") && (*entry)["params"].is_array()) {
     for (const auto& p : (*entry)["params"]) {
       inputs += "        " + argument(p) + "\n";
-      names += (names.empty() ? "" : ", ") + Json(p.value("name", "")).dump();
+      names += (names.empty() ? "" : ", ") + Json(text(p, "name")).dump();
     }
   }
-  const std::string program = manifest.value("program", "");
+  const std::string program = text(manifest, "program");
   std::string out;
   out += "\"\"\"Runs the compiled program '" + program + "' of this folder again, on its own:\n\n";
   out += "    python debug/run.py\n\n";
@@ -99,7 +107,8 @@ std::string debug_run_script(const Json& manifest, const std::string& platform) 
   out += "from pypto.ir.compiled_program import CompiledProgram\n\n";
   out += "FOLDER = pathlib.Path(__file__).resolve().parents[1]\n";
   out += "PLATFORM = " + Json(platform).dump() + "\n";
-  out += "NAMES = [" + names + "]\n\n\n";
+  out += "NAMES = [" + names + "]\n";
+  out += "ENTRY = " + (entry ? Json(entry_name).dump() : std::string("None")) + "\n\n\n";
   out += "def _inline_inputs():\n";
   out += "    \"\"\"The entry's arguments in order.\"\"\"\n";
   out += "    import torch\n\n";
@@ -134,6 +143,12 @@ std::string debug_run_script(const Json& manifest, const std::string& platform) 
   out += "        print(f\"{FOLDER.name}: the outputs match golden.py\")\n";
   out += "    return 1 if wrong else 0\n\n\n";
   out += "def main():\n";
+  out += "    if ENTRY is None:\n";
+  out +=
+      "        print(f\"{FOLDER.name}: the program has no entry to run (no Orchestration "
+      "function); run one of its kernels through a program that calls it\", "
+      "file=sys.stderr)\n";
+  out += "        return 1\n";
   out += "    compiled = CompiledProgram.from_dir(FOLDER, platform=PLATFORM)\n";
   out += "    golden = FOLDER / \"golden.py\"\n";
   out += "    if golden.exists():\n";

@@ -132,6 +132,27 @@ def test_debug_run_script_checks_a_golden_beside_the_folder(tmp_path):
     assert done.returncode != 0 and "c" in done.stderr
 
 
+def test_debug_run_script_of_a_program_without_an_entry_says_so(tmp_path):
+    two_kernels = pl.parse(f"""
+import pypto.language as pl
+
+@pl.program
+class TwoKernels:
+    @pl.function(type=pl.FunctionType.InCore)
+    def first(self, a: pl.Tensor[[16, {SIZE}], pl.FP32],
+              b: pl.Out[pl.Tensor[[16, {SIZE}], pl.FP32]]) -> pl.Tensor[[16, {SIZE}], pl.FP32]:
+        return pl.store(pl.load(a, [0, 0], [16, {SIZE}]), [0, 0], b)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def second(self, a: pl.Tensor[[16, {SIZE}], pl.FP32],
+               b: pl.Out[pl.Tensor[[16, {SIZE}], pl.FP32]]) -> pl.Tensor[[16, {SIZE}], pl.FP32]:
+        return pl.store(pl.load(a, [0, 0], [16, {SIZE}]), [0, 0], b)
+""")
+    ir.compile(two_kernels, output_dir=str(tmp_path))
+    done = run_script(tmp_path)
+    assert done.returncode == 1 and "the program has no entry to run" in done.stderr
+
+
 # ---------------------------------------------------------------------------- kernel_config.py
 
 def test_kernel_config_py_says_what_kernel_config_json_says(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.errors import CompileError
+from pypto.errors import CompileError, ParseError
 from pypto.runtime import RunConfig, TensorSpec, run
 
 N = 64
@@ -599,3 +599,29 @@ def test_returning_a_call_of_a_function_of_two_results_returns_both(tmp_path):
     a, b = ir.compile(ReturnsACallOfTwo, output_dir=str(tmp_path / "out"))(x)
     np.testing.assert_allclose(a, np.exp(x), rtol=1e-6)
     np.testing.assert_allclose(b, -x)
+
+
+EXTERNAL_KERNEL = '''
+import pypto.language as pl
+
+
+@pl.program
+class External:
+    @pl.function(type=pl.FunctionType.AIV, external_source="kernels/aiv/write.cpp")
+    def write(self, out: pl.InOut[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]: ...
+'''
+
+
+def test_an_external_kernel_source_in_a_program_class_is_a_located_parse_error(tmp_path):
+    # pl.function takes the argument (as PyPTO's does), so the parser, not Python, reports it.
+    import importlib.util
+
+    path = tmp_path / "external_kernel_program.py"
+    path.write_text(EXTERNAL_KERNEL)
+    spec = importlib.util.spec_from_file_location("external_kernel_program", path)
+    module = importlib.util.module_from_spec(spec)
+    with pytest.raises(ParseError) as info:
+        spec.loader.exec_module(module)
+    text = str(info.value)
+    assert "external_kernel_program.py:7:" in text and "^" in text
+    assert "pl.function(external_source=...)" in text

@@ -275,19 +275,21 @@ def function(fn: _Function, /) -> _Function: ...
 @overload
 def function(*, type: FunctionType = FunctionType.Opaque, level: Optional[Level] = None,
              role: Optional[Role] = None, attrs: Optional[Mapping[str, Any]] = None,
-             strict_ssa: bool = False, auto_scope: Optional[bool] = None
-             ) -> Callable[[_Function], _Function]: ...
+             strict_ssa: bool = False, auto_scope: Optional[bool] = None,
+             external_source: Any = None) -> Callable[[_Function], _Function]: ...
 
 
 def function(fn: Optional[_Function] = None, *,
              type: FunctionType = FunctionType.Opaque,  # noqa: A002 - the DSL's keyword
              level: Optional[Level] = None, role: Optional[Role] = None,
              attrs: Optional[Mapping[str, Any]] = None, strict_ssa: bool = False,
-             auto_scope: Optional[bool] = None) -> Any:
+             auto_scope: Optional[bool] = None, external_source: Any = None) -> Any:
     """Marks a method of a ``@pl.program`` class, as in PyPTO: ``type`` is a
     ``pl.FunctionType`` (a bare ``@pl.function`` is ``Opaque``), ``level``/``role`` place it in
     the machine hierarchy, ``attrs`` are back-end hints, ``strict_ssa=True`` forbids rebinding
     a name. The C++ parser reads these from the source; this only records them.
+    ``external_source`` (PyPTO's kernel written in C++ against the NPU's kernel ABI) is taken
+    here so that the parser can refuse it where it is written, with file:line:col.
 
     On a function without ``self`` (defined outside a program class) it makes an external
     function: a program method that calls it by name gets it added to its program."""
