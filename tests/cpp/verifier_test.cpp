@@ -184,11 +184,10 @@ TEST(VerificationMemory, CallDirectionsAreCheckedAgainstTheCalleesOfEachProgram)
   // With its kernel turned into an orchestration function, the call of it needs no directions.
   std::vector<ir::FunctionPtr> fns;
   for (const auto& f : out->functions) {
-    fns.push_back(f->type != ir::FunctionType::InCore
-                      ? f
-                      : std::make_shared<ir::Function>(f->name, ir::FunctionType::Orchestration,
-                                                       f->params, f->return_types, f->body,
-                                                       f->span));
+    fns.push_back(!ir::is_kernel(f->type) ? f
+                                          : std::make_shared<ir::Function>(
+                                                f->name, ir::FunctionType::Orchestration, f->params,
+                                                f->return_types, f->body, f->span));
   }
   auto without_kernels = out->with_functions(fns);
   VerificationMemory memory;
