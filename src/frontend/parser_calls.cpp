@@ -539,10 +539,6 @@ ExprPtr Parser::bind_op_call(const ir::OpDef& def, Span span, const std::string&
       throw CompileError(use_site(e.span(), uses_mark), e.what());
     }
   }
-  // A tensor assembled into another writes its valid region, when that is known to be less.
-  if (def.name == "assemble" && args.size() > 1 && args[0]->type()->as<ir::TensorType>()) {
-    args[1] = assembled_region(args[1], args[1]->span());
-  }
   try {
     return ir::make_op_call(def.name, std::move(args), std::move(attrs), span);
   } catch (const CompileError& e) {

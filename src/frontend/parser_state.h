@@ -210,17 +210,8 @@ class Parser {
   // `args` of a pl.load whose tensor is a parameter with a declared valid region: the tile's
   // valid region becomes min(requested, declared - offset) per dimension.
   void intersect_load_with_param_valid(std::vector<ExprPtr>& args, Span span);
-  // Remembers the valid_shape of a pl.slice bound to `var` (forgotten when var is rebound), and
-  // of an elementwise op or cast whose tensor operands all have the same one (their result keeps
-  // it, as in PyPTO).
+  // Remembers the valid_shape of a pl.slice bound to `var` (forgotten when var is rebound).
   void note_bound_value(const VarPtr& var, const ExprPtr& value);
-  // What pl.assemble writes of `source`: a 2-D tensor whose valid region is known to be smaller
-  // than its shape writes that region (its window [0, rows) x [0, cols)); anything else, all of
-  // it.
-  ExprPtr assembled_region(const ExprPtr& source, Span span) const;
-  // The constant valid region of a tensor value, when it is known to have one: its pl.slice's
-  // valid_shape, a variable's (note_bound_value), or what an elementwise op or cast keeps.
-  std::optional<std::vector<int64_t>> constant_valid_region(const ExprPtr& value) const;
 
   // The specialisation of template `callee` for a call with `args` (made on first use).
   size_t specialise_call(size_t callee, const std::vector<ExprPtr>& args,

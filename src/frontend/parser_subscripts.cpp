@@ -140,7 +140,6 @@ bool Parser::try_subscript_assignment(Block& block) {
   const Span value_span = here();
   ExprPtr source = expect_expr(parse_value(), "the right-hand side of an assignment");
   const auto* tensor = type->as<ir::TensorType>();
-  if (tensor) source = assembled_region(source, value_span);
   const std::vector<int64_t>& shape = tensor ? tensor->shape : type->as<ir::TileType>()->shape;
   SubscriptWindow w = subscript_window(shape, items, tensor ? "tensor" : "tile", span);
   const TypePtr& source_type = source->type();

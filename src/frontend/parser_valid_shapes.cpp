@@ -15,7 +15,6 @@
 #include <algorithm>
 
 #include "parser_state.h"
-#include "pypto/ir/op_registry.h"
 #include "pypto/ir/valid_extent.h"
 
 namespace pypto::frontend::detail {
@@ -113,69 +112,7 @@ const std::vector<ExprPtr>* slice_valid_shape(const ExprPtr& e) {
 void Parser::note_bound_value(const VarPtr& var, const ExprPtr& value) {
   if (const std::vector<ExprPtr>* valid = slice_valid_shape(value)) {
     slice_valid_shapes_[var.get()] = *valid;
-    return;
   }
-  if (auto region = constant_valid_region(value)) {
-    std::vector<ExprPtr> extents;
-    for (int64_t n : *region) extents.push_back(ir::make_int(n, value->span()));
-    slice_valid_shapes_[var.get()] = std::move(extents);
-  }
-}
-
-std::optional<std::vector<int64_t>> Parser::constant_valid_region(const ExprPtr& value) const {
-  const auto* result = value ? value->type()->as<ir::TensorType>() : nullptr;
-  if (!result) return std::nullopt;
-  const std::vector<ExprPtr>* extents = slice_valid_shape(value);
-  if (const auto* v = value->as<ir::Var>()) {
-    auto known = slice_valid_shapes_.find(v);
-    if (known != slice_valid_shapes_.end()) extents = &known->second;
-  }
-  if (extents) {
-    std::vector<int64_t> region;
-    for (const ExprPtr& e : *extents) {
-      const auto n = ir::as_const_int(e);
-      if (!n) return std::nullopt;
-      region.push_back(*n);
-    }
-    return region;
-  }
-  // An elementwise op or a cast keeps the region its tensor operands of its shape share.
-  const auto* call = value->as<ir::Call>();
-  if (!call || call->call_kind != ir::CallKind::Op) return std::nullopt;
-  const ir::OpDef* def = ir::OpRegistry::global().find(call->callee);
-  if (!def || (def->category != ir::OpCategory::ElementwiseBinary &&
-               def->category != ir::OpCategory::ElementwiseUnary &&
-               def->category != ir::OpCategory::Cast)) {
-    return std::nullopt;
-  }
-  std::optional<std::vector<int64_t>> shared;
-  for (const ExprPtr& a : call->args) {
-    const auto* t = a->type()->as<ir::TensorType>();
-    if (!t) continue;
-    auto region = t->shape == result->shape ? constant_valid_region(a) : std::nullopt;
-    if (!region || (shared && *shared != *region)) return std::nullopt;
-    shared = std::move(region);
-  }
-  return shared;
-}
-
-ExprPtr Parser::assembled_region(const ExprPtr& source, Span span) const {
-  const auto* t = source->type()->as<ir::TensorType>();
-  if (!t || t->shape.size() != 2) return source;
-  const auto known = constant_valid_region(source);
-  if (!known || known->size() != 2) return source;
-  std::vector<int64_t> region;
-  for (size_t d = 0; d < 2; ++d) region.push_back(std::min((*known)[d], t->shape[d]));
-  if (region == t->shape) return source;
-  std::vector<ExprPtr> extents, zeros;
-  for (int64_t n : region) {
-    extents.push_back(ir::make_int(n, span));
-    zeros.push_back(ir::make_int(0, span));
-  }
-  return ir::make_op_call(
-      "slice",
-      {source, ir::make_tuple(std::move(extents), span), ir::make_tuple(std::move(zeros), span)},
-      {}, span);
 }
 
 std::vector<ExprPtr> Parser::valid_symbol_arguments(const FunctionSignature& sig,

@@ -1,7 +1,6 @@
 #include "tensor_window_valid.h"
 
 #include <algorithm>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -24,20 +23,7 @@ using ir::NodeMap;
 using ir::StmtPtr;
 using ir::Var;
 
-// A load of a window, or a window of one (pl.slice): the calls whose region the window's valid
-// region narrows, with where their offsets and extents are.
-struct RegionUse {
-  size_t offsets, extents;
-};
-std::optional<RegionUse> region_use(const Call& c) {
-  if (c.call_kind != CallKind::Op || c.args.size() < 3) return std::nullopt;
-  if (c.callee == "load") return RegionUse{1, 2};
-  if (c.callee == "slice" && is_tensor(c.type())) return RegionUse{2, 1};
-  return std::nullopt;
-}
-
-// The slices with a valid_shape, and how often each window is the tensor of a load or of a
-// window of it.
+// The slices with a valid_shape, and how often each window is the tensor of a load.
 struct WindowFinder : IRVisitor {
   NodeMap<const Var*, const Call*> windows;
   NodeMap<const Var*, int64_t> load_uses;
@@ -52,7 +38,7 @@ struct WindowFinder : IRVisitor {
     IRVisitor::visit_assign(s);
   }
   void visit_call(const Call& c) override {
-    if (region_use(c)) {
+    if (c.call_kind == CallKind::Op && c.callee == "load" && !c.args.empty()) {
       if (const auto* v = c.args[0]->as<Var>()) ++load_uses[v];
     }
     IRVisitor::visit_call(c);
@@ -77,14 +63,14 @@ class Folder : public IRMutator {
   ExprPtr mutate_call(const std::shared_ptr<const Call>& c) override {
     ExprPtr mutated = IRMutator::mutate_call(c);
     const auto* load = mutated->as<Call>();
-    const auto use = load ? region_use(*load) : std::nullopt;
-    if (!use) return mutated;
+    if (!load || load->call_kind != CallKind::Op || load->callee != "load" || load->args.size() < 3)
+      return mutated;
     const auto* tensor = load->args[0]->as<Var>();
     auto it = tensor ? windows_.find(tensor) : windows_.end();
     if (it == windows_.end()) return mutated;
     const auto& window_valid = it->second->args[3]->as<MakeTuple>()->elements;
-    const auto* offsets = load->args[use->offsets]->as<MakeTuple>();
-    const auto* extents = load->args[use->extents]->as<MakeTuple>();
+    const auto* offsets = load->args[1]->as<MakeTuple>();
+    const auto* extents = load->args[2]->as<MakeTuple>();
     if (!offsets || !extents || offsets->elements.size() != window_valid.size() ||
         extents->elements.size() != window_valid.size())
       return mutated;  // a load of another rank reads across dimensions: as written
@@ -110,9 +96,7 @@ class Folder : public IRMutator {
 
 }  // namespace
 
-namespace {
-
-FunctionPtr fold_once(const FunctionPtr& f) {
+FunctionPtr fold_window_valid_shapes(const FunctionPtr& f) {
   WindowFinder finder;
   finder.visit_function(*f);
   if (finder.windows.empty()) return f;
@@ -129,20 +113,6 @@ FunctionPtr fold_once(const FunctionPtr& f) {
   if (foldable.empty()) return f;
   Folder folder(std::move(foldable));
   return folder.mutate_function(f);
-}
-
-}  // namespace
-
-FunctionPtr fold_window_valid_shapes(const FunctionPtr& f) {
-  // A window of a window gets its part of the region, and its own loads get it on the next
-  // round: as many rounds as windows nest (bounded by the IR's depth).
-  FunctionPtr folded = f;
-  for (int round = 0; round < ir::kMaxIRDepth; ++round) {
-    FunctionPtr next = fold_once(folded);
-    if (next == folded) return folded;
-    folded = std::move(next);
-  }
-  return folded;
 }
 
 }  // namespace pypto::passes::detail

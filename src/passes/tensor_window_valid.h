@@ -3,11 +3,9 @@
 //  - `w = pl.slice(t, shape, offsets, valid_shape=v)` says that only the box [0, v) of w holds
 //    data. Each load of w then reads no more than that: its valid_shapes become
 //    min(requested, max(0, v - offset)) per dimension.
-//  - A window of w (`pl.slice(w, extents, offsets)`, as pl.assemble of a narrowed tensor makes)
-//    gets the part of that region it covers the same way, and passes it on to its own loads.
-//  - Once every use of w is such a load or window, the slice is a plain view (its region lives
-//    in them) that code generation emits; a window used otherwise keeps its valid_shape, which
-//    code generation refuses by name.
+//  - Once every use of w is such a load, the slice is a plain view (its region lives in the
+//    loads) that code generation emits; a window used otherwise keeps its valid_shape, which code
+//    generation refuses by name.
 // The kernel is in SSA form here, so the extents v name the values they had at the slice.
 #pragma once
 
