@@ -30,6 +30,12 @@ std::string text(const Json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// `s` as a Python string literal: JSON's escapes are Python's, and bytes that are not UTF-8 (a
+// hostile program's names) become U+FFFD rather than breaking the script.
+std::string quoted(const std::string& s) {
+  return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 bool is_float(const std::string& dtype) {
   return dtype == "FP32" || dtype == "FP16" || dtype == "BF16" || dtype.rfind("FP", 0) == 0;
 }
@@ -52,14 +58,15 @@ std::string argument(const Json& param) {
   const std::string name = text(param, "name");
   const std::string direction = text(param, "direction").empty() ? "In" : text(param, "direction");
   if (kind == "scalar") {
-    return std::string(is_float(dtype) ? "1.0" : "1") + ",  # " + name + ": " + dtype + " scalar";
+    return std::string(is_float(dtype) ? "1.0" : "1") + ",  # " + quoted(name) + ": " + dtype +
+           " scalar";
   }
-  if (kind != "tensor") return "None,  # " + name + ": not a tensor or a scalar";
+  if (kind != "tensor") return "None,  # " + quoted(name) + ": not a tensor or a scalar";
   auto dims = param.find("shape");
   const std::string shape =
       shape_tuple(dims != param.end() && dims->is_array() ? *dims : Json::array());
   const std::string torch = torch_dtype(dtype);
-  const std::string note = ",  # " + name + " (" + direction + ")";
+  const std::string note = ",  # " + quoted(name) + " (" + direction + ")";
   if (direction == "Out") {
     if (!torch.empty()) return "torch.zeros(" + shape + ", dtype=" + torch + ")" + note;
     return "np.zeros(" + shape + ", dtype=pl." + dtype + ".storage_numpy)" + note;
@@ -90,12 +97,13 @@ std::string debug_run_script(const Json& manifest, const std::string& platform) 
   if (entry && entry->contains("params") && (*entry)["params"].is_array()) {
     for (const auto& p : (*entry)["params"]) {
       inputs += "        " + argument(p) + "\n";
-      names += (names.empty() ? "" : ", ") + Json(text(p, "name")).dump();
+      names += (names.empty() ? "" : ", ") + quoted(text(p, "name"));
     }
   }
   const std::string program = text(manifest, "program");
   std::string out;
-  out += "\"\"\"Runs the compiled program '" + program + "' of this folder again, on its own:\n\n";
+  out += "\"\"\"Runs the compiled program " + quoted(program) +
+         " of this folder again, on its own:\n\n";
   out += "    python debug/run.py\n\n";
   out += "With a golden.py beside the folder's kernel_config.json (PyPTO's test harness writes\n";
   out += "one), its inputs are used and the outputs are checked against its golden. Otherwise\n";
@@ -106,9 +114,9 @@ std::string debug_run_script(const Json& manifest, const std::string& platform) 
   out += "import pypto.language as pl\n";
   out += "from pypto.ir.compiled_program import CompiledProgram\n\n";
   out += "FOLDER = pathlib.Path(__file__).resolve().parents[1]\n";
-  out += "PLATFORM = " + Json(platform).dump() + "\n";
+  out += "PLATFORM = " + quoted(platform) + "\n";
   out += "NAMES = [" + names + "]\n";
-  out += "ENTRY = " + (entry ? Json(entry_name).dump() : std::string("None")) + "\n\n\n";
+  out += "ENTRY = " + (entry ? quoted(entry_name) : std::string("None")) + "\n\n\n";
   out += "def _inline_inputs():\n";
   out += "    \"\"\"The entry's arguments in order.\"\"\"\n";
   out += "    import torch\n\n";

@@ -96,8 +96,8 @@ def test_debug_run_script_runs_the_folder_on_arguments_from_the_signature(tmp_pa
     pytest.importorskip("torch")
     ir.compile(Add, output_dir=str(tmp_path))
     text = (tmp_path / "debug" / "run.py").read_text()
-    assert "torch.randn((16, 64), dtype=torch.float32),  # a (In)" in text
-    assert "torch.zeros((16, 64), dtype=torch.float32),  # c (Out)" in text
+    assert 'torch.randn((16, 64), dtype=torch.float32),  # "a" (In)' in text
+    assert 'torch.zeros((16, 64), dtype=torch.float32),  # "c" (Out)' in text
     done = run_script(tmp_path)
     assert done.returncode == 0, done.stderr
     # c = a + b of the script's seeded inputs: its sum is theirs.
