@@ -147,9 +147,6 @@ def _check_profile(document: object, where: str) -> None:
     """The checks of src/profiling/profile_file.cpp, on a dict: the keys the renderers read."""
     if not isinstance(document, Mapping):
         raise _bad(where, "the document is not a JSON object")
-    if isinstance(document.get("total_seconds"), Mapping) and "jobs" in document:
-        raise _bad(where, "this is a sweep's aggregated profile (SweepResult.profile); show "
-                          "it with SweepResult, or render one job's profile")
     _number(document, "total_seconds", where)
     _number(document, "untracked_seconds", where, required=False)
     threads = document.get("threads", [])

@@ -17,7 +17,7 @@ from pypto import ir
 from pypto.compile_profiling import (CompileProfiler, ProfileView, StageRecord, load_profile,
                                      render_profile)
 from pypto.runtime import RunConfig, TensorSpec, benchmark, run
-from pypto.sweep.results import SweepResult
+from pypto.sweep.results import SweepResult, aggregate_profiles
 
 HOSTILE = "<!--<script>alert(1)</script>"
 
@@ -316,9 +316,14 @@ def test_other_bad_inputs(tmp_path):
         render_profile({"total_seconds": 0.0, "stages": []}, format="pdf")
     with pytest.raises(ValueError, match=r"profile: stages\[0\]: 'seconds' is negative"):
         ProfileView({"total_seconds": 0.0, "stages": [stage("a", -1.0, 0.0)]})
-    aggregate = {"jobs": 2, "total_seconds": {"count": 2}, "stages": []}
-    with pytest.raises(ValueError, match="SweepResult"):
-        ProfileView(aggregate)
+
+def test_a_sweeps_merged_profile_renders_like_any_other():
+    job = {"total_seconds": 0.05, "stages": [stage("compile", 0.01, 0.0)]}
+    slow = {"total_seconds": 0.07, "stages": [stage("compile", 0.03, 0.0)]}
+    text = ProfileView(aggregate_profiles([job, slow])).text()
+    assert "sweep: 2 jobs merged" in text
+    line = next(line for line in text.splitlines() if "compile" in line)
+    assert "min 10.0ms median 20.0ms max 30.0ms" in line
 
 
 # ------------------------------------------------------------------------------------- results

@@ -142,9 +142,11 @@ def test_aggregate_counts_a_repeated_stage_once_per_job():
     job = {"total_seconds": 3.0, "stages": [{"name": "p", "seconds": 1.0, "children": []},
                                             {"name": "p", "seconds": 2.0, "children": []}]}
     aggregate = aggregate_profiles([job, job, None])
-    assert aggregate["jobs"] == 2
-    assert aggregate["stages"] == [{"name": "p", "count": 2, "median_seconds": 3.0,
-                                    "p95_seconds": 3.0, "max_seconds": 3.0, "children": []}]
+    assert aggregate["jobs"] == 2 and aggregate["total_seconds"] == 6.0
+    assert aggregate["job_total_seconds"]["count"] == 2
+    assert aggregate["stages"] == [{"name": "p", "seconds": 6.0, "count": 2, "min_seconds": 3.0,
+                                    "median_seconds": 3.0, "p95_seconds": 3.0,
+                                    "max_seconds": 3.0, "children": []}]
 
 
 def test_process_pool_fallback_without_dask(serial, cache_dir, tmp_path, monkeypatch):
@@ -259,6 +261,19 @@ def test_cli_sweep(tmp_path, cache_dir):
     assert lines[2].split()[:5] == ["-", "1", "512", "128", "False"]
     assert "1 of 2 jobs passed; best: job 0 (BLOCK=64, COLS=128)" in proc.stdout
     assert (tmp_path / "out" / "results.parquet").is_file()
+    # The sweep's profile.json is a compile profile like any other: the profile tool reads it,
+    # each stage with the jobs that ran it and the spread of their times.
+    shown = cli("profile", "show", tmp_path / "out" / "profile.json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "sweep: 2 jobs merged" in shown.stdout
+    compile_line = next(line for line in shown.stdout.splitlines()
+                        if line.lstrip().startswith("compile "))
+    assert "min " in compile_line and " median " in compile_line and " max " in compile_line
+    listed = cli("profile", "show", "--list", tmp_path / "out" / "profile.json", cwd=tmp_path)
+    assert listed.returncode == 0 and "device_execution" in listed.stdout
+    trace = cli("profile", "convert", tmp_path / "out" / "profile.json", "--to", "chrome",
+                "-o", "-", cwd=tmp_path)
+    assert trace.returncode == 0 and json.loads(trace.stdout)["traceEvents"]
     usage = cli("sweep", BLOCKED_ADD, "--param", "BLOCK=sixty", cwd=tmp_path, env=env)
     assert usage.returncode == 2 and "'sixty' is not an int" in usage.stderr
     usage = cli("sweep", BLOCKED_ADD, "--param", "BLOCK=64", "--sort-by", "speed",

@@ -17,10 +17,11 @@ _NOT_TABULATED = ("profile",)
 
 
 def _spread(seconds):
-    """count, median, p95 and max of some stage times, with the driver's definitions (those of
-    a benchmark's rounds: numpy's interpolated percentile)."""
+    """The spread of some stage times, with the driver's definitions (those of a benchmark's
+    rounds: numpy's interpolated percentile). min, median and max are the keys a merged stage of
+    any profile has (the exit report's); p95 is the sweep's own extra."""
     stats = _core.driver.round_statistics(seconds)
-    return {"count": len(seconds), "median_seconds": stats["median"],
+    return {"min_seconds": min(seconds), "median_seconds": stats["median"],
             "p95_seconds": stats["p95"], "max_seconds": max(seconds)}
 
 
@@ -42,26 +43,35 @@ def _collect(stages, into):
 def _aggregate_nodes(nodes):
     out = []
     for name, (seconds, children) in nodes.items():
-        out.append({"name": name, **_spread(seconds), "children": _aggregate_nodes(children)})
+        # "seconds" and "count" as in a merged stage of any profile: the sum over the jobs that
+        # ran the stage, and how many they were.
+        out.append({"name": name, "seconds": sum(seconds), "count": len(seconds),
+                    **_spread(seconds), "children": _aggregate_nodes(children)})
     return out
 
 
 def aggregate_profiles(profiles):
-    """Per stage, across the jobs that ran it: count, median, p95 and max seconds, as a tree in
-    the profile's shape (``stages[{name, ..., children}]``). ``total_seconds`` aggregates the
-    jobs' totals the same way."""
+    """The jobs' profiles merged into one, in the format of every compile profile (so that
+    ``pypto profile show|diff|convert|html`` read it): stages merged by name path, each with
+    ``seconds`` summed over the jobs that ran it, ``count`` (those jobs) and the spread of their
+    times (``min/median/max_seconds`` as in a merged stage, plus ``p95_seconds``);
+    ``total_seconds`` is the jobs' totals summed. The sweep's own extras: ``jobs`` (how many
+    profiles were merged) and ``job_total_seconds`` (the spread of the jobs' totals)."""
     profiles = [p for p in profiles if p]
     nodes = {}
     totals = []
     for profile in profiles:
         totals.append(profile["total_seconds"])
         _collect(profile["stages"], nodes)
-    total = _spread(totals) if totals else {"count": 0}
-    return {"jobs": len(profiles), "total_seconds": total, "stages": _aggregate_nodes(nodes)}
+    spread = {"count": len(totals), **(_spread(totals) if totals else {})}
+    return {"total_seconds": sum(totals), "stages": _aggregate_nodes(nodes),
+            "metadata": {"profile": f"sweep: {len(profiles)} jobs merged"},
+            "jobs": len(profiles), "job_total_seconds": spread}
 
 
 def format_aggregate(aggregate):
-    """The aggregated profile as text, laid out like the profile summary."""
+    """The aggregated profile as text: per stage the jobs that ran it and the spread of their
+    times (median, p95, max)."""
     fmt = _core.profiling.format_duration
     lines = ["PyPTO Sweep Profile", "===================",
              f"Jobs profiled: {aggregate['jobs']}", "",
@@ -74,7 +84,7 @@ def format_aggregate(aggregate):
                          f"{fmt(s['p95_seconds']):>10}{fmt(s['max_seconds']):>10}")
             walk(s["children"], depth + 1)
 
-    total = aggregate["total_seconds"]
+    total = aggregate["job_total_seconds"]
     if total["count"]:
         lines.append(f"  {'total':<34}{total['count']:>6}{fmt(total['median_seconds']):>10}"
                      f"{fmt(total['p95_seconds']):>10}{fmt(total['max_seconds']):>10}")
