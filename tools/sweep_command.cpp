@@ -46,6 +46,7 @@ struct SweepOptions {
 };
 
 SweepOptions g_sweep;
+CLI::App* g_sweep_app = nullptr;
 constexpr int kSweepRounds = 5;
 constexpr int kSweepWarmup = 1;
 
@@ -225,6 +226,7 @@ CLI::App* add_sweep_command(CLI::App& app) {
   }
   // The former name of --workers; the simulated cores have one name everywhere now.
   sweep->add_option("--device-cores", g_sweep.device_cores)->group("")->check(CLI::Range(1, 256));
+  g_sweep_app = sweep;
   return sweep;
 }
 
@@ -239,6 +241,15 @@ int run_sweep_command() {
       std::cerr << "pypto sweep: --device-cores is deprecated: the simulated cores are "
                    "--workers, as for pypto run (worker processes: --processes)\n";
       g_sweep.config.workers = g_sweep.device_cores;
+    }
+    // --workers once meant the worker processes; a command line written for that meaning
+    // would now silently run 2 processes with N simulated cores each. Naming --processes too
+    // says the new meaning is the one meant.
+    if (g_sweep_app->count("--workers") > 0 && g_sweep_app->count("--processes") == 0) {
+      std::cerr << "pypto sweep: note: --workers " << g_sweep.config.workers
+                << " sets each job's simulated cores (as for pypto run); the worker processes, "
+                   "which --workers used to set, are --processes (default "
+                << g_sweep.processes << "). Give --processes to silence this note.\n";
     }
     if (std::string error = driver::config_error(g_sweep.config); !error.empty()) {
       throw UsageError{error};

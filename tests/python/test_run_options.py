@@ -11,6 +11,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import warnings
 
 import cli_tool
 import pytest
@@ -113,6 +114,30 @@ def test_the_sweeps_options_are_the_tables_sweep_options():
     with pytest.warns(DeprecationWarning, match="the simulated cores are `workers`"):
         with pytest.raises(ValueError, match=r"RunConfig.workers=999 is out of range"):
             sweep(EXAMPLES / "add.py", device_cores=999)
+
+
+def test_sweep_workers_are_simulated_cores_and_the_old_meaning_is_named(tmp_path):
+    # workers= once meant the worker processes: without processes= the sweep says what it
+    # means now (before any job starts: the bad value fails the option check after it).
+    with pytest.warns(FutureWarning, match=r"sweep\(workers=999\) sets each job's simulated "
+                                           r"cores .* is processes= \(default 2\)"):
+        with pytest.raises(ValueError, match=r"RunConfig.workers=999 is out of range"):
+            sweep(EXAMPLES / "add.py", workers=999)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"RunConfig.workers=999 is out of range"):
+            sweep(EXAMPLES / "add.py", workers=999, processes=1)
+    env = dict(os.environ, PYPTO_PYTHON=sys.executable)
+    proc = cli("sweep", EXAMPLES / "add.py", "--workers", 1, "--backend", "serial",
+               "--rounds", 1, "--warmup", 0, "--no-progress", "-o", tmp_path / "a",
+               cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert ("note: --workers 1 sets each job's simulated cores (as for pypto run); the worker "
+            "processes, which --workers used to set, are --processes (default 2)") in proc.stderr
+    quiet = cli("sweep", EXAMPLES / "add.py", "--workers", 1, "--processes", 1, "--backend",
+                "serial", "--rounds", 1, "--warmup", 0, "--no-progress", "-o", tmp_path / "b",
+                cwd=tmp_path, env=env)
+    assert quiet.returncode == 0 and "note:" not in quiet.stderr
 
 
 def test_a_value_out_of_range_fails_the_run_naming_the_field_and_range():

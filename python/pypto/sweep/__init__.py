@@ -31,6 +31,8 @@ BACKENDS = ("auto", "dask", "processes", "serial")
 # Measured and warm-up launches per job unless the caller says (`pypto sweep --rounds/--warmup`).
 SWEEP_ROUNDS = 5
 SWEEP_WARMUP = 1
+# Worker processes of the embedded Dask cluster or of the process pool unless given.
+DEFAULT_PROCESSES = 2
 
 
 def grid(params: Optional[Mapping[str, Sequence]]):
@@ -67,8 +69,16 @@ def _default_out_dir():
 RUN_OPTIONS = tuple(name for name, option in OPTIONS.items() if "sweep" in option["commands"])
 
 
-def _run_options(options, device_cores):
+def _run_options(options, device_cores, processes):
     """The run options of every job: checked here, before any job starts."""
+    if "workers" in options and processes is None:
+        # sweep(workers=N) once meant N worker processes; now it is the run option of that
+        # name, as everywhere else. Code written for the old meaning would silently change
+        # from N processes to N simulated cores: say so until it names processes= as well.
+        warnings.warn(f"sweep(workers={options['workers']!r}) sets each job's simulated cores "
+                      f"(RunConfig.workers); the number of worker processes, which workers= "
+                      f"used to set, is processes= (default {DEFAULT_PROCESSES}). Pass "
+                      f"processes= as well to silence this warning", FutureWarning, stacklevel=3)
     if device_cores is not None:
         warnings.warn("sweep(device_cores=) is deprecated: the simulated cores are `workers`, as "
                       "in RunConfig (the worker processes are `processes`)", DeprecationWarning,
@@ -91,7 +101,7 @@ def _run_options(options, device_cores):
 
 def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = None, *,
           program: Optional[str] = None, backend: str = "auto", client=None,
-          scheduler: Optional[str] = None, processes: int = 2, seed: int = 0,
+          scheduler: Optional[str] = None, processes: Optional[int] = None, seed: int = 0,
           out_dir: Optional[str] = None,
           sort_by: str = "rank", progress: bool = True, on_row=None,
           device_cores: Optional[int] = None, **options) -> SweepResult:
@@ -112,17 +122,21 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
     ``cache_dir`` is a binary cache the workers share (a directory they all mount; without it
     each worker builds into its own machine's cache). ``backend``:
     "dask" (``client``, or ``scheduler`` "tcp://HOST:PORT", or an embedded local cluster of
-    ``processes`` worker processes), "processes" (a fresh process per job, ``processes`` at a
-    time), "serial" (this process), "auto" (Dask when it is installed, else processes).
+    ``processes`` worker processes, DEFAULT_PROCESSES unless given), "processes" (a fresh
+    process per job, ``processes`` at a time), "serial" (this process), "auto" (Dask when it
+    is installed, else processes).
     ``on_row(row)`` is called as each job completes. A failing job is a row with its error.
-    ``device_cores`` is the former name of ``workers``."""
+    ``device_cores`` is the former name of ``workers`` (deprecated). ``workers`` once meant the
+    worker processes: given without ``processes``, it warns (FutureWarning) that it sets the
+    simulated cores."""
     # A sweep ranks its jobs by their rounds' median and spread: several by default (a run's
     # default is one launch).
     options.setdefault("rounds", SWEEP_ROUNDS)
     options.setdefault("warmup", SWEEP_WARMUP)
     if options.get("cache_dir"):  # one folder for every worker, wherever it runs from
         options["cache_dir"] = os.path.abspath(os.fspath(options["cache_dir"]))
-    options = _run_options(options, device_cores)
+    options = _run_options(options, device_cores, processes)
+    processes = DEFAULT_PROCESSES if processes is None else processes
     if isinstance(files, (str, os.PathLike)):
         files = [files]
     files = [os.path.abspath(os.fspath(f)) for f in files]
@@ -158,7 +172,7 @@ def sweep(files: Union[str, os.PathLike, Sequence], params: Optional[Mapping] = 
     try:
         if backend == "dask":
             rows = executors.run_on_dask(jobs, bar, client=client, scheduler=scheduler,
-                                         workers=processes)
+                                         processes=processes)
         elif backend == "processes":
             rows = executors.run_on_processes(jobs, processes, bar)
         else:

@@ -146,14 +146,14 @@ class _JobProcesses:
                 child.kill()
 
 
-def run_on_processes(jobs, workers, progress):
+def run_on_processes(jobs, processes, progress):
     """Each job in a fresh Python process of its own (running ``pypto.sweep.job_process``),
-    ``workers`` at a time. A process that dies takes only its own job with it; the job is run
+    ``processes`` at a time. A process that dies takes only its own job with it; the job is run
     once more, and lost twice it is a row with its error. No process re-imports the caller's
     main module, so a script needs no ``if __name__ == "__main__":`` guard for this backend."""
     children = _JobProcesses()
     rows = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=processes) as pool:
         futures = {pool.submit(children.run, job): job for job in jobs}
         try:
             for future in concurrent.futures.as_completed(futures):
@@ -185,8 +185,8 @@ def spawn_reruns_main():
     return path is not None and os.path.splitext(os.path.basename(path))[0] != "ipython"
 
 
-def embedded_cluster(workers, subprocess_workers=None):
-    """A cluster on this machine: the scheduler in this process, and `workers` Dask workers of
+def embedded_cluster(processes, subprocess_workers=None):
+    """A cluster on this machine: the scheduler in this process, and ``processes`` Dask workers of
     one thread each (the compile keeps its profiler per thread; processes also keep one job's
     crash from another), each under a nanny that restarts it when it dies, no dashboard.
 
@@ -210,7 +210,7 @@ def embedded_cluster(workers, subprocess_workers=None):
         if subprocess_workers is None:
             subprocess_workers = spawn_reruns_main()
         if not subprocess_workers:
-            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+            return LocalCluster(n_workers=processes, threads_per_worker=1, processes=True,
                                 dashboard_address=None, silence_logs=logging.ERROR,
                                 scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
         nanny = {"cls": SubprocessWorker,
@@ -221,11 +221,11 @@ def embedded_cluster(workers, subprocess_workers=None):
             scheduler={"cls": Scheduler,
                        "options": {"host": "127.0.0.1", "port": 0, "dashboard": False,
                                    "dashboard_address": ":0"}},
-            workers={i: nanny for i in range(workers)}, worker=nanny,
+            workers={i: nanny for i in range(processes)}, worker=nanny,
             silence_logs=logging.ERROR, name="pypto-sweep")
 
 
-def run_on_dask(jobs, progress, client=None, scheduler=None, workers=2):
+def run_on_dask(jobs, progress, client=None, scheduler=None, processes=2):
     """Submits every job to Dask (``retries=1``) and collects the rows as they complete. Uses
     ``client``, else connects to ``scheduler`` (tcp://HOST:PORT), else starts and stops an
     embedded local cluster (embedded_cluster)."""
@@ -236,7 +236,7 @@ def run_on_dask(jobs, progress, client=None, scheduler=None, workers=2):
         if scheduler:
             client = own_client = Client(scheduler, timeout="30s")
         else:
-            cluster = embedded_cluster(workers)
+            cluster = embedded_cluster(processes)
             client = own_client = Client(cluster)
             try:
                 client.wait_for_workers(1, timeout=120)
