@@ -15,7 +15,10 @@ A block that must not run says why in an HTML comment on the line before its fen
 `skip` is for a block that needs an external service (or would run this suite itself),
 `partial` for one that is intentionally a fragment; `<!-- snippets: partial: REASON -->` on a line
 of its own marks every block of the page after it. Skipped and partial blocks are still checked
-for syntax (Python's parser, `bash -n`). Links between the pages are checked too: every relative
+for syntax (Python's parser, `bash -n`). A statement or two of a kernel body (the op examples of
+docs/language-reference.md) runs as the body of a kernel, after declarations of the names it
+reads (`<!-- snippet: kernel: DECLS -->` for one block, `<!-- snippets: kernel: DECLS -->` for the
+blocks after it: doc_kernels.py). Links between the pages are checked too: every relative
 link of README.md and docs/ names a file that exists (and an anchor of it, when it has one)."""
 
 import ast
@@ -32,6 +35,8 @@ import pytest
 
 import pypto
 from cli_tool import PYPTO
+from doc_kernels import (KERNEL_MARKER, PAGE_KERNEL_MARKER, Fragment, check_fragment,
+                         parse_declarations, run_fragments)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The folder holding the package under test: not necessarily ROOT / "python", whose pypto has no
@@ -52,8 +57,8 @@ class Block:
     line: int  # of the opening fence, 1-based
     lang: str  # "python", "sh", or the fence's own word for other blocks
     text: str
-    mark: str = ""  # "", "skip" or "partial"
-    reason: str = ""
+    mark: str = ""  # "", "skip", "partial" or "kernel" (a kernel body: doc_kernels.py)
+    reason: str = ""  # why it is skipped or partial; a kernel body's declarations
 
     @property
     def where(self):
@@ -63,13 +68,17 @@ class Block:
 def blocks_of(page):
     """The fenced blocks of a page, with their markers. Raises on a fence left open."""
     lines = page.read_text(encoding="utf-8").splitlines()
-    blocks, page_mark, i = [], None, 0
+    blocks, page_mark, page_kernel, i = [], None, None, 0
     previous = ""  # the last non-blank line before the current one
     while i < len(lines):
         line = lines[i]
         page_match = PAGE_MARKER.match(line)
+        # The last page-wide marker holds for the blocks after it.
         if page_match:
-            page_mark = page_match.group(1)
+            page_mark, page_kernel = page_match.group(1), None
+        page_kernel_match = PAGE_KERNEL_MARKER.match(line)
+        if page_kernel_match:
+            page_mark, page_kernel = None, page_kernel_match.group(1)
         fence = FENCE.match(line)
         if not fence:
             previous = line if line.strip() else previous
@@ -87,8 +96,13 @@ def blocks_of(page):
         block = Block(page, start + 1, RUNNABLE.get(word.lower(), word.lower()),
                       "\n".join(body) + "\n")
         marker = MARKER.match(previous)
+        kernel = KERNEL_MARKER.match(previous)
         if marker:
             block.mark, block.reason = marker.groups()
+        elif block.lang == "python" and (kernel or page_kernel is not None):
+            # The page's declarations, then the block's own.
+            block.mark = "kernel"
+            block.reason = " ;; ".join(filter(None, [page_kernel, kernel and kernel.group(1)]))
         elif page_mark is not None:
             block.mark, block.reason = "partial", page_mark
         blocks.append(block)
@@ -101,7 +115,7 @@ ALL_BLOCKS = [block for page in PAGES for block in blocks_of(page)]
 
 def test_every_marked_block_gives_a_reason():
     for block in ALL_BLOCKS:
-        if block.mark:
+        if block.mark in ("skip", "partial"):
             assert len(block.reason) >= 10, f"{block.where}: say why the block does not run"
 
 
@@ -253,3 +267,34 @@ def test_the_readme_states_benchmarks_defaults():
     stated = f"rounds={defaults['rounds']}, warmup={defaults['warmup']})`"
     assert f"benchmark(program, specs, golden, {stated} (those are the defaults)" in text
     assert f"benchmark(ir.compile(P), [a, b, c], {stated} (the same defaults)" in text
+
+
+KERNEL_BLOCKS = [b for b in ALL_BLOCKS if b.mark == "kernel"]
+
+
+def _fragment(block):
+    return Fragment(block.where, block.text, parse_declarations(block.reason, block.where))
+
+
+@pytest.mark.parametrize("block", KERNEL_BLOCKS, ids=lambda b: b.where)
+def test_kernel_examples_compile(block, tmp_path):
+    """Each op example, with its declarations, is the body of a kernel that compiles."""
+    try:
+        check_fragment(_fragment(block), tmp_path)
+    except ValueError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+def test_kernel_examples_run(tmp_path):
+    """Every op example runs, in one program: on the device and in the reference interpreter,
+    each value it assigns stored into an output of its own, the two runs agreeing."""
+    fragments = []
+    for i, block in enumerate(KERNEL_BLOCKS):
+        try:
+            fragments.append(check_fragment(_fragment(block), tmp_path / f"compile-{i}"))
+        except ValueError:
+            continue  # test_kernel_examples_compile names it
+    assert fragments
+    text, result = run_fragments(fragments, tmp_path / "out")
+    kernels = "\n".join(f"{f.kernel}: {f.where}" for f in fragments)
+    assert result.passed, (f"{result.error}\nkernels: \n{kernels}\n--- program ---\n{text}")
