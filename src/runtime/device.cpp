@@ -368,15 +368,25 @@ RunStats execute(const ProgramLibrary& program, const std::vector<HostArg>& args
     return execute_isolated(program, args, options);
   }
   std::vector<WritableRange> writable;
+  size_t writable_bytes = 0;
   for (const HostArg& arg : args) {
     const auto* t = std::get_if<HostTensor>(&arg);
-    if (t && !t->read_only && t->size_bytes() > 0)
+    if (t && !t->read_only && t->size_bytes() > 0) {
       writable.push_back({t->data, static_cast<size_t>(t->size_bytes())});
+      writable_bytes += writable.back().bytes;
+    }
   }
   // In this process nothing can kill the run: the watchdog stops it (run_watchdog.h).
   const RunLimits limits{std::chrono::steady_clock::now() + options.timeout, options.timeout};
   const double started = profiling::now_seconds();
-  map_writable_ranges(writable, options.num_workers, OutputPages::Private);
+  // Mapping the outputs up front keeps the cores of a large run from faulting on them at once
+  // (they queue on the process's page-table lock); a few pages fault quickly where they are
+  // written, and a caller's reused outputs are mapped already, where the request still walked
+  // their page tables (2-4 µs of a cached 128x128 call).
+  constexpr size_t kMapOutputsFrom = size_t{1} << 20;
+  if (writable_bytes >= kMapOutputsFrom) {
+    map_writable_ranges(writable, options.num_workers, OutputPages::Private);
+  }
   const double mapped = profiling::now_seconds();
   std::unique_ptr<TaskRuntime> runtime = kept_runtimes().take(options.num_workers);
   if (!runtime) runtime = std::make_unique<TaskRuntime>(options.num_workers);

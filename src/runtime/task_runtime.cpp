@@ -75,6 +75,9 @@ struct TaskRuntime::Core {
   // core_fail() on the same worker thread.
   Run* run = nullptr;
   const TaskNode* task = nullptr;
+  // Whether a task (or the warm-up) ran on the core since its memory was last cleared: only
+  // those cores are cleared (clear_core_memory), so a one-task launch on two cores clears one.
+  bool dirty = true;
 };
 
 namespace {
@@ -610,6 +613,7 @@ class Run final : public StoppableRun {
     TaskRuntime::Core& core = *cores_[static_cast<size_t>(worker)];
     const double start = since_start();
     if (!skip) {
+      core.dirty = true;
       core.task = task;
       core.mem.block_idx = task->block_idx;
       core.mem.block_num = task->block_num;
@@ -771,14 +775,18 @@ TaskRuntime::~TaskRuntime() = default;
 TaskRuntime::AwakeCores::AwakeCores(TaskRuntime& runtime, bool inputs_in_cache, bool wait_for_cores)
     : pool_(*runtime.pool_), inputs_in_cache_(inputs_in_cache), wait_for_cores_(wait_for_cores) {
   const int cpu = ::sched_getcpu();
-  if (cpu >= 0 && ::pthread_getaffinity_np(::pthread_self(), sizeof(caller_affinity_),
-                                           &caller_affinity_) == 0) {
+  // Pinned only when some worker polls (on another CPU): there is then a CPU the kernel could
+  // move this thread to and share with a polling worker. When none polls (one worker, moved to
+  // this CPU to be replaced by this thread: ThreadPool::set_polling) there is none, and the three
+  // affinity calls were the largest fixed cost of a cached 128x128 call (17 of its 58 µs).
+  if (pool_.stay_awake(cpu, inputs_in_cache_, wait_for_cores_) > 0 && cpu >= 0 &&
+      ::pthread_getaffinity_np(::pthread_self(), sizeof(caller_affinity_), &caller_affinity_) ==
+          0) {
     cpu_set_t own;
     CPU_ZERO(&own);
     CPU_SET(cpu, &own);
     caller_pinned_ = ::pthread_setaffinity_np(::pthread_self(), sizeof(own), &own) == 0;
   }
-  again();
 }
 
 void TaskRuntime::AwakeCores::again() const {
@@ -803,10 +811,13 @@ void TaskRuntime::clear_core_memory(const std::array<int64_t, PTO_NUM_SPACES>& n
     const int64_t capacity = cores_.front()->mem.capacity[s];
     const int64_t bytes = std::clamp<int64_t>(dirty_extent_[s], 0, capacity);
     if (bytes > 0) {
-      for (auto& core : cores_) std::memset(core->mem.space[s], 0, static_cast<size_t>(bytes));
+      for (auto& core : cores_) {
+        if (core->dirty) std::memset(core->mem.space[s], 0, static_cast<size_t>(bytes));
+      }
     }
     dirty_extent_[s] = std::clamp<int64_t>(next_extent[s], 0, capacity);
   }
+  for (auto& core : cores_) core->dirty = false;
 }
 
 RunStats TaskRuntime::run(PtoOrchestrateFn orchestrate, const std::vector<PtoArg>& params,

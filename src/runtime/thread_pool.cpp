@@ -188,7 +188,7 @@ void ThreadPool::set_polling(int spare_cpu) {
   }
 }
 
-void ThreadPool::stay_awake(int spare_cpu, bool caller_in_place, bool wait) {
+size_t ThreadPool::stay_awake(int spare_cpu, bool caller_in_place, bool wait) {
   size_t expected = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -197,16 +197,16 @@ void ThreadPool::stay_awake(int spare_cpu, bool caller_in_place, bool wait) {
     set_polling(spare_cpu);
     for (auto& w : workers_) expected += w->poll.load(std::memory_order_relaxed) ? 1 : 0;
   }
-  if (!wait) return;
+  if (!wait) return expected;
   // The woken workers' CPUs may take a while to run them; that belongs to getting the cores
   // ready, not to the launch that follows.
   const auto give_up = std::chrono::steady_clock::now() + kPollTime;
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (polling_workers() >= expected || !queue_.empty()) return;
+      if (polling_workers() >= expected || !queue_.empty()) return expected;
     }
-    if (std::chrono::steady_clock::now() > give_up) return;
+    if (std::chrono::steady_clock::now() > give_up) return expected;
     std::this_thread::yield();
   }
 }

@@ -156,7 +156,8 @@ class TaskRuntime {
   // tasks of its own CPU's core (ThreadPool::work_in_place); not so in the isolated device
   // process, whose inputs the caller wrote on another CPU.
   //
-  // It also pins the thread that made it to the CPU it runs on, until it is destroyed: which
+  // It also pins the thread that made it to the CPU it runs on, until it is destroyed, when a
+  // worker polls on another CPU: which
   // workers poll was chosen by that CPU, and a caller the kernel then moved to a CPU whose worker
   // polls shared it with the worker in scheduler slices of milliseconds. (In process, the first
   // of the 16 tasks of a 4096² row_min on two cores started 2-5 ms into the run in 6 runs of 10,

@@ -53,7 +53,8 @@ class ThreadPool {
   // milliseconds, if the system does not run them), or at once without `wait`. Unpinned workers
   // (more workers than CPUs, or PYPTO_PIN_WORKERS=0) never poll: they would take CPUs from each
   // other.
-  void stay_awake(int spare_cpu, bool caller_in_place, bool wait = true);
+  // Returns how many workers poll.
+  size_t stay_awake(int spare_cpu, bool caller_in_place, bool wait = true);
   // In an awake stretch, the worker on `cpu` moves or sleeps as in stay_awake (the caller is
   // about to run there) and the others poll. Nothing otherwise.
   void spare_cpu(int cpu);
