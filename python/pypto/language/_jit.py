@@ -11,7 +11,6 @@ the key and keeps the per-function cache: parsing, compiling, building and runni
 driver's.
 """
 
-import dataclasses
 import inspect
 import linecache
 import sys
@@ -201,29 +200,30 @@ def _short(value):
 
 
 # Driver configs of the RunConfig objects seen last (RunConfig is a mutable dataclass: a copy
-# is kept to notice a change).
+# of its fields is kept to notice a change; comparing two dicts is a fifth of the dataclass's
+# own __eq__, which builds a tuple of every field on both sides on each call).
 _config_lock = threading.Lock()
 _driver_configs = {}
 
 
 def _driver_config(config):
-    from pypto import runtime  # here: pypto.runtime imports pypto.language
-
     if config is None:
         # Inside `with ChipWorker(config):` calls run with the worker's config.
         from pypto.runtime import chip_worker
 
         config = chip_worker.current_config() or _default_config()
     cached = _driver_configs.get(id(config))
-    if cached is not None and cached[0] == config:
+    if cached is not None and type(config) is cached[2] and cached[0] == config.__dict__:
         return config, cached[1]
+    from pypto import runtime  # here: pypto.runtime imports pypto.language
+
     if not isinstance(config, runtime.RunConfig):
         raise TypeError(f"config must be a pypto.runtime.RunConfig, got {type(config).__name__}")
     driver_config = runtime._driver_config(config)
     with _config_lock:
         if len(_driver_configs) > 64:
             _driver_configs.clear()
-        _driver_configs[id(config)] = (dataclasses.replace(config), driver_config)
+        _driver_configs[id(config)] = (dict(config.__dict__), driver_config, type(config))
     return config, driver_config
 
 
@@ -268,10 +268,28 @@ class JitFunction:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
-        self.last_call = None
+        # What the last call did, as JitCallInfo's fields: the info is made when asked for
+        # (last_call), not on every call.
+        self._last = None
 
     def __repr__(self):
         return f"<pl.jit function {self.__qualname__}>"
+
+    @property
+    def last_call(self) -> Optional[JitCallInfo]:
+        """What the last call did (None before the first): JitCallInfo."""
+        last = self._last
+        if last is None or isinstance(last, JitCallInfo):
+            return last
+        hit, execution_time, profile, work_dir, library_hit, notes = last
+        info = JitCallInfo(cache_hit=hit, execution_time=execution_time, profile=profile,
+                           work_dir=work_dir, library_cache_hit=library_hit, notes=list(notes))
+        self._last = info
+        return info
+
+    @last_call.setter
+    def last_call(self, info: Optional[JitCallInfo]) -> None:
+        self._last = info
 
     # ----------------------------------------------------------------- specialisation
 
@@ -302,9 +320,17 @@ class JitFunction:
         scalars = {}
         for param, value in zip(self._params, args):
             if param.is_tensor:
-                _check_array(param, value)
-                dtype = _dtype_name(param, value)
-                key.append((tuple(value.shape), dtype))
+                if type(value) is np.ndarray:
+                    # The common case in a few attribute reads; _check_array has the messages.
+                    flags = value.flags
+                    if not flags.c_contiguous or (param.direction != _IN and not flags.writeable):
+                        _check_array(param, value)
+                    dtype = _DTYPE_NAMES.get(value.dtype) or _dtype_name(param, value)
+                    key.append((value.shape, dtype))
+                else:
+                    _check_array(param, value)
+                    dtype = _dtype_name(param, value)
+                    key.append((tuple(value.shape), dtype))
                 tensors.append(value)
                 dtypes.append(dtype)
                 if param.direction != _IN:
@@ -401,9 +427,7 @@ class JitFunction:
                 session.write_report()
                 profile = session.report()
                 profile["cache_hit"] = hit
-        self.last_call = JitCallInfo(cache_hit=hit, execution_time=execution_time,
-                                     profile=profile, work_dir=compiled.output_dir,
-                                     library_cache_hit=library_hit, notes=list(notes))
+        self._last = (hit, execution_time, profile, compiled.output_dir, library_hit, notes)
         if len(outputs) == 1:
             return outputs[0]
         return tuple(outputs) if outputs else None
