@@ -774,30 +774,14 @@ TaskRuntime::~TaskRuntime() = default;
 
 TaskRuntime::AwakeCores::AwakeCores(TaskRuntime& runtime, bool inputs_in_cache, bool wait_for_cores)
     : pool_(*runtime.pool_), inputs_in_cache_(inputs_in_cache), wait_for_cores_(wait_for_cores) {
-  const int cpu = ::sched_getcpu();
-  // Pinned only when some worker polls (on another CPU): there is then a CPU the kernel could
-  // move this thread to and share with a polling worker. When none polls (one worker, moved to
-  // this CPU to be replaced by this thread: ThreadPool::set_polling) there is none, and the three
-  // affinity calls were the largest fixed cost of a cached 128x128 call (17 of its 58 µs).
-  if (pool_.stay_awake(cpu, inputs_in_cache_, wait_for_cores_) > 0 && cpu >= 0 &&
-      ::pthread_getaffinity_np(::pthread_self(), sizeof(caller_affinity_), &caller_affinity_) ==
-          0) {
-    cpu_set_t own;
-    CPU_ZERO(&own);
-    CPU_SET(cpu, &own);
-    caller_pinned_ = ::pthread_setaffinity_np(::pthread_self(), sizeof(own), &own) == 0;
-  }
+  again();
 }
 
 void TaskRuntime::AwakeCores::again() const {
   pool_.stay_awake(::sched_getcpu(), inputs_in_cache_, wait_for_cores_);
 }
 
-TaskRuntime::AwakeCores::~AwakeCores() {
-  pool_.let_sleep();
-  if (caller_pinned_)
-    ::pthread_setaffinity_np(::pthread_self(), sizeof(caller_affinity_), &caller_affinity_);
-}
+TaskRuntime::AwakeCores::~AwakeCores() { pool_.let_sleep(); }
 
 int TaskRuntime::num_workers() const { return static_cast<int>(cores_.size()); }
 

@@ -137,12 +137,18 @@ void ThreadPool::post(Job job, bool spare_my_cpu) {
   std::lock_guard<std::mutex> lock(mutex_);
   queue_.push_back(std::move(job));
   queued_.store(queue_.size(), std::memory_order_release);
+  if (deferred_ && spare_my_cpu) {
+    // The orchestration's first job is its own to run (stay_awake); a second starts the stretch.
+    if (queue_.size() < 2) return;
+    start_deferred();
+  }
   // A polling worker takes the job by itself.
   if (queue_.size() > polling_workers()) wake_sleepers(1, spare_my_cpu ? ::sched_getcpu() : -1);
 }
 
 void ThreadPool::wake_idle() {
   std::lock_guard<std::mutex> lock(mutex_);
+  deferred_ = false;
   if (awake_) set_polling(-1);
   const size_t polling = polling_workers();
   if (queue_.size() > polling) wake_sleepers(queue_.size() - polling, -1);
@@ -182,10 +188,30 @@ void ThreadPool::set_polling(int spare_cpu) {
     }
   }
   for (auto& w : workers_) {
-    const bool poll = w->cpu >= 0 && w->cpu != spare_cpu && !w->lent;
+    const bool poll = !deferred_ && w->cpu >= 0 && w->cpu != spare_cpu && !w->lent;
     w->poll.store(poll, std::memory_order_relaxed);
     if (poll) wake(*w);
   }
+}
+
+void ThreadPool::pin_caller(int cpu) {
+  if (caller_pinned_) return;
+  caller_thread_ = ::pthread_self();
+  if (cpu >= 0 &&
+      ::pthread_getaffinity_np(caller_thread_, sizeof(caller_affinity_), &caller_affinity_) == 0) {
+    cpu_set_t own;
+    CPU_ZERO(&own);
+    CPU_SET(cpu, &own);
+    caller_pinned_ = ::pthread_setaffinity_np(caller_thread_, sizeof(own), &own) == 0;
+  }
+}
+
+void ThreadPool::start_deferred() {
+  deferred_ = false;
+  // Back to the CPU the workers were arranged around (stay_awake), if the caller has moved.
+  const int cpu = caller_cpu_ >= 0 ? caller_cpu_ : ::sched_getcpu();
+  pin_caller(cpu);
+  set_polling(cpu);
 }
 
 size_t ThreadPool::stay_awake(int spare_cpu, bool caller_in_place, bool wait) {
@@ -194,8 +220,13 @@ size_t ThreadPool::stay_awake(int spare_cpu, bool caller_in_place, bool wait) {
     std::lock_guard<std::mutex> lock(mutex_);
     awake_ = true;
     caller_in_place_ = caller_in_place;
+    deferred_ = caller_in_place && !wait;
+    caller_cpu_ = spare_cpu;
     set_polling(spare_cpu);
     for (auto& w : workers_) expected += w->poll.load(std::memory_order_relaxed) ? 1 : 0;
+    // A worker polls on another CPU, or this thread will run jobs in place of the worker of its
+    // CPU: it must stay there (pin_caller). A deferred start pins it with its second job.
+    if (!deferred_ && (expected > 0 || caller_in_place)) pin_caller(spare_cpu);
   }
   if (!wait) return expected;
   // The woken workers' CPUs may take a while to run them; that belongs to getting the cores
@@ -213,7 +244,9 @@ size_t ThreadPool::stay_awake(int spare_cpu, bool caller_in_place, bool wait) {
 
 void ThreadPool::spare_cpu(int cpu) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (awake_) set_polling(cpu);
+  if (!awake_) return;
+  if (deferred_) caller_cpu_ = cpu;
+  set_polling(cpu);
 }
 
 void ThreadPool::pause_polling() {
@@ -224,7 +257,12 @@ void ThreadPool::pause_polling() {
 void ThreadPool::let_sleep() {
   std::lock_guard<std::mutex> lock(mutex_);
   awake_ = false;
+  deferred_ = false;
   for (auto& w : workers_) w->poll.store(false, std::memory_order_relaxed);
+  if (caller_pinned_) {
+    ::pthread_setaffinity_np(caller_thread_, sizeof(caller_affinity_), &caller_affinity_);
+    caller_pinned_ = false;
+  }
 }
 
 bool ThreadPool::work_in_place() {
@@ -240,6 +278,9 @@ bool ThreadPool::work_in_place() {
   absent.lent = true;
   absent.poll.store(false, std::memory_order_relaxed);
   while (!queue_.empty()) {
+    // More than one job to run here: kept on this CPU for them (pin_caller); one job alone
+    // (a small launch) is not worth the affinity calls.
+    if (queue_.size() > 1) pin_caller(cpu);
     Job job = take_job();
     lock.unlock();
     job(static_cast<int>(index));

@@ -156,12 +156,8 @@ class TaskRuntime {
   // tasks of its own CPU's core (ThreadPool::work_in_place); not so in the isolated device
   // process, whose inputs the caller wrote on another CPU.
   //
-  // It also pins the thread that made it to the CPU it runs on, until it is destroyed, when a
-  // worker polls on another CPU: which
-  // workers poll was chosen by that CPU, and a caller the kernel then moved to a CPU whose worker
-  // polls shared it with the worker in scheduler slices of milliseconds. (In process, the first
-  // of the 16 tasks of a 4096² row_min on two cores started 2-5 ms into the run in 6 runs of 10,
-  // 0.13 ms in the others.)
+  // The thread that made it is pinned to its CPU while it lasts when a worker polls on another
+  // CPU or the thread runs several tasks in place (ThreadPool::pin_caller says why).
   //
   // `wait_for_cores`: whether the constructor (and again()) returns only once the woken workers
   // poll. Rounds of a benchmark wait, so that each measured launch starts with its cores ready;
@@ -181,8 +177,6 @@ class TaskRuntime {
     ThreadPool& pool_;
     bool inputs_in_cache_;
     bool wait_for_cores_;
-    cpu_set_t caller_affinity_{};  // the thread's CPUs before it was pinned
-    bool caller_pinned_ = false;
   };
 
  private:

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -53,6 +56,11 @@ class ThreadPool {
   // milliseconds, if the system does not run them), or at once without `wait`. Unpinned workers
   // (more workers than CPUs, or PYPTO_PIN_WORKERS=0) never poll: they would take CPUs from each
   // other.
+  // A single launch run in place (`caller_in_place` without `wait`) wakes no worker yet: its
+  // first job is the caller's to run once the orchestration returns (work_in_place), and only a
+  // second job posted by the orchestration (or wake_idle) starts the stretch as above, pinning
+  // the caller to its CPU (AwakeCores says why) until let_sleep(). A launch of one task then
+  // wakes no thread and pins nothing: those were 2 of the 4 fixed costs of a cached call.
   // Returns how many workers poll.
   size_t stay_awake(int spare_cpu, bool caller_in_place, bool wait = true);
   // In an awake stretch, the worker on `cpu` moves or sleeps as in stay_awake (the caller is
@@ -111,6 +119,16 @@ class ThreadPool {
   // In an awake stretch, sets which workers poll: every pinned one but a lent one and that on
   // `spare_cpu`, after the moves stay_awake describes; wakes those asleep. mutex_ held.
   void set_polling(int spare_cpu);
+  // Pins the calling thread (the caller of a launch) to `cpu` (-1: leaves it) until let_sleep(),
+  // when a worker polls on another CPU or it runs several jobs in place: the kernel moved an
+  // unpinned caller to a CPU whose worker polled, sharing it in scheduler slices of
+  // milliseconds (the first of the 16 tasks of a 4096² row_min on two cores started 2-5 ms into
+  // the run in 6 runs of 10), and a 1-core 512³ matmul run in place took up to 3x as long on a
+  // busy machine. Not for a launch of one task: the three affinity calls were the largest fixed
+  // cost of a cached 128x128 call (17 of its 58 µs). mutex_ held.
+  void pin_caller(int cpu);
+  // Ends a deferred start (stay_awake): pins the caller and has the workers poll. mutex_ held.
+  void start_deferred();
 
   std::mutex mutex_;
   std::condition_variable ready_;  // a worker started (the constructor waits for all)
@@ -119,6 +137,11 @@ class ThreadPool {
   std::atomic<size_t> queued_{0};  // queue_.size(), for polling workers
   bool awake_ = false;             // in an awake stretch (stay_awake .. let_sleep)
   bool caller_in_place_ = false;   // stay_awake's argument, for this stretch
+  bool deferred_ = false;          // no worker woken yet in this stretch (stay_awake)
+  int caller_cpu_ = -1;            // the caller's CPU, for a deferred start
+  bool caller_pinned_ = false;     // pin_caller() pinned it; let_sleep() unpins
+  pthread_t caller_thread_{};
+  cpu_set_t caller_affinity_{};  // the caller's CPUs before pin_caller()
   bool stopping_ = false;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<int> free_cpus_;  // CPUs the process may use that no worker is pinned to
