@@ -15,6 +15,11 @@ by more than the overhead, so the overhead is also measured alone: the same roun
 driver call replaced by a stub on both sides (an empty Python call as the anchor, the @pl.jit
 function with its cache, key, checks and driver session as the subject).
 
+On a machine shared with other work, wall times include waiting for a CPU. In process the
+calling thread runs a one-task launch itself (the device's workers stay asleep), so the same
+interleaved rounds are also timed in the calling thread's CPU time (time.thread_time), which
+leaves that wait out.
+
     python bench/jit_call_bench.py [--rounds 30] [--calls 200]
 """
 
@@ -22,6 +27,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -58,6 +64,13 @@ def numba_add():
                 c[i, j] = a[i, j] + b[i, j]
 
     return njit_add
+
+
+def cpu_timed(fn):
+    """The calling thread's CPU seconds for fn()."""
+    start = time.thread_time()
+    fn()
+    return time.thread_time() - start
 
 
 def per_call_rounds(fn, calls, rounds):
@@ -122,6 +135,12 @@ def main():
             print(f"  {label:<22} @pl.jit {subject * per_call:8.2f} us   compiled program "
                   f"called directly {anchor * per_call:8.2f} us   numpy np.add(out=) "
                   f"{numpy_time * 1e6:.2f} us   numba @njit {numba_text}")
+            if config.isolate:
+                continue  # the launch runs in the device server: not this thread's CPU time
+            cpu_anchor, cpu_subject, _ = medians(*interleaved(
+                lambda: cpu_timed(direct), lambda: cpu_timed(jit), options.rounds))
+            print(f"  {'':<22} calling thread's CPU time: @pl.jit {cpu_subject * per_call:8.2f} "
+                  f"us   called directly {cpu_anchor * per_call:8.2f} us")
 
         # What @pl.jit adds around the driver call: the same rounds with the driver call
         # replaced by a stub on both sides.
