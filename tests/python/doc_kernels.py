@@ -57,7 +57,8 @@ class Declarations:
 
 
 def _stored(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in ast.walk(node)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def parse_declarations(text, where):
@@ -125,18 +126,12 @@ class Fragment:
 
     def inputs(self):
         """(parameter, shape, dtype) of every tile and tensor the fragment reads."""
-        statement_names = set()
-        for statement in self.decls.statements:
-            statement_names |= set(free_names(statement)) | {
-                n.id for n in ast.walk(ast.parse(statement)) if isinstance(n, ast.Name)}
         needed = free_names(self.text)
         # Names the statements read are needed too (a statement `v = pl.row_max(s)`).
         for statement in self.decls.statements:
             needed += [n for n in free_names(statement) if n not in needed]
         out, missing = [], []
-        defined_by_statements = {t.id for s in self.decls.statements
-                                 for t in ast.walk(ast.parse(s))
-                                 if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        defined_by_statements = {n for s in self.decls.statements for n in _stored(ast.parse(s))}
         for name in needed:
             if name in self.decls.tiles:
                 shape, dtype, _ = self.decls.tiles[name]
