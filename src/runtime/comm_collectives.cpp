@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "comm_isa.h"
+#include "comm_remote.h"
 #include "pypto/ir/types.h"
 #include "pypto/support/float16.h"
 
@@ -209,8 +210,24 @@ class Collective {
   }
 
   // Copies `src` (any view) into `dst` element by element; they have the same element count.
+  // A remote view (a peer reached only by copies, comm_remote.h) moves through a dense copy.
   static void copy(const PtoTensor& dst, const PtoTensor& src) {
     const size_t elem = static_cast<size_t>(ir::dtype_bytes(static_cast<ir::DataType>(src.dtype)));
+    const bool from_peer = comm_remote::is_remote(src), to_peer = comm_remote::is_remote(dst);
+    if (from_peer || to_peer) {
+      const std::vector<int64_t> local = element_offsets(from_peer ? dst : src);
+      std::vector<uint8_t> dense(local.size() * elem);
+      if (to_peer) {
+        for (size_t i = 0; i < local.size(); ++i)
+          std::memcpy(&dense[i * elem], at(src, local[i]), elem);
+        comm_remote::write_view(dst, dense.data());
+      } else {
+        comm_remote::read_view(src, dense.data());
+        for (size_t i = 0; i < local.size(); ++i)
+          std::memcpy(at(dst, local[i]), &dense[i * elem], elem);
+      }
+      return;
+    }
     const std::vector<int64_t> from = element_offsets(src), to = element_offsets(dst);
     for (size_t i = 0; i < from.size() && i < to.size(); ++i) {
       std::memcpy(at(dst, to[i]), at(src, from[i]), elem);
@@ -227,6 +244,19 @@ class Collective {
     for (int64_t p = 0; p < n_; ++p) {
       PtoTensor remote;
       if (!peer(region(static_cast<int>(p)), p, &remote)) return 0;
+      if (comm_remote::is_remote(remote)) {  // a dense copy of the peer's region
+        const size_t elem =
+            static_cast<size_t>(ir::dtype_bytes(static_cast<ir::DataType>(remote.dtype)));
+        std::vector<uint8_t> dense(acc.size() * elem);
+        comm_remote::read_view(remote, dense.data());
+        remote =
+            PtoTensor{dense.data(), 0, 1, remote.dtype, {static_cast<int64_t>(acc.size())}, {1}};
+        for (size_t i = 0; i < acc.size(); ++i) {
+          const double v = load_value(remote.dtype, at(remote, static_cast<int64_t>(i)));
+          acc[i] = p == 0 ? v : combine(c_.reduce_op, acc[i], v);
+        }
+        continue;
+      }
       const std::vector<int64_t> src = element_offsets(remote);
       for (size_t i = 0; i < src.size() && i < acc.size(); ++i) {
         const double v = load_value(remote.dtype, at(remote, src[i]));

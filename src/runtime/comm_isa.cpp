@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "comm_remote.h"
 #include "pypto/ir/types.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/comm_transport.h"
@@ -116,8 +117,16 @@ int32_t peer_view(PtoTensor* out, const PtoTensor* local, int64_t peer, const ch
                   .c_str());
     return 0;
   }
-  const int64_t base_offset = static_cast<const uint8_t*>(local->base) - comm->local_window();
-  uint8_t* peer_base = comm->peer_address(static_cast<int>(peer), static_cast<size_t>(base_offset));
+  if (peer == comm->rank()) {  // the own window, in place whatever the transport
+    *out = *local;
+    return 1;
+  }
+  const auto base_offset =
+      static_cast<size_t>(static_cast<const uint8_t*>(local->base) - comm->local_window());
+  uint8_t* peer_base = comm->peer_address(static_cast<int>(peer), base_offset);
+  // A transport that reaches peers only by copies: a remote view, whose elements the tile
+  // instructions move through it (comm_remote.h).
+  if (!peer_base) peer_base = comm_remote::remote_base(static_cast<int>(peer), base_offset);
   if (!peer_base) {
     fail(ctx, (std::string(where) + ": this transport cannot address rank " + std::to_string(peer) +
                "'s window in place")

@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "comm_remote.h"
 #include "pypto/profiling/profiler.h"
 #include "pypto/runtime/comm_transport.h"
 #include "pypto/runtime/errors.h"
@@ -48,9 +49,9 @@ SharedMemoryWorld::SharedMemoryWorld(int nranks, size_t window_bytes)
   total_ = page + stride_ * static_cast<size_t>(nranks);
   void* p = ::mmap(nullptr, total_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
-    throw ExecutionError(Kind::Setup, "cannot map " + std::to_string(total_) +
-                                          " bytes of shared memory for the window buffers: " +
-                                          std::strerror(errno));
+    throw ExecutionError(
+        Kind::Setup, "cannot map " + std::to_string(total_) +
+                         " bytes of shared memory for the window buffers: " + std::strerror(errno));
   }
   base_ = static_cast<uint8_t*>(p);  // zero-filled: window buffers start as zeros, as in PyPTO
   new (base_) WorldControl{};
@@ -104,8 +105,8 @@ class SharedMemoryTransport final : public CommTransport {
     // looks: the ranks share the machine's cores with each other's simulated cores.
     for (uint64_t round = 0;; ++round) {
       result.last_value = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
-      const bool done = cmp == SignalCmp::Eq ? result.last_value == expected
-                                             : result.last_value >= expected;
+      const bool done =
+          cmp == SignalCmp::Eq ? result.last_value == expected : result.last_value >= expected;
       if (done) return result;
       if (round < 256) continue;
       if ((round & 63) == 0) {
@@ -129,9 +130,10 @@ class SharedMemoryTransport final : public CommTransport {
   }
   void abort(int failed_rank) const override {
     int32_t none = -1;
-    reinterpret_cast<WorldControl*>(world_.base_)->aborted_by.compare_exchange_strong(none,
-                                                                                     failed_rank);
+    reinterpret_cast<WorldControl*>(world_.base_)
+        ->aborted_by.compare_exchange_strong(none, failed_rank);
   }
+  int aborted_by() const override { return world_.aborted_by(); }
 
  private:
   const SharedMemoryWorld& world_;
@@ -152,6 +154,7 @@ std::vector<SignalWaitSpan> g_waits;
 }  // namespace
 
 void set_current_transport(const CommTransport* transport, std::chrono::milliseconds timeout) {
+  comm_remote::reserve_for(transport);
   g_transport.store(transport);
   g_wait_timeout_ms.store(timeout.count());
 }

@@ -108,12 +108,13 @@ class Run final : public StoppableRun {
       core->mem.fail = &Run::core_fail;
       core->mem.syncall = &Run::core_syncall;
       core->mem.stop = stop_flag();
+      core->mem.isa = &kernel_isa();  // per run: a multi-rank run's transport may need its own
     }
     PtoRuntimeApi api{this,
                       &Run::api_create_tensor,
                       &Run::api_submit,
                       &Run::api_fail,
-                      &tile_isa(),
+                      &kernel_isa(),
                       &Run::api_submit_task,
                       &Run::api_set_manual_scope,
                       static_cast<int32_t>(cores_.size()),
@@ -747,7 +748,7 @@ TaskRuntime::TaskRuntime(int num_workers, TaskObserver* warm_up_observer) {
     core->mem.core_id = w;
     core->mem.block_num = 1;
     core->mem.num_cores = num_workers;
-    core->mem.isa = &tile_isa();
+    core->mem.isa = &kernel_isa();
     for (int s = 0; s < PTO_NUM_SPACES; ++s) {
       core->mem.capacity[s] = capacity(s);
       if (capacity(s) == 0) continue;

@@ -5,9 +5,10 @@
 // never touch another rank's memory directly: the device's communication instructions
 // (src/runtime/comm_isa.cpp) go through one CommTransport. The transport of this machine is the
 // shared-memory one below: all windows live in one MAP_SHARED mapping that every rank's process
-// inherits at the same address. A transport between machines (MPI one-sided windows) would
-// implement the same interface, answering peer_address() with null so that the instructions
-// copy through read()/write() instead of addressing the peer in place.
+// inherits at the same address. The MPI one (plugins/mpi/mpi_world.cpp, made by a RankWorld,
+// rank_world.h) reaches the peers' windows by one-sided MPI operations between machines: its
+// peer_address() is null, so the instructions copy through read()/write() instead of addressing
+// the peer in place (comm_remote.h).
 #pragma once
 
 #include <chrono>
@@ -60,6 +61,8 @@ class CommTransport {
                           std::chrono::milliseconds timeout) const = 0;
   // Tells every rank that `failed_rank` failed: their waits end with Status::Aborted.
   virtual void abort(int failed_rank) const = 0;
+  // The rank whose abort() reached this rank first, or -1.
+  virtual int aborted_by() const = 0;
 };
 
 // The windows of all ranks of one run in one anonymous MAP_SHARED mapping, made by the launching

@@ -9,4 +9,9 @@ namespace pypto::runtime {
 // The one table of instructions; it lives for the whole process.
 const PtoIsa& tile_isa();
 
+// The instructions a run's kernels get: tile_isa(), or, while the current transport
+// (comm_transport.h) reaches peers only by copies, tile_isa() with every instruction that takes a
+// tensor made to move a peer view's elements through the transport (src/runtime/comm_remote.h).
+const PtoIsa& kernel_isa();
+
 }  // namespace pypto::runtime
