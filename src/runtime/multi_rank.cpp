@@ -151,6 +151,44 @@ std::string outcome_error(const RankOutcome& o, const MultiRankOptions& options)
 
 }  // namespace
 
+RankRun execute_own_rank(const std::vector<RankStep>& steps, const CommTransport& transport,
+                         const MultiRankOptions& options) {
+  for (const RankStep& step : steps) (void)to_pto_args(step.args);  // validates before running
+  RankRun run;
+  run.started = run.entered = profiling::now_seconds();
+  // Installed for this run only: kernels of a later single-rank run see no transport.
+  struct Installed {
+    Installed(const CommTransport& t, std::chrono::milliseconds timeout) {
+      set_current_transport(&t, timeout);
+    }
+    ~Installed() { set_current_transport(nullptr, std::chrono::seconds(60)); }
+  } installed(transport, options.signal_timeout);
+  ExecuteOptions device = options.device;
+  device.isolate = false;       // this process is the rank's device process
+  device.program_name.clear();  // the caller's message names the program, then the rank
+  (void)take_signal_waits();
+  try {
+    bool first = true;
+    for (const RankStep& step : steps) {
+      if (step.collective) {
+        run_collective(step);
+      } else if (step.program) {
+        add_launch(run.stats, execute(*step.program, step.args, device), first);
+        first = false;
+      }
+    }
+  } catch (const ExecutionError&) {
+    transport.abort(transport.rank());
+    throw;
+  } catch (const std::exception& e) {
+    transport.abort(transport.rank());
+    throw ExecutionError(Kind::Failed, e.what());
+  }
+  run.waits = take_signal_waits();
+  run.finished = profiling::now_seconds();
+  return run;
+}
+
 std::vector<RankRun> execute_ranks(const std::vector<const ProgramLibrary*>& programs,
                                    const SharedMemoryWorld& world,
                                    const std::vector<std::vector<HostArg>>& args_per_rank,
@@ -234,8 +272,8 @@ std::vector<RankRun> execute_rank_steps(const std::vector<std::vector<RankStep>>
         return o.report.is_object() && o.report.contains("ok") && o.report["ok"].is_boolean() &&
                o.report["ok"].get<bool>();
       };
-      o.process = wait_for_child(pids[r], pipes[r], options.device.timeout, false,
-                                 reported_success, kMaxRankReportBytes);
+      o.process = wait_for_child(pids[r], pipes[r], options.device.timeout, false, reported_success,
+                                 kMaxRankReportBytes);
       finished[r] = profiling::now_seconds();
       if (!o.process.exited_in_background) {
         o.report = nlohmann::json::from_msgpack(o.process.output, true, false);
@@ -261,9 +299,9 @@ std::vector<RankRun> execute_rank_steps(const std::vector<std::vector<RankStep>>
       }
     }
     if (!stopped.empty()) message += " (rank(s) " + stopped + " stopped because of it)";
-    const Kind kind = outcomes[first].process.timed_out      ? Kind::TimedOut
+    const Kind kind = outcomes[first].process.timed_out     ? Kind::TimedOut
                       : outcomes[first].process.term_signal ? Kind::Crashed
-                                                             : Kind::Failed;
+                                                            : Kind::Failed;
     throw ExecutionError(kind, message);
   }
   std::vector<RankRun> runs(static_cast<size_t>(n));

@@ -23,18 +23,11 @@ struct MultiRankOptions {
 struct RankRun {
   RunStats stats;
   std::vector<SignalWaitSpan> waits;  // its kernels' waits on signals, in the order they ended
-  double started = 0;                 // when its process was forked (profiling::now_seconds())
-  double entered = 0;                 // when the forked process began to set the rank up
-  double finished = 0;                // when it reported
+  double started = 0;   // when its process was forked (profiling::now_seconds()); launched: began
+  double entered = 0;   // when the forked process began to set the rank up; launched: = started
+  double finished = 0;  // when it reported
 };
 
-// Runs `programs[r]` once on rank r, all ranks concurrently, rank r in its own forked process on
-// `args_per_rank[r]` (a null program: the rank's process only takes part in the run), with `world`'s windows (one per rank) as the ranks' window buffers. Every
-// tensor a rank writes must lie in memory shared with this process (the window buffers, or a
-// SharedBuffer): the ranks' processes write it directly. All ranks are reaped before this
-// returns. Throws ExecutionError naming the rank that failed first (a kernel error, a crash, a
-// signal wait that timed out, a rank that did not finish in time); the other ranks then stop at
-// their next wait.
 // One thing a rank does in a run: a launch of `program` on `args`, or (program null,
 // `collective` set) its part of a built-in collective of the host orchestrator (PtoCollective's
 // kind, reduce_op, signal_dim and root), whose tensors are `args`: target, signal, input,
@@ -54,9 +47,23 @@ std::vector<RankRun> execute_rank_steps(const std::vector<std::vector<RankStep>>
                                         const SharedMemoryWorld& world,
                                         const MultiRankOptions& options);
 
+// Runs `programs[r]` once on rank r, all ranks concurrently, rank r in its own forked process on
+// `args_per_rank[r]` (a null program: the rank's process only takes part in the run), with
+// `world`'s windows (one per rank) as the ranks' window buffers. Every tensor a rank writes must
+// lie in memory shared with this process (the window buffers, or a SharedBuffer): the ranks'
+// processes write it directly. All ranks are reaped before this returns. Throws ExecutionError
+// naming the rank that failed first (a kernel error, a crash, a signal wait that timed out, a
+// rank that did not finish in time); the other ranks then stop at their next wait.
 std::vector<RankRun> execute_ranks(const std::vector<const ProgramLibrary*>& programs,
                                    const SharedMemoryWorld& world,
                                    const std::vector<std::vector<HostArg>>& args_per_rank,
                                    const MultiRankOptions& options);
+
+// Runs this process's rank of a run whose ranks are processes started by a launcher (mpirun):
+// `steps` in order, in this process, with `transport` (the rank's, of a RankWorld) installed
+// for the communication instructions. A step that fails tells the other ranks through
+// transport.abort (their waits end at once) and throws ExecutionError with its reason.
+RankRun execute_own_rank(const std::vector<RankStep>& steps, const CommTransport& transport,
+                         const MultiRankOptions& options);
 
 }  // namespace pypto::runtime
