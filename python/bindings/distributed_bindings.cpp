@@ -178,7 +178,12 @@ void bind_distributed(nb::module_ m) {
       "call_distributed",
       [](driver::DistributedProgram& program, nb::list arrays,
          const std::vector<std::string>& dtype_names, const driver::RunConfig& config,
-         double signal_timeout, bool profiling, nb::object host_call) {
+         double signal_timeout, bool profiling, nb::object host_call,
+         const std::string& transport) {
+        if (transport != "shm" && transport != "mpi") {
+          throw nb::value_error(
+              ("transport must be \"shm\" or \"mpi\", got \"" + transport + "\"").c_str());
+        }
         const auto& params = program.plan.params;
         if (arrays.size() != params.size() || dtype_names.size() != params.size()) {
           throw nb::value_error(("host orchestrator '" + program.plan.host + "' takes " +
@@ -207,6 +212,7 @@ void bind_distributed(nb::module_ m) {
               };
             }
             try {
+              if (transport == "mpi") options.world = runtime::mpi_world();
               result =
                   driver::call_distributed(*session, program, std::move(args), config, options);
             } catch (...) {
@@ -223,13 +229,15 @@ void bind_distributed(nb::module_ m) {
       },
       nb::arg("program"), nb::arg("arrays"), nb::arg("dtypes"), nb::arg("config"),
       nb::arg("signal_timeout") = 60.0, nb::arg("profiling") = false,
-      nb::arg("host_call").none() = nb::none(),
+      nb::arg("host_call").none() = nb::none(), nb::arg("transport") = "shm",
       "Runs a compiled multi-rank program on arrays (one per host orchestrator parameter); "
       "Out/InOut arrays hold the results. host_call(name, args) runs a host sub-worker: args "
       "holds, per argument, (writable memoryview, shape, dtype name, direction name) for a "
       "tensor or the scalar; the memoryviews are valid during the call only. Returns "
       "(execution_time, rank_seconds, rank_wait_seconds, profile or None); raises "
-      "RuntimeError naming the rank that failed, or the sub-worker's exception.");
+      "RuntimeError naming the rank that failed, or the sub-worker's exception. transport "
+      "\"mpi\": this process is one rank of the processes mpirun started (MPI initialised "
+      "with MPI_THREAD_MULTIPLE) and runs only its own rank's dispatches.");
 }
 
 }  // namespace pypto::bindings

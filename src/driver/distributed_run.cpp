@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -22,6 +24,72 @@ using profiling::ScopedStage;
 // A view of the thread a rank's records are drawn on: one timeline track per rank.
 profiling::ThreadIdentity rank_track(int rank) {
   return {(uint64_t{1} << 40) + static_cast<uint64_t>(rank), "rank " + std::to_string(rank)};
+}
+
+// A rank's report to the others when the ranks are processes of a launcher: its runs (one per
+// segment), its failure, the first abort it saw and its clock at the barrier that opened the
+// windows (the ranks' clocks are lined up on that moment: across machines they differ).
+nlohmann::json rank_report(const std::vector<runtime::RankRun>& runs, const std::string& error,
+                           int aborted_by, double opened) {
+  nlohmann::json report = {{"error", error}, {"aborted_by", aborted_by}, {"opened", opened}};
+  nlohmann::json& list = report["runs"] = nlohmann::json::array();
+  for (const runtime::RankRun& run : runs) {
+    nlohmann::json waits = nlohmann::json::array();
+    for (const auto& w : run.waits) waits.push_back({w.label, w.start, w.end});
+    list.push_back({{"stats", run.stats},
+                    {"waits", std::move(waits)},
+                    {"started", run.started},
+                    {"entered", run.entered},
+                    {"finished", run.finished}});
+  }
+  return report;
+}
+
+// Rank `rank`'s runs from its report, on this process's clock.
+std::vector<runtime::RankRun> runs_of(const nlohmann::json& report, double shift) {
+  std::vector<runtime::RankRun> runs;
+  for (const nlohmann::json& r : report["runs"]) {
+    runtime::RankRun run;
+    run.stats = r["stats"].get<runtime::RunStats>();
+    for (runtime::RunPhase& phase : run.stats.phases) {
+      phase.start += shift;
+      phase.end += shift;
+    }
+    for (const auto& w : r["waits"]) {
+      run.waits.push_back(
+          {w[0].get<std::string>(), w[1].get<double>() + shift, w[2].get<double>() + shift});
+    }
+    run.started = r["started"].get<double>() + shift;
+    run.entered = r["entered"].get<double>() + shift;
+    run.finished = r["finished"].get<double>() + shift;
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+// The error of a run whose ranks are processes of a launcher, the same on every rank: the rank
+// that failed first (by the first abort rank 0 saw) and those that stopped because of it.
+std::string launched_failure(const std::vector<nlohmann::json>& reports,
+                             const std::string& program) {
+  int first = reports[0]["aborted_by"].get<int>();
+  const int n = static_cast<int>(reports.size());
+  if (first < 0 || first >= n || reports[first]["error"].get<std::string>().empty()) {
+    first = -1;
+    for (int r = 0; r < n && first < 0; ++r) {
+      if (!reports[r]["error"].get<std::string>().empty()) first = r;
+    }
+  }
+  std::string message = program.empty() ? "" : "program '" + program + "': ";
+  message += "rank " + std::to_string(first) + " of " + std::to_string(n) +
+             " failed: " + reports[first]["error"].get<std::string>();
+  std::string stopped;
+  for (int r = 0; r < n; ++r) {
+    if (r != first && !reports[r]["error"].get<std::string>().empty()) {
+      stopped += (stopped.empty() ? "" : ", ") + std::to_string(r);
+    }
+  }
+  if (!stopped.empty()) message += " (rank(s) " + stopped + " stopped because of it)";
+  return message;
 }
 
 }  // namespace
@@ -87,6 +155,27 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
     }
   }
   const RunConfig config = detail::checked_config(given);
+  runtime::RankWorld* launched = call_options.world.get();
+  if (launched && launched->nranks() != program.world_size) {
+    throw std::runtime_error(
+        "program '" + program.name + "' is compiled for " + std::to_string(program.world_size) +
+        " rank(s) (DistributedConfig.device_ids), but the launcher started " +
+        std::to_string(launched->nranks()) + " process(es): run it with mpirun -n " +
+        std::to_string(program.world_size));
+  }
+  if (launched && !plan.locals.empty()) {
+    throw std::runtime_error("program '" + program.name +
+                             "' makes host tensors (pl.create_tensor in its host orchestrator), "
+                             "which pass between the ranks' dispatches in one process: run it "
+                             "with the forked ranks (DistributedConfig(transport=\"shm\"))");
+  }
+  if (launched && !plan.host_calls.empty()) {
+    throw std::runtime_error("program '" + program.name + "' calls the host sub-worker '" +
+                             plan.host_calls[0].callee +
+                             "', which needs every rank's results in one process: run it with "
+                             "the forked ranks (DistributedConfig(transport=\"shm\"))");
+  }
+  const int me = launched ? launched->rank() : -1;
   DistributedCallResult result;
   ScopedStage stage("device_execution");
   // The library of every dispatched function, built once.
@@ -110,16 +199,32 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
     const auto bytes = static_cast<size_t>(ir::shape_bytes(local.shape, local.dtype).value_or(0));
     staged.push_back(runtime::SharedBuffer::allocate(std::max<size_t>(bytes, 1)));
   }
-  runtime::SharedMemoryWorld world(program.world_size,
-                                   static_cast<size_t>(std::max<int64_t>(plan.window_bytes, 1)));
+  const auto window_bytes = static_cast<size_t>(std::max<int64_t>(plan.window_bytes, 1));
+  // The windows: of every rank in this process's shared memory, or (launched) this rank's of an
+  // MPI window. Opening them is collective; the clock after it lines the ranks' records up.
+  std::optional<runtime::SharedMemoryWorld> world;
+  std::unique_ptr<runtime::CommTransport> transport;
+  std::optional<runtime::TerminationNotice> notice;
+  double opened = 0;
+  if (launched) {
+    notice.emplace("pypto: rank " + std::to_string(me) + " of " +
+                   std::to_string(program.world_size) + " (program '" + program.name +
+                   "') was ended by SIGTERM during its run: mpirun ends every rank once one "
+                   "rank fails or dies, and names that rank");
+    transport = launched->open_windows(window_bytes);
+    opened = profiling::now_seconds();
+  } else {
+    world.emplace(program.world_size, window_bytes);
+  }
   // A view of the plan as rank `rank` sees it: in a staged host tensor or in its window.
   auto host_tensor = [&](const DispatchArg& a, int rank, std::string name) {
     ir::HostTensor t;
     t.name = std::move(name);
     t.dtype = a.dtype;
     t.shape = a.shape;
-    uint8_t* base =
-        a.kind == DispatchArg::Kind::HostTensor ? staged[a.param]->data() : world.window(rank);
+    uint8_t* base = a.kind == DispatchArg::Kind::HostTensor ? staged[a.param]->data()
+                    : launched                              ? transport->local_window()
+                                                            : world->window(rank);
     t.data = base + a.byte_offset;
     return t;
   };
@@ -131,14 +236,26 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
   options.signal_timeout = call_options.signal_timeout;
   // What every rank does, in the host's order: its dispatches and every collective, run up to
   // each call of a host sub-worker (a segment); the host runs the call once every rank is done.
+  // (Launched: only this rank's steps; a failure is kept, to be agreed on with the others.)
   std::vector<std::vector<runtime::RankStep>> rank_steps(program.world_size);
   std::vector<std::vector<runtime::RankRun>> segments;
+  std::vector<runtime::RankRun> own_runs;
+  std::string own_error;
   auto run_segment = [&] {
+    if (launched) {
+      try {
+        own_runs.push_back(runtime::execute_own_rank(rank_steps[me], *transport, options));
+      } catch (const std::exception& e) {
+        own_error = e.what();
+      }
+      rank_steps[me].clear();
+      return;
+    }
     bool any = false;
     for (const auto& steps : rank_steps) any = any || !steps.empty();
     if (!any) return;
     try {
-      segments.push_back(runtime::execute_rank_steps(rank_steps, world, options));
+      segments.push_back(runtime::execute_rank_steps(rank_steps, *world, options));
     } catch (const std::exception& e) {
       throw std::runtime_error(e.what());
     }
@@ -163,6 +280,7 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
     if (s.collective) {
       const HostCollective& h = plan.collectives[s.index];
       for (int r = 0; r < program.world_size; ++r) {
+        if (launched && r != me) continue;
         runtime::RankStep step;
         step.collective = true;
         step.kind = h.kind;
@@ -182,6 +300,7 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
       continue;
     }
     const Dispatch& d = plan.dispatches[s.index];
+    if (launched && d.rank != me) continue;
     const ir::FunctionPtr entry = program.devices.at(d.callee)->program()->entry();
     runtime::RankStep step;
     step.program = libraries.at(d.callee).get();
@@ -197,6 +316,40 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
     rank_steps[d.rank].push_back(std::move(step));
   }
   run_segment();
+  if (launched) {
+    // Every rank learns every rank's outcome and runs; a failure fails the call on every rank.
+    const std::vector<std::string> gathered = launched->all_gather(
+        rank_report(own_runs, own_error, transport->aborted_by(), opened).dump());
+    std::vector<nlohmann::json> reports;
+    for (const std::string& r : gathered) reports.push_back(nlohmann::json::parse(r));
+    bool failed = false;
+    for (const nlohmann::json& r : reports)
+      failed = failed || !r["error"].get<std::string>().empty();
+    if (failed) throw std::runtime_error(launched_failure(reports, options.device.program_name));
+    segments.assign(own_runs.size(), std::vector<runtime::RankRun>(reports.size()));
+    for (size_t r = 0; r < reports.size(); ++r) {
+      std::vector<runtime::RankRun> runs =
+          runs_of(reports[r], opened - reports[r]["opened"].get<double>());
+      for (size_t k = 0; k < runs.size() && k < segments.size(); ++k) {
+        segments[k][r] = std::move(runs[k]);
+      }
+    }
+    // What each dispatch wrote into the host tensors, from the rank that ran it to every rank.
+    for (const Dispatch& d : plan.dispatches) {
+      const ir::FunctionPtr entry = program.devices.at(d.callee)->program()->entry();
+      for (size_t i = 0; i < d.args.size(); ++i) {
+        const DispatchArg& a = d.args[i];
+        if (a.kind != DispatchArg::Kind::HostTensor || !entry || i >= entry->params.size() ||
+            entry->params[i].direction == ir::ParamDirection::In) {
+          continue;
+        }
+        int64_t count = 1;
+        for (int64_t extent : a.shape) count *= extent;
+        launched->broadcast(staged[a.param]->data() + a.byte_offset,
+                            static_cast<size_t>(count * ir::dtype_bytes(a.dtype)), d.rank);
+      }
+    }
+  }
   // The results: Out and InOut tensors back into the caller's buffers.
   for (size_t i = 0; i < args.size(); ++i) {
     if (plan.params[i].direction == ir::ParamDirection::In) continue;
@@ -229,12 +382,14 @@ DistributedCallResult call_distributed(Session& session, DistributedProgram& pro
         rank.start = run.started;
         rank.end = run.finished;
         rank.thread = rank_track(static_cast<int>(r));
-        profiling::StageRecord fork;  // fork() until the rank's process runs: the cost of a process
-        fork.name = "device_process_start";
-        fork.start = run.started;
-        fork.end = run.entered;
-        fork.thread = rank.thread;
-        rank.children.push_back(std::move(fork));
+        if (!launched) {  // fork() until the rank's process runs: the cost of a process
+          profiling::StageRecord fork;
+          fork.name = "device_process_start";
+          fork.start = run.started;
+          fork.end = run.entered;
+          fork.thread = rank.thread;
+          rank.children.push_back(std::move(fork));
+        }
         for (const runtime::RunPhase& phase : run.stats.phases) {
           profiling::StageRecord child;
           child.name = phase.name;

@@ -23,6 +23,7 @@
 #include "pypto/driver/session.h"
 #include "pypto/ir/host_tensor.h"
 #include "pypto/ir/program.h"
+#include "pypto/runtime/rank_world.h"
 
 namespace pypto::driver {
 
@@ -131,6 +132,10 @@ using HostCallRunner =
 struct DistributedCallOptions {
   std::chrono::milliseconds signal_timeout = std::chrono::seconds(60);
   HostCallRunner run_host_call;  // needed when the plan has host calls
+  // Null: every rank is a process forked by this call. Else the world of processes a launcher
+  // started (mpirun), one rank each: this process runs its own rank (DistributedConfig(
+  // transport="mpi")); every rank calls with the same program and arguments of the same shapes.
+  std::shared_ptr<runtime::RankWorld> world;
 };
 
 struct DistributedCallResult {
@@ -140,10 +145,13 @@ struct DistributedCallResult {
 };
 
 // Runs the program once on `args` (one tensor per host orchestrator parameter), all ranks at
-// once, as the stage `device_execution` (`binary_compilation` on the first call, `execute` with
-// one child stage per rank, named "rank <r>", on a timeline track of its own, holding its
-// "signal_wait" stages). Out and InOut tensors hold the results afterwards. Throws
-// std::runtime_error with a message for the user (naming the rank that failed).
+// once (with options.world: this process's rank, the others in their processes; then every
+// rank's Out and InOut tensors end as in the forked mode, each region a dispatch writes sent
+// from the rank that ran it, and every rank's profile holds every rank's stages), as the stage
+// `device_execution` (`binary_compilation` on the first call, `execute` with one child stage per
+// rank, named "rank <r>", on a timeline track of its own, holding its "signal_wait" stages). Out
+// and InOut tensors hold the results afterwards. Throws std::runtime_error with a message for the
+// user (naming the rank that failed).
 DistributedCallResult call_distributed(Session& session, DistributedProgram& program,
                                        std::vector<ir::HostTensor> args, const RunConfig& config,
                                        const DistributedCallOptions& options = {});

@@ -6,7 +6,8 @@ distributed_config=DistributedConfig(device_ids=[0, 1]))`` (or ``host_fn.compile
 config=RunConfig(distributed_config=...))``) gives a ``DistributedCompiledProgram``; calling it
 with the host orchestrator's tensors runs every rank at once, each in a device process of its
 own on this machine, with the window buffers in shared memory, and leaves the results in the
-Out/InOut tensors. The work is the C++ driver's (``pypto._core.driver.compile_distributed`` /
+Out/InOut tensors. With ``DistributedConfig(transport="mpi")`` the program is instead run by the
+processes ``mpirun`` started, one rank each, over MPI one-sided windows (docs/multi-rank.md). The work is the C++ driver's (``pypto._core.driver.compile_distributed`` /
 ``call_distributed``); this module shapes the arguments.
 """
 
@@ -33,15 +34,28 @@ class DistributedConfig:
     ``signal_timeout`` (seconds) bounds each ``pld.system.wait``: a wait that is not satisfied
     by then fails the run with an error naming the rank and the signal cell. ``num_sub_workers``,
     ``runtime`` and ``aicpu_thread_num`` are PyPTO's knobs of its NPU runtime, accepted and
-    checked as there; they change nothing on this device."""
+    checked as there; they change nothing on this device.
+
+    ``transport`` says how the ranks run and reach each other's window buffers: ``"shm"`` (the
+    default), each rank a process forked by the call, the windows in this machine's shared
+    memory; ``"mpi"``, each rank one of the processes ``mpirun -n <world size>`` started (every
+    one runs the same script and calls the program with its own tensors of the same shapes),
+    the windows MPI one-sided windows (mpi4py and an MPI library, e.g. Debian's Open MPI).
+    Chosen here rather than from the environment, so that a script run under mpirun by
+    mistake, or without it, says so instead of running the wrong way."""
 
     device_ids: List[int] = field(default_factory=lambda: [0])
     num_sub_workers: int = 0
     runtime: str = "tensormap_and_ringbuffer"
     aicpu_thread_num: int = 0
     signal_timeout: float = 60.0
+    transport: str = "shm"
 
     def __post_init__(self) -> None:
+        if self.transport not in ("shm", "mpi"):
+            raise ValueError(f"DistributedConfig.transport must be \"shm\" (forked ranks, shared "
+                             f"memory) or \"mpi\" (ranks started by mpirun), got "
+                             f"{self.transport!r}")
         ids = list(self.device_ids)
         if not ids:
             raise ValueError("DistributedConfig.device_ids must not be empty")
@@ -141,9 +155,16 @@ class DistributedCompiledProgram:
         if compiled is None:
             program = self._specialise(entry)
             run_config, driver_config = _run_config(config)
-            compiled = _core.driver.compile_distributed(
-                program._cpp, self.world_size, driver_config,
-                run_config.compile_profiling is True)
+
+            def build() -> Any:
+                return _core.driver.compile_distributed(
+                    program._cpp, self.world_size, driver_config,
+                    run_config.compile_profiling is True)
+
+            if self.distributed_config.transport == "mpi":
+                compiled = _in_rank_order(_mpi_comm(self.world_size), build)
+            else:
+                compiled = build()
             self._compiled[key] = compiled
         return compiled
 
@@ -223,7 +244,8 @@ class DistributedCompiledProgram:
             driver_config, float(self.distributed_config.signal_timeout),
             run_config.compile_profiling is True,
             _host_call_runner({**self._host_workers, **workers},
-                              any(_is_torch(a) for a in args)))
+                              any(_is_torch(a) for a in args)),
+            self.distributed_config.transport)
         self.last_call = DistributedCallInfo(execution_time, list(rank_seconds), list(waits),
                                              profile)
         outputs = [a for a, (_, direction) in zip(args, params) if direction != "In"]
@@ -268,6 +290,46 @@ class DistributedCompiledProgram:
 
     def __repr__(self) -> str:
         return f"<DistributedCompiledProgram {self.name} on {self.world_size} rank(s)>"
+
+
+def _mpi_comm(world_size: int) -> Any:
+    """mpi4py's world for a program run with ``transport="mpi"``, checked: MPI initialised with
+    MPI_THREAD_MULTIPLE (the ranks' kernels call MPI from the device's worker threads) and as
+    many processes as the program has ranks."""
+    try:
+        from mpi4py import MPI  # noqa: PLC0415  (initialises MPI, at MPI_THREAD_MULTIPLE)
+    except ImportError as e:
+        raise RuntimeError("DistributedConfig(transport=\"mpi\") needs mpi4py and an MPI library "
+                           "(Debian: apt-get install openmpi-bin libopenmpi-dev; pip install "
+                           "mpi4py); scripts/setup.sh installs both") from e
+    if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+        raise RuntimeError("MPI was initialised below MPI_THREAD_MULTIPLE, which the ranks' kernels "
+                           "need (they call MPI from the device's worker threads): leave "
+                           "mpi4py.rc.thread_level at its default \"multiple\"")
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() != world_size:
+        raise ValueError(f"the program has {world_size} rank(s) (DistributedConfig.device_ids) but "
+                         f"{comm.Get_size()} MPI process(es) run it: start it with mpirun -n "
+                         f"{world_size}")
+    return comm
+
+
+def _in_rank_order(comm: Any, build: Callable[[], Any]) -> Any:
+    """``build()`` (compile and load a program) on every rank, one rank after another: the
+    ranks' compiles write the same output directory and binary cache, and all but the first
+    find their libraries built. A rank whose build fails still lets the next one go."""
+    result, error = None, None
+    for turn in range(comm.Get_size()):
+        if turn == comm.Get_rank():
+            try:
+                result = build()
+                result.load()
+            except Exception as e:  # raised once every rank had its turn
+                error = e
+        comm.Barrier()
+    if error is not None:
+        raise error
+    return result
 
 
 def _is_torch(value: Any) -> bool:
