@@ -381,7 +381,7 @@ def compile_distributed(program: pypto._core.ir.Program, world_size: int, config
     Compiles the device programs of a multi-rank program for `world_size` ranks; raises CompileError.
     """
 
-def call_distributed(program: DistributedProgram, arrays: list, dtypes: Sequence[str], config: RunConfig, signal_timeout: float = 60.0, profiling: bool = False, host_call: object | None = None) -> tuple:
+def call_distributed(program: DistributedProgram, arrays: list, dtypes: Sequence[str], config: RunConfig, signal_timeout: float = 60.0, profiling: bool = False, host_call: object | None = None, transport: str = 'shm') -> tuple:
     """
-    Runs a compiled multi-rank program on arrays (one per host orchestrator parameter); Out/InOut arrays hold the results. host_call(name, args) runs a host sub-worker: args holds, per argument, (writable memoryview, shape, dtype name, direction name) for a tensor or the scalar; the memoryviews are valid during the call only. Returns (execution_time, rank_seconds, rank_wait_seconds, profile or None); raises RuntimeError naming the rank that failed, or the sub-worker's exception.
+    Runs a compiled multi-rank program on arrays (one per host orchestrator parameter); Out/InOut arrays hold the results. host_call(name, args) runs a host sub-worker: args holds, per argument, (writable memoryview, shape, dtype name, direction name) for a tensor or the scalar; the memoryviews are valid during the call only. Returns (execution_time, rank_seconds, rank_wait_seconds, profile or None); raises RuntimeError naming the rank that failed, or the sub-worker's exception. transport "mpi": this process is one rank of the processes mpirun started (MPI initialised with MPI_THREAD_MULTIPLE) and runs only its own rank's dispatches.
     """
