@@ -228,6 +228,8 @@ def test_distributed_config_checks_its_fields():
         DistributedConfig(device_ids=[])
     with pytest.raises(ValueError, match="signal_timeout"):
         DistributedConfig(device_ids=[0], signal_timeout=0)
+    with pytest.raises(ValueError, match=r"transport must be \"shm\" .* or \"mpi\" .*got 'nccl'"):
+        DistributedConfig(device_ids=[0], transport="nccl")
 
 
 def test_pld_functions_explain_they_run_inside_programs():

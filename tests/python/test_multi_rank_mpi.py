@@ -133,6 +133,21 @@ def test_a_failing_rank_or_a_wait_out_of_time_fails_the_call_on_every_rank(tmp_p
             assert error.endswith("(rank(s) 0, 2, 3 stopped because of it)"), error
 
 
+def test_a_program_run_without_mpirun_says_how_to_start_it():
+    # In a process of its own: MPI initialised here would be inherited by the mpiruns above.
+    script = (f"import sys; sys.path.insert(0, {str(HERE)!r})\n"
+              "import numpy as np, mpi_programs as p\n"
+              "from pypto import ir\n"
+              "from pypto.ir.distributed_compiled_program import DistributedConfig\n"
+              "ir.compile(p.RingExchange, distributed_config=DistributedConfig(\n"
+              "    device_ids=[0, 1, 2, 3], transport='mpi'))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode != 0
+    assert ("ValueError: the program has 4 rank(s) (DistributedConfig.device_ids) but 1 MPI "
+            "process(es) run it: start it with mpirun -n 4") in proc.stderr, proc.stderr
+
+
 def _alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
