@@ -5,12 +5,12 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <string>
 
 #include "pypto/runtime/errors.h"
+#include "pypto/support/environment.h"
 
 namespace pypto::runtime {
 namespace {
@@ -25,7 +25,8 @@ constexpr const char* kEntry = "pypto_mpi_world_create";
 // file was named and with its symbolic links resolved (a development checkout links the
 // extension from the build folder).
 std::vector<std::filesystem::path> candidates() {
-  if (const char* given = std::getenv("PYPTO_MPI_LIBRARY"); given && *given) return {given};
+  const char* given = support::read_environment(support::EnvironmentVariable::PYPTO_MPI_LIBRARY);
+  if (given && *given) return {given};
   std::vector<std::filesystem::path> paths;
   Dl_info info{};
   if (::dladdr(reinterpret_cast<const void*>(&mpi_world), &info) && info.dli_fname) {
