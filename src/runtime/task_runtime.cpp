@@ -748,7 +748,6 @@ TaskRuntime::TaskRuntime(int num_workers, TaskObserver* warm_up_observer) {
     core->mem.core_id = w;
     core->mem.block_num = 1;
     core->mem.num_cores = num_workers;
-    core->mem.isa = &kernel_isa();
     for (int s = 0; s < PTO_NUM_SPACES; ++s) {
       core->mem.capacity[s] = capacity(s);
       if (capacity(s) == 0) continue;
