@@ -60,11 +60,10 @@ void Parser::parse_at_argument(const std::string& key, Span key_span, AtScopeArg
     // kernel to completion, in program order, so neither changes a result.
     parse_bool_argument(key);
   } else if (key == "role") {
-    const Span role_span = here();
     args.role = parse_role();
-    args.role_span = role_span;
+    args.role_span = key_span;
     if (args.role == "SubWorker") {
-      fail(role_span,
+      fail(key_span,
            "a SubWorker is not a scope: declare it as a function, "
            "@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker), and call it");
     }

@@ -162,10 +162,10 @@ def comm_reduce_scatter(target: Any, signal: Any, *, op: Optional[Any] = None) -
     raise outside_program('comm_reduce_scatter')
 
 
-def comm_wait(signal: Any, offsets: Any, expected: Any, *, cmp: Optional[Any] = None) -> Any:
+def comm_wait(signal: Any, offsets: Any, expected: Any, *, cmp: Optional[Any] = None, deferred: Optional[Any] = None) -> Any:
     """The registry's op comm_wait.
 
-    In a program: ``pl.comm_wait(signal, offsets, expected, cmp=)``. Category Communication; valid only inside a
+    In a program: ``pl.comm_wait(signal, offsets, expected, cmp=, deferred=)``. Category Communication; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
     """
     raise outside_program('comm_wait')
