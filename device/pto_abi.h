@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define PTO_ABI_VERSION 28
+#define PTO_ABI_VERSION 29
 
 // comm_wait's flag for pld.system.defer_wait (see PtoIsa::comm_wait).
 #define PTO_WAIT_DEFERRED 0x100
@@ -53,9 +53,12 @@ enum PtoMemorySpace {
   PTO_MAT = 2,
   PTO_LEFT = 3,
   PTO_RIGHT = 4,
-  PTO_ACC = 5
+  PTO_ACC = 5,
+  PTO_BIAS = 6,
+  PTO_LEFT_SCALE = 7,
+  PTO_RIGHT_SCALE = 8
 };
-#define PTO_NUM_SPACES 6
+#define PTO_NUM_SPACES 9
 
 // A view of a global-memory (DDR) tensor: element (i0, i1, ...) lives at
 // base + (offset + sum(ik * strides[k])) * element_size. Views of one buffer share `base`.

@@ -261,7 +261,8 @@ OPS: Dict[str, Tuple[Dict[str, str], str, str]] = {
                "rhs_scale": "Tile", "bias": "Tile"}, "Tile",
               f"MX block-scaled matmul ({name}): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each "
               "element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` "
-              "[M, K/32], `rhs_scale` [K/32, N], in Mat), into an FP32 [M, N] Acc tile"
+              "[M, K/32], `rhs_scale` [K/32, N], in Mat or moved to LeftScale / RightScale), "
+              "into an FP32 [M, N] Acc tile"
               + extra)
        for name, extra in (("matmul_mx", "."), ("matmul_mx_acc", ", added to `acc`."),
                            ("matmul_mx_bias", ", plus the FP32 [1, N] `bias` on every row."))},

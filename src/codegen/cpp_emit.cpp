@@ -261,6 +261,12 @@ std::string memory_space_enum(ir::MemorySpace s) {
       return "PTO_RIGHT";
     case ir::MemorySpace::Acc:
       return "PTO_ACC";
+    case ir::MemorySpace::Bias:
+      return "PTO_BIAS";
+    case ir::MemorySpace::LeftScale:
+      return "PTO_LEFT_SCALE";
+    case ir::MemorySpace::RightScale:
+      return "PTO_RIGHT_SCALE";
   }
   return "PTO_VEC";
 }

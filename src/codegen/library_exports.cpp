@@ -15,7 +15,7 @@
 namespace pypto::codegen {
 namespace {
 
-constexpr size_t kSpaces = 6;  // PTO_NUM_SPACES; index = ir::MemorySpace
+constexpr size_t kSpaces = 9;  // PTO_NUM_SPACES; index = ir::MemorySpace
 
 // The end of the highest buffer of each space over every tile a kernel names. Every tile buffer a
 // kernel touches has an address (AllocateMemoryAddr) and is named by a variable or parameter.

@@ -204,7 +204,8 @@ Value Parser::parse_pl_member() {
       auto space = ir::memory_space_from_name(item.text);
       if (!space) {
         fail(span_of(item), "unknown memory space 'pl.MemorySpace." + std::string(item.text) +
-                                "' (expected DDR, Vec, Mat, Left, Right or Acc)");
+                                "' (expected DDR, Vec, Mat, Left, Right, Acc, Bias, LeftScale or "
+                                "RightScale)");
       }
       v.kind = Value::Kind::Space;
       v.space = *space;

@@ -29,7 +29,8 @@ void Parser::parse_ptr_binding(const Token& name) {
   auto space = parse_memory_space_name();
   if (!space) fail(space_span, op + " takes a memory space first (pl.Mem.Vec, ...)");
   if (tile && *space == ir::MemorySpace::DDR) {
-    fail(space_span, op + " allocates on-chip memory (Vec, Mat, Left, Right, Acc), not DDR");
+    fail(space_span, op + " allocates on-chip memory (Vec, Mat, Left, Right, Acc, Bias, LeftScale, "
+                          "RightScale), not DDR");
   }
   expect(TK::Comma, "',' after the memory space of " + op);
   const Span size_span = here();

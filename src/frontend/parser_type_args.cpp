@@ -10,9 +10,10 @@ namespace pypto::frontend::detail {
 
 namespace {
 
-// PyPTO's memory spaces that this device does not have.
-constexpr std::array<std::string_view, 4> kMissingSpaces = {"Bias", "LeftScale", "RightScale",
-                                                            "ScalarLocal"};
+// Memory space names that this device does not have.
+constexpr std::array<std::string_view, 1> kMissingSpaces = {"ScalarLocal"};
+constexpr const char* kSpaceNames =
+    "DDR, Vec, Mat, Left, Right, Acc, Bias, LeftScale or RightScale";
 constexpr std::array<std::string_view, 5> kLayoutShorthands = {"ND", "DN", "NZ", "MX_A_ZZ",
                                                                "MX_B_NN"};
 
@@ -54,10 +55,10 @@ std::optional<ir::MemorySpace> Parser::parse_memory_space_name() {
   if (auto space = ir::memory_space_from_name(item.text)) return space;
   if (contains(kMissingSpaces, item.text)) {
     fail(span_of(item), "memory space " + written + std::string(item.text) +
-                            " is not supported on this device (DDR, Vec, Mat, Left, Right, Acc)");
+                            " is not supported on this device (" + kSpaceNames + ")");
   }
-  fail(span_of(item), "unknown memory space '" + written + std::string(item.text) +
-                          "' (expected DDR, Vec, Mat, Left, Right or Acc)");
+  fail(span_of(item), "unknown memory space '" + written + std::string(item.text) + "' (expected " +
+                          kSpaceNames + ")");
 }
 
 std::optional<ir::TensorLayout> Parser::parse_tensor_layout_name() {
@@ -387,8 +388,10 @@ std::optional<ir::MemRef> Parser::parse_memref(std::optional<ir::MemorySpace>& n
     int64_t id = -1;
     if (name.substr(0, 4) == "mem_" && second != std::string_view::npos) {
       std::string_view space_name = name.substr(4, second - 4);
-      for (auto s : {ir::MemorySpace::DDR, ir::MemorySpace::Vec, ir::MemorySpace::Mat,
-                     ir::MemorySpace::Left, ir::MemorySpace::Right, ir::MemorySpace::Acc}) {
+      for (auto s :
+           {ir::MemorySpace::DDR, ir::MemorySpace::Vec, ir::MemorySpace::Mat, ir::MemorySpace::Left,
+            ir::MemorySpace::Right, ir::MemorySpace::Acc, ir::MemorySpace::Bias,
+            ir::MemorySpace::LeftScale, ir::MemorySpace::RightScale}) {
         std::string lower(ir::memory_space_name(s));
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (lower == space_name) space = s;

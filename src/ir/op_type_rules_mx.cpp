@@ -19,7 +19,8 @@ namespace {
 constexpr int64_t kMxBlock = 32;
 
 // Argument i: a 2-D tile of `dtype` in `space` (or in Mat, which InferTileMemorySpace moves to
-// Left/Right for data operands; or not placed yet).
+// Left/Right for data operands and the scales are read from as from their buffers; or not
+// placed yet).
 const TileType* expect_mx_tile(const OpContext& c, size_t i, const char* what, DataType dtype,
                                MemorySpace space) {
   const TileType* t = expect_tile(c, i);
@@ -68,10 +69,10 @@ TypePtr infer_matmul_mx(const OpContext& c) {
   }
   const int64_t groups = (k + kMxBlock - 1) / kMxBlock;
   const TileType* lhs_scale =
-      expect_mx_tile(c, first + 1, "lhs_scale", DataType::FP8E8M0, MemorySpace::Mat);
+      expect_mx_tile(c, first + 1, "lhs_scale", DataType::FP8E8M0, MemorySpace::LeftScale);
   expect_scale_shape(c, first + 1, "lhs_scale", lhs_scale, {m, groups});
   const TileType* rhs_scale =
-      expect_mx_tile(c, first + 3, "rhs_scale", DataType::FP8E8M0, MemorySpace::Mat);
+      expect_mx_tile(c, first + 3, "rhs_scale", DataType::FP8E8M0, MemorySpace::RightScale);
   expect_scale_shape(c, first + 3, "rhs_scale", rhs_scale, {groups, n});
   if (c.op == "matmul_mx_acc") {
     const TileType* acc = expect_tile(c, 0);

@@ -64,13 +64,18 @@ struct SpaceInfo {
   std::string_view name;
   int64_t capacity;
 };
-constexpr std::array<SpaceInfo, 6> kSpaces = {{
+// The capacities of a2a3's cube and vector cores (PyPTO's 910B SoC); the scale buffers, which
+// only a5 has, take its 4 KiB each.
+constexpr std::array<SpaceInfo, 9> kSpaces = {{
     {MemorySpace::DDR, "DDR", 0},
     {MemorySpace::Vec, "Vec", 192 * 1024},
     {MemorySpace::Mat, "Mat", 512 * 1024},
     {MemorySpace::Left, "Left", 64 * 1024},
     {MemorySpace::Right, "Right", 64 * 1024},
     {MemorySpace::Acc, "Acc", 128 * 1024},
+    {MemorySpace::Bias, "Bias", 1024},
+    {MemorySpace::LeftScale, "LeftScale", 4 * 1024},
+    {MemorySpace::RightScale, "RightScale", 4 * 1024},
 }};
 
 // The entry of a name table (kDTypes, kSpaces) with the given name, or null.
@@ -135,9 +140,10 @@ bool is_legal_transfer(MemorySpace from, MemorySpace to, Target target) {
     case M::DDR:
       return to == M::Vec || to == M::Mat;
     case M::Mat:
-      // Mat to DDR: a store of an L1 tile, which PyPTO takes on both targets.
-      return to == M::Left || to == M::Right || to == M::DDR ||
-             (target == Target::A5 && to == M::Vec);
+      // Mat to DDR: a store of an L1 tile, which PyPTO takes on both targets. Mat feeds the
+      // bias table on both, the MX scale buffers on a5, which alone has them.
+      return to == M::Left || to == M::Right || to == M::DDR || to == M::Bias ||
+             (target == Target::A5 && (to == M::Vec || to == M::LeftScale || to == M::RightScale));
     case M::Acc:
       // Acc to Vec: a5's fix-pipe writes it directly; on a2a3 the cube core hands the tile to
       // the vector core through a GM pipe buffer (PyPTO splits such a mixed kernel into an AIC
@@ -148,6 +154,9 @@ bool is_legal_transfer(MemorySpace from, MemorySpace to, Target target) {
       return to == M::DDR || to == M::Vec || (target == Target::A5 && to == M::Mat);
     case M::Left:
     case M::Right:
+    case M::Bias:
+    case M::LeftScale:
+    case M::RightScale:
       return false;
   }
   return false;

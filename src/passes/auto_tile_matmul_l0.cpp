@@ -14,7 +14,8 @@
 //     product goes: a product whose one use is `pl.store` is stored block by block at the
 //     store's offsets (the tensor threaded through the stores), a product used only as matmul
 //     operands is assembled block by block into a Mat tile (the operand then is that Mat tile).
-//     The bias of matmul_bias is windowed along with the columns. The blocks are made in the
+//     The bias of matmul_bias is windowed along with the columns (one already moved to Bias
+//     is used whole: only M and K are split then). The blocks are made in the
 //     chooser's loop order: with k == K its stationary operand's blocks are the outer loop and
 //     each of their windows is read into L0 once for the inner blocks.
 // A matmul_acc, or a product with other uses, can only be split along K (the chooser is told
@@ -192,6 +193,10 @@ class MatmulTiling : public IRMutator {
     // A matmul the chooser keeps whole is already L0-sized (a folded cast still moves it).
     if (tile->m == site.M && tile->n == site.N && tile->k == site.K && !site.folded_cast)
       return std::nullopt;
+    // A bias already in the bias table serves blocks of all N columns only: the table has no
+    // path to a window of itself, so a split of N leaves the matmul as it is (as PyPTO does).
+    const auto* bias = site.bias ? detail::as_tile(site.bias) : nullptr;
+    if (bias && bias->space == MemorySpace::Bias && tile->n != site.N) return std::nullopt;
     // Blocks of the product are written out one by one: beyond a bound (a product far larger
     // than any kernel's) the matmul is left for AllocateMemoryAddr to report.
     constexpr int64_t kMaxProductBlocks = 4096;

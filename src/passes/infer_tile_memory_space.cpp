@@ -18,8 +18,9 @@ using namespace ir;
 
 std::string legal_moves_from(MemorySpace from, Target target) {
   std::string out;
-  for (auto to : {MemorySpace::DDR, MemorySpace::Vec, MemorySpace::Mat, MemorySpace::Left,
-                  MemorySpace::Right, MemorySpace::Acc}) {
+  for (auto to :
+       {MemorySpace::DDR, MemorySpace::Vec, MemorySpace::Mat, MemorySpace::Left, MemorySpace::Right,
+        MemorySpace::Acc, MemorySpace::Bias, MemorySpace::LeftScale, MemorySpace::RightScale}) {
     if (!is_legal_transfer(from, to, target)) continue;
     if (!out.empty()) out += ", ";
     out += memory_space_name(to);
@@ -40,13 +41,24 @@ std::optional<MemorySpace> matmul_operand_space(const Call& c, size_t arg) {
   } else if (c.callee == "matmul_mx" || c.callee == "matmul_mx_bias" ||
              c.callee == "matmul_mx_acc") {
     // lhs, lhs_scale, rhs, rhs_scale after the accumulator of matmul_mx_acc. The scales are
-    // read from Mat: this device has no scale buffers.
+    // read from Mat, or from the scale buffer a program moved them to (scale_buffer).
     const size_t first = c.callee == "matmul_mx_acc" ? 1 : 0;
     if (first == 1 && arg == 0) return MemorySpace::Acc;
     if (arg == first) return MemorySpace::Left;
     if (arg == first + 1 || arg == first + 3) return MemorySpace::Mat;
     if (arg == first + 2) return MemorySpace::Right;
   }
+  return std::nullopt;
+}
+
+// The scale buffer an MX matmul's scale operand may also be read from (a5's LeftScale for the
+// lhs scale, RightScale for the rhs one).
+std::optional<MemorySpace> scale_buffer(const Call& c, size_t arg) {
+  if (c.callee != "matmul_mx" && c.callee != "matmul_mx_bias" && c.callee != "matmul_mx_acc")
+    return std::nullopt;
+  const size_t first = c.callee == "matmul_mx_acc" ? 1 : 0;
+  if (arg == first + 1) return MemorySpace::LeftScale;
+  if (arg == first + 3) return MemorySpace::RightScale;
   return std::nullopt;
 }
 
@@ -341,8 +353,10 @@ class SpaceInference : public IRMutator {
         return std::nullopt;
       }
       case OpCategory::Matmul: {
-        for (size_t i = 0; i < args.size(); ++i)
+        for (size_t i = 0; i < args.size(); ++i) {
+          if (auto buffer = scale_buffer(c, i); buffer && space_of(args[i]) == *buffer) continue;
           if (auto need = matmul_operand_space(c, i)) require(i, *need);
+        }
         return MemorySpace::Acc;
       }
       case OpCategory::Slice: {

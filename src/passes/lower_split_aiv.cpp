@@ -129,7 +129,8 @@ class BoundaryLowering : public IRMutator {
     if (!tile || !tile->space) return false;
     const MemorySpace m = *tile->space;
     return m == MemorySpace::Acc || m == MemorySpace::Mat || m == MemorySpace::Left ||
-           m == MemorySpace::Right;
+           m == MemorySpace::Right || m == MemorySpace::Bias || m == MemorySpace::LeftScale ||
+           m == MemorySpace::RightScale;
   }
 
   static ExprPtr zeros(const std::vector<int64_t>& shape, DataType dtype, bool tile, Span span) {

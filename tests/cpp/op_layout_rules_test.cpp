@@ -125,12 +125,18 @@ TEST(Targets, MatVecMovesAreLegalOnA5Only) {
     EXPECT_TRUE(is_legal_transfer(M::Mat, M::Left, t));
     EXPECT_TRUE(is_legal_transfer(M::Acc, M::Mat, t));
     EXPECT_FALSE(is_legal_transfer(M::Vec, M::Left, t));
-    EXPECT_TRUE(is_legal_transfer(M::Vec, M::Vec, t));  // a copy within the vector buffer
-    EXPECT_TRUE(is_legal_transfer(M::Mat, M::DDR, t));  // a store of an L1 tile
+    EXPECT_TRUE(is_legal_transfer(M::Vec, M::Vec, t));   // a copy within the vector buffer
+    EXPECT_TRUE(is_legal_transfer(M::Mat, M::DDR, t));   // a store of an L1 tile
+    EXPECT_TRUE(is_legal_transfer(M::Mat, M::Bias, t));  // the bias table, filled from L1
+    EXPECT_FALSE(is_legal_transfer(M::Vec, M::Bias, t));
+    EXPECT_FALSE(is_legal_transfer(M::Bias, M::Acc, t));  // nothing moves out of it
   }
+  // The MX scale buffers are a5's alone.
+  EXPECT_FALSE(is_legal_transfer(M::Mat, M::LeftScale, Target::A2A3));
+  EXPECT_TRUE(is_legal_transfer(M::Mat, M::RightScale, Target::A5));
   EXPECT_EQ(legal_moves_text(Target::A2A3),
-            "DDR->Vec, DDR->Mat, Vec->DDR, Vec->Vec, Mat->DDR, Mat->Left, Mat->Right, Acc->DDR, "
-            "Acc->Vec, Acc->Mat");
+            "DDR->Vec, DDR->Mat, Vec->DDR, Vec->Vec, Mat->DDR, Mat->Left, Mat->Right, Mat->Bias, "
+            "Acc->DDR, Acc->Vec, Acc->Mat");
   EXPECT_EQ(target_from_platform("a2a3sim"), Target::A2A3);
   EXPECT_EQ(target_from_platform("cpu_sim"), Target::A2A3);
   EXPECT_EQ(target_from_platform("a5"), Target::A5);

@@ -298,10 +298,10 @@ TEST(ParserTypes, UnsupportedFormsAreLocatedErrorsThatNameThem) {
                       L + S),
                6, 49, "'STRIDED' in a pl.Tensor annotation");
   expect_error(kernel(kParams,
-                      "        t: pl.Tile[[64, 64], pl.FP32, pl.Mem.Bias] = pl.load(a, "
+                      "        t: pl.Tile[[64, 64], pl.FP32, pl.Mem.ScalarLocal] = pl.load(a, "
                       "[0, 0], [64, 64])\n" +
                           S),
-               7, 46, "memory space pl.Mem.Bias is not supported on this device");
+               7, 46, "memory space pl.Mem.ScalarLocal is not supported on this device");
   expect_error(kernel(kParams,
                       "        t: pl.Tile[[64, 64], pl.HF8] = pl.load(a, [0, 0], [64, "
                       "64])\n" +

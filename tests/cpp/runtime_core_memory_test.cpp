@@ -104,7 +104,8 @@ TEST(TaskRuntime, CoreMemoryIsOneHugePageMappingOfDisjointAlignedSpaces) {
                           g_spaces[c][s] + static_cast<uintptr_t>(g_capacities[c][s]));
     }
   }
-  ASSERT_EQ(ranges.size(), 5u * kCores);  // Vec, Mat, Left, Right, Acc of every core
+  // Vec, Mat, Left, Right, Acc, Bias, LeftScale and RightScale of every core
+  ASSERT_EQ(ranges.size(), 8u * kCores);
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i) EXPECT_LE(ranges[i - 1].second, ranges[i].first);
 

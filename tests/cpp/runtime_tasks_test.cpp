@@ -420,7 +420,8 @@ TEST(TaskRuntime, EachCoreOwnsArenasSizedLikeTheDevice) {
   std::vector<float> out(kRows * kCols, -1.0f);
   TaskRuntime runtime(2);
   runtime.run(&inspect_orchestration, {host_matrix(out, kRows, kCols)});
-  const float kib[PTO_NUM_SPACES] = {0, 192, 512, 64, 64, 128};  // DDR Vec Mat Left Right Acc
+  // DDR Vec Mat Left Right Acc Bias LeftScale RightScale
+  const float kib[PTO_NUM_SPACES] = {0, 192, 512, 64, 64, 128, 1, 4, 4};
   for (int s = 0; s < PTO_NUM_SPACES; ++s) {
     EXPECT_EQ(out[s], kib[s]) << "space " << s;
     EXPECT_EQ(out[kCols + s], s == PTO_DDR ? 0.0f : 1.0f) << "space " << s;

@@ -168,3 +168,70 @@ def test_an_operand_held_across_a_grid_of_blocks_computes_the_product(tmp_path, 
     kernel(a, b, out, config=config(tmp_path))
     expected = a.astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3)
+
+
+@pl.jit
+def bias_in_the_bias_table(a: pl.Tensor[[1040, 64], pl.BF16], b: pl.Tensor[[64, 64], pl.BF16],
+                           bias: pl.Tensor[[1, 64], pl.FP32],
+                           out: pl.Out[pl.Tensor[[1040, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="bias_in_the_bias_table"):
+        a_mat = pl.load(a, [0, 0], [1040, 64], target_memory=pl.Mem.Mat)
+        b_mat = pl.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        bias_mat = pl.load(bias, [0, 0], [1, 64], target_memory=pl.Mem.Mat)
+        bias_l0 = pl.tile.move(bias_mat, target_memory=pl.Mem.Bias)
+        c = pl.tile.matmul_bias(a_mat, b_mat, bias_l0)
+        out = pl.store(c, [0, 0], out)
+    return out
+
+
+def test_a_bias_moved_to_the_bias_table_serves_every_block_of_rows(tmp_path):
+    # [1040, 64] is split into blocks of rows; the Bias-resident row is read whole by each.
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((1040, 64), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((64, 64), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    bias = rng.standard_normal((1, 64), dtype=np.float32)
+    out = np.zeros((1040, 64), np.float32)
+    bias_in_the_bias_table(a, b, bias, out, config=config(tmp_path))
+    expected = a.astype(np.float32) @ b.astype(np.float32) + bias
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3)
+    kernel = bias_in_the_bias_table.compile(a, b, bias, out).program.function(
+        "bias_in_the_bias_table_1").as_python()  # the pl.at scope's kernel
+    assert "pl.MemorySpace.Bias" in kernel, kernel
+    # Several blocks of rows, no window of the bias row (the table has no path to one).
+    assert kernel.count("matmul_bias(") > 1, kernel
+    assert "bias_l0, " not in kernel.replace("matmul_bias(", ""), kernel
+
+
+def _bias_kernel(n, bias_source):
+    return f'''import pypto.language as pl
+
+
+@pl.program
+class BiasKernel:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, {n}], pl.FP32],
+          bias: pl.Tensor[[1, {n}], pl.FP32],
+          c: pl.Out[pl.Tensor[[16, {n}], pl.FP32]]) -> pl.Tensor[[16, {n}], pl.FP32]:
+        a_mat = pl.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+        b_mat = pl.load(b, [0, 0], [32, {n}], target_memory=pl.Mem.Mat)
+        row = pl.load(bias, [0, 0], [1, {n}]{bias_source})
+        bias_l0 = pl.tile.move(row, target_memory=pl.Mem.Bias)
+        c = pl.store(pl.tile.matmul_bias(a_mat, b_mat, bias_l0), [0, 0], c)
+        return c
+'''
+
+
+def test_the_bias_table_holds_one_kib_and_is_filled_from_mat_only():
+    import pypto
+
+    # 512 FP32 values are 2 KiB: the bias table holds 1 KiB.
+    program = pl.parse(_bias_kernel(512, ", target_memory=pl.Mem.Mat"), file_name="big_bias.py")
+    with pytest.raises(pypto.errors.CompileError, match="does not fit in Bias"):
+        pypto.ir.compile(program)
+    # A row in Vec has no path to the bias table on any target: the parser names the move and
+    # the legal ones.
+    with pytest.raises(pypto.errors.ParseError) as caught:
+        pl.parse(_bias_kernel(64, ", target_memory=pl.Mem.Vec"), file_name="vec_bias.py")
+    message = str(caught.value)
+    assert "vec_bias.py:13:32:" in message and "from Vec to Bias" in message, message
+    assert "Mat->Bias" in message, message

@@ -157,7 +157,8 @@ def test_type_annotations_evaluate():
 
 def test_enums():
     assert pl.MemorySpace.Vec == "Vec"
-    assert [m.name for m in pl.MemorySpace] == ["DDR", "Vec", "Mat", "Left", "Right", "Acc"]
+    assert [m.name for m in pl.MemorySpace] == ["DDR", "Vec", "Mat", "Left", "Right", "Acc", "Bias",
+                                                "LeftScale", "RightScale"]
     assert pl.FunctionType.InCore.value == "InCore"
     assert pl.Level.CORE_GROUP.value == "CORE_GROUP"
 

@@ -226,3 +226,40 @@ def test_matmul_mx_errors_point_at_the_mistake(work, change, words):
         from pypto import ir
         ir.compile(pl.parse(text), output_dir=str(work / "out"))
     assert words in str(err.value), str(err.value)
+
+
+# The scales moved on to a5's scale buffers, as PyPTO places them before the product.
+MX_SCALE_BUFFERS = MX.replace(
+    "lhs_scale = pl.load(sa, [0, 0], [64, 4], target_memory=pl.MemorySpace.Mat)",
+    "lhs_scale = pl.move(pl.load(sa, [0, 0], [64, 4], target_memory=pl.MemorySpace.Mat),\n"
+    "                            target_memory=pl.Mem.LeftScale)").replace(
+    "rhs_scale = pl.load(sb, [0, 0], [4, 128], target_memory=pl.MemorySpace.Mat)",
+    "rhs_scale = pl.move(pl.load(sb, [0, 0], [4, 128], target_memory=pl.MemorySpace.Mat),\n"
+    "                            target_memory=pl.Mem.RightScale)")
+
+
+def test_matmul_mx_reads_scales_from_the_a5_scale_buffers(work):
+    from pypto.runtime import RunConfig, run
+
+    assert MX_SCALE_BUFFERS.count("pl.Mem.LeftScale") == 1
+    assert MX_SCALE_BUFFERS.count("pl.Mem.RightScale") == 1
+    a, sa, b, sb, bias = mx_inputs(31)
+    specs = [TensorSpec("a", [M, MK], pl.FP8E4M3FN, init_value=a),
+             TensorSpec("sa", [M, G], pl.FP8E8M0, init_value=sa),
+             TensorSpec("b", [MK, MN], pl.FP8E4M3FN, init_value=b),
+             TensorSpec("sb", [G, MN], pl.FP8E8M0, init_value=sb),
+             TensorSpec("bias", [1, MN], pl.FP32, init_value=bias),
+             TensorSpec("o", [3 * M, MN], pl.FP32, is_output=True)]
+    program = pl.parse(MX_SCALE_BUFFERS)
+    result = run(program, specs, None, RunConfig(work_dir=str(work / "a5"), platform="a5sim",
+                                                 write_golden_data=False))
+    assert result.passed, result.error
+    base = mx_golden(a, sa, b, sb)
+    out = result.outputs["o"].astype(np.float64)
+    np.testing.assert_array_equal(out[:M], base)  # small integers times powers of two: exact
+    np.testing.assert_array_equal(out[M:2 * M], 2 * base)
+    # a2a3 has no scale buffers: the move is a located error that names the target.
+    failed = run(program, specs, None, RunConfig(work_dir=str(work / "a2a3"),
+                                                 write_golden_data=False))
+    assert not failed.passed
+    assert "from Mat to LeftScale" in failed.error and "a2a3" in failed.error, failed.error

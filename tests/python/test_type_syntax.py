@@ -359,8 +359,8 @@ ERRORS = [
      "foo", "pl.TileView argument 'foo' is not supported"),
     ("t: pl.Tile[[64, 64], pl.FP32, pl.NZ] = pl.load(a, [0, 0], [64, 64])",
      "pl.NZ", "pl.Tile does not accept a tensor layout such as pl.NZ"),
-    ("t: pl.Tile[[64, 64], pl.FP32, pl.Mem.Bias] = pl.load(a, [0, 0], [64, 64])",
-     "Bias", "memory space pl.Mem.Bias is not supported on this device"),
+    ("t: pl.Tile[[64, 64], pl.FP32, pl.Mem.ScalarLocal] = pl.load(a, [0, 0], [64, 64])",
+     "ScalarLocal", "memory space pl.Mem.ScalarLocal is not supported on this device"),
     ("t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(0, 16384, 0)] = pl.load(a, [0, 0], [64, 64])",
      "pl.MemRef", "must also give its memory space"),
     ("t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(\"s\", slots=0), pl.Mem.Vec] = pl.load(a, [0, 0], "

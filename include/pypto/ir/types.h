@@ -51,7 +51,18 @@ bool is_integer(DataType t);
 bool is_unsigned(DataType t);  // UINT8 ... UINT64
 
 // Memory spaces of a core. The numeric values are part of the device ABI (PtoMemorySpace).
-enum class MemorySpace : uint8_t { DDR = 0, Vec = 1, Mat = 2, Left = 3, Right = 4, Acc = 5 };
+// Bias holds a matmul's bias row, LeftScale / RightScale the MX scales of its operands (a5).
+enum class MemorySpace : uint8_t {
+  DDR = 0,
+  Vec = 1,
+  Mat = 2,
+  Left = 3,
+  Right = 4,
+  Acc = 5,
+  Bias = 6,
+  LeftScale = 7,
+  RightScale = 8
+};
 
 std::string_view memory_space_name(MemorySpace s);  // "Vec"
 std::optional<MemorySpace> memory_space_from_name(std::string_view);

@@ -343,7 +343,7 @@ def matmul_bias(left: Tile, right: Tile, bias: Tile, *, a_trans: Optional[bool] 
 
 
 def matmul_mx(lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile) -> Tile:
-    """MX block-scaled matmul (matmul_mx): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` [M, K/32], `rhs_scale` [K/32, N], in Mat), into an FP32 [M, N] Acc tile.
+    """MX block-scaled matmul (matmul_mx): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` [M, K/32], `rhs_scale` [K/32, N], in Mat or moved to LeftScale / RightScale), into an FP32 [M, N] Acc tile.
 
     In a program: ``pl.matmul_mx(lhs, lhs_scale, rhs, rhs_scale)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -352,7 +352,7 @@ def matmul_mx(lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile) -> Tile:
 
 
 def matmul_mx_acc(acc: Tile, lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile) -> Tile:
-    """MX block-scaled matmul (matmul_mx_acc): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` [M, K/32], `rhs_scale` [K/32, N], in Mat), into an FP32 [M, N] Acc tile, added to `acc`.
+    """MX block-scaled matmul (matmul_mx_acc): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` [M, K/32], `rhs_scale` [K/32, N], in Mat or moved to LeftScale / RightScale), into an FP32 [M, N] Acc tile, added to `acc`.
 
     In a program: ``pl.matmul_mx_acc(acc, lhs, lhs_scale, rhs, rhs_scale)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.
@@ -361,7 +361,7 @@ def matmul_mx_acc(acc: Tile, lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: T
 
 
 def matmul_mx_bias(lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile, bias: Tile) -> Tile:
-    """MX block-scaled matmul (matmul_mx_bias): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` [M, K/32], `rhs_scale` [K/32, N], in Mat), into an FP32 [M, N] Acc tile, plus the FP32 [1, N] `bias` on every row.
+    """MX block-scaled matmul (matmul_mx_bias): FP8E4M3FN `lhs` [M, K] and `rhs` [K, N], each element times the FP8E8M0 scale of its block of 32 along K (`lhs_scale` [M, K/32], `rhs_scale` [K/32, N], in Mat or moved to LeftScale / RightScale), into an FP32 [M, N] Acc tile, plus the FP32 [1, N] `bias` on every row.
 
     In a program: ``pl.matmul_mx_bias(lhs, lhs_scale, rhs, rhs_scale, bias)``. Category Matmul; valid only inside a
     ``@pl.program``'s functions or a ``@pl.jit`` function.

@@ -173,6 +173,9 @@ class MemorySpace(str, enum.Enum):
     Left = "Left"
     Right = "Right"
     Acc = "Acc"
+    Bias = "Bias"
+    LeftScale = "LeftScale"
+    RightScale = "RightScale"
 
     def __repr__(self):
         return "pl.MemorySpace." + self.value
