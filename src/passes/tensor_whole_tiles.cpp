@@ -310,6 +310,7 @@ class WholeTileLowering : public IRMutator {
   // Tensor op `c` on whole tiles.
   ExprPtr tile_op(const Call& c, const std::string& name, std::vector<StmtPtr>* out) {
     if (c.callee == "matmul") return tile_matmul(c, name, out);
+    if (c.callee == "matmul_acc" && c.args.size() == 3) return tile_matmul_acc(c, name, out);
     if (is_tensor_matmul(&c) || is_tensor_gather_op(&c) || is_tensor_expand_clone(&c)) {
       throw CompileError(c.span(),
                          "pl." + c.callee +
@@ -346,6 +347,34 @@ class WholeTileLowering : public IRMutator {
     check_fits(*acc);
     out->push_back(make_node<AssignStmt>(acc, product, c.span()));
     return make_op_call("move", {acc}, {{"target_memory", MemorySpace::Vec}}, c.span());
+  }
+
+  // `pl.matmul_acc(acc, a, b)` of tensors on whole tiles: acc + a @ b. The accumulator is a tile
+  // in Vec here (a loop carries it, elementwise ops may read it), which neither target moves
+  // back into Acc; so the product is made in Acc as pl.matmul's is (tile_matmul), moved to Vec
+  // and added there, both in the accumulator's dtype (FP32 or INT32: the cube's own).
+  ExprPtr tile_matmul_acc(const Call& c, const std::string& name, std::vector<StmtPtr>* out) {
+    const DataType acc_dtype = c.args[0]->type()->as<TensorType>()->dtype;
+    const DataType operand_dtype = c.args[1]->type()->as<TensorType>()->dtype;
+    // The cube's accumulator type for these operands (as the tile matmul's type rule has it).
+    const DataType product_dtype = is_integer(operand_dtype) ? DataType::INT32 : DataType::FP32;
+    if (product_dtype != acc_dtype) {
+      throw CompileError(c.span(), "pl.matmul_acc accumulates a " +
+                                       std::string(dtype_name(product_dtype)) +
+                                       " product of these operands, but the accumulator is " +
+                                       std::string(dtype_name(acc_dtype)) +
+                                       "; start it with pl.matmul(..., out_dtype=pl." +
+                                       std::string(dtype_name(product_dtype)) + ")");
+    }
+    ExprPtr acc = tile_of(c.args[0], out);
+    Attrs attrs = {{"out_dtype", product_dtype}};
+    for (const auto& [key, value] : c.attrs)
+      if (key == "a_trans" || key == "b_trans") attrs.emplace_back(key, value);
+    ExprPtr mm = make_op_call("matmul", {c.args[1], c.args[2]}, std::move(attrs), c.span());
+    ExprPtr moved = tile_matmul(*mm->as<Call>(), name, out);
+    auto product = make_var(name + "_product", moved->type(), c.span());
+    out->push_back(make_node<AssignStmt>(product, moved, c.span()));
+    return make_op_call("add", {acc, product}, {}, c.span());
   }
 
   // A computed operand of a matmul: its tile is in Vec, from which a2a3 cannot move a tile to

@@ -188,3 +188,85 @@ def test_a_tensor_matmul_feeds_a_carried_accumulator_and_a_computed_operand_is_s
     # through the scratch tensor the kernel gained.
     assert "target_memory=pl.MemorySpace.Vec" in kernel, kernel
     assert "hidden_spill: pl.Out[pl.Tensor[[16, 32], pl.BF16]]" in kernel, kernel
+
+
+# Two accumulators carried by loops of their own, each started by a tensor pl.matmul and grown by
+# pl.matmul_acc of views (PyPTO's gate/up projection of a decode layer), then combined by an
+# elementwise op: each matmul_acc is acc + a @ b, the product made in Acc and added in Vec.
+KA = 4
+
+
+@pl.program
+class MatmulAccInCarriedLoops:
+    @pl.function(type=pl.FunctionType.InCore)
+    def gate_up(self, x: pl.Tensor[[B, KA * KC], pl.BF16], wg: pl.Tensor[[KA * KC, OC], pl.BF16],
+                wu: pl.Tensor[[KA * KC, OC], pl.BF16],
+                y: pl.Out[pl.Tensor[[B, OC], pl.FP32]]) -> pl.Tensor[[B, OC], pl.FP32]:
+        gate = pl.matmul(pl.slice(x, [B, KC], [0, 0]), pl.slice(wg, [KC, OC], [0, 0]),
+                         out_dtype=pl.FP32)
+        for kb in pl.range(1, KA):
+            gate = pl.matmul_acc(gate, pl.slice(x, [B, KC], [0, kb * KC]),
+                                 pl.slice(wg, [KC, OC], [kb * KC, 0]))
+        gate_vec = pl.add(gate, 0.0)
+        up = pl.matmul(pl.slice(x, [B, KC], [0, 0]), pl.slice(wu, [KC, OC], [0, 0]),
+                       out_dtype=pl.FP32)
+        for kb in pl.range(1, KA):
+            up = pl.matmul_acc(up, pl.slice(x, [B, KC], [0, kb * KC]),
+                               pl.slice(wu, [KC, OC], [kb * KC, 0]))
+        y = pl.assemble(y, pl.mul(gate_vec, up), [0, 0])
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[B, KA * KC], pl.BF16], wg: pl.Tensor[[KA * KC, OC], pl.BF16],
+             wu: pl.Tensor[[KA * KC, OC], pl.BF16],
+             y: pl.Out[pl.Tensor[[B, OC], pl.FP32]]) -> pl.Tensor[[B, OC], pl.FP32]:
+        y = self.gate_up(x, wg, wu, y)
+        return y
+
+
+def test_tensor_matmul_acc_grows_accumulators_carried_by_loops():
+    import ml_dtypes  # requirements-dev.txt
+
+    bf16 = ml_dtypes.bfloat16
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((B, KA * KC)).astype(bf16)
+    wg = (rng.standard_normal((KA * KC, OC)) * 0.1).astype(bf16)
+    wu = (rng.standard_normal((KA * KC, OC)) * 0.1).astype(bf16)
+    y = np.zeros((B, OC), np.float32)
+    compiled = pypto.ir.compile(MatmulAccInCarriedLoops)
+    compiled(x, wg, wu, y)
+    f32 = np.float32
+    gate = x.astype(f32) @ wg.astype(f32)
+    up = x.astype(f32) @ wu.astype(f32)
+    np.testing.assert_allclose(y, gate * up, rtol=1e-4, atol=1e-4)
+    kernel = compiled.program.function("gate_up").as_python()
+    # No matmul_acc is left: each trip's product is made whole in Acc and added in Vec.
+    assert "matmul_acc" not in kernel, kernel
+    assert kernel.count("pl.tile.matmul(") + kernel.count("pl.matmul(") >= 4, kernel
+
+
+def test_tensor_matmul_acc_of_another_dtype_than_its_accumulator_is_a_located_error():
+    text = '''import pypto.language as pl
+
+
+@pl.program
+class Mixed:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 64], pl.BF16], w: pl.Tensor[[64, 32], pl.BF16],
+          y: pl.Out[pl.Tensor[[16, 32], pl.BF16]]) -> pl.Tensor[[16, 32], pl.BF16]:
+        acc = pl.full([16, 32], dtype=pl.BF16, value=0.0)
+        for kb in pl.range(2):
+            acc = pl.matmul_acc(acc, pl.slice(x, [16, 32], [0, kb * 32]),
+                                pl.slice(w, [32, 32], [kb * 32, 0]))
+        y = pl.assemble(y, acc, [0, 0])
+        return y
+'''
+    program = pl.parse(text, file_name="mixed.py")
+    try:
+        pypto.ir.compile(program)
+    except pypto.errors.CompileError as e:
+        message = str(e)
+    else:
+        raise AssertionError("compiled a BF16 accumulator of an FP32 product")
+    assert "mixed.py:11:19: error: pl.matmul_acc accumulates a FP32 product" in message, message
+    assert "the accumulator is BF16" in message, message
