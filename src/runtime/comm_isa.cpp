@@ -1,6 +1,7 @@
 #include "comm_isa.h"
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "comm_remote.h"
@@ -85,14 +86,17 @@ bool signal_cell(const CommTransport& comm, const PtoTensor& signal, const int64
   return true;
 }
 
-thread_local std::optional<TaskDeferral> t_deferral;
+// A plain pointer, not an object with a destructor: a thread_local with one registers that
+// destructor with the thread, and the device's parked core threads outlive every run.
+thread_local TaskDeferral* t_deferral = nullptr;
 
 }  // namespace
 
 std::optional<TaskDeferral> take_task_deferral() {
-  std::optional<TaskDeferral> d;
-  d.swap(t_deferral);
-  return d;
+  if (!t_deferral) return std::nullopt;
+  std::unique_ptr<TaskDeferral> d(t_deferral);
+  t_deferral = nullptr;
+  return std::move(*d);
 }
 
 int32_t rank() noexcept {
@@ -165,7 +169,8 @@ int32_t wait(const PtoTensor* signal, const int64_t* offsets, int32_t ndim, int6
                             std::to_string(expected);
   if (deferred) {
     // The core is free now; the task completes when the cell reaches the value.
-    t_deferral = TaskDeferral{cell, static_cast<int32_t>(expected), how, label, where};
+    delete t_deferral;  // none unless a kernel deferred twice; the last one counts
+    t_deferral = new TaskDeferral{cell, static_cast<int32_t>(expected), how, label, where};
     return 1;
   }
   const double start = profiling::now_seconds();
