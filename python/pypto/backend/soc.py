@@ -11,6 +11,7 @@ compiler has no memory space for. The simulated device runs a launch's blocks on
 threads, however many cores the model has.
 """
 
+import abc
 import enum
 from typing import Dict, List, Optional, Tuple
 
@@ -144,7 +145,7 @@ def _core_memories(core_type: CoreType) -> List[Mem]:
     return [Mem(_memory_space(n), sizes[n], ALIGNMENT) for n in names]
 
 
-class Backend:
+class Backend(abc.ABC):
     """A chip generation: its SoC model and the platform its programs compile for."""
 
     _type_name = ""
@@ -161,8 +162,9 @@ class Backend:
             cls._instance = cls()
         return cls._instance
 
+    @abc.abstractmethod
     def _build_soc(self) -> SoC:
-        raise NotImplementedError
+        """The chip model of this backend (each concrete backend builds its own)."""
 
     @property
     def soc(self) -> SoC:
