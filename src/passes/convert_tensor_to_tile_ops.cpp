@@ -53,13 +53,8 @@ using detail::is_tensor_reduction;
 using detail::is_tensor_whole_op;
 using detail::reduces_rows;
 
-// A window of matrix b along one axis of it: `axis` (0 rows, 1 columns) from `start`, `size`
-// long; no axis: the whole matrix.
-struct Window {
-  int axis = -1;
-  ExprPtr start;
-  int64_t size = 0;
-};
+using detail::load_matrix;
+using detail::MatrixWindow;
 
 class TensorOpLowering : public IRMutator {
  public:
@@ -491,25 +486,6 @@ class TensorOpLowering : public IRMutator {
                                   std::vector<VarPtr>{final_value}, span);
   }
 
-  // Matrix b of tensor `t` (2-D: itself; 3-D: batch b, or batch 0 when it has one), or a window
-  // of it, loaded as a 2-D tile of its last two dimensions.
-  ExprPtr load_matrix(const ExprPtr& t, const ExprPtr& b, const Attrs& attrs, Span span,
-                      std::vector<StmtPtr>* out, const std::string& name, const Window& w = {}) {
-    const auto& shape = t->type()->as<TensorType>()->shape;
-    std::vector<ExprPtr> at;
-    if (shape.size() == 3) at.push_back(shape[0] == 1 || !b ? make_int(0) : b);
-    std::vector<int64_t> extent = {shape[shape.size() - 2], shape.back()};
-    for (int axis : {0, 1}) {
-      at.push_back(w.axis == axis ? w.start : make_int(0));
-      if (w.axis == axis) extent[axis] = w.size;
-    }
-    ExprPtr load =
-        make_op_call("load", {t, make_tuple(std::move(at)), int_tuple(extent)}, attrs, span);
-    auto v = make_var(name, load->type(), span);
-    out->push_back(ir::make_node<AssignStmt>(v, load, span));
-    return v;
-  }
-
   // The Acc tile of a tensor matmul (or matmul_acc, whose accumulator is the product of an
   // earlier tensor matmul) for matrix b: operands loaded into Mat and moved to Left/Right.
   ExprPtr matmul_tile(const Call& mm, const ExprPtr& b, Span span, std::vector<StmtPtr>* out) {
@@ -608,7 +584,7 @@ class TensorOpLowering : public IRMutator {
       const auto* v = mm.args[i]->as<Var>();
       if (!v || is_fused(v)) return ExprPtr();
       ExprPtr mat = load_matrix(stored_tensor(mm.args[i]), b, {{"target_memory", MemorySpace::Mat}},
-                                span, &body, v->name + "_mat", Window{k_axis, k0, kb});
+                                span, &body, v->name + "_mat", MatrixWindow{k_axis, k0, kb});
       ExprPtr moved = make_op_call("move", {mat}, {{"target_memory", space}}, span);
       auto r = make_var(v->name + suffix, moved->type(), span);
       body.push_back(ir::make_node<AssignStmt>(r, moved, span));

@@ -84,4 +84,21 @@ void choose_spills(NodeSet<const Var*>* spilled, const NodeMap<const Var*, const
   }
 }
 
+ExprPtr load_matrix(const ExprPtr& t, const ExprPtr& b, const Attrs& attrs, Span span,
+                    std::vector<StmtPtr>* out, const std::string& name, const MatrixWindow& w) {
+  const auto& shape = t->type()->as<TensorType>()->shape;
+  std::vector<ExprPtr> at;
+  if (shape.size() == 3) at.push_back(shape[0] == 1 || !b ? make_int(0) : b);
+  std::vector<int64_t> extent = {shape[shape.size() - 2], shape.back()};
+  for (int axis : {0, 1}) {
+    at.push_back(w.axis == axis ? w.start : make_int(0));
+    if (w.axis == axis) extent[axis] = w.size;
+  }
+  ExprPtr load =
+      make_op_call("load", {t, make_tuple(std::move(at)), int_tuple(extent)}, attrs, span);
+  auto v = make_var(name, load->type(), span);
+  out->push_back(ir::make_node<AssignStmt>(v, load, span));
+  return v;
+}
+
 }  // namespace pypto::passes::detail

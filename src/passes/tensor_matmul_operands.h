@@ -5,10 +5,12 @@
 // Mat; a matmul product is in Acc, from which it cannot move a tile to Vec).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "pypto/ir/expr.h"
 #include "pypto/ir/node_memory.h"
+#include "pypto/ir/stmt.h"
 
 namespace pypto::passes::detail {
 
@@ -36,5 +38,20 @@ void choose_spills(ir::NodeSet<const ir::Var*>* spilled,
                    const std::vector<const ir::Var*>& order,
                    ir::NodeMap<const ir::Var*, ir::VarPtr>& destinations,
                    std::vector<ir::VarPtr>* scratch);
+
+// A window of matrix b along one axis of it: `axis` (0 rows, 1 columns) from `start`, `size`
+// long; no axis: the whole matrix.
+struct MatrixWindow {
+  int axis = -1;
+  ir::ExprPtr start;
+  int64_t size = 0;
+};
+
+// Matrix b of tensor `t` (2-D: itself; 3-D: batch b, or batch 0 when it has one), or a window
+// of it, loaded as a 2-D tile of its last two dimensions into a new variable `name`, whose
+// assignment is appended to `out`.
+ir::ExprPtr load_matrix(const ir::ExprPtr& t, const ir::ExprPtr& b, const ir::Attrs& attrs,
+                        ir::Span span, std::vector<ir::StmtPtr>* out, const std::string& name,
+                        const MatrixWindow& w = {});
 
 }  // namespace pypto::passes::detail
