@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from pypto.ir.distributed_compiled_program import _is_torch
 from pypto.runtime.worker import Worker
 
 __all__ = ["DistributedWorker", "DispatchHandle", "DistributedRegistration",
@@ -92,10 +93,6 @@ class DistributedRegistration:
 
     def __call__(self, *args: Any, config: Any = None) -> Any:
         return self._worker.run(self._compiled, *args, config=config)
-
-
-def _is_torch(value: Any) -> bool:
-    return type(value).__module__.split(".")[0] == "torch"
 
 
 def _called_with_a_list(callback: Callable[..., Any]) -> Callable[..., Any]:
